@@ -31,3 +31,10 @@ $(B)/obj/gen/pflops_table_data.o: $(TABLE_C)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) -c $< -o $@
 
 $(CORE_LIB): $(B)/obj/gen/pflops_table_data.o
+
+# Tests of the table, planner and encoder.
+CHECK_PROGS += $(B)/ctests/test_table
+$(B)/ctests/%: ctests/%.c $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
+CHECK_SCRIPTS += ctests/test_papi_csv.sh

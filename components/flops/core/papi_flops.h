@@ -111,7 +111,8 @@ struct pflops_event {
 	int line;
 };
 
-/* weight = w0 + wvl * (VL / 128), VL the SVE vector length in bits */
+/* weight = w0 + wvl * VL, VL the SVE vector length in bits (so the
+ * table's "SCALE*VL/128" has wvl = 1/128) */
 struct pflops_term {
 	int event;		/* index into pmu->events */
 	double w0, wvl;

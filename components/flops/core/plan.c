@@ -15,7 +15,7 @@
 
 static double term_weight(const struct pflops_term *t, double vl128)
 {
-	return t->w0 + t->wvl * vl128;
+	return t->w0 + t->wvl * vl128 * 128;	/* wvl is per bit of VL */
 }
 
 static int same_weights(const double *a, const double *b, unsigned metrics)

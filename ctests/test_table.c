@@ -1,0 +1,532 @@
+/*
+ * The presets table: it parses, every event encodes, golden encodings,
+ * the counter economy, formula evaluation on hand-computed counts, CPU
+ * mapping, and broken fixtures rejected with file:line.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <math.h>
+
+/* cmocka 1.1 has no floating-point assertion */
+#define assert_near(a, b, eps) do { double a_ = (a), b_ = (b); \
+	if (fabs(a_ - b_) > (eps)) fail_msg("%s:%d: %s = %.17g, expected %.17g", __FILE__, __LINE__, #a, a_, b_); } while (0)
+#include <perfmon/pfmlib.h>
+#include "papi_flops.h"
+
+static struct pflops_table T;
+
+static int setup(void **state)
+{
+	struct pflops_error err = { 0 };
+	if (pflops_table_builtin(&T, &err)) {
+		fprintf(stderr, "builtin table: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	pflops_table_free(&T);
+	return 0;
+}
+
+static const struct pflops_pmu *pmu(const char *name)
+{
+	const struct pflops_pmu *p = pflops_table_find(&T, name);
+	if (!p)
+		fail_msg("pmu %s missing from the table", name);
+	return p;
+}
+
+static void test_every_event_encodes(void **state)
+{
+	struct pflops_error err = { 0 };
+	int rc = pflops_table_check_encodings(&T, &err);
+	if (rc)
+		fail_msg("%s", err.msg);
+	assert_true(T.npmus >= 40);
+}
+
+/* Every CPU the issue names has a block. */
+static void test_coverage(void **state)
+{
+	static const char *const names[] = {
+		"core", "knl", "nhm", "wsm", "snb", "snb_ep", "ivb", "ivb_ep", "hsw", "hsw_ep", "bdw", "bdw_ep",
+		"skl", "skx", "clx", "icl", "icx", "spr", "gnr", "adl_glc", "adl_grt", "mtl_rwc", "cmt", "lnc",
+		"skt", "srf", "amd64_fam17h_zen1", "zen2", "zen3", "zen4", "zen5", "hygon", "arm_n1", "arm_v1",
+		"arm_n2", "arm_v2", "arm_n3", "arm_v3", "a64fx",
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		pmu(names[i]);
+}
+
+/* Golden encodings: full event-select codes, user+kernel, as `perf stat
+ * -e rNNNNNN` takes them.  SRC_LINE is this file's line for the report. */
+struct golden {
+	int line;
+	const char *pmu, *alias;
+	uint64_t code;
+};
+#define SRC_LINE __LINE__
+static const struct golden goldens[] = {
+	/* seed 001: Sandy Bridge FP_COMP_OPS_EXE, five separate codes */
+	{ SRC_LINE, "snb", "X87", 0x530110 },
+	{ SRC_LINE, "snb", "PD128", 0x531010 },
+	{ SRC_LINE, "snb", "SS", 0x532010 },
+	{ SRC_LINE, "snb", "PS128", 0x534010 },
+	{ SRC_LINE, "snb", "SD", 0x538010 },
+	{ SRC_LINE, "snb", "PS256", 0x530111 },
+	{ SRC_LINE, "snb", "PD256", 0x530211 },
+	/* seed 004: Haswell AVX_INSTS.CALC, event 0xC6 umask 0x04 */
+	{ SRC_LINE, "hsw", "CALC", 0x5304c6 },
+	{ SRC_LINE, "skx", "D512", 0x5340c7 },
+	{ SRC_LINE, "skx", "S512", 0x5380c7 },
+	/* Sapphire Rapids FP_ARITH_INST_RETIRED2 (0xCF) */
+	{ SRC_LINE, "spr", "H1", 0x5301cf },
+	{ SRC_LINE, "spr", "HC", 0x5302cf },
+	{ SRC_LINE, "spr", "H128", 0x5304cf },
+	{ SRC_LINE, "spr", "H256", 0x5308cf },
+	{ SRC_LINE, "spr", "H512", 0x5310cf },
+	{ SRC_LINE, "adl_glc", "S256", 0x5320c7 },
+	{ SRC_LINE, "cmt", "F64", 0x5301c8 },
+	{ SRC_LINE, "amd64_fam19h_zen4", "ALL", 0x531f03 },
+	{ SRC_LINE, "amd64_fam19h_zen4", "BF16", 0x531003 },
+	{ SRC_LINE, "zen5", "PD", 0x53af03 },
+	{ SRC_LINE, "arm_v1", "SCALE", 0x80c0 },
+};
+
+static void test_golden_encodings(void **state)
+{
+	for (size_t i = 0; i < sizeof(goldens) / sizeof(goldens[0]); i++) {
+		const struct golden *g = &goldens[i];
+		const struct pflops_pmu *p = pmu(g->pmu);
+		int ev = -1;
+		for (int e = 0; e < p->nevents; e++)
+			if (!strcmp(p->events[e].alias, g->alias))
+				ev = e;
+		if (ev < 0)
+			fail_msg("test_table.c:%d: %s has no event %s", g->line, g->pmu, g->alias);
+		uint64_t code = 0;
+		struct pflops_error err = { 0 };
+		if (pflops_encode(p, p->events[ev].spec, &code, NULL, 0, &err))
+			fail_msg("test_table.c:%d: %s", g->line, err.msg);
+		if (code != g->code)
+			fail_msg("test_table.c:%d: %s %s (%s:%d, %s) = 0x%llx, expected 0x%llx", g->line, g->pmu, g->alias,
+				 p->file, p->events[ev].line, p->events[ev].spec, (unsigned long long)code,
+				 (unsigned long long)g->code);
+	}
+}
+
+/* The merged counters carry the right umask: 8_FLOPS is 0x60 (perf's
+ * Skylake-X JSON says 0x18, which is 4_FLOPS). */
+static void test_merged_umasks(void **state)
+{
+	static const struct {
+		int line;
+		const char *pmu;
+		uint64_t codes[5];
+	} fp[] = {
+		{ SRC_LINE, "skx", { 0x5303c7, 0x5304c7, 0x5318c7, 0x5360c7, 0x5380c7 } },
+		{ SRC_LINE, "icx", { 0x5303c7, 0x5304c7, 0x5318c7, 0x5360c7, 0x5380c7 } },
+		{ SRC_LINE, "bdw", { 0x5303c7, 0x5304c7, 0x5318c7, 0x5320c7, 0 } },
+		{ SRC_LINE, "adl_glc", { 0x5303c7, 0x5304c7, 0x5318c7, 0x5320c7, 0 } },
+	};
+	for (size_t i = 0; i < sizeof(fp) / sizeof(fp[0]); i++) {
+		struct pflops_plan plan;
+		struct pflops_error err = { 0 };
+		assert_int_equal(pflops_plan_make(&plan, pmu(fp[i].pmu), 1u << PFLOPS_FP_OPS, 0, &err), 0);
+		for (int c = 0; c < plan.ncounters; c++)
+			if (plan.counter[c].config != fp[i].codes[c])
+				fail_msg("test_table.c:%d: %s FP_OPS counter %d (%s) = 0x%llx, expected 0x%llx", fp[i].line,
+					 fp[i].pmu, c, plan.counter[c].spec, (unsigned long long)plan.counter[c].config,
+					 (unsigned long long)fp[i].codes[c]);
+		assert_int_equal(plan.ncounters, fp[i].codes[4] ? 5 : 4);
+	}
+}
+
+/* ---- counter economy ---------------------------------------------- */
+
+/* Independent oracle: does libpfm4 accept these umasks of one event as
+ * one counter, either listed together or through a umask naming their
+ * union?  Written against libpfm4 directly, not the planner. */
+static int pfm_umask_code(int idx, const char *name, uint64_t *code)
+{
+	pfm_event_info_t info = { .size = sizeof(info) };
+	if (pfm_get_event_info(idx, PFM_OS_NONE, &info) != PFM_SUCCESS)
+		return -1;
+	for (int i = 0; i < info.nattrs; i++) {
+		pfm_event_attr_info_t a = { .size = sizeof(a) };
+		if (pfm_get_event_attr_info(idx, i, PFM_OS_NONE, &a) == PFM_SUCCESS && a.type == PFM_ATTR_UMASK &&
+		    (name ? !strcmp(a.name, name) : a.code == *code)) {
+			*code = a.code;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int libpfm_combinable(const struct pflops_pmu *p, const int *evs, int n)
+{
+	char joined[1024], base[256];
+	const char *s0 = p->events[evs[0]].spec;
+	size_t bl = strcspn(s0, ":");
+	snprintf(base, sizeof(base), "%.*s", (int)bl, s0);
+	snprintf(joined, sizeof(joined), "%s::%s", p->libpfm, base);
+	uint64_t all = 0;
+	char ev[512];
+	snprintf(ev, sizeof(ev), "%s::%s", p->libpfm, base);
+	int idx = pfm_find_event(ev);
+	if (idx < 0)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		const char *u = p->events[evs[i]].spec + bl;
+		strncat(joined, u, sizeof(joined) - strlen(joined) - 1);
+		uint64_t c;
+		if (pfm_umask_code(idx, u + 1, &c))
+			return 0;
+		all |= c;
+	}
+	pfm_pmu_encode_arg_t arg = { .size = sizeof(arg) };
+	if (pfm_get_os_event_encoding(joined, PFM_PLM3, PFM_OS_NONE, &arg) == PFM_SUCCESS) {
+		free(arg.codes);
+		return 1;
+	}
+	return pfm_umask_code(idx, NULL, &all) == 0;
+}
+
+static int oracle_counters(const struct pflops_pmu *p, const struct pflops_metric_def *d)
+{
+	int done[64] = { 0 }, total = 0;
+	for (int i = 0; i < d->nterms; i++) {
+		if (done[i])
+			continue;
+		const struct pflops_event *e = &p->events[d->terms[i].event];
+		int group[64] = { 0 }, n = 0;
+		size_t bl = strcspn(e->spec, ":");
+		for (int j = i; j < d->nterms; j++) {
+			const struct pflops_event *f = &p->events[d->terms[j].event];
+			int raw = !strncmp(e->spec, "raw:", 4);
+			int same_event = raw ? (!strncmp(f->spec, "raw:", 4) &&
+						((strtoull(e->spec + 4, 0, 16) ^ strtoull(f->spec + 4, 0, 16)) & ~0xff00ULL) == 0)
+					     : !strncmp(e->spec, f->spec, bl) && f->spec[bl] == ':';
+			if (!done[j] && same_event && d->terms[j].w0 == d->terms[i].w0 && d->terms[j].wvl == d->terms[i].wvl &&
+			    f->pair == e->pair) {
+				group[n++] = d->terms[j].event;
+				done[j] = 1;
+			}
+		}
+		int ok;
+		if (n == 1)
+			ok = 1;
+		else if (!strncmp(e->spec, "raw:", 4)) {
+			ok = 1;
+			for (int k = 0; k < n; k++)
+				ok &= p->events[group[k]].combine;
+		} else
+			ok = libpfm_combinable(p, group, n);
+		total += (ok ? 1 : n) * (e->pair ? 2 : 1);
+	}
+	return total;
+}
+
+static void test_counter_economy(void **state)
+{
+	int checked = 0;
+	for (int i = 0; i < T.npmus; i++) {
+		const struct pflops_pmu *p = &T.pmus[i];
+		for (int m = 0; m < PFLOPS_NMETRIC; m++) {
+			const struct pflops_metric_def *d = &p->metrics[m];
+			if (d->klass == PFLOPS_UNAVAILABLE)
+				continue;
+			struct pflops_plan plan;
+			struct pflops_error err = { 0 };
+			if (pflops_plan_make(&plan, p, 1u << m, 0, &err))
+				fail_msg("%s %s: %s", p->name, pflops_metric_name(m), err.msg);
+			int want = oracle_counters(p, d);
+			if (plan.cost != want)
+				fail_msg("%s %s (%s:%d): planned %d counters, distinct (event, weight) pairs need %d", p->name,
+					 pflops_metric_name(m), p->file, d->line, plan.cost, want);
+			checked++;
+		}
+	}
+	assert_true(checked > 80);
+}
+
+/* The numbers DESIGN.md promises. */
+static void test_counter_anchors(void **state)
+{
+	static const struct {
+		int line;
+		const char *pmu;
+		int metric, cost;
+	} a[] = {
+		{ SRC_LINE, "skx", PFLOPS_FP_OPS, 5 },	    /* AVX-512 Intel: 5 (PAPI: 8) */
+		{ SRC_LINE, "icx", PFLOPS_FP_OPS, 5 },	    /* via named unions */
+		{ SRC_LINE, "bdw", PFLOPS_FP_OPS, 4 },	    /* AVX2 Intel: 4 */
+		{ SRC_LINE, "adl_glc", PFLOPS_FP_OPS, 4 },  /* raw, umask bits OR-ed */
+		{ SRC_LINE, "spr", PFLOPS_FP_OPS, 10 },	    /* with FP16: over 8 */
+		{ SRC_LINE, "spr", PFLOPS_HP_OPS, 5 },
+		{ SRC_LINE, "snb", PFLOPS_FP_OPS, 7 },	    /* FP_COMP_OPS_EXE umasks do not combine */
+		{ SRC_LINE, "snb", PFLOPS_DP_OPS, 3 },
+		{ SRC_LINE, "amd64_fam17h_zen1", PFLOPS_FP_OPS, 2 }, /* one event, a merged pair */
+		{ SRC_LINE, "zen5", PFLOPS_DP_OPS, 4 },	    /* two field values, two pairs */
+		{ SRC_LINE, "cmt", PFLOPS_FP_OPS, 1 },
+		{ SRC_LINE, "a64fx", PFLOPS_DP_OPS, 2 },
+	};
+	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
+		struct pflops_plan plan;
+		struct pflops_error err = { 0 };
+		if (pflops_plan_make(&plan, pmu(a[i].pmu), 1u << a[i].metric, 0, &err))
+			fail_msg("test_table.c:%d: %s", a[i].line, err.msg);
+		if (plan.cost != a[i].cost)
+			fail_msg("test_table.c:%d: %s %s needs %d counters, expected %d", a[i].line, a[i].pmu,
+				 pflops_metric_name(a[i].metric), plan.cost, a[i].cost);
+	}
+	/* FP_OPS + DP_OPS + SP_OPS in one event set on skx: scalar double and
+	 * single now differ (DP weight 1 vs 0), 128-bit single and 256-bit
+	 * double too: 8 counters, each native opened once. */
+	struct pflops_plan plan;
+	assert_int_equal(pflops_plan_make(&plan, pmu("skx"),
+					  1u << PFLOPS_FP_OPS | 1u << PFLOPS_DP_OPS | 1u << PFLOPS_SP_OPS, 0, NULL), 0);
+	assert_int_equal(plan.cost, 8);
+}
+
+/* ---- evaluation on hand-computed counts --------------------------- */
+
+struct evcount {
+	const char *alias;
+	double count;
+};
+
+/* Metric value for per-event counts: a merged counter reads the sum of
+ * its events, as the hardware does for OR-ed umasks. */
+static double eval(const char *pmuname, int metric, int sve_bits, const struct evcount *c, int n)
+{
+	const struct pflops_pmu *p = pmu(pmuname);
+	struct pflops_plan plan;
+	struct pflops_error err = { 0 };
+	if (pflops_plan_make(&plan, p, 1u << metric, sve_bits, &err))
+		fail_msg("%s: %s", pmuname, err.msg);
+	double counts[PFLOPS_MAX_COUNTERS] = { 0 };
+	for (int k = 0; k < plan.ncounters; k++)
+		for (int e = 0; e < plan.counter[k].nevents; e++)
+			for (int i = 0; i < n; i++)
+				if (!strcmp(p->events[plan.counter[k].events[e]].alias, c[i].alias))
+					counts[k] += c[i].count;
+	return pflops_plan_eval(&plan, metric, counts);
+}
+
+#define EVAL(pmu, m, vl, ...) ({ const struct evcount c_[] = { __VA_ARGS__ }; eval(pmu, m, vl, c_, sizeof(c_) / sizeof(c_[0])); })
+
+static void test_eval_intel(void **state)
+{
+	/* snb: X87 10, SS 20, SD 30, PD128 40, PS128 50, PS256 60, PD256 70
+	 * FP_OPS = 10 + 20 + 30 + 2*40 + 4*(50+70) + 8*60 = 1100
+	 * DP_OPS = 30 + 80 + 280 = 390; SP_OPS = 20 + 200 + 480 = 700; VEC_DP = 110 */
+#define SNB { "X87", 10 }, { "SS", 20 }, { "SD", 30 }, { "PD128", 40 }, { "PS128", 50 }, { "PS256", 60 }, { "PD256", 70 }
+	assert_near(EVAL("snb", PFLOPS_FP_OPS, 0, SNB), 1100, 0);
+	assert_near(EVAL("snb", PFLOPS_DP_OPS, 0, SNB), 390, 0);
+	assert_near(EVAL("snb", PFLOPS_SP_OPS, 0, SNB), 700, 0);
+	assert_near(EVAL("ivb_ep", PFLOPS_VEC_DP, 0, SNB), 110, 0);
+	/* hsw: CALC 1000 -> DP 4000, SP 8000 */
+	assert_near(EVAL("hsw", PFLOPS_DP_OPS, 0, { "CALC", 1000 }), 4000, 0);
+	assert_near(EVAL("hsw_ep", PFLOPS_SP_OPS, 0, { "CALC", 1000 }), 8000, 0);
+	/* skx: SD 1, SS 2, D128 3, S128 4, D256 5, S256 6, D512 7, S512 8
+	 * FP_OPS = 1 + 2 + 6 + 4*(4+5) + 8*(6+7) + 16*8 = 9 + 36 + 104 + 128 = 277
+	 * DP_OPS = 1 + 6 + 20 + 56 = 83; SP_OPS = 2 + 16 + 48 + 128 = 194 */
+#define SKX { "SD", 1 }, { "SS", 2 }, { "D128", 3 }, { "S128", 4 }, { "D256", 5 }, { "S256", 6 }, { "D512", 7 }, { "S512", 8 }
+	assert_near(EVAL("skx", PFLOPS_FP_OPS, 0, SKX), 277, 0);
+	assert_near(EVAL("clx", PFLOPS_DP_OPS, 0, SKX), 83, 0);
+	assert_near(EVAL("icx", PFLOPS_SP_OPS, 0, SKX), 194, 0);
+	assert_near(EVAL("icl", PFLOPS_VEC_SP, 0, SKX), 18, 0);
+	/* spr adds H1 10, HC 20, H128 30, H256 40, H512 50:
+	 * HP_OPS = 10 + 40 + 240 + 640 + 1600 = 2530; FP_OPS = 277 + 2530 = 2807 */
+	assert_near(EVAL("spr", PFLOPS_HP_OPS, 0, { "H1", 10 }, { "HC", 20 }, { "H128", 30 }, { "H256", 40 },
+				 { "H512", 50 }), 2530, 0);
+	assert_near(EVAL("gnr", PFLOPS_FP_OPS, 0, SKX, { "H1", 10 }, { "HC", 20 }, { "H128", 30 },
+				 { "H256", 40 }, { "H512", 50 }), 2807, 0);
+	/* adl_glc (AVX2, raw): SD 1, SS 2, D128 3, S128 4, D256 5, S256 6
+	 * FP_OPS = 3 + 6 + 4*9 + 8*6 = 93 */
+	assert_near(EVAL("adl_glc", PFLOPS_FP_OPS, 0, SKX), 93, 0);
+	assert_near(EVAL("bdw", PFLOPS_FP_OPS, 0, SKX), 93, 0);
+	/* E-cores count FLOPs: F64 100 + F32 50 */
+	assert_near(EVAL("cmt", PFLOPS_FP_OPS, 0, { "F64", 100 }, { "F32", 50 }), 150, 0);
+	assert_near(EVAL("skt", PFLOPS_DP_OPS, 0, { "F64", 100 }, { "F32", 50 }), 100, 0);
+	/* nhm estimate: X87 5 + SCALAR 7 + 2*PACKED 11 = 34 */
+	assert_near(EVAL("nhm", PFLOPS_FP_OPS, 0, { "X87", 5 }, { "SCALAR", 7 }, { "PACKED", 11 }), 34, 0);
+}
+
+static void test_eval_amd_arm(void **state)
+{
+	/* zen1: DP umasks 1,2,3,4, SP umasks 10,20,30,40 */
+#define ZEN1 { "DP_ADD", 1 }, { "DP_MUL", 2 }, { "DP_DIV", 3 }, { "DP_FMA", 4 }, { "SP_ADD", 10 }, { "SP_MUL", 20 }, \
+	{ "SP_DIV", 30 }, { "SP_FMA", 40 }
+	assert_near(EVAL("zen1", PFLOPS_FP_OPS, 0, ZEN1), 110, 0);
+	assert_near(EVAL("zen1", PFLOPS_DP_OPS, 0, ZEN1), 10, 0);
+	assert_near(EVAL("zen1", PFLOPS_SP_OPS, 0, ZEN1), 100, 0);
+	assert_near(EVAL("zen4", PFLOPS_FP_OPS, 0, { "ALL", 1234 }, { "BF16", 34 }), 1234, 0);
+	assert_near(EVAL("zen4", PFLOPS_BF16_OPS, 0, { "ALL", 1234 }, { "BF16", 34 }), 34, 0);
+	/* zen5: SD 1, PD 20, SS 300, PS 4000 */
+	assert_near(EVAL("zen5", PFLOPS_DP_OPS, 0, { "SD", 1 }, { "PD", 20 }, { "SS", 300 }, { "PS", 4000 }), 21, 0);
+	assert_near(EVAL("zen5", PFLOPS_SP_OPS, 0, { "SD", 1 }, { "PD", 20 }, { "SS", 300 }, { "PS", 4000 }), 4300, 0);
+	/* Arm: SCALE 100, FIXED 7.  V1 (SVE 256): 100*2 + 7 = 207; V2 (128): 107;
+	 * A64FX (512): 407, and 207 when the process runs with VL 256 */
+	assert_near(EVAL("arm_v1", PFLOPS_FP_OPS, 0, { "SCALE", 100 }, { "FIXED", 7 }), 207, 0);
+	assert_near(EVAL("arm_v2", PFLOPS_FP_OPS, 0, { "SCALE", 100 }, { "FIXED", 7 }), 107, 0);
+	assert_near(EVAL("a64fx", PFLOPS_FP_OPS, 0, { "SCALE", 100 }, { "FIXED", 7 }), 407, 0);
+	assert_near(EVAL("a64fx", PFLOPS_FP_OPS, 256, { "SCALE", 100 }, { "FIXED", 7 }), 207, 0);
+	assert_near(EVAL("a64fx", PFLOPS_DP_OPS, 0, { "DSCALE", 3 }, { "DFIXED", 1 }, { "SCALE", 100 }), 13, 0);
+}
+
+static void test_unavailable_says_why(void **state)
+{
+	struct pflops_plan plan;
+	struct pflops_error err = { 0 };
+	assert_int_equal(pflops_plan_make(&plan, pmu("adl_grt"), 1u << PFLOPS_DP_OPS, 0, &err), PFLOPS_EUNAVAIL);
+	assert_non_null(strstr(err.msg, "Gracemont E-cores have no floating-point event"));
+	assert_int_equal(pflops_plan_make(&plan, pmu("hsw"), 1u << PFLOPS_FP_OPS, 0, &err), PFLOPS_EUNAVAIL);
+	assert_non_null(strstr(err.msg, "cannot tell single from double"));
+	assert_int_equal(pflops_plan_make(&plan, pmu("knl"), 1u << PFLOPS_FP_OPS, 0, &err), PFLOPS_EUNAVAIL);
+	assert_int_equal(pflops_plan_make(&plan, pmu("core"), 1u << PFLOPS_SP_OPS, 0, &err), PFLOPS_EUNAVAIL);
+	assert_int_equal(pflops_plan_make(&plan, pmu("arm_n1"), 1u << PFLOPS_FP_OPS, 0, &err), PFLOPS_EUNAVAIL);
+	assert_int_equal(pflops_plan_make(&plan, pmu("zen3"), 1u << PFLOPS_DP_OPS, 0, &err), PFLOPS_EUNAVAIL);
+	/* every metric of every PMU has its class, and non-exact ones a caveat */
+	for (int i = 0; i < T.npmus; i++)
+		for (int m = 0; m < PFLOPS_NMETRIC; m++) {
+			const struct pflops_metric_def *d = &T.pmus[i].metrics[m];
+			assert_true(d->klass >= 0 && d->klass < PFLOPS_NCLASS);
+			if (d->klass != PFLOPS_EXACT && !(d->caveat && strlen(d->caveat) > 10))
+				fail_msg("%s %s has no caveat", T.pmus[i].name, pflops_metric_name(m));
+		}
+}
+
+static void test_cpu_mapping(void **state)
+{
+	static const struct {
+		int line;
+		const char *vendor;
+		unsigned fam, model, step;
+		const char *core, *want;
+	} c[] = {
+		{ SRC_LINE, "GenuineIntel", 6, 45, 7, NULL, "snb_ep" },
+		{ SRC_LINE, "GenuineIntel", 6, 63, 2, NULL, "hsw_ep" },
+		{ SRC_LINE, "GenuineIntel", 6, 85, 4, NULL, "skx" },	/* Skylake-SP */
+		{ SRC_LINE, "GenuineIntel", 6, 85, 7, NULL, "clx" },	/* Cascade Lake: stepping >= 5 */
+		{ SRC_LINE, "GenuineIntel", 6, 143, 8, NULL, "spr" },
+		{ SRC_LINE, "GenuineIntel", 6, 207, 2, NULL, "spr" },	/* Emerald Rapids: SPR formulas */
+		{ SRC_LINE, "GenuineIntel", 6, 186, 2, "IntelCore", "adl_glc" },
+		{ SRC_LINE, "GenuineIntel", 6, 186, 2, "IntelAtom", "adl_grt" },
+		{ SRC_LINE, "GenuineIntel", 6, 170, 4, "IntelAtom", "cmt" },
+		{ SRC_LINE, "GenuineIntel", 6, 197, 2, "IntelCore", "lnc" },
+		{ SRC_LINE, "GenuineIntel", 6, 197, 2, "IntelAtom", "skt" },
+		{ SRC_LINE, "GenuineIntel", 6, 175, 3, NULL, "cmt" },	/* Sierra Forest */
+		{ SRC_LINE, "GenuineIntel", 6, 15, 11, NULL, "core" },
+		{ SRC_LINE, "AuthenticAMD", 23, 1, 2, NULL, "amd64_fam17h_zen1" },
+		{ SRC_LINE, "AuthenticAMD", 23, 49, 0, NULL, "amd64_fam17h_zen2" },
+		{ SRC_LINE, "AuthenticAMD", 25, 1, 1, NULL, "amd64_fam19h_zen3" },
+		{ SRC_LINE, "AuthenticAMD", 25, 17, 1, NULL, "amd64_fam19h_zen4" },
+		{ SRC_LINE, "AuthenticAMD", 26, 2, 0, NULL, "amd64_fam1ah_zen5" },
+		{ SRC_LINE, "HygonGenuine", 24, 0, 1, NULL, "hygon_dhyana" },
+		{ SRC_LINE, "arm", 0x41, 0xd40, 1, NULL, "arm_v1" },
+		{ SRC_LINE, "arm", 0x46, 0x001, 0, NULL, "arm_a64fx" },
+		{ SRC_LINE, "GenuineIntel", 6, 250, 0, NULL, NULL },	/* unknown */
+		{ SRC_LINE, "CentaurHauls", 6, 15, 0, NULL, NULL },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		const struct pflops_pmu *p = pflops_table_match(&T, c[i].vendor, c[i].fam, c[i].model, c[i].step, c[i].core);
+		const char *got = p ? p->name : "(none)";
+		if (c[i].want ? !p || strcmp(p->name, c[i].want) : p != NULL)
+			fail_msg("test_table.c:%d: %s %u/%u/%u %s -> %s, expected %s", c[i].line, c[i].vendor, c[i].fam,
+				 c[i].model, c[i].step, c[i].core ? c[i].core : "", got, c[i].want ? c[i].want : "(none)");
+	}
+}
+
+/* ---- broken tables ------------------------------------------------- */
+
+static void test_broken_fixtures(void **state)
+{
+	static const struct {
+		const char *file;
+		int line;
+		const char *says;
+	} b[] = {
+		{ "unknown_alias.pft", 6, "unknown event alias 'D128'" },
+		{ "product.pft", 7, "product of two events" },
+		{ "constant.pft", 6, "constant term" },
+		{ "missing_metric.pft", 1, "metric BF16_OPS not declared" },
+		{ "no_caveat.pft", 1, "FP_OPS (estimate) has no caveat" },
+		{ "unknown_directive.pft", 4, "unknown directive 'countres'" },
+		{ "self_reference.pft", 2, "no such pmu defined above" },
+		{ "like_late.pft", 3, "'like' must be the first line" },
+		{ "bad_event.pft", 5, "libpfm4 cannot encode 'skx::FP_ARITH_INST_RETIRED:1024B_PACKED_DOUBLE'" },
+		{ "unused_event.pft", 6, "event B is used by no metric" },
+		{ "bad_raw.pft", 6, "bad event 'raw:0x01cg'" },
+		{ "no_match.pft", 1, "no 'match' line" },
+	};
+	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++) {
+		char path[256], prefix[300];
+		snprintf(path, sizeof(path), "ctests/fixtures/broken/%s", b[i].file);
+		snprintf(prefix, sizeof(prefix), "%s:%d: ", path, b[i].line);
+		struct pflops_table t = { 0 };
+		struct pflops_error err = { 0 };
+		int rc = pflops_table_load_file(&t, path, &err);
+		if (!rc)
+			rc = pflops_table_check_encodings(&t, &err);
+		pflops_table_free(&t);
+		if (!rc)
+			fail_msg("%s was accepted", path);
+		if (strncmp(err.msg, prefix, strlen(prefix)) || !strstr(err.msg, b[i].says))
+			fail_msg("%s: got \"%s\", expected \"%s...%s\"", path, err.msg, prefix, b[i].says);
+	}
+	/* and the build tool refuses them the same way */
+	assert_int_not_equal(system("B=${B:-build}; $B/pflops_gen check ctests/fixtures/broken/product.pft 2>/dev/null"), 0);
+	assert_int_equal(system("B=${B:-build}; $B/pflops_gen check presets/*.pft"), 0);
+}
+
+static void test_formula_language(void **state)
+{
+	const char *text = "pmu f\n title t\n libpfm none\n match intel 6 1\n counters 4\n"
+			   " event A raw:0x01c7\n event B raw:0x02c7\n"
+			   " metric FP_OPS estimate = 2*(A + 3*B) - A/2 + VL*B/128\n"
+			   " metric DP_OPS unavailable\n metric SP_OPS unavailable\n metric HP_OPS unavailable\n"
+			   " metric BF16_OPS unavailable\n metric VEC_DP unavailable\n metric VEC_SP unavailable\n"
+			   " caveat * c\n";
+	struct pflops_table t = { 0 };
+	struct pflops_error err = { 0 };
+	if (pflops_table_parse(&t, text, "inline", &err))
+		fail_msg("%s", err.msg);
+	const struct pflops_metric_def *d = &t.pmus[0].metrics[PFLOPS_FP_OPS];
+	/* A: 2 - 1/2 = 1.5; B: 6 + VL/128 */
+	assert_int_equal(d->nterms, 2);
+	assert_near(d->terms[0].w0, 1.5, 1e-12);
+	assert_near(d->terms[0].wvl, 0, 0);
+	assert_near(d->terms[1].w0, 6, 1e-12);
+	assert_near(d->terms[1].wvl, 1.0 / 128 * 128 / 128, 1e-12);
+	pflops_table_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_event_encodes),
+		cmocka_unit_test(test_coverage),
+		cmocka_unit_test(test_golden_encodings),
+		cmocka_unit_test(test_merged_umasks),
+		cmocka_unit_test(test_counter_economy),
+		cmocka_unit_test(test_counter_anchors),
+		cmocka_unit_test(test_eval_intel),
+		cmocka_unit_test(test_eval_amd_arm),
+		cmocka_unit_test(test_unavailable_says_why),
+		cmocka_unit_test(test_cpu_mapping),
+		cmocka_unit_test(test_broken_fixtures),
+		cmocka_unit_test(test_formula_language),
+	};
+	return cmocka_run_group_tests_name("table", tests, setup, teardown);
+}

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Install what papi-flops needs on Debian 12 (bookworm), only what is
+# missing.  Needs root (or sudo).  Used by the quick start, the test
+# script and CI, so the three can never disagree.
+set -e
+PKGS="gcc make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-nox
+      libcmocka-dev libzydis-dev valgrind dpkg-dev"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+echo "install-deps: installing$missing"
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q $missing

@@ -38,3 +38,5 @@ $(B)/ctests/%: ctests/%.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
 CHECK_SCRIPTS += ctests/test_papi_csv.sh
+CHECK_DEPS += $(B)/ctests/probe_summary
+CHECK_SCRIPTS += ctests/test_probe.sh

@@ -87,7 +87,7 @@ static void choose_pmu(const struct pflops_table *t, struct pflops_kind *k, int 
 	}
 	k->budget = k->smt ? k->pmu->counters_smt : k->pmu->counters_nosmt;
 	/* the NMI watchdog pins one general counter on x86 */
-	if (nmi && k->pmu->arch == PFLOPS_ARCH_X86 && k->budget > 1)
+	if (nmi > 0 && k->pmu->arch == PFLOPS_ARCH_X86 && k->budget > 1)
 		k->budget--;
 	k->sve_bits = k->pmu->sve_bits;
 #if defined(__aarch64__)
@@ -181,8 +181,10 @@ static int load_topology(hwloc_topology_t *topo, const char *path, struct pflops
 		snprintf(probe, sizeof(probe), "%s/hwloc-cpuid-info", path);
 		if (access(probe, R_OK))
 			rc = pf_err(err, PFLOPS_EINVAL, "%s: not a CPUID dump (no hwloc-cpuid-info); give an hwloc XML file or a directory made by hwloc-gather-cpuid", path);
-		else if (setenv("HWLOC_CPUID_PATH", path, 1) || setenv("HWLOC_COMPONENTS", "x86,no_os", 1) ||
-			 hwloc_topology_set_flags(*topo, 0))
+		/* only the x86 backend: this machine's sysfs must not mix in */
+		else if (setenv("HWLOC_CPUID_PATH", path, 1) ||
+			 hwloc_topology_set_components(*topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "linux") ||
+			 hwloc_topology_set_components(*topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "linuxio"))
 			rc = pf_err(err, PFLOPS_ESYS, "cannot configure hwloc for %s", path);
 	} else if (path) {
 		if (hwloc_topology_set_xml(*topo, path))
@@ -194,7 +196,6 @@ static int load_topology(hwloc_topology_t *topo, const char *path, struct pflops
 			    strerror(errno));
 	if (path && S_ISDIR(st.st_mode)) {
 		unsetenv("HWLOC_CPUID_PATH");
-		unsetenv("HWLOC_COMPONENTS");
 	}
 	if (rc)
 		hwloc_topology_destroy(*topo);

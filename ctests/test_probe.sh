@@ -1,0 +1,69 @@
+#!/bin/sh
+# The probe on every real machine of ../shared/topologies, the hwloc way:
+# one fixture, one expected answer (ctests/probe/NAME.expected), a diff.
+# Each machine is read twice: its hwloc XML, and hwloc's x86 backend
+# replaying its raw CPUID dump.  PF_REGEN=1 rewrites the expected files
+# (then review the diff before committing).
+B=${B:-build}
+TOPO=${PF_TOPOLOGIES:-../shared/topologies}
+[ -d "$TOPO" ] || { echo "SKIP: $TOPO not found"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+for xml in "$TOPO"/*.xml; do
+	name=$(basename "$xml" .xml)
+	exp=ctests/probe/$name.expected
+	"$B"/ctests/probe_summary "$xml" > "$tmp/xml.out" 2>&1
+	if [ -n "$PF_REGEN" ]; then cp "$tmp/xml.out" "$exp"; fi
+	if diff -u "$exp" "$tmp/xml.out"; then pass=$((pass + 1)); else echo "FAIL: $name (XML)"; fail=$((fail + 1)); fi
+	if [ -f "$TOPO/$name.tar.bz2" ]; then
+		mkdir -p "$tmp/$name" && tar -C "$tmp/$name" -xjf "$TOPO/$name.tar.bz2"
+		dump=$(dirname "$(find "$tmp/$name" -name hwloc-cpuid-info | head -n 1)")
+		"$B"/ctests/probe_summary "$dump" > "$tmp/cpuid.out" 2>&1
+		if diff -u "$exp" "$tmp/cpuid.out"; then pass=$((pass + 1)); else echo "FAIL: $name (CPUID replay)"; fail=$((fail + 1)); fi
+	fi
+done
+
+# Bad input: a clear error naming the file, never a crash.
+printf '<?xml version="1.0"?>\n<topology><object type="Machine"' > "$tmp/bad.xml"
+out=$("$B"/ctests/probe_summary "$tmp/bad.xml" 2>&1); rc=$?
+if [ $rc = 1 ] && echo "$out" | grep -q "bad.xml: hwloc cannot read it as topology XML"; then pass=$((pass + 1)); else
+	echo "FAIL: malformed XML: rc=$rc: $out"; fail=$((fail + 1)); fi
+out=$("$B"/ctests/probe_summary "$tmp/nonexistent.xml" 2>&1); rc=$?
+if [ $rc = 1 ] && echo "$out" | grep -q "nonexistent.xml: cannot read topology"; then pass=$((pass + 1)); else
+	echo "FAIL: missing file: rc=$rc: $out"; fail=$((fail + 1)); fi
+mkdir -p "$tmp/emptydir"
+out=$("$B"/ctests/probe_summary "$tmp/emptydir" 2>&1); rc=$?
+if [ $rc = 1 ] && echo "$out" | grep -q "not a CPUID dump"; then pass=$((pass + 1)); else
+	echo "FAIL: empty directory: rc=$rc: $out"; fail=$((fail + 1)); fi
+# An unknown CPU: every listing still works, and says which CPU.
+sed 's/name="CPUModelNumber" value="[0-9]*"/name="CPUModelNumber" value="250"/' "$TOPO/Intel-Skylake-2xXeon6140.xml" > "$tmp/unknown.xml"
+out=$("$B"/ctests/probe_summary "$tmp/unknown.xml" 2>&1); rc=$?
+if [ $rc = 0 ] && echo "$out" | grep -q "why=unknown CPU: vendor intel family 6 model 250 stepping 4; no FLOP formula"; then
+	pass=$((pass + 1)); else echo "FAIL: unknown CPU: rc=$rc: $out"; fail=$((fail + 1)); fi
+
+# This machine: the CPU's formula, and a verdict on counter access that
+# matches what the kernel exposes.
+out=$("$B"/ctests/probe_summary 2>&1)
+fam_model=$(awk -F': ' '/^cpu family/{f=$2} /^model\t/{m=$2} END{print f "/" m}' /proc/cpuinfo)
+case "$fam_model" in
+6/207|6/143) echo "$out" | grep -q "pmu=spr " && pass=$((pass + 1)) || { echo "FAIL: this machine ($fam_model) is not spr: $out"; fail=$((fail + 1)); } ;;
+esac
+if ls /sys/bus/event_source/devices | grep -qE '^(cpu|cpu_core|cpu_atom|armv8_.*)$'; then
+	echo "$out" | grep -qE "^access (success|not permitted)" && pass=$((pass + 1)) || { echo "FAIL: verdict: $out"; fail=$((fail + 1)); }
+else
+	echo "$out" | grep -q "^access no hardware PMU exposed: no hardware PMU is exposed: .*hypervisor hides the counters" &&
+		pass=$((pass + 1)) || { echo "FAIL: verdict on a PMU-less machine: $out"; fail=$((fail + 1)); }
+fi
+# The paranoid check, on a sysfs that shows a PMU (PAPI_FLOPS_SYSFS points the probe elsewhere).
+mkdir -p "$tmp/sysfs/cpu"
+out=$(PAPI_FLOPS_SYSFS=$tmp/sysfs "$B"/ctests/probe_summary 2>&1)
+par=$(cat /proc/sys/kernel/perf_event_paranoid)
+if [ "$(id -u)" != 0 ] && [ "$par" -gt 2 ]; then
+	echo "$out" | grep -q "perf_event_paranoid is $par" && pass=$((pass + 1)) || { echo "FAIL: paranoid verdict: $out"; fail=$((fail + 1)); }
+else
+	echo "$out" | grep -q "^access success: hardware counters available (cpu; perf_event_paranoid $par" &&
+		pass=$((pass + 1)) || { echo "FAIL: access verdict with a PMU: $out"; fail=$((fail + 1)); }
+fi
+echo "test_probe: $pass passed, $fail failed"
+[ $fail = 0 ]

@@ -4,7 +4,7 @@ GEN_CORE_SRCS = components/flops/core/error.c components/flops/core/formula.c \
                 components/flops/core/table.c components/flops/core/encode.c \
                 components/flops/core/plan.c
 CORE_SRCS += $(GEN_CORE_SRCS) components/flops/core/table_builtin.c \
-             components/flops/core/probe.c
+             components/flops/core/probe.c components/flops/core/perfstat.c
 
 PFLOPS_GEN   = $(B)/pflops_gen
 TABLE_C      = $(B)/gen/pflops_table_data.c
@@ -33,7 +33,7 @@ $(B)/obj/gen/pflops_table_data.o: $(TABLE_C)
 $(CORE_LIB): $(B)/obj/gen/pflops_table_data.o
 
 # Tests of the table, planner and encoder.
-CHECK_PROGS += $(B)/ctests/test_table
+CHECK_PROGS += $(B)/ctests/test_table $(B)/ctests/test_perfstat
 $(B)/ctests/%: ctests/%.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)

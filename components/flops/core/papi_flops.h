@@ -282,6 +282,23 @@ int pflops_probe_save_xml(const char *path, struct pflops_error *err);
 int pflops_probe_fit(const struct pflops_kind *k, unsigned metrics,
 		     struct pflops_plan *plan, char *msg, size_t msglen);
 
+/* ---------------------------------------------------------------------
+ * The perf-stat source: metrics from `perf stat -x,` output recorded
+ * anywhere.  Events may be raw (r5301c7), PMU-qualified
+ * (cpu/event=0xc7,umask=0x1/, cpu_core/config=0x5301c7/) or symbolic
+ * (fp_arith_inst_retired.scalar_double).  Each metric needs every counter
+ * of its plan, either as recorded or as its separate umasks.
+ */
+struct pflops_perfstat {
+	double value[PFLOPS_NMETRIC];
+	unsigned metrics;	/* which value[] are set */
+	double min_pct;		/* lowest counter running percentage (100: no multiplexing) */
+	int lines;		/* counter lines read */
+};
+int pflops_perfstat_read(const char *path, const struct pflops_pmu *pmu,
+			 unsigned metrics, int sve_bits,
+			 struct pflops_perfstat *out, struct pflops_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -68,6 +68,7 @@ static const char *const papi_name[PFLOPS_NMETRIC] = {
 	"PAPI_FP_OPS", "PAPI_DP_OPS", "PAPI_SP_OPS", "PAPI_HP_OPS", NULL, "PAPI_VEC_DP", "PAPI_VEC_SP",
 };
 
+/* metric + 1 when line is PAPI's row for one of our metrics, else 0 */
 static int is_flop_preset(const char *line)
 {
 	if (strncmp(line, "PRESET,", 7))
@@ -75,7 +76,7 @@ static int is_flop_preset(const char *line)
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
 		if (papi_name[m] && !strncmp(line + 7, papi_name[m], strlen(papi_name[m])) &&
 		    line[7 + strlen(papi_name[m])] == ',')
-			return 1;
+			return m + 1;
 	return 0;
 }
 
@@ -159,9 +160,32 @@ static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
  * and a PMU of ours without any expressible row gets no CPU line.
  */
 #define MAX_LINES 20000
+enum { KEEP_PAPI, REPLACE };
+static signed char verdict[256][PFLOPS_NMETRIC];	/* per table PMU: what happens to PAPI's row */
+
+/* Does PAPI's row for metric m stay for the CPU of line "CPU,name"?  Yes
+ * unless we cover that CPU and either write a row or call it unavailable. */
+static int keeps(const struct pflops_table *t, const char *cpu_line, int m)
+{
+	char name[128];
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(cpu_line + 4, ",\r\n"), cpu_line + 4);
+	const struct pflops_pmu *p = pflops_table_find(t, name);
+	return !p || verdict[p - t->pmus][m] == KEEP_PAPI;
+}
+
+struct block;
+static int kept(const struct pflops_table *t, char **lines, const struct block *bl, int m);
 struct block {
 	int first, body, end;	/* line indexes: CPU lines [first, body), rows [body, end) */
 };
+
+static int kept(const struct pflops_table *t, char **lines, const struct block *bl, int m)
+{
+	int n = 0;
+	for (int c = bl->first; c < bl->body; c++)
+		n += !strncmp(lines[c], "CPU,", 4) && keeps(t, lines[c], m);
+	return n;
+}
 
 static int is_row(const char *l)
 {
@@ -175,6 +199,12 @@ static int write_csv(const struct pflops_table *t, const char *in, const char *o
 		perror(in);
 		return 1;
 	}
+	FILE *devnull = fopen("/dev/null", "w");
+	for (int i = 0; i < t->npmus && i < 256; i++)
+		for (int m = 0; m < PFLOPS_NMETRIC; m++)
+			verdict[i][m] = t->pmus[i].metrics[m].klass == PFLOPS_UNAVAILABLE ||
+						emit_metric(devnull, &t->pmus[i], m, have_hp) ? REPLACE : KEEP_PAPI;
+	fclose(devnull);
 	static char *lines[MAX_LINES];
 	int n = 0;
 	char buf[4096];
@@ -210,27 +240,22 @@ static int write_csv(const struct pflops_table *t, const char *in, const char *o
 			seen_row |= is_row(lines[j]);
 		}
 		bl.end = j;
-		int ncpu = 0, covered = 0, active = 0;
+		int ncpu = 0, active = 0;
 		for (int k = bl.first; k < bl.body; k++)
-			if (!strncmp(lines[k], "CPU,", 4)) {
-				char name[128];
-				snprintf(name, sizeof(name), "%.*s", (int)strcspn(lines[k] + 4, ",\r\n"), lines[k] + 4);
-				ncpu++;
-				covered += pflops_table_find(t, name) != NULL;
-			}
+			ncpu += !strncmp(lines[k], "CPU,", 4);
 		for (int k = bl.body; k < bl.end; k++)
-			active += is_row(lines[k]) && !(covered && is_flop_preset(lines[k]));
+			active += is_row(lines[k]) && !(is_flop_preset(lines[k]) && kept(t, lines, &bl, is_flop_preset(lines[k]) - 1) < ncpu);
 		for (int k = bl.first; k < bl.end; k++) {
 			const char *l = lines[k];
-			if (covered && is_flop_preset(l)) {
+			int m = is_flop_preset(l) - 1;
+			int keep = m >= 0 ? kept(t, lines, &bl, m) : ncpu;
+			if (keep < ncpu) {
 				fprintf(o, "# papi-flops replaced: %s", l);
-				if (covered < ncpu) {
+				if (keep) {
 					for (int c = bl.first; c < bl.body; c++) {
-						char name[128];
-						if (strncmp(lines[c], "CPU,", 4))
+						if (strncmp(lines[c], "CPU,", 4) || !keeps(t, lines[c], m))
 							continue;
-						snprintf(name, sizeof(name), "%.*s", (int)strcspn(lines[c] + 4, ",\r\n"), lines[c] + 4);
-						if (!pflops_table_find(t, name) && mlen + strlen(lines[c]) + 1 < sizeof(moved))
+						if (mlen + strlen(lines[c]) + 1 < sizeof(moved))
 							mlen += snprintf(moved + mlen, sizeof(moved) - mlen, "%s", lines[c]);
 					}
 					if (mlen + strlen(l) + 1 < sizeof(moved))

@@ -216,8 +216,8 @@ int main(int argc, char **argv)
 			if (!all && p != one)
 				continue;
 			if (perf) {
-				rc |= print_perf(p, perf_metrics ? perf_metrics : available_metrics(p), 0,
-						 strcmp(p->sysfs, "cpu") && p->arch == PFLOPS_ARCH_X86);
+				/* no machine here to say whether the part is hybrid: plain codes */
+				rc |= print_perf(p, perf_metrics ? perf_metrics : available_metrics(p), 0, 0);
 				continue;
 			}
 			if (json)

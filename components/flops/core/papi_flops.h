@@ -90,6 +90,197 @@ const char *pflops_prec_name(enum pflops_prec p);
 const char *pflops_width_name(enum pflops_width w);
 const char *pflops_op_name(enum pflops_op o);
 
+/* ---------------------------------------------------------------------
+ * The presets table (the presets/ .pft files; format: presets/README.md).
+ */
+enum pflops_metric { PFLOPS_FP_OPS, PFLOPS_DP_OPS, PFLOPS_SP_OPS, PFLOPS_HP_OPS,
+		     PFLOPS_BF16_OPS, PFLOPS_VEC_DP, PFLOPS_VEC_SP,
+		     PFLOPS_NMETRIC };
+enum pflops_class { PFLOPS_EXACT, PFLOPS_MASKED_FULL, PFLOPS_SPECULATIVE,
+		    PFLOPS_ESTIMATE, PFLOPS_UNAVAILABLE, PFLOPS_NCLASS };
+enum pflops_arch { PFLOPS_ARCH_X86, PFLOPS_ARCH_ARM };
+
+#define PFLOPS_NAME_MAX 64
+
+struct pflops_event {
+	char alias[PFLOPS_NAME_MAX];	/* name used in formulas (SD, D128 ...) */
+	char *spec;		/* "EVENT:UMASK" for libpfm4, or "raw:0xNNNN" */
+	char *model;		/* what it counts, for the trace models; may be NULL */
+	int pair;		/* costs two counters (AMD merged counter pair) */
+	int combine;		/* raw only: umask bits may be OR-ed with a sibling */
+	int line;
+};
+
+/* weight = w0 + wvl * (VL / 128), VL the SVE vector length in bits */
+struct pflops_term {
+	int event;		/* index into pmu->events */
+	double w0, wvl;
+};
+
+struct pflops_metric_def {
+	enum pflops_class klass;
+	char *formula;		/* readable infix as written in the table */
+	char *caveat;		/* one sentence; the reason when unavailable */
+	int nterms;
+	struct pflops_term *terms;
+	int line;
+};
+
+struct pflops_match {
+	char vendor[16];	/* intel, amd, hygon, arm */
+	unsigned family;	/* Arm: implementer */
+	unsigned model_lo, model_hi;	/* Arm: part number */
+	unsigned step_lo, step_hi;
+	char coretype[32];	/* hwloc CoreType (IntelCore, IntelAtom ...) or "" */
+	int line;
+};
+
+struct pflops_pmu {
+	char name[PFLOPS_NAME_MAX];	/* libpfm4's PMU name where it has one */
+	char title[128];
+	char libpfm[PFLOPS_NAME_MAX];	/* libpfm4 name to encode with, "" = raw only */
+	char sysfs[PFLOPS_NAME_MAX];	/* perf PMU under /sys/bus/event_source ("cpu") */
+	char aliases[4][PFLOPS_NAME_MAX];
+	enum pflops_arch arch;
+	int counters_smt, counters_nosmt;	/* general counters per logical thread */
+	int sve_bits;		/* SVE vector length of the part, 0 = none */
+	int nevents;
+	struct pflops_event *events;
+	struct pflops_metric_def metrics[PFLOPS_NMETRIC];
+	int nmatches;
+	struct pflops_match *matches;
+	const char *file;
+	int line;
+};
+
+struct pflops_table {
+	int npmus;
+	struct pflops_pmu *pmus;
+};
+
+const char *pflops_metric_name(enum pflops_metric m);	/* "DP_OPS" */
+int pflops_metric_from_name(const char *name);		/* -1 if unknown */
+const char *pflops_class_name(enum pflops_class c);	/* "masked-full" */
+
+/* Parse table text; `file` names it in errors.  Appends to *t (start from
+ * a zeroed table).  Validation of event encodings is separate
+ * (pflops_table_check_encodings). */
+int pflops_table_parse(struct pflops_table *t, const char *text,
+		       const char *file, struct pflops_error *err);
+int pflops_table_load_file(struct pflops_table *t, const char *path,
+			   struct pflops_error *err);
+/* The table compiled into the library (generated from presets/). */
+int pflops_table_builtin(struct pflops_table *t, struct pflops_error *err);
+void pflops_table_free(struct pflops_table *t);
+
+/* By PMU name or alias (case-insensitive); NULL if none. */
+const struct pflops_pmu *pflops_table_find(const struct pflops_table *t,
+					   const char *name);
+/* By CPU identity; coretype may be NULL or "" for non-hybrid parts. */
+const struct pflops_pmu *pflops_table_match(const struct pflops_table *t,
+	const char *vendor, unsigned family, unsigned model, unsigned stepping,
+	const char *coretype);
+/* Vendor string from CPUID/hwloc ("GenuineIntel", "AuthenticAMD",
+ * "HygonGenuine", Arm implementer) to the table's vendor word. */
+const char *pflops_vendor_word(const char *cpu_vendor);
+
+/* ---------------------------------------------------------------------
+ * Planning: metrics -> the fewest hardware counters.
+ */
+#define PFLOPS_MAX_COUNTERS 32
+struct pflops_counter {
+	char spec[160];		/* what is opened: "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE:SCALAR_SINGLE" or raw */
+	int events[8];		/* table events merged into this counter */
+	int nevents;
+	int cost;		/* hardware counters it takes (2 for AMD pairs) */
+	uint64_t config;	/* event-select code, user+kernel (full form, as perf's rNNNN) */
+	int pfm_encoded;	/* config came from libpfm4 */
+	double weight[PFLOPS_NMETRIC];	/* per requested metric */
+};
+
+struct pflops_plan {
+	const struct pflops_pmu *pmu;
+	unsigned metrics;	/* bit mask of enum pflops_metric */
+	double vl128;		/* VL/128 used for the weights */
+	int ncounters;		/* entries in counter[] */
+	int cost;		/* hardware counters needed */
+	struct pflops_counter counter[PFLOPS_MAX_COUNTERS];
+};
+
+/* Plan the requested metrics (bit mask) on pmu.  sve_bits 0 = the
+ * table's figure.  Fails with PFLOPS_EUNAVAIL naming the metric when one
+ * is unavailable. */
+int pflops_plan_make(struct pflops_plan *p, const struct pflops_pmu *pmu,
+		     unsigned metrics, int sve_bits, struct pflops_error *err);
+/* Metric value from the plan's counter values (same order as counter[]). */
+double pflops_plan_eval(const struct pflops_plan *p, enum pflops_metric m,
+			const double *counts);
+
+/* ---------------------------------------------------------------------
+ * Encoding with libpfm4 (any x86 PMU it knows, active or not).
+ */
+int pflops_encode_init(struct pflops_error *err);
+/* Encode spec (libpfm4 "EVENT:UMASK..." on pmu, or "raw:0x..") into the
+ * full event-select code, user+kernel.  fstr (may be NULL) receives
+ * libpfm4's canonical name. */
+int pflops_encode(const struct pflops_pmu *pmu, const char *spec,
+		  uint64_t *config, char *fstr, size_t fstrlen,
+		  struct pflops_error *err);
+/* Check every event of every PMU encodes; the first failure as
+ * "file:line: ..." in err. */
+int pflops_table_check_encodings(const struct pflops_table *t,
+				 struct pflops_error *err);
+
+/* ---------------------------------------------------------------------
+ * Probe: the machine (live, or replayed from an hwloc XML file or CPUID
+ * dump directory) as core kinds, each with its PMU, counter budget and
+ * whether counting is possible at all.
+ */
+#define PFLOPS_MAX_KINDS 8
+
+struct pflops_kind {
+	char coretype[32];	/* hwloc CoreType, "" on non-hybrid parts */
+	char cpus[256];		/* logical processors, "0-7,16-23" */
+	int ncpus;
+	char vendor[16];	/* table word: intel amd hygon arm */
+	unsigned family, model, stepping;	/* Arm: implementer, part, variant */
+	char model_name[128];
+	const struct pflops_pmu *pmu;	/* NULL: unknown CPU */
+	char why[256];		/* when pmu is NULL: the one-sentence reason */
+	int smt;		/* SMT siblings present */
+	int budget;		/* general counters per logical thread left to us */
+	int sve_bits;		/* Arm SVE vector length, 0 if none */
+};
+
+struct pflops_access {
+	int code;		/* PFLOPS_OK, PFLOPS_ENOPMU, PFLOPS_EPERM ... */
+	char msg[256];		/* one sentence: what blocks counting */
+	char fix[256];		/* what to do about it */
+};
+
+struct pflops_probe {
+	int live;		/* 1: this machine; 0: a topology file */
+	char source[256];	/* "this machine" or the file */
+	int nkinds;
+	struct pflops_kind kinds[PFLOPS_MAX_KINDS];
+	int nmi_watchdog;	/* 1 when it holds a counter (x86, live) */
+	int paranoid;		/* perf_event_paranoid, -99 unknown */
+	struct pflops_access access;
+};
+
+/* topology: NULL for this machine, else an hwloc XML file or a directory
+ * holding a CPUID dump (hwloc-gather-cpuid). */
+int pflops_probe_run(struct pflops_probe *pr, const struct pflops_table *t,
+		     const char *topology, struct pflops_error *err);
+/* Write this machine's topology as hwloc XML (for bug reports). */
+int pflops_probe_save_xml(const char *path, struct pflops_error *err);
+
+/* Fit of one metric set on one kind: 0 fits, 1 needs multiplexing,
+ * negative: unavailable (PFLOPS_EUNAVAIL) or unknown CPU (PFLOPS_ENOCPU);
+ * msg says which in one sentence. */
+int pflops_probe_fit(const struct pflops_kind *k, unsigned metrics,
+		     struct pflops_plan *plan, char *msg, size_t msglen);
+
 #ifdef __cplusplus
 }
 #endif

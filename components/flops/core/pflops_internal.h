@@ -1,0 +1,24 @@
+/* Internal helpers shared by the core's files; not installed. */
+#ifndef PFLOPS_INTERNAL_H
+#define PFLOPS_INTERNAL_H
+#include <stdarg.h>
+#include "papi_flops.h"
+
+/* Fill err (if non-NULL) and return code: the one way errors are made. */
+int pf_err(struct pflops_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Parse a linear formula over pmu's event aliases ("SD + 2*D128 + 4*(S128 + D256)",
+ * "FSCALE*VL/128 + FFIXED").  On error returns PFLOPS_EINVAL with the reason
+ * in msg (no file:line; the caller adds it). */
+int pf_formula_parse(const char *text, const struct pflops_pmu *pmu,
+		     struct pflops_term **terms, int *nterms,
+		     char *msg, size_t msglen);
+
+char *pf_strdup(const char *s);
+/* Merge two libpfm4 specs of one event ("EV:U1", "EV:U2") into one that
+ * counts both, as libpfm4 allows: "EV:U1:U2" or a umask naming the union.
+ * 0 and out filled, or -1. */
+int pf_encode_merge(const struct pflops_pmu *pmu, const char *a, const char *b, char *out, size_t len);
+int pf_class_from_name(const char *name);	/* -1 if unknown */
+#endif

@@ -1,0 +1,130 @@
+/*
+ * Counter planning: the requested metrics with the fewest hardware
+ * counters.  Two table events share a counter when they are umasks of the
+ * same event, carry the same weight in every requested metric, and the
+ * hardware accepts them combined (libpfm4 decides for events it knows; the
+ * table's `combine` flag for raw codes).  FP_ARITH's SCALAR_DOUBLE and
+ * SCALAR_SINGLE have weight 1 in FP_OPS and share a counter; in one event
+ * set with DP_OPS they differ (1 vs 0) and take two.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pflops_internal.h"
+
+static double term_weight(const struct pflops_term *t, double vl128)
+{
+	return t->w0 + t->wvl * vl128;
+}
+
+static int same_weights(const double *a, const double *b, unsigned metrics)
+{
+	for (int m = 0; m < PFLOPS_NMETRIC; m++)
+		if ((metrics & (1u << m)) && fabs(a[m] - b[m]) > 1e-12 * (fabs(a[m]) + fabs(b[m])))
+			return 0;
+	return 1;
+}
+
+/* x86 raw codes: same event select (bits 0-7, 32-35), umask bits OR-ed */
+static int join_raw(uint64_t a, uint64_t b, uint64_t *out)
+{
+	const uint64_t umask = 0xff00ULL;
+	if ((a & ~umask) != (b & ~umask))
+		return -1;
+	*out = a | b;
+	return 0;
+}
+
+static int try_merge(struct pflops_plan *p, struct pflops_counter *c, int ev)
+{
+	const struct pflops_pmu *pmu = p->pmu;
+	const struct pflops_event *e = &pmu->events[ev];
+	const struct pflops_event *first = &pmu->events[c->events[0]];
+	if (c->nevents >= (int)(sizeof(c->events) / sizeof(c->events[0])) || e->pair != first->pair)
+		return -1;
+	int raw_e = !strncmp(e->spec, "raw:", 4), raw_c = !strncmp(c->spec, "raw:", 4);
+	if (raw_e != raw_c)
+		return -1;
+	if (raw_e) {
+		uint64_t a = strtoull(c->spec + 4, NULL, 16), b = strtoull(e->spec + 4, NULL, 16), j;
+		if (!e->combine || !first->combine || pmu->arch != PFLOPS_ARCH_X86 || join_raw(a, b, &j))
+			return -1;
+		snprintf(c->spec, sizeof(c->spec), "raw:0x%llx", (unsigned long long)j);
+		return pflops_encode(pmu, c->spec, &c->config, NULL, 0, NULL) ? -1 : 0;
+	}
+	/* libpfm4 knows whether the umasks may be combined (SNB's may not) */
+	char joined[sizeof(c->spec)];
+	if (pf_encode_merge(pmu, c->spec, e->spec, joined, sizeof(joined)))
+		return -1;
+	snprintf(c->spec, sizeof(c->spec), "%s", joined);
+	return pflops_encode(pmu, c->spec, &c->config, NULL, 0, NULL) ? -1 : 0;
+}
+
+int pflops_plan_make(struct pflops_plan *p, const struct pflops_pmu *pmu, unsigned metrics,
+		     int sve_bits, struct pflops_error *err)
+{
+	memset(p, 0, sizeof(*p));
+	p->pmu = pmu;
+	p->metrics = metrics & ((1u << PFLOPS_NMETRIC) - 1);
+	if (!p->metrics)
+		return pf_err(err, PFLOPS_EINVAL, "no metric requested");
+	int bits = sve_bits ? sve_bits : pmu->sve_bits;
+	p->vl128 = bits ? bits / 128.0 : 1.0;
+	for (int m = 0; m < PFLOPS_NMETRIC; m++)
+		if ((p->metrics & (1u << m)) && pmu->metrics[m].klass == PFLOPS_UNAVAILABLE)
+			return pf_err(err, PFLOPS_EUNAVAIL, "%s is not available on %s: %s",
+				      pflops_metric_name(m), pmu->title[0] ? pmu->title : pmu->name,
+				      pmu->metrics[m].caveat ? pmu->metrics[m].caveat : "no formula");
+
+	for (int ev = 0; ev < pmu->nevents; ev++) {
+		double w[PFLOPS_NMETRIC] = { 0 };
+		int used = 0;
+		for (int m = 0; m < PFLOPS_NMETRIC; m++) {
+			if (!(p->metrics & (1u << m)))
+				continue;
+			const struct pflops_metric_def *d = &pmu->metrics[m];
+			for (int k = 0; k < d->nterms; k++)
+				if (d->terms[k].event == ev)
+					w[m] += term_weight(&d->terms[k], p->vl128);
+			used |= w[m] != 0;
+		}
+		if (!used)
+			continue;
+		int merged = 0;
+		for (int c = 0; c < p->ncounters && !merged; c++) {
+			struct pflops_counter *ct = &p->counter[c];
+			if (same_weights(ct->weight, w, p->metrics) && try_merge(p, ct, ev) == 0) {
+				ct->events[ct->nevents++] = ev;
+				merged = 1;
+			}
+		}
+		if (merged)
+			continue;
+		if (p->ncounters == PFLOPS_MAX_COUNTERS)
+			return pf_err(err, PFLOPS_ECNFLCT, "more than %d counters planned on %s", PFLOPS_MAX_COUNTERS, pmu->name);
+		struct pflops_counter *ct = &p->counter[p->ncounters];
+		memset(ct, 0, sizeof(*ct));
+		snprintf(ct->spec, sizeof(ct->spec), "%s", pmu->events[ev].spec);
+		ct->events[ct->nevents++] = ev;
+		ct->cost = pmu->events[ev].pair ? 2 : 1;
+		memcpy(ct->weight, w, sizeof(w));
+		char canon[sizeof(ct->spec)];
+		int rc = pflops_encode(pmu, ct->spec, &ct->config, canon, sizeof(canon), err);
+		if (rc)
+			return rc;
+		ct->pfm_encoded = strncmp(ct->spec, "raw:", 4) != 0;
+		p->ncounters++;
+	}
+	for (int c = 0; c < p->ncounters; c++)
+		p->cost += p->counter[c].cost;
+	return 0;
+}
+
+double pflops_plan_eval(const struct pflops_plan *p, enum pflops_metric m, const double *counts)
+{
+	double v = 0;
+	for (int c = 0; c < p->ncounters; c++)
+		v += p->counter[c].weight[m] * counts[c];
+	return v;
+}

@@ -1,0 +1,281 @@
+/*
+ * The probe: which PMU formula applies to each kind of core, how many
+ * counters each logical thread leaves us, and whether counting is allowed
+ * at all.  CPU identity and core kinds come from hwloc (its x86 backend
+ * reads CPUID, including the hybrid core type); only what hwloc does not
+ * know (perf_event_paranoid, capabilities, the NMI watchdog, the perf
+ * PMUs the kernel exposes) is read from /proc and /sys.
+ */
+#include <dirent.h>
+#include <unistd.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <hwloc.h>
+#if defined(__aarch64__)
+#include <sys/prctl.h>
+#endif
+#include "pflops_internal.h"
+
+static const char *info(hwloc_obj_t o, const char *name)
+{
+	for (; o; o = o->parent) {
+		const char *v = hwloc_obj_get_info_by_name(o, name);
+		if (v)
+			return v;
+	}
+	return NULL;
+}
+
+static unsigned num(const char *s)
+{
+	return s ? (unsigned)strtoul(s, NULL, 0) : 0;
+}
+
+static int read_int(const char *path, int *v)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	int rc = fscanf(f, "%d", v) == 1 ? 0 : -1;
+	fclose(f);
+	return rc;
+}
+
+/* Identity of the CPU a kind's first PU belongs to. */
+static void identify(hwloc_topology_t topo, hwloc_const_bitmap_t set, struct pflops_kind *k)
+{
+	hwloc_obj_t pu = hwloc_get_obj_inside_cpuset_by_type(topo, set, HWLOC_OBJ_PU, 0);
+	const char *vendor = info(pu, "CPUVendor");
+	if (vendor) {
+		snprintf(k->vendor, sizeof(k->vendor), "%s", pflops_vendor_word(vendor));
+		k->family = num(info(pu, "CPUFamilyNumber"));
+		k->model = num(info(pu, "CPUModelNumber"));
+		k->stepping = num(info(pu, "CPUStepping"));
+	} else if (info(pu, "CPUImplementer")) {	/* Linux on Arm: /proc/cpuinfo fields */
+		snprintf(k->vendor, sizeof(k->vendor), "arm");
+		k->family = num(info(pu, "CPUImplementer"));
+		k->model = num(info(pu, "CPUPart"));
+		k->stepping = num(info(pu, "CPUVariant"));
+	}
+	const char *mn = info(pu, "CPUModel");
+	snprintf(k->model_name, sizeof(k->model_name), "%s", mn ? mn : "");
+	/* SMT: some core of the kind holds more than one PU */
+	hwloc_obj_t core = NULL;
+	while ((core = hwloc_get_next_obj_inside_cpuset_by_type(topo, set, HWLOC_OBJ_CORE, core)))
+		if (hwloc_bitmap_weight(core->cpuset) > 1)
+			k->smt = 1;
+}
+
+static void choose_pmu(const struct pflops_table *t, struct pflops_kind *k, int nmi)
+{
+	k->pmu = k->vendor[0] ? pflops_table_match(t, k->vendor, k->family, k->model, k->stepping, k->coretype)
+			      : NULL;
+	if (!k->pmu) {
+		if (!k->vendor[0])
+			snprintf(k->why, sizeof(k->why), "unknown CPU: the topology names no CPU vendor; no FLOP formula");
+		else {
+			char why[sizeof(k->why)];
+			snprintf(why, sizeof(why),
+				 "unknown CPU: vendor %s family %u model %u stepping %u%s%s; no FLOP formula (add a block to presets/, see presets/README.md)",
+				 k->vendor, k->family, k->model, k->stepping, k->coretype[0] ? " core " : "", k->coretype);
+			memcpy(k->why, why, sizeof(why));
+		}
+		return;
+	}
+	k->budget = k->smt ? k->pmu->counters_smt : k->pmu->counters_nosmt;
+	/* the NMI watchdog pins one general counter on x86 */
+	if (nmi && k->pmu->arch == PFLOPS_ARCH_X86 && k->budget > 1)
+		k->budget--;
+	k->sve_bits = k->pmu->sve_bits;
+#if defined(__aarch64__)
+	if (nmi >= 0) {		/* live machine: the process's own vector length */
+		int vl = prctl(PR_SVE_GET_VL);
+		if (vl > 0)
+			k->sve_bits = (vl & PR_SVE_VL_LEN_MASK) * 8;
+	}
+#endif
+}
+
+static int has_cap(int bit)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned long long cap = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "CapEff:", 7))
+			cap = strtoull(line + 7, NULL, 16);
+	fclose(f);
+	return (cap >> bit) & 1;
+}
+
+/* Which hardware PMUs the kernel exposes to perf_event_open. */
+static int hw_pmus(char *list, size_t len)
+{
+	const char *base = getenv("PAPI_FLOPS_SYSFS") ? getenv("PAPI_FLOPS_SYSFS") : "/sys/bus/event_source/devices";
+	DIR *d = opendir(base);
+	int n = 0;
+	list[0] = 0;
+	if (!d)
+		return 0;
+	for (struct dirent *e; (e = readdir(d));)
+		if (!strcmp(e->d_name, "cpu") || !strcmp(e->d_name, "cpu_core") || !strcmp(e->d_name, "cpu_atom") ||
+		    !strcmp(e->d_name, "cpu_lowpower") || !strncmp(e->d_name, "armv8_", 6) ||
+		    !strncmp(e->d_name, "armv9_", 6)) {
+			size_t l = strlen(list);
+			snprintf(list + l, len - l, "%s%.32s", n ? ", " : "", e->d_name);
+			n++;
+		}
+	closedir(d);
+	return n;
+}
+
+static void access_verdict(struct pflops_probe *pr)
+{
+	struct pflops_access *a = &pr->access;
+	char pmus[256];
+	int root = has_cap(21) /* CAP_SYS_ADMIN */, perfmon = has_cap(38) /* CAP_PERFMON */;
+	if (read_int("/proc/sys/kernel/perf_event_paranoid", &pr->paranoid))
+		pr->paranoid = -99;
+	if (!hw_pmus(pmus, sizeof(pmus))) {
+		a->code = PFLOPS_ENOPMU;
+		snprintf(a->msg, sizeof(a->msg),
+			 "no hardware PMU is exposed: /sys/bus/event_source/devices has no cpu, cpu_core, cpu_atom or armv8_* entry (a virtual machine whose hypervisor hides the counters)");
+		snprintf(a->fix, sizeof(a->fix),
+			 "enable the guest PMU (KVM/QEMU: -cpu host,pmu=on; VMware: virtualize CPU performance counters; cloud: a bare-metal or PMU-enabled instance), or count exactly with --source trace");
+		return;
+	}
+	if (pr->paranoid > 2 && !root && !perfmon) {
+		a->code = PFLOPS_EPERM;
+		snprintf(a->msg, sizeof(a->msg),
+			 "perf_event_paranoid is %d, which forbids unprivileged counting (Debian's default), and this process has neither CAP_PERFMON nor CAP_SYS_ADMIN",
+			 pr->paranoid);
+		snprintf(a->fix, sizeof(a->fix),
+			 "sudo sysctl kernel.perf_event_paranoid=2 (user-space counting of your own processes), or grant CAP_PERFMON, or use --source trace");
+		return;
+	}
+	a->code = PFLOPS_OK;
+	snprintf(a->msg, sizeof(a->msg), "hardware counters available (%.160s; perf_event_paranoid %d%s)", pmus,
+		 pr->paranoid, root ? ", CAP_SYS_ADMIN" : perfmon ? ", CAP_PERFMON" : "");
+	if (pr->paranoid > 1 && !root && !perfmon)
+		snprintf(a->fix, sizeof(a->fix), "user-space only: kernel FLOPs need perf_event_paranoid <= 1 or CAP_PERFMON");
+	else
+		a->fix[0] = 0;
+}
+
+static int load_topology(hwloc_topology_t *topo, const char *path, struct pflops_error *err)
+{
+	struct stat st;
+	if (path && stat(path, &st))
+		return pf_err(err, PFLOPS_ENOENT, "%s: cannot read topology: %s", path, strerror(errno));
+	if (hwloc_topology_init(topo))
+		return pf_err(err, PFLOPS_ENOMEM, "hwloc_topology_init failed");
+	int rc = 0;
+	if (path && S_ISDIR(st.st_mode)) {
+		/* a CPUID dump: hwloc's x86 backend replays it */
+		char probe[4096];
+		snprintf(probe, sizeof(probe), "%s/hwloc-cpuid-info", path);
+		if (access(probe, R_OK))
+			rc = pf_err(err, PFLOPS_EINVAL, "%s: not a CPUID dump (no hwloc-cpuid-info); give an hwloc XML file or a directory made by hwloc-gather-cpuid", path);
+		else if (setenv("HWLOC_CPUID_PATH", path, 1) || setenv("HWLOC_COMPONENTS", "x86,no_os", 1) ||
+			 hwloc_topology_set_flags(*topo, 0))
+			rc = pf_err(err, PFLOPS_ESYS, "cannot configure hwloc for %s", path);
+	} else if (path) {
+		if (hwloc_topology_set_xml(*topo, path))
+			rc = pf_err(err, PFLOPS_EINVAL, "%s: hwloc cannot read it as topology XML (%s); make one with 'lstopo-no-graphics --of xml'",
+				    path, strerror(errno));
+	}
+	if (!rc && hwloc_topology_load(*topo))
+		rc = pf_err(err, PFLOPS_EINVAL, "%s: hwloc failed to load the topology (%s)", path ? path : "this machine",
+			    strerror(errno));
+	if (path && S_ISDIR(st.st_mode)) {
+		unsetenv("HWLOC_CPUID_PATH");
+		unsetenv("HWLOC_COMPONENTS");
+	}
+	if (rc)
+		hwloc_topology_destroy(*topo);
+	return rc;
+}
+
+int pflops_probe_run(struct pflops_probe *pr, const struct pflops_table *t, const char *topology,
+		     struct pflops_error *err)
+{
+	memset(pr, 0, sizeof(*pr));
+	pr->live = topology == NULL;
+	snprintf(pr->source, sizeof(pr->source), "%s", topology ? topology : "this machine");
+	hwloc_topology_t topo;
+	int rc = load_topology(&topo, topology, err);
+	if (rc)
+		return rc;
+	if (pr->live && read_int("/proc/sys/kernel/nmi_watchdog", &pr->nmi_watchdog))
+		pr->nmi_watchdog = 0;
+	int nk = hwloc_cpukinds_get_nr(topo, 0);
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	for (int i = 0; i < (nk > 0 ? nk : 1) && pr->nkinds < PFLOPS_MAX_KINDS; i++) {
+		struct pflops_kind *k = &pr->kinds[pr->nkinds];
+		unsigned ninfos = 0;
+		struct hwloc_info_s *infos = NULL;
+		if (nk > 0) {
+			if (hwloc_cpukinds_get_info(topo, i, set, NULL, &ninfos, &infos, 0))
+				continue;
+			for (unsigned j = 0; j < ninfos; j++)
+				if (!strcmp(infos[j].name, "CoreType"))
+					snprintf(k->coretype, sizeof(k->coretype), "%s", infos[j].value);
+		} else {
+			hwloc_bitmap_copy(set, hwloc_topology_get_topology_cpuset(topo));
+		}
+		k->ncpus = hwloc_bitmap_weight(set);
+		hwloc_bitmap_list_snprintf(k->cpus, sizeof(k->cpus), set);
+		identify(topo, set, k);
+		choose_pmu(t, k, pr->live ? pr->nmi_watchdog : -1);
+		pr->nkinds++;
+	}
+	hwloc_bitmap_free(set);
+	hwloc_topology_destroy(topo);
+	if (pr->live) {
+		access_verdict(pr);
+	} else {
+		pr->paranoid = -99;
+		pr->access.code = PFLOPS_OK;
+		snprintf(pr->access.msg, sizeof(pr->access.msg), "replayed topology: counter access not checked");
+	}
+	return 0;
+}
+
+int pflops_probe_save_xml(const char *path, struct pflops_error *err)
+{
+	hwloc_topology_t topo;
+	int rc = load_topology(&topo, NULL, err);
+	if (rc)
+		return rc;
+	if (hwloc_topology_export_xml(topo, path, 0))
+		rc = pf_err(err, PFLOPS_ESYS, "%s: cannot write topology XML: %s", path, strerror(errno));
+	hwloc_topology_destroy(topo);
+	return rc;
+}
+
+int pflops_probe_fit(const struct pflops_kind *k, unsigned metrics, struct pflops_plan *plan, char *msg,
+		     size_t msglen)
+{
+	if (!k->pmu) {
+		snprintf(msg, msglen, "%s", k->why);
+		return PFLOPS_ENOCPU;
+	}
+	struct pflops_error err = { 0 };
+	int rc = pflops_plan_make(plan, k->pmu, metrics, k->sve_bits, &err);
+	if (rc) {
+		snprintf(msg, msglen, "%s", err.msg);
+		return rc;
+	}
+	if (plan->cost > k->budget) {
+		snprintf(msg, msglen, "needs %d counters, %d per thread here: multiplexed (scaled estimate)", plan->cost,
+			 k->budget);
+		return 1;
+	}
+	snprintf(msg, msglen, "fits: %d of %d counters", plan->cost, k->budget);
+	return 0;
+}

@@ -1,0 +1,28 @@
+/* The table compiled into the library: the presets/ .pft files, validated at build
+ * time by pflops_gen, parsed here on first use.  A user table can replace
+ * it through PAPI_FLOPS_TABLE (a file or a colon-separated list). */
+#include <stdlib.h>
+#include <string.h>
+#include "pflops_internal.h"
+#include "pflops_builtin.h"
+
+int pflops_table_builtin(struct pflops_table *t, struct pflops_error *err)
+{
+	const char *env = getenv("PAPI_FLOPS_TABLE");
+	if (env && *env) {
+		char *list = strdup(env), *save = NULL;
+		if (!list)
+			return pf_err(err, PFLOPS_ENOMEM, "out of memory");
+		int rc = 0;
+		for (char *f = strtok_r(list, ":", &save); f && !rc; f = strtok_r(NULL, ":", &save))
+			rc = pflops_table_load_file(t, f, err);
+		free(list);
+		return rc;
+	}
+	for (int i = 0; i < pflops_builtin_nfiles; i++) {
+		int rc = pflops_table_parse(t, pflops_builtin_files[i].text, pflops_builtin_files[i].name, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

@@ -1,0 +1,33 @@
+# The core library, the table generator and the generated files.
+PRESET_FILES = $(sort $(wildcard presets/*.pft))
+GEN_CORE_SRCS = components/flops/core/error.c components/flops/core/formula.c \
+                components/flops/core/table.c components/flops/core/encode.c \
+                components/flops/core/plan.c
+CORE_SRCS += $(GEN_CORE_SRCS) components/flops/core/table_builtin.c \
+             components/flops/core/probe.c
+
+PFLOPS_GEN   = $(B)/pflops_gen
+TABLE_C      = $(B)/gen/pflops_table_data.c
+PAPI_CSV_OUT = $(B)/share/papi-flops/papi_events.csv
+HAVE_HP     := $(shell grep -q PAPI_HP_OPS $(firstword $(wildcard /usr/include/papiStdEventDefs.h) /dev/null) && echo --have-hp)
+
+GEN_FILES    += $(TABLE_C) $(PAPI_CSV_OUT)
+INSTALL_DATA += $(PAPI_CSV_OUT) $(PRESET_FILES)
+
+$(PFLOPS_GEN): presets/pflops_gen.c $(patsubst %.c,$(B)/obj/%.o,$(GEN_CORE_SRCS))
+	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $^ -o $@ $(LDFLAGS) $(PFM_LIBS) -lm
+
+# Validated first: a bad row stops here with file:line.
+$(TABLE_C): $(PFLOPS_GEN) $(PRESET_FILES)
+	@mkdir -p $(dir $@)
+	$(PFLOPS_GEN) c $@ $(PRESET_FILES)
+
+$(PAPI_CSV_OUT): $(PFLOPS_GEN) $(PRESET_FILES) $(PAPI_CSV)
+	@mkdir -p $(dir $@)
+	$(PFLOPS_GEN) papi-csv $(HAVE_HP) $(PAPI_CSV) $@ $(PRESET_FILES)
+
+$(B)/obj/gen/pflops_table_data.o: $(TABLE_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(PF_CFLAGS) -c $< -o $@
+
+$(CORE_LIB): $(B)/obj/gen/pflops_table_data.o

@@ -1,0 +1,307 @@
+/*
+ * papi_flops_avail: what FLOP metrics this machine (or any PMU in the
+ * table, or a recorded topology) can count, with which native events,
+ * how many counters, how accurately, and why not when it cannot.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include "papi_flops.h"
+#include "pf_json.h"
+
+static void usage(FILE *o)
+{
+	fprintf(o,
+		"usage: papi_flops_avail [--arch PMU|all] [--topology FILE|DIR] [--json]\n"
+		"                        [--perf [METRIC]] [--save-topology FILE]\n"
+		"  (no option)       this machine: core kinds, counter access, every metric\n"
+		"  --arch PMU        one PMU of the table (libpfm4 name or alias: snb, skx, zen4 ...); 'all' for every one\n"
+		"  --topology PATH   a recorded machine: hwloc XML file or CPUID-dump directory\n"
+		"  --json            machine-readable output\n"
+		"  --perf [METRIC]   'perf stat' event arguments (raw codes) for the metric(s)\n"
+		"  --save-topology F write this machine's hwloc XML to F (attach it to bug reports)\n");
+}
+
+static unsigned available_metrics(const struct pflops_pmu *p)
+{
+	unsigned m = 0;
+	for (int i = 0; i < PFLOPS_NMETRIC; i++)
+		if (p->metrics[i].klass != PFLOPS_UNAVAILABLE)
+			m |= 1u << i;
+	return m;
+}
+
+static void print_metric_text(const struct pflops_pmu *p, int m, int budget, int sve_bits)
+{
+	const struct pflops_metric_def *d = &p->metrics[m];
+	if (d->klass == PFLOPS_UNAVAILABLE) {
+		printf("  %-9s No   %-12s %s\n", pflops_metric_name(m), "unavailable", d->caveat);
+		return;
+	}
+	struct pflops_plan plan;
+	struct pflops_error err = { 0 };
+	if (pflops_plan_make(&plan, p, 1u << m, sve_bits, &err)) {
+		printf("  %-9s No   %-12s %s\n", pflops_metric_name(m), "error", err.msg);
+		return;
+	}
+	char fit[64] = "";
+	if (budget > 0)
+		snprintf(fit, sizeof(fit), plan.cost > budget ? " (of %d: multiplexed)" : " (of %d)", budget);
+	printf("  %-9s Yes  %-12s %s\n", pflops_metric_name(m), pflops_class_name(d->klass), d->formula);
+	printf("            counters: %d%s\n", plan.cost, fit);
+	for (int c = 0; c < plan.ncounters; c++) {
+		char w[32];
+		snprintf(w, sizeof(w), "%g", plan.counter[c].weight[m]);
+		printf("            %5s x %-58s 0x%llx%s\n", w, plan.counter[c].spec,
+		       (unsigned long long)plan.counter[c].config, plan.counter[c].cost == 2 ? " (pair)" : "");
+	}
+	if (d->caveat)
+		printf("            caveat: %s\n", d->caveat);
+}
+
+static void print_metric_json(const struct pflops_pmu *p, int m, int budget, int sve_bits)
+{
+	const struct pflops_metric_def *d = &p->metrics[m];
+	struct pflops_plan plan;
+	struct pflops_error err = { 0 };
+	int ok = d->klass != PFLOPS_UNAVAILABLE && !pflops_plan_make(&plan, p, 1u << m, sve_bits, &err);
+	pf_json_str(stdout, pflops_metric_name(m));
+	printf(": {\"available\": %s, ", ok ? "true" : "false");
+	pf_json_kv(stdout, "accuracy", pflops_class_name(d->klass), 1);
+	pf_json_kv(stdout, "formula", d->formula ? d->formula : "", 1);
+	pf_json_kv(stdout, "caveat", d->caveat ? d->caveat : "", 1);
+	printf("\"counters\": %d, ", ok ? plan.cost : 0);
+	if (budget > 0)
+		printf("\"multiplexed\": %s, ", ok && plan.cost > budget ? "true" : "false");
+	printf("\"events\": [");
+	for (int c = 0; ok && c < plan.ncounters; c++) {
+		char code[32];
+		printf("%s{", c ? ", " : "");
+		pf_json_kv(stdout, "name", plan.counter[c].spec, 1);
+		snprintf(code, sizeof(code), "0x%llx", (unsigned long long)plan.counter[c].config);
+		pf_json_kv(stdout, "code", code, 1);
+		printf("\"weight\": %g, \"cost\": %d}", plan.counter[c].weight[m], plan.counter[c].cost);
+	}
+	printf("]}");
+}
+
+static void print_pmu(const struct pflops_pmu *p, int json, int budget, int sve_bits)
+{
+	if (json) {
+		printf("{");
+		pf_json_kv(stdout, "pmu", p->name, 1);
+		pf_json_kv(stdout, "title", p->title, 1);
+		printf("\"counters_per_thread\": {\"smt\": %d, \"nosmt\": %d}, \"metrics\": {", p->counters_smt,
+		       p->counters_nosmt);
+		for (int m = 0; m < PFLOPS_NMETRIC; m++) {
+			if (m)
+				printf(", ");
+			print_metric_json(p, m, budget, sve_bits);
+		}
+		printf("}}");
+		return;
+	}
+	printf("PMU %s: %s\n", p->name, p->title);
+	printf("  general counters per thread: %d with SMT, %d without%s%s\n", p->counters_smt, p->counters_nosmt,
+	       p->libpfm[0] ? "; libpfm4 PMU " : "; raw encodings (libpfm4 4.13 lacks it)", p->libpfm);
+	printf("  Metric    Avl  Class        Formula\n");
+	for (int m = 0; m < PFLOPS_NMETRIC; m++)
+		print_metric_text(p, m, budget, sve_bits);
+}
+
+/* perf stat -e arguments: x86 "rNNNNNN" (full event-select, as seed 001),
+ * hybrid "cpu_core/config=0x.../", Arm "rNNNN". */
+static int print_perf(const struct pflops_pmu *p, unsigned metrics, int sve_bits, int hybrid)
+{
+	struct pflops_plan plan;
+	struct pflops_error err = { 0 };
+	if (pflops_plan_make(&plan, p, metrics, sve_bits, &err)) {
+		fprintf(stderr, "papi_flops_avail: %s\n", err.msg);
+		return 1;
+	}
+	fprintf(stderr, "# %s (%s): ", p->title, p->name);
+	for (int m = 0; m < PFLOPS_NMETRIC; m++)
+		if (metrics & (1u << m)) {
+			fprintf(stderr, "%s = ", pflops_metric_name(m));
+			int first = 1;
+			for (int c = 0; c < plan.ncounters; c++)
+				if (plan.counter[c].weight[m] != 0) {
+					fprintf(stderr, "%s%g*[%d]", first ? "" : " + ", plan.counter[c].weight[m], c);
+					first = 0;
+				}
+			fprintf(stderr, "; ");
+		}
+	fprintf(stderr, "[i] = i-th event below\n");
+	for (int c = 0; c < plan.ncounters; c++) {
+		unsigned long long cfg = plan.counter[c].config;
+		if (hybrid)
+			printf("%s-e %s/config=0x%llx/", c ? " " : "", p->sysfs, cfg);
+		else
+			printf("%s-e r%llx", c ? " " : "", cfg);
+	}
+	printf("\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "arch", required_argument, 0, 'a' },	 { "topology", required_argument, 0, 't' },
+		{ "json", no_argument, 0, 'j' },	 { "perf", optional_argument, 0, 'p' },
+		{ "save-topology", required_argument, 0, 's' }, { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	const char *arch = NULL, *topo = NULL, *save = NULL, *perf_metric = NULL;
+	int json = 0, perf = 0, c;
+	while ((c = getopt_long(argc, argv, "a:t:jp::s:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'a': arch = optarg; break;
+		case 't': topo = optarg; break;
+		case 'j': json = 1; break;
+		case 'p':
+			perf = 1;
+			perf_metric = optarg ? optarg : (optind < argc && argv[optind][0] != '-' ? argv[optind++] : NULL);
+			break;
+		case 's': save = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "papi_flops_avail: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	struct pflops_error err = { 0 };
+	if (save) {
+		if (pflops_probe_save_xml(save, &err)) {
+			fprintf(stderr, "papi_flops_avail: %s\n", err.msg);
+			return 1;
+		}
+		printf("wrote %s\n", save);
+		return 0;
+	}
+	struct pflops_table t = { 0 };
+	if (pflops_table_builtin(&t, &err)) {
+		fprintf(stderr, "papi_flops_avail: %s\n", err.msg);
+		return 1;
+	}
+	unsigned perf_metrics = 0;
+	if (perf && perf_metric) {
+		int m = pflops_metric_from_name(perf_metric);
+		if (m < 0) {
+			fprintf(stderr, "papi_flops_avail: unknown metric '%s'; use FP_OPS DP_OPS SP_OPS HP_OPS BF16_OPS VEC_DP VEC_SP\n",
+				perf_metric);
+			pflops_table_free(&t);
+			return 2;
+		}
+		perf_metrics = 1u << m;
+	}
+	int rc = 0;
+	if (arch) {
+		int all = !strcasecmp(arch, "all");
+		const struct pflops_pmu *one = all ? NULL : pflops_table_find(&t, arch);
+		if (!all && !one) {
+			fprintf(stderr, "papi_flops_avail: no PMU '%s' in the table; 'papi_flops_avail --arch all' lists them\n", arch);
+			pflops_table_free(&t);
+			return 2;
+		}
+		if (json)
+			printf("{\"pmus\": [");
+		for (int i = 0, n = 0; i < t.npmus; i++) {
+			const struct pflops_pmu *p = &t.pmus[i];
+			if (!all && p != one)
+				continue;
+			if (perf) {
+				rc |= print_perf(p, perf_metrics ? perf_metrics : available_metrics(p), 0,
+						 strcmp(p->sysfs, "cpu") && p->arch == PFLOPS_ARCH_X86);
+				continue;
+			}
+			if (json)
+				printf("%s", n ? ",\n " : "");
+			else if (n)
+				printf("\n");
+			print_pmu(p, json, 0, 0);
+			n++;
+		}
+		if (json)
+			printf("]}\n");
+		pflops_table_free(&t);
+		return rc;
+	}
+
+	struct pflops_probe pr;
+	if (pflops_probe_run(&pr, &t, topo, &err)) {
+		fprintf(stderr, "papi_flops_avail: %s\n", err.msg);
+		pflops_table_free(&t);
+		return 1;
+	}
+	if (perf) {
+		if (pr.live && pr.access.code)
+			fprintf(stderr, "# note: %s\n", pr.access.msg);
+		for (int k = 0; k < pr.nkinds; k++) {
+			if (!pr.kinds[k].pmu) {
+				fprintf(stderr, "papi_flops_avail: %s\n", pr.kinds[k].why);
+				rc = 1;
+				continue;
+			}
+			rc |= print_perf(pr.kinds[k].pmu, perf_metrics ? perf_metrics : available_metrics(pr.kinds[k].pmu),
+					 pr.kinds[k].sve_bits, pr.nkinds > 1 && pr.kinds[k].pmu->arch == PFLOPS_ARCH_X86);
+		}
+		pflops_table_free(&t);
+		return rc;
+	}
+	if (json) {
+		printf("{");
+		pf_json_kv(stdout, "source", pr.source, 1);
+		printf("\"access\": {\"available\": %s, ", pr.access.code ? "false" : "true");
+		pf_json_kv(stdout, "reason", pr.access.msg, 1);
+		pf_json_kv(stdout, "fix", pr.access.fix, 0);
+		printf("}, \"kinds\": [");
+	} else {
+		printf("papi-flops FLOP metrics: %s\n", pr.source);
+		printf("--------------------------------------------------------------------------------\n");
+		printf("Counter access : %s%s\n", pr.access.code ? "NO: " : "", pr.access.msg);
+		if (pr.access.fix[0])
+			printf("Fix            : %s\n", pr.access.fix);
+		printf("Core kinds     : %d\n", pr.nkinds);
+	}
+	for (int k = 0; k < pr.nkinds; k++) {
+		const struct pflops_kind *kd = &pr.kinds[k];
+		if (json) {
+			printf("%s{", k ? ", " : "");
+			pf_json_kv(stdout, "coretype", kd->coretype, 1);
+			pf_json_kv(stdout, "cpus", kd->cpus, 1);
+			pf_json_kv(stdout, "vendor", kd->vendor, 1);
+			printf("\"family\": %u, \"model\": %u, \"stepping\": %u, \"smt\": %s, \"counters_per_thread\": %d, ",
+			       kd->family, kd->model, kd->stepping, kd->smt ? "true" : "false", kd->budget);
+			pf_json_kv(stdout, "model_name", kd->model_name, 1);
+			pf_json_kv(stdout, "pmu", kd->pmu ? kd->pmu->name : "", 1);
+			pf_json_kv(stdout, "why", kd->pmu ? "" : kd->why, 0);
+			if (kd->pmu) {
+				printf(", \"table\": ");
+				print_pmu(kd->pmu, 1, kd->budget, kd->sve_bits);
+			}
+			printf("}");
+			continue;
+		}
+		printf("--------------------------------------------------------------------------------\n");
+		printf("Kind %d%s%s: CPUs %s (%d), %s family %u model %u stepping %u%s%s\n", k + 1,
+		       kd->coretype[0] ? " " : "", kd->coretype, kd->cpus, kd->ncpus, kd->vendor, kd->family, kd->model,
+		       kd->stepping, kd->model_name[0] ? ", " : "", kd->model_name);
+		if (!kd->pmu) {
+			printf("  %s\n", kd->why);
+			continue;
+		}
+		printf("  SMT %s; %d general counters per thread%s\n", kd->smt ? "on" : "off", kd->budget,
+		       pr.nmi_watchdog ? " (the NMI watchdog holds one)" : "");
+		print_pmu(kd->pmu, 0, kd->budget, kd->sve_bits);
+	}
+	if (json)
+		printf("]}\n");
+	pflops_table_free(&t);
+	return 0;
+}

@@ -70,7 +70,7 @@ void pflops_trace_status_str(int status, char *buf, size_t len);
 /* ------------------------------------------------------------------ */
 /* One decoded instruction, classified (trace_decode.c).               */
 
-enum pflops_term {		/* how an instruction ends a basic block */
+enum pflops_branch {		/* how an instruction ends a basic block */
 	PFLOPS_T_NONE = 0,	/* not a branch */
 	PFLOPS_T_JCC,		/* conditional relative jump */
 	PFLOPS_T_JMP,		/* jmp rel / reg / mem */
@@ -91,7 +91,7 @@ struct pflops_insn {
 	uint8_t lanes_per_bit;	/* elements per opmask bit (2: FP16 complex, bf16 dot) */
 	int8_t extra;		/* -1 or enum pflops_extra */
 	uint8_t kwrites;	/* bit i: writes opmask register ki */
-	uint8_t term;		/* enum pflops_term */
+	uint8_t term;		/* enum pflops_branch */
 	/* branch operand, for emulation */
 	uint8_t cc;		/* condition code 0..15 (Jcc), loop kind */
 	uint8_t ind;		/* 0: relative, 1: register, 2: memory */

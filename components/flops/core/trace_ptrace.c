@@ -315,6 +315,7 @@ static int on_signal(struct tracer *T, struct thr *t, int sig)
 	}
 	t->to_handler = 1;
 	t->in_syscall = 0;
+	t->resume = PTRACE_SINGLESTEP;
 	return restart(T, t, PTRACE_SINGLESTEP, sig);
 }
 

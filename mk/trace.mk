@@ -56,7 +56,7 @@ BENCH_TARGETS += bench-trace
 $(B)/bench_trace: bench/bench_trace.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS)
-bench-trace: $(B)/bench_trace $(TD)/calib_fp
-	$(B)/bench_trace $(TD)/calib_fp
+bench-trace: $(B)/bench_trace $(TD)/calib_fp $(TD)/calib_daxpy_O2
+	$(B)/bench_trace $(TD)
 
 .PHONY: bench-trace

@@ -103,6 +103,17 @@ KERNEL(intloop, "", "add $3, %%eax\n imul %%eax, %%eax\n paddd %%xmm1, %%xmm0\n"
 KERNEL(vinsertf128, "", "vinsertf128 $1, %%xmm1, %%ymm0, %%ymm0")
 KERNEL(vandpd_y, "", "vandpd %%ymm1, %%ymm2, %%ymm0")
 
+/* the benchmark's loop: 14 FP instructions + dec + jnz, like an unrolled
+ * inner loop (bench/bench_trace.c) */
+KERNEL(bench16, "",
+       "vfmadd231pd %%zmm1, %%zmm2, %%zmm0\n vfmadd231pd %%zmm1, %%zmm2, %%zmm3\n"
+       "vfmadd231pd %%zmm1, %%zmm2, %%zmm0\n vfmadd231pd %%zmm1, %%zmm2, %%zmm3\n"
+       "vfmadd231pd %%zmm1, %%zmm2, %%zmm0\n vfmadd231pd %%zmm1, %%zmm2, %%zmm3\n"
+       "vfmadd231pd %%zmm1, %%zmm2, %%zmm0\n vfmadd231pd %%zmm1, %%zmm2, %%zmm3\n"
+       "vaddpd %%zmm1, %%zmm2, %%zmm0\n vaddpd %%zmm1, %%zmm2, %%zmm3\n"
+       "vmulpd %%zmm1, %%zmm2, %%zmm0\n vmulpd %%zmm1, %%zmm2, %%zmm3\n"
+       "vaddpd %%zmm1, %%zmm2, %%zmm0\n vaddpd %%zmm1, %%zmm2, %%zmm3")
+
 /* x87: the loop keeps one value on the stack */
 #define X87(name, insn)							\
 	static void name(long n)					\
@@ -164,7 +175,7 @@ static const struct kernel kernels[] = {
 	E(vfmulcph_z), E(vfcmaddcph_y), E(vfmaddcsh), E(vfmulcph_z_k1),
 	E(vaddph_z_k2),
 	E(vdpbf16ps_z), E(vdpbf16ps_x), E(vdpbf16ps_y_k5),
-	E(intloop), E(vinsertf128), E(vandpd_y),
+	E(intloop), E(vinsertf128), E(vandpd_y), E(bench16),
 	E(fadd), E(fmul), E(fdiv), E(fsqrt),
 	E(kmask_in_block), E(calls),
 };

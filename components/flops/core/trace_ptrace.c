@@ -398,6 +398,14 @@ static int on_sigtrap(struct tracer *T, struct thr *t)
 	siginfo_t si;
 	struct user_regs_struct r;
 
+	/* the common case first, without PTRACE_GETSIGINFO: a thread running
+	 * a block to its int3 is now just past it */
+	if (t->resume == PTRACE_CONT && t->blk && t->blk->mode == PFLOPS_BLK_BP) {
+		if (getregs(t->tid, &r))
+			return 0;
+		if (r.rip - 1 == t->blk->last && pflops_bp_has(t->sp, t->blk->last))
+			return on_breakpoint(T, t, &r);
+	}
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si))
 		return 0;
 	if (si.si_code <= 0)		/* sent by a process: a real signal */

@@ -1,0 +1,128 @@
+/*
+ * pflops_trace.h: exact FLOP counting of a program without hardware
+ * counters (ptrace + Zydis), and PMU models evaluated on the traced mix.
+ *
+ * The tracer stops the program once per executed basic block (an int3 at
+ * the block's terminating branch, which it then emulates), counts the
+ * block's floating-point instructions from a decode cached per address,
+ * and reads the live AVX-512 opmask registers for masked instructions.
+ * Threads and forked children are followed.  x86-64 Linux only.
+ */
+#ifndef PFLOPS_TRACE_H
+#define PFLOPS_TRACE_H
+
+#include "papi_flops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Per-run statistics of the tracer itself (how it spent its stops). */
+struct pflops_trace_stats {
+	uint64_t stops;		/* ptrace stops handled */
+	uint64_t block_stops;	/* breakpoint stops at block ends */
+	uint64_t steps;		/* single-steps */
+	uint64_t syscalls;	/* syscall-entry stops */
+	uint64_t blocks_decoded;/* distinct blocks decoded (cache misses) */
+	uint64_t blocks_run;	/* blocks counted */
+	uint64_t desync;	/* stops where a thread was not where expected */
+	uint64_t threads;	/* threads and processes traced */
+	uint64_t region_calls;	/* outermost entries into the region function */
+};
+
+/* Called about every `progress_ms` with the mix counted so far. */
+typedef void (*pflops_trace_progress_fn)(void *arg,
+					 const struct pflops_mix *mix,
+					 const struct pflops_trace_stats *st);
+
+struct pflops_trace_opts {
+	/* Count only inside calls to this function (ELF .symtab/.dynsym of
+	 * the executable or any shared library it loads); NULL: count all. */
+	const char *region;
+	/* 1: single-step every instruction (slow reference mode, for
+	 * benchmarks and cross-checks); 0: one stop per basic block. */
+	int single_step;
+	pflops_trace_progress_fn progress;
+	void *progress_arg;
+	unsigned progress_ms;	/* 0: 500 ms */
+	/* If non-NULL, filled at the end. */
+	struct pflops_trace_stats *stats;
+};
+
+/*
+ * Run argv[0] (searched in PATH) with arguments argv under the tracer and
+ * add what it executed to *mix (zero it first for a fresh count).
+ * *exit_status receives the program's raw wait status (WIFEXITED /
+ * WIFSIGNALED apply; see pflops_trace_status_str).  Returns 0 when the
+ * program ran, whatever its exit status (a crash is reported through the
+ * status, not as an error); PFLOPS_ECHILD when it could not be started;
+ * PFLOPS_ESYS when ptrace failed.  An unknown opts->region symbol is not
+ * an error (it may live in a library loaded later): stats->region_calls
+ * tells whether it was ever called.
+ */
+int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
+		     struct pflops_mix *mix, int *exit_status,
+		     struct pflops_error *err);
+
+/* "exited with status 3", "killed by signal 11 (Segmentation fault)". */
+void pflops_trace_status_str(int status, char *buf, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* One decoded instruction, classified (trace_decode.c).               */
+
+enum pflops_branch {		/* how an instruction ends a basic block */
+	PFLOPS_T_NONE = 0,	/* not a branch */
+	PFLOPS_T_JCC,		/* conditional relative jump */
+	PFLOPS_T_JMP,		/* jmp rel / reg / mem */
+	PFLOPS_T_CALL,		/* call rel / reg / mem */
+	PFLOPS_T_RET,		/* ret [imm16] */
+	PFLOPS_T_LOOP,		/* loop / loope / loopne */
+	PFLOPS_T_JRCXZ,		/* jrcxz / jecxz */
+	PFLOPS_T_SYSCALL,	/* syscall, sysenter, int 0x80 */
+	PFLOPS_T_OTHER,		/* anything else changing rip: single-step it */
+};
+
+struct pflops_insn {
+	uint8_t len;
+	uint8_t fp;		/* 1: a FLOP class below applies */
+	uint8_t prec, width, op;/* enum pflops_prec / width / op */
+	uint8_t lanes;		/* FP elements at full width */
+	uint8_t mask_reg;	/* 0: unmasked; 1..7: k1..k7 */
+	uint8_t lanes_per_bit;	/* elements per opmask bit (2: FP16 complex, bf16 dot) */
+	int8_t extra;		/* -1 or enum pflops_extra */
+	uint8_t kwrites;	/* bit i: writes opmask register ki */
+	uint8_t term;		/* enum pflops_branch */
+	/* branch operand, for emulation */
+	uint8_t cc;		/* condition code 0..15 (Jcc), loop kind */
+	uint8_t ind;		/* 0: relative, 1: register, 2: memory */
+	uint8_t addr32;		/* 32-bit address/count size (jecxz, loopd) */
+	uint16_t ret_imm;
+	uint64_t target;	/* relative target (absolute address) */
+	int16_t reg;		/* ZydisRegister (indirect via register) */
+	int16_t mseg, mbase, mindex; /* ZydisRegister of the memory operand */
+	uint8_t mscale;
+	int64_t mdisp;
+};
+
+/* Decode the instruction at buf (runtime address addr).  Returns 0, or
+ * PFLOPS_EINVAL for bytes that are no valid x86-64 instruction. */
+int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr,
+		  struct pflops_insn *out);
+
+/* ------------------------------------------------------------------ */
+/* PMU models (model.c).                                               */
+
+/*
+ * What one hardware event would have counted for the traced mix m.
+ * spec: "UNIT [prec=LIST] [width=LIST] [ops=LIST] [fma=N] [plus=X,...]",
+ * UNIT one of inst | flops | flops_active | none.  `none` yields
+ * PFLOPS_EUNAVAIL (the event cannot be modelled on x86).  A malformed
+ * spec yields PFLOPS_EINVAL naming the bad token.
+ */
+int pflops_model_eval(const char *spec, const struct pflops_mix *m,
+		      double *count, struct pflops_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,228 @@
+/*
+ * trace_mem.c: a traced address space: its breakpoints (int3 bytes we
+ * wrote and the bytes they replace) and reads/writes of its memory.
+ *
+ * Breakpoints stay in place for the life of the address space: removing
+ * one while another thread runs towards it would let that thread pass
+ * uncounted.  Reads for decoding undo them, so the decoder sees the
+ * program's own bytes.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+
+#include "trace_internal.h"
+
+static size_t hash64(uint64_t a, size_t cap)
+{
+	a ^= a >> 33;
+	a *= 0xff51afd7ed558ccdULL;
+	a ^= a >> 33;
+	return (size_t)a & (cap - 1);
+}
+
+struct pflops_space *pflops_space_new(pid_t pid, const char *region)
+{
+	struct pflops_space *sp = calloc(1, sizeof *sp);
+
+	if (!sp)
+		return NULL;
+	sp->refs = 1;
+	sp->pid = pid;
+	sp->bp_cap = 1024;
+	sp->bp_addr = calloc(sp->bp_cap, sizeof *sp->bp_addr);
+	sp->bp_orig = calloc(sp->bp_cap, 1);
+	sp->blk_cap = 1024;
+	sp->blk_tab = calloc(sp->blk_cap, sizeof *sp->blk_tab);
+	if (region)
+		sp->region = pflops_region_new(region);
+	if (!sp->bp_addr || !sp->bp_orig || !sp->blk_tab ||
+	    (region && !sp->region)) {
+		pflops_space_put(sp);
+		return NULL;
+	}
+	return sp;
+}
+
+static int bp_put(struct pflops_space *sp, uint64_t addr, uint8_t orig);
+
+/* A forked child's memory is a copy of the parent's, int3 bytes included:
+ * it inherits the breakpoint table (blocks are decoded again). */
+struct pflops_space *pflops_space_fork(const struct pflops_space *parent,
+				       pid_t child, const char *region)
+{
+	struct pflops_space *sp = pflops_space_new(child, region);
+
+	if (!sp)
+		return NULL;
+	for (size_t i = 0; i < parent->bp_cap; i++)
+		if (parent->bp_addr[i] &&
+		    bp_put(sp, parent->bp_addr[i], parent->bp_orig[i])) {
+			pflops_space_put(sp);
+			return NULL;
+		}
+	return sp;
+}
+
+void pflops_space_put(struct pflops_space *sp)
+{
+	if (!sp || --sp->refs > 0)
+		return;
+	pflops_block_free_all(sp);
+	if (sp->region)
+		pflops_region_free(sp->region);
+	free(sp->blk_tab);
+	free(sp->bp_addr);
+	free(sp->bp_orig);
+	free(sp);
+}
+
+static long bp_find(const struct pflops_space *sp, uint64_t addr)
+{
+	for (size_t i = hash64(addr, sp->bp_cap);; i = (i + 1) & (sp->bp_cap - 1)) {
+		if (sp->bp_addr[i] == addr)
+			return (long)i;
+		if (!sp->bp_addr[i])
+			return -1;
+	}
+}
+
+static int bp_put(struct pflops_space *sp, uint64_t addr, uint8_t orig)
+{
+	if (2 * (sp->bp_n + 1) > sp->bp_cap) {	/* grow, load <= 1/2 */
+		size_t oc = sp->bp_cap, nc = oc * 2;
+		uint64_t *oa = sp->bp_addr, *na = calloc(nc, sizeof *na);
+		uint8_t *oo = sp->bp_orig, *no = calloc(nc, 1);
+		if (!na || !no) {
+			free(na);
+			free(no);
+			return PFLOPS_ENOMEM;
+		}
+		sp->bp_addr = na;
+		sp->bp_orig = no;
+		sp->bp_cap = nc;
+		sp->bp_n = 0;
+		for (size_t i = 0; i < oc; i++)
+			if (oa[i])
+				bp_put(sp, oa[i], oo[i]);
+		free(oa);
+		free(oo);
+	}
+	size_t i = hash64(addr, sp->bp_cap);
+	while (sp->bp_addr[i] && sp->bp_addr[i] != addr)
+		i = (i + 1) & (sp->bp_cap - 1);
+	if (!sp->bp_addr[i])
+		sp->bp_n++;
+	sp->bp_addr[i] = addr;
+	sp->bp_orig[i] = orig;
+	return 0;
+}
+
+int pflops_bp_has(const struct pflops_space *sp, uint64_t addr)
+{
+	return bp_find(sp, addr) >= 0;
+}
+
+/* PTRACE_POKEDATA writes read-only text (FOLL_FORCE); an aligned word
+ * never straddles a page. */
+static int patch_byte(pid_t tid, uint64_t addr, uint8_t val, uint8_t *old)
+{
+	uint64_t a = addr & ~7ULL;
+	unsigned sh = (unsigned)(addr - a) * 8;
+	long w;
+
+	errno = 0;
+	w = ptrace(PTRACE_PEEKDATA, tid, (void *)a, NULL);
+	if (errno)
+		return PFLOPS_ESYS;
+	if (old)
+		*old = (uint8_t)((unsigned long)w >> sh);
+	w = (long)(((unsigned long)w & ~(0xffUL << sh)) |
+		   ((unsigned long)val << sh));
+	if (ptrace(PTRACE_POKEDATA, tid, (void *)a, (void *)w))
+		return PFLOPS_ESYS;
+	return 0;
+}
+
+int pflops_bp_insert(struct pflops_space *sp, pid_t tid, uint64_t addr)
+{
+	uint8_t orig;
+	int rc;
+
+	if (bp_find(sp, addr) >= 0)
+		return 0;
+	rc = patch_byte(tid, addr, 0xcc, &orig);
+	if (rc)
+		return rc;
+	rc = bp_put(sp, addr, orig);
+	if (rc)
+		patch_byte(tid, addr, orig, NULL);
+	return rc;
+}
+
+/* Only used to let one faulting instruction run for real. */
+int pflops_bp_remove(struct pflops_space *sp, pid_t tid, uint64_t addr)
+{
+	long i = bp_find(sp, addr);
+	int rc;
+
+	if (i < 0)
+		return 0;
+	rc = patch_byte(tid, addr, sp->bp_orig[i], NULL);
+	/* delete from the open-addressing table by re-inserting the rest
+	 * of its cluster */
+	sp->bp_addr[i] = 0;
+	sp->bp_n--;
+	for (size_t j = ((size_t)i + 1) & (sp->bp_cap - 1); sp->bp_addr[j];
+	     j = (j + 1) & (sp->bp_cap - 1)) {
+		uint64_t a = sp->bp_addr[j];
+		uint8_t o = sp->bp_orig[j];
+		sp->bp_addr[j] = 0;
+		sp->bp_n--;
+		bp_put(sp, a, o);
+	}
+	return rc;
+}
+
+size_t pflops_mem_read(struct pflops_space *sp, pid_t tid, uint64_t addr,
+		       void *buf, size_t len)
+{
+	size_t done = 0;
+
+	/* page by page, so that an unmapped page only shortens the read */
+	while (done < len) {
+		uint64_t a = addr + done;
+		size_t n = 4096 - (a & 4095);
+		struct iovec l, r;
+		ssize_t got;
+
+		if (n > len - done)
+			n = len - done;
+		l.iov_base = (char *)buf + done;
+		l.iov_len = n;
+		r.iov_base = (void *)a;
+		r.iov_len = n;
+		got = process_vm_readv(tid, &l, 1, &r, 1, 0);
+		if (got <= 0)
+			break;
+		done += (size_t)got;
+		if ((size_t)got < n)
+			break;
+	}
+	if (sp->bp_n)
+		for (size_t i = 0; i < done; i++) {
+			long j = bp_find(sp, addr + i);
+			if (j >= 0)
+				((uint8_t *)buf)[i] = sp->bp_orig[j];
+		}
+	return done;
+}
+
+int pflops_mem_write64(pid_t tid, uint64_t addr, uint64_t val)
+{
+	return ptrace(PTRACE_POKEDATA, tid, (void *)addr, (void *)val) ?
+	       PFLOPS_ESYS : 0;
+}

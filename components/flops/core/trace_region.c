@@ -1,0 +1,221 @@
+/*
+ * trace_region.c: where the --region function lives in a traced process.
+ *
+ * The function may be in the executable or in any shared library, loaded
+ * at startup or later, so it is looked up lazily: when a block is decoded
+ * at an address outside every mapping seen so far, /proc/PID/maps is read
+ * again and each newly mapped file is searched (.symtab, then .dynsym).
+ * Runtime address = st_value + load bias, where the bias is the mapping
+ * start of the file's first PT_LOAD minus that segment's page-aligned
+ * vaddr (0 for a non-PIE executable).
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace_internal.h"
+
+struct range { uint64_t lo, hi; };
+
+struct pflops_region {
+	char *sym;
+	struct range *maps;	/* executable mappings seen */
+	size_t nmaps;
+	char **files;		/* files searched */
+	size_t nfiles;
+	uint64_t *entries;	/* runtime addresses of sym */
+	size_t nentries;
+};
+
+struct pflops_region *pflops_region_new(const char *sym)
+{
+	struct pflops_region *r = calloc(1, sizeof *r);
+
+	if (r && !(r->sym = strdup(sym))) {
+		free(r);
+		r = NULL;
+	}
+	return r;
+}
+
+void pflops_region_free(struct pflops_region *r)
+{
+	for (size_t i = 0; i < r->nfiles; i++)
+		free(r->files[i]);
+	free(r->files);
+	free(r->maps);
+	free(r->entries);
+	free(r->sym);
+	free(r);
+}
+
+static int in_range(const char *base, size_t size, uint64_t off, uint64_t len)
+{
+	(void)base;
+	return off <= size && len <= size - off;
+}
+
+int pflops_elf_lookup(const char *path, const char *sym, uint64_t *value,
+		      uint64_t *load_vaddr, uint64_t *load_off)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = PFLOPS_ENOENT;
+	struct stat st;
+	const char *p;
+	const Elf64_Ehdr *eh;
+
+	if (fd < 0)
+		return PFLOPS_ENOENT;
+	if (fstat(fd, &st) || (size_t)st.st_size < sizeof *eh) {
+		close(fd);
+		return PFLOPS_ENOENT;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return PFLOPS_ENOENT;
+	size_t size = (size_t)st.st_size;
+	eh = (const Elf64_Ehdr *)p;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    !in_range(p, size, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)) ||
+	    !in_range(p, size, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)))
+		goto out;
+
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(p + eh->e_phoff);
+	int have_load = 0;
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD) {
+			uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+			*load_vaddr = ph[i].p_vaddr & ~(pg - 1);
+			*load_off = ph[i].p_offset & ~(pg - 1);
+			have_load = 1;
+			break;
+		}
+	if (!have_load)
+		goto out;
+
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(p + eh->e_shoff);
+	/* .symtab first (has static functions), then .dynsym */
+	for (int pass = 0; pass < 2 && rc; pass++) {
+		unsigned want = pass ? SHT_DYNSYM : SHT_SYMTAB;
+		for (unsigned i = 0; i < eh->e_shnum && rc; i++) {
+			if (sh[i].sh_type != want || sh[i].sh_link >= eh->e_shnum ||
+			    sh[i].sh_entsize != sizeof(Elf64_Sym) ||
+			    !in_range(p, size, sh[i].sh_offset, sh[i].sh_size))
+				continue;
+			const Elf64_Shdr *str = &sh[sh[i].sh_link];
+			if (!in_range(p, size, str->sh_offset, str->sh_size))
+				continue;
+			const Elf64_Sym *s = (const Elf64_Sym *)(p + sh[i].sh_offset);
+			size_t n = sh[i].sh_size / sizeof *s;
+			for (size_t j = 0; j < n; j++) {
+				unsigned t = ELF64_ST_TYPE(s[j].st_info);
+				if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
+				    s[j].st_shndx == SHN_UNDEF || !s[j].st_value ||
+				    s[j].st_name >= str->sh_size)
+					continue;
+				const char *nm = p + str->sh_offset + s[j].st_name;
+				if (strnlen(nm, str->sh_size - s[j].st_name) <
+				    str->sh_size - s[j].st_name && !strcmp(nm, sym)) {
+					*value = s[j].st_value;
+					rc = 0;
+					break;
+				}
+			}
+		}
+	}
+out:
+	munmap((void *)p, size);
+	return rc;
+}
+
+static int seen_file(struct pflops_region *r, const char *path)
+{
+	for (size_t i = 0; i < r->nfiles; i++)
+		if (!strcmp(r->files[i], path))
+			return 1;
+	return 0;
+}
+
+static void add_file(struct pflops_region *r, const char *path)
+{
+	char **n = realloc(r->files, (r->nfiles + 1) * sizeof *n);
+	if (!n)
+		return;
+	r->files = n;
+	if ((n[r->nfiles] = strdup(path)))
+		r->nfiles++;
+}
+
+static void add_entry(struct pflops_region *r, uint64_t a)
+{
+	uint64_t *n = realloc(r->entries, (r->nentries + 1) * sizeof *n);
+	if (!n)
+		return;
+	r->entries = n;
+	n[r->nentries++] = a;
+}
+
+/* Re-read the maps: remember executable ranges, search new files. */
+static void reload(struct pflops_region *r, pid_t pid)
+{
+	char fn[64], line[4096 + 256];
+	FILE *f;
+
+	snprintf(fn, sizeof fn, "/proc/%d/maps", (int)pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return;
+	r->nmaps = 0;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi, off;
+		char perm[8];
+		int path_at = 0;
+
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &lo, &hi, perm,
+			   &off, &path_at) < 4 || !path_at)
+			continue;
+		char *path = line + path_at;
+		path[strcspn(path, "\n")] = 0;
+		if (perm[2] == 'x') {
+			struct range *n = realloc(r->maps, (r->nmaps + 1) * sizeof *n);
+			if (n) {
+				r->maps = n;
+				n[r->nmaps++] = (struct range){ lo, hi };
+			}
+		}
+		if (path[0] != '/' || seen_file(r, path))
+			continue;
+		uint64_t val, lv, lo_off;
+		if (pflops_elf_lookup(path, r->sym, &val, &lv, &lo_off) == 0) {
+			/* the bias comes from the mapping of the first
+			 * PT_LOAD; it is the first mapping of the file */
+			if (off != lo_off)
+				continue;	/* try at its first mapping */
+			add_entry(r, val + (lo - lv));
+		}
+		add_file(r, path);
+	}
+	fclose(f);
+}
+
+int pflops_region_is_entry(struct pflops_region *r, pid_t pid, uint64_t pc)
+{
+	size_t i;
+
+	for (i = 0; i < r->nmaps; i++)
+		if (pc >= r->maps[i].lo && pc < r->maps[i].hi)
+			break;
+	if (i == r->nmaps)
+		reload(r, pid);
+	for (i = 0; i < r->nentries; i++)
+		if (r->entries[i] == pc)
+			return 1;
+	return 0;
+}

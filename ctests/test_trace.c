@@ -1,0 +1,505 @@
+/*
+ * test_trace.c: the tracer on real programs (ctests/trace/), exact counts.
+ *
+ * Expected numbers come from the programs' loop counts and the
+ * instruction semantics, never from a previous run.  The calibration
+ * programs are built under $B/ctests/trace (B from the environment, as
+ * `make check` sets it; default build).  Run from the repository root.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "pflops_trace.h"
+
+#define N 1000
+
+static char dir[1024];
+
+static const char *prog(const char *name)
+{
+	static char buf[8][1200];
+	static int i;
+	char *b = buf[i++ & 7];
+
+	snprintf(b, sizeof buf[0], "%s/%s", dir, name);
+	return b;
+}
+
+/* Trace argv; assert the tracer itself succeeded. */
+static int trace(struct pflops_mix *m, const struct pflops_trace_opts *o,
+		 struct pflops_trace_stats *st, ...)
+{
+	char *argv[16];
+	va_list ap;
+	int n = 0, status = -1, rc;
+	struct pflops_error err = { 0 };
+	struct pflops_trace_opts opts = o ? *o : (struct pflops_trace_opts){ 0 };
+
+	va_start(ap, st);
+	while (n < 15 && (argv[n] = va_arg(ap, char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	opts.stats = st;
+	memset(m, 0, sizeof *m);
+	rc = pflops_trace_run(argv, &opts, m, &status, &err);
+	if (rc)
+		print_error("trace %s: %s\n", argv[0], err.msg);
+	assert_int_equal(rc, 0);
+	return status;
+}
+
+/* sum of one counter array over all cells */
+static uint64_t total(uint64_t a[PFLOPS_NPREC][PFLOPS_NWIDTH][PFLOPS_NOP])
+{
+	uint64_t s = 0;
+	for (int p = 0; p < PFLOPS_NPREC; p++)
+		for (int w = 0; w < PFLOPS_NWIDTH; w++)
+			for (int o = 0; o < PFLOPS_NOP; o++)
+				s += a[p][w][o];
+	return s;
+}
+
+/* ------------------------------------------------------------------ */
+/* calib_fp: one instruction class per kernel, N iterations            */
+
+struct expect {
+	const char *kernel;
+	int prec, width, op;
+	unsigned full;		/* lanes of the width */
+	unsigned active;	/* lanes the mask lets through */
+	int masked;
+	unsigned flops;		/* per instruction, by hand */
+};
+
+enum { X87 = PFLOPS_X87, HP = PFLOPS_HP, BF = PFLOPS_BF16, SP = PFLOPS_SP,
+       DP = PFLOPS_DP, S = PFLOPS_SCALAR, X = PFLOPS_W128, Y = PFLOPS_W256,
+       Z = PFLOPS_W512, ADD = PFLOPS_OP_ADD, MUL = PFLOPS_OP_MUL,
+       DIV = PFLOPS_OP_DIV, SQRT = PFLOPS_OP_SQRT, RCP = PFLOPS_OP_RCP,
+       FMA = PFLOPS_OP_FMA, DPP = PFLOPS_OP_DPP, MM = PFLOPS_OP_MINMAX,
+       CX = PFLOPS_OP_CMPLX };
+
+static const struct expect expects[] = {
+	/* SSE: 4 sp or 2 dp lanes per xmm; scalar 1 lane */
+	{ "addss", SP, S, ADD, 1, 1, 0, 1 },
+	{ "addsd", DP, S, ADD, 1, 1, 0, 1 },
+	{ "subps", SP, X, ADD, 4, 4, 0, 4 },
+	{ "addpd", DP, X, ADD, 2, 2, 0, 2 },
+	{ "mulsd", DP, S, MUL, 1, 1, 0, 1 },
+	{ "mulps", SP, X, MUL, 4, 4, 0, 4 },
+	{ "divss", SP, S, DIV, 1, 1, 0, 1 },
+	{ "divpd", DP, X, DIV, 2, 2, 0, 2 },
+	{ "sqrtsd", DP, S, SQRT, 1, 1, 0, 1 },
+	{ "sqrtps", SP, X, SQRT, 4, 4, 0, 4 },
+	{ "rcpps", SP, X, RCP, 4, 4, 0, 4 },
+	{ "rsqrtss", SP, S, RCP, 1, 1, 0, 1 },
+	{ "dpps", SP, X, DPP, 4, 4, 0, 4 },	/* SDE: 1 per element */
+	{ "maxpd", DP, X, MM, 2, 2, 0, 2 },
+	{ "minss", SP, S, MM, 1, 1, 0, 1 },
+	{ "haddpd", DP, X, ADD, 2, 2, 0, 2 },
+	{ "addsubps", SP, X, ADD, 4, 4, 0, 4 },
+	/* AVX/FMA3: ymm = 8 sp / 4 dp; FMA 2 FLOPs per lane */
+	{ "vaddps_x", SP, X, ADD, 4, 4, 0, 4 },
+	{ "vaddpd_y", DP, Y, ADD, 4, 4, 0, 4 },
+	{ "vsubps_y", SP, Y, ADD, 8, 8, 0, 8 },
+	{ "vmulpd_y", DP, Y, MUL, 4, 4, 0, 4 },
+	{ "vdivps_y", SP, Y, DIV, 8, 8, 0, 8 },
+	{ "vsqrtpd_y", DP, Y, SQRT, 4, 4, 0, 4 },
+	{ "vfmadd231sd", DP, S, FMA, 1, 1, 0, 2 },
+	{ "vfmadd231ss", SP, S, FMA, 1, 1, 0, 2 },
+	{ "vfmadd213pd_x", DP, X, FMA, 2, 2, 0, 4 },
+	{ "vfnmsub231ps_y", SP, Y, FMA, 8, 8, 0, 16 },
+	{ "vfmaddsub132pd_y", DP, Y, FMA, 4, 4, 0, 8 },
+	{ "vaddsd", DP, S, ADD, 1, 1, 0, 1 },
+	/* AVX-512: zmm = 16 sp / 8 dp */
+	{ "vaddpd_z", DP, Z, ADD, 8, 8, 0, 8 },
+	{ "vaddps_z", SP, Z, ADD, 16, 16, 0, 16 },
+	{ "vmulps_z", SP, Z, MUL, 16, 16, 0, 16 },
+	{ "vdivpd_z", DP, Z, DIV, 8, 8, 0, 8 },
+	{ "vsqrtps_z", SP, Z, SQRT, 16, 16, 0, 16 },
+	{ "vfmadd231pd_z", DP, Z, FMA, 8, 8, 0, 16 },
+	{ "vfmadd231ps_z", SP, Z, FMA, 16, 16, 0, 32 },
+	{ "vrcp14pd_z", DP, Z, RCP, 8, 8, 0, 8 },
+	{ "vmaxps_z", SP, Z, MM, 16, 16, 0, 16 },
+	{ "vaddpd_z_er", DP, Z, ADD, 8, 8, 0, 8 },	/* {rn-sae}: still zmm */
+	{ "vaddps_y_evex", SP, Y, ADD, 8, 8, 0, 8 },	/* EVEX ymm16-18 */
+	/* masked: k1=0x0f k2=0xff k3=0x05 k4=0 k5=0x3 */
+	{ "vaddpd_z_k1", DP, Z, ADD, 8, 4, 1, 4 },	/* 4 of 8 */
+	{ "vfmadd231ps_z_k2z", SP, Z, FMA, 16, 8, 1, 16 }, /* 8 of 16, x2 */
+	{ "vmulpd_y_k3", DP, Y, MUL, 4, 2, 1, 2 },	/* 0b0101: 2 of 4 */
+	{ "vaddsd_k4", DP, S, ADD, 1, 0, 1, 0 },	/* k4=0: none */
+	{ "vaddsd_k1", DP, S, ADD, 1, 1, 1, 1 },	/* bit 0 set */
+	{ "vdivps_x_k1z", SP, X, DIV, 4, 4, 1, 4 },	/* 0x0f covers all 4 */
+	/* FP16: xmm 8, ymm 16, zmm 32 halves */
+	{ "vaddph_x", HP, X, ADD, 8, 8, 0, 8 },
+	{ "vaddph_y", HP, Y, ADD, 16, 16, 0, 16 },
+	{ "vaddph_z", HP, Z, ADD, 32, 32, 0, 32 },
+	{ "vaddsh", HP, S, ADD, 1, 1, 0, 1 },
+	{ "vmulph_z", HP, Z, MUL, 32, 32, 0, 32 },
+	{ "vdivph_y", HP, Y, DIV, 16, 16, 0, 16 },
+	{ "vsqrtph_z", HP, Z, SQRT, 32, 32, 0, 32 },
+	{ "vfmadd231ph_z", HP, Z, FMA, 32, 32, 0, 64 },
+	{ "vfmadd231sh", HP, S, FMA, 1, 1, 0, 2 },
+	/* complex FP16: a lane is one FP16 element, 1 FLOP each */
+	{ "vfmulcph_z", HP, Z, CX, 32, 32, 0, 32 },
+	{ "vfcmaddcph_y", HP, Y, CX, 16, 16, 0, 16 },
+	{ "vfmaddcsh", HP, S, CX, 2, 2, 0, 2 },		/* one complex */
+	{ "vfmulcph_z_k1", HP, Z, CX, 32, 8, 1, 8 },	/* 4 complex of 16 */
+	{ "vaddph_z_k2", HP, Z, ADD, 32, 8, 1, 8 },	/* 8 halves of 32 */
+	/* BF16 dot product: bf16 elements as FMA lanes */
+	{ "vdpbf16ps_z", BF, Z, FMA, 32, 32, 0, 64 },
+	{ "vdpbf16ps_x", BF, X, FMA, 8, 8, 0, 16 },
+	{ "vdpbf16ps_y_k5", BF, Y, FMA, 16, 4, 1, 8 },	/* 2 fp32 lanes x 2 */
+	/* x87 */
+	{ "fadd", X87, S, ADD, 1, 1, 0, 1 },
+	{ "fmul", X87, S, MUL, 1, 1, 0, 1 },
+	{ "fdiv", X87, S, DIV, 1, 1, 0, 1 },
+	{ "fsqrt", X87, S, SQRT, 1, 1, 0, 1 },
+};
+
+static void check_kernel(const struct expect *e, int single_step)
+{
+	struct pflops_mix m;
+	struct pflops_trace_opts o = { .single_step = single_step };
+	struct pflops_trace_stats st;
+	char n[16];
+	int status;
+
+	snprintf(n, sizeof n, "%d", N);
+	status = trace(&m, &o, &st, prog("calib_fp"), e->kernel, n, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		print_error("%s: status 0x%x\n", e->kernel, status);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	if (m.insts[e->prec][e->width][e->op] != N ||
+	    m.lanes_active[e->prec][e->width][e->op] != (uint64_t)N * e->active)
+		print_error("%s: insts %lu active %lu\n", e->kernel,
+			    (unsigned long)m.insts[e->prec][e->width][e->op],
+			    (unsigned long)m.lanes_active[e->prec][e->width][e->op]);
+	assert_int_equal(m.insts[e->prec][e->width][e->op], N);
+	assert_int_equal(m.lanes_full[e->prec][e->width][e->op], (uint64_t)N * e->full);
+	assert_int_equal(m.lanes_active[e->prec][e->width][e->op], (uint64_t)N * e->active);
+	assert_int_equal(m.masked[e->prec][e->width][e->op], e->masked ? N : 0);
+	/* nothing else: the program is freestanding */
+	assert_int_equal(total(m.insts), N);
+	assert_int_equal(pflops_mix_flops(&m, -1), (uint64_t)N * e->flops);
+	assert_int_equal(st.desync, 0);
+}
+
+static void test_every_class(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof expects / sizeof expects[0]; i++)
+		check_kernel(&expects[i], 0);
+}
+
+/* The reference mode (a stop per instruction) must agree exactly. */
+static void test_single_step_agrees(void **state)
+{
+	static const char *const k[] = { "vaddpd_z_k1", "vfmulcph_z_k1",
+					 "fmul", "kmask_in_block", "calls" };
+	struct pflops_mix a, b;
+	struct pflops_trace_opts o = { .single_step = 1 };
+	struct pflops_trace_stats sa, sb;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+		trace(&a, NULL, &sa, prog("calib_fp"), k[i], "300", NULL);
+		trace(&b, &o, &sb, prog("calib_fp"), k[i], "300", NULL);
+		assert_memory_equal(&a, &b, sizeof a);
+		/* and the block mode really stopped less often (not where
+		 * k1 is written in the block: that block is stepped) */
+		if (strcmp(k[i], "kmask_in_block"))
+			assert_true(sa.stops * 2 < sb.stops);
+	}
+}
+
+/* k1 rewritten inside the loop: k1 = i & 0xff for i = N..1 */
+static void test_mask_written_in_block(void **state)
+{
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+	uint64_t active = 0;
+
+	(void)state;
+	for (long i = 1; i <= N; i++)
+		active += (uint64_t)__builtin_popcountl(i & 0xff);
+	trace(&m, NULL, &st, prog("calib_fp"), "kmask_in_block", "1000", NULL);
+	assert_int_equal(m.insts[DP][Z][ADD], N);
+	assert_int_equal(m.masked[DP][Z][ADD], N);
+	assert_int_equal(m.lanes_full[DP][Z][ADD], 8 * N);
+	assert_int_equal(m.lanes_active[DP][Z][ADD], active);
+}
+
+static void test_calls_and_extras(void **state)
+{
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+
+	(void)state;
+	/* direct call + call through a pointer, each one vaddpd ymm */
+	trace(&m, NULL, &st, prog("calib_fp"), "calls", "1000", NULL);
+	assert_int_equal(m.insts[DP][Y][ADD], 2 * N);
+	assert_int_equal(total(m.insts), 2 * N);
+	trace(&m, NULL, &st, prog("calib_fp"), "vinsertf128", "1000", NULL);
+	assert_int_equal(m.extra[PFLOPS_X_VINSERTF128], N);
+	assert_int_equal(total(m.insts), 0);
+	trace(&m, NULL, &st, prog("calib_fp"), "vandpd_y", "1000", NULL);
+	assert_int_equal(m.extra[PFLOPS_X_256_NONFP], N);
+	assert_int_equal(total(m.insts), 0);
+}
+
+/* Integer SIMD, moves, logic, compares, conversions: no FLOP.  The loop
+ * body is 8 instructions + dec + jnz, so N more iterations retire 10N
+ * more instructions. */
+static void test_zero_flops_and_total(void **state)
+{
+	struct pflops_mix a, b;
+	struct pflops_trace_stats st;
+
+	(void)state;
+	trace(&a, NULL, &st, prog("calib_fp"), "intloop", "1000", NULL);
+	trace(&b, NULL, &st, prog("calib_fp"), "intloop", "2000", NULL);
+	assert_int_equal(total(a.insts), 0);
+	assert_int_equal(total(b.insts), 0);
+	assert_int_equal(pflops_mix_flops(&b, -1), 0);
+	assert_int_equal(b.total_insts - a.total_insts, 10 * N);
+}
+
+static void test_exit_status(void **state)
+{
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+	int s;
+
+	(void)state;
+	s = trace(&m, NULL, &st, prog("calib_fp"), "vaddpd_z", "10", "42", NULL);
+	assert_true(WIFEXITED(s));
+	assert_int_equal(WEXITSTATUS(s), 42);
+	s = trace(&m, NULL, &st, prog("calib_fp"), "no_such_kernel", "10", NULL);
+	assert_int_equal(WEXITSTATUS(s), 101);
+}
+
+static void test_cannot_start(void **state)
+{
+	struct pflops_mix m;
+	struct pflops_error err = { 0 };
+	char *argv[] = { "/nonexistent/prog", NULL };
+	int status = 0;
+
+	(void)state;
+	assert_int_equal(pflops_trace_run(argv, NULL, &m, &status, &err),
+			 PFLOPS_ECHILD);
+	assert_non_null(strstr(err.msg, "/nonexistent/prog"));
+	assert_non_null(strstr(err.msg, "No such file"));
+}
+
+/* ------------------------------------------------------------------ */
+/* C kernels: FLOPs known analytically, at -O2 and -O3 -march=native   */
+
+static void check_c(const char *bin, const char *kernel, long n, uint64_t flops)
+{
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+	char a[16];
+
+	snprintf(a, sizeof a, "%ld", n);
+	trace(&m, NULL, &st, prog(bin), kernel, a, NULL);
+	if (pflops_mix_flops(&m, -1) != flops)
+		print_error("%s %s %ld: %lu FLOPs, expected %lu\n", bin, kernel,
+			    n, (unsigned long)pflops_mix_flops(&m, -1),
+			    (unsigned long)flops);
+	assert_int_equal(pflops_mix_flops(&m, -1), flops);
+	assert_int_equal(pflops_mix_flops(&m, PFLOPS_DP), flops);
+}
+
+static void test_c_kernels(void **state)
+{
+	static const char *const bins[] = { "calib_daxpy_O2", "calib_daxpy_O3" };
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		check_c(bins[i], "daxpy", 1003, 2 * 1003);
+		check_c(bins[i], "matmul", 13, 2 * 13 * 13 * 13);
+		check_c(bins[i], "matmul", 16, 2 * 16 * 16 * 16);
+		/* x = 0..1002 > 1003/3 = 334: 1002 - 334 = 668 elements */
+		check_c(bins[i], "cond", 1003, 2 * 668);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* threads, processes, signals                                         */
+
+static void test_threads(void **state)
+{
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+
+	(void)state;
+	/* threads t=0..2 run (t+1)N vaddpd ymm: 6N; main N vmulpd zmm */
+	trace(&m, NULL, &st, prog("calib_threads"), "3", "1000", NULL);
+	assert_int_equal(m.insts[DP][Y][ADD], 6 * N);
+	assert_int_equal(m.insts[DP][Z][MUL], N);
+	assert_int_equal(pflops_mix_flops(&m, -1), 6 * N * 4 + N * 8);
+	assert_true(st.threads >= 4);
+}
+
+static void test_fork(void **state)
+{
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+	int s;
+
+	(void)state;
+	/* child N vaddps xmm, parent 2N vmulps xmm, parent exits 7 */
+	s = trace(&m, NULL, &st, prog("calib_fork"), "fork", "1000", NULL);
+	assert_true(WIFEXITED(s));
+	assert_int_equal(WEXITSTATUS(s), 7);
+	assert_int_equal(m.insts[SP][X][ADD], N);
+	assert_int_equal(m.insts[SP][X][MUL], 2 * N);
+	assert_int_equal(pflops_mix_flops(&m, -1), 3 * N * 4);
+
+	/* vfork + exec of calib_fp vaddpd_z N; parent N vmulps xmm */
+	s = trace(&m, NULL, &st, prog("calib_fork"), "vfork", "1000", NULL);
+	assert_int_equal(WEXITSTATUS(s), 0);
+	assert_int_equal(m.insts[DP][Z][ADD], N);
+	assert_int_equal(m.insts[SP][X][MUL], N);
+	assert_int_equal(pflops_mix_flops(&m, -1), N * 8 + N * 4);
+
+	/* exec in place: calib_fp vsqrtpd_y N, exit 9 */
+	s = trace(&m, NULL, &st, prog("calib_fork"), "exec", "1000", NULL);
+	assert_int_equal(WEXITSTATUS(s), 9);
+	assert_int_equal(m.insts[DP][Y][SQRT], N);
+	assert_int_equal(pflops_mix_flops(&m, -1), N * 4);
+}
+
+static void test_crash(void **state)
+{
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+	char buf[128];
+	int s;
+
+	(void)state;
+	s = trace(&m, NULL, &st, prog("calib_signal"), "crash", "1000", NULL);
+	assert_true(WIFSIGNALED(s));
+	assert_int_equal(WTERMSIG(s), SIGSEGV);
+	assert_int_equal(m.insts[DP][X][ADD], N);
+	pflops_trace_status_str(s, buf, sizeof buf);
+	assert_non_null(strstr(buf, "killed by signal 11"));
+	pflops_trace_status_str(3 << 8, buf, sizeof buf);
+	assert_string_equal(buf, "exited with status 3");
+}
+
+static void test_signal_handler(void **state)
+{
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+
+	(void)state;
+	/* handler: N vmulpd xmm; main: N vaddpd xmm */
+	trace(&m, NULL, &st, prog("calib_signal"), "handler", "1000", NULL);
+	assert_int_equal(m.insts[DP][X][ADD], N);
+	assert_int_equal(m.insts[DP][X][MUL], N);
+}
+
+/* A 1 ms timer interrupts blocks anywhere; the count stays exact. */
+static void test_async_signals(void **state)
+{
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+	char out[] = "/tmp/pflops_alarmsXXXXXX";
+	long alarms = -1;
+	int fd = mkstemp(out);
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	trace(&m, NULL, &st, prog("calib_signal"), "timer", "400000", out, NULL);
+	f = fopen(out, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%ld", &alarms), 1);
+	fclose(f);
+	unlink(out);
+	assert_true(alarms > 0);	/* else the test proved nothing */
+	assert_int_equal(m.insts[DP][X][ADD], 400000);
+	assert_int_equal(m.insts[DP][X][DIV], (uint64_t)alarms);
+}
+
+/* ------------------------------------------------------------------ */
+/* region                                                              */
+
+static void test_region(void **state)
+{
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+	struct pflops_trace_opts o = { 0 };
+
+	(void)state;
+	/* in libcalibk.so, called twice: 2N vaddpd ymm + 2N vmulpd xmm from
+	 * the nested calib_helper; nothing of outside() or main_kernel() */
+	o.region = "calib_kernel";
+	trace(&m, &o, &st, prog("calib_region"), "1000", NULL);
+	assert_int_equal(st.region_calls, 2);
+	assert_int_equal(m.insts[DP][Y][ADD], 2 * N);
+	assert_int_equal(m.insts[DP][X][MUL], 2 * N);
+	assert_int_equal(total(m.insts), 4 * N);
+
+	/* a static function of the executable (.symtab): N vsubpd zmm;
+	 * its instructions: N x (vsubpd, dec, jnz) + ret */
+	o.region = "main_kernel";
+	trace(&m, &o, &st, prog("calib_region"), "1000", NULL);
+	assert_int_equal(st.region_calls, 1);
+	assert_int_equal(m.insts[DP][Z][ADD], N);
+	assert_int_equal(total(m.insts), N);
+	assert_int_equal(m.total_insts, 3 * N + 1);
+
+	/* never called: nothing counted, not an error */
+	o.region = "no_such_function";
+	trace(&m, &o, &st, prog("calib_region"), "1000", NULL);
+	assert_int_equal(st.region_calls, 0);
+	assert_int_equal(m.total_insts, 0);
+
+	/* without region: everything, N vdivpd xmm from outside() too */
+	trace(&m, NULL, &st, prog("calib_region"), "1000", NULL);
+	assert_int_equal(m.insts[DP][X][DIV], N);
+	assert_int_equal(total(m.insts), 6 * N);
+}
+
+int main(void)
+{
+	const char *b = getenv("B");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_class),
+		cmocka_unit_test(test_single_step_agrees),
+		cmocka_unit_test(test_mask_written_in_block),
+		cmocka_unit_test(test_calls_and_extras),
+		cmocka_unit_test(test_zero_flops_and_total),
+		cmocka_unit_test(test_exit_status),
+		cmocka_unit_test(test_cannot_start),
+		cmocka_unit_test(test_c_kernels),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_fork),
+		cmocka_unit_test(test_crash),
+		cmocka_unit_test(test_signal_handler),
+		cmocka_unit_test(test_async_signals),
+		cmocka_unit_test(test_region),
+	};
+
+	snprintf(dir, sizeof dir, "%s/ctests/trace", b && *b ? b : "build");
+	if (access(prog("calib_fp"), X_OK)) {
+		fprintf(stderr, "test_trace: %s missing; run `make check` "
+			"(it builds the calibration programs)\n", prog("calib_fp"));
+		return 1;
+	}
+	return cmocka_run_group_tests_name("trace", tests, NULL, NULL);
+}

@@ -1,0 +1,195 @@
+/*
+ * calib_fp.c: known floating-point instruction mixes.
+ *
+ *   calib_fp KERNEL N [EXIT]
+ *
+ * runs KERNEL's loop N times and exits with EXIT (default 0).  Every loop
+ * body is one instruction of the class under test plus "dec; jnz", so a
+ * trace must find exactly N instructions of that class and no other FP
+ * instruction (the program is freestanding: no libc, no loader).  The
+ * expected classes are written down in ctests/test_trace.c.
+ */
+#include "calib.h"
+
+/* Set the opmask registers the masked kernels use. */
+#define KSET "mov $0x0f, %%eax\n kmovw %%eax, %%k1\n" \
+	     "mov $0xff, %%eax\n kmovw %%eax, %%k2\n" \
+	     "mov $0x05, %%eax\n kmovw %%eax, %%k3\n" \
+	     "xor %%eax, %%eax\n kmovw %%eax, %%k4\n" \
+	     "mov $0x0003, %%eax\n kmovw %%eax, %%k5\n"
+
+#define KERNEL(name, pre, insn)						\
+	static void name(long n)					\
+	{								\
+		__asm__ volatile(pre "1:\n" insn "\n dec %0\n jnz 1b"	\
+				 : "+r"(n) : : "eax", "xmm0", "xmm1",	\
+				 "xmm2", "xmm3", "memory", "cc");	\
+	}
+
+/* SSE (legacy encoding) */
+KERNEL(addss, "", "addss %%xmm1, %%xmm0")
+KERNEL(addsd, "", "addsd %%xmm1, %%xmm0")
+KERNEL(subps, "", "subps %%xmm1, %%xmm0")
+KERNEL(addpd, "", "addpd %%xmm1, %%xmm0")
+KERNEL(mulsd, "", "mulsd %%xmm1, %%xmm0")
+KERNEL(mulps, "", "mulps %%xmm1, %%xmm0")
+KERNEL(divss, "", "divss %%xmm1, %%xmm0")
+KERNEL(divpd, "", "divpd %%xmm1, %%xmm0")
+KERNEL(sqrtsd, "", "sqrtsd %%xmm1, %%xmm0")
+KERNEL(sqrtps, "", "sqrtps %%xmm1, %%xmm0")
+KERNEL(rcpps, "", "rcpps %%xmm1, %%xmm0")
+KERNEL(rsqrtss, "", "rsqrtss %%xmm1, %%xmm0")
+KERNEL(dpps, "", "dpps $0xff, %%xmm1, %%xmm0")
+KERNEL(maxpd, "", "maxpd %%xmm1, %%xmm0")
+KERNEL(minss, "", "minss %%xmm1, %%xmm0")
+KERNEL(haddpd, "", "haddpd %%xmm1, %%xmm0")
+KERNEL(addsubps, "", "addsubps %%xmm1, %%xmm0")
+/* AVX / FMA3 (VEX) */
+KERNEL(vaddps_x, "", "vaddps %%xmm1, %%xmm2, %%xmm0")
+KERNEL(vaddpd_y, "", "vaddpd %%ymm1, %%ymm2, %%ymm0")
+KERNEL(vsubps_y, "", "vsubps %%ymm1, %%ymm2, %%ymm0")
+KERNEL(vmulpd_y, "", "vmulpd %%ymm1, %%ymm2, %%ymm0")
+KERNEL(vdivps_y, "", "vdivps %%ymm1, %%ymm2, %%ymm0")
+KERNEL(vsqrtpd_y, "", "vsqrtpd %%ymm1, %%ymm0")
+KERNEL(vfmadd231sd, "", "vfmadd231sd %%xmm1, %%xmm2, %%xmm0")
+KERNEL(vfmadd231ss, "", "vfmadd231ss %%xmm1, %%xmm2, %%xmm0")
+KERNEL(vfmadd213pd_x, "", "vfmadd213pd %%xmm1, %%xmm2, %%xmm0")
+KERNEL(vfnmsub231ps_y, "", "vfnmsub231ps %%ymm1, %%ymm2, %%ymm0")
+KERNEL(vfmaddsub132pd_y, "", "vfmaddsub132pd %%ymm1, %%ymm2, %%ymm0")
+KERNEL(vaddsd, "", "vaddsd %%xmm1, %%xmm2, %%xmm0")
+/* AVX-512 (EVEX) */
+KERNEL(vaddpd_z, "", "vaddpd %%zmm1, %%zmm2, %%zmm0")
+KERNEL(vaddps_z, "", "vaddps %%zmm1, %%zmm2, %%zmm0")
+KERNEL(vmulps_z, "", "vmulps %%zmm1, %%zmm2, %%zmm0")
+KERNEL(vdivpd_z, "", "vdivpd %%zmm1, %%zmm2, %%zmm0")
+KERNEL(vsqrtps_z, "", "vsqrtps %%zmm1, %%zmm0")
+KERNEL(vfmadd231pd_z, "", "vfmadd231pd %%zmm1, %%zmm2, %%zmm0")
+KERNEL(vfmadd231ps_z, "", "vfmadd231ps %%zmm1, %%zmm2, %%zmm0")
+KERNEL(vrcp14pd_z, "", "vrcp14pd %%zmm1, %%zmm0")
+KERNEL(vmaxps_z, "", "vmaxps %%zmm1, %%zmm2, %%zmm0")
+KERNEL(vaddpd_z_er, "", "vaddpd %{rn-sae%}, %%zmm1, %%zmm2, %%zmm0")
+KERNEL(vaddps_y_evex, "", "vaddps %%ymm17, %%ymm18, %%ymm16")
+/* AVX-512 masked: k1=0x0f k2=0xff k3=0x05 k4=0 k5=0x3 */
+KERNEL(vaddpd_z_k1, KSET, "vaddpd %%zmm1, %%zmm2, %%zmm0%{%%k1%}")
+KERNEL(vfmadd231ps_z_k2z, KSET, "vfmadd231ps %%zmm1, %%zmm2, %%zmm0%{%%k2%}%{z%}")
+KERNEL(vmulpd_y_k3, KSET, "vmulpd %%ymm1, %%ymm2, %%ymm0%{%%k3%}")
+KERNEL(vaddsd_k4, KSET, "vaddsd %%xmm1, %%xmm2, %%xmm0%{%%k4%}")
+KERNEL(vaddsd_k1, KSET, "vaddsd %%xmm1, %%xmm2, %%xmm0%{%%k1%}")
+KERNEL(vdivps_x_k1z, KSET, "vdivps %%xmm1, %%xmm2, %%xmm0%{%%k1%}%{z%}")
+/* AVX-512 FP16 */
+KERNEL(vaddph_x, "", "vaddph %%xmm1, %%xmm2, %%xmm0")
+KERNEL(vaddph_y, "", "vaddph %%ymm1, %%ymm2, %%ymm0")
+KERNEL(vaddph_z, "", "vaddph %%zmm1, %%zmm2, %%zmm0")
+KERNEL(vaddsh, "", "vaddsh %%xmm1, %%xmm2, %%xmm0")
+KERNEL(vmulph_z, "", "vmulph %%zmm1, %%zmm2, %%zmm0")
+KERNEL(vdivph_y, "", "vdivph %%ymm1, %%ymm2, %%ymm0")
+KERNEL(vsqrtph_z, "", "vsqrtph %%zmm1, %%zmm0")
+KERNEL(vfmadd231ph_z, "", "vfmadd231ph %%zmm1, %%zmm2, %%zmm0")
+KERNEL(vfmadd231sh, "", "vfmadd231sh %%xmm1, %%xmm2, %%xmm0")
+KERNEL(vfmulcph_z, "", "vfmulcph %%zmm1, %%zmm2, %%zmm0")
+KERNEL(vfcmaddcph_y, "", "vfcmaddcph %%ymm1, %%ymm2, %%ymm0")
+KERNEL(vfmaddcsh, "", "vfmaddcsh %%xmm1, %%xmm2, %%xmm0")
+KERNEL(vfmulcph_z_k1, KSET, "vfmulcph %%zmm1, %%zmm2, %%zmm0%{%%k1%}")
+KERNEL(vaddph_z_k2, KSET, "vaddph %%zmm1, %%zmm2, %%zmm0%{%%k2%}")
+/* AVX-512 BF16 */
+KERNEL(vdpbf16ps_z, "", "vdpbf16ps %%zmm1, %%zmm2, %%zmm0")
+KERNEL(vdpbf16ps_x, "", "vdpbf16ps %%xmm1, %%xmm2, %%xmm0")
+KERNEL(vdpbf16ps_y_k5, KSET, "vdpbf16ps %%ymm1, %%ymm2, %%ymm0%{%%k5%}")
+/* no FLOPs: integer SIMD, moves, logic, conversions */
+KERNEL(intloop, "", "add $3, %%eax\n imul %%eax, %%eax\n paddd %%xmm1, %%xmm0\n"
+		    "vpmulld %%zmm1, %%zmm2, %%zmm0\n vxorps %%xmm1, %%xmm1, %%xmm1\n"
+		    "cvtsi2sd %%eax, %%xmm2\n vmovapd %%zmm1, %%zmm0\n vcmppd $1, %%zmm1, %%zmm2, %%k1")
+/* extras */
+KERNEL(vinsertf128, "", "vinsertf128 $1, %%xmm1, %%ymm0, %%ymm0")
+KERNEL(vandpd_y, "", "vandpd %%ymm1, %%ymm2, %%ymm0")
+
+/* the benchmark's loop: 14 FP instructions + dec + jnz, like an unrolled
+ * inner loop (bench/bench_trace.c) */
+KERNEL(bench16, "",
+       "vfmadd231pd %%zmm1, %%zmm2, %%zmm0\n vfmadd231pd %%zmm1, %%zmm2, %%zmm3\n"
+       "vfmadd231pd %%zmm1, %%zmm2, %%zmm0\n vfmadd231pd %%zmm1, %%zmm2, %%zmm3\n"
+       "vfmadd231pd %%zmm1, %%zmm2, %%zmm0\n vfmadd231pd %%zmm1, %%zmm2, %%zmm3\n"
+       "vfmadd231pd %%zmm1, %%zmm2, %%zmm0\n vfmadd231pd %%zmm1, %%zmm2, %%zmm3\n"
+       "vaddpd %%zmm1, %%zmm2, %%zmm0\n vaddpd %%zmm1, %%zmm2, %%zmm3\n"
+       "vmulpd %%zmm1, %%zmm2, %%zmm0\n vmulpd %%zmm1, %%zmm2, %%zmm3\n"
+       "vaddpd %%zmm1, %%zmm2, %%zmm0\n vaddpd %%zmm1, %%zmm2, %%zmm3")
+
+/* x87: the loop keeps one value on the stack */
+#define X87(name, insn)							\
+	static void name(long n)					\
+	{								\
+		__asm__ volatile("fld1\n fld1\n 1:\n" insn "\n dec %0\n jnz 1b\n" \
+				 "fstp %%st(0)\n fstp %%st(0)"		\
+				 : "+r"(n) : : "st", "st(1)", "cc");	\
+	}
+X87(fadd, "fadd %%st(1), %%st")
+X87(fmul, "fmul %%st(1), %%st")
+X87(fdiv, "fdiv %%st(1), %%st")
+X87(fsqrt, "fsqrt")
+
+/*
+ * The mask is written inside the loop body: k1 = i & 0xff before each
+ * vaddpd zmm{k1} (i = N..1), so the tracer must read k1 per instruction.
+ * Active lanes: sum over i of popcount(i & 0xff).
+ */
+static void kmask_in_block(long n)
+{
+	__asm__ volatile("1:\n mov %0, %%rax\n and $0xff, %%eax\n"
+			 " kmovw %%eax, %%k1\n"
+			 " vaddpd %%zmm1, %%zmm2, %%zmm0%{%%k1%}\n"
+			 " dec %0\n jnz 1b"
+			 : "+r"(n) : : "rax", "xmm0", "cc");
+}
+
+/* Two FP instructions per iteration in a call/ret chain: exercises the
+ * emulation of call, ret and an indirect jump through a table. */
+__attribute__((noinline)) static void callee(void)
+{
+	__asm__ volatile("vaddpd %%ymm1, %%ymm2, %%ymm0" ::: "xmm0");
+}
+static void (*volatile callee_ptr)(void) = callee;
+static void calls(long n)
+{
+	for (long i = 0; i < n; i++) {
+		callee();
+		callee_ptr();
+	}
+}
+
+struct kernel { const char *name; void (*fn)(long); };
+#define E(k) { #k, k }
+static const struct kernel kernels[] = {
+	E(addss), E(addsd), E(subps), E(addpd), E(mulsd), E(mulps), E(divss),
+	E(divpd), E(sqrtsd), E(sqrtps), E(rcpps), E(rsqrtss), E(dpps),
+	E(maxpd), E(minss), E(haddpd), E(addsubps),
+	E(vaddps_x), E(vaddpd_y), E(vsubps_y), E(vmulpd_y), E(vdivps_y),
+	E(vsqrtpd_y), E(vfmadd231sd), E(vfmadd231ss), E(vfmadd213pd_x),
+	E(vfnmsub231ps_y), E(vfmaddsub132pd_y), E(vaddsd),
+	E(vaddpd_z), E(vaddps_z), E(vmulps_z), E(vdivpd_z), E(vsqrtps_z),
+	E(vfmadd231pd_z), E(vfmadd231ps_z), E(vrcp14pd_z), E(vmaxps_z),
+	E(vaddpd_z_er), E(vaddps_y_evex),
+	E(vaddpd_z_k1), E(vfmadd231ps_z_k2z), E(vmulpd_y_k3), E(vaddsd_k4),
+	E(vaddsd_k1), E(vdivps_x_k1z),
+	E(vaddph_x), E(vaddph_y), E(vaddph_z), E(vaddsh), E(vmulph_z),
+	E(vdivph_y), E(vsqrtph_z), E(vfmadd231ph_z), E(vfmadd231sh),
+	E(vfmulcph_z), E(vfcmaddcph_y), E(vfmaddcsh), E(vfmulcph_z_k1),
+	E(vaddph_z_k2),
+	E(vdpbf16ps_z), E(vdpbf16ps_x), E(vdpbf16ps_y_k5),
+	E(intloop), E(vinsertf128), E(vandpd_y), E(bench16),
+	E(fadd), E(fmul), E(fdiv), E(fsqrt),
+	E(kmask_in_block), E(calls),
+};
+
+int calib_main(int argc, char **argv)
+{
+	if (argc < 3)
+		return 100;
+	for (unsigned i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+		if (calib_streq(argv[1], kernels[i].name)) {
+			long n = calib_atol(argv[2]);
+			if (n > 0)
+				kernels[i].fn(n);
+			return argc > 3 ? (int)calib_atol(argv[3]) : 0;
+		}
+	return 101;	/* unknown kernel */
+}

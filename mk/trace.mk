@@ -1,0 +1,62 @@
+# The tracer (exact FLOPs by ptrace + Zydis, no hardware counters), the
+# PMU models evaluated on its mix, their tests and benchmark.
+TRACE_CORE = components/flops/core
+CORE_SRCS += $(TRACE_CORE)/mix.c $(TRACE_CORE)/model.c \
+             $(TRACE_CORE)/trace_decode.c $(TRACE_CORE)/trace_blocks.c \
+             $(TRACE_CORE)/trace_mem.c $(TRACE_CORE)/trace_emul.c \
+             $(TRACE_CORE)/trace_xstate.c $(TRACE_CORE)/trace_region.c \
+             $(TRACE_CORE)/trace_ptrace.c
+CORE_LIBS += $(ZYDIS_LIBS)
+
+CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_model
+
+$(B)/ctests/test_trace: ctests/test_trace.c $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
+
+$(B)/ctests/test_model: ctests/test_model.c $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
+
+# Calibration programs the tests trace.  Own flags, never sanitized: the
+# freestanding ones (-nostdlib -static) have no libc for ASan to hook,
+# and their instruction mix must not change with the build flavour.
+TD = $(B)/ctests/trace
+CALIB_CFLAGS = -g -Wall -Wextra
+CALIB_FREE = -ffreestanding -fno-builtin -fno-stack-protector -fno-pie -no-pie \
+             -nostdlib -static -Ictests/trace
+TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
+               $(TD)/calib_threads $(TD)/calib_fork $(TD)/calib_signal \
+               $(TD)/libcalibk.so $(TD)/calib_region
+CHECK_DEPS += $(TRACE_CALIBS)
+
+$(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $(CALIB_FREE) $< -o $@
+$(TD)/calib_daxpy_O2: ctests/trace/calib_daxpy.c ctests/trace/calib.h
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $(CALIB_FREE) $< -o $@
+$(TD)/calib_daxpy_O3: ctests/trace/calib_daxpy.c ctests/trace/calib.h
+	@mkdir -p $(dir $@)
+	$(CC) -O3 -march=native $(CALIB_CFLAGS) $(CALIB_FREE) $< -o $@
+$(TD)/calib_threads: ctests/trace/calib_threads.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ $(PTHREAD_LIBS)
+$(TD)/calib_fork $(TD)/calib_signal: $(TD)/%: ctests/trace/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@
+$(TD)/libcalibk.so: ctests/trace/calib_kernel.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) -fPIC -shared $< -o $@
+$(TD)/calib_region: ctests/trace/calib_region.c $(TD)/libcalibk.so
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ -L$(TD) -lcalibk -Wl,-rpath,'$$ORIGIN'
+
+# `make bench`: traced instructions per second, block stops vs single-step.
+BENCH_TARGETS += bench-trace
+$(B)/bench_trace: bench/bench_trace.c $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS)
+bench-trace: $(B)/bench_trace $(TD)/calib_fp $(TD)/calib_daxpy_O2
+	$(B)/bench_trace $(TD)
+
+.PHONY: bench-trace

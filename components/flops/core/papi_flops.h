@@ -299,6 +299,40 @@ int pflops_perfstat_read(const char *path, const struct pflops_pmu *pmu,
 			 unsigned metrics, int sve_bits,
 			 struct pflops_perfstat *out, struct pflops_error *err);
 
+/* ---------------------------------------------------------------------
+ * Metrics from a traced instruction mix (trace and model: sources).
+ */
+/* Exact metrics, the SDE method: FLOPs of active lanes (FMA 2 per lane),
+ * FP_OPS over every precision including x87; VEC_DP / VEC_SP count
+ * packed instructions, an FMA twice (what FP_ARITH counts). */
+void pflops_mix_metrics(const struct pflops_mix *m, double v[PFLOPS_NMETRIC]);
+/* What pmu's formulas would read for the mix, from its events' `model`
+ * lines.  *got: the metrics computed (available and modelled). */
+int pflops_model_metrics(const struct pflops_pmu *pmu, const struct pflops_mix *m,
+			 unsigned metrics, int sve_bits, double v[PFLOPS_NMETRIC],
+			 unsigned *got, struct pflops_error *err);
+/* FLOPs by vector width (exact, all precisions). */
+void pflops_mix_widths(const struct pflops_mix *m, double w[PFLOPS_NWIDTH]);
+
+/* ---------------------------------------------------------------------
+ * Counting a whole program: its threads and children (perf_event with
+ * inherit, enabled at exec).  Generic over perf (type, config) so that it
+ * is tested on software events where no PMU exists.
+ */
+struct pflops_child_event {
+	uint32_t type;		/* PERF_TYPE_RAW, a PMU's sysfs type, PERF_TYPE_SOFTWARE */
+	uint64_t config;
+	int exclude_kernel;
+	/* results */
+	uint64_t raw, enabled, running;	/* ns for the last two */
+	double scaled;		/* raw * enabled / running (0 if it never ran) */
+};
+/* Run argv, counting ev[0..n) over it.  *status: its wait status.
+ * PFLOPS_EPERM / PFLOPS_ENOPMU / PFLOPS_ESYS with the event named when an
+ * event cannot be opened; PFLOPS_ECHILD when the program cannot start. */
+int pflops_count_child(char *const argv[], struct pflops_child_event *ev, int n,
+		       int *status, double *wall_seconds, struct pflops_error *err);
+
 #ifdef __cplusplus
 }
 #endif

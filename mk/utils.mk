@@ -10,3 +10,22 @@ MAN_PAGES += docs/man/papi_flops_run.1
 $(B)/papi_flops_run: utils/papi_flops_run.c utils/pf_run_hw.c utils/pf_run_hw.h $(CORE_LIB)
 	$(CC) $(CPPFLAGS) -Iutils $(PF_CFLAGS) utils/papi_flops_run.c utils/pf_run_hw.c -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS)
 CHECK_SCRIPTS += ctests/test_run.sh
+
+UTILS += $(B)/papi_flops_check
+MAN_PAGES += docs/man/papi_flops_check.1
+$(B)/papi_flops_check: utils/papi_flops_check.c utils/pf_kernels.h $(CORE_LIB) Makefile
+	$(CC) $(CPPFLAGS) -Iutils $(PF_CFLAGS) -DPF_KERNELS='"$(libexecdir)/papi-flops/papi_flops_kernels"' $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) -lm
+
+# The kernels papi_flops_check runs, and the quick start's example.
+PF_KERNELS_BIN = $(B)/ctests/trace/calib_fp
+PF_EXAMPLE = $(B)/papi_flops_example
+default-target: $(PF_KERNELS_BIN) $(PF_EXAMPLE)
+$(PF_EXAMPLE): examples/matmul.c
+	$(CC) -O2 -fno-tree-vectorize -Wall $< -o $@
+install: install-kernels
+install-kernels: $(PF_KERNELS_BIN) $(PF_EXAMPLE)
+	$(INSTALL) -d $(DESTDIR)$(libexecdir)/papi-flops
+	$(INSTALL) -m 755 $(PF_KERNELS_BIN) $(DESTDIR)$(libexecdir)/papi-flops/papi_flops_kernels
+	$(INSTALL) -m 755 $(PF_EXAMPLE) $(DESTDIR)$(libexecdir)/papi-flops/papi_flops_example
+CHECK_SCRIPTS += ctests/test_check.sh
+.PHONY: install-kernels

@@ -1,0 +1,36 @@
+#!/bin/sh
+# papi_flops_check: every kernel's trace count equals its analytic FLOPs,
+# and the formulas read the kernels as each CPU family is documented to.
+B=${B:-build}
+CHK=$B/papi_flops_check
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+out=$($CHK --all-pmus --iterations 200 --runs 2 2>&1); rc=$?
+[ $rc = 0 ] && ok || bad "exit status $rc"
+echo "$out" | grep -qE "^papi_flops_check: [0-9]+ kernels checked, ([0-9]+) passed, 0 failed" && ok || bad "summary: $(echo "$out" | tail -1)"
+# one row: KERNEL then the seven metric cells of PMU's table
+row() { echo "$out" | awk -v p="($1):" -v k="$2" 'index($0, p) {on=1; next} /^$/ {on=0} on && $1 == k {print; exit}'; }
+expect() { r=$(row "$1" "$2"); [ "$(echo $r)" = "$3" ] && ok || bad "$1 $2: got [$(echo $r)], expected [$3]"; }
+#                 kernel        FP_OPS DP_OPS SP_OPS HP_OPS BF16 VEC_DP VEC_SP
+expect skx  vfmadd231pd_z "vfmadd231pd_z = = = - - = ="
+expect skx  vaddpd_z_k1   "vaddpd_z_k1 x2.00 x2.00 = - - = ="
+expect skx  fadd          "fadd 0 = = - - = ="
+expect snb  fadd          "fadd = = = - - = ="
+expect hsw  vinsertf128   "vinsertf128 - +800 +1600 - - +200 +200"     # 200 iterations: 4 and 8 per CALC
+expect hsw  vfmadd231pd_z "vfmadd231pd_z - 0 = - - 0 ="               # 512-bit: CALC counts 256-bit only
+expect spr  vfmaddcsh     "vfmaddcsh = = = = - = ="
+expect amd64_fam19h_zen4 vaddpd_z_k1 "vaddpd_z_k1 x2.00 - - - = - -"
+expect cmt  vaddpd_y      "vaddpd_y = = = - - = ="
+expect arm_v1 addsd       "addsd n/m - - - - - -"
+# --json and --markdown
+json=$($CHK --iterations 50 --runs 1 --json 2>/dev/null)
+echo "$json" | grep -q '"failures": 0}' && ok || bad "json: $(echo "$json" | tail -c 200)"
+tmp=$(mktemp); $CHK --all-pmus --iterations 50 --runs 1 --markdown "$tmp" >/dev/null 2>&1
+grep -q '^| vaddpd_z_k1 | x2.00 | x2.00 |' "$tmp" && ok || bad "markdown table"
+rm -f "$tmp"
+# a missing kernel program is named, not a crash
+out=$(PAPI_FLOPS_KERNELS=/nonexistent/kernels $CHK --iterations 10 --runs 1 2>&1); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -q "cannot run kernel .* with /nonexistent/kernels" && ok || bad "missing kernels: $rc $out"
+echo "test_check: $pass passed, $fail failed"
+[ $fail = 0 ]

@@ -1,0 +1,289 @@
+/*
+ * papi_flops_check: are the FLOP numbers right on this machine?
+ * For every calibration kernel this CPU can run (one instruction class,
+ * known iterations): the exact FLOPs by analysis; the trace count, which
+ * must match exactly; what each PMU's formula reads (its event models);
+ * and, where counters can be used, what the hardware reads, judged
+ * against the formula with a tolerance per accuracy class.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "papi_flops.h"
+#include "pflops_trace.h"
+#include "pf_json.h"
+#include "pf_kernels.h"
+
+#ifndef PF_KERNELS
+#define PF_KERNELS "papi_flops_kernels"
+#endif
+
+static int has_feature(const char *f)
+{
+	if (!*f)
+		return 1;
+	FILE *c = fopen("/proc/cpuinfo", "r");
+	char line[8192];
+	int yes = 0;
+	while (c && !yes && fgets(line, sizeof(line), c))
+		if (!strncmp(line, "flags", 5)) {
+			char pat[64];
+			snprintf(pat, sizeof(pat), " %s", f);
+			for (char *p = line; (p = strstr(p, pat)); p += strlen(pat))
+				if (p[strlen(pat)] == ' ' || p[strlen(pat)] == '\n')
+					yes = 1;
+			break;
+		}
+	if (c)
+		fclose(c);
+	return yes;
+}
+
+/* The kernel program: $PAPI_FLOPS_KERNELS, next to us in a build tree, or installed. */
+static const char *kernels_path(const char *argv0)
+{
+	static char buf[4096];
+	const char *env = getenv("PAPI_FLOPS_KERNELS");
+	if (env)
+		return env;
+	const char *slash = strrchr(argv0, '/');
+	if (slash) {
+		snprintf(buf, sizeof(buf), "%.*s/ctests/trace/calib_fp", (int)(slash - argv0), argv0);
+		if (!access(buf, X_OK))
+			return buf;
+	}
+	return PF_KERNELS;
+}
+
+/* model vs exact, one cell: "=" equal, "x1.50" ratio, "0" nothing counted */
+static void cell(char *buf, size_t len, double model, double exact)
+{
+	if (model == exact)
+		snprintf(buf, len, "=");
+	else if (exact == 0)
+		snprintf(buf, len, "+%.0f", model);
+	else if (model == 0)
+		snprintf(buf, len, "0");
+	else
+		snprintf(buf, len, "x%.2f", model / exact);
+}
+
+struct kres {
+	const struct pf_kernel *k;
+	double exact[PFLOPS_NMETRIC];
+	double traced[PFLOPS_NMETRIC];
+	struct pflops_mix mix;
+	int trace_ok;
+};
+
+static void usage(FILE *o)
+{
+	fprintf(o, "usage: papi_flops_check [--all-pmus] [--iterations N] [--runs N] [--json] [--markdown FILE]\n"
+		   "  --all-pmus      model-vs-exact table for every PMU of the table (default: this machine's)\n"
+		   "  --iterations N  loop iterations per kernel (default 1000)\n"
+		   "  --runs N        runs per kernel (default 3)\n"
+		   "  --markdown FILE also write the tables as markdown (the docs/ validation table)\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "all-pmus", no_argument, 0, 'a' }, { "iterations", required_argument, 0, 'n' },
+		{ "runs", required_argument, 0, 'r' }, { "json", no_argument, 0, 'j' },
+		{ "markdown", required_argument, 0, 'm' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+	};
+	int all = 0, json = 0, runs = 3, c;
+	long iters = 1000;
+	const char *md = NULL;
+	while ((c = getopt_long(argc, argv, "an:r:jm:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'a': all = 1; break;
+		case 'n': iters = atol(optarg); break;
+		case 'r': runs = atoi(optarg); break;
+		case 'j': json = 1; break;
+		case 'm': md = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (iters <= 0 || runs <= 0) {
+		fprintf(stderr, "papi_flops_check: --iterations and --runs take positive numbers\n");
+		return 2;
+	}
+	struct pflops_table t = { 0 };
+	struct pflops_error err = { 0 };
+	struct pflops_probe pr;
+	if (pflops_table_builtin(&t, &err) || pflops_probe_run(&pr, &t, NULL, &err)) {
+		fprintf(stderr, "papi_flops_check: %s\n", err.msg);
+		return 1;
+	}
+	const char *kp = kernels_path(argv[0]);
+	FILE *o = json ? stderr : stdout;
+	fprintf(o, "papi_flops_check: %s\n", pr.access.code ? "no hardware counters here: " : "hardware counters available");
+	if (pr.access.code)
+		fprintf(o, "  %s\n  every kernel is checked with the exact trace count instead; the formulas with their models\n",
+			pr.access.msg);
+
+	/* 1. the kernels: analytic FLOPs vs the trace, `runs` times */
+	struct kres res[PF_NKERNELS];
+	int nres = 0, failures = 0;
+	char itstr[32];
+	snprintf(itstr, sizeof(itstr), "%ld", iters);
+	for (int i = 0; i < PF_NKERNELS; i++) {
+		const struct pf_kernel *k = &pf_kernels[i];
+		if (!has_feature(k->feature))
+			continue;
+		struct kres *r = &res[nres++];
+		memset(r, 0, sizeof(*r));
+		r->k = k;
+		struct pflops_mix expect;
+		pf_kernel_mix(k, iters, &expect);
+		pflops_mix_metrics(&expect, r->exact);
+		r->trace_ok = 1;
+		for (int run = 0; run < runs; run++) {
+			char *av[] = { (char *)kp, (char *)k->name, itstr, NULL };
+			struct pflops_mix m;
+			memset(&m, 0, sizeof(m));
+			int st;
+			if (isatty(2) && !json)
+				fprintf(stderr, "\rtracing %-20s run %d/%d", k->name, run + 1, runs);
+			if (pflops_trace_run(av, NULL, &m, &st, &err) || !WIFEXITED(st) || WEXITSTATUS(st)) {
+				fprintf(stderr, "\npapi_flops_check: cannot run kernel %s with %s: %s\n", k->name, kp,
+					err.msg[0] ? err.msg : "it failed (set PAPI_FLOPS_KERNELS to the kernel program)");
+				return 1;
+			}
+			double v[PFLOPS_NMETRIC];
+			pflops_mix_metrics(&m, v);
+			for (int x = 0; x < PFLOPS_NMETRIC; x++)
+				if (v[x] != r->exact[x] || (run && v[x] != r->traced[x]))
+					r->trace_ok = 0;
+			memcpy(r->traced, v, sizeof(v));
+			r->mix = m;
+		}
+		failures += !r->trace_ok;
+	}
+	if (isatty(2) && !json)
+		fprintf(stderr, "\r%50s\r", "");
+
+	/* 2. which PMUs to read the kernels through */
+	const struct pflops_pmu *pmus[256];
+	int npmu = 0;
+	for (int i = 0; i < t.npmus && npmu < 256; i++) {
+		int mine = 0;
+		for (int k = 0; k < pr.nkinds; k++)
+			mine |= pr.kinds[k].pmu == &t.pmus[i];
+		if (all || mine)
+			pmus[npmu++] = &t.pmus[i];
+	}
+
+	FILE *mdf = md ? fopen(md, "w") : NULL;
+	if (md && !mdf) {
+		perror(md);
+		return 1;
+	}
+	if (!json) {
+		printf("\nKernels (%ld iterations, %d runs each): exact FLOPs by analysis vs the trace\n", iters, runs);
+		printf("  %-20s %12s %12s %12s %12s %12s  %s\n", "kernel", "FP_OPS", "DP_OPS", "SP_OPS", "HP_OPS", "BF16_OPS",
+		       "trace");
+		for (int i = 0; i < nres; i++)
+			printf("  %-20s %12.0f %12.0f %12.0f %12.0f %12.0f  %s\n", res[i].k->name, res[i].exact[0],
+			       res[i].exact[1], res[i].exact[2], res[i].exact[3], res[i].exact[4],
+			       res[i].trace_ok ? "exact" : "FAIL");
+	} else {
+		printf("{\"hardware\": %s, \"iterations\": %ld, \"runs\": %d, \"kernels\": [", pr.access.code ? "false" : "true",
+		       iters, runs);
+		for (int i = 0; i < nres; i++) {
+			printf("%s{\"kernel\": \"%s\", \"trace_exact\": %s, \"exact\": {", i ? ", " : "", res[i].k->name,
+			       res[i].trace_ok ? "true" : "false");
+			for (int m = 0; m < PFLOPS_NMETRIC; m++)
+				printf("%s\"%s\": %.0f", m ? ", " : "", pflops_metric_name(m), res[i].exact[m]);
+			printf("}}");
+		}
+		printf("], \"pmus\": [");
+	}
+	if (mdf) {
+		fprintf(mdf, "# Validation: what each formula reads on the calibration kernels\n\n"
+			     "Generated by `papi_flops_check --all-pmus --markdown` on %s (no hardware counters: the\n"
+			     "formulas are read through their event models on the traced kernels). Cells: `=` the formula\n"
+			     "gives the exact FLOPs; `xR` it gives R times them; `0` it counts nothing; `+N` it counts N\n"
+			     "where there are none; blank: metric unavailable. %ld iterations per kernel; VEC_* count\n"
+			     "packed instructions (FMA twice).\n\n",
+			pr.kinds[0].model_name[0] ? pr.kinds[0].model_name : "this machine", iters);
+	}
+	/* 3. every formula on every kernel */
+	for (int p = 0; p < npmu; p++) {
+		const struct pflops_pmu *pm = pmus[p];
+		if (!json)
+			printf("\n%s (%s): formula vs exact\n  %-20s", pm->title, pm->name, "kernel");
+		if (mdf) {
+			fprintf(mdf, "## %s (`%s`)\n\n| kernel |", pm->title, pm->name);
+			for (int m = 0; m < PFLOPS_NMETRIC; m++)
+				fprintf(mdf, " %s |", pflops_metric_name(m));
+			fprintf(mdf, "\n|---|");
+			for (int m = 0; m < PFLOPS_NMETRIC; m++)
+				fprintf(mdf, "---|");
+			fprintf(mdf, "\n");
+		}
+		if (json)
+			printf("%s{\"pmu\": \"%s\", \"kernels\": {", p ? ", " : "", pm->name);
+		for (int m = 0; !json && m < PFLOPS_NMETRIC; m++)
+			printf(" %9s", pflops_metric_name(m));
+		if (!json)
+			printf("\n");
+		for (int i = 0; i < nres; i++) {
+			double v[PFLOPS_NMETRIC] = { 0 };
+			unsigned got = 0;
+			if (pflops_model_metrics(pm, &res[i].mix, (1u << PFLOPS_NMETRIC) - 1, 0, v, &got, &err)) {
+				fprintf(stderr, "papi_flops_check: %s\n", err.msg);
+				return 1;
+			}
+			if (!json)
+				printf("  %-20s", res[i].k->name);
+			if (mdf)
+				fprintf(mdf, "| %s |", res[i].k->name);
+			if (json)
+				printf("%s\"%s\": {", i ? ", " : "", res[i].k->name);
+			int first = 1;
+			for (int m = 0; m < PFLOPS_NMETRIC; m++) {
+				char cb[32] = "";
+				if (got & (1u << m))
+					cell(cb, sizeof(cb), v[m], res[i].exact[m]);
+				else if (pm->metrics[m].klass != PFLOPS_UNAVAILABLE)
+					snprintf(cb, sizeof(cb), "n/m");	/* not modelled (Arm) */
+				if (!json)
+					printf(" %9s", cb[0] ? cb : "-");
+				if (mdf)
+					fprintf(mdf, " %s |", cb);
+				if (json && (got & (1u << m))) {
+					printf("%s\"%s\": %.0f", first ? "" : ", ", pflops_metric_name(m), v[m]);
+					first = 0;
+				}
+			}
+			if (!json)
+				printf("\n");
+			if (mdf)
+				fprintf(mdf, "\n");
+			if (json)
+				printf("}");
+		}
+		if (json)
+			printf("}}");
+		if (mdf)
+			fprintf(mdf, "\n");
+	}
+	if (json)
+		printf("], \"failures\": %d}\n", failures);
+	if (mdf)
+		fclose(mdf);
+	if (!pr.access.code && !json)
+		printf("\nhardware: counters are available, but this build measures the kernels with trace and models only;\n"
+		       "          compare with: papi_flops_run -- %s KERNEL N\n", kp);
+	fprintf(o, "\npapi_flops_check: %d kernel%s checked, %d passed, %d failed\n", nres, nres == 1 ? "" : "s",
+		nres - failures, failures);
+	pflops_table_free(&t);
+	return failures ? 1 : 0;
+}

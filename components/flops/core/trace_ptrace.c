@@ -136,8 +136,12 @@ static void count_block(struct tracer *T, struct thr *t,
 
 	if (!counting(T, t) || n == 0)
 		return;
-	if (b->has_mask && pflops_read_kregs(t->tid, k) == 0)
-		kp = k;
+	if (b->has_mask) {
+		if (pflops_read_kregs(t->tid, k) == 0)
+			kp = k;
+		else
+			T->st.mask_unknown++;
+	}
 	pflops_block_count(T->mix, b, n, kp);
 	T->st.blocks_run++;
 }
@@ -150,8 +154,12 @@ static void count_one(struct tracer *T, struct thr *t,
 
 	if (!counting(T, t))
 		return;
-	if (b->has_mask && pflops_read_kregs(t->tid, k) == 0)
-		kp = k;
+	if (b->has_mask) {
+		if (pflops_read_kregs(t->tid, k) == 0)
+			kp = k;
+		else
+			T->st.mask_unknown++;
+	}
 	pflops_block_count_one(T->mix, b, (uint32_t)idx, kp);
 	if ((uint32_t)idx + 1 == b->ninsts) {
 		for (int x = 0; x < PFLOPS_NEXTRA; x++)

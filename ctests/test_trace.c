@@ -23,6 +23,7 @@
 #define N 1000
 
 static char dir[1024];
+static int under_valgrind;	/* PF_UNDER_VALGRIND, set by make check-valgrind */
 
 static const char *prog(const char *name)
 {
@@ -180,24 +181,33 @@ static void check_kernel(const struct expect *e, int single_step)
 		print_error("%s: status 0x%x\n", e->kernel, status);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	if (m.insts[e->prec][e->width][e->op] != N ||
-	    m.lanes_active[e->prec][e->width][e->op] != (uint64_t)N * e->active)
+	    (!under_valgrind &&
+	     m.lanes_active[e->prec][e->width][e->op] != (uint64_t)N * e->active))
 		print_error("%s: insts %lu active %lu\n", e->kernel,
 			    (unsigned long)m.insts[e->prec][e->width][e->op],
 			    (unsigned long)m.lanes_active[e->prec][e->width][e->op]);
 	assert_int_equal(m.insts[e->prec][e->width][e->op], N);
 	assert_int_equal(m.lanes_full[e->prec][e->width][e->op], (uint64_t)N * e->full);
-	assert_int_equal(m.lanes_active[e->prec][e->width][e->op], (uint64_t)N * e->active);
 	assert_int_equal(m.masked[e->prec][e->width][e->op], e->masked ? N : 0);
-	/* nothing else: the program is freestanding */
-	assert_int_equal(total(m.insts), N);
-	assert_int_equal(pflops_mix_flops(&m, -1), (uint64_t)N * e->flops);
+	assert_int_equal(total(m.insts), N);	/* freestanding: nothing else */
 	assert_int_equal(st.desync, 0);
+	if (e->masked && under_valgrind) {
+		/* valgrind's CPUID hides AVX-512, so the XSAVE layout is
+		 * unknown: the tracer must say it could not read the masks */
+		assert_true(st.mask_unknown > 0);
+		return;
+	}
+	assert_int_equal(st.mask_unknown, 0);
+	assert_int_equal(m.lanes_active[e->prec][e->width][e->op], (uint64_t)N * e->active);
+	assert_int_equal(pflops_mix_flops(&m, -1), (uint64_t)N * e->flops);
 }
 
 static void test_every_class(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof expects / sizeof expects[0]; i++)
+	/* under valgrind every 8th kernel, to keep the run short */
+	for (size_t i = 0; i < sizeof expects / sizeof expects[0];
+	     i += under_valgrind ? 8 : 1)
 		check_kernel(&expects[i], 0);
 }
 
@@ -211,6 +221,11 @@ static void test_single_step_agrees(void **state)
 	struct pflops_trace_stats sa, sb;
 
 	(void)state;
+	/* Under valgrind the program runs under valgrind until its exec;
+	 * valgrind 3.19 there dies of an internal assertion (VEX
+	 * chainXDirect_AMD64) in one of these runs, so the mixes differ. */
+	if (under_valgrind)
+		skip();
 	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
 		trace(&a, NULL, &sa, prog("calib_fp"), k[i], "300", NULL);
 		trace(&b, &o, &sb, prog("calib_fp"), k[i], "300", NULL);
@@ -236,6 +251,8 @@ static void test_mask_written_in_block(void **state)
 	assert_int_equal(m.insts[DP][Z][ADD], N);
 	assert_int_equal(m.masked[DP][Z][ADD], N);
 	assert_int_equal(m.lanes_full[DP][Z][ADD], 8 * N);
+	if (under_valgrind)
+		skip();
 	assert_int_equal(m.lanes_active[DP][Z][ADD], active);
 }
 
@@ -313,6 +330,8 @@ static void check_c(const char *bin, const char *kernel, long n, uint64_t flops)
 
 	snprintf(a, sizeof a, "%ld", n);
 	trace(&m, NULL, &st, prog(bin), kernel, a, NULL);
+	if (st.mask_unknown && under_valgrind)
+		return;		/* see check_kernel */
 	if (pflops_mix_flops(&m, -1) != flops)
 		print_error("%s %s %ld: %lu FLOPs, expected %lu\n", bin, kernel,
 			    n, (unsigned long)pflops_mix_flops(&m, -1),
@@ -496,6 +515,7 @@ int main(void)
 	};
 
 	snprintf(dir, sizeof dir, "%s/ctests/trace", b && *b ? b : "build");
+	under_valgrind = getenv("PF_UNDER_VALGRIND") != NULL;
 	if (access(prog("calib_fp"), X_OK)) {
 		fprintf(stderr, "test_trace: %s missing; run `make check` "
 			"(it builds the calibration programs)\n", prog("calib_fp"));

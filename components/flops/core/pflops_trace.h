@@ -28,6 +28,10 @@ struct pflops_trace_stats {
 	uint64_t desync;	/* stops where a thread was not where expected */
 	uint64_t threads;	/* threads and processes traced */
 	uint64_t region_calls;	/* outermost entries into the region function */
+	uint64_t mask_unknown;	/* masked blocks run while the opmask registers
+				 * could not be read (then active = all lanes):
+				 * e.g. under valgrind, whose CPUID hides the
+				 * XSAVE layout */
 };
 
 /* Called about every `progress_ms` with the mix counted so far. */

@@ -6,3 +6,11 @@ CHECK_PROGS += $(B)/test_count_perf
 
 $(B)/test_count_perf: ctests/test_count_perf.c $(CORE_LIB)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
+
+# The component in the built libpapi, through PAPI's public API and utilities.
+CHECK_SCRIPTS += components/flops/tests/papi_component.sh
+ifneq ($(PAPI_SRC),no)
+CHECK_DEPS += $(B)/flops_papi_test
+endif
+$(B)/flops_papi_test: components/flops/tests/flops_papi_test.c $(PAPI_STAMP)
+	$(CC) -I$(PAPI_BUILD)/src $(PF_CFLAGS) $< -o $@ $(LDFLAGS) -L$(PAPI_BUILD)/src -lpapi -Wl,-rpath,$(abspath $(PAPI_BUILD)/src)

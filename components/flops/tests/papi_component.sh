@@ -59,4 +59,12 @@ if [ $mode = nocounting ]; then
 	grep -q 'flops:::DP_OPS : *0' "$out" && bad "papi_command_line printed a zero count"
 fi
 [ $fail = 0 ] && echo "ok:   papi_command_line: ECNFLCT, ENOEVNT and the start refusal, each with its sentence"
+# 64 threads under PAPI_thread_init (valgrind too, where installed).
+LIBPFM_FORCE_PMU=skx $B/flops_threads64 > "$out" 2>&1 || { bad "flops_threads64"; cat "$out"; }
+echo "== threads: $(tail -n 1 "$out")"
+if command -v valgrind >/dev/null && [ -z "$PF_NO_VALGRIND" ] && case "$B" in *asan*) false;; *) true;; esac; then
+	LIBPFM_FORCE_PMU=skx valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+		$B/flops_threads64 > "$out" 2>&1 || { bad "flops_threads64 under valgrind"; cat "$out"; }
+	echo "== threads under valgrind: $(tail -n 1 "$out")"
+fi
 exit $fail

@@ -16,3 +16,11 @@ $(B)/flops_threads64: components/flops/tests/flops_threads64.c $(PAPI_STAMP)
 	$(CC) -I$(PAPI_BUILD)/src $(PF_CFLAGS) $< -o $@ $(LDFLAGS) -L$(PAPI_BUILD)/src -lpapi -lpthread -Wl,-rpath,$(abspath $(PAPI_BUILD)/src)
 $(B)/flops_papi_test: components/flops/tests/flops_papi_test.c $(PAPI_STAMP)
 	$(CC) -I$(PAPI_BUILD)/src $(PF_CFLAGS) $< -o $@ $(LDFLAGS) -L$(PAPI_BUILD)/src -lpapi -Wl,-rpath,$(abspath $(PAPI_BUILD)/src)
+
+# make bench: instructions per read of the counting engine vs the floor.
+BENCH_TARGETS += bench-read
+$(B)/bench_read: bench/bench_read.c $(CORE_LIB)
+	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS)
+bench-read: $(B)/bench_read
+	B=$(B) bench/bench_read.sh
+.PHONY: bench-read

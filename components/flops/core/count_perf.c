@@ -28,6 +28,7 @@ struct pflops_perf_set {
 	struct pflops_perf_value *base;	/* values at the last start/reset */
 	uint64_t *buf;			/* one group read: nr, enabled, running, values */
 	size_t buflen;
+	int refs;			/* some event is a kind's time reference */
 };
 
 static long pf_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group_fd)
@@ -167,8 +168,10 @@ int pflops_perf_open(struct pflops_perf_set **out, const struct pflops_perf_even
 		return pf_err(err, PFLOPS_ENOMEM, "out of memory");
 	}
 	memcpy(s->ev, ev, n * sizeof(*ev));
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		s->fd[i] = -1;
+		s->refs |= ev[i].slot < 0;
+	}
 	s->n = n;
 	for (int i = 0; i < n; i++) {
 		struct pflops_perf_event *e = &s->ev[i];
@@ -261,16 +264,37 @@ double pflops_perf_scale(uint64_t raw, uint64_t enabled, uint64_t running, int *
 void pflops_perf_sum(const struct pflops_perf_set *s, const struct pflops_perf_value *v, double *slots, int nslots,
 		     struct pflops_perf_status *st)
 {
+	struct pflops_perf_status tmp;
+	if (!st)
+		st = &tmp;
+	if (!s->refs) {
+		/* no time references (non-hybrid): enabled/running per event */
+		uint64_t en = 0;
+		st->estimated = st->unscheduled = 0;
+		st->uncovered_ns = 0;
+		st->uncovered_share = 0;
+		for (int k = 0; k < nslots; k++)
+			slots[k] = 0;
+		for (int i = 0; i < s->n; i++) {
+			int slot = s->ev[i].slot, est;
+			double x = pflops_perf_scale(v[i].raw, v[i].enabled, v[i].running, &est);
+			st->estimated |= est > 0;
+			st->unscheduled |= est < 0;
+			if (slot < nslots)
+				slots[slot] += x;
+			if (v[i].enabled > en)
+				en = v[i].enabled;
+		}
+		st->covered_ns = en;
+		return;
+	}
 	/* per kind: reference time (max running of its references), whether
 	 * it has references, and whether it counts anything */
 	uint64_t ref[PFLOPS_MAX_KINDS] = { 0 }, en[PFLOPS_MAX_KINDS] = { 0 };
 	int has_ref[PFLOPS_MAX_KINDS] = { 0 }, counts[PFLOPS_MAX_KINDS] = { 0 };
-	struct pflops_perf_status tmp;
-	if (!st)
-		st = &tmp;
-	memset(st, 0, sizeof(*st));
 	for (int k = 0; k < nslots; k++)
 		slots[k] = 0;
+	memset(st, 0, sizeof(*st));
 	for (int i = 0; i < s->n; i++) {
 		int k = s->ev[i].kind;
 		if (k < 0 || k >= PFLOPS_MAX_KINDS)

@@ -1,0 +1,109 @@
+/*
+ * pflops_perf.h: the counting engine of papi-flops, on Linux perf_event.
+ *
+ * PAPI-independent: it opens generic (perf type, config) events for one
+ * thread, in perf groups, reads them with one read() per group, scales
+ * multiplexed counts by time_enabled / time_running, and sums the events
+ * of several core kinds (hybrid CPUs: one PMU per kind) into output slots.
+ * The flops PAPI component and the utilities use it; its tests run on
+ * perf's software events (task-clock, page-faults ...), which every Linux
+ * machine has, with or without hardware counters.
+ *
+ * Errors follow papi_flops.h: PFLOPS_OK or a negative PFLOPS_E* code, and
+ * one sentence in err->msg when err is non-NULL.
+ */
+#ifndef PFLOPS_PERF_H
+#define PFLOPS_PERF_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "papi_flops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One event to open.  Consecutive events with equal `group` form one perf
+ * group (the first is its leader; one read() returns them all).  Events of
+ * equal `slot` are summed into that output slot (one per core kind on a
+ * hybrid CPU).
+ *
+ * slot < 0 marks a time reference of its kind (an event that always runs
+ * while the thread is on that kind, e.g. cycles on a fixed counter): its
+ * running time is the time spent on the kind.  Why: on a hybrid CPU an
+ * event of one kind's PMU is enabled all the time but runs only while the
+ * thread is on that kind, so enabled/running would mistake time on the
+ * other kind for multiplexing.  A kind with a reference scales its events
+ * by reference-time / running; a kind without one (non-hybrid) by
+ * enabled / running.  A kind with only a reference is not covered (no
+ * FLOP event there, e.g. Gracemont): its time is reported, not hidden. */
+struct pflops_perf_event {
+	uint32_t type;		/* PERF_TYPE_RAW, a sysfs PMU type, PERF_TYPE_SOFTWARE ... */
+	uint64_t config;
+	int group;
+	int slot;
+	int kind;		/* core kind index (< PFLOPS_MAX_KINDS) */
+	int cpu;		/* -1: wherever the thread runs; else only on that CPU */
+	char name[64];		/* for messages: "cpu_core/FP_ARITH_INST_RETIRED:SCALAR/" */
+};
+
+struct pflops_perf_attr {
+	pid_t tid;		/* 0: the calling thread; else attach to that thread */
+	int exclude_user, exclude_kernel, exclude_hv;
+	int check_schedule;	/* after opening, run each group once and fail with
+				 * PFLOPS_ECNFLCT when the kernel could not schedule it */
+};
+
+/* What one event read: its count and times since the last start/reset. */
+struct pflops_perf_value {
+	uint64_t raw;
+	uint64_t enabled, running;	/* ns */
+};
+
+struct pflops_perf_status {
+	int estimated;		/* some slot was scaled (multiplexed) */
+	int unscheduled;	/* some slot's events never ran: no count at all */
+	uint64_t covered_ns;	/* time on kinds that count */
+	uint64_t uncovered_ns;	/* time on kinds with only a reference event */
+	double uncovered_share;	/* uncovered / (covered + uncovered), 0 if no time */
+};
+
+struct pflops_perf_set;
+
+/* Open n events for attr->tid (disabled).  Fails (nothing left open) with
+ * PFLOPS_EPERM, PFLOPS_ENOPMU (no such PMU / event here), PFLOPS_ECNFLCT,
+ * PFLOPS_EINVAL or PFLOPS_ESYS, naming the event. */
+int pflops_perf_open(struct pflops_perf_set **set, const struct pflops_perf_event *ev, int n,
+		     const struct pflops_perf_attr *attr, struct pflops_error *err);
+void pflops_perf_close(struct pflops_perf_set *set);
+int pflops_perf_count(const struct pflops_perf_set *set);
+
+/* start: zero and enable; stop: disable (values stay readable);
+ * reset: zero without changing whether it runs.  Counts are zeroed by
+ * taking a baseline, so times scale correctly after a reset. */
+int pflops_perf_start(struct pflops_perf_set *set, struct pflops_error *err);
+int pflops_perf_stop(struct pflops_perf_set *set, struct pflops_error *err);
+int pflops_perf_reset(struct pflops_perf_set *set, struct pflops_error *err);
+
+/* Values of every event (in open order) since start/reset: one read() per group. */
+int pflops_perf_read(struct pflops_perf_set *set, struct pflops_perf_value *v, struct pflops_error *err);
+
+/* raw scaled to the full enabled time: raw * enabled / running.
+ * *estimated (may be NULL) is set to 1 when running < enabled; running 0
+ * gives 0 and *estimated = -1 (not counted at all). */
+double pflops_perf_scale(uint64_t raw, uint64_t enabled, uint64_t running, int *estimated);
+
+/* Sum scaled values into slots[0..nslots-1] (events of equal slot over
+ * kinds, scaled as described above) and summarize estimation and
+ * coverage in st (may be NULL). */
+void pflops_perf_sum(const struct pflops_perf_set *set, const struct pflops_perf_value *v, double *slots,
+		     int nslots, struct pflops_perf_status *st);
+
+/* The perf PMU type of /sys/bus/event_source/devices/<pmu>/type
+ * (PAPI_FLOPS_SYSFS overrides the directory, as for the probe). */
+int pflops_perf_pmu_type(const char *pmu, uint32_t *type, struct pflops_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

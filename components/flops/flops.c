@@ -1,0 +1,874 @@
+/*
+ * flops: a PAPI component giving FLOP counts (flops:::FP_OPS, DP_OPS ...)
+ * from the papi-flops formula table.  A thin front end: the table, probe,
+ * planner (core/) decide which native events and weights; the counting
+ * engine (core/count_perf.c) opens and reads them through perf_event.
+ *
+ * Native event code: bits 0-3 the entry (a pflops_metric, or one of the two
+ * status events), bits 4-7 a width qualifier (0 none, 1 + pflops_width),
+ * bits 8-11 a precision qualifier (0 none, 1 + pflops_prec).
+ *
+ * Without counter access (no PMU exposed, perf_event_paranoid) the
+ * component stays in PAPI_EDELAY_INIT: PAPI 7.0 enumerates, names and
+ * describes the events of such a component (it refuses all that for a
+ * disabled one), papi_component_avail prints the probe's sentence as the
+ * disabled reason, and PAPI_start fails with PAPI_ENOSUPP / PAPI_EPERM.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <linux/perf_event.h>
+
+#include "papi.h"
+#include "papi_internal.h"
+#include "papi_vector.h"
+
+#include "core/papi_flops.h"
+#include "core/pflops_perf.h"
+
+papi_vector_t _flops_vector;
+
+enum { FL_SCALED = PFLOPS_NMETRIC, FL_UNCOVERED, FL_NENTRY };
+#define FL_MAX_FLOPS_EVENTS PFLOPS_NMETRIC	/* one planner metric slot each */
+#define FL_MAX_EVENTS (FL_MAX_FLOPS_EVENTS + 2)
+#define FL_CODE(e, w, p) ((unsigned)(e) | ((unsigned)(w) << 4) | ((unsigned)(p) << 8))
+#define FL_ENTRY(c) ((c) & 0xf)
+#define FL_WQ(c) (((c) >> 4) & 0xf)
+#define FL_PQ(c) (((c) >> 8) & 0xf)
+
+/* One core kind we count on. */
+struct fl_kind {
+	const struct pflops_pmu *pmu;	/* NULL: nothing known, not opened */
+	uint32_t type;			/* perf type: PERF_TYPE_RAW or the hybrid PMU's */
+	int budget;
+	int hybrid;
+};
+
+static struct {
+	struct pflops_table table;
+	struct fl_kind kind[PFLOPS_MAX_KINDS];
+	int nkinds;
+	int access;		/* PFLOPS_OK or the probe's verdict */
+	int papi_access;	/* the PAPI error PAPI_start returns without access */
+} fl;
+
+struct fl_context {
+	int unused;
+};
+
+struct fl_control {
+	int nevents;
+	unsigned code[FL_MAX_EVENTS];
+	int nflops;			/* FLOP entries: planner metric slots 0..nflops-1 */
+	int slot_of[FL_MAX_EVENTS];	/* event -> planner slot, -1 for status events */
+	struct pflops_plan plan[PFLOPS_MAX_KINDS];
+	int planned[PFLOPS_MAX_KINDS];
+	int domain;
+	int multiplex;
+	unsigned long tid;		/* attached thread, 0 = self */
+	struct pflops_perf_set *set;
+	struct pflops_perf_event ev[PFLOPS_MAX_KINDS * (PFLOPS_MAX_COUNTERS + 1)];
+	int nev;
+	int counter_slot[PFLOPS_MAX_KINDS][PFLOPS_MAX_COUNTERS];
+	struct pflops_perf_value *vals;
+	double *slots;
+	long long values[FL_MAX_EVENTS];
+};
+
+/* The one place the disabled reason is written. */
+static void fl_set_reason(int disabled, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fl_set_reason(int disabled, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(_flops_vector.cmp_info.disabled_reason, sizeof(_flops_vector.cmp_info.disabled_reason), fmt, ap);
+	va_end(ap);
+	_flops_vector.cmp_info.disabled = disabled;
+}
+
+static int papi_code(int pflops_rc)
+{
+	switch (pflops_rc) {
+	case PFLOPS_OK: return PAPI_OK;
+	case PFLOPS_ENOMEM: return PAPI_ENOMEM;
+	case PFLOPS_ESYS: return PAPI_ESYS;
+	case PFLOPS_ENOENT: return PAPI_ENOEVNT;
+	case PFLOPS_EUNAVAIL: return PAPI_ENOEVNT;
+	case PFLOPS_EPERM: return PAPI_EPERM;
+	case PFLOPS_ENOPMU: return PAPI_ENOSUPP;
+	case PFLOPS_ECNFLCT: return PAPI_ECNFLCT;
+	case PFLOPS_ENOCPU: return PAPI_ENOSUPP;
+	default: return PAPI_EINVAL;
+	}
+}
+
+/* ---- the table's model lines: width and precision of an event ---- */
+
+static const char *const width_q[] = { "SCALAR", "W128", "W256", "W512" };
+static const char *const prec_q[] = { "X87", "HP", "BF16", "SP", "DP" };
+static const char *const width_model[] = { "scalar", "128", "256", "512" };
+static const char *const prec_model[] = { "x87", "hp", "bf16", "sp", "dp" };
+
+/* The single value of `key=` in an event's model line: its index in
+ * names[], -1 when absent or a list (the event mixes several). */
+static int model_value(const struct pflops_event *e, const char *key, const char *const *names, int n)
+{
+	if (!e->model)
+		return -1;
+	const char *p = strstr(e->model, key);
+	if (!p)
+		return -1;
+	p += strlen(key);
+	size_t len = strcspn(p, " \t");
+	if (memchr(p, ',', len))
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (strlen(names[i]) == len && !strncmp(p, names[i], len))
+			return i;
+	return -1;
+}
+
+static int event_width(const struct pflops_event *e)
+{
+	return model_value(e, "width=", width_model, PFLOPS_NWIDTH);
+}
+
+static int event_prec(const struct pflops_event *e)
+{
+	return model_value(e, "prec=", prec_model, PFLOPS_NPREC);
+}
+
+/* Does term t of metric m pass qualifiers wq/pq (0 = none)? */
+static int term_passes(const struct pflops_pmu *p, const struct pflops_term *t, unsigned wq, unsigned pq)
+{
+	const struct pflops_event *e = &p->events[t->event];
+	if (wq && event_width(e) != (int)wq - 1)
+		return 0;
+	if (pq && event_prec(e) != (int)pq - 1)
+		return 0;
+	return 1;
+}
+
+/* A qualifier splits metric m on p when every term's event has one value
+ * for it, and some term passes it. */
+static int qualifier_ok(const struct pflops_pmu *p, int m, unsigned wq, unsigned pq)
+{
+	const struct pflops_metric_def *d = &p->metrics[m];
+	if (d->klass == PFLOPS_UNAVAILABLE)
+		return 0;
+	int pass = 0, fail = 0;
+	for (int k = 0; k < d->nterms; k++) {
+		const struct pflops_event *e = &p->events[d->terms[k].event];
+		if ((wq && event_width(e) < 0) || (pq && event_prec(e) < 0))
+			return 0;
+		if (term_passes(p, &d->terms[k], wq, pq))
+			pass = 1;
+		else
+			fail = 1;
+	}
+	return pass && fail;	/* a real split, not the whole metric */
+}
+
+/* The first kind whose table has metric m available. */
+static const struct pflops_pmu *metric_pmu(int m)
+{
+	for (int k = 0; k < fl.nkinds; k++)
+		if (fl.kind[k].pmu && fl.kind[k].pmu->metrics[m].klass != PFLOPS_UNAVAILABLE)
+			return fl.kind[k].pmu;
+	return NULL;
+}
+
+static int code_valid(unsigned code)
+{
+	unsigned e = FL_ENTRY(code), wq = FL_WQ(code), pq = FL_PQ(code);
+	if (code & ~0xfffu || e >= FL_NENTRY || wq > PFLOPS_NWIDTH || pq > PFLOPS_NPREC)
+		return 0;
+	if (e >= PFLOPS_NMETRIC)
+		return !wq && !pq;
+	for (int k = 0; k < fl.nkinds; k++) {
+		const struct pflops_pmu *p = fl.kind[k].pmu;
+		if (p && p->metrics[e].klass != PFLOPS_UNAVAILABLE && (!wq && !pq ? 1 : qualifier_ok(p, e, wq, pq)))
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- component setup ---- */
+
+static int add_kind(const struct pflops_pmu *p, int budget, int hybrid)
+{
+	if (fl.nkinds == PFLOPS_MAX_KINDS)
+		return -1;
+	struct fl_kind *k = &fl.kind[fl.nkinds++];
+	k->pmu = p;
+	k->budget = budget > 0 ? budget : (p ? p->counters_smt : 0);
+	k->hybrid = hybrid;
+	k->type = PERF_TYPE_RAW;
+	return 0;
+}
+
+/* Which table PMUs: PAPI_FLOPS_PMU (comma-separated table names, one per
+ * core kind), else LIBPFM_FORCE_PMU, else the probe's core kinds. */
+static int choose_kinds(const struct pflops_probe *pr, char *why, size_t len)
+{
+	const char *env = getenv("PAPI_FLOPS_PMU");
+	const char *force = getenv("LIBPFM_FORCE_PMU");
+	if (env && *env) {
+		char list[256];
+		snprintf(list, sizeof(list), "%s", env);
+		int n = 0;
+		for (char *q = list; *q; q++)
+			n += *q == ',';
+		for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			const struct pflops_pmu *p = pflops_table_find(&fl.table, t);
+			if (!p) {
+				snprintf(why, len, "PAPI_FLOPS_PMU names '%s', which is not in the formula table (papi_flops_avail --arch all lists it)", t);
+				return PAPI_ENOSUPP;
+			}
+			add_kind(p, 0, n > 0 || strcmp(p->sysfs, "cpu"));
+		}
+		return PAPI_OK;
+	}
+	if (force && *force) {
+		const struct pflops_pmu *p = pflops_table_find(&fl.table, force);
+		if (!p) {
+			snprintf(why, len, "LIBPFM_FORCE_PMU=%s has no FLOP formula in the table", force);
+			return PAPI_ENOSUPP;
+		}
+		add_kind(p, 0, strcmp(p->sysfs, "cpu") != 0);
+		return PAPI_OK;
+	}
+	int known = 0;
+	for (int i = 0; i < pr->nkinds; i++) {
+		add_kind(pr->kinds[i].pmu, pr->kinds[i].budget, pr->nkinds > 1);
+		known |= pr->kinds[i].pmu != NULL;
+	}
+	if (!known) {
+		snprintf(why, len, "%.200s", pr->nkinds ? pr->kinds[0].why : "the probe found no CPU");
+		return PAPI_ENOSUPP;
+	}
+	return PAPI_OK;
+}
+
+static int fl_init_component(int cidx)
+{
+	struct pflops_error err = { 0 };
+	PAPI_component_info_t *ci = &_flops_vector.cmp_info;
+	ci->CmpIdx = cidx;
+	memset(&fl.kind, 0, sizeof(fl.kind));
+	fl.nkinds = 0;
+	if (pflops_table_builtin(&fl.table, &err)) {
+		fl_set_reason(PAPI_ENOSUPP, "formula table: %s", err.msg);
+		return PAPI_ENOSUPP;
+	}
+	struct pflops_probe pr;
+	if (pflops_probe_run(&pr, &fl.table, NULL, &err)) {
+		fl_set_reason(PAPI_ENOSUPP, "probe: %s", err.msg);
+		return PAPI_ENOSUPP;
+	}
+	char why[256] = "";
+	int rc = choose_kinds(&pr, why, sizeof(why));
+	if (rc) {
+		fl_set_reason(rc, "%s", why);
+		return rc;
+	}
+	int nev = 0;
+	for (int m = 0; m < PFLOPS_NMETRIC; m++)
+		nev += metric_pmu(m) != NULL;
+	ci->num_native_events = nev + 2;
+	ci->num_cntrs = FL_MAX_EVENTS;
+	ci->num_mpx_cntrs = FL_MAX_EVENTS;
+	ci->kernel_multiplex = 1;
+	ci->attach = 1;
+	ci->attach_must_ptrace = 0;
+	ci->available_domains = PAPI_DOM_USER | PAPI_DOM_KERNEL;
+	ci->default_domain = PAPI_DOM_USER;
+	ci->available_granularities = PAPI_GRN_THR;
+	ci->default_granularity = PAPI_GRN_THR;
+	snprintf(ci->support_version, sizeof(ci->support_version), "%s", fl.kind[0].pmu ? fl.kind[0].pmu->name : "?");
+
+	/* hybrid kinds open on their own PMU: its type from sysfs */
+	fl.access = pr.access.code;
+	for (int k = 0; k < fl.nkinds && fl.access == PFLOPS_OK; k++)
+		if (fl.kind[k].hybrid && fl.kind[k].pmu &&
+		    (rc = pflops_perf_pmu_type(fl.kind[k].pmu->sysfs, &fl.kind[k].type, &err))) {
+			fl.access = rc;
+			snprintf(pr.access.msg, sizeof(pr.access.msg), "%.250s", err.msg);
+			snprintf(pr.access.fix, sizeof(pr.access.fix), "check PAPI_FLOPS_PMU against the hybrid PMUs of this machine");
+		}
+	if (fl.access != PFLOPS_OK) {
+		/* events stay listed (delayed init), counting is refused */
+		fl.papi_access = fl.access == PFLOPS_EPERM ? PAPI_EPERM : PAPI_ENOSUPP;
+		fl_set_reason(PAPI_EDELAY_INIT, "events listed, counting impossible: %s; fix: %s", pr.access.msg,
+			      pr.access.fix);
+		return PAPI_OK;
+	}
+	ci->disabled = PAPI_OK;
+	ci->disabled_reason[0] = 0;
+	return PAPI_OK;
+}
+
+static int fl_shutdown_component(void)
+{
+	pflops_table_free(&fl.table);
+	memset(&fl, 0, sizeof(fl));
+	return PAPI_OK;
+}
+
+static int fl_init_thread(hwd_context_t *ctx)
+{
+	return PAPI_OK;
+}
+
+static int fl_shutdown_thread(hwd_context_t *ctx)
+{
+	return PAPI_OK;
+}
+
+static int fl_init_control_state(hwd_control_state_t *c)
+{
+	struct fl_control *ctl = (struct fl_control *)c;
+	memset(ctl, 0, sizeof(*ctl));
+	ctl->domain = _flops_vector.cmp_info.default_domain;
+	return PAPI_OK;
+}
+
+static void close_set(struct fl_control *ctl)
+{
+	pflops_perf_close(ctl->set);
+	ctl->set = NULL;
+	free(ctl->vals);
+	free(ctl->slots);
+	ctl->vals = NULL;
+	ctl->slots = NULL;
+}
+
+static int fl_cleanup_eventset(hwd_control_state_t *c)
+{
+	close_set((struct fl_control *)c);
+	return PAPI_OK;
+}
+
+/* ---- planning ---- */
+
+static void metric_list(const struct fl_control *ctl, char *out, size_t len);
+
+/* Plan the event set's FLOP entries on kind k: entry i becomes planner
+ * metric slot i of a copy of the kind's PMU with its terms filtered by the
+ * entry's qualifiers, so one pflops_plan_make call plans them together and
+ * shares counters between them. */
+static int plan_kind(struct fl_control *ctl, int k, char *msg, size_t len)
+{
+	const struct pflops_pmu *p = fl.kind[k].pmu;
+	struct pflops_pmu synth = *p;
+	struct pflops_term *terms[PFLOPS_NMETRIC] = { 0 };
+	unsigned mask = 0;
+	int usable = 0;
+	struct pflops_error err = { 0 };
+	for (int s = 0; s < PFLOPS_NMETRIC; s++) {
+		synth.metrics[s].klass = PFLOPS_UNAVAILABLE;
+		synth.metrics[s].nterms = 0;
+		synth.metrics[s].terms = NULL;
+	}
+	for (int i = 0; i < ctl->nevents; i++) {
+		int s = ctl->slot_of[i];
+		if (s < 0)
+			continue;
+		unsigned e = FL_ENTRY(ctl->code[i]), wq = FL_WQ(ctl->code[i]), pq = FL_PQ(ctl->code[i]);
+		const struct pflops_metric_def *d = &p->metrics[e];
+		if (d->klass == PFLOPS_UNAVAILABLE || ((wq || pq) && !qualifier_ok(p, e, wq, pq)))
+			continue;	/* this kind does not count it: its time is reported */
+		terms[s] = calloc(d->nterms ? d->nterms : 1, sizeof(*terms[s]));
+		if (!terms[s])
+			goto nomem;
+		int n = 0;
+		for (int t = 0; t < d->nterms; t++)
+			if (term_passes(p, &d->terms[t], wq, pq))
+				terms[s][n++] = d->terms[t];
+		synth.metrics[s] = *d;
+		synth.metrics[s].terms = terms[s];
+		synth.metrics[s].nterms = n;
+		mask |= 1u << s;
+		usable = 1;
+	}
+	int rc = PAPI_OK;
+	if (usable) {
+		int prc = pflops_plan_make(&ctl->plan[k], &synth, mask, 0, &err);
+		if (prc) {
+			snprintf(msg, len, "%s", err.msg);
+			rc = papi_code(prc);
+		} else {
+			ctl->plan[k].pmu = p;
+			ctl->planned[k] = 1;
+		}
+	}
+	for (int s = 0; s < PFLOPS_NMETRIC; s++)
+		free(terms[s]);
+	if (!rc && usable && ctl->plan[k].cost > fl.kind[k].budget && !ctl->multiplex) {
+		char names[256];
+		metric_list(ctl, names, sizeof(names));
+		snprintf(msg, len,
+			 "%s need %d hardware counters on %s, which has %d per thread: remove events or call PAPI_set_multiplex (scaled estimates)",
+			 names, ctl->plan[k].cost, p->title[0] ? p->title : p->name, fl.kind[k].budget);
+		rc = PAPI_ECNFLCT;
+	}
+	return rc;
+nomem:
+	for (int s = 0; s < PFLOPS_NMETRIC; s++)
+		free(terms[s]);
+	return PAPI_ENOMEM;
+}
+
+static int fl_code_to_name(unsigned int code, char *name, int len);
+
+static void metric_list(const struct fl_control *ctl, char *out, size_t len)
+{
+	out[0] = 0;
+	for (int i = 0; i < ctl->nevents; i++) {
+		char n[64];
+		if (ctl->slot_of[i] < 0 || fl_code_to_name(ctl->code[i], n, sizeof(n)))
+			continue;
+		size_t l = strlen(out);
+		snprintf(out + l, len - l, "%s%s", l ? "+" : "", n);
+	}
+}
+
+static int replan(struct fl_control *ctl)
+{
+	char msg[PAPI_HUGE_STR_LEN] = "";
+	close_set(ctl);
+	memset(ctl->planned, 0, sizeof(ctl->planned));
+	for (int k = 0; k < fl.nkinds; k++) {
+		if (!fl.kind[k].pmu || !ctl->nflops)
+			continue;
+		int rc = plan_kind(ctl, k, msg, sizeof(msg));
+		if (rc) {
+			/* the sentence, where PAPI prints its own (PAPI_VERBOSE=1 or
+			 * PAPI_set_debug(PAPI_VERB_ECONT)) */
+			PAPIERROR("flops: %s", msg);
+			return rc;
+		}
+	}
+	return PAPI_OK;
+}
+
+static int fl_update_control_state(hwd_control_state_t *c, NativeInfo_t *native, int count, hwd_context_t *ctx)
+{
+	struct fl_control *ctl = (struct fl_control *)c;
+	if (count > FL_MAX_EVENTS)
+		return PAPI_ECOUNT;
+	ctl->nevents = 0;
+	ctl->nflops = 0;
+	for (int i = 0; i < count; i++) {
+		unsigned code = (unsigned)native[i].ni_event;
+		if (!code_valid(code))
+			return PAPI_ENOEVNT;
+		native[i].ni_position = i;
+		ctl->code[i] = code;
+		if (FL_ENTRY(code) < PFLOPS_NMETRIC) {
+			if (ctl->nflops == FL_MAX_FLOPS_EVENTS)
+				return PAPI_ECOUNT;
+			ctl->slot_of[i] = ctl->nflops++;
+		} else {
+			ctl->slot_of[i] = -1;
+		}
+	}
+	ctl->nevents = count;
+	return replan(ctl);
+}
+
+/* ---- counting ---- */
+
+static int open_set(struct fl_control *ctl)
+{
+	int n = 0, group = 0, slot = 0;
+	for (int k = 0; k < fl.nkinds; k++) {
+		const struct fl_kind *kd = &fl.kind[k];
+		if (!kd->pmu)
+			continue;
+		int ref = kd->hybrid && kd->pmu->arch == PFLOPS_ARCH_X86;
+		if (ref) {
+			/* time on this kind: core cycles (0x3c) run on a fixed counter */
+			struct pflops_perf_event *e = &ctl->ev[n++];
+			memset(e, 0, sizeof(*e));
+			e->type = kd->type;
+			e->config = 0x3c;
+			e->group = group;
+			e->slot = -1;
+			e->kind = k;
+			e->cpu = -1;
+			snprintf(e->name, sizeof(e->name), "%.20s/cycles/", kd->pmu->sysfs);
+		}
+		if (ctl->planned[k]) {
+			const struct pflops_plan *p = &ctl->plan[k];
+			for (int c = 0; c < p->ncounters; c++) {
+				struct pflops_perf_event *e = &ctl->ev[n++];
+				memset(e, 0, sizeof(*e));
+				e->type = kd->type;
+				e->config = p->counter[c].config;
+				/* one group per kind; multiplexed: one event per group */
+				e->group = ctl->multiplex && p->cost > kd->budget ? ++group : group;
+				e->slot = slot;
+				e->kind = k;
+				e->cpu = -1;
+				snprintf(e->name, sizeof(e->name), "%.10s/%.50s/", kd->pmu->sysfs, p->counter[c].spec);
+				ctl->counter_slot[k][c] = slot++;
+			}
+		}
+		group++;
+	}
+	if (!n)
+		return PAPI_OK;	/* only status events: nothing to open */
+	ctl->nev = n;
+	struct pflops_perf_attr a = { 0 };
+	a.tid = (pid_t)ctl->tid;
+	a.exclude_user = !(ctl->domain & PAPI_DOM_USER);
+	a.exclude_kernel = !(ctl->domain & PAPI_DOM_KERNEL);
+	a.exclude_hv = 1;
+	a.check_schedule = !ctl->multiplex;
+	struct pflops_error err = { 0 };
+	ctl->vals = calloc(n, sizeof(*ctl->vals));
+	ctl->slots = calloc(slot ? slot : 1, sizeof(*ctl->slots));
+	if (!ctl->vals || !ctl->slots) {
+		close_set(ctl);
+		return PAPI_ENOMEM;
+	}
+	int rc = pflops_perf_open(&ctl->set, ctl->ev, n, &a, &err);
+	if (rc) {
+		PAPIERROR("flops: %s", err.msg);
+		close_set(ctl);
+		return papi_code(rc);
+	}
+	return PAPI_OK;
+}
+
+static int fl_start(hwd_context_t *ctx, hwd_control_state_t *c)
+{
+	struct fl_control *ctl = (struct fl_control *)c;
+	if (fl.access != PFLOPS_OK) {
+		PAPIERROR("flops: %s", _flops_vector.cmp_info.disabled_reason);
+		return fl.papi_access;
+	}
+	if (!ctl->set) {
+		int rc = open_set(ctl);
+		if (rc)
+			return rc;
+	}
+	memset(ctl->values, 0, sizeof(ctl->values));
+	struct pflops_error err = { 0 };
+	if (ctl->set && pflops_perf_start(ctl->set, &err)) {
+		PAPIERROR("flops: %s", err.msg);
+		return PAPI_ESYS;
+	}
+	return PAPI_OK;
+}
+
+static int fl_stop(hwd_context_t *ctx, hwd_control_state_t *c)
+{
+	struct fl_control *ctl = (struct fl_control *)c;
+	struct pflops_error err = { 0 };
+	if (ctl->set && pflops_perf_stop(ctl->set, &err))
+		return PAPI_ESYS;
+	return PAPI_OK;
+}
+
+static int fl_reset(hwd_context_t *ctx, hwd_control_state_t *c)
+{
+	struct fl_control *ctl = (struct fl_control *)c;
+	struct pflops_error err = { 0 };
+	if (ctl->set && pflops_perf_reset(ctl->set, &err))
+		return PAPI_ESYS;
+	return PAPI_OK;
+}
+
+static int fl_read(hwd_context_t *ctx, hwd_control_state_t *c, long long **events, int flags)
+{
+	struct fl_control *ctl = (struct fl_control *)c;
+	struct pflops_perf_status st = { 0 };
+	if (ctl->set) {
+		struct pflops_error err = { 0 };
+		if (pflops_perf_read(ctl->set, ctl->vals, &err)) {
+			PAPIERROR("flops: %s", err.msg);
+			return PAPI_ESYS;
+		}
+		pflops_perf_sum(ctl->set, ctl->vals, ctl->slots, ctl->nev, &st);
+		if (st.unscheduled)
+			return PAPI_ECNFLCT;	/* never a zero passed off as a count */
+	}
+	for (int i = 0; i < ctl->nevents; i++) {
+		int s = ctl->slot_of[i];
+		double v = 0;
+		if (s >= 0) {
+			for (int k = 0; k < fl.nkinds; k++) {
+				if (!ctl->planned[k])
+					continue;
+				const struct pflops_plan *p = &ctl->plan[k];
+				for (int cn = 0; cn < p->ncounters; cn++)
+					v += p->counter[cn].weight[s] * ctl->slots[ctl->counter_slot[k][cn]];
+			}
+		} else if (FL_ENTRY(ctl->code[i]) == FL_SCALED) {
+			v = st.estimated;
+		} else {
+			v = (double)st.uncovered_ns;
+		}
+		ctl->values[i] = (long long)(v + 0.5);
+	}
+	*events = ctl->values;
+	return PAPI_OK;
+}
+
+/* ---- options ---- */
+
+static int fl_set_domain(hwd_control_state_t *c, int domain)
+{
+	struct fl_control *ctl = (struct fl_control *)c;
+	if (!(domain & (PAPI_DOM_USER | PAPI_DOM_KERNEL)))
+		return PAPI_EINVAL;
+	ctl->domain = domain;
+	close_set(ctl);
+	return PAPI_OK;
+}
+
+static int fl_ctl(hwd_context_t *ctx, int code, _papi_int_option_t *option)
+{
+	struct fl_control *ctl;
+	switch (code) {
+	case PAPI_DOMAIN:
+		return fl_set_domain(option->domain.ESI->ctl_state, option->domain.domain);
+	case PAPI_GRANUL:
+		return option->granularity.granularity == PAPI_GRN_THR ? PAPI_OK : PAPI_EINVAL;
+	case PAPI_MULTIPLEX:
+		ctl = (struct fl_control *)option->multiplex.ESI->ctl_state;
+		ctl->multiplex = 1;
+		return replan(ctl);
+	case PAPI_ATTACH:
+		ctl = (struct fl_control *)option->attach.ESI->ctl_state;
+		ctl->tid = option->attach.tid;
+		close_set(ctl);
+		return PAPI_OK;
+	case PAPI_DETACH:
+		ctl = (struct fl_control *)option->attach.ESI->ctl_state;
+		ctl->tid = 0;
+		close_set(ctl);
+		return PAPI_OK;
+	default:
+		return PAPI_ENOSUPP;
+	}
+}
+
+/* ---- native events ---- */
+
+static int fl_code_to_name(unsigned int code, char *name, int len);
+
+/* PAPI 7 maps (component code, name) to the user's event code: tell it
+ * the name of what we enumerate, so PAPI_event_name_to_code gives the
+ * same code back. */
+static int enumerated(unsigned int *code, unsigned c)
+{
+	char name[PAPI_MIN_STR_LEN];
+	*code = c;
+	if (fl_code_to_name(c, name, sizeof(name)) == PAPI_OK)
+		_papi_hwi_set_papi_event_string(name);
+	return PAPI_OK;
+}
+
+static int fl_enum_events(unsigned int *code, int modifier)
+{
+	unsigned c = *code;
+	switch (modifier) {
+	case PAPI_ENUM_FIRST:
+		for (unsigned e = 0; e < FL_NENTRY; e++)
+			if (code_valid(e))
+				return enumerated(code, e);
+		return PAPI_ENOEVNT;
+	case PAPI_ENUM_EVENTS:
+		for (unsigned e = FL_ENTRY(c) + 1; e < FL_NENTRY; e++)
+			if (code_valid(e))
+				return enumerated(code, e);
+		return PAPI_ENOEVNT;
+	case PAPI_NTV_ENUM_UMASKS: {
+		/* widths, then precisions, one qualifier at a time */
+		unsigned e = FL_ENTRY(c), wq = FL_WQ(c), pq = FL_PQ(c);
+		unsigned seq = pq ? PFLOPS_NWIDTH + pq : wq;	/* 0 = the base event */
+		for (unsigned n = seq + 1; n <= PFLOPS_NWIDTH + PFLOPS_NPREC; n++) {
+			unsigned cand = n <= PFLOPS_NWIDTH ? FL_CODE(e, n, 0) : FL_CODE(e, 0, n - PFLOPS_NWIDTH);
+			if (code_valid(cand))
+				return enumerated(code, cand);
+		}
+		return PAPI_ENOEVNT;
+	}
+	default:
+		return PAPI_EINVAL;
+	}
+}
+
+static const char *entry_name(unsigned e)
+{
+	return e < PFLOPS_NMETRIC ? pflops_metric_name(e) : e == FL_SCALED ? "SCALED" : "UNCOVERED_NS";
+}
+
+static int fl_code_to_name(unsigned int code, char *name, int len)
+{
+	if (!code_valid(code))
+		return PAPI_ENOEVNT;
+	unsigned wq = FL_WQ(code), pq = FL_PQ(code);
+	int n = snprintf(name, len, "%s%s%s%s%s", entry_name(FL_ENTRY(code)), wq ? ":" : "", wq ? width_q[wq - 1] : "",
+			 pq ? ":" : "", pq ? prec_q[pq - 1] : "");
+	return n < len ? PAPI_OK : PAPI_EBUF;
+}
+
+static int fl_name_to_code(const char *name, unsigned int *code)
+{
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", name);
+	char *save = NULL, *tok = strtok_r(buf, ":", &save);
+	if (!tok)
+		return PAPI_ENOEVNT;
+	int e = pflops_metric_from_name(tok);
+	if (e < 0)
+		e = !strcasecmp(tok, "SCALED") ? FL_SCALED : !strcasecmp(tok, "UNCOVERED_NS") ? FL_UNCOVERED : -1;
+	if (e < 0)
+		return PAPI_ENOEVNT;
+	unsigned wq = 0, pq = 0;
+	while ((tok = strtok_r(NULL, ":", &save))) {
+		int found = 0;
+		for (unsigned i = 0; i < PFLOPS_NWIDTH && !found; i++)
+			if (!strcasecmp(tok, width_q[i]) && !wq)
+				wq = i + 1, found = 1;
+		for (unsigned i = 0; i < PFLOPS_NPREC && !found; i++)
+			if (!strcasecmp(tok, prec_q[i]) && !pq)
+				pq = i + 1, found = 1;
+		if (!found)
+			return PAPI_ENOEVNT;
+	}
+	unsigned c = FL_CODE(e, wq, pq);
+	if (!code_valid(c))
+		return PAPI_ENOEVNT;
+	*code = c;
+	return PAPI_OK;
+}
+
+/* Long description: what it counts, the formula, the accuracy class and
+ * the caveat, per core kind. */
+static void describe(unsigned code, char *out, size_t len)
+{
+	unsigned e = FL_ENTRY(code), wq = FL_WQ(code), pq = FL_PQ(code);
+	out[0] = 0;
+	if (e == FL_SCALED) {
+		snprintf(out, len, "1 when the FLOP counts of this read were extrapolated from multiplexed counters (time_enabled/time_running), else 0. No counter used.");
+		return;
+	}
+	if (e == FL_UNCOVERED) {
+		snprintf(out, len, "Nanoseconds this thread ran on core kinds whose PMU cannot count FLOPs (hybrid CPUs): FLOPs there are missing from the counts, not hidden. No general counter used.");
+		return;
+	}
+	static const char *const what[PFLOPS_NMETRIC] = {
+		"Floating-point operations, all precisions", "Double-precision floating-point operations",
+		"Single-precision floating-point operations", "Half-precision (FP16) floating-point operations",
+		"BFloat16 floating-point operations", "Packed double-precision instructions",
+		"Packed single-precision instructions",
+	};
+	size_t l = snprintf(out, len, "%s", what[e]);
+	if (wq)
+		l += snprintf(out + l, len - l, ", %s only", width_model[wq - 1]);
+	if (pq && l < len)
+		l += snprintf(out + l, len - l, ", %s only", prec_model[pq - 1]);
+	for (int k = 0; k < fl.nkinds && l < len; k++) {
+		const struct pflops_pmu *p = fl.kind[k].pmu;
+		if (!p)
+			continue;
+		const struct pflops_metric_def *d = &p->metrics[e];
+		if (d->klass == PFLOPS_UNAVAILABLE || ((wq || pq) && !qualifier_ok(p, e, wq, pq))) {
+			l += snprintf(out + l, len - l, ". %s: not counted (%s)", p->name, d->caveat ? d->caveat : "no formula");
+			continue;
+		}
+		l += snprintf(out + l, len - l, ". %s: %s [%s]", p->name, d->formula, pflops_class_name(d->klass));
+		if (d->caveat && l < len)
+			l += snprintf(out + l, len - l, " %s", d->caveat);
+	}
+	if ((wq || pq) && l < len) {
+		/* papi_native_avail shows what follows "masks:" for a qualifier */
+		l += snprintf(out + l, len - l, " masks:%s%s%s only:", wq ? width_model[wq - 1] : "", wq && pq ? " " : "",
+			      pq ? prec_model[pq - 1] : "");
+		for (int k = 0; k < fl.nkinds && l < len; k++) {
+			const struct pflops_pmu *p = fl.kind[k].pmu;
+			if (!p || !qualifier_ok(p, e, wq, pq))
+				continue;
+			const struct pflops_metric_def *d = &p->metrics[e];
+			int first = 1;
+			for (int t = 0; t < d->nterms && l < len; t++)
+				if (term_passes(p, &d->terms[t], wq, pq)) {
+					l += snprintf(out + l, len - l, "%s%g*%s", first ? " " : " + ", d->terms[t].w0,
+						      p->events[d->terms[t].event].alias);
+					first = 0;
+				}
+		}
+	}
+}
+
+static int fl_code_to_descr(unsigned int code, char *descr, int len)
+{
+	if (!code_valid(code))
+		return PAPI_ENOEVNT;
+	describe(code, descr, len);
+	return PAPI_OK;
+}
+
+static int fl_code_to_info(unsigned int code, PAPI_event_info_t *info)
+{
+	int rc = fl_code_to_name(code, info->symbol, sizeof(info->symbol));
+	if (rc)
+		return rc;
+	describe(code, info->long_descr, sizeof(info->long_descr));
+	unsigned e = FL_ENTRY(code);
+	snprintf(info->short_descr, sizeof(info->short_descr), "%s", e < PFLOPS_NMETRIC ? pflops_metric_name(e) : entry_name(e));
+	snprintf(info->units, sizeof(info->units), "%s",
+		 e == FL_UNCOVERED ? "ns" : e == FL_SCALED ? "" : e >= PFLOPS_VEC_DP ? "instructions" : "FLOP");
+	info->data_type = PAPI_DATATYPE_INT64;
+	info->value_type = PAPI_VALUETYPE_RUNNING_SUM;
+	info->timescope = PAPI_TIMESCOPE_SINCE_START;
+	info->location = PAPI_LOCATION_CORE;
+	return PAPI_OK;
+}
+
+papi_vector_t _flops_vector = {
+	.cmp_info = {
+		.name = "flops",
+		.short_name = "flops",
+		.description = "FLOP counts (FP_OPS, DP_OPS ...) from the papi-flops formula table over perf_event",
+		.version = "0.1.0",
+		.default_domain = PAPI_DOM_USER,
+		.available_domains = PAPI_DOM_USER | PAPI_DOM_KERNEL,
+		.default_granularity = PAPI_GRN_THR,
+		.available_granularities = PAPI_GRN_THR,
+		.hardware_intr_sig = PAPI_INT_SIGNAL,
+		.num_mpx_cntrs = FL_MAX_EVENTS,
+		.num_cntrs = FL_MAX_EVENTS,
+	},
+	.size = {
+		.context = sizeof(struct fl_context),
+		.control_state = sizeof(struct fl_control),
+		.reg_value = 1,
+		.reg_alloc = 1,
+	},
+	.init_component = fl_init_component,
+	.init_thread = fl_init_thread,
+	.init_control_state = fl_init_control_state,
+	.update_control_state = fl_update_control_state,
+	.start = fl_start,
+	.stop = fl_stop,
+	.read = fl_read,
+	.reset = fl_reset,
+	.cleanup_eventset = fl_cleanup_eventset,
+	.shutdown_thread = fl_shutdown_thread,
+	.shutdown_component = fl_shutdown_component,
+	.ctl = fl_ctl,
+	.set_domain = fl_set_domain,
+	.ntv_enum_events = fl_enum_events,
+	.ntv_name_to_code = fl_name_to_code,
+	.ntv_code_to_name = fl_code_to_name,
+	.ntv_code_to_descr = fl_code_to_descr,
+	.ntv_code_to_info = fl_code_to_info,
+};

@@ -1,0 +1,26 @@
+# The flops PAPI component: its counting engine (in the core library), the
+# engine's tests, and (mk/papi.mk) the libpapi built with the component.
+CORE_SRCS += components/flops/core/count_perf.c
+
+CHECK_PROGS += $(B)/test_count_perf
+
+$(B)/test_count_perf: ctests/test_count_perf.c $(CORE_LIB)
+	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
+
+# The component in the built libpapi, through PAPI's public API and utilities.
+CHECK_SCRIPTS += components/flops/tests/papi_component.sh
+ifneq ($(PAPI_SRC),no)
+CHECK_DEPS += $(B)/flops_papi_test $(B)/flops_threads64
+endif
+$(B)/flops_threads64: components/flops/tests/flops_threads64.c $(PAPI_STAMP)
+	$(CC) -I$(PAPI_BUILD)/src $(PF_CFLAGS) $< -o $@ $(LDFLAGS) -L$(PAPI_BUILD)/src -lpapi -lpthread -Wl,-rpath,$(abspath $(PAPI_BUILD)/src)
+$(B)/flops_papi_test: components/flops/tests/flops_papi_test.c $(PAPI_STAMP)
+	$(CC) -I$(PAPI_BUILD)/src $(PF_CFLAGS) $< -o $@ $(LDFLAGS) -L$(PAPI_BUILD)/src -lpapi -Wl,-rpath,$(abspath $(PAPI_BUILD)/src)
+
+# make bench: instructions per read of the counting engine vs the floor.
+BENCH_TARGETS += bench-read
+$(B)/bench_read: bench/bench_read.c $(CORE_LIB)
+	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS)
+bench-read: $(B)/bench_read
+	B=$(B) bench/bench_read.sh
+.PHONY: bench-read

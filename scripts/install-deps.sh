@@ -4,7 +4,8 @@
 # script and CI, so the three can never disagree.
 set -e
 PKGS="gcc make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-nox
-      libcmocka-dev libzydis-dev valgrind dpkg-dev"
+      libcmocka-dev libzydis-dev valgrind dpkg-dev gfortran"
+# gfortran: PAPI's own build (make utils) compiles a Fortran test helper.
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

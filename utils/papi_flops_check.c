@@ -80,6 +80,53 @@ struct kres {
 	int trace_ok;
 };
 
+/* Tolerance of a hardware reading against the formula's model, by class:
+ * retired-instruction events match; execution-time events may overcount. */
+static int hw_ok(enum pflops_class k, double hw, double model)
+{
+	double slack = 64 + 0.01 * model;	/* a few stray instructions, 1% */
+	switch (k) {
+	case PFLOPS_EXACT:
+	case PFLOPS_MASKED_FULL:
+		return fabs(hw - model) <= slack;
+	case PFLOPS_SPECULATIVE:
+		return hw >= model - slack && hw <= 1.5 * model + slack;
+	default:
+		return fabs(hw - model) <= 64 + 0.1 * model;
+	}
+}
+
+/* Read kernel k with this machine's counters (median of runs); 0 or an error. */
+static int hw_measure(const struct pflops_plan *plan, char **av, int runs, double *out, struct pflops_error *err)
+{
+	double vals[PFLOPS_NMETRIC][16];
+	runs = runs > 16 ? 16 : runs;
+	for (int r = 0; r < runs; r++) {
+		struct pflops_child_event ev[PFLOPS_MAX_COUNTERS];
+		for (int c = 0; c < plan->ncounters; c++)
+			ev[c] = (struct pflops_child_event){ .type = 4 /* PERF_TYPE_RAW */, .config = plan->counter[c].config,
+							     .exclude_kernel = 1 };
+		int st, rc = pflops_count_child(av, ev, plan->ncounters, &st, NULL, err);
+		if (rc)
+			return rc;
+		double counts[PFLOPS_MAX_COUNTERS];
+		for (int c = 0; c < plan->ncounters; c++)
+			counts[c] = ev[c].scaled;
+		for (int m = 0; m < PFLOPS_NMETRIC; m++)
+			vals[m][r] = plan->metrics & (1u << m) ? pflops_plan_eval(plan, m, counts) : 0;
+	}
+	for (int m = 0; m < PFLOPS_NMETRIC; m++) {	/* median */
+		for (int i = 1; i < runs; i++)
+			for (int j = i; j > 0 && vals[m][j] < vals[m][j - 1]; j--) {
+				double x = vals[m][j];
+				vals[m][j] = vals[m][j - 1];
+				vals[m][j - 1] = x;
+			}
+		out[m] = vals[m][runs / 2];
+	}
+	return 0;
+}
+
 static void usage(FILE *o)
 {
 	fprintf(o, "usage: papi_flops_check [--all-pmus] [--iterations N] [--runs N] [--json] [--markdown FILE]\n"
@@ -279,11 +326,41 @@ int main(int argc, char **argv)
 		printf("], \"failures\": %d}\n", failures);
 	if (mdf)
 		fclose(mdf);
-	if (!pr.access.code && !json)
-		printf("\nhardware: counters are available, but this build measures the kernels with trace and models only;\n"
-		       "          compare with: papi_flops_run -- %s KERNEL N\n", kp);
-	fprintf(o, "\npapi_flops_check: %d kernel%s checked, %d passed, %d failed\n", nres, nres == 1 ? "" : "s",
-		nres - failures, failures);
+	/* 4. with counters: each kernel as this CPU's counters read it, against its formula */
+	const struct pflops_kind *kd = pr.nkinds ? &pr.kinds[0] : NULL;
+	if (!pr.access.code && kd && kd->pmu && !json) {
+		unsigned want = 0;
+		for (int m = 0; m < PFLOPS_NMETRIC; m++)
+			want |= kd->pmu->metrics[m].klass != PFLOPS_UNAVAILABLE ? 1u << m : 0;
+		struct pflops_plan plan;
+		if (want && !pflops_plan_make(&plan, kd->pmu, want, kd->sve_bits, &err)) {
+			printf("\nHardware (%s, %d runs, median): counters vs formula%s\n", kd->pmu->name, runs,
+			       pr.nkinds > 1 ? " (first core kind only; pin with taskset for the others)" : "");
+			for (int i = 0; i < nres; i++) {
+				char *av[] = { (char *)kp, (char *)res[i].k->name, itstr, NULL };
+				double hw[PFLOPS_NMETRIC], model[PFLOPS_NMETRIC] = { 0 };
+				unsigned got = 0;
+				if (hw_measure(&plan, av, runs, hw, &err) ||
+				    pflops_model_metrics(kd->pmu, &res[i].mix, want, kd->sve_bits, model, &got, &err)) {
+					printf("  %-20s cannot measure: %s\n", res[i].k->name, err.msg);
+					failures++;
+					continue;
+				}
+				printf("  %-20s", res[i].k->name);
+				for (int m = 0; m < PFLOPS_NMETRIC; m++) {
+					if (!(want & got & (1u << m)))
+						continue;
+					int good = hw_ok(kd->pmu->metrics[m].klass, hw[m], model[m]);
+					failures += !good;
+					printf(" %s=%.0f(%s%.0f)", pflops_metric_name(m), hw[m], good ? "ok, model " : "FAIL, model ",
+					       model[m]);
+				}
+				printf("\n");
+			}
+		}
+	}
+	fprintf(o, "\npapi_flops_check: %d kernel%s checked, %d verdict%s failed\n", nres, nres == 1 ? "" : "s",
+		failures, failures == 1 ? "" : "s");
 	pflops_table_free(&t);
 	return failures ? 1 : 0;
 }

@@ -129,21 +129,27 @@ static int counting(const struct tracer *T, const struct thr *t)
 	return !T->o->region || t->in_region;
 }
 
+/* The live opmask registers when the block has masked instructions;
+ * NULL (lanes then count in full, and mask_unknown says so) otherwise. */
+static const uint64_t *block_masks(struct tracer *T, struct thr *t,
+				   const struct pflops_block *b, uint64_t k[8])
+{
+	if (!b->has_mask)
+		return NULL;
+	if (pflops_read_kregs(t->tid, k) == 0)
+		return k;
+	T->st.mask_unknown++;
+	return NULL;
+}
+
 static void count_block(struct tracer *T, struct thr *t,
 			const struct pflops_block *b, uint32_t n)
 {
 	uint64_t k[8];
-	const uint64_t *kp = NULL;
 
 	if (!counting(T, t) || n == 0)
 		return;
-	if (b->has_mask) {
-		if (pflops_read_kregs(t->tid, k) == 0)
-			kp = k;
-		else
-			T->st.mask_unknown++;
-	}
-	pflops_block_count(T->mix, b, n, kp);
+	pflops_block_count(T->mix, b, n, block_masks(T, t, b, k));
 	T->st.blocks_run++;
 }
 
@@ -151,17 +157,10 @@ static void count_one(struct tracer *T, struct thr *t,
 		      const struct pflops_block *b, int idx)
 {
 	uint64_t k[8];
-	const uint64_t *kp = NULL;
 
 	if (!counting(T, t))
 		return;
-	if (b->has_mask) {
-		if (pflops_read_kregs(t->tid, k) == 0)
-			kp = k;
-		else
-			T->st.mask_unknown++;
-	}
-	pflops_block_count_one(T->mix, b, (uint32_t)idx, kp);
+	pflops_block_count_one(T->mix, b, (uint32_t)idx, block_masks(T, t, b, k));
 	if ((uint32_t)idx + 1 == b->ninsts) {
 		for (int x = 0; x < PFLOPS_NEXTRA; x++)
 			T->mix->extra[x] += b->extra[x];

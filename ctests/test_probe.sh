@@ -1,11 +1,11 @@
 #!/bin/sh
-# The probe on every real machine of ../shared/topologies, the hwloc way:
+# The probe on every real machine of ctests/fixtures/topologies, the hwloc way:
 # one fixture, one expected answer (ctests/probe/NAME.expected), a diff.
 # Each machine is read twice: its hwloc XML, and hwloc's x86 backend
 # replaying its raw CPUID dump.  PF_REGEN=1 rewrites the expected files
 # (then review the diff before committing).
 B=${B:-build}
-TOPO=${PF_TOPOLOGIES:-../shared/topologies}
+TOPO=${PF_TOPOLOGIES:-ctests/fixtures/topologies}
 [ -d "$TOPO" ] || { echo "SKIP: $TOPO not found"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -2,10 +2,10 @@
 # PMU models evaluated on its mix, their tests and benchmark.
 TRACE_CORE = components/flops/core
 CORE_SRCS += $(TRACE_CORE)/mix.c $(TRACE_CORE)/model.c \
-             $(TRACE_CORE)/trace_decode.c $(TRACE_CORE)/trace_blocks.c \
-             $(TRACE_CORE)/trace_mem.c $(TRACE_CORE)/trace_emul.c \
-             $(TRACE_CORE)/trace_xstate.c $(TRACE_CORE)/trace_region.c \
-             $(TRACE_CORE)/trace_ptrace.c
+             $(TRACE_CORE)/trace/trace_decode.c $(TRACE_CORE)/trace/trace_blocks.c \
+             $(TRACE_CORE)/trace/trace_mem.c $(TRACE_CORE)/trace/trace_emul.c \
+             $(TRACE_CORE)/trace/trace_xstate.c $(TRACE_CORE)/trace/trace_region.c \
+             $(TRACE_CORE)/trace/trace_ptrace.c
 CORE_LIBS += $(ZYDIS_LIBS)
 
 CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_model

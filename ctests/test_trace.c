@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "pflops_trace.h"
+#include "trace/trace_internal.h"
 
 #define N 1000
 
@@ -494,6 +495,94 @@ static void test_region(void **state)
 	assert_int_equal(total(m.insts), 6 * N);
 }
 
+/* Outside the region the program runs natively: the stops do not grow
+ * with the work done outside it. */
+static void test_region_native(void **state)
+{
+	struct pflops_mix m;
+	struct pflops_trace_stats a, b;
+	struct pflops_trace_opts o = { .region = "tkern" };
+
+	(void)state;
+	trace(&m, &o, &a, prog("calib_regionx"), "long", "1000", NULL);
+	assert_int_equal(m.insts[DP][Y][ADD], 100);
+	assert_int_equal(pflops_mix_flops(&m, -1), 400);
+	trace(&m, &o, &b, prog("calib_regionx"), "long", "1000000", NULL);
+	assert_int_equal(a.region_calls, 1);
+	assert_int_equal(b.region_calls, 1);
+	assert_int_equal(m.insts[DP][Y][ADD], 100);
+	assert_int_equal(total(m.insts), 100);
+	assert_true(b.native_resumes > 0);
+	/* 2 million blocks ran outside; a stop each would be 2e6 */
+	assert_true(b.stops < a.stops + 100);
+}
+
+/* Recursion, longjmp and a C++ exception out of the region, and threads
+ * calling it beside threads working outside. */
+static void test_region_exits(void **state)
+{
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+	struct pflops_trace_opts o = { 0 };
+
+	(void)state;
+	/* 2 outermost calls of 4 nested levels */
+	o.region = "rkern";
+	trace(&m, &o, &st, prog("calib_regionx"), "recurse", "1000", "3", NULL);
+	assert_int_equal(st.region_calls, 2);
+	assert_int_equal(m.insts[DP][Y][ADD], 8 * N);
+	assert_int_equal(total(m.insts), 8 * N);
+
+	o.region = "jkern";
+	trace(&m, &o, &st, prog("calib_regionx"), "longjmp", "1000", NULL);
+	assert_int_equal(st.region_calls, 3);
+	assert_int_equal(m.insts[DP][Y][MUL], 3 * N);
+	assert_int_equal(total(m.insts), 3 * N);	/* no vdivpd after it */
+
+	o.region = "ekern";
+	trace(&m, &o, &st, prog("calib_regioncxx"), "1000", NULL);
+	assert_int_equal(st.region_calls, 3);
+	assert_int_equal(m.insts[DP][Y][ADD], 3 * N);
+	assert_int_equal(total(m.insts), 3 * N);
+
+	o.region = "tkern";
+	trace(&m, &o, &st, prog("calib_regionx"), "threads", "4", "1000", NULL);
+	assert_int_equal(st.region_calls, 4);
+	assert_int_equal(m.insts[DP][Y][ADD], 4 * N);
+	assert_int_equal(total(m.insts), 4 * N);
+}
+
+/* Where a code-cache chunk goes: within reach of the code, in a gap,
+ * preferring below the code; libraries sit near the top of user space
+ * and [vsyscall] lies above it. */
+static void test_gap_near(void **state)
+{
+	struct pflops_map v[] = {
+		{ 0x400000, 0x401000, 0, 1, 0, 1, NULL },		/* non-PIE text */
+		{ 0x7ff6cb800000, 0x7ff6cb900000, 0, 1, 0, 1, NULL },	/* a library */
+		{ 0x7ff6cba00000, 0x7ff6cbb00000, 0, 1, 1, 0, NULL },
+		{ 0x7ffc00000000, 0x7ffc00100000, 0, 1, 1, 0, NULL },	/* stack */
+		{ 0xffffffffff600000ULL, 0xffffffffff601000ULL, 0, 0, 0, 1, NULL },
+	};
+	struct pflops_maps m = { v, 5, 0 };
+	const uint64_t size = 4 << 20, reach = (1ULL << 31) - (1 << 24);
+	uint64_t a;
+
+	(void)state;
+	a = pflops_maps_gap_near(&m, 0x7ff6cb894000, 0x7ff6cb895000, size, reach);
+	assert_true(a != 0);
+	assert_true(a + size <= 0x7ff6cb800000);	/* below the library */
+	assert_true(0x7ff6cb895000 - a <= reach);
+	/* nothing below 16 MiB: above the executable, far from its brk */
+	a = pflops_maps_gap_near(&m, 0x400000, 0x401000, size, reach);
+	assert_true(a >= 0x401000 + (1 << 30));
+	assert_true(a + size - 0x400000 <= reach);
+	/* no room in reach: 0 */
+	struct pflops_map full[] = { { 0x1000000, 0x7ffffffff000ULL, 0, 1, 0, 1, NULL } };
+	struct pflops_maps mf = { full, 1, 0 };
+	assert_int_equal(pflops_maps_gap_near(&mf, 0x2000000, 0x2001000, size, reach), 0);
+}
+
 int main(void)
 {
 	const char *b = getenv("B");
@@ -512,6 +601,9 @@ int main(void)
 		cmocka_unit_test(test_signal_handler),
 		cmocka_unit_test(test_async_signals),
 		cmocka_unit_test(test_region),
+		cmocka_unit_test(test_region_native),
+		cmocka_unit_test(test_region_exits),
+		cmocka_unit_test(test_gap_near),
 	};
 
 	snprintf(dir, sizeof dir, "%s/ctests/trace", b && *b ? b : "build");

@@ -5,7 +5,10 @@ CORE_SRCS += $(TRACE_CORE)/mix.c $(TRACE_CORE)/model.c \
              $(TRACE_CORE)/trace/trace_decode.c $(TRACE_CORE)/trace/trace_blocks.c \
              $(TRACE_CORE)/trace/trace_mem.c $(TRACE_CORE)/trace/trace_emul.c \
              $(TRACE_CORE)/trace/trace_xstate.c $(TRACE_CORE)/trace/trace_region.c \
-             $(TRACE_CORE)/trace/trace_ptrace.c
+             $(TRACE_CORE)/trace/trace_ptrace.c $(TRACE_CORE)/trace/trace_signal.c \
+             $(TRACE_CORE)/trace/trace_maps.c $(TRACE_CORE)/trace/trace_inject.c \
+             $(TRACE_CORE)/trace/trace_arena.c $(TRACE_CORE)/trace/trace_reloc.c \
+             $(TRACE_CORE)/trace/trace_xlate.c
 CORE_LIBS += $(ZYDIS_LIBS)
 
 CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_model
@@ -27,7 +30,8 @@ CALIB_FREE = -ffreestanding -fno-builtin -fno-stack-protector -fno-pie -no-pie \
              -nostdlib -static -Ictests/trace
 TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
                $(TD)/calib_threads $(TD)/calib_fork $(TD)/calib_signal \
-               $(TD)/libcalibk.so $(TD)/calib_region
+               $(TD)/libcalibk.so $(TD)/calib_region $(TD)/calib_regionx \
+               $(TD)/calib_regioncxx
 CHECK_DEPS += $(TRACE_CALIBS)
 
 $(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h
@@ -50,6 +54,13 @@ $(TD)/libcalibk.so: ctests/trace/calib_kernel.c
 	$(CC) -O2 $(CALIB_CFLAGS) -fPIC -shared $< -o $@
 $(TD)/calib_region: ctests/trace/calib_region.c $(TD)/libcalibk.so
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ -L$(TD) -lcalibk -Wl,-rpath,'$$ORIGIN'
+
+$(TD)/calib_regionx: ctests/trace/calib_regionx.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ $(PTHREAD_LIBS)
+$(TD)/calib_regioncxx: ctests/trace/calib_regioncxx.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -O2 $(CALIB_CFLAGS) $< -o $@
 
 # `make bench`: traced instructions per second, block stops vs single-step.
 BENCH_TARGETS += bench-trace

@@ -3,9 +3,10 @@
 # missing.  Needs root (or sudo).  Used by the quick start, the test
 # script and CI, so the three can never disagree.
 set -e
-PKGS="gcc make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-nox
+PKGS="gcc g++ make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-nox
       libcmocka-dev libzydis-dev valgrind dpkg-dev gfortran"
 # gfortran: PAPI's own build (make utils) compiles a Fortran test helper.
+# g++: a tracer test leaves a --region function by a C++ exception.
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <signal.h>
+#include <sys/personality.h>
 #include <sys/wait.h>
 #include <cmocka.h>
 
@@ -37,20 +38,13 @@ static const char *prog(const char *name)
 }
 
 /* Trace argv; assert the tracer itself succeeded. */
-static int trace(struct pflops_mix *m, const struct pflops_trace_opts *o,
-		 struct pflops_trace_stats *st, ...)
+static int vtrace(struct pflops_mix *m, const struct pflops_trace_opts *o,
+		  struct pflops_trace_stats *st, char **argv)
 {
-	char *argv[16];
-	va_list ap;
-	int n = 0, status = -1, rc;
+	int status = -1, rc;
 	struct pflops_error err = { 0 };
 	struct pflops_trace_opts opts = o ? *o : (struct pflops_trace_opts){ 0 };
 
-	va_start(ap, st);
-	while (n < 15 && (argv[n] = va_arg(ap, char *)))
-		n++;
-	va_end(ap);
-	argv[n] = NULL;
 	opts.stats = st;
 	memset(m, 0, sizeof *m);
 	rc = pflops_trace_run(argv, &opts, m, &status, &err);
@@ -58,6 +52,21 @@ static int trace(struct pflops_mix *m, const struct pflops_trace_opts *o,
 		print_error("trace %s: %s\n", argv[0], err.msg);
 	assert_int_equal(rc, 0);
 	return status;
+}
+
+static int trace(struct pflops_mix *m, const struct pflops_trace_opts *o,
+		 struct pflops_trace_stats *st, ...)
+{
+	char *argv[16];
+	va_list ap;
+	int n = 0;
+
+	va_start(ap, st);
+	while (n < 15 && (argv[n] = va_arg(ap, char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	return vtrace(m, o, st, argv);
 }
 
 /* sum of one counter array over all cells */
@@ -431,9 +440,42 @@ static void test_signal_handler(void **state)
 	assert_int_equal(m.insts[DP][X][MUL], N);
 }
 
-/* A 1 ms timer interrupts blocks anywhere; the count stays exact. */
+/* A signal-heavy run: a 1 ms timer interrupts the program anywhere (in
+ * a block, in the cache's own code); the count stays exact.  LOOPS and
+ * ALARMS come from the program itself (file OUT). */
+static void signal_run(const struct pflops_trace_opts *o, const char *mode,
+		       const char *nthreads, const char *k)
+{
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+	char out[] = "/tmp/pflops_alarmsXXXXXX";
+	long loops = -1, alarms = -1;
+	int fd = mkstemp(out);
+	FILE *f;
+
+	assert_true(fd >= 0);
+	close(fd);
+	if (nthreads)
+		trace(&m, o, &st, prog("calib_signal"), mode, nthreads, k, out, NULL);
+	else
+		trace(&m, o, &st, prog("calib_signal"), mode, k, out, NULL);
+	f = fopen(out, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%ld %ld", &loops, &alarms), 2);
+	fclose(f);
+	unlink(out);
+	assert_true(alarms >= atol(k));	/* else the test proved nothing */
+	assert_int_equal(m.insts[DP][X][ADD], 8 * (uint64_t)loops);
+	assert_int_equal(m.insts[DP][X][DIV], (uint64_t)alarms);
+	assert_int_equal(total(m.insts), 8 * (uint64_t)loops + (uint64_t)alarms);
+	if (o->engine == PFLOPS_ENGINE_CACHE && !under_valgrind)
+		assert_true(st.cache_signals > 0);
+}
+
 static void test_async_signals(void **state)
 {
+	struct pflops_trace_opts stop = { .engine = PFLOPS_ENGINE_STOP };
+	struct pflops_trace_opts cache = { .engine = PFLOPS_ENGINE_CACHE };
 	struct pflops_mix m;
 	struct pflops_trace_stats st;
 	char out[] = "/tmp/pflops_alarmsXXXXXX";
@@ -442,17 +484,24 @@ static void test_async_signals(void **state)
 	FILE *f;
 
 	(void)state;
+	/* a fixed loop count under the stopping engine (slow enough for
+	 * the timer to fire) */
 	assert_true(fd >= 0);
 	close(fd);
-	trace(&m, NULL, &st, prog("calib_signal"), "timer", "400000", out, NULL);
+	trace(&m, &stop, &st, prog("calib_signal"), "timer", "400000", out, NULL);
 	f = fopen(out, "r");
 	assert_non_null(f);
 	assert_int_equal(fscanf(f, "%ld", &alarms), 1);
 	fclose(f);
 	unlink(out);
-	assert_true(alarms > 0);	/* else the test proved nothing */
+	assert_true(alarms > 0);
 	assert_int_equal(m.insts[DP][X][ADD], 400000);
 	assert_int_equal(m.insts[DP][X][DIV], (uint64_t)alarms);
+	/* a fixed number of signals, both engines, one thread and four */
+	signal_run(&stop, "alarms", NULL, "20");
+	signal_run(&cache, "alarms", NULL, under_valgrind ? "20" : "200");
+	signal_run(&stop, "threads", "3", "20");
+	signal_run(&cache, "threads", "3", under_valgrind ? "20" : "200");
 }
 
 /* ------------------------------------------------------------------ */
@@ -583,6 +632,160 @@ static void test_gap_near(void **state)
 	assert_int_equal(pflops_maps_gap_near(&mf, 0x2000000, 0x2001000, size, reach), 0);
 }
 
+/* ------------------------------------------------------------------ */
+/* the two engines: every counter of every calibration program          */
+
+static int report_diff(const char *what, const struct pflops_mix *a,
+		       const struct pflops_mix *b)
+{
+	int bad = 0;
+
+	for (int p = 0; p < PFLOPS_NPREC; p++)
+		for (int w = 0; w < PFLOPS_NWIDTH; w++)
+			for (int o = 0; o < PFLOPS_NOP; o++)
+				if (a->insts[p][w][o] != b->insts[p][w][o] ||
+				    a->masked[p][w][o] != b->masked[p][w][o] ||
+				    a->lanes_full[p][w][o] != b->lanes_full[p][w][o] ||
+				    a->lanes_active[p][w][o] != b->lanes_active[p][w][o]) {
+					print_error("%s: %s/%s/%s stop %lu/%lu/%lu/%lu "
+						    "cache %lu/%lu/%lu/%lu\n", what,
+						    pflops_prec_name(p), pflops_width_name(w),
+						    pflops_op_name(o),
+						    (unsigned long)a->insts[p][w][o],
+						    (unsigned long)a->masked[p][w][o],
+						    (unsigned long)a->lanes_full[p][w][o],
+						    (unsigned long)a->lanes_active[p][w][o],
+						    (unsigned long)b->insts[p][w][o],
+						    (unsigned long)b->masked[p][w][o],
+						    (unsigned long)b->lanes_full[p][w][o],
+						    (unsigned long)b->lanes_active[p][w][o]);
+					bad = 1;
+				}
+	for (int x = 0; x < PFLOPS_NEXTRA; x++)
+		if (a->extra[x] != b->extra[x]) {
+			print_error("%s: extra %d stop %lu cache %lu\n", what, x,
+				    (unsigned long)a->extra[x], (unsigned long)b->extra[x]);
+			bad = 1;
+		}
+	if (a->total_insts != b->total_insts) {
+		print_error("%s: instructions stop %lu cache %lu\n", what,
+			    (unsigned long)a->total_insts, (unsigned long)b->total_insts);
+		bad = 1;
+	}
+	return bad;
+}
+
+/* Run argv under both engines and compare every counter.  Threaded
+ * programs wait for each other (futex, join) a timing-dependent number
+ * of instructions: there only the FP counters must agree.  The string
+ * functions of libc take paths that depend on the alignment of their
+ * arguments, so the runs are made without address randomization
+ * (test_engines_agree). */
+static void engines_agree(const char *region, int threaded, ...)
+{
+	struct pflops_trace_opts os = { .engine = PFLOPS_ENGINE_STOP, .region = region };
+	struct pflops_trace_opts oc = { .engine = PFLOPS_ENGINE_CACHE, .region = region };
+	struct pflops_trace_stats ss, sc;
+	struct pflops_mix a, b;
+	char *argv[16], what[256];
+	int n = 0, sa, sb;
+	size_t at = 0;
+	va_list ap;
+
+	va_start(ap, threaded);
+	while (n < 15 && (argv[n] = va_arg(ap, char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	for (int i = 0; i < n && at < sizeof what - 1; i++)
+		at += (size_t)snprintf(what + at, sizeof what - at, "%s%s",
+				       i ? " " : "", i ? argv[i] : strrchr(argv[0], '/') + 1);
+	sa = vtrace(&a, &os, &ss, argv);
+	sb = vtrace(&b, &oc, &sc, argv);
+	assert_int_equal(sa, sb);
+	assert_int_equal(ss.engine, PFLOPS_ENGINE_STOP);
+	assert_int_equal(sc.engine, PFLOPS_ENGINE_CACHE);
+	assert_int_equal(ss.region_calls, sc.region_calls);
+	assert_int_equal(sc.cache_setup_failed, 0);
+	if (threaded) {
+		a.total_insts = b.total_insts = 0;
+	}
+	if (report_diff(what, &a, &b))
+		fail_msg("%s: the engines disagree", what);
+	/* and the cache did the counting */
+	assert_true(sc.cache_runs > 0 || region);
+}
+
+static void test_engines_agree(void **state)
+{
+	static const char *const more[] = { "intloop", "vinsertf128", "vandpd_y",
+					     "bench16", "kmask_in_block", "calls" };
+	int step = under_valgrind ? 9 : 1;
+	int pers = personality(0xffffffff);
+
+	(void)state;
+	/* inherited by the traced programs */
+	assert_true(pers != -1 && personality((unsigned long)pers | ADDR_NO_RANDOMIZE) != -1);
+	for (size_t i = 0; i < sizeof expects / sizeof expects[0]; i += step)
+		engines_agree(NULL, 0, prog("calib_fp"), expects[i].kernel, "300", NULL);
+	for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+		engines_agree(NULL, 0, prog("calib_fp"), more[i], "300", NULL);
+	for (int o = 2; o <= 3; o++) {
+		const char *bin = o == 2 ? "calib_daxpy_O2" : "calib_daxpy_O3";
+		engines_agree(NULL, 0, prog(bin), "daxpy", "1003", NULL);
+		engines_agree(NULL, 0, prog(bin), "matmul", "13", NULL);
+		engines_agree(NULL, 0, prog(bin), "cond", "1003", NULL);
+	}
+	engines_agree(NULL, 1, prog("calib_threads"), "3", "1000", NULL);
+	engines_agree(NULL, 0, prog("calib_fork"), "fork", "1000", NULL);
+	engines_agree(NULL, 0, prog("calib_fork"), "vfork", "1000", NULL);
+	engines_agree(NULL, 0, prog("calib_fork"), "exec", "1000", NULL);
+	engines_agree(NULL, 0, prog("calib_signal"), "crash", "1000", NULL);
+	engines_agree(NULL, 0, prog("calib_signal"), "handler", "1000", NULL);
+	engines_agree(NULL, 0, prog("calib_jit"), "1000", NULL);
+	engines_agree(NULL, 0, prog("calib_region"), "1000", NULL);
+	engines_agree("calib_kernel", 0, prog("calib_region"), "1000", NULL);
+	engines_agree("main_kernel", 0, prog("calib_region"), "1000", NULL);
+	engines_agree("rkern", 0, prog("calib_regionx"), "recurse", "1000", "3", NULL);
+	engines_agree("jkern", 0, prog("calib_regionx"), "longjmp", "1000", NULL);
+	engines_agree("tkern", 1, prog("calib_regionx"), "threads", "4", "1000", NULL);
+	engines_agree("ekern", 0, prog("calib_regioncxx"), "1000", NULL);
+	personality((unsigned long)pers);
+}
+
+/* What the cache does, seen in its statistics: a hot loop stops a few
+ * times in all, indirect branches find their targets in the table,
+ * masked blocks stay on the stopping path, code that changes is
+ * dropped. */
+static void test_cache_stats(void **state)
+{
+	struct pflops_trace_opts o = { .engine = PFLOPS_ENGINE_CACHE };
+	struct pflops_trace_stats st;
+	struct pflops_mix m;
+
+	(void)state;
+	trace(&m, &o, &st, prog("calib_fp"), "bench16", "200000", NULL);
+	assert_int_equal(m.insts[DP][Z][FMA], 8 * 200000);
+	assert_true(st.stops < 100);		/* 200000 loop iterations */
+	assert_true(st.cache_runs >= 200000);
+	assert_true(st.cache_links > 0);
+
+	trace(&m, &o, &st, prog("calib_fp"), "calls", "2000", NULL);
+	assert_int_equal(m.insts[DP][Y][ADD], 2 * 2000);
+	assert_true(st.ibl_misses < 10);	/* 4000 returns, 2000 calls via a pointer */
+
+	trace(&m, &o, &st, prog("calib_fp"), "vaddpd_z_k1", "1000", NULL);
+	assert_true(st.nocache[PFLOPS_NC_MASK] >= 1);
+	assert_true(st.stops >= 1000);		/* a stop per masked run */
+
+	/* vaddpd, then vmulpd, then vsubpd (an ADD) at the same address */
+	trace(&m, &o, &st, prog("calib_jit"), "1000", NULL);
+	assert_int_equal(m.insts[DP][Y][ADD], 2 * N);
+	assert_int_equal(m.insts[DP][Y][MUL], N);
+	assert_int_equal(total(m.insts), 3 * N);
+	assert_true(st.invalidated >= 2);
+}
+
 int main(void)
 {
 	const char *b = getenv("B");
@@ -604,6 +807,8 @@ int main(void)
 		cmocka_unit_test(test_region_native),
 		cmocka_unit_test(test_region_exits),
 		cmocka_unit_test(test_gap_near),
+		cmocka_unit_test(test_engines_agree),
+		cmocka_unit_test(test_cache_stats),
 	};
 
 	snprintf(dir, sizeof dir, "%s/ctests/trace", b && *b ? b : "build");

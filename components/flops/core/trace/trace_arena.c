@@ -103,10 +103,12 @@ struct piece {
 
 /* Create a memfd of `size` bytes in t's process, map it there at `hint`
  * (exactly, when fixed: 1 = must not replace, 2 = replaces) with prot,
- * and in the tracer when map_here. */
+ * and in the tracer when map_here, filled from init (if not NULL) before
+ * the process sees it. */
 static int piece_new(struct pflops_tracer *T, struct pflops_thr *t,
 		     size_t size, int prot, uint64_t hint, int fixed,
-		     int map_here, int keep_fd, struct piece *p)
+		     int map_here, int keep_fd, const uint8_t *init,
+		     struct piece *p)
 {
 	int64_t fd = -1, addr = -1, ign;
 	char path[64];
@@ -134,6 +136,8 @@ static int piece_new(struct pflops_tracer *T, struct pflops_thr *t,
 			p->mem = NULL;
 			goto out;
 		}
+		if (init)	/* the gadget may be in what this replaces */
+			memcpy(p->mem, init, size);
 	}
 	if (fixed == 1)
 		flags |= MAP_FIXED_NOREPLACE;
@@ -198,13 +202,13 @@ int pflops_arena_setup(struct pflops_tracer *T, struct pflops_thr *t)
 		return PFLOPS_ENOMEM;
 	a->slots_fd = -1;
 	a->region = T->o->region != NULL;
-	rc = piece_new(T, t, TABLE_BYTES, PROT_READ, 0, 0, 1, 0, &tab);
+	rc = piece_new(T, t, TABLE_BYTES, PROT_READ, 0, 0, 1, 0, NULL, &tab);
 	if (rc)
 		goto fail;
 	a->table = tab.addr;
 	a->table_mem = tab.mem;
 	rc = piece_new(T, t, (size_t)PFLOPS_MAX_SLOTS * PFLOPS_SLOT_BYTES,
-		       PROT_READ | PROT_WRITE, 0, 0, 0, 1, &sl);
+		       PROT_READ | PROT_WRITE, 0, 0, 0, 1, NULL, &sl);
 	if (rc)
 		goto fail;
 	a->slots = sl.addr;
@@ -235,8 +239,10 @@ void pflops_arena_free(struct pflops_arena *a)
 	if (a->slots_fd >= 0)
 		close(a->slots_fd);
 	for (size_t i = 0; i < a->nchunks; i++) {
-		munmap(a->chunks[i].mem, a->chunks[i].size);
-		free(a->chunks[i].xb);
+		if (a->chunks[i]->mem)
+			munmap(a->chunks[i]->mem, a->chunks[i]->size);
+		free(a->chunks[i]->xb);
+		free(a->chunks[i]);
 	}
 	free(a->chunks);
 	free(a->ids);
@@ -247,9 +253,9 @@ struct pflops_chunk *pflops_arena_chunk_of(const struct pflops_arena *a,
 					   uint64_t addr)
 {
 	for (size_t i = 0; a && i < a->nchunks; i++)
-		if (addr >= a->chunks[i].addr &&
-		    addr < a->chunks[i].addr + a->chunks[i].size)
-			return &a->chunks[i];
+		if (addr >= a->chunks[i]->addr &&
+		    addr < a->chunks[i]->addr + a->chunks[i]->size)
+			return a->chunks[i];
 	return NULL;
 }
 
@@ -266,12 +272,12 @@ struct pflops_chunk *pflops_arena_chunk(struct pflops_tracer *T,
 					uint64_t hi, size_t need)
 {
 	struct pflops_arena *a = t->sp->arena;
-	struct pflops_chunk *c, *nc;
+	struct pflops_chunk *c, **nc;
 	struct piece p;
 	uint64_t at;
 
 	for (size_t i = 0; i < a->nchunks; i++) {
-		c = &a->chunks[i];
+		c = a->chunks[i];
 		if (c->size - c->used >= need && reaches(c, lo, hi))
 			return c;
 	}
@@ -283,16 +289,19 @@ struct pflops_chunk *pflops_arena_chunk(struct pflops_tracer *T,
 				  REACH - (1u << 24));
 	if (!at)
 		return NULL;
-	if (piece_new(T, t, CHUNK_SIZE, PROT_READ | PROT_EXEC, at, 1, 1, 0, &p))
+	if (piece_new(T, t, CHUNK_SIZE, PROT_READ | PROT_EXEC, at, 1, 1, 0, NULL, &p))
 		return NULL;
 	nc = realloc(a->chunks, (a->nchunks + 1) * sizeof *nc);
-	if (!nc) {
+	c = calloc(1, sizeof *c);
+	if (nc)
+		a->chunks = nc;
+	if (!nc || !c) {
+		free(c);
 		munmap(p.mem, CHUNK_SIZE);
 		return NULL;	/* the tracee keeps an unused mapping */
 	}
-	a->chunks = nc;
-	c = &a->chunks[a->nchunks++];
-	memset(c, 0, sizeof *c);
+	c->index = a->nchunks;
+	a->chunks[a->nchunks++] = c;
 	c->addr = p.addr;
 	c->mem = p.mem;
 	c->size = CHUNK_SIZE;
@@ -304,18 +313,23 @@ struct pflops_chunk *pflops_arena_chunk(struct pflops_tracer *T,
 	return c->size - c->used >= need && reaches(c, lo, hi) ? c : NULL;
 }
 
+int pflops_slot_init(struct pflops_arena *a, int slot)
+{
+	uint8_t *m = pflops_slot_mem(a, slot);
+
+	if (!m)
+		return -1;
+	a->slot_used[slot] = 1;
+	memset(m, 0, 64);
+	memcpy(m + PFLOPS_SLOT_TABLE, &a->table, 8);
+	return slot;
+}
+
 int pflops_slot_alloc(struct pflops_arena *a)
 {
 	for (int i = 0; i < PFLOPS_MAX_SLOTS; i++)
-		if (!a->slot_used[i]) {
-			uint8_t *m = pflops_slot_mem(a, i);
-			if (!m)
-				return -1;
-			a->slot_used[i] = 1;
-			memset(m, 0, 64);
-			memcpy(m + PFLOPS_SLOT_TABLE, &a->table, 8);
-			return i;
-		}
+		if (!a->slot_used[i])
+			return pflops_slot_init(a, i);
 	return -1;
 }
 
@@ -348,11 +362,7 @@ static int refork(struct pflops_tracer *T, struct pflops_thr *t, uint64_t addr,
 		  size_t size, int prot, const uint8_t *src, int keep_fd,
 		  struct piece *p)
 {
-	int rc = piece_new(T, t, size, prot, addr, 2, src != NULL, keep_fd, p);
-
-	if (rc == 0 && src)
-		memcpy(p->mem, src, size);
-	return rc;
+	return piece_new(T, t, size, prot, addr, 2, src != NULL, keep_fd, src, p);
 }
 
 int pflops_arena_fork(struct pflops_tracer *T, struct pflops_thr *t,
@@ -376,9 +386,9 @@ int pflops_arena_fork(struct pflops_tracer *T, struct pflops_thr *t,
 	a->slots = p.addr;
 	a->slots_fd = p.fd;
 	for (size_t i = 0; i < a->nchunks; i++) {
-		struct pflops_chunk *c = &a->chunks[i];
+		struct pflops_chunk *c = a->chunks[i];
 		rc = refork(T, t, c->addr, c->size, PROT_READ | PROT_EXEC,
-			    pa->chunks[i].mem, 0, &p);
+			    pa->chunks[i]->mem, 0, &p);
 		if (rc)
 			return rc;
 		c->mem = p.mem;

@@ -297,6 +297,7 @@ void pflops_hold_signal(struct pflops_thr *t, int sig, const siginfo_t *si);
 #define PFLOPS_TOMB 0x8000000000000001ULL	/* removed table entry */
 
 struct pflops_chunk {
+	size_t index;		/* in its arena's list */
 	uint64_t addr;		/* in the tracee */
 	uint8_t *mem;		/* the same bytes in the tracer */
 	size_t size, used;
@@ -315,7 +316,7 @@ struct pflops_arena {
 	int slots_fd;		/* tracer's descriptor of the slots memfd */
 	uint8_t *slot_mem[PFLOPS_MAX_SLOTS];	/* tracer mappings, lazily */
 	uint8_t slot_used[PFLOPS_MAX_SLOTS];
-	struct pflops_chunk *chunks;
+	struct pflops_chunk **chunks;	/* stable: blocks point to them */
 	size_t nchunks;
 	int region;		/* lookup routine checks the region's stack */
 	struct pflops_block **ids;	/* block of each counter id */
@@ -331,6 +332,8 @@ struct pflops_chunk *pflops_arena_chunk(struct pflops_tracer *T,
 struct pflops_chunk *pflops_arena_chunk_of(const struct pflops_arena *a,
 					   uint64_t addr);
 int pflops_slot_alloc(struct pflops_arena *a);
+/* take slot number `slot` (its header written); returns it or -1 */
+int pflops_slot_init(struct pflops_arena *a, int slot);
 void pflops_slot_free(struct pflops_arena *a, int slot);
 uint8_t *pflops_slot_mem(struct pflops_arena *a, int slot);
 uint64_t pflops_slot_addr(const struct pflops_arena *a, int slot);

@@ -481,6 +481,10 @@ static int start_thread(struct pflops_tracer *T, struct pflops_thr *t)
 		t->fork_from = NULL;
 		if (rc == PFLOPS_ECHILD)
 			return 0;	/* gone already */
+		/* the thread's slot, same place, new memory */
+		if (!rc && t->slot >= 0 &&
+		    pflops_slot_init(t->sp->arena, t->slot) < 0)
+			rc = PFLOPS_ENOMEM;
 		if (rc) {
 			kill(t->tid, SIGKILL);
 			return fail(T->err, PFLOPS_ESYS, "could not give the forked "
@@ -623,6 +627,14 @@ static int after_syscall(struct pflops_tracer *T, struct pflops_thr *t,
 	if (ret < 0 && ret > -4096)
 		return 0;
 	switch (t->sys_nr) {
+	case SYS_mmap: case SYS_munmap: case SYS_mremap: case SYS_mprotect:
+	case SYS_pkey_mprotect: case SYS_brk: case SYS_shmat: case SYS_shmdt:
+		sp->maps.stale = 1;
+		break;
+	default:
+		break;
+	}
+	switch (t->sys_nr) {
 	case SYS_munmap:
 		forget = 1;
 		break;
@@ -754,8 +766,6 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 				/* its counters start at its parent's slot, in
 				 * memory of its own (pflops_arena_fork) */
 				n->slot = t->slot;
-				if (n->slot >= 0)
-					n->sp->arena->slot_used[n->slot] = 1;
 				n->fork_pending = 1;
 				n->fork_from = t->sp->arena;
 			}
@@ -887,7 +897,7 @@ static int pick_engine(const struct pflops_trace_opts *o, int *engine,
 
 	*engine = o->engine;
 	if (*engine == PFLOPS_ENGINE_AUTO) {
-		*engine = PFLOPS_ENGINE_STOP;
+		*engine = PFLOPS_ENGINE_CACHE;
 		if (e && *e) {
 			if (!strcmp(e, "stop"))
 				*engine = PFLOPS_ENGINE_STOP;

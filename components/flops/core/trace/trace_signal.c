@@ -5,7 +5,8 @@
  *         which stops at the handler's first instruction; the
  *         interrupted block is counted up to the interrupted
  *         instruction, and after sigreturn the thread resumes in a block
- *         decoded from that address.  Others pass unchanged.
+ *         decoded from that address.  A signal that ends the process
+ *         counts the block up to there too; others pass unchanged.
  * NATIVE  every signal passes unchanged (a handler runs natively; if it
  *         calls the region function, the entry's int3 catches it).
  * CACHE   a signal that will run a handler or end the process is
@@ -194,9 +195,9 @@ static int cache_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig,
 static int stop_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig)
 {
 	struct user_regs_struct r;
-	int dirty = 0, rc;
+	int dirty = 0, rc, disp = disposition(t->tid, sig);
 
-	if (disposition(t->tid, sig) != D_CAUGHT)
+	if (disp == D_PASS)
 		return pflops_restart(T, t, t->resume, sig);
 	if (pflops_getregs(t->tid, &r))
 		return 0;
@@ -215,6 +216,10 @@ static int stop_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig)
 		int idx = pflops_block_index(t->blk, r.rip);
 		if (idx > 0)
 			pflops_count_block(T, t, t->blk, (uint32_t)idx);
+	}
+	if (disp == D_FATAL) {	/* the process ends here */
+		t->blk = NULL;
+		return pflops_restart(T, t, PTRACE_CONT, sig);
 	}
 	t->to_handler = 1;
 	t->in_syscall = 0;

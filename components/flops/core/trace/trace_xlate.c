@@ -762,14 +762,17 @@ int pflops_xlate_fork(struct pflops_space *sp, const struct pflops_space *parent
 	if (!a->ids || !a->chunks)
 		return PFLOPS_ENOMEM;
 	for (size_t i = 0; i < pa->nchunks; i++) {
-		a->chunks[i] = pa->chunks[i];
-		a->chunks[i].mem = NULL;
-		a->chunks[i].xb = malloc((pa->chunks[i].nxb + 1) * sizeof *a->chunks[i].xb);
-		a->chunks[i].xb_cap = pa->chunks[i].nxb + 1;
-		a->chunks[i].nxb = 0;
-		if (!a->chunks[i].xb)
+		struct pflops_chunk *c = malloc(sizeof *c);
+		if (!c)
 			return PFLOPS_ENOMEM;
-		a->nchunks++;
+		*c = *pa->chunks[i];
+		c->mem = NULL;
+		c->xb_cap = pa->chunks[i]->nxb + 1;
+		c->nxb = 0;
+		c->xb = malloc(c->xb_cap * sizeof *c->xb);
+		a->chunks[a->nchunks++] = c;
+		if (!c->xb)
+			return PFLOPS_ENOMEM;
 	}
 	/* blocks with a cache copy, by id; links are remapped by id */
 	for (uint32_t id = 0; id < pa->nids; id++) {
@@ -788,8 +791,7 @@ int pflops_xlate_fork(struct pflops_space *sp, const struct pflops_space *parent
 	}
 	for (uint32_t id = 0; id < a->nids; id++) {
 		struct pflops_xblock *x = a->ids[id]->x;
-		size_t ci = (size_t)(pa->ids[id]->x->ch - pa->chunks);
-		x->ch = &a->chunks[ci];
+		x->ch = a->chunks[pa->ids[id]->x->ch->index];
 		for (int k = 0; k < x->nex; k++)
 			if (x->ex[k].to)
 				x->ex[k].to = a->ids[x->ex[k].to->id]->x;
@@ -798,8 +800,8 @@ int pflops_xlate_fork(struct pflops_space *sp, const struct pflops_space *parent
 	}
 	/* chunk lists in address order, as in the parent */
 	for (size_t i = 0; i < pa->nchunks; i++)
-		for (size_t j = 0; j < pa->chunks[i].nxb; j++)
-			a->chunks[i].xb[a->chunks[i].nxb++] =
-				a->ids[pa->chunks[i].xb[j]->id]->x;
+		for (size_t j = 0; j < pa->chunks[i]->nxb; j++)
+			a->chunks[i]->xb[a->chunks[i]->nxb++] =
+				a->ids[pa->chunks[i]->xb[j]->id]->x;
 	return 0;
 }

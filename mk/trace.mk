@@ -68,12 +68,21 @@ $(TD)/calib_regioncxx: ctests/trace/calib_regioncxx.cc
 	@mkdir -p $(dir $@)
 	$(CXX) -O2 $(CALIB_CFLAGS) $< -o $@
 
-# `make bench`: traced instructions per second, block stops vs single-step.
+# `make bench`: wall time native / stopping engine / code cache per
+# kernel, OpenBLAS dgemm (Debian's libopenblas-dev) when it is installed.
+OPENBLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
+OPENBLAS_LIBS := $(shell pkg-config --libs openblas 2>/dev/null)
 BENCH_TARGETS += bench-trace
 $(B)/bench_trace: bench/bench_trace.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS)
-bench-trace: $(B)/bench_trace $(TD)/calib_fp $(TD)/calib_daxpy_O2
-	$(B)/bench_trace $(TD)
+$(B)/bench_dgemm: bench/bench_dgemm.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -Wextra $(OPENBLAS_CFLAGS) $< -o $@ $(OPENBLAS_LIBS)
+ifneq ($(OPENBLAS_LIBS),)
+BENCH_DGEMM = $(B)/bench_dgemm
+endif
+bench-trace: $(B)/bench_trace $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(BENCH_DGEMM)
+	$(B)/bench_trace $(TD) $(BENCH_DGEMM)
 
 .PHONY: bench-trace

@@ -4,9 +4,10 @@
 # script and CI, so the three can never disagree.
 set -e
 PKGS="gcc g++ make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-nox
-      libcmocka-dev libzydis-dev valgrind dpkg-dev gfortran"
+      libcmocka-dev libzydis-dev valgrind dpkg-dev gfortran libopenblas-dev"
 # gfortran: PAPI's own build (make utils) compiles a Fortran test helper.
 # g++: a tracer test leaves a --region function by a C++ exception.
+# libopenblas-dev: make bench traces OpenBLAS dgemm.
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

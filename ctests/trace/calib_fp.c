@@ -141,6 +141,24 @@ static void kmask_in_block(long n)
 			 : "+r"(n) : : "rax", "xmm0", "cc");
 }
 
+/*
+ * Flags live from one block into the next: the block holding `jnp` has
+ * no instruction of its own that sets the flags, so the tracer's count
+ * of it must leave them alone.  vmulpd runs when the low byte of the
+ * counter, after the decrement, has even parity: i = N-1..1.
+ */
+static void flags_live(long n)
+{
+	__asm__ volatile("1: vaddpd %%xmm1, %%xmm2, %%xmm0\n"
+			 " sub $1, %0\n"
+			 " jz 3f\n"
+			 " jnp 2f\n"
+			 " vmulpd %%xmm1, %%xmm2, %%xmm0\n"
+			 "2: jmp 1b\n"
+			 "3:"
+			 : "+r"(n) : : "xmm0", "cc");
+}
+
 /* Two FP instructions per iteration in a call/ret chain: exercises the
  * emulation of call, ret and an indirect jump through a table. */
 __attribute__((noinline)) static void callee(void)
@@ -177,7 +195,7 @@ static const struct kernel kernels[] = {
 	E(vdpbf16ps_z), E(vdpbf16ps_x), E(vdpbf16ps_y_k5),
 	E(intloop), E(vinsertf128), E(vandpd_y), E(bench16),
 	E(fadd), E(fmul), E(fdiv), E(fsqrt),
-	E(kmask_in_block), E(calls),
+	E(kmask_in_block), E(calls), E(flags_live),
 };
 
 int calib_main(int argc, char **argv)

@@ -15,6 +15,9 @@
  *                             vdivpd xmm each): a fixed number of
  *                             signals however fast the loop runs.
  *                             Writes "LOOPS ALARMS" to OUT.
+ *   calib_signal calls K OUT   the same, each loop's 8 vaddpd in a
+ *                             function called through a pointer (calls
+ *                             and returns: the tracer's lookup code).
  *   calib_signal threads T K OUT  T threads run those loops while the
  *                             process takes K SIGALRMs (any thread may
  *                             run the handler).  Writes "LOOPS ALARMS"
@@ -61,6 +64,12 @@ static void on_alrm(int sig)
 	: : : "xmm0")
 
 static volatile int stop;
+
+__attribute__((noinline)) static void add8(void)
+{
+	ADD8;
+}
+static void (*volatile add8_ptr)(void) = add8;
 static long thread_loops[64];
 
 static void *spin(void *arg)
@@ -150,6 +159,15 @@ int main(int argc, char **argv)
 		start_timer();
 		while (__atomic_load_n(&alarms, __ATOMIC_SEQ_CST) < n) {
 			ADD8;
+			loops++;
+		}
+		return report(argv[3], loops);
+	}
+	if (!strcmp(argv[1], "calls") && argc > 3) {
+		long loops = 0;
+		start_timer();
+		while (__atomic_load_n(&alarms, __ATOMIC_SEQ_CST) < n) {
+			add8_ptr();
 			loops++;
 		}
 		return report(argv[3], loops);

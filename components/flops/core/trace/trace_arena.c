@@ -40,8 +40,6 @@
 #define REACH ((uint64_t)1 << 31)
 #define TABLE_BYTES (((PFLOPS_TABLE_N + PFLOPS_TABLE_OVER) * 16 + 4095) & ~4095)
 
-size_t pflops_ibl_emit(struct pflops_chunk *ch, int region);
-
 uint64_t pflops_find_gadget(struct pflops_space *sp, pid_t tid)
 {
 	static const size_t max = 1 << 20;

@@ -61,7 +61,7 @@ struct pflops_block {
 enum {
 	PFLOPS_NC_NONE = 0,
 	PFLOPS_NC_MASK,		/* masked AVX-512 FP: opmask read at each run */
-	PFLOPS_NC_MODE,		/* stepped or undecodable block, int 0x80 */
+	PFLOPS_NC_MODE,		/* stepped or undecodable block, sysenter */
 	PFLOPS_NC_GS,		/* uses the %gs segment, which the cache owns */
 	PFLOPS_NC_WRITABLE,	/* on a writable page (JIT, self-modifying) */
 	PFLOPS_NC_REACH,	/* RIP-relative operand out of reach */
@@ -168,7 +168,7 @@ struct pflops_tracer {
 int pflops_fail(struct pflops_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* trace_ptrace.c: the engine's steps, shared with trace_signal.c */
+/* trace_enter.c (and trace_ptrace.c): the engine's steps */
 int pflops_counting(const struct pflops_tracer *T, const struct pflops_thr *t);
 void pflops_count_block(struct pflops_tracer *T, struct pflops_thr *t,
 			struct pflops_block *b, uint32_t n);
@@ -182,6 +182,7 @@ int pflops_resume(struct pflops_tracer *T, struct pflops_thr *t,
 		  struct user_regs_struct *r, int dirty, int rc);
 int pflops_restart(struct pflops_tracer *T, struct pflops_thr *t, int req, int sig);
 int pflops_getregs(pid_t tid, struct user_regs_struct *r);
+int pflops_on_sigtrap(struct pflops_tracer *T, struct pflops_thr *t);
 int pflops_setregs(struct pflops_tracer *T, struct pflops_thr *t,
 		   const struct user_regs_struct *r);
 
@@ -289,7 +290,7 @@ void pflops_hold_signal(struct pflops_thr *t, int sig, const siginfo_t *si);
 #define PFLOPS_SLOT_TABLE 32	/* tracee address of the lookup table */
 #define PFLOPS_SLOT_RSP0 40	/* --region: %rsp at the region's entry */
 #define PFLOPS_SLOT_CNT 4096	/* counters: 8 bytes per block id */
-#define PFLOPS_MAX_IDS 131072
+#define PFLOPS_MAX_IDS 262144
 #define PFLOPS_MAX_SLOTS 256
 #define PFLOPS_SLOT_BYTES (PFLOPS_SLOT_CNT + 8 * PFLOPS_MAX_IDS)
 #define PFLOPS_TABLE_N 65536	/* lookup table buckets (+ overflow) */
@@ -340,6 +341,9 @@ uint64_t pflops_slot_addr(const struct pflops_arena *a, int slot);
 /* give forked child t its own copy of its parent's arena */
 int pflops_arena_fork(struct pflops_tracer *T, struct pflops_thr *t,
 		      const struct pflops_arena *parent);
+/* the start of a new chunk: a `syscall`, then the lookup routine
+ * (trace_link.c); returns the bytes used */
+size_t pflops_ibl_emit(struct pflops_chunk *ch, int region);
 /* one tracee `syscall` instruction for pflops_inject */
 uint64_t pflops_find_gadget(struct pflops_space *sp, pid_t tid);
 

@@ -529,6 +529,44 @@ static void test_async_signals(void **state)
 	signal_run(&cache, "threads", "3", under_valgrind ? "20" : "200");
 }
 
+/* The progress callback runs while the program computes in the cache,
+ * with the counts so far (the program takes 100 timer signals of 1 ms:
+ * at least 100 ms, whatever the speed). */
+struct prog_seen { int calls; uint64_t last; int backwards; };
+
+static void on_progress(void *arg, const struct pflops_mix *m,
+			const struct pflops_trace_stats *st)
+{
+	struct prog_seen *p = arg;
+	uint64_t f = pflops_mix_flops(m, -1);
+
+	(void)st;
+	p->backwards |= f < p->last;
+	p->last = f;
+	p->calls++;
+}
+
+static void test_progress(void **state)
+{
+	struct prog_seen seen = { 0 };
+	struct pflops_trace_opts o = { .engine = PFLOPS_ENGINE_CACHE,
+				       .progress = on_progress,
+				       .progress_arg = &seen, .progress_ms = 10 };
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+	char out[] = "/tmp/pflops_alarmsXXXXXX";
+	int fd = mkstemp(out);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	trace(&m, &o, &st, prog("calib_signal"), "alarms", "100", out, NULL);
+	unlink(out);
+	assert_true(seen.calls >= 2);
+	assert_false(seen.backwards);
+	assert_true(seen.last > 0 && seen.last <= pflops_mix_flops(&m, -1));
+}
+
 /* ------------------------------------------------------------------ */
 /* region                                                              */
 
@@ -830,6 +868,7 @@ int main(void)
 		cmocka_unit_test(test_crash),
 		cmocka_unit_test(test_signal_handler),
 		cmocka_unit_test(test_async_signals),
+		cmocka_unit_test(test_progress),
 		cmocka_unit_test(test_region),
 		cmocka_unit_test(test_region_native),
 		cmocka_unit_test(test_region_exits),

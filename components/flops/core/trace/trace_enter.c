@@ -18,6 +18,9 @@
 
 #define fail pflops_fail
 
+/* blocks translated ahead of a new one (what its copy jumps to next) */
+#define AHEAD 8
+
 int pflops_counting(const struct pflops_tracer *T, const struct pflops_thr *t)
 {
 	return !T->o->region || t->in_region;
@@ -230,10 +233,12 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 			arm_region(T, t, 0);	/* found by a lazy reload */
 		if (T->engine == PFLOPS_ENGINE_CACHE && sp->arena &&
 		    pflops_counting(T, t) && !T->o->single_step) {
-			int was = b->nocache;
+			int was = b->nocache, fresh = !b->x;
 			uint64_t entry = pflops_xlate(T, t, b);
 			if (!was && b->nocache)
 				T->st.nocache[b->nocache]++;
+			if (entry && fresh)
+				pflops_xlate_ahead(T, t, b, AHEAD);
 			if (entry && pflops_set_mode(T, t, r, PFLOPS_M_CACHE, dirty) == 0) {
 				r->rip = entry;
 				*dirty = 1;

@@ -160,6 +160,9 @@ struct pflops_tracer {
 	int root_status, root_done;
 	struct timespec last;
 	unsigned progress_ms;
+	uint8_t *xbuf;		/* trace_xlate.c's code buffer */
+	int sfd;		/* signalfd of SIGCHLD (progress), or -1 */
+	sigset_t oldmask;
 	/* wait statuses taken while injecting, handled by the main loop */
 	struct pflops_deferred *defer;
 	size_t ndefer, defer_cap;
@@ -394,6 +397,11 @@ int pflops_xlate_check(struct pflops_space *sp, pid_t tid,
 /* The cache entry of b (translated now if needed); 0: not cacheable. */
 uint64_t pflops_xlate(struct pflops_tracer *T, struct pflops_thr *t,
 		      struct pflops_block *b);
+/* Translate and link what b's copy goes to next (direct targets, the
+ * return site of a call), breadth-first, up to budget blocks: each one
+ * saves a stop at its first run. */
+void pflops_xlate_ahead(struct pflops_tracer *T, struct pflops_thr *t,
+			struct pflops_block *b, int budget);
 /* A displaced copy of the instruction at addr followed by a jump back to
  * the next one (STOP mode past a region-entry int3); 0 if impossible. */
 uint64_t pflops_xlate_tramp(struct pflops_tracer *T, struct pflops_thr *t,

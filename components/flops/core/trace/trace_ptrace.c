@@ -53,6 +53,9 @@
 #include <sys/wait.h>
 #include <sys/user.h>
 #include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <poll.h>
+#include <pthread.h>
 
 #include "trace_internal.h"
 
@@ -351,12 +354,12 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 	}
 }
 
-static void progress(struct pflops_tracer *T)
+static void progress(struct pflops_tracer *T, int force)
 {
 	struct timespec now;
 	struct pflops_mix snap;
 
-	if (!T->o->progress || (T->st.stops & 1023))
+	if (!T->o->progress || (!force && (T->st.stops & 15)))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if ((now.tv_sec - T->last.tv_sec) * 1000 +
@@ -385,7 +388,7 @@ static int handle(struct pflops_tracer *T, pid_t tid, int status)
 	if (!WIFSTOPPED(status))
 		return 0;
 	T->st.stops++;
-	progress(T);
+	progress(T, 0);
 	if (!t) {	/* a new thread or child, before its parent's event */
 		if (!(t = add(T, tid, PFLOPS_TH_WAIT_PARENT)))
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
@@ -406,6 +409,27 @@ static int handle(struct pflops_tracer *T, pid_t tid, int status)
 	if (sig == SIGTRAP)
 		return pflops_on_sigtrap(T, t);
 	return pflops_on_signal(T, t, sig, NULL);
+}
+
+/* The next wait status.  With a progress callback, at most progress_ms
+ * pass without one (SIGCHLD through a signalfd): a program running in
+ * the code cache may not stop for seconds. */
+static pid_t wait_next(struct pflops_tracer *T, int *st)
+{
+	for (;;) {
+		struct pollfd pf = { T->sfd, POLLIN, 0 };
+		struct signalfd_siginfo si;
+		pid_t p = waitpid(-1, st, __WALL | (T->sfd >= 0 ? WNOHANG : 0));
+
+		if (p != 0)
+			return p;
+		if (poll(&pf, 1, (int)T->progress_ms) > 0) {
+			while (read(T->sfd, &si, sizeof si) == sizeof si)
+				;
+		} else {
+			progress(T, 1);
+		}
+	}
 }
 
 static void kill_all(struct pflops_tracer *T)
@@ -527,6 +551,18 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
 	if ((rc = pflops_restart(&T, t, PTRACE_CONT, 0)))
 		goto out;
 
+	T.sfd = -1;
+	if (T.o->progress) {
+		sigset_t chld;
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		/* after the fork: the program keeps its own signal mask */
+		if (pthread_sigmask(SIG_BLOCK, &chld, &T.oldmask) == 0) {
+			T.sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+			if (T.sfd < 0)
+				pthread_sigmask(SIG_SETMASK, &T.oldmask, NULL);
+		}
+	}
 	while (T.threads) {
 		pid_t p;
 		if (T.ndefer) {
@@ -535,7 +571,7 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
 				goto out;
 			continue;
 		}
-		p = waitpid(-1, &st, __WALL);
+		p = wait_next(&T, &st);
 		if (p < 0) {
 			if (errno == EINTR)
 				continue;
@@ -547,7 +583,12 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
 out:
 	if (rc)
 		kill_all(&T);
+	if (T.sfd >= 0) {
+		close(T.sfd);
+		pthread_sigmask(SIG_SETMASK, &T.oldmask, NULL);
+	}
 	free(T.defer);
+	free(T.xbuf);
 	if (read(pfd[0], &child_errno, sizeof child_errno) == sizeof child_errno &&
 	    !rc) {
 		rc = fail(err, PFLOPS_ECHILD, "cannot execute '%s': %s; check "

@@ -17,24 +17,19 @@
 static ZydisDecoder dec;
 static int dec_ready;
 
-static int touches_gs(const ZydisDecodedInstruction *in,
-		      const ZydisDecodedOperand *ops)
+static int touches_gs(const ZydisDecodedInstruction *in)
 {
 	switch (in->mnemonic) {
 	case ZYDIS_MNEMONIC_RDGSBASE: case ZYDIS_MNEMONIC_WRGSBASE:
 	case ZYDIS_MNEMONIC_SWAPGS: case ZYDIS_MNEMONIC_LGS:
 		return 1;
+	case ZYDIS_MNEMONIC_MOV:	/* mov to %gs: 8e /5 */
+		return in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
+		       in->opcode == 0x8e && in->raw.modrm.reg == 5;
+	case ZYDIS_MNEMONIC_POP:	/* pop %gs: 0f a9 */
+		return in->opcode_map == ZYDIS_OPCODE_MAP_0F && in->opcode == 0xa9;
 	default:
 		break;
-	}
-	for (unsigned i = 0; i < in->operand_count; i++) {
-		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
-		    ops[i].mem.segment == ZYDIS_REGISTER_GS)
-			return 1;
-		if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
-		    ops[i].reg.value == ZYDIS_REGISTER_GS &&
-		    (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
-			return 1;
 	}
 	for (unsigned i = 0; i < in->raw.prefix_count; i++)
 		if (in->raw.prefixes[i].value == 0x65)
@@ -60,7 +55,7 @@ int pflops_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr,
 			struct pflops_reloc *r)
 {
 	ZydisDecodedInstruction in;
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	int modrm;
 
 	if (!dec_ready) {
 		ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
@@ -68,30 +63,31 @@ int pflops_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr,
 		dec_ready = 1;
 	}
 	memset(r, 0, sizeof *r);
-	if (ZYAN_FAILED(ZydisDecoderDecodeFull(&dec, buf, len, &in, ops)))
+	/* the instruction alone (no operand decoding): what is needed here
+	 * is in its raw fields */
+	if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&dec, NULL, buf, len, &in)))
 		return PFLOPS_EINVAL;
 	r->len = in.length;
-	r->uses_gs = (uint8_t)touches_gs(&in, ops);
-	for (unsigned i = 0; i < in.operand_count; i++)
-		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
-		    ops[i].mem.base == ZYDIS_REGISTER_RIP) {
-			if (in.raw.disp.size != 32)
-				return PFLOPS_EINVAL;
-			r->rip_rel = 1;
-			r->disp_off = in.raw.disp.offset;
-			r->rip_target = addr + in.length + (uint64_t)in.raw.disp.value;
-		}
+	r->uses_gs = (uint8_t)touches_gs(&in);
+	modrm = (in.attributes & ZYDIS_ATTRIB_HAS_MODRM) != 0;
+	if (modrm && (in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) &&
+	    in.raw.modrm.mod == 0 && in.raw.modrm.rm == 5) {
+		/* [rip + disp32] */
+		if (in.raw.disp.size != 32)
+			return PFLOPS_EINVAL;
+		r->rip_rel = 1;
+		r->disp_off = in.raw.disp.offset;
+		r->rip_target = addr + in.length + (uint64_t)in.raw.disp.value;
+	}
 	if (in.cpu_flags && !count_dependent(in.mnemonic)) {
 		const ZydisAccessedFlags *f = in.cpu_flags;
 		uint32_t w = f->modified | f->set_0 | f->set_1 | f->undefined;
 		r->kills_flags = (w & KFLAGS) == KFLAGS && !(f->tested & KFLAGS);
 	}
-	if ((in.meta.category == ZYDIS_CATEGORY_UNCOND_BR ||
-	     in.meta.category == ZYDIS_CATEGORY_CALL) &&
-	    in.raw.modrm.offset && (ops[0].type == ZYDIS_OPERAND_TYPE_MEMORY ||
-				    ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER)) {
-		/* FF /2 or FF /4: keep segment and address-size prefixes
-		 * (F2 bnd, F3, 3E notrack mean nothing to a mov) */
+	if (modrm && in.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && in.opcode == 0xff &&
+	    (in.raw.modrm.reg == 2 || in.raw.modrm.reg == 4)) {
+		/* call/jmp near through r/m64: keep segment and address-size
+		 * prefixes (F2 bnd, F3, 3E notrack mean nothing to a mov) */
 		r->ind_modrm = in.raw.modrm.offset;
 		for (unsigned i = 0; i < in.raw.prefix_count; i++) {
 			uint8_t v = in.raw.prefixes[i].value;

@@ -331,11 +331,13 @@ uint64_t pflops_xlate(struct pflops_tracer *T, struct pflops_thr *t,
 		b->nocache = PFLOPS_NC_FULL;
 		return 0;
 	}
+	if (!T->xbuf && !(T->xbuf = malloc(MAXCODE)))
+		return 0;
 	code = malloc(len + 16);
-	ii = calloc(b->ninsts, sizeof *ii);
+	ii = malloc(b->ninsts * sizeof *ii);
 	x = calloc(1, sizeof *x);
-	e.buf = malloc(MAXCODE);
-	if (!code || !ii || !x || !e.buf)
+	e.buf = T->xbuf;	/* kept: a copy is made per block */
+	if (!code || !ii || !x)
 		goto out;
 	if (read_insns(sp, t->tid, b, code, ii)) {
 		b->nocache = PFLOPS_NC_MODE;
@@ -377,7 +379,6 @@ uint64_t pflops_xlate(struct pflops_tracer *T, struct pflops_thr *t,
 out:
 	free(code);
 	free(ii);
-	free(e.buf);
 	free(e.pt);
 	free(x);
 	return b->x ? b->x->addr : 0;
@@ -462,4 +463,62 @@ struct pflops_xblock *pflops_xlate_find(const struct pflops_arena *a,
 	}
 	*pt = l ? &x->pt[l - 1] : NULL;
 	return x;
+}
+
+/* one more block for pflops_xlate_ahead: translated now, or 0 */
+static struct pflops_xblock *ahead_one(struct pflops_tracer *T,
+				       struct pflops_thr *t, uint64_t pc,
+				       int *budget, struct pflops_block **q,
+				       int *qt, int qmax)
+{
+	struct pflops_block *d = pflops_block_get(t->sp, t->tid, pc, 0,
+						  &T->st.blocks_decoded);
+	int was;
+
+	if (!d)
+		return NULL;
+	if (d->x)
+		return d->x->dead ? NULL : d->x;
+	was = d->nocache;
+	if (!pflops_xlate(T, t, d)) {
+		if (!was && d->nocache)
+			T->st.nocache[d->nocache]++;
+		return NULL;
+	}
+	(*budget)--;
+	if (*qt < qmax)
+		q[(*qt)++] = d;
+	return d->x;
+}
+
+void pflops_xlate_ahead(struct pflops_tracer *T, struct pflops_thr *t,
+			struct pflops_block *b, int budget)
+{
+	struct pflops_block *q[64];
+	int qh = 0, qt = 0;
+
+	q[qt++] = b;
+	while (qh < qt && budget > 0) {
+		struct pflops_block *c = q[qh++];
+		struct pflops_xblock *x = c->x, *to;
+
+		if (!x || x->dead)
+			continue;
+		for (int k = 0; k < x->nex && budget > 0; k++) {
+			if (x->ex[k].to)
+				continue;
+			to = ahead_one(T, t, x->ex[k].target, &budget, q, &qt, 64);
+			if (to) {
+				pflops_xlate_link(x, k, to);
+				T->st.cache_links++;
+			}
+		}
+		if (c->term.term == PFLOPS_T_CALL && budget > 0) {
+			/* where the callee's ret will look */
+			uint64_t ret = c->last + c->term.len;
+			to = ahead_one(T, t, ret, &budget, q, &qt, 64);
+			if (to)
+				pflops_table_insert(t->sp->arena, ret, to->addr);
+		}
+	}
 }

@@ -285,6 +285,29 @@ static void test_flags_live(void **state)
 	}
 }
 
+/* Indirect calls through a register, RIP-relative memory, an indexed
+ * table and the stack; and a program using %gs itself. */
+static void test_indirect_and_gs(void **state)
+{
+	struct pflops_trace_opts o[] = { { .engine = PFLOPS_ENGINE_STOP },
+					 { .engine = PFLOPS_ENGINE_CACHE } };
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+	int s;
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		trace(&m, &o[k], &st, prog("calib_fp"), "indirect", "1000", NULL);
+		assert_int_equal(m.insts[DP][X][ADD], N);
+		assert_int_equal(m.insts[DP][X][MUL], 4 * N);
+		s = trace(&m, &o[k], &st, prog("calib_gs"), "1000", NULL);
+		assert_true(WIFEXITED(s));
+		assert_int_equal(WEXITSTATUS(s), 0);	/* it saw its own %gs */
+		assert_int_equal(m.insts[DP][Y][ADD], N);
+	}
+	assert_true(st.nocache[PFLOPS_NC_GS] >= 1);
+}
+
 static void test_calls_and_extras(void **state)
 {
 	struct pflops_mix m;
@@ -783,7 +806,7 @@ static void test_engines_agree(void **state)
 {
 	static const char *const more[] = { "intloop", "vinsertf128", "vandpd_y",
 					     "bench16", "kmask_in_block", "calls",
-					     "flags_live" };
+					     "flags_live", "indirect" };
 	int step = under_valgrind ? 9 : 1;
 	int pers = personality(0xffffffff);
 
@@ -807,6 +830,7 @@ static void test_engines_agree(void **state)
 	engines_agree(NULL, 0, prog("calib_signal"), "crash", "1000", NULL);
 	engines_agree(NULL, 0, prog("calib_signal"), "handler", "1000", NULL);
 	engines_agree(NULL, 0, prog("calib_jit"), "1000", NULL);
+	engines_agree(NULL, 0, prog("calib_gs"), "1000", NULL);
 	engines_agree(NULL, 0, prog("calib_region"), "1000", NULL);
 	engines_agree("calib_kernel", 0, prog("calib_region"), "1000", NULL);
 	engines_agree("main_kernel", 0, prog("calib_region"), "1000", NULL);
@@ -858,6 +882,7 @@ int main(void)
 		cmocka_unit_test(test_single_step_agrees),
 		cmocka_unit_test(test_mask_written_in_block),
 		cmocka_unit_test(test_flags_live),
+		cmocka_unit_test(test_indirect_and_gs),
 		cmocka_unit_test(test_calls_and_extras),
 		cmocka_unit_test(test_zero_flops_and_total),
 		cmocka_unit_test(test_exit_status),

@@ -159,6 +159,34 @@ static void flags_live(long n)
 			 : "+r"(n) : : "xmm0", "cc");
 }
 
+/*
+ * Indirect calls in each operand form the code cache rewrites: through
+ * %r11 (REX.B), through memory RIP-relative, with an index register, and
+ * at the top of the stack (read before the call pushes).  Each target
+ * runs one vmulpd xmm: per loop 1 vaddpd xmm + 4 vmulpd xmm.
+ */
+__asm__(".pushsection .text\n"
+	"ind_target:\n vmulpd %xmm1, %xmm2, %xmm0\n ret\n"
+	".popsection\n"
+	".pushsection .data\n .balign 8\n"
+	"ind_ptr: .quad ind_target\n"
+	"ind_tab: .quad 0, ind_target\n"
+	".popsection\n");
+
+static void indirect(long n)
+{
+	__asm__ volatile("sub $128, %%rsp\n"	/* calls below: skip the red zone */
+			 "1: vaddpd %%xmm1, %%xmm2, %%xmm0\n"
+			 " lea ind_target(%%rip), %%r11\n call *%%r11\n"
+			 " call *ind_ptr(%%rip)\n"
+			 " lea ind_tab(%%rip), %%rax\n mov $1, %%ecx\n"
+			 " call *(%%rax,%%rcx,8)\n"
+			 " push %%r11\n call *(%%rsp)\n pop %%r11\n"
+			 " dec %0\n jnz 1b\n"
+			 "add $128, %%rsp"
+			 : "+r"(n) : : "rax", "rcx", "r11", "xmm0", "memory", "cc");
+}
+
 /* Two FP instructions per iteration in a call/ret chain: exercises the
  * emulation of call, ret and an indirect jump through a table. */
 __attribute__((noinline)) static void callee(void)
@@ -195,7 +223,7 @@ static const struct kernel kernels[] = {
 	E(vdpbf16ps_z), E(vdpbf16ps_x), E(vdpbf16ps_y_k5),
 	E(intloop), E(vinsertf128), E(vandpd_y), E(bench16),
 	E(fadd), E(fmul), E(fdiv), E(fsqrt),
-	E(kmask_in_block), E(calls), E(flags_live),
+	E(kmask_in_block), E(calls), E(flags_live), E(indirect),
 };
 
 int calib_main(int argc, char **argv)

@@ -24,13 +24,19 @@ static int touches_gs(const ZydisDecodedInstruction *in)
 	case ZYDIS_MNEMONIC_SWAPGS: case ZYDIS_MNEMONIC_LGS:
 		return 1;
 	case ZYDIS_MNEMONIC_MOV:	/* mov to %gs: 8e /5 */
-		return in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
-		       in->opcode == 0x8e && in->raw.modrm.reg == 5;
+		if (in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
+		    in->opcode == 0x8e && in->raw.modrm.reg == 5)
+			return 1;
+		break;
 	case ZYDIS_MNEMONIC_POP:	/* pop %gs: 0f a9 */
-		return in->opcode_map == ZYDIS_OPCODE_MAP_0F && in->opcode == 0xa9;
+		if (in->opcode_map == ZYDIS_OPCODE_MAP_0F && in->opcode == 0xa9)
+			return 1;
+		break;
 	default:
 		break;
 	}
+	if (in->attributes & ZYDIS_ATTRIB_HAS_SEGMENT_GS)
+		return 1;
 	for (unsigned i = 0; i < in->raw.prefix_count; i++)
 		if (in->raw.prefixes[i].value == 0x65)
 			return 1;

@@ -273,15 +273,20 @@ static void test_flags_live(void **state)
 					 { .engine = PFLOPS_ENGINE_CACHE } };
 	struct pflops_mix m;
 	struct pflops_trace_stats st;
-	uint64_t even = 0;
+	uint64_t even = 0, even5 = 0;
 
 	(void)state;
 	for (long i = N - 1; i >= 1; i--)
 		even += !(__builtin_popcountl(i & 0xff) & 1);
+	for (long j = 1; j < N; j++)
+		even5 += !(__builtin_popcountl((5 * j) & 0xff) & 1);
 	for (int k = 0; k < 2; k++) {
 		trace(&m, &o[k], &st, prog("calib_fp"), "flags_live", "1000", NULL);
 		assert_int_equal(m.insts[DP][X][ADD], N);
 		assert_int_equal(m.insts[DP][X][MUL], even);
+		trace(&m, &o[k], &st, prog("calib_fp"), "flags_rep", "1000", NULL);
+		assert_int_equal(m.insts[DP][X][ADD], N);
+		assert_int_equal(m.insts[DP][X][MUL], even5);
 	}
 }
 
@@ -806,7 +811,7 @@ static void test_engines_agree(void **state)
 {
 	static const char *const more[] = { "intloop", "vinsertf128", "vandpd_y",
 					     "bench16", "kmask_in_block", "calls",
-					     "flags_live", "indirect" };
+					     "flags_live", "flags_rep", "indirect" };
 	int step = under_valgrind ? 9 : 1;
 	int pers = personality(0xffffffff);
 

@@ -187,6 +187,28 @@ static void indirect(long n)
 			 : "+r"(n) : : "rax", "rcx", "r11", "xmm0", "memory", "cc");
 }
 
+/* Flags from `add $5, %rdx` (j-th loop: rdx = 5j) read by a block whose
+ * only flag writer is `repe cmpsb` at %rcx = 0, which changes none: the
+ * count's increment cannot lean on it.  vmulpd runs when the low byte of
+ * 5j has even parity, j = 1..N-1. */
+static void flags_rep(long n)
+{
+	__asm__ volatile("xor %%edx, %%edx\n"
+			 "1: vaddpd %%xmm1, %%xmm2, %%xmm0\n"
+			 " dec %0\n"
+			 " jz 3f\n"
+			 " add $5, %%rdx\n"
+			 " jnz 4f\n"
+			 "4: mov $0, %%ecx\n lea ind_ptr(%%rip), %%rsi\n"
+			 " mov %%rsi, %%rdi\n repe cmpsb\n"
+			 " jnp 2f\n"
+			 " vmulpd %%xmm1, %%xmm2, %%xmm0\n"
+			 "2: jmp 1b\n"
+			 "3:"
+			 : "+r"(n) : : "rcx", "rdx", "rsi", "rdi", "xmm0", "memory",
+			   "cc");
+}
+
 /* Two FP instructions per iteration in a call/ret chain: exercises the
  * emulation of call, ret and an indirect jump through a table. */
 __attribute__((noinline)) static void callee(void)
@@ -223,7 +245,7 @@ static const struct kernel kernels[] = {
 	E(vdpbf16ps_z), E(vdpbf16ps_x), E(vdpbf16ps_y_k5),
 	E(intloop), E(vinsertf128), E(vandpd_y), E(bench16),
 	E(fadd), E(fmul), E(fdiv), E(fsqrt),
-	E(kmask_in_block), E(calls), E(flags_live), E(indirect),
+	E(kmask_in_block), E(calls), E(flags_live), E(flags_rep), E(indirect),
 };
 
 int calib_main(int argc, char **argv)

@@ -44,7 +44,8 @@ static int touches_gs(const ZydisDecodedInstruction *in)
 }
 
 /* Shifts and rotates leave the flags alone when the count is 0: they
- * are no place for an increment that relies on them being rewritten. */
+ * are no place for an increment that relies on them being rewritten
+ * (nor are rep string instructions, see pflops_reloc_decode). */
 static int count_dependent(ZydisMnemonic m)
 {
 	switch (m) {
@@ -85,7 +86,10 @@ int pflops_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr,
 		r->disp_off = in.raw.disp.offset;
 		r->rip_target = addr + in.length + (uint64_t)in.raw.disp.value;
 	}
-	if (in.cpu_flags && !count_dependent(in.mnemonic)) {
+	/* a rep string instruction with %rcx = 0 writes no flags either */
+	if (in.cpu_flags && !count_dependent(in.mnemonic) &&
+	    !(in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
+			       ZYDIS_ATTRIB_HAS_REPNE))) {
 		const ZydisAccessedFlags *f = in.cpu_flags;
 		uint32_t w = f->modified | f->set_0 | f->set_1 | f->undefined;
 		r->kills_flags = (w & KFLAGS) == KFLAGS && !(f->tested & KFLAGS);

@@ -374,6 +374,15 @@ static void test_cannot_start(void **state)
 			 PFLOPS_ECHILD);
 	assert_non_null(strstr(err.msg, "/nonexistent/prog"));
 	assert_non_null(strstr(err.msg, "No such file"));
+
+	/* an engine that does not exist: named, with the choices */
+	setenv("PFLOPS_TRACE_ENGINE", "fast", 1);
+	argv[0] = (char *)prog("calib_fp");
+	assert_int_equal(pflops_trace_run(argv, NULL, &m, &status, &err),
+			 PFLOPS_EINVAL);
+	unsetenv("PFLOPS_TRACE_ENGINE");
+	assert_non_null(strstr(err.msg, "'fast'"));
+	assert_non_null(strstr(err.msg, "stop or cache"));
 }
 
 /* ------------------------------------------------------------------ */

@@ -127,6 +127,17 @@ struct pflops_metric_def {
 	int line;
 };
 
+/* A `detect` line: when METRIC alone needs more counters than the core
+ * has, it may be planned without PART's events, with one detector counter
+ * (EVENT) that counts the instructions PART would weight: zero proves the
+ * smaller plan exact; non-zero is reported as status STATUS. */
+struct pflops_detect {
+	int line;		/* 0: the block has no detect line */
+	int metric, part;	/* enum pflops_metric */
+	int event;		/* index into pmu->events */
+	char status[32];	/* status event reporting EVENT's count */
+};
+
 struct pflops_match {
 	char vendor[16];	/* intel, amd, hygon, arm */
 	unsigned family;	/* Arm: implementer */
@@ -145,6 +156,9 @@ struct pflops_pmu {
 	enum pflops_arch arch;
 	int counters_smt, counters_nosmt;	/* general counters per logical thread */
 	int sve_bits;		/* SVE vector length of the part, 0 = none */
+	int cycles_general;	/* no fixed cycles counter (AMD): the NMI
+				 * watchdog's cycles event takes a general one */
+	struct pflops_detect detect;
 	int nevents;
 	struct pflops_event *events;
 	struct pflops_metric_def metrics[PFLOPS_NMETRIC];
@@ -196,6 +210,8 @@ struct pflops_counter {
 	int cost;		/* hardware counters it takes (2 for AMD pairs) */
 	uint64_t config;	/* event-select code, user+kernel (full form, as perf's rNNNN) */
 	int pfm_encoded;	/* config came from libpfm4 */
+	int detects;		/* a detector (weight 0 everywhere): its count is
+				 * the instructions of the reduced plan's left-out part */
 	double weight[PFLOPS_NMETRIC];	/* per requested metric */
 };
 
@@ -205,6 +221,9 @@ struct pflops_plan {
 	double vl128;		/* VL/128 used for the weights */
 	int ncounters;		/* entries in counter[] */
 	int cost;		/* hardware counters needed */
+	unsigned reduced;	/* metrics planned without the pmu's detect PART
+				 * (pflops_plan_fit): exact only while the
+				 * detector counter reads 0 */
 	struct pflops_counter counter[PFLOPS_MAX_COUNTERS];
 };
 
@@ -213,6 +232,17 @@ struct pflops_plan {
  * is unavailable. */
 int pflops_plan_make(struct pflops_plan *p, const struct pflops_pmu *pmu,
 		     unsigned metrics, int sve_bits, struct pflops_error *err);
+/* pflops_plan_make, then fitted to `budget` counters where the table
+ * allows: when the plan needs more and the pmu's `detect` rule applies
+ * (the requested metrics that weight PART's events are all the rule's
+ * METRIC, and none is left empty), those metrics are planned without
+ * PART's events plus the detector counter, and p->reduced says which.
+ * slot_metric maps metric slot s of pmu to the metric it really is (NULL:
+ * slot s is metric s), for callers that plan variants of metrics in
+ * slots.  A plan that still does not fit is returned as made: the caller
+ * compares p->cost with its budget. */
+int pflops_plan_fit(struct pflops_plan *p, const struct pflops_pmu *pmu, unsigned metrics, int sve_bits,
+		    int budget, const int *slot_metric, struct pflops_error *err);
 /* Metric value from the plan's counter values (same order as counter[]). */
 double pflops_plan_eval(const struct pflops_plan *p, enum pflops_metric m,
 			const double *counts);
@@ -249,7 +279,10 @@ struct pflops_kind {
 	const struct pflops_pmu *pmu;	/* NULL: unknown CPU */
 	char why[256];		/* when pmu is NULL: the one-sentence reason */
 	int smt;		/* SMT siblings present */
-	int budget;		/* general counters per logical thread left to us */
+	int budget;		/* general counters per logical thread left to an
+				 * event set (pflops_budget with no cycles) */
+	int budget_cycles;	/* the same for a set that also counts cycles
+				 * (a hybrid time reference) */
 	int sve_bits;		/* Arm SVE vector length, 0 if none */
 };
 
@@ -264,10 +297,18 @@ struct pflops_probe {
 	char source[256];	/* "this machine" or the file */
 	int nkinds;
 	struct pflops_kind kinds[PFLOPS_MAX_KINDS];
-	int nmi_watchdog;	/* 1 when it holds a counter (x86, live) */
+	int nmi_watchdog;	/* 1: the kernel's NMI watchdog is on (live only) */
 	int paranoid;		/* perf_event_paranoid, -99 unknown */
 	struct pflops_access access;
 };
+
+/* General counters per logical thread left to one event set, as the
+ * kernel schedules: the table's figure for SMT on or off, minus the one
+ * the NMI watchdog holds where its cycles event cannot sit on a fixed
+ * counter (`cycles general`: AMD), and minus one for a set that itself
+ * counts cycles (needs_cycles) when no fixed cycles counter is free for it
+ * (AMD; Intel and Arm when the watchdog holds the fixed one). */
+int pflops_budget(const struct pflops_pmu *pmu, int smt, int nmi_watchdog, int needs_cycles);
 
 /* topology: NULL for this machine, else an hwloc XML file or a directory
  * holding a CPUID dump (hwloc-gather-cpuid). */

@@ -121,6 +121,79 @@ int pflops_plan_make(struct pflops_plan *p, const struct pflops_pmu *pmu, unsign
 	return 0;
 }
 
+/* event ev is weighted by metric d */
+static int uses(const struct pflops_metric_def *d, int ev)
+{
+	for (int k = 0; k < d->nterms; k++)
+		if (d->terms[k].event == ev)
+			return 1;
+	return 0;
+}
+
+int pflops_plan_fit(struct pflops_plan *p, const struct pflops_pmu *pmu, unsigned metrics, int sve_bits,
+		    int budget, const int *slot_metric, struct pflops_error *err)
+{
+	int rc = pflops_plan_make(p, pmu, metrics, sve_bits, err);
+	const struct pflops_detect *d = &pmu->detect;
+	if (rc || p->cost <= budget || !d->line)
+		return rc;
+	/* the reduced copy: requested slots lose the PART's events */
+	const struct pflops_metric_def *part = &pmu->metrics[d->part];
+	struct pflops_pmu r = *pmu;
+	struct pflops_term *terms[PFLOPS_NMETRIC] = { 0 };
+	unsigned reduced = 0;
+	int ok = 1;
+	for (int s = 0; s < PFLOPS_NMETRIC && ok; s++) {
+		const struct pflops_metric_def *m = &pmu->metrics[s];
+		if (!(p->metrics & (1u << s)))
+			continue;
+		int n = 0, dropped = 0;
+		terms[s] = malloc((m->nterms ? m->nterms : 1) * sizeof(*terms[s]));
+		if (!terms[s]) {
+			rc = pf_err(err, PFLOPS_ENOMEM, "out of memory");
+			break;
+		}
+		for (int k = 0; k < m->nterms; k++) {
+			if (uses(part, m->terms[k].event))
+				dropped = 1;
+			else
+				terms[s][n++] = m->terms[k];
+		}
+		if (!dropped)
+			continue;
+		/* only the rule's METRIC may lose them, and not all of itself */
+		ok = (slot_metric ? slot_metric[s] : s) == d->metric && n > 0;
+		r.metrics[s].terms = terms[s];
+		r.metrics[s].nterms = n;
+		reduced |= 1u << s;
+	}
+	struct pflops_plan q;
+	if (!rc && ok && reduced && !(rc = pflops_plan_make(&q, &r, metrics, sve_bits, err))) {
+		struct pflops_counter *ct = &q.counter[q.ncounters];
+		const struct pflops_event *e = &pmu->events[d->event];
+		if (q.ncounters == PFLOPS_MAX_COUNTERS)
+			rc = pf_err(err, PFLOPS_ECNFLCT, "more than %d counters planned on %s", PFLOPS_MAX_COUNTERS, pmu->name);
+		else if (!(rc = pflops_encode(pmu, e->spec, &ct->config, NULL, 0, err))) {
+			memset(ct->weight, 0, sizeof(ct->weight));
+			snprintf(ct->spec, sizeof(ct->spec), "%s", e->spec);
+			ct->events[0] = d->event;
+			ct->nevents = 1;
+			ct->cost = e->pair ? 2 : 1;
+			ct->pfm_encoded = strncmp(e->spec, "raw:", 4) != 0;
+			ct->detects = 1;
+			q.ncounters++;
+			q.cost += ct->cost;
+			q.pmu = pmu;
+			q.reduced = reduced;
+			if (q.cost <= budget)
+				*p = q;
+		}
+	}
+	for (int s = 0; s < PFLOPS_NMETRIC; s++)
+		free(terms[s]);
+	return rc;
+}
+
 double pflops_plan_eval(const struct pflops_plan *p, enum pflops_metric m, const double *counts)
 {
 	double v = 0;

@@ -85,10 +85,8 @@ static void choose_pmu(const struct pflops_table *t, struct pflops_kind *k, int 
 		}
 		return;
 	}
-	k->budget = k->smt ? k->pmu->counters_smt : k->pmu->counters_nosmt;
-	/* the NMI watchdog pins one general counter on x86 */
-	if (nmi > 0 && k->pmu->arch == PFLOPS_ARCH_X86 && k->budget > 1)
-		k->budget--;
+	k->budget = pflops_budget(k->pmu, k->smt, nmi > 0, 0);
+	k->budget_cycles = pflops_budget(k->pmu, k->smt, nmi > 0, 1);
 	k->sve_bits = k->pmu->sve_bits;
 #if defined(__aarch64__)
 	if (nmi >= 0) {		/* live machine: the process's own vector length */
@@ -97,6 +95,16 @@ static void choose_pmu(const struct pflops_table *t, struct pflops_kind *k, int 
 			k->sve_bits = (vl & PR_SVE_VL_LEN_MASK) * 8;
 	}
 #endif
+}
+
+int pflops_budget(const struct pflops_pmu *pmu, int smt, int nmi_watchdog, int needs_cycles)
+{
+	int n = smt ? pmu->counters_smt : pmu->counters_nosmt;
+	if (pmu->cycles_general)
+		n -= !!nmi_watchdog + !!needs_cycles;
+	else if (nmi_watchdog && needs_cycles)
+		n--;	/* the watchdog has the fixed cycles counter: ours goes general */
+	return n > 0 ? n : 0;
 }
 
 static int has_cap(int bit)

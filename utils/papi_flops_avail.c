@@ -43,21 +43,28 @@ static void print_metric_text(const struct pflops_pmu *p, int m, int budget, int
 	}
 	struct pflops_plan plan;
 	struct pflops_error err = { 0 };
-	if (pflops_plan_make(&plan, p, 1u << m, sve_bits, &err)) {
+	if (pflops_plan_fit(&plan, p, 1u << m, sve_bits, budget > 0 ? budget : p->counters_smt, NULL, &err)) {
 		printf("  %-9s No   %-12s %s\n", pflops_metric_name(m), "error", err.msg);
 		return;
 	}
-	char fit[64] = "";
+	char fit[96] = "";
 	if (budget > 0)
-		snprintf(fit, sizeof(fit), plan.cost > budget ? " (of %d: multiplexed)" : " (of %d)", budget);
+		snprintf(fit, sizeof(fit),
+			 plan.cost > budget ? " (of %d: refused by the PAPI component unless PAPI_FLOPS_MULTIPLEX=1)" : " (of %d)",
+			 budget);
 	printf("  %-9s Yes  %-12s %s\n", pflops_metric_name(m), pflops_class_name(d->klass), d->formula);
 	printf("            counters: %d%s\n", plan.cost, fit);
 	for (int c = 0; c < plan.ncounters; c++) {
 		char w[32];
 		snprintf(w, sizeof(w), "%g", plan.counter[c].weight[m]);
+		if (plan.counter[c].detects)
+			snprintf(w, sizeof(w), "detect");
 		printf("            %5s x %-58s 0x%llx%s\n", w, plan.counter[c].spec,
 		       (unsigned long long)plan.counter[c].config, plan.counter[c].cost == 2 ? " (pair)" : "");
 	}
+	if (plan.reduced)
+		printf("            %s left out to fit: its instructions are counted unweighted (%s), 0 proves the count exact\n",
+		       pflops_metric_name(p->detect.part), p->detect.status);
 	if (d->caveat)
 		printf("            caveat: %s\n", d->caveat);
 }
@@ -67,7 +74,8 @@ static void print_metric_json(const struct pflops_pmu *p, int m, int budget, int
 	const struct pflops_metric_def *d = &p->metrics[m];
 	struct pflops_plan plan;
 	struct pflops_error err = { 0 };
-	int ok = d->klass != PFLOPS_UNAVAILABLE && !pflops_plan_make(&plan, p, 1u << m, sve_bits, &err);
+	int ok = d->klass != PFLOPS_UNAVAILABLE &&
+		 !pflops_plan_fit(&plan, p, 1u << m, sve_bits, budget > 0 ? budget : p->counters_smt, NULL, &err);
 	pf_json_str(stdout, pflops_metric_name(m));
 	printf(": {\"available\": %s, ", ok ? "true" : "false");
 	pf_json_kv(stdout, "accuracy", pflops_class_name(d->klass), 1);
@@ -83,9 +91,17 @@ static void print_metric_json(const struct pflops_pmu *p, int m, int budget, int
 		pf_json_kv(stdout, "name", plan.counter[c].spec, 1);
 		snprintf(code, sizeof(code), "0x%llx", (unsigned long long)plan.counter[c].config);
 		pf_json_kv(stdout, "code", code, 1);
-		printf("\"weight\": %g, \"cost\": %d}", plan.counter[c].weight[m], plan.counter[c].cost);
+		printf("\"weight\": %g, \"cost\": %d", plan.counter[c].weight[m], plan.counter[c].cost);
+		if (plan.counter[c].detects)
+			printf(", \"detects\": \"%s\"", p->detect.status);
+		printf("}");
 	}
-	printf("]}");
+	printf("]");
+	if (ok && plan.reduced) {
+		printf(", ");
+		pf_json_kv(stdout, "left_out", pflops_metric_name(p->detect.part), 0);
+	}
+	printf("}");
 }
 
 static void print_pmu(const struct pflops_pmu *p, int json, int budget, int sve_bits)
@@ -267,6 +283,8 @@ int main(int argc, char **argv)
 		printf("Counter access : %s%s\n", pr.access.code ? "NO: " : "", pr.access.msg);
 		if (pr.access.fix[0])
 			printf("Fix            : %s\n", pr.access.fix);
+		if (pr.access.code)
+			printf("Without counters: papi_flops_run --source trace -- PROGRAM counts FLOPs exactly\n");
 		printf("Core kinds     : %d\n", pr.nkinds);
 	}
 	for (int k = 0; k < pr.nkinds; k++) {
@@ -297,7 +315,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		printf("  SMT %s; %d general counters per thread%s\n", kd->smt ? "on" : "off", kd->budget,
-		       pr.nmi_watchdog ? " (the NMI watchdog holds one)" : "");
+		       pr.nmi_watchdog && kd->pmu->cycles_general ? " (the NMI watchdog holds one)" : "");
 		print_pmu(kd->pmu, 0, kd->budget, kd->sve_bits);
 	}
 	if (json)

@@ -135,6 +135,7 @@ struct pflops_detect {
 	int line;		/* 0: the block has no detect line */
 	int metric, part;	/* enum pflops_metric */
 	int event;		/* index into pmu->events */
+	uint64_t drop;		/* bit i: event i is weighted by PART */
 	char status[32];	/* status event reporting EVENT's count */
 };
 

@@ -121,15 +121,6 @@ int pflops_plan_make(struct pflops_plan *p, const struct pflops_pmu *pmu, unsign
 	return 0;
 }
 
-/* event ev is weighted by metric d */
-static int uses(const struct pflops_metric_def *d, int ev)
-{
-	for (int k = 0; k < d->nterms; k++)
-		if (d->terms[k].event == ev)
-			return 1;
-	return 0;
-}
-
 int pflops_plan_fit(struct pflops_plan *p, const struct pflops_pmu *pmu, unsigned metrics, int sve_bits,
 		    int budget, const int *slot_metric, struct pflops_error *err)
 {
@@ -138,7 +129,6 @@ int pflops_plan_fit(struct pflops_plan *p, const struct pflops_pmu *pmu, unsigne
 	if (rc || p->cost <= budget || !d->line)
 		return rc;
 	/* the reduced copy: requested slots lose the PART's events */
-	const struct pflops_metric_def *part = &pmu->metrics[d->part];
 	struct pflops_pmu r = *pmu;
 	struct pflops_term *terms[PFLOPS_NMETRIC] = { 0 };
 	unsigned reduced = 0;
@@ -154,7 +144,7 @@ int pflops_plan_fit(struct pflops_plan *p, const struct pflops_pmu *pmu, unsigne
 			break;
 		}
 		for (int k = 0; k < m->nterms; k++) {
-			if (uses(part, m->terms[k].event))
+			if (m->terms[k].event < 64 && (d->drop >> m->terms[k].event & 1))
 				dropped = 1;
 			else
 				terms[s][n++] = m->terms[k];

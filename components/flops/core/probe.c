@@ -154,7 +154,7 @@ static void access_verdict(struct pflops_probe *pr)
 		snprintf(a->msg, sizeof(a->msg),
 			 "no hardware PMU is exposed: /sys/bus/event_source/devices has no cpu, cpu_core, cpu_atom or armv8_* entry (a virtual machine whose hypervisor hides the counters)");
 		snprintf(a->fix, sizeof(a->fix),
-			 "enable the guest PMU (KVM/QEMU: -cpu host,pmu=on; VMware: virtualize CPU performance counters; cloud: a bare-metal or PMU-enabled instance), or count exactly with --source trace");
+			 "enable the guest PMU (KVM/QEMU: -cpu host,pmu=on; VMware: virtualize CPU performance counters; cloud: a bare-metal or PMU-enabled instance)");
 		return;
 	}
 	if (pr->paranoid > 2 && !root && !perfmon) {
@@ -163,7 +163,7 @@ static void access_verdict(struct pflops_probe *pr)
 			 "perf_event_paranoid is %d, which forbids unprivileged counting (Debian's default), and this process has neither CAP_PERFMON nor CAP_SYS_ADMIN",
 			 pr->paranoid);
 		snprintf(a->fix, sizeof(a->fix),
-			 "sudo sysctl kernel.perf_event_paranoid=2 (user-space counting of your own processes), or grant CAP_PERFMON, or use --source trace");
+			 "sudo sysctl kernel.perf_event_paranoid=2 (user-space counting of your own processes), or grant CAP_PERFMON to the program");
 		return;
 	}
 	a->code = PFLOPS_OK;

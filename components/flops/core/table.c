@@ -190,8 +190,13 @@ static int detect_check(struct ctx *c, const struct pflops_pmu *p)
 	if (m->klass == PFLOPS_UNAVAILABLE || part->klass == PFLOPS_UNAVAILABLE)
 		return PERR(c, "pmu %s: detect %s %s: both metrics must be available", p->name,
 			    pflops_metric_name(d->metric), pflops_metric_name(d->part));
+	c->pmu->detect.drop = 0;
 	for (int k = 0; k < part->nterms; k++) {
 		double a0, avl, b0, bvl;
+		if (part->terms[k].event >= 64)
+			return PERR(c, "pmu %s: detect: %s's events must be among the block's first 64", p->name,
+				    pflops_metric_name(d->part));
+		c->pmu->detect.drop |= 1ULL << part->terms[k].event;
 		term_of(part, part->terms[k].event, &a0, &avl);
 		term_of(m, part->terms[k].event, &b0, &bvl);
 		if (a0 != b0 || avl != bvl)

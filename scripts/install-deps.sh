@@ -4,7 +4,7 @@
 # script and CI, so the three can never disagree.
 set -e
 PKGS="gcc make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-nox
-      libcmocka-dev libzydis-dev valgrind dpkg-dev gfortran"
+      libcmocka-dev libzydis-dev valgrind dpkg-dev gfortran patchelf"
 # gfortran: PAPI's own build (make utils) compiles a Fortran test helper.
 missing=""
 for p in $PKGS; do

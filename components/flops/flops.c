@@ -89,7 +89,7 @@ struct fl_control {
 	unsigned long tid;		/* attached thread, 0 = self */
 	struct pflops_perf_set *set;
 	struct pflops_perf_event ev[PFLOPS_MAX_KINDS * (PFLOPS_MAX_COUNTERS + 1)];
-	int nev;
+	int nev, nslots;
 	int counter_slot[PFLOPS_MAX_KINDS][PFLOPS_MAX_COUNTERS];
 	struct pflops_perf_value *vals;
 	double *slots;
@@ -594,46 +594,32 @@ static int fl_update_control_state(hwd_control_state_t *c, NativeInfo_t *native,
 
 /* ---- counting ---- */
 
-static int open_set(struct fl_control *ctl)
+/* The kinds of this set for the engine: each with its plan (or none),
+ * its PMU, and its events split into groups of one when it multiplexes. */
+static int set_kinds(const struct fl_control *ctl, struct pflops_perf_kind *pk)
 {
-	int n = 0, group = 0, slot = 0;
 	for (int k = 0; k < fl.nkinds; k++) {
 		const struct fl_kind *kd = &fl.kind[k];
-		if (!kd->pmu)
-			continue;
-		if (kd->ref) {
-			/* time on this kind: core cycles (0x3c) run on a fixed counter */
-			struct pflops_perf_event *e = &ctl->ev[n++];
-			memset(e, 0, sizeof(*e));
-			e->type = kd->type;
-			e->config = 0x3c;
-			e->group = group;
-			e->slot = -1;
-			e->kind = k;
-			e->cpu = -1;
-			snprintf(e->name, sizeof(e->name), "%.20s/cycles/", kd->pmu->sysfs);
-		}
-		if (ctl->planned[k]) {
-			const struct pflops_plan *p = &ctl->plan[k];
-			for (int c = 0; c < p->ncounters; c++) {
-				struct pflops_perf_event *e = &ctl->ev[n++];
-				memset(e, 0, sizeof(*e));
-				e->type = kd->type;
-				e->config = p->counter[c].config;
-				/* one group per kind; multiplexed: one event per group */
-				e->group = ctl->multiplex && p->cost > kd->budget ? ++group : group;
-				e->slot = slot;
-				e->kind = k;
-				e->cpu = -1;
-				snprintf(e->name, sizeof(e->name), "%.10s/%.50s/", kd->pmu->sysfs, p->counter[c].spec);
-				ctl->counter_slot[k][c] = slot++;
-			}
-		}
-		group++;
+		pk[k] = (struct pflops_perf_kind){ .plan = ctl->planned[k] ? &ctl->plan[k] : NULL, .type = kd->type,
+						   .arch = kd->pmu ? kd->pmu->arch : PFLOPS_ARCH_X86,
+						   .ref = kd->pmu && kd->ref,
+						   .split = ctl->planned[k] && ctl->multiplex && ctl->plan[k].cost > kd->budget,
+						   .pmu_name = kd->pmu ? kd->pmu->sysfs : "cpu" };
 	}
+	return fl.nkinds;
+}
+
+static int open_set(struct fl_control *ctl)
+{
+	struct pflops_perf_kind pk[PFLOPS_MAX_KINDS];
+	int nslots = 0, nk = set_kinds(ctl, pk);
+	int n = pflops_perf_layout(pk, nk, ctl->ev, sizeof(ctl->ev) / sizeof(ctl->ev[0]), ctl->counter_slot, &nslots);
+	if (n < 0)
+		return PAPI_ECOUNT;
 	if (!n)
 		return PAPI_OK;	/* only status events: nothing to open */
 	ctl->nev = n;
+	ctl->nslots = nslots;
 	struct pflops_perf_attr a = { 0 };
 	a.tid = (pid_t)ctl->tid;
 	a.exclude_user = !(ctl->domain & PAPI_DOM_USER);
@@ -642,7 +628,7 @@ static int open_set(struct fl_control *ctl)
 	a.check_schedule = !ctl->multiplex;
 	struct pflops_error err = { 0 };
 	ctl->vals = calloc(n, sizeof(*ctl->vals));
-	ctl->slots = calloc(slot ? slot : 1, sizeof(*ctl->slots));
+	ctl->slots = calloc(nslots ? nslots : 1, sizeof(*ctl->slots));
 	if (!ctl->vals || !ctl->slots) {
 		close_set(ctl);
 		return PAPI_ENOMEM;
@@ -689,25 +675,20 @@ static int collect(struct fl_control *ctl, double *detected)
 			say_once("%s", err.msg);
 			return PAPI_ESYS;
 		}
-		pflops_perf_sum(ctl->set, ctl->vals, ctl->slots, ctl->nev, &st);
+		pflops_perf_sum(ctl->set, ctl->vals, ctl->slots, ctl->nslots, &st);
 		if (st.unscheduled)
 			return PAPI_ECNFLCT;	/* never a zero passed off as a count */
-		for (int k = 0; k < fl.nkinds; k++)
-			for (int cn = 0; ctl->planned[k] && cn < ctl->plan[k].ncounters; cn++)
-				if (ctl->plan[k].counter[cn].detects)
-					*detected += ctl->slots[ctl->counter_slot[k][cn]];
 	}
+	struct pflops_perf_kind pk[PFLOPS_MAX_KINDS];
+	int nk = set_kinds(ctl, pk);
+	if (ctl->set)
+		*detected = pflops_perf_detected(pk, nk, ctl->counter_slot, ctl->slots);
 	for (int i = 0; i < ctl->nevents; i++) {
 		int s = ctl->slot_of[i];
 		double v = 0;
 		if (s >= 0) {
-			for (int k = 0; k < fl.nkinds; k++) {
-				if (!ctl->planned[k])
-					continue;
-				const struct pflops_plan *p = &ctl->plan[k];
-				for (int cn = 0; cn < p->ncounters; cn++)
-					v += p->counter[cn].weight[s] * ctl->slots[ctl->counter_slot[k][cn]];
-			}
+			if (ctl->set)
+				v = pflops_perf_metric(pk, nk, ctl->counter_slot, ctl->slots, s);
 		} else if (FL_ENTRY(ctl->code[i]) == FL_SCALED) {
 			v = st.estimated;
 		} else if (FL_ENTRY(ctl->code[i]) == FL_DETECT) {

@@ -364,12 +364,13 @@ void pflops_mix_widths(const struct pflops_mix *m, double w[PFLOPS_NWIDTH]);
 struct pflops_child_event {
 	uint32_t type;		/* PERF_TYPE_RAW, a PMU's sysfs type, PERF_TYPE_SOFTWARE */
 	uint64_t config;
-	int exclude_kernel;
+	int exclude_kernel;	/* the first event's setting applies to all */
 	/* results */
 	uint64_t raw, enabled, running;	/* ns for the last two */
 	double scaled;		/* raw * enabled / running (0 if it never ran) */
 };
-/* Run argv, counting ev[0..n) over it.  *status: its wait status.
+/* Run argv, counting ev[0..n) over it (each its own perf group, through
+ * the counting engine of pflops_perf.h).  *status: its wait status.
  * PFLOPS_EPERM / PFLOPS_ENOPMU / PFLOPS_ESYS with the event named when an
  * event cannot be opened; PFLOPS_ECHILD when the program cannot start. */
 int pflops_count_child(char *const argv[], struct pflops_child_event *ev, int n,

@@ -92,6 +92,22 @@ static void test_hybrid(void **state)
 	assert_int_equal(r.lines, 4);
 }
 
+/* Arm PMU names: armv9_<core> and armv8_<core> (device tree),
+ * armv8_pmuv3_0 (ACPI), bare raw codes.  V2/N2 have 128-bit SVE:
+ * FP_OPS = 100 * 128/128 + 7; V1 256-bit: 100 * 2 + 7 */
+static void test_arm_names(void **state)
+{
+	struct pflops_perfstat r;
+	read_ok(F "arm_v2_devicetree.csv", "arm_v2", M(FP_OPS), &r);
+	assert_true(r.value[PFLOPS_FP_OPS] == 107);
+	read_ok(F "arm_n2_acpi_raw.csv", "arm_n2", M(FP_OPS), &r);
+	assert_true(r.value[PFLOPS_FP_OPS] == 107);
+	read_ok(F "arm_v1_devicetree.csv", "arm_v1", M(FP_OPS), &r);
+	assert_true(r.value[PFLOPS_FP_OPS] == 207);
+	/* an x86 block does not take an Arm PMU's lines */
+	read_fails(F "arm_v2_devicetree.csv", "skx", M(FP_OPS), "no counter lines for skx");
+}
+
 static void test_amd(void **state)
 {
 	struct pflops_perfstat r;
@@ -115,6 +131,7 @@ int main(void)
 		cmocka_unit_test(test_seed001),	       cmocka_unit_test(test_symbolic_umask_by_umask),
 		cmocka_unit_test(test_merged_codes),   cmocka_unit_test(test_hybrid),
 		cmocka_unit_test(test_amd),	       cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_arm_names),
 	};
 	return cmocka_run_group_tests_name("perfstat", tests, setup, teardown);
 }

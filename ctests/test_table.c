@@ -512,6 +512,35 @@ static void test_formula_language(void **state)
 	pflops_table_free(&t);
 }
 
+/* `note`: an event in no formula is allowed when it says why it is kept
+ * (snb's x87 code); `combine` is allowed on a libpfm4-named event. */
+static void test_note_and_combine(void **state)
+{
+	const char *head = "pmu f\n title t\n libpfm skx\n match intel 6 1\n counters 4\n"
+			   " event A FP_ARITH_INST_RETIRED:SCALAR_DOUBLE combine\n event B FP_ARITH_INST_RETIRED:SCALAR_SINGLE\n"
+			   " metric FP_OPS exact = A\n metric DP_OPS unavailable\n metric SP_OPS unavailable\n"
+			   " metric HP_OPS unavailable\n metric BF16_OPS unavailable\n metric VEC_DP unavailable\n"
+			   " metric VEC_SP unavailable\n caveat * c\n";
+	char text[1024];
+	struct pflops_table t = { 0 };
+	struct pflops_error err = { 0 };
+	snprintf(text, sizeof(text), "%s note B kept for comparison\n", head);
+	if (pflops_table_parse(&t, text, "inline", &err))
+		fail_msg("%s", err.msg);
+	assert_string_equal(t.pmus[0].events[1].note, "kept for comparison");
+	assert_int_equal(t.pmus[0].events[0].combine, 1);
+	assert_null(t.pmus[0].events[0].note);
+	pflops_table_free(&t);
+	snprintf(text, sizeof(text), "%s", head);	/* B unused, no note */
+	assert_int_equal(pflops_table_parse(&t, text, "inline", &err), PFLOPS_EINVAL);
+	assert_non_null(strstr(err.msg, "say why it is kept with 'note B TEXT'"));
+	pflops_table_free(&t);
+	snprintf(text, sizeof(text), "%s note C what\n", head);
+	assert_int_equal(pflops_table_parse(&t, text, "inline", &err), PFLOPS_EINVAL);
+	assert_non_null(strstr(err.msg, "inline:16: note for unknown event alias 'C'"));
+	pflops_table_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -527,6 +556,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_mapping),
 		cmocka_unit_test(test_broken_fixtures),
 		cmocka_unit_test(test_formula_language),
+		cmocka_unit_test(test_note_and_combine),
 	};
 	return cmocka_run_group_tests_name("table", tests, setup, teardown);
 }

@@ -16,7 +16,11 @@ expect() { r=$(row "$1" "$2"); [ "$(echo $r)" = "$3" ] && ok || bad "$1 $2: got 
 expect skx  vfmadd231pd_z "vfmadd231pd_z = = = - - = ="
 expect skx  vaddpd_z_k1   "vaddpd_z_k1 x2.00 x2.00 = - - = ="
 expect skx  fadd          "fadd 0 = = - - = ="
-expect snb  fadd          "fadd = = = - - = ="
+expect snb  fadd          "fadd 0 = = - - = ="               # x87 out of FP_OPS (Intel SNB list: X87 counts integer MUL/DIV too)
+expect skx  dpps          "dpps x2.00 = x2.00 - - = x2.00"    # FP_ARITH counts DPP twice (Intel SKX list); trace 1 per element
+expect core addpd         "addpd = = = - - = ="              # LIKWID core2 FLOPS_DP: 2*PD + SD
+expect core fadd          "fadd 0 = = - - = ="
+expect cpx  vdpbf16ps_z   "vdpbf16ps_z = = = - = = ="        # Intel CLX list: 64 operations per 512-bit VDPBF16PS
 expect hsw  vinsertf128   "vinsertf128 - +800 +1600 - - +200 +200"     # 200 iterations: 4 and 8 per CALC
 expect hsw  vfmadd231pd_z "vfmadd231pd_z - 0 = - - 0 ="               # 512-bit: CALC counts 256-bit only
 expect spr  vfmaddcsh     "vfmaddcsh = = = = - = ="

@@ -27,6 +27,14 @@ out=$($RUN --source trace --json --metrics FP_OPS -- $K vaddpd_z_k1 1000)
 # Haswell counts vinsertf128 as a 256-bit compute instruction (seed 004)
 out=$($RUN --source model:hsw --json --metrics DP_OPS -- $K vinsertf128 100)
 [ "$(echo "$out" | json_num DP_OPS)" = 400 ] && ok || bad "model:hsw vinsertf128: $out"
+# DPPS: FP_ARITH counts "DPP and FM(N)ADD/SUB instructions ... twice"
+# (Intel perfmon SKX/events/skylakex_core.json): 1000 dpps xmm = 8000 on
+# skx; the trace counts one FLOP per element (SDE's DPP): 4000
+out=$($RUN --source model:skx --json --metrics SP_OPS,VEC_SP -- $K dpps 1000)
+[ "$(echo "$out" | json_num SP_OPS)" = 8000 ] && ok || bad "model:skx dpps SP_OPS: $out"
+[ "$(echo "$out" | json_num VEC_SP)" = 2000 ] && ok || bad "model:skx dpps VEC_SP: $out"
+out=$($RUN --source trace --json --metrics SP_OPS -- $K dpps 1000)
+[ "$(echo "$out" | json_num SP_OPS)" = 4000 ] && ok || bad "trace dpps SP_OPS: $out"
 out=$($RUN --source model:nosuchpmu -- $K addsd 1 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "no PMU 'nosuchpmu' in the table" && ok || bad "unknown PMU: $rc $out"
 

@@ -98,11 +98,21 @@ static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
 		fprintf(o, "# %s: not available: %s\n", papi_name[m], d->caveat);
 		return 0;
 	}
-	/* a PAPI preset takes at most 8 natives: a detect rule may make it fit
-	 * (the detector itself cannot be reported by a preset and is left out) */
+	/* PAPI names natives through libpfm4: where the planner would merge
+	 * libpfm4-named umasks into one raw code (`combine`, icx VEC_DP), the
+	 * CSV keeps the named umasks, one native each.  A preset takes at most
+	 * 8 natives: a detect rule may make it fit (the detector itself cannot
+	 * be reported by a preset and is left out). */
+	struct pflops_pmu named = *p;
+	struct pflops_event ev[p->nevents ? p->nevents : 1];
+	for (int e = 0; e < p->nevents; e++) {
+		ev[e] = p->events[e];
+		ev[e].combine &= !strncmp(ev[e].spec, "raw:", 4);
+	}
+	named.events = ev;
 	struct pflops_plan plan;
 	struct pflops_error err = { 0 };
-	if (pflops_plan_fit(&plan, p, 1u << m, 0, 8, NULL, &err)) {
+	if (pflops_plan_fit(&plan, &named, 1u << m, 0, 8, NULL, &err)) {
 		fprintf(o, "# %s: %s\n", papi_name[m], err.msg);
 		return 0;
 	}

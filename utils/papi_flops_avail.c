@@ -21,7 +21,7 @@ static void usage(FILE *o)
 		"  --arch PMU        one PMU of the table (libpfm4 name or alias: snb, skx, zen4 ...); 'all' for every one\n"
 		"  --topology PATH   a recorded machine: hwloc XML file or CPUID-dump directory\n"
 		"  --json            machine-readable output\n"
-		"  --perf [METRIC]   'perf stat' event arguments (raw codes) for the metric(s)\n"
+		"  --perf [METRIC]   'perf stat' event arguments for the metric(s): raw codes, PMU-qualified on hybrid PMUs\n"
 		"  --save-topology F write this machine's hwloc XML to F (attach it to bug reports)\n");
 }
 
@@ -128,9 +128,28 @@ static void print_pmu(const struct pflops_pmu *p, int json, int budget, int sve_
 		print_metric_text(p, m, budget, sve_bits);
 }
 
-/* perf stat -e arguments: x86 "rNNNNNN" (full event-select, as seed 001),
- * hybrid "cpu_core/config=0x.../", Arm "rNNNN". */
-static int print_perf(const struct pflops_pmu *p, unsigned metrics, int sve_bits, int hybrid)
+/* One `perf stat -e` argument for the full event-select code cfg.  x86
+ * "rNNNNNN" (as seed 001); a block whose kernel PMU is not `cpu` (hybrid:
+ * cpu_core, cpu_atom, cpu_lowpower) names it, because perf applies a bare
+ * raw code to every core PMU and on the E-cores the same code is another
+ * event.  Arm keeps "rNNNN": its PMU's name differs between ACPI and
+ * device-tree systems, and those parts have one core kind. */
+static void perf_arg(const struct pflops_pmu *p, uint64_t cfg)
+{
+	const uint64_t flags = 0x530000ULL;	/* USR OS INT EN: perf sets its own */
+	if (p->arch != PFLOPS_ARCH_X86 || !strcmp(p->sysfs, "cpu"))
+		printf("-e r%llx", (unsigned long long)cfg);
+	else if (!(cfg & ~(flags | 0xffffULL)))
+		printf("-e %s/event=0x%llx,umask=0x%llx/", p->sysfs, (unsigned long long)(cfg & 0xff),
+		       (unsigned long long)((cfg >> 8) & 0xff));
+	else
+		printf("-e %s/config=0x%llx/", p->sysfs, (unsigned long long)(cfg & ~flags));
+}
+
+/* perf stat -e arguments for the metrics; with every metric (no METRIC
+ * given), also the table's noted events (in no formula, kept so that
+ * recordings made with them, such as seed 001's x87 code, can be redone). */
+static int print_perf(const struct pflops_pmu *p, unsigned metrics, int sve_bits, int with_notes)
 {
 	struct pflops_plan plan;
 	struct pflops_error err = { 0 };
@@ -151,12 +170,18 @@ static int print_perf(const struct pflops_pmu *p, unsigned metrics, int sve_bits
 			fprintf(stderr, "; ");
 		}
 	fprintf(stderr, "[i] = i-th event below\n");
-	for (int c = 0; c < plan.ncounters; c++) {
-		unsigned long long cfg = plan.counter[c].config;
-		if (hybrid)
-			printf("%s-e %s/config=0x%llx/", c ? " " : "", p->sysfs, cfg);
-		else
-			printf("%s-e r%llx", c ? " " : "", cfg);
+	int n = 0;
+	for (int c = 0; c < plan.ncounters; c++, n++) {
+		printf("%s", n ? " " : "");
+		perf_arg(p, plan.counter[c].config);
+	}
+	for (int e = 0; with_notes && e < p->nevents; e++) {
+		uint64_t cfg;
+		if (!p->events[e].note || pflops_encode(p, p->events[e].spec, &cfg, NULL, 0, &err))
+			continue;
+		fprintf(stderr, "# [%d] %s, in no formula: %s\n", n, p->events[e].spec, p->events[e].note);
+		printf("%s", n++ ? " " : "");
+		perf_arg(p, cfg);
 	}
 	printf("\n");
 	return 0;
@@ -232,8 +257,7 @@ int main(int argc, char **argv)
 			if (!all && p != one)
 				continue;
 			if (perf) {
-				/* no machine here to say whether the part is hybrid: plain codes */
-				rc |= print_perf(p, perf_metrics ? perf_metrics : available_metrics(p), 0, 0);
+				rc |= print_perf(p, perf_metrics ? perf_metrics : available_metrics(p), 0, !perf_metrics);
 				continue;
 			}
 			if (json)
@@ -264,8 +288,14 @@ int main(int argc, char **argv)
 				rc = 1;
 				continue;
 			}
-			rc |= print_perf(pr.kinds[k].pmu, perf_metrics ? perf_metrics : available_metrics(pr.kinds[k].pmu),
-					 pr.kinds[k].sve_bits, pr.nkinds > 1 && pr.kinds[k].pmu->arch == PFLOPS_ARCH_X86);
+			const struct pflops_pmu *kp = pr.kinds[k].pmu;
+			if (!perf_metrics && !available_metrics(kp)) {	/* Gracemont: nothing to record */
+				fprintf(stderr, "# %s (%s), CPUs %s: no FLOP metric: %s\n", kp->title, kp->name,
+					pr.kinds[k].cpus, kp->metrics[PFLOPS_FP_OPS].caveat);
+				continue;
+			}
+			rc |= print_perf(kp, perf_metrics ? perf_metrics : available_metrics(kp), pr.kinds[k].sve_bits,
+					 !perf_metrics);
 		}
 		pflops_table_free(&t);
 		return rc;

@@ -107,8 +107,11 @@ struct pflops_event {
 	char *spec;		/* "EVENT:UMASK" for libpfm4, or "raw:0xNNNN" */
 	char *model;		/* what it counts, for the trace models; may be NULL */
 	int pair;		/* costs two counters (AMD merged counter pair) */
-	int combine;		/* raw only: umask bits may be OR-ed with a sibling */
+	int combine;		/* umask bits may be OR-ed with a sibling's (for a
+				 * libpfm4-named event: where libpfm4 refuses) */
 	int line;
+	char *note;		/* an event in no formula, kept for recordings
+				 * (`note` directive): what it counts; else NULL */
 };
 
 /* weight = w0 + wvl * VL, VL the SVE vector length in bits (so the
@@ -327,7 +330,9 @@ int pflops_probe_fit(const struct pflops_kind *k, unsigned metrics,
 /* ---------------------------------------------------------------------
  * The perf-stat source: metrics from `perf stat -x,` output recorded
  * anywhere.  Events may be raw (r5301c7), PMU-qualified
- * (cpu/event=0xc7,umask=0x1/, cpu_core/config=0x5301c7/) or symbolic
+ * (cpu/event=0xc7,umask=0x1/, cpu_core/config=0x5301c7/; lines of another
+ * core PMU than the block's, cpu_atom or cpu_lowpower, are skipped; Arm
+ * armv8_* and armv9_* names are taken) or symbolic
  * (fp_arith_inst_retired.scalar_double).  Each metric needs every counter
  * of its plan, either as recorded or as its separate umasks.
  */

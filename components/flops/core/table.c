@@ -98,6 +98,7 @@ static void pmu_free(struct pflops_pmu *pmu)
 	for (int i = 0; i < pmu->nevents; i++) {
 		free(pmu->events[i].spec);
 		free(pmu->events[i].model);
+		free(pmu->events[i].note);
 	}
 	free(pmu->events);
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
@@ -149,6 +150,7 @@ static int pmu_inherit(struct ctx *c, struct pflops_pmu *dst, const struct pflop
 		dst->events[i] = src->events[i];
 		dst->events[i].spec = pf_strdup(src->events[i].spec);
 		dst->events[i].model = pf_strdup(src->events[i].model);
+		dst->events[i].note = pf_strdup(src->events[i].note);
 	}
 	dst->nevents = src->nevents;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++) {
@@ -237,10 +239,10 @@ static int pmu_finish(struct ctx *c)
 		for (int m = 0; m < PFLOPS_NMETRIC; m++)
 			for (int k = 0; k < p->metrics[m].nterms; k++)
 				used |= p->metrics[m].terms[k].event == i;
-		if (!used) {
+		if (!used && !p->events[i].note) {
 			c->line = p->events[i].line;
-			rc = PERR(c, "pmu %s: event %s is used by no metric; remove it or use it",
-				  p->name, p->events[i].alias);
+			rc = PERR(c, "pmu %s: event %s is used by no metric; remove it, use it, or say why it is kept with 'note %s TEXT'",
+				  p->name, p->events[i].alias, p->events[i].alias);
 		}
 	}
 	c->line = save;
@@ -379,8 +381,6 @@ static int do_event(struct ctx *c, char *args)
 		else
 			return PERR(c, "unknown event flag '%s'; use pair or combine", w);
 	}
-	if (e.combine && strncmp(spec, "raw:", 4))
-		return PERR(c, "'combine' is for raw events; libpfm4 decides for %s", spec);
 	snprintf(e.alias, sizeof(e.alias), "%s", alias);
 	e.spec = pf_strdup(spec);
 	struct pflops_event *ne = realloc(c->pmu->events, (c->pmu->nevents + 1) * sizeof(*ne));
@@ -404,6 +404,22 @@ static int do_model(struct ctx *c, char *args)
 		return PERR(c, "model for unknown event alias '%s'", alias);
 	free(c->pmu->events[i].model);
 	c->pmu->events[i].model = pf_strdup(spec);
+	return 0;
+}
+
+/* An event kept out of every formula but listed with the perf arguments,
+ * so that recordings made with it stay comparable (seed 001's x87 code). */
+static int do_note(struct ctx *c, char *args)
+{
+	char *alias = next_word(&args);
+	char *text = alias ? rest_of_line(args) : NULL;
+	int i = alias ? find_event(c->pmu, alias) : -1;
+	if (!alias || !*text)
+		return PERR(c, "usage: note ALIAS TEXT  (what an event in no formula counts)");
+	if (i < 0)
+		return PERR(c, "note for unknown event alias '%s'", alias);
+	free(c->pmu->events[i].note);
+	c->pmu->events[i].note = pf_strdup(text);
 	return 0;
 }
 
@@ -567,6 +583,8 @@ static int directive(struct ctx *c, char *line)
 		return do_event(c, args);
 	if (!strcmp(kw, "model"))
 		return do_model(c, args);
+	if (!strcmp(kw, "note"))
+		return do_note(c, args);
 	if (!strcmp(kw, "metric"))
 		return do_metric(c, args);
 	if (!strcmp(kw, "caveat"))

@@ -26,7 +26,7 @@ static int load(struct pflops_table *t, int n, char **files)
 	return 0;
 }
 
-static int write_c(const char *out, int n, char **files)
+static int write_c(const struct pflops_table *t, const char *out, int n, char **files)
 {
 	FILE *o = fopen(out, "w");
 	if (!o) {
@@ -57,7 +57,18 @@ static int write_c(const char *out, int n, char **files)
 		fclose(f);
 		fputs("\" },\n", o);
 	}
-	fprintf(o, "};\nconst int pflops_builtin_nfiles = %d;\n", n);
+	fprintf(o, "};\nconst int pflops_builtin_nfiles = %d;\n\nconst struct pflops_builtin_enc pflops_builtin_encs[] = {\n", n);
+	int nenc = 0;
+	for (int i = 0; i < t->npmus; i++)
+		for (int e = 0; e < t->pmus[i].nevents; e++) {
+			const struct pflops_event *ev = &t->pmus[i].events[e];
+			uint64_t cfg;
+			if (!strncmp(ev->spec, "raw:", 4) || pflops_encode(&t->pmus[i], ev->spec, &cfg, NULL, 0, NULL))
+				continue;
+			fprintf(o, "\t{ \"%s\", \"%s\", 0x%llxULL },\n", t->pmus[i].name, ev->alias, (unsigned long long)cfg);
+			nenc++;
+		}
+	fprintf(o, "\t{ 0, 0, 0 }\n};\nconst int pflops_builtin_nencs = %d;\n", nenc);
 	return fclose(o) ? 1 : 0;
 }
 
@@ -351,7 +362,7 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "check")) {
 		rc = load(&t, argc - 2, argv + 2);
 	} else if (argc >= 4 && !strcmp(argv[1], "c")) {
-		rc = load(&t, argc - 3, argv + 3) || write_c(argv[2], argc - 3, argv + 3);
+		rc = load(&t, argc - 3, argv + 3) || write_c(&t, argv[2], argc - 3, argv + 3);
 	} else if (argc >= 5 && !strcmp(argv[1], "papi-csv")) {
 		int hp = !strcmp(argv[2], "--have-hp");
 		if (argc - hp >= 5)

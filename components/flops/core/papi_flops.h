@@ -112,6 +112,9 @@ struct pflops_event {
 	int line;
 	char *note;		/* an event in no formula, kept for recordings
 				 * (`note` directive): what it counts; else NULL */
+	uint64_t built_config;	/* libpfm4's encoding at build time (built-in
+				 * table), used where this process's libpfm4
+				 * does not have the PMU active; 0: none */
 };
 
 /* weight = w0 + wvl * VL, VL the SVE vector length in bits (so the

@@ -64,6 +64,11 @@ refuses() {	# refuses PMU EVENT SENTENCE-PIECE...: refused, each piece on stderr
 	echo "ok:   $pmu: $ev refused: $(grep '^PAPI flops component' "$out" | grep -v 'counting impossible' | cut -c1-150)..."
 }
 for pmu in spr icx bdw amd64_fam19h_zen4; do adds $pmu flops:::FP_OPS; done
+# a PMU this process's libpfm4 does not have active (PAPI initialized it;
+# 4.13 does not know Granite Rapids): the build's encodings serve
+ev=flops:::FP_OPS; cl PAPI_FLOPS_PMU=gnr
+grep -q "Successfully added: flops:::FP_OPS" "$out" && echo "ok:   gnr (not active in libpfm4): FP_OPS added from the build's encodings" ||
+	{ bad "gnr FP_OPS not added without an active libpfm4 PMU"; cat "$out"; }
 adds icx "flops:::FP_OPS flops:::DP_OPS flops:::SP_OPS"
 for pmu in snb skx; do adds $pmu flops:::DP_OPS; adds $pmu flops:::SP_OPS; done
 refuses skx flops:::FP_OPS "FP_OPS needs 5 hardware counters on Intel Skylake-SP, which has 4 general counters per thread (SMT on)" \

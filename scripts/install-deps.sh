@@ -4,9 +4,10 @@
 # script and CI, so the three can never disagree.
 set -e
 PKGS="gcc make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-nox
-      libcmocka-dev libzydis-dev valgrind dpkg-dev gfortran patchelf jq"
+      libcmocka-dev libzydis-dev valgrind dpkg-dev gfortran patchelf jq
+      groff-base"
 # gfortran: PAPI's own build (make utils) compiles a Fortran test helper.
-# jq: the tests check papi_flops_run's JSON with it.
+# jq: the tests check papi_flops_run's JSON with it; groff-base: they lint the man pages.
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

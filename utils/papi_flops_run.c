@@ -121,7 +121,7 @@ static int source_trace(char **prog, const char *region, int quiet, struct pf_re
 	if (!rc) {
 		pflops_mix_metrics(&mix, r->v);
 		r->got = (1u << PFLOPS_NMETRIC) - 1;
-		snprintf(r->source_detail, sizeof(r->source_detail), "exact: every executed instruction decoded (%llu)",
+		snprintf(r->source_detail, sizeof(r->source_detail), "exact: every executed instruction decoded (%llu instructions)",
 			 (unsigned long long)mix.total_insts);
 	}
 	if (!r->asked)

@@ -50,7 +50,7 @@ static void usage(FILE *o)
 		"  -j, --json                as one JSON object\n"
 		"      --csv                 as CSV: metric,value,unit,source,accuracy,caveat\n"
 		"  -x, --field-separator C   as CSV with separator C (as perf stat -x)\n"
-		"  -q, --quiet               no report on the terminal and no progress line (-o still writes)\n"
+		"  -q, --quiet               no report on stderr and no progress line (-o still writes)\n"
 		"  -h, --help                this text\n"
 		"  -V, --version             the version\n"
 		"\n"

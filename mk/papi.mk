@@ -59,7 +59,7 @@ PAPI_RPATH_BIN = $$ORIGIN/$(shell realpath -m --relative-to="$(bindir)" "$(libdi
 INSTALL_EXTRA += install-papi
 install-papi: papi
 ifeq ($(PAPI_SRC),no)
-	@echo "libpapi not built (--without-papi-src)"
+	@echo "install: libpapi not built (--without-papi-src)"
 else
 	@$(MAKE) -s -C $(PAPI_BUILD)/src DESTDIR="$(DESTDIR)" install-lib install-utils install-pkgconf install-man >$(PAPI_BUILD)/install.log 2>&1 || \
 	  { tail -20 $(PAPI_BUILD)/install.log; exit 1; }
@@ -67,6 +67,7 @@ else
 	  [ -f "$$f" ] && [ ! -L "$$f" ] && patchelf --print-rpath "$$f" >/dev/null 2>&1 || continue; \
 	  case "$$f" in *.so*) r='$$ORIGIN';; *) r='$(PAPI_RPATH_BIN)';; esac; \
 	  patchelf --set-rpath "$$r" "$$f" || exit 1; done
+	@echo "install: libpapi with the flops component, PAPI's utilities and man pages in $(DESTDIR)$(prefix) (log: $(PAPI_BUILD)/install.log)"
 endif
 
 .PHONY: papi install-papi

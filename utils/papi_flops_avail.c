@@ -11,18 +11,29 @@
 #include <unistd.h>
 #include "papi_flops.h"
 #include "pf_json.h"
+#include "pf_version.h"
 
 static void usage(FILE *o)
 {
 	fprintf(o,
 		"usage: papi_flops_avail [--arch PMU|all] [--topology FILE|DIR] [--json]\n"
 		"                        [--perf [METRIC]] [--save-topology FILE]\n"
-		"  (no option)       this machine: core kinds, counter access, every metric\n"
-		"  --arch PMU        one PMU of the table (libpfm4 name or alias: snb, skx, zen4 ...); 'all' for every one\n"
-		"  --topology PATH   a recorded machine: hwloc XML file or CPUID-dump directory\n"
-		"  --json            machine-readable output\n"
-		"  --perf [METRIC]   'perf stat' event arguments for the metric(s): raw codes, PMU-qualified on hybrid PMUs\n"
-		"  --save-topology F write this machine's hwloc XML to F (attach it to bug reports)\n");
+		"List the FLOP metrics (FP_OPS DP_OPS SP_OPS HP_OPS BF16_OPS VEC_DP VEC_SP) a CPU\n"
+		"can count: formula, native events and codes, counters needed, accuracy, caveat.\n"
+		"\n"
+		"  (no option)             this machine: counter access, each kind of core, every metric\n"
+		"  -a, --arch PMU          one PMU of the table (libpfm4 name or alias: snb, skx, zen4 ...);\n"
+		"                          'all' for every one\n"
+		"  -t, --topology PATH     a recorded machine: hwloc XML file or CPUID-dump directory\n"
+		"  -j, --json              the same as one JSON object\n"
+		"  -p, --perf [METRIC]     'perf stat' event arguments for METRIC, or for every available\n"
+		"                          metric: raw codes, PMU-qualified on hybrid PMUs; the formula\n"
+		"                          over them goes to stderr\n"
+		"  -s, --save-topology F   write this machine's hwloc XML to F (attach it to bug reports)\n"
+		"  -h, --help              this text\n"
+		"  -V, --version           the version\n"
+		"\n"
+		"Exit status: 0, 1 on an error (said on stderr), 2 on bad usage.  papi_flops_avail(1).\n");
 }
 
 static unsigned available_metrics(const struct pflops_pmu *p)
@@ -193,11 +204,11 @@ int main(int argc, char **argv)
 		{ "arch", required_argument, 0, 'a' },	 { "topology", required_argument, 0, 't' },
 		{ "json", no_argument, 0, 'j' },	 { "perf", optional_argument, 0, 'p' },
 		{ "save-topology", required_argument, 0, 's' }, { "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
+		{ "version", no_argument, 0, 'V' },	 { 0, 0, 0, 0 },
 	};
 	const char *arch = NULL, *topo = NULL, *save = NULL, *perf_metric = NULL;
 	int json = 0, perf = 0, c;
-	while ((c = getopt_long(argc, argv, "a:t:jp::s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "a:t:jp::s:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a': arch = optarg; break;
 		case 't': topo = optarg; break;
@@ -208,6 +219,7 @@ int main(int argc, char **argv)
 			break;
 		case 's': save = optarg; break;
 		case 'h': usage(stdout); return 0;
+		case 'V': printf("papi_flops_avail (papi-flops) %s\n", PF_VERSION); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -302,13 +314,14 @@ int main(int argc, char **argv)
 	}
 	if (json) {
 		printf("{");
+		pf_json_kv(stdout, "version", PF_VERSION, 1);
 		pf_json_kv(stdout, "source", pr.source, 1);
 		printf("\"access\": {\"available\": %s, ", pr.access.code ? "false" : "true");
 		pf_json_kv(stdout, "reason", pr.access.msg, 1);
 		pf_json_kv(stdout, "fix", pr.access.fix, 0);
 		printf("}, \"kinds\": [");
 	} else {
-		printf("papi-flops FLOP metrics: %s\n", pr.source);
+		printf("papi-flops %s FLOP metrics: %s\n", PF_VERSION, pr.source);
 		printf("--------------------------------------------------------------------------------\n");
 		printf("Counter access : %s%s\n", pr.access.code ? "NO: " : "", pr.access.msg);
 		if (pr.access.fix[0])

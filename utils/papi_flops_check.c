@@ -17,6 +17,7 @@
 #include "pflops_trace.h"
 #include "pf_json.h"
 #include "pf_kernels.h"
+#include "pf_version.h"
 
 #ifndef PF_KERNELS
 #define PF_KERNELS "papi_flops_kernels"
@@ -130,10 +131,21 @@ static int hw_measure(const struct pflops_plan *plan, char **av, int runs, doubl
 static void usage(FILE *o)
 {
 	fprintf(o, "usage: papi_flops_check [--all-pmus] [--iterations N] [--runs N] [--json] [--markdown FILE]\n"
-		   "  --all-pmus      model-vs-exact table for every PMU of the table (default: this machine's)\n"
-		   "  --iterations N  loop iterations per kernel (default 1000)\n"
-		   "  --runs N        runs per kernel (default 3)\n"
-		   "  --markdown FILE also write the tables as markdown (the docs/ validation table)\n");
+		   "Check the FLOP formulas: every calibration kernel this CPU can run is counted\n"
+		   "exactly (by analysis and by the trace, which must agree), read through each\n"
+		   "formula's event models, and, where counters can be used, read by the hardware.\n"
+		   "\n"
+		   "  -a, --all-pmus        model-vs-exact table for every PMU of the table (default: this machine's)\n"
+		   "  -n, --iterations N    loop iterations per kernel (default 1000)\n"
+		   "  -r, --runs N          runs per kernel; the trace must agree every time, the hardware\n"
+		   "                        reading is their median (default 3)\n"
+		   "  -j, --json            the results as one JSON object on stdout (messages on stderr)\n"
+		   "  -m, --markdown FILE   also write the tables as markdown (the docs/ validation table)\n"
+		   "  -h, --help            this text\n"
+		   "  -V, --version         the version\n"
+		   "\n"
+		   "Environment: PAPI_FLOPS_KERNELS, the kernel program (default: the installed one).\n"
+		   "Exit status: 0 when every verdict passes, 1 otherwise, 2 on bad usage.  papi_flops_check(1).\n");
 }
 
 int main(int argc, char **argv)
@@ -141,12 +153,13 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "all-pmus", no_argument, 0, 'a' }, { "iterations", required_argument, 0, 'n' },
 		{ "runs", required_argument, 0, 'r' }, { "json", no_argument, 0, 'j' },
-		{ "markdown", required_argument, 0, 'm' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "markdown", required_argument, 0, 'm' }, { "help", no_argument, 0, 'h' },
+		{ "version", no_argument, 0, 'V' },	   { 0, 0, 0, 0 },
 	};
 	int all = 0, json = 0, runs = 3, c;
 	long iters = 1000;
 	const char *md = NULL;
-	while ((c = getopt_long(argc, argv, "an:r:jm:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "an:r:jm:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a': all = 1; break;
 		case 'n': iters = atol(optarg); break;
@@ -154,6 +167,7 @@ int main(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'm': md = optarg; break;
 		case 'h': usage(stdout); return 0;
+		case 'V': printf("papi_flops_check (papi-flops) %s\n", PF_VERSION); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -170,10 +184,11 @@ int main(int argc, char **argv)
 	}
 	const char *kp = kernels_path(argv[0]);
 	FILE *o = json ? stderr : stdout;
-	fprintf(o, "papi_flops_check: %s\n", pr.access.code ? "no hardware counters here: " : "hardware counters available");
 	if (pr.access.code)
-		fprintf(o, "  %s\n  every kernel is checked with the exact trace count instead; the formulas with their models\n",
-			pr.access.msg);
+		fprintf(o, "papi_flops_check: %s, so each kernel is checked against its exact trace count and each formula through its event models; to check the hardware counters too, %s.\n",
+			pr.access.msg, pr.access.fix);
+	else
+		fprintf(o, "papi_flops_check: %s\n", pr.access.msg);
 
 	/* 1. the kernels: analytic FLOPs vs the trace, `runs` times */
 	struct kres res[PF_NKERNELS];

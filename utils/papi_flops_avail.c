@@ -327,7 +327,7 @@ int main(int argc, char **argv)
 		if (pr.access.fix[0])
 			printf("Fix            : %s\n", pr.access.fix);
 		if (pr.access.code)
-			printf("Without counters: papi_flops_run --source trace -- PROGRAM counts FLOPs exactly\n");
+			printf("No counters    : papi_flops_run --source trace -- PROGRAM counts FLOPs exactly\n");
 		printf("Core kinds     : %d\n", pr.nkinds);
 	}
 	for (int k = 0; k < pr.nkinds; k++) {

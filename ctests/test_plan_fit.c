@@ -14,31 +14,7 @@
 #include <cmocka.h>
 #include "papi_flops.h"
 
-static struct pflops_table T;
-
-static int setup(void **state)
-{
-	struct pflops_error err = { 0 };
-	if (pflops_table_builtin(&T, &err)) {
-		fprintf(stderr, "builtin table: %s\n", err.msg);
-		return -1;
-	}
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	pflops_table_free(&T);
-	return 0;
-}
-
-static const struct pflops_pmu *pmu(const char *name)
-{
-	const struct pflops_pmu *p = pflops_table_find(&T, name);
-	if (!p)
-		fail_msg("pmu %s missing from the table", name);
-	return p;
-}
+#include "builtin_table.h"
 
 /* Intel and Arm keep cycles on a fixed counter; AMD has none. */
 static void test_budget(void **state)

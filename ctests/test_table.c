@@ -19,31 +19,7 @@
 #include <perfmon/pfmlib.h>
 #include "papi_flops.h"
 
-static struct pflops_table T;
-
-static int setup(void **state)
-{
-	struct pflops_error err = { 0 };
-	if (pflops_table_builtin(&T, &err)) {
-		fprintf(stderr, "builtin table: %s\n", err.msg);
-		return -1;
-	}
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	pflops_table_free(&T);
-	return 0;
-}
-
-static const struct pflops_pmu *pmu(const char *name)
-{
-	const struct pflops_pmu *p = pflops_table_find(&T, name);
-	if (!p)
-		fail_msg("pmu %s missing from the table", name);
-	return p;
-}
+#include "builtin_table.h"
 
 static void test_every_event_encodes(void **state)
 {

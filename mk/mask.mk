@@ -1,0 +1,4 @@
+# Masked AVX-512 lanes: the sampled-opmask estimator (docs/masked-lanes.md).
+MASK_CORE = components/flops/core
+CORE_SRCS += $(MASK_CORE)/maskest.c
+CHECK_PROGS += $(B)/ctests/test_mask

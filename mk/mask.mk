@@ -2,3 +2,5 @@
 MASK_CORE = components/flops/core
 CORE_SRCS += $(MASK_CORE)/maskest.c
 CHECK_PROGS += $(B)/ctests/test_mask
+CORE_SRCS += $(MASK_CORE)/perf_records.c
+CHECK_PROGS += $(B)/ctests/test_records

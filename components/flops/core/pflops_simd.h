@@ -25,7 +25,8 @@
  * own layout-compatible extension with static offset checks.
  *
  * Also here: the record parser (PERF_RECORD_SAMPLE with IP, TID and the
- * register blocks; MMAP2) over the bytes of a perf mmap ring.
+ * register blocks; MMAP2) over the bytes of a perf mmap ring, and
+ * whether this kernel takes the new fields (simd_caps.c).
  * Errors: papi_flops.h.
  */
 #ifndef PFLOPS_SIMD_H
@@ -140,6 +141,45 @@ int pflops_mmap2_parse(const void *rec, size_t len, struct pflops_mmap_rec *out,
 typedef int (*pflops_ring_fn)(void *arg, const struct perf_event_header *h, const void *rec);
 int pflops_ring_walk(const uint8_t *data, uint64_t size, uint64_t tail, uint64_t head, pflops_ring_fn fn, void *arg,
 		     struct pflops_error *err);
+
+/* ---------------------------------------------------------------------
+ * Does this kernel take opmask sampling? (simd_caps.c)
+ */
+enum pflops_simd_verdict {
+	PFLOPS_SIMD_SUPPORTED,
+	PFLOPS_SIMD_OLD_KERNEL,	/* E2BIG: the attr fields are unknown to it */
+	PFLOPS_SIMD_NO_PMU_CAP,	/* EOPNOTSUPP on cycles: it has them, the PMU cannot */
+	PFLOPS_SIMD_NO_PMU,	/* no hardware PMU to sample (ENOENT, ENODEV) */
+	PFLOPS_SIMD_DENIED,	/* EACCES / EPERM: perf_event_paranoid */
+	PFLOPS_SIMD_INVALID,	/* EINVAL: it knows fields there, not ours (another revision) */
+	PFLOPS_SIMD_UNKNOWN,	/* anything else */
+};
+
+struct pflops_simd_caps {
+	enum pflops_simd_verdict verdict;
+	int sw_errno;		/* the software event's open: 0 or errno */
+	int hw_errno;		/* the cycles event's: 0, errno, or -1 not tried */
+	char msg[320];		/* one sentence: supported, or why not */
+	char fix[320];		/* what brings it ("" when supported) */
+};
+
+/* Judge from what the two opens returned (sw_errno for a software event,
+ * hw_errno for cycles, -1 when cycles was not tried); kernel: the
+ * running kernel's release, for the message. */
+void pflops_simd_judge(int sw_errno, int hw_errno, const char *kernel, struct pflops_simd_caps *c);
+
+/* Open, on this thread, a sampling task-clock event and then a sampling
+ * cycles event, each asking REGS_USER with the opmask registers, and
+ * judge.  Never fails: the verdict says what happened. */
+void pflops_simd_probe(struct pflops_simd_caps *c);
+
+/* Fill a for a sampling event asking IP, TID, PERIOD and REGS_USER (IP
+ * register) with the opmask registers k0-k7 (opmask != 0), or without
+ * (opmask == 0: a plain sampling event in the same layout). */
+void pflops_simd_attr(struct pflops_perf_attr_simd *a, uint32_t type, uint64_t config, uint64_t period,
+		      int opmask);
+/* The sample format a pflops_simd_attr event produces. */
+void pflops_simd_format(const struct pflops_perf_attr_simd *a, struct pflops_sample_format *f);
 
 #ifdef __cplusplus
 }

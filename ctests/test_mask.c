@@ -255,7 +255,10 @@ static void test_reader(void **state)
 	assert_int_equal(r.used, 500);
 	assert_int_equal(r.skid, 500);
 	assert_true(r.share == 1.0 / 8);
-	assert_true(im.reads <= 3);	/* one per (pid, ip) */
+	assert_true(im.reads == 3);	/* once per (pid, ip), and the unreadable one */
+	/* an unreadable address is tried again (its mapping may come later) */
+	assert_int_equal(pflops_mask_add(a, &out, read_image, &im, NULL), PFLOPS_MS_UNREADABLE);
+	assert_int_equal(im.reads, 4);
 }
 
 /* A capture that may trail the sampled instruction: a write of its mask

@@ -138,5 +138,32 @@ out=$($RUN --source trace -- sh -c 'kill -SEGV $$' 2>&1); rc=$?
 [ $rc = 139 ] && echo "$out" | grep -q "killed by signal 11" && ok || bad "crash: rc=$rc $out"
 out=$($RUN --source trace -- /nonexistent/prog 2>&1); rc=$?
 [ $rc = 125 ] && echo "$out" | grep -qi "nonexistent/prog" && ok || bad "missing program: rc=$rc $out"
+# --mask-sampling on hardware (masked AVX-512 lanes from sampled opmask
+# registers): where counters or the kernel's opmask sampling are missing,
+# one refusal that names each missing part and its fix; the program never runs
+avail=$($B/papi_flops_avail)
+caps=$(echo "$avail" | sed -n 's/^Opmask sampling: //p')
+$RUN --mask-sampling 7 -- sh -c "touch $tmp/ran" >/dev/null 2>"$tmp/m"; rc=$?
+if echo "$avail" | grep -q '^Counter access : NO' || [ "${caps#supported}" = "$caps" ]; then
+	[ $rc = 125 ] && ok || bad "--mask-sampling without counters or kernel support: rc=$rc, expected 125"
+	[ ! -e "$tmp/ran" ] && ok || bad "--mask-sampling ran the program although it cannot sample"
+	grep -q '^papi_flops_run: --mask-sampling cannot sample the opmask registers here:' "$tmp/m" && ok || bad "refusal: $(cat "$tmp/m")"
+	if echo "$avail" | grep -q '^Counter access : NO'; then
+		grep -q '^  counters: no hardware PMU is exposed' "$tmp/m" && grep -q '^    fix: enable the guest PMU' "$tmp/m" && ok ||
+			bad "refusal does not name the missing PMU: $(cat "$tmp/m")"
+	fi
+	if [ "${caps#supported}" = "$caps" ]; then
+		grep -qF "  opmask sampling: $caps" "$tmp/m" && ok || bad "refusal does not give the kernel's verdict [$caps]: $(cat "$tmp/m")"
+	fi
+fi
+$RUN --source trace --mask-sampling 7 -- true >/dev/null 2>"$tmp/m"; rc=$?
+[ $rc = 2 ] && grep -q 'mask-sampling applies to' "$tmp/m" && ok || bad "--source trace --mask-sampling: rc=$rc $(cat "$tmp/m")"
+$RUN --source perf-stat:x --mask-sampling 7 >/dev/null 2>"$tmp/m"; rc=$?
+[ $rc = 2 ] && grep -q 'mask-sampling applies to' "$tmp/m" && ok || bad "--source perf-stat --mask-sampling: rc=$rc $(cat "$tmp/m")"
+for p in 0 -3 x 7x; do
+	$RUN --mask-sampling "$p" -- true >/dev/null 2>"$tmp/m"; rc=$?
+	[ $rc = 2 ] && grep -q 'takes the sampling period' "$tmp/m" && ok || bad "--mask-sampling $p: rc=$rc $(cat "$tmp/m")"
+done
+
 echo "test_run: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -6,3 +6,5 @@ CORE_SRCS += $(MASK_CORE)/perf_records.c
 CHECK_PROGS += $(B)/ctests/test_records
 CORE_SRCS += $(MASK_CORE)/simd_caps.c
 CHECK_PROGS += $(B)/ctests/test_simd_caps
+CORE_SRCS += $(MASK_CORE)/simd_sample.c
+CHECK_PROGS += $(B)/ctests/test_sampler

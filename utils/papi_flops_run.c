@@ -21,6 +21,7 @@
 #include "pflops_trace.h"
 #include "pf_report.h"
 #include "pf_run_hw.h"
+#include "pf_run_mask.h"
 #include "pf_version.h"
 
 #define EXIT_TOOL 125	/* the tool failed, not the program (as env(1), timeout(1)) */
@@ -41,6 +42,9 @@ static void usage(FILE *o)
 		"  -m, --metrics LIST        comma list of FP_OPS,DP_OPS,SP_OPS,HP_OPS,BF16_OPS,VEC_DP,VEC_SP\n"
 		"                            (default: every metric the source can give)\n"
 		"  -r, --region SYMBOL       trace and model: count only inside calls to function SYMBOL\n"
+		"      --mask-sampling N     hw: correct masked AVX-512 lanes (masked-full metrics) from the\n"
+		"                            opmask registers sampled every N counts of each FP_ARITH event\n"
+		"                            (needs a kernel with perf SIMD-register sampling)\n"
 		"  -a, --arch PMU            perf-stat: the CPU FILE was recorded on (default: this one)\n"
 		"      --seconds S           perf-stat: the run's wall time, for GFLOP/s, when FILE has no\n"
 		"                            duration_time line (record with -e duration_time to have one)\n"
@@ -243,11 +247,11 @@ static int open_output(const char *path, FILE **o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CSV = 256, OPT_SECONDS };
+	enum { OPT_CSV = 256, OPT_SECONDS, OPT_MASK };
 	static const struct option opts[] = {
 		{ "source", required_argument, 0, 's' },  { "metrics", required_argument, 0, 'm' },
 		{ "region", required_argument, 0, 'r' },  { "arch", required_argument, 0, 'a' },
-		{ "seconds", required_argument, 0, OPT_SECONDS },
+		{ "seconds", required_argument, 0, OPT_SECONDS }, { "mask-sampling", required_argument, 0, OPT_MASK },
 		{ "output", required_argument, 0, 'o' },  { "json", no_argument, 0, 'j' },
 		{ "csv", no_argument, 0, OPT_CSV },	  { "field-separator", required_argument, 0, 'x' },
 		{ "quiet", no_argument, 0, 'q' },	  { "help", no_argument, 0, 'h' },
@@ -258,6 +262,7 @@ int main(int argc, char **argv)
 	enum pf_format format = PF_FORMAT_TEXT;
 	char sep = ',';
 	double seconds = 0;
+	unsigned mask_period = 0;
 	int quiet = 0, c;
 	while ((c = getopt_long(argc, argv, "+s:m:r:a:o:jx:qhV", opts, NULL)) != -1) {
 		switch (c) {
@@ -285,6 +290,17 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
+		case OPT_MASK: {
+			char *end;
+			errno = 0;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (end == optarg || *end || errno || v < 1 || v > 1000000000 || optarg[0] == '-') {
+				fprintf(stderr, "papi_flops_run: --mask-sampling takes the sampling period, a count from 1 to 1000000000 (got '%s')\n", optarg);
+				return 2;
+			}
+			mask_period = (unsigned)v;
+			break;
+		}
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("papi_flops_run (papi-flops) %s\n", PF_VERSION); return 0;
@@ -305,6 +321,10 @@ int main(int argc, char **argv)
 	if ((arch || seconds > 0) && !perfstat) {
 		fprintf(stderr, "papi_flops_run: %s applies to --source perf-stat:FILE only%s\n", arch ? "--arch" : "--seconds",
 			arch ? " (model:PMU names the PMU for a trace)" : "");
+		return 2;
+	}
+	if (mask_period && strcmp(source, "hw")) {
+		fprintf(stderr, "papi_flops_run: --mask-sampling applies to --source hw (masked lanes counted in full by the counters)\n");
 		return 2;
 	}
 	if (region && !traced) {
@@ -328,6 +348,8 @@ int main(int argc, char **argv)
 		rc = source_model(&t, source + 6, prog, region, quiet, &r);
 	} else if (perfstat) {
 		rc = source_perfstat(&t, source + 10, arch, seconds, &r);
+	} else if (!strcmp(source, "hw") && mask_period) {
+		rc = pf_mask_hw(&t, prog, metrics, mask_period, &r);
 	} else if (!strcmp(source, "hw")) {
 		rc = pf_run_hw(&t, prog, metrics, &r.v[0], &r.got, &r.asked, &r.wall, &r.status, r.source_detail,
 			       sizeof(r.source_detail), &r.pmu, r.notes, &r.nnotes);

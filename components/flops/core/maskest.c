@@ -111,7 +111,7 @@ enum pflops_mask_verdict pflops_mask_add(struct pflops_mask_acc *a, const struct
 	a->samples++;
 	/* bytes carried in the sample are decoded each time (they may differ
 	 * between processes at one address); bytes read through the reader
-	 * are remembered per (pid, ip) */
+	 * are remembered per (pid, ip), unless they could not be read */
 	if (s->insn_len) {
 		e = &tmp;
 		judge(a->ev, s, read, arg, e);
@@ -121,11 +121,14 @@ enum pflops_mask_verdict pflops_mask_add(struct pflops_mask_acc *a, const struct
 			judge(a->ev, s, read, arg, e);
 	}
 	if (e->verdict != PFLOPS_MS_USED) {
-		if (e->verdict == PFLOPS_MS_SKID)
+		if (e->verdict == PFLOPS_MS_SKID) {
 			a->skid++;
-		else
-			a->unreadable++;
-		return (enum pflops_mask_verdict)e->verdict;
+			return PFLOPS_MS_SKID;
+		}
+		/* not remembered: the mapping may be learnt later */
+		e->valid = 0;
+		a->unreadable++;
+		return PFLOPS_MS_UNREADABLE;
 	}
 	double sh = 1;
 	if (e->mask_reg) {

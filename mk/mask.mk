@@ -8,3 +8,5 @@ CORE_SRCS += $(MASK_CORE)/simd_caps.c
 CHECK_PROGS += $(B)/ctests/test_simd_caps
 CORE_SRCS += $(MASK_CORE)/simd_sample.c
 CHECK_PROGS += $(B)/ctests/test_sampler
+CORE_SRCS += $(MASK_CORE)/mask_trace.c
+CHECK_PROGS += $(B)/ctests/test_mask_trace

@@ -42,9 +42,10 @@ static void usage(FILE *o)
 		"  -m, --metrics LIST        comma list of FP_OPS,DP_OPS,SP_OPS,HP_OPS,BF16_OPS,VEC_DP,VEC_SP\n"
 		"                            (default: every metric the source can give)\n"
 		"  -r, --region SYMBOL       trace and model: count only inside calls to function SYMBOL\n"
-		"      --mask-sampling N     hw: correct masked AVX-512 lanes (masked-full metrics) from the\n"
-		"                            opmask registers sampled every N counts of each FP_ARITH event\n"
-		"                            (needs a kernel with perf SIMD-register sampling)\n"
+		"      --mask-sampling N     hw, model: correct masked AVX-512 lanes (masked-full metrics) from\n"
+		"                            the opmask registers sampled every N counts of each FP_ARITH event\n"
+		"                            (hw needs a kernel with perf SIMD-register sampling; model takes\n"
+		"                            the samples from the trace)\n"
 		"  -a, --arch PMU            perf-stat: the CPU FILE was recorded on (default: this one)\n"
 		"      --seconds S           perf-stat: the run's wall time, for GFLOP/s, when FILE has no\n"
 		"                            duration_time line (record with -e duration_time to have one)\n"
@@ -91,10 +92,13 @@ static unsigned parse_metrics(const char *list)
 	return set;
 }
 
-static int run_trace(char **argv, const char *region, int quiet, struct pflops_mix *mix, struct pf_report *r)
+static int run_trace(char **argv, const char *region, int quiet, struct pflops_mix *mix, struct pf_report *r,
+		     struct pf_mask_model *mm)
 {
 	struct pflops_trace_stats st;
 	struct pflops_trace_opts o = { .region = region, .stats = &st };
+	if (mm)
+		pf_mask_model_opts(mm, &o);
 	if (!quiet && isatty(2))
 		o.progress = progress;
 	struct pflops_error err = { 0 };
@@ -121,7 +125,7 @@ static int source_trace(char **prog, const char *region, int quiet, struct pf_re
 {
 	struct pflops_mix mix;
 	memset(&mix, 0, sizeof(mix));
-	int rc = run_trace(prog, region, quiet, &mix, r);
+	int rc = run_trace(prog, region, quiet, &mix, r, NULL);
 	if (!rc) {
 		pflops_mix_metrics(&mix, r->v);
 		r->got = (1u << PFLOPS_NMETRIC) - 1;
@@ -134,7 +138,7 @@ static int source_trace(char **prog, const char *region, int quiet, struct pf_re
 }
 
 static int source_model(const struct pflops_table *t, const char *pmu, char **prog, const char *region, int quiet,
-			struct pf_report *r)
+			unsigned mask_period, struct pf_report *r)
 {
 	const struct pflops_pmu *p = pflops_table_find(t, pmu);
 	if (!p) {
@@ -149,11 +153,16 @@ static int source_model(const struct pflops_table *t, const char *pmu, char **pr
 	snprintf(r->source_detail, sizeof(r->source_detail), "trace read through the events of %s (%s)", p->name, p->title);
 	if (!r->asked)
 		r->asked = (1u << PFLOPS_NMETRIC) - 1;
-	int rc = run_trace(prog, region, quiet, &mix, r);
+	struct pf_mask_model *mm = NULL;
+	if (mask_period && !(mm = pf_mask_model_new(p, r->asked, mask_period)))
+		return EXIT_TOOL;
+	int rc = run_trace(prog, region, quiet, &mix, r, mm);
 	if (!rc && pflops_model_metrics(p, &mix, r->asked, 0, r->v, &r->got, &err)) {
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		rc = EXIT_TOOL;
 	}
+	if (mm)
+		rc = rc ? (pf_mask_model_report(mm, &mix, &(struct pf_report){ 0 }), rc) : pf_mask_model_report(mm, &mix, r);
 	return rc;
 }
 
@@ -323,8 +332,8 @@ int main(int argc, char **argv)
 			arch ? " (model:PMU names the PMU for a trace)" : "");
 		return 2;
 	}
-	if (mask_period && strcmp(source, "hw")) {
-		fprintf(stderr, "papi_flops_run: --mask-sampling applies to --source hw (masked lanes counted in full by the counters)\n");
+	if (mask_period && strcmp(source, "hw") && strncmp(source, "model:", 6)) {
+		fprintf(stderr, "papi_flops_run: --mask-sampling applies to --source hw and model:PMU (counts that take masked lanes in full)\n");
 		return 2;
 	}
 	if (region && !traced) {
@@ -345,7 +354,7 @@ int main(int argc, char **argv)
 	if (!strcmp(source, "trace")) {
 		rc = source_trace(prog, region, quiet, &r);
 	} else if (!strncmp(source, "model:", 6)) {
-		rc = source_model(&t, source + 6, prog, region, quiet, &r);
+		rc = source_model(&t, source + 6, prog, region, quiet, mask_period, &r);
 	} else if (perfstat) {
 		rc = source_perfstat(&t, source + 10, arch, seconds, &r);
 	} else if (!strcmp(source, "hw") && mask_period) {

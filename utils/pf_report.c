@@ -122,8 +122,8 @@ static void text_metric(FILE *o, const struct pf_report *r, int m)
 		fprintf(o, "%-12s %10.3f GFLOP/s\n", pflops_class_name(klass(r, m)), g);
 	else
 		fprintf(o, "%s\n", pflops_class_name(klass(r, m)));
-	if (!(r->mask.corrected >> m & 1))
-		return;
+	if (!(r->mask.corrected >> m & 1) || (r->v[m] == 0 && r->mask.est[m] == 0))
+		return;	/* nothing counted, nothing to correct */
 	/* the sampled correction under the full-lane bound */
 	char lo[64], hi[64], ex[64];
 	const struct pf_mask *k = &r->mask;

@@ -169,3 +169,80 @@ int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsi
 			  "series and has not been verified on a machine with it");
 	return 0;
 }
+
+/* ---- the model path ---------------------------------------------------- */
+
+struct pf_mask_model {
+	struct pflops_mask_plan mp;
+	struct pflops_mask_trace *mt;
+	unsigned period;
+};
+
+struct pf_mask_model *pf_mask_model_new(const struct pflops_pmu *pmu, unsigned metrics, unsigned period)
+{
+	struct pflops_error err = { 0 };
+	struct pf_mask_model *mm = calloc(1, sizeof(*mm));
+	unsigned want = metrics;
+	for (int m = 0; !want && m < PFLOPS_NMETRIC; m++)
+		want |= pmu->metrics[m].klass != PFLOPS_UNAVAILABLE ? 1u << m : 0;
+	struct pflops_mask_stream st = { period, 0 };
+	if (!mm || pflops_mask_plan_make(&mm->mp, pmu, want, &err) ||
+	    !(mm->mt = pflops_mask_trace_new(&mm->mp, &st, 1, &err))) {
+		fprintf(stderr, "papi_flops_run: --mask-sampling: %s\n", mm ? err.msg : "out of memory");
+		free(mm);
+		return NULL;
+	}
+	mm->period = period;
+	return mm;
+}
+
+void pf_mask_model_opts(struct pf_mask_model *mm, struct pflops_trace_opts *o)
+{
+	o->fp_exec = pflops_mask_trace_hook;
+	o->fp_exec_arg = mm->mt;
+}
+
+int pf_mask_model_report(struct pf_mask_model *mm, const struct pflops_mix *mix, struct pf_report *r)
+{
+	struct pflops_error err = { 0 };
+	double counts[PFLOPS_MAX_COUNTERS], exact[PFLOPS_NMETRIC];
+	struct pflops_mask_result res[PFLOPS_MAX_COUNTERS];
+	struct pf_mask *k = &r->mask;
+	int rc = pflops_mask_trace_result(mm->mt, mix, 0, counts, res, &err);
+	if (rc) {
+		fprintf(stderr, "papi_flops_run: --mask-sampling: %s\n", err.msg);
+		rc = EXIT_TOOL;
+		goto out;
+	}
+	pflops_mix_metrics(mix, exact);
+	for (int i = 0; i < mm->mp.nevents; i++) {
+		if (!mm->mp.e[i].sampled)
+			continue;
+		k->samples += res[i].samples;
+		k->used += res[i].used;
+		k->masked += res[i].masked;
+		k->skid += res[i].skid;
+		k->nomask += res[i].nomask;
+		k->unreadable += res[i].unreadable;
+		k->changed += res[i].changed;
+		k->known_full += res[i].known_full;
+	}
+	k->period = mm->period;
+	for (int m = 0; m < PFLOPS_NMETRIC; m++)
+		if ((mm->mp.corrected >> m & 1) && (r->got >> m & 1)) {
+			double full;
+			pflops_mask_metric(&mm->mp, m, counts, res, &full, &k->est[m], &k->lo[m], &k->hi[m]);
+			k->corrected |= 1u << m;
+			k->exact[m] = exact[m];
+			k->have_exact |= 1u << m;
+		}
+	snprintf(k->method, sizeof(k->method),
+		 "trace: every %u%s count of each sampled %s event, with k0-k7 as the instruction ran (no skid)",
+		 mm->period, mm->period % 10 == 1 && mm->period % 100 != 11 ? "st" :
+			     mm->period % 10 == 2 && mm->period % 100 != 12 ? "nd" :
+			     mm->period % 10 == 3 && mm->period % 100 != 13 ? "rd" : "th", mm->mp.pmu->name);
+out:
+	pflops_mask_trace_free(mm->mt);
+	free(mm);
+	return rc;
+}

@@ -29,6 +29,7 @@
 #define PFLOPS_MASK_H
 
 #include "papi_flops.h"
+#include "pflops_trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -152,6 +153,31 @@ int pflops_mask_plan_make(struct pflops_mask_plan *mp, const struct pflops_pmu *
  * events combined in quadrature).  lo/hi may be NULL. */
 void pflops_mask_metric(const struct pflops_mask_plan *mp, int m, const double *counts,
 			const struct pflops_mask_result *res, double *full, double *est, double *lo, double *hi);
+
+/* ---------------------------------------------------------------------
+ * The model path: the tracer's FP instructions (pflops_trace_opts.fp_exec)
+ * sampled as the counters would be, every period-th count of each
+ * sampled event, with the opmask registers as the instruction ran and
+ * its bytes read from the stopped tracee.  Several streams share one
+ * trace; a stream's first sample falls on count period - phase.  The
+ * tracer reports only blocks with a masked instruction: the counts of
+ * the others (every instruction there unmasked) follow from the event's
+ * model on the traced mix and are sampled as known full.
+ */
+struct pflops_mask_stream {
+	unsigned period, phase;	/* phase < period */
+};
+struct pflops_mask_trace;
+
+struct pflops_mask_trace *pflops_mask_trace_new(const struct pflops_mask_plan *mp, const struct pflops_mask_stream *st,
+						int n, struct pflops_error *err);
+/* A pflops_trace_fp_fn; arg is the pflops_mask_trace. */
+void pflops_mask_trace_hook(void *arg, const struct pflops_fp_exec *x);
+/* After the trace: counts[i] the model count of plan event i on mix, and
+ * res[i] stream s's result for it. */
+int pflops_mask_trace_result(struct pflops_mask_trace *t, const struct pflops_mix *mix, int s, double *counts,
+			     struct pflops_mask_result *res, struct pflops_error *err);
+void pflops_mask_trace_free(struct pflops_mask_trace *t);
 
 #ifdef __cplusplus
 }

@@ -176,6 +176,11 @@ if grep -qw avx512f /proc/cpuinfo; then
 	$RUN --source model:spr --mask-sampling 7 --region daxpy -m DP_OPS --csv -- $K daxpy_masked 2000 2>"$tmp/c" >/dev/null
 	grep -qE '^DP_OPS,4[34][0-9]{3},FLOP,model:spr,masked-sampled,' "$tmp/c" && grep -q '^DP_OPS.exact,44000,FLOP,model:spr,exact,' "$tmp/c" &&
 		grep -q '^DP_OPS.low,' "$tmp/c" && grep -q '^DP_OPS.high,' "$tmp/c" && ok || bad "model --mask-sampling CSV: $(cat "$tmp/c")"
+	grep -q 'period' "$tmp/t" && bad "a prime period gets the composite-period note: $(cat "$tmp/t")" || ok
+	# a composite period locks onto a loop's period: 16 counts per fma_kmix
+	# iteration, every 16th count is the same unmasked FMA; said in a note
+	$RUN --source model:spr --mask-sampling 16 -m DP_OPS -- $K fma_kmix 100 2>"$tmp/t" >/dev/null
+	grep -q 'the period 16 is not prime: .* a prime such as 17 avoids it' "$tmp/t" && ok || bad "composite period note: $(cat "$tmp/t")"
 	# unmasked code: the correction is zero
 	$RUN --source model:skx --mask-sampling 7 --json -o "$tmp/mk0.json" -- $K vfmadd231pd_z 1000 >/dev/null 2>&1
 	jq_is "$tmp/mk0.json" '.masked_sampled.DP_OPS.value == .metrics.DP_OPS and .metrics.DP_OPS == 16000' true

@@ -161,8 +161,10 @@ static int source_model(const struct pflops_table *t, const char *pmu, char **pr
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		rc = EXIT_TOOL;
 	}
-	if (mm)
-		rc = rc ? (pf_mask_model_report(mm, &mix, &(struct pf_report){ 0 }), rc) : pf_mask_model_report(mm, &mix, r);
+	if (mm && rc)
+		pf_mask_model_free(mm);
+	else if (mm)
+		rc = pf_mask_model_report(mm, &mix, r);
 	return rc;
 }
 

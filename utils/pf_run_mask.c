@@ -18,6 +18,30 @@
 
 #define EXIT_TOOL 125
 
+static int is_prime(unsigned n)
+{
+	if (n < 2)
+		return 0;
+	for (unsigned d = 2; d <= n / d; d++)
+		if (n % d == 0)
+			return 0;
+	return 1;
+}
+
+/* Sampling every P-th count of a loop whose body counts L visits only
+ * L / gcd(L, P) of its counts: a composite P can lock onto a few
+ * instructions (docs/masked-lanes.md measures it).  A prime cannot. */
+static void period_note(struct pf_report *r, unsigned period)
+{
+	if (period < 2 || is_prime(period))
+		return;
+	unsigned q = period;
+	while (!is_prime(q))
+		q++;
+	pf_report_note(r, "the period %u is not prime: in a loop whose body counts a multiple of one of its factors, "
+			  "every sample falls on the same few instructions; a prime such as %u avoids it", period, q);
+}
+
 struct hw_run {
 	struct pflops_sampler *s;
 	struct pflops_mask_acc acc[PFLOPS_MAX_COUNTERS];
@@ -158,6 +182,7 @@ int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsi
 	snprintf(k->method, sizeof(k->method),
 		 "hardware: each masked-full event sampled every %u counts with k0-k7 (precise_ip %d%s)", period, precise,
 		 precise ? ": eventing address, registers up to 16 instructions later" : ": registers and address at the interrupt");
+	period_note(r, period);
 	if (ss.lost)
 		pf_report_note(r, "%llu sample records were lost (ring full): the shares come from the rest",
 			       (unsigned long long)ss.lost);
@@ -228,6 +253,7 @@ int pf_mask_model_report(struct pf_mask_model *mm, const struct pflops_mix *mix,
 		k->known_full += res[i].known_full;
 	}
 	k->period = mm->period;
+	period_note(r, mm->period);
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
 		if ((mm->mp.corrected >> m & 1) && (r->got >> m & 1)) {
 			double full;
@@ -242,7 +268,14 @@ int pf_mask_model_report(struct pf_mask_model *mm, const struct pflops_mix *mix,
 			     mm->period % 10 == 2 && mm->period % 100 != 12 ? "nd" :
 			     mm->period % 10 == 3 && mm->period % 100 != 13 ? "rd" : "th", mm->mp.pmu->name);
 out:
+	pf_mask_model_free(mm);
+	return rc;
+}
+
+void pf_mask_model_free(struct pf_mask_model *mm)
+{
+	if (!mm)
+		return;
 	pflops_mask_trace_free(mm->mt);
 	free(mm);
-	return rc;
 }

@@ -76,5 +76,28 @@ grep -q 'Gracemont E-core (Alder Lake, Raptor Lake, Alder Lake-N) (adl_grt), CPU
 	bad "Raptor Lake --perf: no comment for the E-cores: $(cat "$B/avail.err")"
 rm -f "$B/avail.err"
 
+# Opmask sampling (masked AVX-512 lanes): the kernel's answer, in the
+# access section.  A kernel without the series (seed 002, v5) refuses the
+# attr fields with E2BIG: "not supported by this kernel", and the fix
+# names the series.  A replayed topology says nothing about this kernel.
+out=$($A)
+line=$(echo "$out" | grep '^Opmask sampling: ')
+case "$line" in
+"Opmask sampling: supported: "*) ok ;;
+"Opmask sampling: not "*)
+	echo "$out" | grep -A1 '^Opmask sampling: ' | grep -q '^Fix            : ' && ok || bad "opmask sampling without a fix: $out" ;;
+*) bad "no opmask-sampling line in the access section: $out" ;;
+esac
+if echo "$line" | grep -q 'E2BIG'; then
+	echo "$line" | grep -q 'not supported by this kernel: Linux .* refuses perf_event_attr.s SIMD register fields' && ok ||
+		bad "E2BIG line: $line"
+	echo "$out" | grep -A1 '^Opmask sampling: ' | grep -q 'Support SIMD/eGPRs/SSP registers sampling for perf' && ok ||
+		bad "the fix does not name the series: $out"
+fi
+js=$($A --json)
+echo "$js" | jq -e '.access.opmask_sampling | (.supported | type == "boolean") and (.reason | length > 0)' >/dev/null && ok ||
+	bad "JSON access.opmask_sampling: $js"
+$A --topology $TOPO/Intel-Skylake-2xXeon6140.xml | grep -q '^Opmask sampling' && bad "a replayed topology reports opmask sampling" || ok
+
 echo "test_avail: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -32,6 +32,20 @@ expect spr  vfmaddcsh     "vfmaddcsh = = = = - = ="
 expect amd64_fam19h_zen4 vaddpd_z_k1 "vaddpd_z_k1 x2.00 - - - = - -"
 expect cmt  vaddpd_y      "vaddpd_y = = = - - = ="
 expect arm_v1 addsd       "addsd n/m - - - - - -"
+# masked-lane sampling from the trace (docs/masked-lanes.md): the estimate at
+# P = 7 and its interval against the exact count; coverage over all samplings
+if grep -qw avx512f /proc/cpuinfo; then
+	m=$(echo "$out" | sed -n '/^Masked-lane sampling on the trace/,/^$/p')
+	echo "$m" | grep -qE '^  daxpy_masked +DP_OPS +44000 +64000  4[34][0-9]{3} \[[0-9]+\.\.[0-9]+\] ' && ok || bad "masked daxpy row: $m"
+	echo "$m" | grep -qE '^  vfmadd231pd_z +DP_OPS +16000 +16000  16000 \[' && ok || bad "unmasked row: $m"
+	n=$(echo "$m" | grep -cE '  ([0-9]+)/\1$')
+	[ "$n" = 7 ] && ok || bad "coverage below 100% or rows missing ($n of 7): $m"
+	js=$($CHK --iterations 50 --runs 1 --json 2>/dev/null)
+	echo "$js" | jq -e '.mask_sampling.kernels | length == 7 and all(.ok) and
+		all(.low <= .exact and .exact <= .high) and
+		(map(select(.kernel == "daxpy_masked"))[0] | ((.estimate - .exact) | fabs) < 0.05 * .exact)' >/dev/null && ok ||
+		bad "mask_sampling JSON: $(echo "$js" | jq -c .mask_sampling)"
+fi
 # --json and --markdown
 json=$($CHK --iterations 50 --runs 1 --json 2>/dev/null)
 echo "$json" | grep -q '"failures": 0}' && ok || bad "json: $(echo "$json" | tail -c 200)"

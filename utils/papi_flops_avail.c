@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <unistd.h>
 #include "papi_flops.h"
+#include "pflops_simd.h"
 #include "pf_json.h"
 #include "pf_version.h"
 
@@ -34,6 +35,16 @@ static void usage(FILE *o)
 		"  -V, --version           the version\n"
 		"\n"
 		"Exit status: 0, 1 on an error (said on stderr), 2 on bad usage.  papi_flops_avail(1).\n");
+}
+
+/* Opmask sampling is an x86 question (AVX-512 masks). */
+static int x86_host(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return 1;
+#else
+	return 0;
+#endif
 }
 
 static unsigned available_metrics(const struct pflops_pmu *p)
@@ -312,6 +323,11 @@ int main(int argc, char **argv)
 		pflops_table_free(&t);
 		return rc;
 	}
+	/* masked AVX-512 lanes: can this kernel sample the opmask registers? */
+	struct pflops_simd_caps simd;
+	int show_simd = pr.live && x86_host();
+	if (show_simd)
+		pflops_simd_probe(&simd);
 	if (json) {
 		printf("{");
 		pf_json_kv(stdout, "version", PF_VERSION, 1);
@@ -319,6 +335,13 @@ int main(int argc, char **argv)
 		printf("\"access\": {\"available\": %s, ", pr.access.code ? "false" : "true");
 		pf_json_kv(stdout, "reason", pr.access.msg, 1);
 		pf_json_kv(stdout, "fix", pr.access.fix, 0);
+		if (show_simd) {
+			printf(", \"opmask_sampling\": {\"supported\": %s, ",
+			       simd.verdict == PFLOPS_SIMD_SUPPORTED ? "true" : "false");
+			pf_json_kv(stdout, "reason", simd.msg, 1);
+			pf_json_kv(stdout, "fix", simd.fix, 0);
+			printf("}");
+		}
 		printf("}, \"kinds\": [");
 	} else {
 		printf("papi-flops %s FLOP metrics: %s\n", PF_VERSION, pr.source);
@@ -328,6 +351,11 @@ int main(int argc, char **argv)
 			printf("Fix            : %s\n", pr.access.fix);
 		if (pr.access.code)
 			printf("No counters    : papi_flops_run --source trace -- PROGRAM counts FLOPs exactly\n");
+		if (show_simd) {
+			printf("Opmask sampling: %s\n", simd.msg);
+			if (simd.fix[0])
+				printf("Fix            : %s\n", simd.fix);
+		}
 		printf("Core kinds     : %d\n", pr.nkinds);
 	}
 	for (int k = 0; k < pr.nkinds; k++) {

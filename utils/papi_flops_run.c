@@ -21,6 +21,7 @@
 #include "pflops_trace.h"
 #include "pf_report.h"
 #include "pf_run_hw.h"
+#include "pf_run_mask.h"
 #include "pf_version.h"
 
 #define EXIT_TOOL 125	/* the tool failed, not the program (as env(1), timeout(1)) */
@@ -41,6 +42,10 @@ static void usage(FILE *o)
 		"  -m, --metrics LIST        comma list of FP_OPS,DP_OPS,SP_OPS,HP_OPS,BF16_OPS,VEC_DP,VEC_SP\n"
 		"                            (default: every metric the source can give)\n"
 		"  -r, --region SYMBOL       trace and model: count only inside calls to function SYMBOL\n"
+		"      --mask-sampling N     hw, model: correct masked AVX-512 lanes (masked-full metrics) from\n"
+		"                            the opmask registers sampled every N counts of each FP_ARITH event\n"
+		"                            (hw needs a kernel with perf SIMD-register sampling; model takes\n"
+		"                            the samples from the trace)\n"
 		"  -a, --arch PMU            perf-stat: the CPU FILE was recorded on (default: this one)\n"
 		"      --seconds S           perf-stat: the run's wall time, for GFLOP/s, when FILE has no\n"
 		"                            duration_time line (record with -e duration_time to have one)\n"
@@ -87,10 +92,13 @@ static unsigned parse_metrics(const char *list)
 	return set;
 }
 
-static int run_trace(char **argv, const char *region, int quiet, struct pflops_mix *mix, struct pf_report *r)
+static int run_trace(char **argv, const char *region, int quiet, struct pflops_mix *mix, struct pf_report *r,
+		     struct pf_mask_model *mm)
 {
 	struct pflops_trace_stats st;
 	struct pflops_trace_opts o = { .region = region, .stats = &st };
+	if (mm)
+		pf_mask_model_opts(mm, &o);
 	if (!quiet && isatty(2))
 		o.progress = progress;
 	struct pflops_error err = { 0 };
@@ -117,7 +125,7 @@ static int source_trace(char **prog, const char *region, int quiet, struct pf_re
 {
 	struct pflops_mix mix;
 	memset(&mix, 0, sizeof(mix));
-	int rc = run_trace(prog, region, quiet, &mix, r);
+	int rc = run_trace(prog, region, quiet, &mix, r, NULL);
 	if (!rc) {
 		pflops_mix_metrics(&mix, r->v);
 		r->got = (1u << PFLOPS_NMETRIC) - 1;
@@ -130,7 +138,7 @@ static int source_trace(char **prog, const char *region, int quiet, struct pf_re
 }
 
 static int source_model(const struct pflops_table *t, const char *pmu, char **prog, const char *region, int quiet,
-			struct pf_report *r)
+			unsigned mask_period, struct pf_report *r)
 {
 	const struct pflops_pmu *p = pflops_table_find(t, pmu);
 	if (!p) {
@@ -145,11 +153,18 @@ static int source_model(const struct pflops_table *t, const char *pmu, char **pr
 	snprintf(r->source_detail, sizeof(r->source_detail), "trace read through the events of %s (%s)", p->name, p->title);
 	if (!r->asked)
 		r->asked = (1u << PFLOPS_NMETRIC) - 1;
-	int rc = run_trace(prog, region, quiet, &mix, r);
+	struct pf_mask_model *mm = NULL;
+	if (mask_period && !(mm = pf_mask_model_new(p, r->asked, mask_period)))
+		return EXIT_TOOL;
+	int rc = run_trace(prog, region, quiet, &mix, r, mm);
 	if (!rc && pflops_model_metrics(p, &mix, r->asked, 0, r->v, &r->got, &err)) {
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		rc = EXIT_TOOL;
 	}
+	if (mm && rc)
+		pf_mask_model_free(mm);
+	else if (mm)
+		rc = pf_mask_model_report(mm, &mix, r);
 	return rc;
 }
 
@@ -243,11 +258,11 @@ static int open_output(const char *path, FILE **o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CSV = 256, OPT_SECONDS };
+	enum { OPT_CSV = 256, OPT_SECONDS, OPT_MASK };
 	static const struct option opts[] = {
 		{ "source", required_argument, 0, 's' },  { "metrics", required_argument, 0, 'm' },
 		{ "region", required_argument, 0, 'r' },  { "arch", required_argument, 0, 'a' },
-		{ "seconds", required_argument, 0, OPT_SECONDS },
+		{ "seconds", required_argument, 0, OPT_SECONDS }, { "mask-sampling", required_argument, 0, OPT_MASK },
 		{ "output", required_argument, 0, 'o' },  { "json", no_argument, 0, 'j' },
 		{ "csv", no_argument, 0, OPT_CSV },	  { "field-separator", required_argument, 0, 'x' },
 		{ "quiet", no_argument, 0, 'q' },	  { "help", no_argument, 0, 'h' },
@@ -258,6 +273,7 @@ int main(int argc, char **argv)
 	enum pf_format format = PF_FORMAT_TEXT;
 	char sep = ',';
 	double seconds = 0;
+	unsigned mask_period = 0;
 	int quiet = 0, c;
 	while ((c = getopt_long(argc, argv, "+s:m:r:a:o:jx:qhV", opts, NULL)) != -1) {
 		switch (c) {
@@ -285,6 +301,17 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
+		case OPT_MASK: {
+			char *end;
+			errno = 0;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (end == optarg || *end || errno || v < 1 || v > 1000000000 || optarg[0] == '-') {
+				fprintf(stderr, "papi_flops_run: --mask-sampling takes the sampling period, a count from 1 to 1000000000 (got '%s')\n", optarg);
+				return 2;
+			}
+			mask_period = (unsigned)v;
+			break;
+		}
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("papi_flops_run (papi-flops) %s\n", PF_VERSION); return 0;
@@ -307,6 +334,10 @@ int main(int argc, char **argv)
 			arch ? " (model:PMU names the PMU for a trace)" : "");
 		return 2;
 	}
+	if (mask_period && strcmp(source, "hw") && strncmp(source, "model:", 6)) {
+		fprintf(stderr, "papi_flops_run: --mask-sampling applies to --source hw and model:PMU (counts that take masked lanes in full)\n");
+		return 2;
+	}
 	if (region && !traced) {
 		fprintf(stderr, "papi_flops_run: --region needs --source trace or model:PMU (counters cannot tell functions apart)\n");
 		return 2;
@@ -325,9 +356,11 @@ int main(int argc, char **argv)
 	if (!strcmp(source, "trace")) {
 		rc = source_trace(prog, region, quiet, &r);
 	} else if (!strncmp(source, "model:", 6)) {
-		rc = source_model(&t, source + 6, prog, region, quiet, &r);
+		rc = source_model(&t, source + 6, prog, region, quiet, mask_period, &r);
 	} else if (perfstat) {
 		rc = source_perfstat(&t, source + 10, arch, seconds, &r);
+	} else if (!strcmp(source, "hw") && mask_period) {
+		rc = pf_mask_hw(&t, prog, metrics, mask_period, &r);
 	} else if (!strcmp(source, "hw")) {
 		rc = pf_run_hw(&t, prog, metrics, &r.v[0], &r.got, &r.asked, &r.wall, &r.status, r.source_detail,
 			       sizeof(r.source_detail), &r.pmu, r.notes, &r.nnotes);

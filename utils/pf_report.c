@@ -10,6 +10,7 @@
 #include "pf_json.h"
 #include "pf_report.h"
 #include "pf_version.h"
+#include "pflops_mask.h"
 #include "pflops_trace.h"
 
 void pf_report_note(struct pf_report *r, const char *fmt, ...)
@@ -121,6 +122,17 @@ static void text_metric(FILE *o, const struct pf_report *r, int m)
 		fprintf(o, "%-12s %10.3f GFLOP/s\n", pflops_class_name(klass(r, m)), g);
 	else
 		fprintf(o, "%s\n", pflops_class_name(klass(r, m)));
+	if (!(r->mask.corrected >> m & 1) || (r->v[m] == 0 && r->mask.est[m] == 0))
+		return;	/* nothing counted, nothing to correct */
+	/* the sampled correction under the full-lane bound */
+	char lo[64], hi[64], ex[64];
+	const struct pf_mask *k = &r->mask;
+	fprintf(o, "    sampled %17s %-12s  %s  95%% %s..%s, %.1f%% of lanes active", grouped(k->est[m], num, sizeof(num)),
+		pf_metric_unit(m), PFLOPS_CLASS_MASKED_SAMPLED, grouped(k->lo[m], lo, sizeof(lo)),
+		grouped(k->hi[m], hi, sizeof(hi)), r->v[m] > 0 ? 100 * k->est[m] / r->v[m] : 100.0);
+	if (k->have_exact >> m & 1)
+		fprintf(o, "; exact (trace) %s", grouped(k->exact[m], ex, sizeof(ex)));
+	fprintf(o, "\n");
 }
 
 static void text_metrics(FILE *o, const struct pf_report *r)
@@ -154,6 +166,24 @@ static void text_widths(FILE *o, const struct pf_report *r)
 		grouped(r->widths[i], w[i], sizeof(w[i]));
 	fprintf(o, "\nFLOPs by vector width (exact, all precisions)\n"
 		   "  scalar %s, 128-bit %s, 256-bit %s, 512-bit %s FLOP\n", w[0], w[1], w[2], w[3]);
+}
+
+static void text_mask(FILE *o, const struct pf_report *r)
+{
+	const struct pf_mask *k = &r->mask;
+	char n[8][32];
+	if (!k->period)
+		return;
+	fprintf(o, "\nMasked-lane sampling (docs/masked-lanes.md)\n  %s\n", k->method);
+	fprintf(o, "  samples %s: used %s (%s under a mask), skid %s, no opmask %s, unreadable %s, mask changed %s",
+		grouped((double)k->samples, n[0], 32), grouped((double)k->used, n[1], 32), grouped((double)k->masked, n[2], 32),
+		grouped((double)k->skid, n[3], 32), grouped((double)k->nomask, n[4], 32),
+		grouped((double)k->unreadable, n[5], 32), grouped((double)k->changed, n[6], 32));
+	if (k->known_full)
+		fprintf(o, ", in unmasked code %s", grouped((double)k->known_full, n[7], 32));
+	if (k->lost)
+		fprintf(o, ", lost %s", grouped((double)k->lost, n[7], 32));
+	fprintf(o, "\n");
 }
 
 /* Each caveat once, after the metrics it applies to (DP_OPS and SP_OPS
@@ -224,6 +254,32 @@ static void val_rate(FILE *o, const struct pf_report *r, int m)
 	fprintf(o, "%.6f", g);
 }
 
+static void json_mask(FILE *o, const struct pf_report *r)
+{
+	const struct pf_mask *k = &r->mask;
+	if (!k->period)
+		return;
+	fprintf(o, ", \"masked_sampled\": {");
+	for (int m = 0, first = 1; m < PFLOPS_NMETRIC; m++) {
+		if (!(k->corrected >> m & 1) || !has(r, m))
+			continue;
+		fprintf(o, "%s\"%s\": {\"value\": %.0f, \"low\": %.0f, \"high\": %.0f, \"full_lanes\": %.0f, "
+			   "\"active_share\": %.6f", first ? "" : ", ", pflops_metric_name(m), k->est[m], k->lo[m], k->hi[m],
+			r->v[m], r->v[m] > 0 ? k->est[m] / r->v[m] : 1.0);
+		if (k->have_exact >> m & 1)
+			fprintf(o, ", \"exact\": %.0f", k->exact[m]);
+		fprintf(o, "}");
+		first = 0;
+	}
+	fprintf(o, "}, \"mask_sampling\": {\"period\": %u, ", k->period);
+	pf_json_kv(o, "method", k->method, 1);
+	fprintf(o, "\"samples\": %llu, \"used\": %llu, \"masked\": %llu, \"skid\": %llu, \"no_opmask\": %llu, "
+		   "\"unreadable\": %llu, \"mask_changed\": %llu, \"in_unmasked_code\": %llu, \"lost\": %llu}",
+		(unsigned long long)k->samples, (unsigned long long)k->used, (unsigned long long)k->masked,
+		(unsigned long long)k->skid, (unsigned long long)k->nomask, (unsigned long long)k->unreadable,
+		(unsigned long long)k->changed, (unsigned long long)k->known_full, (unsigned long long)k->lost);
+}
+
 static void json_write(FILE *o, const struct pf_report *r)
 {
 	fprintf(o, "{");
@@ -247,6 +303,7 @@ static void json_write(FILE *o, const struct pf_report *r)
 	if (r->have_widths)
 		fprintf(o, ", \"widths\": {\"scalar\": %.0f, \"128\": %.0f, \"256\": %.0f, \"512\": %.0f}", r->widths[0],
 			r->widths[1], r->widths[2], r->widths[3]);
+	json_mask(o, r);
 	fprintf(o, ", \"caveats\": [");
 	int first = 1;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
@@ -317,6 +374,25 @@ static void csv_write(FILE *o, const struct pf_report *r, char sep)
 			}
 			snprintf(num, sizeof(num), "%.0f", r->v[m]);
 			csv_row(o, sep, name, num, pf_metric_unit(m), src, cls, caveat(r, m));
+			if (r->mask.corrected >> m & 1) {	/* the sampled estimate, its interval */
+				const struct pf_mask *k = &r->mask;
+				char cav[200], mn[40];
+				snprintf(cav, sizeof(cav), "active lanes from opmask registers sampled every %u counts "
+					 "(95%% interval in %s.low and %s.high)", k->period, name, name);
+				snprintf(num, sizeof(num), "%.0f", k->est[m]);
+				csv_row(o, sep, name, num, pf_metric_unit(m), src, PFLOPS_CLASS_MASKED_SAMPLED, cav);
+				snprintf(mn, sizeof(mn), "%s.low", name);
+				snprintf(num, sizeof(num), "%.0f", k->lo[m]);
+				csv_row(o, sep, mn, num, pf_metric_unit(m), src, PFLOPS_CLASS_MASKED_SAMPLED, "95% interval");
+				snprintf(mn, sizeof(mn), "%s.high", name);
+				snprintf(num, sizeof(num), "%.0f", k->hi[m]);
+				csv_row(o, sep, mn, num, pf_metric_unit(m), src, PFLOPS_CLASS_MASKED_SAMPLED, "95% interval");
+				if (k->have_exact >> m & 1) {
+					snprintf(mn, sizeof(mn), "%s.exact", name);
+					snprintf(num, sizeof(num), "%.0f", k->exact[m]);
+					csv_row(o, sep, mn, num, pf_metric_unit(m), src, "exact", "the trace's count");
+				}
+			}
 			double g;
 			if (rate(r, m, &g)) {
 				snprintf(num, sizeof(num), "%.6f", g);
@@ -350,6 +426,7 @@ void pf_report_write(FILE *o, const struct pf_report *r, enum pf_format f, char 
 		text_run(o, r);
 		text_metrics(o, r);
 		text_widths(o, r);
+		text_mask(o, r);
 		text_caveats(o, r);
 		break;
 	}

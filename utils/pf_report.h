@@ -16,6 +16,20 @@
 #define PF_REPORT_NOTES 8
 #define PF_REPORT_NOTE_LEN 320
 
+/* Masked AVX-512 lanes corrected from sampled opmask registers
+ * (--mask-sampling; docs/masked-lanes.md): per metric the estimate and
+ * its 95% interval beside the full-lane value in v[], and what became of
+ * the samples. */
+struct pf_mask {
+	unsigned period;	/* 0: no sampling */
+	char method[200];	/* how the samples were taken */
+	unsigned corrected;	/* metrics with an estimate (bit mask) */
+	double est[PFLOPS_NMETRIC], lo[PFLOPS_NMETRIC], hi[PFLOPS_NMETRIC];
+	unsigned have_exact;	/* model source: the trace's exact count too */
+	double exact[PFLOPS_NMETRIC];
+	uint64_t samples, used, masked, skid, nomask, unreadable, changed, known_full, lost;
+};
+
 struct pf_report {
 	const char *program;	/* argv[0]; NULL when no program ran (perf-stat) */
 	int status;		/* its wait status; -1: no program run */
@@ -31,6 +45,7 @@ struct pf_report {
 	int have_widths;
 	char notes[PF_REPORT_NOTES][PF_REPORT_NOTE_LEN];	/* about the whole run */
 	int nnotes;
+	struct pf_mask mask;
 };
 
 enum pf_format { PF_FORMAT_TEXT, PF_FORMAT_JSON, PF_FORMAT_CSV };

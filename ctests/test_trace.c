@@ -820,7 +820,8 @@ static void test_engines_agree(void **state)
 {
 	static const char *const more[] = { "intloop", "vinsertf128", "vandpd_y",
 					     "bench16", "kmask_in_block", "calls",
-					     "flags_live", "flags_rep", "indirect" };
+					     "flags_live", "flags_rep", "indirect",
+					     "daxpy_masked", "fma_kmix" };
 	int step = under_valgrind ? 9 : 1;
 	int pers = personality(0xffffffff);
 

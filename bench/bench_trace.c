@@ -1,11 +1,15 @@
 /*
- * bench_trace.c: how fast the tracer runs a loop kernel, in traced
- * instructions per second: one stop per basic block (the default) vs a
- * stop per instruction (single-stepping, opts.single_step) vs native.
+ * bench_trace.c: how much slower a program runs under the tracer, per
+ * engine: native, stopping (a ptrace stop per block), instrumented (the
+ * code cache), wall time of the whole program and slowdown.
  *
- *   bench_trace DIR     DIR holds calib_fp and calib_daxpy_O2
+ *   bench_trace DIR [DGEMM]   DIR holds calib_fp and calib_daxpy_O2;
+ *                             DGEMM: the OpenBLAS benchmark program
  *
- * Not a timed test: it prints numbers and ratios, it does not judge them.
+ * The stopping engine is timed on a smaller run where the full one
+ * would take minutes, and scaled (marked "~").  Not a timed test: it
+ * prints times and ratios (the targets are in docs/trace-engine.md), it
+ * does not judge them.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -36,55 +40,143 @@ static double run_native(char *const argv[])
 		_exit(127);
 	}
 	waitpid(p, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) == 127) {
+		fprintf(stderr, "bench_trace: %s did not run\n", argv[0]);
+		exit(1);
+	}
 	return now() - t0;
 }
 
-/* traced instructions per second; *insts receives the count */
-static double run_traced(char *const argv[], int step, uint64_t *insts)
+static double run_traced(char *const argv[], int engine, const char *region,
+			 struct pflops_mix *m, struct pflops_trace_stats *st)
 {
-	struct pflops_mix m;
-	struct pflops_trace_opts o = { .single_step = step };
+	struct pflops_trace_opts o = { .engine = engine, .region = region, .stats = st };
 	struct pflops_error err;
-	int st;
+	int status;
 	double t0;
 
-	memset(&m, 0, sizeof m);
+	memset(m, 0, sizeof *m);
 	t0 = now();
-	if (pflops_trace_run(argv, &o, &m, &st, &err)) {
+	if (pflops_trace_run(argv, &o, m, &status, &err)) {
 		fprintf(stderr, "bench_trace: %s\n", err.msg);
 		exit(1);
 	}
-	*insts = m.total_insts;
-	return (double)m.total_insts / (now() - t0);
+	return now() - t0;
 }
 
-static void bench(const char *dir, const char *bin, const char *kernel,
-		  const char *n_block, const char *n_step)
+/* best of n: the machine is shared */
+static double best_native(char *const argv[], int n)
 {
-	char path[1024];
-	char *a_block[] = { path, (char *)kernel, (char *)n_block, NULL };
-	char *a_step[] = { path, (char *)kernel, (char *)n_step, NULL };
-	uint64_t ib, is;
-	double block, step, native, tn;
+	double b = 1e30;
 
-	snprintf(path, sizeof path, "%s/%s", dir, bin);
-	block = run_traced(a_block, 0, &ib);
-	step = run_traced(a_step, 1, &is);
-	tn = run_native(a_block);
-	native = (double)ib / tn;
-	printf("%-16s %-8s block %9.3g inst/s  single-step %9.3g inst/s  "
-	       "native %9.3g inst/s\n", bin, kernel, block, step, native);
-	printf("%-16s %-8s block/single-step = %.1fx   native/block = %.0fx\n",
-	       "", "", block / step, native / block);
+	for (int i = 0; i < n; i++) {
+		double t = run_native(argv);
+		b = t < b ? t : b;
+	}
+	return b;
+}
+
+static void row(const char *what, double native, double stop, int scaled,
+		double cache, uint64_t flops_stop, uint64_t flops_cache)
+{
+	char s[32];
+
+	snprintf(s, sizeof s, "%s%.3f s", scaled ? "~" : "", stop);
+	printf("%-34s %9.3f s %12s %9.3f s %9.0fx %8.1fx%s\n", what, native, s,
+	       cache, stop / native, cache / native,
+	       flops_stop != flops_cache ? "  FLOPs DIFFER" : "");
+}
+
+/* argv_full: the measured run; argv_small: the same at 1/scale of the
+ * work for the stopping engine (NULL: run it at full size).  Returns
+ * the stopping engine's (unscaled) time; *known: reuse it instead. */
+static double bench(const char *what, char **argv_full, char **argv_small,
+		    double scale, const double *known)
+{
+	struct pflops_mix ms, mc;
+	struct pflops_trace_stats ss, sc;
+	double native = best_native(argv_full, 3);
+	double stop = known ? *known :
+		run_traced(argv_small ? argv_small : argv_full,
+			   PFLOPS_ENGINE_STOP, NULL, &ms, &ss);
+	double measured = stop;
+	double cache = run_traced(argv_full, PFLOPS_ENGINE_CACHE, NULL, &mc, &sc);
+	double c2 = run_traced(argv_full, PFLOPS_ENGINE_CACHE, NULL, &mc, &sc);
+	uint64_t fs = pflops_mix_flops(&ms, -1), fc = pflops_mix_flops(&mc, -1);
+
+	if (argv_small || known) {
+		stop *= scale;
+		fs = fc;	/* different sizes: compared by the tests */
+	}
+	row(what, native, stop, argv_small || known, c2 < cache ? c2 : cache, fs, fc);
+	return measured;
+}
+
+static void header(void)
+{
+	printf("%-34s %11s %12s %11s %10s %9s\n", "program (whole run)", "native",
+	       "stop", "cache", "stop/nat", "cache/nat");
 }
 
 int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : "build/ctests/trace";
+	const char *dgemm = argc > 2 ? argv[2] : NULL;
+	char fp[1024], dx[1024];
 
-	/* 16 instructions per block: an unrolled FP inner loop */
-	bench(dir, "calib_fp", "bench16", "200000", "20000");
-	/* compiled daxpy at -O2: short blocks (about 8 instructions) */
-	bench(dir, "calib_daxpy_O2", "daxpy", "4096", "1000");
+	snprintf(fp, sizeof fp, "%s/calib_fp", dir);
+	snprintf(dx, sizeof dx, "%s/calib_daxpy_O2", dir);
+	header();
+	{	/* 16 instructions per block: an unrolled FP inner loop */
+		char *full[] = { fp, "bench16", "10000000", NULL };
+		char *small[] = { fp, "bench16", "100000", NULL };
+		bench("calib_fp bench16 1e7", full, small, 100, NULL);
+	}
+	{	/* compiled daxpy at -O2: short blocks (about 8 instructions) */
+		char *full[] = { dx, "daxpy", "4096", "20000", NULL };
+		char *small[] = { dx, "daxpy", "4096", "20", NULL };
+		bench("calib_daxpy_O2 daxpy 4096 x2e4", full, small, 1000, NULL);
+	}
+	{
+		char *full[] = { dx, "matmul", "64", "200", NULL };
+		char *small[] = { dx, "matmul", "64", "1", NULL };
+		bench("calib_daxpy_O2 matmul 64 x200", full, small, 200, NULL);
+	}
+	if (!dgemm) {
+		printf("OpenBLAS dgemm: not built (install libopenblas-dev: "
+		       "scripts/install-deps.sh)\n");
+		printf("(~: the stopping engine timed on a fraction of the work "
+		       "and scaled)\n");
+		return 0;
+	}
+	setenv("OPENBLAS_NUM_THREADS", "1", 1);
+	{
+		char *one[] = { (char *)dgemm, "600", NULL };
+		char *four[] = { (char *)dgemm, "600", "4", NULL };
+		double s1 = bench("OpenBLAS dgemm 600^3, 1 thread", one, NULL, 1, NULL);
+		/* native >= 20 ms; the stopping engine: the single call, x4 */
+		bench("OpenBLAS dgemm 600^3 x4, 1 thread", four, NULL, 4, &s1);
+	}
+	{
+		/* --region on one short call (dgemm 32^3) in a 400 ms program */
+		char *prog[] = { (char *)dgemm, "long", "32", "400", NULL };
+		struct pflops_mix ms, mc;
+		struct pflops_trace_stats ss, sc;
+		double native = best_native(prog, 3);
+		double stop = run_traced(prog, PFLOPS_ENGINE_STOP, "cblas_dgemm", &ms, &ss);
+		double cache = run_traced(prog, PFLOPS_ENGINE_CACHE, "cblas_dgemm", &mc, &sc);
+
+		printf("\n--region cblas_dgemm: one 32^3 call inside %s long 32 400\n",
+		       dgemm);
+		printf("  native %.3f s, traced: stop %.3f s (+%.3f s), cache %.3f s "
+		       "(+%.3f s); %lu call(s), %lu FLOPs%s\n", native, stop,
+		       stop - native, cache, cache - native,
+		       (unsigned long)sc.region_calls,
+		       (unsigned long)pflops_mix_flops(&mc, -1),
+		       pflops_mix_flops(&ms, -1) != pflops_mix_flops(&mc, -1) ?
+		       "  FLOPs DIFFER" : "");
+	}
+	printf("(~: the stopping engine timed on a fraction of the work and "
+	       "scaled)\n");
 	return 0;
 }

@@ -15,10 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <signal.h>
+#include <sys/personality.h>
 #include <sys/wait.h>
 #include <cmocka.h>
 
 #include "pflops_trace.h"
+#include "trace/trace_internal.h"
 
 #define N 1000
 
@@ -36,20 +38,13 @@ static const char *prog(const char *name)
 }
 
 /* Trace argv; assert the tracer itself succeeded. */
-static int trace(struct pflops_mix *m, const struct pflops_trace_opts *o,
-		 struct pflops_trace_stats *st, ...)
+static int vtrace(struct pflops_mix *m, const struct pflops_trace_opts *o,
+		  struct pflops_trace_stats *st, char **argv)
 {
-	char *argv[16];
-	va_list ap;
-	int n = 0, status = -1, rc;
+	int status = -1, rc;
 	struct pflops_error err = { 0 };
 	struct pflops_trace_opts opts = o ? *o : (struct pflops_trace_opts){ 0 };
 
-	va_start(ap, st);
-	while (n < 15 && (argv[n] = va_arg(ap, char *)))
-		n++;
-	va_end(ap);
-	argv[n] = NULL;
 	opts.stats = st;
 	memset(m, 0, sizeof *m);
 	rc = pflops_trace_run(argv, &opts, m, &status, &err);
@@ -57,6 +52,21 @@ static int trace(struct pflops_mix *m, const struct pflops_trace_opts *o,
 		print_error("trace %s: %s\n", argv[0], err.msg);
 	assert_int_equal(rc, 0);
 	return status;
+}
+
+static int trace(struct pflops_mix *m, const struct pflops_trace_opts *o,
+		 struct pflops_trace_stats *st, ...)
+{
+	char *argv[16];
+	va_list ap;
+	int n = 0;
+
+	va_start(ap, st);
+	while (n < 15 && (argv[n] = va_arg(ap, char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	return vtrace(m, o, st, argv);
 }
 
 /* sum of one counter array over all cells */
@@ -256,6 +266,53 @@ static void test_mask_written_in_block(void **state)
 	assert_int_equal(m.lanes_active[DP][Z][ADD], active);
 }
 
+/* The counter increment must not change flags a later block reads. */
+static void test_flags_live(void **state)
+{
+	struct pflops_trace_opts o[] = { { .engine = PFLOPS_ENGINE_STOP },
+					 { .engine = PFLOPS_ENGINE_CACHE } };
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+	uint64_t even = 0, even5 = 0;
+
+	(void)state;
+	for (long i = N - 1; i >= 1; i--)
+		even += !(__builtin_popcountl(i & 0xff) & 1);
+	for (long j = 1; j < N; j++)
+		even5 += !(__builtin_popcountl((5 * j) & 0xff) & 1);
+	for (int k = 0; k < 2; k++) {
+		trace(&m, &o[k], &st, prog("calib_fp"), "flags_live", "1000", NULL);
+		assert_int_equal(m.insts[DP][X][ADD], N);
+		assert_int_equal(m.insts[DP][X][MUL], even);
+		trace(&m, &o[k], &st, prog("calib_fp"), "flags_rep", "1000", NULL);
+		assert_int_equal(m.insts[DP][X][ADD], N);
+		assert_int_equal(m.insts[DP][X][MUL], even5);
+	}
+}
+
+/* Indirect calls through a register, RIP-relative memory, an indexed
+ * table and the stack; and a program using %gs itself. */
+static void test_indirect_and_gs(void **state)
+{
+	struct pflops_trace_opts o[] = { { .engine = PFLOPS_ENGINE_STOP },
+					 { .engine = PFLOPS_ENGINE_CACHE } };
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+	int s;
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		trace(&m, &o[k], &st, prog("calib_fp"), "indirect", "1000", NULL);
+		assert_int_equal(m.insts[DP][X][ADD], N);
+		assert_int_equal(m.insts[DP][X][MUL], 4 * N);
+		s = trace(&m, &o[k], &st, prog("calib_gs"), "1000", NULL);
+		assert_true(WIFEXITED(s));
+		assert_int_equal(WEXITSTATUS(s), 0);	/* it saw its own %gs */
+		assert_int_equal(m.insts[DP][Y][ADD], N);
+	}
+	assert_true(st.nocache[PFLOPS_NC_GS] >= 1);
+}
+
 static void test_calls_and_extras(void **state)
 {
 	struct pflops_mix m;
@@ -317,6 +374,15 @@ static void test_cannot_start(void **state)
 			 PFLOPS_ECHILD);
 	assert_non_null(strstr(err.msg, "/nonexistent/prog"));
 	assert_non_null(strstr(err.msg, "No such file"));
+
+	/* an engine that does not exist: named, with the choices */
+	setenv("PFLOPS_TRACE_ENGINE", "fast", 1);
+	argv[0] = (char *)prog("calib_fp");
+	assert_int_equal(pflops_trace_run(argv, NULL, &m, &status, &err),
+			 PFLOPS_EINVAL);
+	unsetenv("PFLOPS_TRACE_ENGINE");
+	assert_non_null(strstr(err.msg, "'fast'"));
+	assert_non_null(strstr(err.msg, "stop or cache"));
 }
 
 /* ------------------------------------------------------------------ */
@@ -430,9 +496,47 @@ static void test_signal_handler(void **state)
 	assert_int_equal(m.insts[DP][X][MUL], N);
 }
 
-/* A 1 ms timer interrupts blocks anywhere; the count stays exact. */
+/* A signal-heavy run: a 1 ms timer interrupts the program anywhere (in
+ * a block, in the cache's own code); the count stays exact.  LOOPS and
+ * ALARMS come from the program itself (file OUT). */
+static void signal_run(const struct pflops_trace_opts *o, const char *mode,
+		       const char *nthreads, const char *k)
+{
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+	char out[] = "/tmp/pflops_alarmsXXXXXX";
+	long loops = -1, alarms = -1;
+	int fd = mkstemp(out);
+	FILE *f;
+
+	assert_true(fd >= 0);
+	close(fd);
+	if (nthreads)
+		trace(&m, o, &st, prog("calib_signal"), mode, nthreads, k, out, NULL);
+	else
+		trace(&m, o, &st, prog("calib_signal"), mode, k, out, NULL);
+	f = fopen(out, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%ld %ld", &loops, &alarms), 2);
+	fclose(f);
+	unlink(out);
+	assert_true(alarms >= atol(k));	/* else the test proved nothing */
+	assert_int_equal(m.insts[DP][X][ADD], 8 * (uint64_t)loops);
+	assert_int_equal(m.insts[DP][X][DIV], (uint64_t)alarms);
+	assert_int_equal(total(m.insts), 8 * (uint64_t)loops + (uint64_t)alarms);
+	if (o->engine == PFLOPS_ENGINE_CACHE && !under_valgrind) {
+		assert_true(st.cache_signals > 0);
+		/* most of a call/return loop is the cache's lookup code:
+		 * signals there are stepped out of it first */
+		if (!strcmp(mode, "calls"))
+			assert_true(st.roll_steps > 0);
+	}
+}
+
 static void test_async_signals(void **state)
 {
+	struct pflops_trace_opts stop = { .engine = PFLOPS_ENGINE_STOP };
+	struct pflops_trace_opts cache = { .engine = PFLOPS_ENGINE_CACHE };
 	struct pflops_mix m;
 	struct pflops_trace_stats st;
 	char out[] = "/tmp/pflops_alarmsXXXXXX";
@@ -441,17 +545,63 @@ static void test_async_signals(void **state)
 	FILE *f;
 
 	(void)state;
+	/* a fixed loop count under the stopping engine (slow enough for
+	 * the timer to fire) */
 	assert_true(fd >= 0);
 	close(fd);
-	trace(&m, NULL, &st, prog("calib_signal"), "timer", "400000", out, NULL);
+	trace(&m, &stop, &st, prog("calib_signal"), "timer", "400000", out, NULL);
 	f = fopen(out, "r");
 	assert_non_null(f);
 	assert_int_equal(fscanf(f, "%ld", &alarms), 1);
 	fclose(f);
 	unlink(out);
-	assert_true(alarms > 0);	/* else the test proved nothing */
+	assert_true(alarms > 0);
 	assert_int_equal(m.insts[DP][X][ADD], 400000);
 	assert_int_equal(m.insts[DP][X][DIV], (uint64_t)alarms);
+	/* a fixed number of signals, both engines, one thread and four */
+	signal_run(&stop, "alarms", NULL, "20");
+	signal_run(&cache, "alarms", NULL, under_valgrind ? "20" : "200");
+	signal_run(&cache, "calls", NULL, under_valgrind ? "20" : "300");
+	signal_run(&stop, "threads", "3", "20");
+	signal_run(&cache, "threads", "3", under_valgrind ? "20" : "200");
+}
+
+/* The progress callback runs while the program computes in the cache,
+ * with the counts so far (the program takes 100 timer signals of 1 ms:
+ * at least 100 ms, whatever the speed). */
+struct prog_seen { int calls; uint64_t last; int backwards; };
+
+static void on_progress(void *arg, const struct pflops_mix *m,
+			const struct pflops_trace_stats *st)
+{
+	struct prog_seen *p = arg;
+	uint64_t f = pflops_mix_flops(m, -1);
+
+	(void)st;
+	p->backwards |= f < p->last;
+	p->last = f;
+	p->calls++;
+}
+
+static void test_progress(void **state)
+{
+	struct prog_seen seen = { 0 };
+	struct pflops_trace_opts o = { .engine = PFLOPS_ENGINE_CACHE,
+				       .progress = on_progress,
+				       .progress_arg = &seen, .progress_ms = 10 };
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+	char out[] = "/tmp/pflops_alarmsXXXXXX";
+	int fd = mkstemp(out);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	trace(&m, &o, &st, prog("calib_signal"), "alarms", "100", out, NULL);
+	unlink(out);
+	assert_true(seen.calls >= 2);
+	assert_false(seen.backwards);
+	assert_true(seen.last > 0 && seen.last <= pflops_mix_flops(&m, -1));
 }
 
 /* ------------------------------------------------------------------ */
@@ -494,6 +644,251 @@ static void test_region(void **state)
 	assert_int_equal(total(m.insts), 6 * N);
 }
 
+/* Outside the region the program runs natively: the stops do not grow
+ * with the work done outside it. */
+static void test_region_native(void **state)
+{
+	struct pflops_mix m;
+	struct pflops_trace_stats a, b;
+	struct pflops_trace_opts o = { .region = "tkern" };
+
+	(void)state;
+	trace(&m, &o, &a, prog("calib_regionx"), "long", "1000", NULL);
+	assert_int_equal(m.insts[DP][Y][ADD], 100);
+	assert_int_equal(pflops_mix_flops(&m, -1), 400);
+	trace(&m, &o, &b, prog("calib_regionx"), "long", "1000000", NULL);
+	assert_int_equal(a.region_calls, 1);
+	assert_int_equal(b.region_calls, 1);
+	assert_int_equal(m.insts[DP][Y][ADD], 100);
+	assert_int_equal(total(m.insts), 100);
+	assert_true(b.native_resumes > 0);
+	/* 2 million blocks ran outside; a stop each would be 2e6 */
+	assert_true(b.stops < a.stops + 100);
+}
+
+/* Recursion, longjmp and a C++ exception out of the region, and threads
+ * calling it beside threads working outside. */
+static void test_region_exits(void **state)
+{
+	struct pflops_mix m;
+	struct pflops_trace_stats st;
+	struct pflops_trace_opts o = { 0 };
+
+	(void)state;
+	/* 2 outermost calls of 4 nested levels */
+	o.region = "rkern";
+	trace(&m, &o, &st, prog("calib_regionx"), "recurse", "1000", "3", NULL);
+	assert_int_equal(st.region_calls, 2);
+	assert_int_equal(m.insts[DP][Y][ADD], 8 * N);
+	assert_int_equal(total(m.insts), 8 * N);
+
+	o.region = "jkern";
+	trace(&m, &o, &st, prog("calib_regionx"), "longjmp", "1000", NULL);
+	assert_int_equal(st.region_calls, 3);
+	assert_int_equal(m.insts[DP][Y][MUL], 3 * N);
+	assert_int_equal(total(m.insts), 3 * N);	/* no vdivpd after it */
+
+	o.region = "ekern";
+	trace(&m, &o, &st, prog("calib_regioncxx"), "1000", NULL);
+	assert_int_equal(st.region_calls, 3);
+	assert_int_equal(m.insts[DP][Y][ADD], 3 * N);
+	assert_int_equal(total(m.insts), 3 * N);
+
+	o.region = "tkern";
+	trace(&m, &o, &st, prog("calib_regionx"), "threads", "4", "1000", NULL);
+	assert_int_equal(st.region_calls, 4);
+	assert_int_equal(m.insts[DP][Y][ADD], 4 * N);
+	assert_int_equal(total(m.insts), 4 * N);
+}
+
+/* Where a code-cache chunk goes: within reach of the code, in a gap,
+ * preferring below the code; libraries sit near the top of user space
+ * and [vsyscall] lies above it. */
+static void test_gap_near(void **state)
+{
+	struct pflops_map v[] = {
+		{ 0x400000, 0x401000, 0, 1, 0, 1, NULL },		/* non-PIE text */
+		{ 0x7ff6cb800000, 0x7ff6cb900000, 0, 1, 0, 1, NULL },	/* a library */
+		{ 0x7ff6cba00000, 0x7ff6cbb00000, 0, 1, 1, 0, NULL },
+		{ 0x7ffc00000000, 0x7ffc00100000, 0, 1, 1, 0, NULL },	/* stack */
+		{ 0xffffffffff600000ULL, 0xffffffffff601000ULL, 0, 0, 0, 1, NULL },
+	};
+	struct pflops_maps m = { v, 5, 0 };
+	const uint64_t size = 4 << 20, reach = (1ULL << 31) - (1 << 24);
+	uint64_t a;
+
+	(void)state;
+	a = pflops_maps_gap_near(&m, 0x7ff6cb894000, 0x7ff6cb895000, size, reach);
+	assert_true(a != 0);
+	assert_true(a + size <= 0x7ff6cb800000);	/* below the library */
+	assert_true(0x7ff6cb895000 - a <= reach);
+	/* nothing below 16 MiB: above the executable, far from its brk */
+	a = pflops_maps_gap_near(&m, 0x400000, 0x401000, size, reach);
+	assert_true(a >= 0x401000 + (1 << 30));
+	assert_true(a + size - 0x400000 <= reach);
+	/* no room in reach: 0 */
+	struct pflops_map full[] = { { 0x1000000, 0x7ffffffff000ULL, 0, 1, 0, 1, NULL } };
+	struct pflops_maps mf = { full, 1, 0 };
+	assert_int_equal(pflops_maps_gap_near(&mf, 0x2000000, 0x2001000, size, reach), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* the two engines: every counter of every calibration program          */
+
+static int report_diff(const char *what, const struct pflops_mix *a,
+		       const struct pflops_mix *b)
+{
+	int bad = 0;
+
+	for (int p = 0; p < PFLOPS_NPREC; p++)
+		for (int w = 0; w < PFLOPS_NWIDTH; w++)
+			for (int o = 0; o < PFLOPS_NOP; o++)
+				if (a->insts[p][w][o] != b->insts[p][w][o] ||
+				    a->masked[p][w][o] != b->masked[p][w][o] ||
+				    a->lanes_full[p][w][o] != b->lanes_full[p][w][o] ||
+				    a->lanes_active[p][w][o] != b->lanes_active[p][w][o]) {
+					print_error("%s: %s/%s/%s stop %lu/%lu/%lu/%lu "
+						    "cache %lu/%lu/%lu/%lu\n", what,
+						    pflops_prec_name(p), pflops_width_name(w),
+						    pflops_op_name(o),
+						    (unsigned long)a->insts[p][w][o],
+						    (unsigned long)a->masked[p][w][o],
+						    (unsigned long)a->lanes_full[p][w][o],
+						    (unsigned long)a->lanes_active[p][w][o],
+						    (unsigned long)b->insts[p][w][o],
+						    (unsigned long)b->masked[p][w][o],
+						    (unsigned long)b->lanes_full[p][w][o],
+						    (unsigned long)b->lanes_active[p][w][o]);
+					bad = 1;
+				}
+	for (int x = 0; x < PFLOPS_NEXTRA; x++)
+		if (a->extra[x] != b->extra[x]) {
+			print_error("%s: extra %d stop %lu cache %lu\n", what, x,
+				    (unsigned long)a->extra[x], (unsigned long)b->extra[x]);
+			bad = 1;
+		}
+	if (a->total_insts != b->total_insts) {
+		print_error("%s: instructions stop %lu cache %lu\n", what,
+			    (unsigned long)a->total_insts, (unsigned long)b->total_insts);
+		bad = 1;
+	}
+	return bad;
+}
+
+/* Run argv under both engines and compare every counter.  Threaded
+ * programs wait for each other (futex, join) a timing-dependent number
+ * of instructions: there only the FP counters must agree.  The string
+ * functions of libc take paths that depend on the alignment of their
+ * arguments, so the runs are made without address randomization
+ * (test_engines_agree). */
+static void engines_agree(const char *region, int threaded, ...)
+{
+	struct pflops_trace_opts os = { .engine = PFLOPS_ENGINE_STOP, .region = region };
+	struct pflops_trace_opts oc = { .engine = PFLOPS_ENGINE_CACHE, .region = region };
+	struct pflops_trace_stats ss, sc;
+	struct pflops_mix a, b;
+	char *argv[16], what[256];
+	int n = 0, sa, sb;
+	size_t at = 0;
+	va_list ap;
+
+	va_start(ap, threaded);
+	while (n < 15 && (argv[n] = va_arg(ap, char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	for (int i = 0; i < n && at < sizeof what - 1; i++)
+		at += (size_t)snprintf(what + at, sizeof what - at, "%s%s",
+				       i ? " " : "", i ? argv[i] : strrchr(argv[0], '/') + 1);
+	sa = vtrace(&a, &os, &ss, argv);
+	sb = vtrace(&b, &oc, &sc, argv);
+	assert_int_equal(sa, sb);
+	assert_int_equal(ss.engine, PFLOPS_ENGINE_STOP);
+	assert_int_equal(sc.engine, PFLOPS_ENGINE_CACHE);
+	assert_int_equal(ss.region_calls, sc.region_calls);
+	assert_int_equal(sc.cache_setup_failed, 0);
+	if (threaded) {
+		a.total_insts = b.total_insts = 0;
+	}
+	if (report_diff(what, &a, &b))
+		fail_msg("%s: the engines disagree", what);
+	/* and the cache did the counting */
+	assert_true(sc.cache_runs > 0 || region);
+}
+
+static void test_engines_agree(void **state)
+{
+	static const char *const more[] = { "intloop", "vinsertf128", "vandpd_y",
+					     "bench16", "kmask_in_block", "calls",
+					     "flags_live", "flags_rep", "indirect",
+					     "daxpy_masked", "fma_kmix" };
+	int step = under_valgrind ? 9 : 1;
+	int pers = personality(0xffffffff);
+
+	(void)state;
+	/* inherited by the traced programs */
+	assert_true(pers != -1 && personality((unsigned long)pers | ADDR_NO_RANDOMIZE) != -1);
+	for (size_t i = 0; i < sizeof expects / sizeof expects[0]; i += step)
+		engines_agree(NULL, 0, prog("calib_fp"), expects[i].kernel, "300", NULL);
+	for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+		engines_agree(NULL, 0, prog("calib_fp"), more[i], "300", NULL);
+	for (int o = 2; o <= 3; o++) {
+		const char *bin = o == 2 ? "calib_daxpy_O2" : "calib_daxpy_O3";
+		engines_agree(NULL, 0, prog(bin), "daxpy", "1003", NULL);
+		engines_agree(NULL, 0, prog(bin), "matmul", "13", NULL);
+		engines_agree(NULL, 0, prog(bin), "cond", "1003", NULL);
+	}
+	engines_agree(NULL, 1, prog("calib_threads"), "3", "1000", NULL);
+	engines_agree(NULL, 0, prog("calib_fork"), "fork", "1000", NULL);
+	engines_agree(NULL, 0, prog("calib_fork"), "vfork", "1000", NULL);
+	engines_agree(NULL, 0, prog("calib_fork"), "exec", "1000", NULL);
+	engines_agree(NULL, 0, prog("calib_signal"), "crash", "1000", NULL);
+	engines_agree(NULL, 0, prog("calib_signal"), "handler", "1000", NULL);
+	engines_agree(NULL, 0, prog("calib_jit"), "1000", NULL);
+	engines_agree(NULL, 0, prog("calib_gs"), "1000", NULL);
+	engines_agree(NULL, 0, prog("calib_region"), "1000", NULL);
+	engines_agree("calib_kernel", 0, prog("calib_region"), "1000", NULL);
+	engines_agree("main_kernel", 0, prog("calib_region"), "1000", NULL);
+	engines_agree("rkern", 0, prog("calib_regionx"), "recurse", "1000", "3", NULL);
+	engines_agree("jkern", 0, prog("calib_regionx"), "longjmp", "1000", NULL);
+	engines_agree("tkern", 1, prog("calib_regionx"), "threads", "4", "1000", NULL);
+	engines_agree("ekern", 0, prog("calib_regioncxx"), "1000", NULL);
+	personality((unsigned long)pers);
+}
+
+/* What the cache does, seen in its statistics: a hot loop stops a few
+ * times in all, indirect branches find their targets in the table,
+ * masked blocks stay on the stopping path, code that changes is
+ * dropped. */
+static void test_cache_stats(void **state)
+{
+	struct pflops_trace_opts o = { .engine = PFLOPS_ENGINE_CACHE };
+	struct pflops_trace_stats st;
+	struct pflops_mix m;
+
+	(void)state;
+	trace(&m, &o, &st, prog("calib_fp"), "bench16", "200000", NULL);
+	assert_int_equal(m.insts[DP][Z][FMA], 8 * 200000);
+	assert_true(st.stops < 100);		/* 200000 loop iterations */
+	assert_true(st.cache_runs >= 200000);
+	assert_true(st.cache_links > 0);
+
+	trace(&m, &o, &st, prog("calib_fp"), "calls", "2000", NULL);
+	assert_int_equal(m.insts[DP][Y][ADD], 2 * 2000);
+	assert_true(st.ibl_misses < 10);	/* 4000 returns, 2000 calls via a pointer */
+
+	trace(&m, &o, &st, prog("calib_fp"), "vaddpd_z_k1", "1000", NULL);
+	assert_true(st.nocache[PFLOPS_NC_MASK] >= 1);
+	assert_true(st.stops >= 1000);		/* a stop per masked run */
+
+	/* vaddpd, then vmulpd, then vsubpd (an ADD) at the same address */
+	trace(&m, &o, &st, prog("calib_jit"), "1000", NULL);
+	assert_int_equal(m.insts[DP][Y][ADD], 2 * N);
+	assert_int_equal(m.insts[DP][Y][MUL], N);
+	assert_int_equal(total(m.insts), 3 * N);
+	assert_true(st.invalidated >= 2);
+}
+
 int main(void)
 {
 	const char *b = getenv("B");
@@ -501,6 +896,8 @@ int main(void)
 		cmocka_unit_test(test_every_class),
 		cmocka_unit_test(test_single_step_agrees),
 		cmocka_unit_test(test_mask_written_in_block),
+		cmocka_unit_test(test_flags_live),
+		cmocka_unit_test(test_indirect_and_gs),
 		cmocka_unit_test(test_calls_and_extras),
 		cmocka_unit_test(test_zero_flops_and_total),
 		cmocka_unit_test(test_exit_status),
@@ -511,7 +908,13 @@ int main(void)
 		cmocka_unit_test(test_crash),
 		cmocka_unit_test(test_signal_handler),
 		cmocka_unit_test(test_async_signals),
+		cmocka_unit_test(test_progress),
 		cmocka_unit_test(test_region),
+		cmocka_unit_test(test_region_native),
+		cmocka_unit_test(test_region_exits),
+		cmocka_unit_test(test_gap_near),
+		cmocka_unit_test(test_engines_agree),
+		cmocka_unit_test(test_cache_stats),
 	};
 
 	snprintf(dir, sizeof dir, "%s/ctests/trace", b && *b ? b : "build");

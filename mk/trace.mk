@@ -2,10 +2,14 @@
 # PMU models evaluated on its mix, their tests and benchmark.
 TRACE_CORE = components/flops/core
 CORE_SRCS += $(TRACE_CORE)/mix.c $(TRACE_CORE)/model.c \
-             $(TRACE_CORE)/trace_decode.c $(TRACE_CORE)/trace_blocks.c \
-             $(TRACE_CORE)/trace_mem.c $(TRACE_CORE)/trace_emul.c \
-             $(TRACE_CORE)/trace_xstate.c $(TRACE_CORE)/trace_region.c \
-             $(TRACE_CORE)/trace_ptrace.c
+             $(TRACE_CORE)/trace/trace_decode.c $(TRACE_CORE)/trace/trace_blocks.c \
+             $(TRACE_CORE)/trace/trace_mem.c $(TRACE_CORE)/trace/trace_emul.c \
+             $(TRACE_CORE)/trace/trace_xstate.c $(TRACE_CORE)/trace/trace_region.c \
+             $(TRACE_CORE)/trace/trace_ptrace.c $(TRACE_CORE)/trace/trace_signal.c \
+             $(TRACE_CORE)/trace/trace_maps.c $(TRACE_CORE)/trace/trace_inject.c \
+             $(TRACE_CORE)/trace/trace_arena.c $(TRACE_CORE)/trace/trace_reloc.c \
+             $(TRACE_CORE)/trace/trace_xlate.c $(TRACE_CORE)/trace/trace_link.c \
+             $(TRACE_CORE)/trace/trace_enter.c
 CORE_LIBS += $(ZYDIS_LIBS)
 
 CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_model
@@ -27,7 +31,8 @@ CALIB_FREE = -ffreestanding -fno-builtin -fno-stack-protector -fno-pie -no-pie \
              -nostdlib -static -Ictests/trace
 TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
                $(TD)/calib_threads $(TD)/calib_fork $(TD)/calib_signal \
-               $(TD)/libcalibk.so $(TD)/calib_region
+               $(TD)/libcalibk.so $(TD)/calib_region $(TD)/calib_regionx \
+               $(TD)/calib_regioncxx $(TD)/calib_jit $(TD)/calib_gs
 CHECK_DEPS += $(TRACE_CALIBS)
 
 $(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h
@@ -42,21 +47,46 @@ $(TD)/calib_daxpy_O3: ctests/trace/calib_daxpy.c ctests/trace/calib.h
 $(TD)/calib_threads: ctests/trace/calib_threads.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ $(PTHREAD_LIBS)
-$(TD)/calib_fork $(TD)/calib_signal: $(TD)/%: ctests/trace/%.c
+$(TD)/calib_gs: ctests/trace/calib_gs.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@
+$(TD)/calib_jit: ctests/trace/calib_jit.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@
+$(TD)/calib_fork: ctests/trace/calib_fork.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@
+$(TD)/calib_signal: ctests/trace/calib_signal.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ $(PTHREAD_LIBS)
 $(TD)/libcalibk.so: ctests/trace/calib_kernel.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) -fPIC -shared $< -o $@
 $(TD)/calib_region: ctests/trace/calib_region.c $(TD)/libcalibk.so
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ -L$(TD) -lcalibk -Wl,-rpath,'$$ORIGIN'
 
-# `make bench`: traced instructions per second, block stops vs single-step.
+$(TD)/calib_regionx: ctests/trace/calib_regionx.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ $(PTHREAD_LIBS)
+$(TD)/calib_regioncxx: ctests/trace/calib_regioncxx.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -O2 $(CALIB_CFLAGS) $< -o $@
+
+# `make bench`: wall time native / stopping engine / code cache per
+# kernel, OpenBLAS dgemm (Debian's libopenblas-dev) when it is installed.
+OPENBLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
+OPENBLAS_LIBS := $(shell pkg-config --libs openblas 2>/dev/null)
 BENCH_TARGETS += bench-trace
 $(B)/bench_trace: bench/bench_trace.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS)
-bench-trace: $(B)/bench_trace $(TD)/calib_fp $(TD)/calib_daxpy_O2
-	$(B)/bench_trace $(TD)
+$(B)/bench_dgemm: bench/bench_dgemm.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -Wextra $(OPENBLAS_CFLAGS) $< -o $@ $(OPENBLAS_LIBS)
+ifneq ($(OPENBLAS_LIBS),)
+BENCH_DGEMM = $(B)/bench_dgemm
+endif
+bench-trace: $(B)/bench_trace $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(BENCH_DGEMM)
+	$(B)/bench_trace $(TD) $(BENCH_DGEMM)
 
 .PHONY: bench-trace

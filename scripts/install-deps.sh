@@ -5,11 +5,13 @@
 #   install-deps.sh            install the missing packages (says which first)
 #   install-deps.sh --missing  print the missing packages' names; change nothing
 set -e
-PKGS="gcc make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-nox
+PKGS="gcc g++ make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-nox
       libcmocka-dev libzydis-dev valgrind dpkg-dev gfortran patchelf jq
-      groff-base"
+      groff-base libopenblas-dev"
 # gfortran: PAPI's own build (make utils) compiles a Fortran test helper.
 # jq: the tests check papi_flops_run's JSON with it; groff-base: they lint the man pages.
+# g++: a tracer test leaves a --region function by a C++ exception.
+# libopenblas-dev: make bench traces OpenBLAS dgemm.
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -3,8 +3,10 @@
  * -O2 and at -O3 -march=native (whatever the compiler makes of them:
  * scalar, SSE, AVX-512 with masked remainders, FMA or not).
  *
- *   calib_daxpy daxpy N    y = a*x + y over N doubles:      2N FLOPs
- *   calib_daxpy matmul N   C += A*B, N x N doubles (N<=64): 2N^3 FLOPs
+ *   calib_daxpy daxpy N [R]  y = a*x + y over N doubles, R times (default
+ *                          1; for the benchmark):         2NR FLOPs
+ *   calib_daxpy matmul N [R] C += A*B, N x N doubles (N<=64), R times:
+ *                                                         2N^3 R FLOPs
  *   calib_daxpy cond N     y += a*x where x > N/3, x = 0..N-1:
  *                          2*(N-1-N/3) FLOPs (at -O3 -march=native the
  *                          compiler masks the FMA with a compare result)
@@ -46,11 +48,12 @@ __attribute__((noinline)) static void matmul(long n)
 
 int calib_main(int argc, char **argv)
 {
-	long n;
+	long n, reps;
 
 	if (argc < 3)
 		return 100;
 	n = calib_atol(argv[2]);
+	reps = argc > 3 ? calib_atol(argv[3]) : 1;
 	if ((calib_streq(argv[1], "daxpy") || calib_streq(argv[1], "cond")) &&
 	    n > 0 && n <= MAXN) {
 		for (long i = 0; i < n; i++) {
@@ -58,7 +61,8 @@ int calib_main(int argc, char **argv)
 			y[i] = (double)(n - i);
 		}
 		if (argv[1][0] == 'd')
-			daxpy(n, (double)argc, y, x);
+			for (long r = 0; r < reps; r++)
+				daxpy(n, (double)argc, y, x);
 		else
 			cond(n, (double)argc, (double)(n / 3), y, x);
 		__asm__ volatile("" : : "r"(y) : "memory");
@@ -71,7 +75,8 @@ int calib_main(int argc, char **argv)
 				B[i][j] = (double)(i - j);
 				C[i][j] = (double)(i ^ j);
 			}
-		matmul(n);
+		for (long r = 0; r < reps; r++)
+			matmul(n);
 		__asm__ volatile("" : : "r"(C) : "memory");
 		return (int)(long)C[n - 1][n - 1] & 0x7f;
 	}

@@ -141,6 +141,74 @@ static void kmask_in_block(long n)
 			 : "+r"(n) : : "rax", "xmm0", "cc");
 }
 
+/*
+ * Flags live from one block into the next: the block holding `jnp` has
+ * no instruction of its own that sets the flags, so the tracer's count
+ * of it must leave them alone.  vmulpd runs when the low byte of the
+ * counter, after the decrement, has even parity: i = N-1..1.
+ */
+static void flags_live(long n)
+{
+	__asm__ volatile("1: vaddpd %%xmm1, %%xmm2, %%xmm0\n"
+			 " sub $1, %0\n"
+			 " jz 3f\n"
+			 " jnp 2f\n"
+			 " vmulpd %%xmm1, %%xmm2, %%xmm0\n"
+			 "2: jmp 1b\n"
+			 "3:"
+			 : "+r"(n) : : "xmm0", "cc");
+}
+
+/*
+ * Indirect calls in each operand form the code cache rewrites: through
+ * %r11 (REX.B), through memory RIP-relative, with an index register, and
+ * at the top of the stack (read before the call pushes).  Each target
+ * runs one vmulpd xmm: per loop 1 vaddpd xmm + 4 vmulpd xmm.
+ */
+__asm__(".pushsection .text\n"
+	"ind_target:\n vmulpd %xmm1, %xmm2, %xmm0\n ret\n"
+	".popsection\n"
+	".pushsection .data\n .balign 8\n"
+	"ind_ptr: .quad ind_target\n"
+	"ind_tab: .quad 0, ind_target\n"
+	".popsection\n");
+
+static void indirect(long n)
+{
+	__asm__ volatile("sub $128, %%rsp\n"	/* calls below: skip the red zone */
+			 "1: vaddpd %%xmm1, %%xmm2, %%xmm0\n"
+			 " lea ind_target(%%rip), %%r11\n call *%%r11\n"
+			 " call *ind_ptr(%%rip)\n"
+			 " lea ind_tab(%%rip), %%rax\n mov $1, %%ecx\n"
+			 " call *(%%rax,%%rcx,8)\n"
+			 " push %%r11\n call *(%%rsp)\n pop %%r11\n"
+			 " dec %0\n jnz 1b\n"
+			 "add $128, %%rsp"
+			 : "+r"(n) : : "rax", "rcx", "r11", "xmm0", "memory", "cc");
+}
+
+/* Flags from `add $5, %rdx` (j-th loop: rdx = 5j) read by a block whose
+ * only flag writer is `repe cmpsb` at %rcx = 0, which changes none: the
+ * count's increment cannot lean on it.  vmulpd runs when the low byte of
+ * 5j has even parity, j = 1..N-1. */
+static void flags_rep(long n)
+{
+	__asm__ volatile("xor %%edx, %%edx\n"
+			 "1: vaddpd %%xmm1, %%xmm2, %%xmm0\n"
+			 " dec %0\n"
+			 " jz 3f\n"
+			 " add $5, %%rdx\n"
+			 " jnz 4f\n"
+			 "4: mov $0, %%ecx\n lea ind_ptr(%%rip), %%rsi\n"
+			 " mov %%rsi, %%rdi\n repe cmpsb\n"
+			 " jnp 2f\n"
+			 " vmulpd %%xmm1, %%xmm2, %%xmm0\n"
+			 "2: jmp 1b\n"
+			 "3:"
+			 : "+r"(n) : : "rcx", "rdx", "rsi", "rdi", "xmm0", "memory",
+			   "cc");
+}
+
 /* Two FP instructions per iteration in a call/ret chain: exercises the
  * emulation of call, ret and an indirect jump through a table. */
 __attribute__((noinline)) static void callee(void)
@@ -227,7 +295,8 @@ static const struct kernel kernels[] = {
 	E(vdpbf16ps_z), E(vdpbf16ps_x), E(vdpbf16ps_y_k5),
 	E(intloop), E(vinsertf128), E(vandpd_y), E(bench16),
 	E(fadd), E(fmul), E(fdiv), E(fsqrt),
-	E(kmask_in_block), E(calls), E(daxpy_masked), E(fma_kmix),
+	E(kmask_in_block), E(calls), E(flags_live), E(flags_rep), E(indirect),
+	E(daxpy_masked), E(fma_kmix),
 };
 
 int calib_main(int argc, char **argv)

@@ -2,10 +2,15 @@
  * pflops_trace.h: exact FLOP counting of a program without hardware
  * counters (ptrace + Zydis), and PMU models evaluated on the traced mix.
  *
- * The tracer stops the program once per executed basic block (an int3 at
- * the block's terminating branch, which it then emulates), counts the
- * block's floating-point instructions from a decode cached per address,
- * and reads the live AVX-512 opmask registers for masked instructions.
+ * Two engines count the same thing (docs/trace-engine.md):
+ *   cache (default)  each basic block stops the program once; a relocated
+ *                    copy of it that counts its own executions is put in
+ *                    the traced process, and the program runs there at
+ *                    near-native speed; FLOPs = executions x the block's
+ *                    decoded mix.  Blocks with masked AVX-512 FP stay on
+ *                    the stopping path (the opmask is read at each run).
+ *   stop             a ptrace stop per executed block (an int3 at its
+ *                    terminating branch, which is then emulated).
  * Threads and forked children are followed.  x86-64 Linux only.
  */
 #ifndef PFLOPS_TRACE_H
@@ -32,6 +37,33 @@ struct pflops_trace_stats {
 				 * could not be read (then active = all lanes):
 				 * e.g. under valgrind, whose CPUID hides the
 				 * XSAVE layout */
+	/* the code cache (engine "cache") */
+	int engine;		/* PFLOPS_ENGINE_STOP or _CACHE: the one used */
+	uint64_t cache_blocks;	/* blocks translated into the cache */
+	uint64_t cache_bytes;	/* their code */
+	uint64_t cache_chunks;	/* code chunks mapped into the program */
+	uint64_t cache_runs;	/* block executions counted in the cache */
+	uint64_t cache_exits;	/* stops at a copy's exit not yet linked */
+	uint64_t cache_links;	/* exits linked copy to copy */
+	uint64_t ibl_misses;	/* indirect branches to a target not found */
+	uint64_t cache_signals;	/* signals met in the cache (put back at
+				 * the original instruction) */
+	uint64_t roll_steps;	/* single-steps to leave the cache's own code
+				 * before a signal */
+	uint64_t invalidated;	/* blocks dropped: their code was unmapped or
+				 * made writable (JIT, dlclose) */
+	uint64_t injected;	/* system calls run on the program's behalf */
+	uint64_t cache_setup_failed;	/* processes left on the stopping path */
+	uint64_t nocache[8];	/* blocks kept on the stopping path, by reason:
+				 * masked FP, stepped/other, %gs, writable page,
+				 * out of reach, cache full, loader hook */
+	uint64_t native_resumes;/* --region: threads let run natively */
+};
+
+enum pflops_engine {
+	PFLOPS_ENGINE_AUTO = 0,	/* cache, or $PFLOPS_TRACE_ENGINE (stop|cache) */
+	PFLOPS_ENGINE_STOP,	/* a stop per block (the reference) */
+	PFLOPS_ENGINE_CACHE,	/* the in-process code cache */
 };
 
 /* Called about every `progress_ms` with the mix counted so far. */
@@ -54,8 +86,9 @@ struct pflops_trace_opts {
 	 * the executable or any shared library it loads); NULL: count all. */
 	const char *region;
 	/* 1: single-step every instruction (slow reference mode, for
-	 * benchmarks and cross-checks); 0: one stop per basic block. */
+	 * benchmarks and cross-checks; implies the stop engine). */
 	int single_step;
+	int engine;		/* enum pflops_engine */
 	pflops_trace_progress_fn progress;
 	void *progress_arg;
 	unsigned progress_ms;	/* 0: 500 ms */

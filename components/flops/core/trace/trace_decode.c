@@ -158,6 +158,46 @@ static void classify_fp(const char *mn, int vex, int vlen,
 	}
 }
 
+/* The class depends on the mnemonic, VEX/EVEX and the vector length
+ * only: computed once per triple (the decoder runs for every block the
+ * tracer meets; string matching per instruction showed in profiles). */
+struct fpclass { uint8_t valid, fp, prec, width, op, lanes, per_bit; };
+static struct fpclass fp_memo[ZYDIS_MNEMONIC_MAX_VALUE + 1][2][3];
+static uint8_t pspd_memo[ZYDIS_MNEMONIC_MAX_VALUE + 1];	/* 0 ?, 1 no, 2 yes */
+
+static void classify_fp_memo(ZydisMnemonic mn, int vex, int vlen,
+			     struct pflops_insn *out)
+{
+	struct fpclass *c = &fp_memo[mn][vex != 0][vlen == 512 ? 2 : vlen == 256];
+
+	if (!c->valid) {
+		struct pflops_insn t;
+		memset(&t, 0, sizeof t);
+		classify_fp(ZydisMnemonicGetString(mn), vex, vlen, &t);
+		*c = (struct fpclass){ 1, t.fp, t.prec, t.width, t.op, t.lanes,
+				       t.lanes_per_bit };
+	}
+	if (!c->fp)
+		return;
+	out->fp = 1;
+	out->prec = c->prec;
+	out->width = c->width;
+	out->op = c->op;
+	out->lanes = c->lanes;
+	out->lanes_per_bit = c->per_bit;
+}
+
+static int ends_ps_pd(ZydisMnemonic mn)
+{
+	if (!pspd_memo[mn]) {
+		const char *m = ZydisMnemonicGetString(mn);
+		size_t n = strlen(m);
+		pspd_memo[mn] = n > 2 && (!strcmp(m + n - 2, "ps") ||
+					  !strcmp(m + n - 2, "pd")) ? 2 : 1;
+	}
+	return pspd_memo[mn] == 2;
+}
+
 static int is_mask_reg(ZydisRegister r)
 {
 	return r >= ZYDIS_REGISTER_K0 && r <= ZYDIS_REGISTER_K7;
@@ -299,8 +339,7 @@ int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr,
 	if (out->term != PFLOPS_T_NONE)
 		return 0;
 
-	classify_fp(ZydisMnemonicGetString(in.mnemonic), vex,
-		    vex ? in.avx.vector_length : 128, out);
+	classify_fp_memo(in.mnemonic, vex, vex ? in.avx.vector_length : 128, out);
 	if (out->fp && in.encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX &&
 	    is_mask_reg(in.avx.mask.reg) && in.avx.mask.reg != ZYDIS_REGISTER_K0 &&
 	    (in.avx.mask.mode == ZYDIS_MASK_MODE_MERGING ||
@@ -313,11 +352,8 @@ int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr,
 		/* 256-bit ps/pd work that is no FLOP class and no plain data
 		 * move (logic, blend, shuffle, compare, convert): what
 		 * Haswell's AVX_INSTS.CALC counts besides arithmetic. */
-		const char *mn = ZydisMnemonicGetString(in.mnemonic);
-		size_t n = strlen(mn);
 		int cat = in.meta.category;
-		if (n > 2 && (!strcmp(mn + n - 2, "ps") || !strcmp(mn + n - 2, "pd")) &&
-		    cat != ZYDIS_CATEGORY_DATAXFER && cat != ZYDIS_CATEGORY_BROADCAST &&
+		if (ends_ps_pd(in.mnemonic) && cat != ZYDIS_CATEGORY_DATAXFER && cat != ZYDIS_CATEGORY_BROADCAST &&
 		    cat != ZYDIS_CATEGORY_AVX2GATHER && cat != ZYDIS_CATEGORY_GATHER &&
 		    cat != ZYDIS_CATEGORY_SCATTER)
 			out->extra = PFLOPS_X_256_NONFP;

@@ -2,9 +2,12 @@
  * trace_region.c: where the --region function lives in a traced process.
  *
  * The function may be in the executable or in any shared library, loaded
- * at startup or later, so it is looked up lazily: when a block is decoded
- * at an address outside every mapping seen so far, /proc/PID/maps is read
- * again and each newly mapped file is searched (.symtab, then .dynsym).
+ * at startup or later: /proc/PID/maps is read again and each newly
+ * mapped file searched (.symtab, then .dynsym) at the exec, each time
+ * the dynamic loader reports a change (HOOK_SYM), and when a block is
+ * decoded outside every mapping seen so far.  The engine arms each new
+ * entry with an int3 (pflops_region_scan), so that threads running
+ * natively outside the region stop when they call it.
  * Runtime address = st_value + load bias, where the bias is the mapping
  * start of the file's first PT_LOAD minus that segment's page-aligned
  * vaddr (0 for a non-PIE executable).
@@ -23,6 +26,12 @@
 
 struct range { uint64_t lo, hi; };
 
+/* glibc's dynamic loader calls this (empty) function after every change
+ * of the loaded objects, at start-up and at dlopen/dlclose; debuggers
+ * put a breakpoint there, and so do we (threads running natively would
+ * otherwise call a function of a library loaded later unseen). */
+#define HOOK_SYM "_dl_debug_state"
+
 struct pflops_region {
 	char *sym;
 	struct range *maps;	/* executable mappings seen */
@@ -31,6 +40,9 @@ struct pflops_region {
 	size_t nfiles;
 	uint64_t *entries;	/* runtime addresses of sym */
 	size_t nentries;
+	uint64_t *hooks;	/* runtime addresses of HOOK_SYM */
+	size_t nhooks;
+	size_t armed_e, armed_h;	/* returned by pflops_region_scan */
 };
 
 struct pflops_region *pflops_region_new(const char *sym)
@@ -51,8 +63,44 @@ void pflops_region_free(struct pflops_region *r)
 	free(r->files);
 	free(r->maps);
 	free(r->entries);
+	free(r->hooks);
 	free(r->sym);
 	free(r);
+}
+
+static void *dup_mem(const void *p, size_t n)
+{
+	void *q = n ? malloc(n) : NULL;
+	if (q)
+		memcpy(q, p, n);
+	return q;
+}
+
+/* A forked child has the same mappings, hence the same addresses. */
+struct pflops_region *pflops_region_copy(const struct pflops_region *r)
+{
+	struct pflops_region *c = pflops_region_new(r->sym);
+
+	if (!c)
+		return NULL;
+	c->maps = dup_mem(r->maps, r->nmaps * sizeof *r->maps);
+	c->entries = dup_mem(r->entries, r->nentries * sizeof *r->entries);
+	c->hooks = dup_mem(r->hooks, r->nhooks * sizeof *r->hooks);
+	c->files = calloc(r->nfiles + 1, sizeof *c->files);
+	if ((r->nmaps && !c->maps) || (r->nentries && !c->entries) ||
+	    (r->nhooks && !c->hooks) || !c->files) {
+		pflops_region_free(c);
+		return NULL;
+	}
+	c->nmaps = r->nmaps;
+	c->nentries = r->nentries;
+	c->nhooks = r->nhooks;
+	c->armed_e = r->armed_e;
+	c->armed_h = r->armed_h;
+	for (size_t i = 0; i < r->nfiles; i++)
+		if ((c->files[c->nfiles] = strdup(r->files[i])))
+			c->nfiles++;
+	return c;
 }
 
 static int in_range(const char *base, size_t size, uint64_t off, uint64_t len)
@@ -153,13 +201,14 @@ static void add_file(struct pflops_region *r, const char *path)
 		r->nfiles++;
 }
 
-static void add_entry(struct pflops_region *r, uint64_t a)
+static int add_addr(uint64_t **v, size_t *n, uint64_t a)
 {
-	uint64_t *n = realloc(r->entries, (r->nentries + 1) * sizeof *n);
-	if (!n)
-		return;
-	r->entries = n;
-	n[r->nentries++] = a;
+	uint64_t *nv = realloc(*v, (*n + 1) * sizeof *nv);
+	if (!nv)
+		return -1;
+	*v = nv;
+	nv[(*n)++] = a;
+	return 0;
 }
 
 /* Re-read the maps: remember executable ranges, search new files. */
@@ -193,18 +242,60 @@ static void reload(struct pflops_region *r, pid_t pid)
 		if (path[0] != '/' || seen_file(r, path))
 			continue;
 		uint64_t val, lv, lo_off;
-		if (pflops_elf_lookup(path, r->sym, &val, &lv, &lo_off) == 0) {
-			/* the bias comes from the mapping of the first
-			 * PT_LOAD; it is the first mapping of the file */
-			if (off != lo_off)
-				continue;	/* try at its first mapping */
-			add_entry(r, val + (lo - lv));
-		}
+		int have_sym = pflops_elf_lookup(path, r->sym, &val, &lv, &lo_off) == 0;
+		uint64_t hval, hlv, hlo_off;
+		int have_hook = pflops_elf_lookup(path, HOOK_SYM, &hval, &hlv, &hlo_off) == 0;
+		/* the bias comes from the mapping of the first PT_LOAD, the
+		 * file's first mapping: look again when it is listed */
+		if ((have_sym && off != lo_off) || (have_hook && off != hlo_off))
+			continue;
+		if (have_sym)
+			add_addr(&r->entries, &r->nentries, val + (lo - lv));
+		if (have_hook)
+			add_addr(&r->hooks, &r->nhooks, hval + (lo - hlv));
 		add_file(r, path);
 	}
 	fclose(f);
 }
 
+int pflops_region_scan(struct pflops_region *r, pid_t pid, uint64_t **found,
+		       size_t *nfound, size_t *nentries)
+{
+	size_t ne, nh;
+
+	if (pid)
+		reload(r, pid);
+	ne = r->nentries - r->armed_e;
+	nh = r->nhooks - r->armed_h;
+	*found = NULL;
+	*nfound = *nentries = 0;
+	if (!ne && !nh)
+		return 0;
+	*found = malloc((ne + nh) * sizeof **found);
+	if (!*found)
+		return PFLOPS_ENOMEM;
+	if (ne)
+		memcpy(*found, r->entries + r->armed_e, ne * sizeof **found);
+	if (nh)
+		memcpy(*found + ne, r->hooks + r->armed_h, nh * sizeof **found);
+	*nfound = ne + nh;
+	*nentries = ne;
+	r->armed_e = r->nentries;
+	r->armed_h = r->nhooks;
+	return 0;
+}
+
+int pflops_region_is_hook(const struct pflops_region *r, uint64_t pc)
+{
+	for (size_t i = 0; i < r->nhooks; i++)
+		if (r->hooks[i] == pc)
+			return 1;
+	return 0;
+}
+
+/* Is pc the region function's entry?  (Executable mappings not seen
+ * before are searched first, so that a library loaded later is found
+ * by the first block decoded in it.) */
 int pflops_region_is_entry(struct pflops_region *r, pid_t pid, uint64_t pc)
 {
 	size_t i;

@@ -49,22 +49,31 @@ struct pflops_space *pflops_space_new(pid_t pid, const char *region)
 
 static int bp_put(struct pflops_space *sp, uint64_t addr, uint8_t orig);
 
-/* A forked child's memory is a copy of the parent's, int3 bytes included:
- * it inherits the breakpoint table (blocks are decoded again). */
+/* A forked child's memory is a copy of the parent's, int3 bytes and
+ * code cache included: it inherits the breakpoint table, the region's
+ * addresses and the cached blocks (others are decoded again). */
 struct pflops_space *pflops_space_fork(const struct pflops_space *parent,
 				       pid_t child, const char *region)
 {
-	struct pflops_space *sp = pflops_space_new(child, region);
+	struct pflops_space *sp = pflops_space_new(child, NULL);
 
 	if (!sp)
 		return NULL;
+	if (region && parent->region &&
+	    !(sp->region = pflops_region_copy(parent->region)))
+		goto fail;
 	for (size_t i = 0; i < parent->bp_cap; i++)
 		if (parent->bp_addr[i] &&
-		    bp_put(sp, parent->bp_addr[i], parent->bp_orig[i])) {
-			pflops_space_put(sp);
-			return NULL;
-		}
+		    bp_put(sp, parent->bp_addr[i], parent->bp_orig[i]))
+			goto fail;
+	sp->gadget = parent->gadget;
+	sp->arena_failed = parent->arena_failed;
+	if (pflops_xlate_fork(sp, parent))
+		goto fail;
 	return sp;
+fail:
+	pflops_space_put(sp);
+	return NULL;
 }
 
 void pflops_space_put(struct pflops_space *sp)
@@ -72,6 +81,8 @@ void pflops_space_put(struct pflops_space *sp)
 	if (!sp || --sp->refs > 0)
 		return;
 	pflops_block_free_all(sp);
+	pflops_arena_free(sp->arena);
+	pflops_maps_free(&sp->maps);
 	if (sp->region)
 		pflops_region_free(sp->region);
 	free(sp->blk_tab);
@@ -163,17 +174,12 @@ int pflops_bp_insert(struct pflops_space *sp, pid_t tid, uint64_t addr)
 	return rc;
 }
 
-/* Only used to let one faulting instruction run for real. */
-int pflops_bp_remove(struct pflops_space *sp, pid_t tid, uint64_t addr)
+/* delete entry i from the open-addressing table by re-inserting the
+ * rest of its cluster */
+static void bp_delete(struct pflops_space *sp, long i)
 {
-	long i = bp_find(sp, addr);
-	int rc;
-
 	if (i < 0)
-		return 0;
-	rc = patch_byte(tid, addr, sp->bp_orig[i], NULL);
-	/* delete from the open-addressing table by re-inserting the rest
-	 * of its cluster */
+		return;
 	sp->bp_addr[i] = 0;
 	sp->bp_n--;
 	for (size_t j = ((size_t)i + 1) & (sp->bp_cap - 1); sp->bp_addr[j];
@@ -184,6 +190,19 @@ int pflops_bp_remove(struct pflops_space *sp, pid_t tid, uint64_t addr)
 		sp->bp_n--;
 		bp_put(sp, a, o);
 	}
+}
+
+/* Only used to let one faulting instruction run for real, and to give
+ * code back to a program that makes it writable. */
+int pflops_bp_remove(struct pflops_space *sp, pid_t tid, uint64_t addr)
+{
+	long i = bp_find(sp, addr);
+	int rc;
+
+	if (i < 0)
+		return 0;
+	rc = patch_byte(tid, addr, sp->bp_orig[i], NULL);
+	bp_delete(sp, i);
 	return rc;
 }
 
@@ -225,4 +244,21 @@ int pflops_mem_write64(pid_t tid, uint64_t addr, uint64_t val)
 {
 	return ptrace(PTRACE_POKEDATA, tid, (void *)addr, (void *)val) ?
 	       PFLOPS_ESYS : 0;
+}
+
+void pflops_bp_forget(struct pflops_space *sp, uint64_t lo, uint64_t hi)
+{
+	size_t n = 0, k = 0;
+	uint64_t *v;
+
+	for (size_t i = 0; i < sp->bp_cap; i++)
+		n += sp->bp_addr[i] >= lo && sp->bp_addr[i] < hi;
+	if (!n || !(v = malloc(n * sizeof *v)))
+		return;
+	for (size_t i = 0; i < sp->bp_cap; i++)
+		if (sp->bp_addr[i] >= lo && sp->bp_addr[i] < hi)
+			v[k++] = sp->bp_addr[i];
+	for (size_t i = 0; i < k; i++)
+		bp_delete(sp, bp_find(sp, v[i]));	/* the bytes are gone */
+	free(v);
 }

@@ -2,7 +2,10 @@
  * trace_blocks.c: the basic-block cache.  A block is decoded once, from
  * its first address up to the first instruction that changes rip, and
  * remembers its FP instructions so that an execution of it is counted by
- * a table walk instead of a decode.  Self-modifying code is not noticed.
+ * a table walk instead of a decode.  Blocks are dropped (and decoded
+ * again when next run) when their pages are unmapped or made writable
+ * (pflops_block_invalidate, from the engine's system-call stops); code
+ * rewritten in place on a page that stays writable is not noticed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,11 @@ static size_t slot(uint64_t a, size_t cap)
 
 static void block_free(struct pflops_block *b)
 {
+	if (b->x) {
+		free(b->x->pt);
+		free(b->x->in);
+		free(b->x);
+	}
 	free(b->offs);
 	free(b->fp);
 	free(b);
@@ -34,7 +42,113 @@ void pflops_block_free_all(struct pflops_space *sp)
 			n = b->next;
 			block_free(b);
 		}
+	for (size_t i = 0; i < sp->ndead; i++)
+		block_free(sp->dead[i]);
+	free(sp->dead);
+	free(sp->pages);
+	sp->dead = NULL;
+	sp->pages = NULL;
+	sp->ndead = sp->dead_cap = sp->pg_cap = sp->pg_n = 0;
 	sp->blk_n = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Pages holding decoded code: the system calls that change mappings
+ * look here first and leave the blocks alone when nothing is there. */
+
+static size_t pg_slot(uint64_t pg, size_t cap)
+{
+	pg *= 0x9e3779b97f4a7c15ULL;
+	return (size_t)(pg >> 20) & (cap - 1);
+}
+
+static void pg_add(struct pflops_space *sp, uint64_t pg)
+{
+	size_t i;
+
+	if (2 * (sp->pg_n + 1) > sp->pg_cap) {
+		size_t nc = sp->pg_cap ? 2 * sp->pg_cap : 256;
+		uint64_t *n = calloc(nc, sizeof *n), *o = sp->pages;
+		if (!n)
+			return;
+		for (size_t j = 0; j < sp->pg_cap; j++)
+			if (o[j]) {
+				for (i = pg_slot(o[j], nc); n[i]; i = (i + 1) & (nc - 1))
+					;
+				n[i] = o[j];
+			}
+		free(o);
+		sp->pages = n;
+		sp->pg_cap = nc;
+	}
+	for (i = pg_slot(pg, sp->pg_cap); sp->pages[i]; i = (i + 1) & (sp->pg_cap - 1))
+		if (sp->pages[i] == pg)
+			return;
+	sp->pages[i] = pg;
+	sp->pg_n++;
+}
+
+static int pg_has(const struct pflops_space *sp, uint64_t pg)
+{
+	if (!sp->pg_cap)
+		return 0;
+	for (size_t i = pg_slot(pg, sp->pg_cap); sp->pages[i];
+	     i = (i + 1) & (sp->pg_cap - 1))
+		if (sp->pages[i] == pg)
+			return 1;
+	return 0;
+}
+
+static int range_has_code(const struct pflops_space *sp, uint64_t lo,
+			  uint64_t hi)
+{
+	uint64_t p0 = lo >> 12, p1 = (hi + 4095) >> 12;
+
+	if (p1 - p0 <= sp->pg_n) {
+		for (uint64_t p = p0; p < p1; p++)
+			if (pg_has(sp, p + 1))
+				return 1;
+		return 0;
+	}
+	for (size_t i = 0; i < sp->pg_cap; i++)
+		if (sp->pages[i] && sp->pages[i] - 1 >= p0 && sp->pages[i] - 1 < p1)
+			return 1;
+	return 0;
+}
+
+size_t pflops_block_invalidate(struct pflops_space *sp, uint64_t lo,
+			       uint64_t hi)
+{
+	size_t n = 0;
+
+	if (hi <= lo || !range_has_code(sp, lo, hi))
+		return 0;
+	for (size_t i = 0; i < sp->blk_cap; i++)
+		for (struct pflops_block **p = &sp->blk_tab[i]; *p;) {
+			struct pflops_block *b = *p;
+			if (b->start >= hi || b->end <= lo) {
+				p = &b->next;
+				continue;
+			}
+			*p = b->next;
+			sp->blk_n--;
+			b->dead = 1;
+			if (b->x && sp->arena)
+				pflops_xlate_detach(sp, b->x);
+			if (sp->ndead == sp->dead_cap) {
+				size_t nc = sp->dead_cap ? 2 * sp->dead_cap : 16;
+				struct pflops_block **nd = realloc(sp->dead, nc * sizeof *nd);
+				if (!nd) {	/* leak it rather than free counted code */
+					n++;
+					continue;
+				}
+				sp->dead = nd;
+				sp->dead_cap = nc;
+			}
+			sp->dead[sp->ndead++] = b;
+			n++;
+		}
+	return n;
 }
 
 static int grow(struct pflops_space *sp)
@@ -133,10 +247,12 @@ static struct pflops_block *decode(struct pflops_space *sp, pid_t tid,
 			break;
 	}
 
+	b->end = pc + off;
 	if (b->ninsts == 0) {	/* nothing decodable at pc */
 		b->ninsts = 1;
 		b->offs[0] = 0;
 		b->last = pc;
+		b->end = pc + 1;
 		b->mode = PFLOPS_BLK_STEP;
 		return b;
 	}
@@ -180,6 +296,8 @@ struct pflops_block *pflops_block_get(struct pflops_space *sp, pid_t tid,
 								  sp->pid, pc);
 	if (decoded)
 		(*decoded)++;
+	for (uint64_t p = b->start >> 12; p <= (b->end - 1) >> 12; p++)
+		pg_add(sp, p + 1);	/* +1: 0 marks an empty slot */
 	if (2 * (sp->blk_n + 1) > sp->blk_cap && grow(sp) == 0)
 		s = slot(pc, sp->blk_cap);
 	b->next = sp->blk_tab[s];
@@ -248,4 +366,67 @@ void pflops_block_count_one(struct pflops_mix *m,
 		if (blk->fp[i].idx == idx)
 			count_fp(m, &blk->fp[i], k);
 	/* extras are per block; a stepped block adds them when it ends */
+}
+
+void pflops_block_count_times(struct pflops_mix *m,
+			      const struct pflops_block *blk, uint64_t times)
+{
+	m->total_insts += times * blk->ninsts;
+	for (uint32_t i = 0; i < blk->nfp; i++) {
+		const struct pflops_fpent *e = &blk->fp[i];
+		m->insts[e->prec][e->width][e->op] += times;
+		m->lanes_full[e->prec][e->width][e->op] += times * e->lanes;
+		m->lanes_active[e->prec][e->width][e->op] += times * e->lanes;
+	}
+	for (int x = 0; x < PFLOPS_NEXTRA; x++)
+		m->extra[x] += times * blk->extra[x];
+}
+
+struct pflops_block *pflops_block_clone(const struct pflops_block *b)
+{
+	struct pflops_block *c = malloc(sizeof *c);
+
+	if (!c)
+		return NULL;
+	*c = *b;
+	c->x = NULL;
+	c->next = NULL;
+	c->offs = malloc(b->ninsts * sizeof *c->offs);
+	c->fp = malloc((b->nfp ? b->nfp : 1) * sizeof *c->fp);
+	if (!c->offs || !c->fp) {
+		free(c->offs);
+		free(c->fp);
+		free(c);
+		return NULL;
+	}
+	memcpy(c->offs, b->offs, b->ninsts * sizeof *c->offs);
+	memcpy(c->fp, b->fp, b->nfp * sizeof *c->fp);
+	return c;
+}
+
+int pflops_block_adopt(struct pflops_space *sp, struct pflops_block *b)
+{
+	size_t s;
+
+	if (b->dead) {
+		if (sp->ndead == sp->dead_cap) {
+			size_t nc = sp->dead_cap ? 2 * sp->dead_cap : 16;
+			struct pflops_block **nd = realloc(sp->dead, nc * sizeof *nd);
+			if (!nd)
+				return PFLOPS_ENOMEM;
+			sp->dead = nd;
+			sp->dead_cap = nc;
+		}
+		sp->dead[sp->ndead++] = b;
+		return 0;
+	}
+	if (2 * (sp->blk_n + 1) > sp->blk_cap)
+		grow(sp);
+	s = slot(b->start, sp->blk_cap);
+	b->next = sp->blk_tab[s];
+	sp->blk_tab[s] = b;
+	sp->blk_n++;
+	for (uint64_t p = b->start >> 12; p <= (b->end - 1) >> 12; p++)
+		pg_add(sp, p + 1);
+	return 0;
 }

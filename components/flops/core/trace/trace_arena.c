@@ -1,0 +1,395 @@
+/*
+ * trace_arena.c: the code cache's memory inside one traced process.
+ *
+ * Each piece is a memfd that the traced process creates and maps (with
+ * injected system calls) and the tracer maps too, through
+ * /proc/PID/fd: the tracer writes code and reads counters in its own
+ * mapping, without a system call per access, and the counts survive the
+ * process (an exec, a crash, SIGKILL).  The process keeps no descriptor.
+ *
+ *   table   the indirect-branch lookup table (read-only in the tracee)
+ *   slots   one slot per thread, at the thread's %gs base: scratch words
+ *           for the cache's code and one 64-bit counter per block id
+ *   chunks  translated code, each within +-2 GiB of the code it copies
+ *           (read+exec in the tracee), starting with a `syscall` for
+ *           injection and the lookup routine
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include "trace_internal.h"
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+#ifndef MFD_CLOEXEC
+#define MFD_CLOEXEC 1U
+#endif
+
+#define CHUNK_SIZE (4u << 20)
+#define MAX_CHUNKS 64
+#define REACH ((uint64_t)1 << 31)
+#define TABLE_BYTES (((PFLOPS_TABLE_N + PFLOPS_TABLE_OVER) * 16 + 4095) & ~4095)
+
+uint64_t pflops_find_gadget(struct pflops_space *sp, pid_t tid)
+{
+	static const size_t max = 1 << 20;
+	uint8_t *buf = malloc(max);
+	uint64_t found = 0;
+
+	if (!buf || pflops_maps_load(&sp->maps, tid))
+		goto out;
+	/* the vDSO first (always there, never written), then the code */
+	for (int pass = 0; pass < 2 && !found; pass++)
+		for (size_t i = 0; i < sp->maps.n && !found; i++) {
+			const struct pflops_map *m = &sp->maps.v[i];
+			int vdso = m->path && !strcmp(m->path, "[vdso]");
+			if (!m->x || !m->r || m->w || vdso != !pass)
+				continue;
+			size_t n = m->hi - m->lo < max ? m->hi - m->lo : max;
+			n = pflops_mem_read(sp, tid, m->lo, buf, n);
+			for (size_t j = 0; j + 1 < n; j++)
+				if (buf[j] == 0x0f && buf[j + 1] == 0x05) {
+					found = m->lo + j;
+					break;
+				}
+		}
+out:
+	free(buf);
+	return found;
+}
+
+/* A zero-terminated name for memfd_create in the tracee: written below
+ * its stack's red zone, or any zero byte near the gadget. */
+static uint64_t name_in_tracee(struct pflops_thr *t)
+{
+	static const char name[] = "pflops-cache";
+	struct user_regs_struct r;
+	struct iovec l, rv;
+	uint8_t z[64];
+
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) == 0) {
+		uint64_t at = (r.rsp - 4096) & ~15ULL;
+		l.iov_base = (void *)name;
+		l.iov_len = sizeof name;
+		rv.iov_base = (void *)at;
+		rv.iov_len = sizeof name;
+		if (process_vm_writev(t->tid, &l, 1, &rv, 1, 0) == (ssize_t)sizeof name)
+			return at;
+	}
+	size_t n = pflops_mem_read(t->sp, t->tid, t->sp->gadget, z, sizeof z);
+	for (size_t i = 0; i < n; i++)
+		if (!z[i])
+			return t->sp->gadget + i;
+	return 0;
+}
+
+struct piece {
+	uint64_t addr;
+	uint8_t *mem;		/* tracer mapping (NULL when not mapped) */
+	int fd;			/* tracer descriptor (-1 when closed) */
+};
+
+/* Create a memfd of `size` bytes in t's process, map it there at `hint`
+ * (exactly, when fixed: 1 = must not replace, 2 = replaces) with prot,
+ * and in the tracer when map_here, filled from init (if not NULL) before
+ * the process sees it. */
+static int piece_new(struct pflops_tracer *T, struct pflops_thr *t,
+		     size_t size, int prot, uint64_t hint, int fixed,
+		     int map_here, int keep_fd, const uint8_t *init,
+		     struct piece *p)
+{
+	int64_t fd = -1, addr = -1, ign;
+	char path[64];
+	uint64_t name = name_in_tracee(t);
+	int rc, flags = MAP_SHARED;
+
+	p->addr = 0;
+	p->mem = NULL;
+	p->fd = -1;
+	if (!name)
+		return PFLOPS_EUNAVAIL;
+	rc = pflops_inject(T, t, SYS_memfd_create, name, MFD_CLOEXEC, 0, 0, 0, 0, &fd);
+	if (rc)
+		return rc;
+	if (fd < 0)
+		return PFLOPS_ESYS;
+	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)t->tid, (int)fd);
+	p->fd = open(path, O_RDWR | O_CLOEXEC);
+	rc = PFLOPS_ESYS;
+	if (p->fd < 0 || ftruncate(p->fd, (off_t)size))
+		goto out;
+	if (map_here) {
+		p->mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
+		if (p->mem == MAP_FAILED) {
+			p->mem = NULL;
+			goto out;
+		}
+		if (init)	/* the gadget may be in what this replaces */
+			memcpy(p->mem, init, size);
+	}
+	if (fixed == 1)
+		flags |= MAP_FIXED_NOREPLACE;
+	else if (fixed == 2)
+		flags |= MAP_FIXED;
+	rc = pflops_inject(T, t, SYS_mmap, hint, size, (uint64_t)prot,
+			   (uint64_t)flags, (uint64_t)fd, 0, &addr);
+	if (rc)
+		goto out;
+	if (addr < 0 && addr > -4096) {
+		rc = PFLOPS_ESYS;
+		goto out;
+	}
+	if (fixed && (uint64_t)addr != hint) {
+		pflops_inject(T, t, SYS_munmap, (uint64_t)addr, size, 0, 0, 0, 0, &ign);
+		rc = PFLOPS_ESYS;
+		goto out;
+	}
+	p->addr = (uint64_t)addr;
+	rc = 0;
+out:
+	pflops_inject(T, t, SYS_close, (uint64_t)fd, 0, 0, 0, 0, 0, &ign);
+	if (rc || !keep_fd) {
+		if (p->fd >= 0)
+			close(p->fd);
+		p->fd = -1;
+	}
+	if (rc && p->mem) {
+		munmap(p->mem, size);
+		p->mem = NULL;
+	}
+	t->sp->maps.stale = 1;
+	return rc;
+}
+
+static int cpu_ok(void)
+{
+	unsigned a, b, c, d;
+
+	/* the lookup routine hashes with crc32 (SSE4.2) */
+	__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+	return (c >> 20) & 1;
+}
+
+int pflops_arena_setup(struct pflops_tracer *T, struct pflops_thr *t)
+{
+	struct pflops_space *sp = t->sp;
+	struct pflops_arena *a;
+	struct piece tab, sl;
+	int rc;
+
+	if (sp->arena)
+		return 0;
+	if (sp->arena_failed)
+		return PFLOPS_EUNAVAIL;
+	if (!cpu_ok()) {
+		sp->arena_failed = 1;
+		return PFLOPS_EUNAVAIL;
+	}
+	a = calloc(1, sizeof *a);
+	if (!a)
+		return PFLOPS_ENOMEM;
+	a->slots_fd = -1;
+	a->region = T->o->region != NULL;
+	rc = piece_new(T, t, TABLE_BYTES, PROT_READ, 0, 0, 1, 0, NULL, &tab);
+	if (rc)
+		goto fail;
+	a->table = tab.addr;
+	a->table_mem = tab.mem;
+	rc = piece_new(T, t, (size_t)PFLOPS_MAX_SLOTS * PFLOPS_SLOT_BYTES,
+		       PROT_READ | PROT_WRITE, 0, 0, 0, 1, NULL, &sl);
+	if (rc)
+		goto fail;
+	a->slots = sl.addr;
+	a->slots_fd = sl.fd;
+	a->ids = calloc(PFLOPS_MAX_IDS, sizeof *a->ids);
+	if (!a->ids) {
+		rc = PFLOPS_ENOMEM;
+		goto fail;
+	}
+	sp->arena = a;
+	return 0;
+fail:
+	pflops_arena_free(a);
+	sp->arena_failed = 1;
+	T->st.cache_setup_failed++;
+	return rc;
+}
+
+void pflops_arena_free(struct pflops_arena *a)
+{
+	if (!a)
+		return;
+	if (a->table_mem)
+		munmap(a->table_mem, TABLE_BYTES);
+	for (int i = 0; i < PFLOPS_MAX_SLOTS; i++)
+		if (a->slot_mem[i])
+			munmap(a->slot_mem[i], PFLOPS_SLOT_BYTES);
+	if (a->slots_fd >= 0)
+		close(a->slots_fd);
+	for (size_t i = 0; i < a->nchunks; i++) {
+		if (a->chunks[i]->mem)
+			munmap(a->chunks[i]->mem, a->chunks[i]->size);
+		free(a->chunks[i]->xb);
+		free(a->chunks[i]);
+	}
+	free(a->chunks);
+	free(a->ids);
+	free(a);
+}
+
+struct pflops_chunk *pflops_arena_chunk_of(const struct pflops_arena *a,
+					   uint64_t addr)
+{
+	for (size_t i = 0; a && i < a->nchunks; i++)
+		if (addr >= a->chunks[i]->addr &&
+		    addr < a->chunks[i]->addr + a->chunks[i]->size)
+			return a->chunks[i];
+	return NULL;
+}
+
+static int reaches(const struct pflops_chunk *c, uint64_t lo, uint64_t hi)
+{
+	uint64_t clo = c->addr, chi = c->addr + c->size;
+	uint64_t far = hi > clo ? hi - clo : 0, far2 = chi > lo ? chi - lo : 0;
+
+	return far < REACH - 4096 && far2 < REACH - 4096;
+}
+
+struct pflops_chunk *pflops_arena_chunk(struct pflops_tracer *T,
+					struct pflops_thr *t, uint64_t lo,
+					uint64_t hi, size_t need)
+{
+	struct pflops_arena *a = t->sp->arena;
+	struct pflops_chunk *c, **nc;
+	struct piece p;
+	uint64_t at;
+
+	for (size_t i = 0; i < a->nchunks; i++) {
+		c = a->chunks[i];
+		if (c->size - c->used >= need && reaches(c, lo, hi))
+			return c;
+	}
+	if (a->nchunks == MAX_CHUNKS || need > CHUNK_SIZE / 2)
+		return NULL;
+	if (pflops_maps_load(&t->sp->maps, t->tid))
+		return NULL;
+	at = pflops_maps_gap_near(&t->sp->maps, lo, hi, CHUNK_SIZE,
+				  REACH - (1u << 24));
+	if (!at)
+		return NULL;
+	if (piece_new(T, t, CHUNK_SIZE, PROT_READ | PROT_EXEC, at, 1, 1, 0, NULL, &p))
+		return NULL;
+	nc = realloc(a->chunks, (a->nchunks + 1) * sizeof *nc);
+	c = calloc(1, sizeof *c);
+	if (nc)
+		a->chunks = nc;
+	if (!nc || !c) {
+		free(c);
+		munmap(p.mem, CHUNK_SIZE);
+		return NULL;	/* the tracee keeps an unused mapping */
+	}
+	c->index = a->nchunks;
+	a->chunks[a->nchunks++] = c;
+	c->addr = p.addr;
+	c->mem = p.mem;
+	c->size = CHUNK_SIZE;
+	c->used = pflops_ibl_emit(c, a->region);
+	/* its `syscall` is ours: injection no longer depends on the
+	 * program's code staying mapped */
+	t->sp->gadget = c->addr;
+	T->st.cache_chunks++;
+	return c->size - c->used >= need && reaches(c, lo, hi) ? c : NULL;
+}
+
+int pflops_slot_init(struct pflops_arena *a, int slot)
+{
+	uint8_t *m = pflops_slot_mem(a, slot);
+
+	if (!m)
+		return -1;
+	a->slot_used[slot] = 1;
+	memset(m, 0, 64);
+	memcpy(m + PFLOPS_SLOT_TABLE, &a->table, 8);
+	return slot;
+}
+
+int pflops_slot_alloc(struct pflops_arena *a)
+{
+	for (int i = 0; i < PFLOPS_MAX_SLOTS; i++)
+		if (!a->slot_used[i])
+			return pflops_slot_init(a, i);
+	return -1;
+}
+
+void pflops_slot_free(struct pflops_arena *a, int slot)
+{
+	if (a && slot >= 0 && slot < PFLOPS_MAX_SLOTS)
+		a->slot_used[slot] = 0;
+}
+
+uint8_t *pflops_slot_mem(struct pflops_arena *a, int slot)
+{
+	if (!a->slot_mem[slot]) {
+		void *m = mmap(NULL, PFLOPS_SLOT_BYTES, PROT_READ | PROT_WRITE,
+			       MAP_SHARED, a->slots_fd,
+			       (off_t)slot * PFLOPS_SLOT_BYTES);
+		if (m == MAP_FAILED)
+			return NULL;
+		a->slot_mem[slot] = m;
+	}
+	return a->slot_mem[slot];
+}
+
+uint64_t pflops_slot_addr(const struct pflops_arena *a, int slot)
+{
+	return a->slots + (uint64_t)slot * PFLOPS_SLOT_BYTES;
+}
+
+/* Replace one shared mapping of the child with a private copy. */
+static int refork(struct pflops_tracer *T, struct pflops_thr *t, uint64_t addr,
+		  size_t size, int prot, const uint8_t *src, int keep_fd,
+		  struct piece *p)
+{
+	return piece_new(T, t, size, prot, addr, 2, src != NULL, keep_fd, src, p);
+}
+
+int pflops_arena_fork(struct pflops_tracer *T, struct pflops_thr *t,
+		      const struct pflops_arena *pa)
+{
+	struct pflops_arena *a = t->sp->arena;
+	struct piece p;
+	int rc;
+
+	/* table and code: copies; slots: fresh (the parent's counts stay
+	 * the parent's) */
+	rc = refork(T, t, pa->table, TABLE_BYTES, PROT_READ, pa->table_mem, 0, &p);
+	if (rc)
+		return rc;
+	a->table = p.addr;
+	a->table_mem = p.mem;
+	rc = refork(T, t, pa->slots, (size_t)PFLOPS_MAX_SLOTS * PFLOPS_SLOT_BYTES,
+		    PROT_READ | PROT_WRITE, NULL, 1, &p);
+	if (rc)
+		return rc;
+	a->slots = p.addr;
+	a->slots_fd = p.fd;
+	for (size_t i = 0; i < a->nchunks; i++) {
+		struct pflops_chunk *c = a->chunks[i];
+		rc = refork(T, t, c->addr, c->size, PROT_READ | PROT_EXEC,
+			    pa->chunks[i]->mem, 0, &p);
+		if (rc)
+			return rc;
+		c->mem = p.mem;
+	}
+	return 0;
+}

@@ -1,0 +1,77 @@
+/*
+ * trace_emit.h: writing machine code for the code cache (trace_xlate.c,
+ * trace_link.c): a buffer at a known tracee address, the few encodings
+ * the cache adds to the program's own, and the map of what each byte
+ * range of a block's copy stands for (struct pflops_xpoint).
+ */
+#ifndef PFLOPS_TRACE_EMIT_H
+#define PFLOPS_TRACE_EMIT_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_internal.h"
+
+#define MAXCODE 65536
+
+struct emit {
+	uint8_t *buf;
+	size_t n;
+	uint64_t base;		/* tracee address of buf[0] */
+	struct pflops_xpoint *pt;
+	int npt, pt_cap;
+	int bad;
+};
+
+static inline void put(struct emit *e, const void *p, size_t n)
+{
+	if (e->n + n > MAXCODE) {
+		e->bad = 1;
+		return;
+	}
+	memcpy(e->buf + e->n, p, n);
+	e->n += n;
+}
+
+static inline void put8(struct emit *e, uint8_t v) { put(e, &v, 1); }
+static inline void put32(struct emit *e, uint32_t v) { put(e, &v, 4); }
+static inline void put64(struct emit *e, uint64_t v) { put(e, &v, 8); }
+static inline uint64_t here(const struct emit *e) { return e->base + e->n; }
+
+static inline void point(struct emit *e, int kind, uint32_t arg)
+{
+	if (e->npt == e->pt_cap) {
+		int nc = e->pt_cap ? 2 * e->pt_cap : 16;
+		struct pflops_xpoint *n = realloc(e->pt, (size_t)nc * sizeof *n);
+		if (!n) {
+			e->bad = 1;
+			return;
+		}
+		e->pt = n;
+		e->pt_cap = nc;
+	}
+	e->pt[e->npt++] = (struct pflops_xpoint){ (uint32_t)e->n, (uint8_t)kind, arg };
+}
+
+static inline int fits32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+/* one-byte nops so that the rel32 `at` bytes on starts 4-aligned
+ * (links are patched with one aligned 4-byte store) */
+static inline void align_rel(struct emit *e, unsigned at)
+{
+	while ((here(e) + at) & 3)
+		put8(e, 0x90);
+}
+
+/* gs-relative 64-bit mov: store reg -> %gs:disp, or load */
+static inline void gs_mov(struct emit *e, int store, int reg, uint32_t disp)
+{
+	uint8_t b[] = { 0x65, (uint8_t)(0x48 | (reg >= 8 ? 4 : 0)),
+			store ? 0x89 : 0x8b, (uint8_t)(((reg & 7) << 3) | 4), 0x25 };
+	put(e, b, sizeof b);
+	put32(e, disp);
+}
+
+enum { RAX = 0, RCX = 1, RDX = 2 };
+#endif

@@ -1,0 +1,513 @@
+/*
+ * trace_enter.c: where a thread goes at the start of each block it runs
+ * (pflops_enter): which block, in which mode (trace_internal.h), with
+ * the %gs base of that mode; the region's entries and the loader hook;
+ * and the stopping path's own stops (int3 at a block's end, steps).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <unistd.h>
+
+#include "trace_internal.h"
+
+#define fail pflops_fail
+
+/* blocks translated ahead of a new one (what its copy jumps to next) */
+#define AHEAD 8
+
+int pflops_counting(const struct pflops_tracer *T, const struct pflops_thr *t)
+{
+	return !T->o->region || t->in_region;
+}
+
+/* The live opmask registers when the block has masked instructions;
+ * NULL (lanes then count in full, and mask_unknown says so) otherwise. */
+static const uint64_t *block_masks(struct pflops_tracer *T, struct pflops_thr *t,
+				   const struct pflops_block *b, uint64_t k[8])
+{
+	if (!b->has_mask)
+		return NULL;
+	if (pflops_read_kregs(t->tid, k) == 0)
+		return k;
+	T->st.mask_unknown++;
+	return NULL;
+}
+
+/* opts->fp_exec for the FP instructions [lo, hi) of a masked block
+ * (masked blocks stay on the stopping path: each run is seen) */
+static void fp_exec(struct pflops_tracer *T, struct pflops_thr *t,
+		    const struct pflops_block *b, uint32_t lo, uint32_t hi,
+		    const uint64_t *k)
+{
+	if (!T->o->fp_exec || !b->has_mask)
+		return;
+	for (uint32_t i = 0; i < b->nfp; i++) {
+		const struct pflops_fpent *e = &b->fp[i];
+		if (e->idx < lo || e->idx >= hi)
+			continue;
+		struct pflops_fp_exec x = {
+			.addr = b->start + b->offs[e->idx], .tid = t->tid,
+			.prec = e->prec, .width = e->width, .op = e->op,
+			.lanes = e->lanes, .mask_reg = e->mask_reg,
+			.lanes_per_bit = e->lanes_per_bit, .k = k };
+		T->o->fp_exec(T->o->fp_exec_arg, &x);
+	}
+}
+
+void pflops_count_block(struct pflops_tracer *T, struct pflops_thr *t,
+			struct pflops_block *b, uint32_t n)
+{
+	uint64_t k[8];
+	const uint64_t *km;
+
+	if (!pflops_counting(T, t) || n == 0)
+		return;
+	km = block_masks(T, t, b, k);
+	pflops_block_count(T->mix, b, n, km);
+	fp_exec(T, t, b, 0, n, km);
+	if (n >= b->ninsts)
+		b->execs++;
+	T->st.blocks_run++;
+}
+
+static void count_one(struct pflops_tracer *T, struct pflops_thr *t,
+		      struct pflops_block *b, int idx)
+{
+	uint64_t k[8];
+	const uint64_t *km;
+
+	if (!pflops_counting(T, t))
+		return;
+	km = block_masks(T, t, b, k);
+	pflops_block_count_one(T->mix, b, (uint32_t)idx, km);
+	fp_exec(T, t, b, (uint32_t)idx, (uint32_t)idx + 1, km);
+	if ((uint32_t)idx + 1 == b->ninsts) {
+		for (int x = 0; x < PFLOPS_NEXTRA; x++)
+			T->mix->extra[x] += b->extra[x];
+		b->execs++;
+		T->st.blocks_run++;
+	}
+}
+
+static int emulable(const struct pflops_block *b)
+{
+	switch (b->term.term) {
+	case PFLOPS_T_JCC: case PFLOPS_T_JMP: case PFLOPS_T_CALL:
+	case PFLOPS_T_RET: case PFLOPS_T_LOOP: case PFLOPS_T_JRCXZ:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Mode of t from now on, and the %gs base that goes with it: the cache
+ * counts through the thread's slot, the program's code sees its own. */
+int pflops_set_mode(struct pflops_tracer *T, struct pflops_thr *t,
+		    struct user_regs_struct *r, int mode, int *dirty)
+{
+	uint64_t gs = t->prog_gs;
+
+	if (mode == PFLOPS_M_CACHE) {
+		struct pflops_arena *a = t->sp->arena;
+		uint8_t *m;
+		if (!a)
+			return -1;
+		if (t->slot < 0 && (t->slot = pflops_slot_alloc(a)) < 0)
+			return -1;
+		if (!(m = pflops_slot_mem(a, t->slot)))
+			return -1;
+		memcpy(m + PFLOPS_SLOT_RSP0, &t->region_sp, 8);
+		gs = pflops_slot_addr(a, t->slot);
+	}
+	if (r->gs_base != gs) {
+		r->gs_base = gs;
+		*dirty = 1;
+	}
+	t->mode = mode;
+	return 0;
+}
+
+/* Arm what the region scan found: int3s at the function's entries and
+ * at the end of the loader hook's block. */
+static void arm_region(struct pflops_tracer *T, struct pflops_thr *t, int reload)
+{
+	struct pflops_space *sp = t->sp;
+	uint64_t *found;
+	size_t n, ne;
+
+	if (!sp->region || !sp->arena ||
+	    pflops_region_scan(sp->region, reload ? t->tid : 0, &found, &n, &ne))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = found[i];
+		if (i >= ne) {
+			struct pflops_block *b = pflops_block_get(sp, t->tid, a, 0,
+							  &T->st.blocks_decoded);
+			if (!b || b->mode != PFLOPS_BLK_BP)
+				continue;
+			a = b->last;
+		}
+		pflops_bp_insert(sp, t->tid, a);
+	}
+	free(found);
+}
+
+/* After the loader reported a change: forget code that is gone. */
+static void drop_unmapped(struct pflops_tracer *T, struct pflops_thr *t)
+{
+	struct pflops_space *sp = t->sp;
+	uint64_t prev = 0;
+
+	if (pflops_maps_load(&sp->maps, t->tid))
+		return;
+	for (size_t i = 0; i <= sp->maps.n; i++) {
+		const struct pflops_map *m = i < sp->maps.n ? &sp->maps.v[i] : NULL;
+		uint64_t lo = m ? m->lo : 0x800000000000ULL;
+		if (m && !m->x)
+			continue;
+		if (lo > prev) {
+			T->st.invalidated += pflops_block_invalidate(sp, prev, lo);
+			pflops_bp_forget(sp, prev, lo);
+		}
+		prev = m ? m->hi : lo;
+	}
+}
+
+static int need_arena(const struct pflops_tracer *T)
+{
+	return (T->engine == PFLOPS_ENGINE_CACHE && !T->o->single_step) ||
+	       T->o->region;
+}
+
+static uint64_t tramp_next(const struct pflops_block *b)
+{
+	return b->ninsts > 1 ? b->start + b->offs[1] : b->end;
+}
+
+/*
+ * The thread is about to run the instruction at regs->rip, the start of
+ * a block: pick the block and how to run it.  Blocks that consist of
+ * their branch alone are executed here at once.  *dirty: regs changed.
+ * Returns 1 when the terminator at rip could not be emulated (the caller
+ * lets it run for real), else 0 or a negative error.
+ */
+int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
+		 struct user_regs_struct *r, int *dirty)
+{
+	struct pflops_space *sp = t->sp;
+
+	if (need_arena(T) && !sp->arena && !sp->arena_failed) {
+		if (pflops_arena_setup(T, t) == 0)
+			arm_region(T, t, 1);
+	}
+	t->tramp = 0;
+	for (int guard = 0; guard < 1000; guard++) {
+		uint64_t pc = r->rip;
+		struct pflops_block *b;
+
+		if (sp->region && sp->arena && pflops_region_is_hook(sp->region, pc)) {
+			arm_region(T, t, 1);
+			drop_unmapped(T, t);
+		}
+		if (T->o->region) {
+			if (t->in_region && r->rsp > t->region_sp)
+				t->in_region = 0;
+			if (!t->in_region && sp->region &&
+			    pflops_region_is_entry(sp->region, sp->pid, pc)) {
+				errno = 0;
+				long ra = ptrace(PTRACE_PEEKDATA, t->tid, (void *)r->rsp, NULL);
+				if (!errno) {
+					t->in_region = 1;
+					t->region_ret = (uint64_t)ra;
+					t->region_sp = r->rsp;
+					T->st.region_calls++;
+				}
+			}
+			if (!t->in_region && sp->arena) {
+				/* native; a branch of ours on the way is run here */
+				if (pflops_bp_has(sp, pc)) {
+					b = pflops_block_get(sp, t->tid, pc, 0,
+							     &T->st.blocks_decoded);
+					if (!b)
+						return fail(T->err, PFLOPS_ENOMEM, "out of memory");
+					if (pc == b->last && emulable(b)) {
+						if (pflops_emulate(sp, t->tid, b, r))
+							return 1;
+						*dirty = 1;
+						continue;
+					}
+				}
+				if (pflops_set_mode(T, t, r, PFLOPS_M_NATIVE, dirty))
+					return fail(T->err, PFLOPS_ESYS, "cannot set the %%gs base");
+				t->blk = NULL;
+				t->resume = PTRACE_CONT;
+				T->st.native_resumes++;
+				return 0;
+			}
+		}
+		b = pflops_block_get(sp, t->tid, pc, T->o->single_step,
+				     &T->st.blocks_decoded);
+		if (!b)
+			return fail(T->err, PFLOPS_ENOMEM,
+				    "out of memory decoding the traced program");
+		if (sp->region && sp->arena)
+			arm_region(T, t, 0);	/* found by a lazy reload */
+		if (T->engine == PFLOPS_ENGINE_CACHE && sp->arena &&
+		    pflops_counting(T, t) && !T->o->single_step) {
+			int was = b->nocache, fresh = !b->x;
+			uint64_t entry = pflops_xlate(T, t, b);
+			if (!was && b->nocache)
+				T->st.nocache[b->nocache]++;
+			if (entry && fresh)
+				pflops_xlate_ahead(T, t, b, AHEAD);
+			if (entry && pflops_set_mode(T, t, r, PFLOPS_M_CACHE, dirty) == 0) {
+				r->rip = entry;
+				*dirty = 1;
+				t->blk = NULL;
+				t->resume = PTRACE_SYSCALL;
+				return 0;
+			}
+		}
+		if (pflops_set_mode(T, t, r, PFLOPS_M_STOP, dirty))
+			return fail(T->err, PFLOPS_ESYS, "cannot set the %%gs base");
+		t->blk = b;
+		if (b->mode == PFLOPS_BLK_BP &&
+		    pflops_bp_insert(sp, t->tid, b->last) != 0)
+			b->mode = PFLOPS_BLK_STEP;	/* unwritable code */
+		if (pc == b->last && emulable(b) && pflops_bp_has(sp, pc)) {
+			/* the branch alone: it carries an int3, run it here */
+			if (b->mode == PFLOPS_BLK_STEP)
+				count_one(T, t, b, 0);
+			else
+				pflops_count_block(T, t, b, b->ninsts);
+			if (pflops_emulate(sp, t->tid, b, r))
+				return 1;
+			*dirty = 1;
+			continue;
+		}
+		if (pflops_bp_has(sp, pc)) {
+			/* an int3 of ours on its first instruction (a region
+			 * entry): that instruction runs displaced */
+			uint64_t back, tr = pflops_xlate_tramp(T, t, b, &back);
+			if (!tr)
+				return fail(T->err, PFLOPS_EUNAVAIL, "cannot run the "
+					    "instruction at 0x%llx past the region "
+					    "breakpoint (no code-cache memory near it)",
+					    (unsigned long long)pc);
+			t->tramp = tr;
+			t->tramp_back = back;
+			r->rip = tr;
+			*dirty = 1;
+		}
+		if (b->mode == PFLOPS_BLK_SYSCALL) {
+			t->resume = PTRACE_SYSCALL;
+		} else if (b->mode == PFLOPS_BLK_STEP) {
+			t->resume = PTRACE_SINGLESTEP;
+			t->step_pc = r->rip;
+			t->step_idx = 0;
+		} else {
+			t->resume = PTRACE_CONT;
+		}
+		return 0;
+	}
+	t->resume = PTRACE_CONT;	/* a tight self-loop: let the int3 trap */
+	return 0;
+}
+
+int pflops_getregs(pid_t tid, struct user_regs_struct *r)
+{
+	return ptrace(PTRACE_GETREGS, tid, NULL, r) ? -errno : 0;
+}
+
+int pflops_setregs(struct pflops_tracer *T, struct pflops_thr *t,
+		   const struct user_regs_struct *r)
+{
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, r) && errno != ESRCH)
+		return fail(T->err, PFLOPS_ESYS, "PTRACE_SETREGS failed: %s",
+			    strerror(errno));
+	return 0;
+}
+
+/* Restart t; ESRCH (killed meanwhile) is not an error: its exit comes.
+ * A signal held back while we used the thread is sent again now. */
+int pflops_restart(struct pflops_tracer *T, struct pflops_thr *t, int req, int sig)
+{
+	if (t->resend_sig && !t->resend_armed && !t->roll_sig) {
+		syscall(SYS_tgkill, t->sp ? t->sp->pid : t->tid, t->tid, t->resend_sig);
+		t->resend_armed = 1;
+	}
+	if (ptrace((enum __ptrace_request)req, t->tid, NULL,
+		   (void *)(long)sig) && errno != ESRCH)
+		return fail(T->err, PFLOPS_ESYS, "ptrace restart of thread %d "
+			    "failed: %s", (int)t->tid, strerror(errno));
+	return 0;
+}
+
+/* Start a thread at its current position (regs), then restart it. */
+int pflops_go(struct pflops_tracer *T, struct pflops_thr *t,
+	      struct user_regs_struct *r, int dirty)
+{
+	struct pflops_arena *a = t->sp->arena;
+	int rc;
+
+	if (a && pflops_arena_chunk_of(a, r->rip)) {
+		if (t->tramp && r->rip == t->tramp_back && t->blk) {
+			r->rip = tramp_next(t->blk);
+			dirty = 1;
+		} else if (pflops_cache_to_orig(T, t, r) == 0) {
+			dirty = 1;
+		} else {
+			/* inside the cache's own code: carry on there */
+			if (pflops_set_mode(T, t, r, PFLOPS_M_CACHE, &dirty))
+				return fail(T->err, PFLOPS_ESYS, "no counter slot");
+			if (dirty && (rc = pflops_setregs(T, t, r)))
+				return rc;
+			t->resume = PTRACE_SYSCALL;
+			return pflops_restart(T, t, PTRACE_SYSCALL, 0);
+		}
+	}
+	return pflops_resume(T, t, r, dirty, pflops_enter(T, t, r, &dirty));
+}
+
+/* The tail of pflops_go: rc from pflops_enter. */
+int pflops_resume(struct pflops_tracer *T, struct pflops_thr *t,
+		  struct user_regs_struct *r, int dirty, int rc)
+{
+	int e;
+
+	if (rc < 0)
+		return rc;
+	if (dirty && (e = pflops_setregs(T, t, r)))
+		return e;
+	if (rc == 1) {
+		/* a branch we cannot emulate (it faults, e.g. ret to a bad
+		 * stack): lift its int3 and let the CPU run it */
+		t->reinsert = r->rip;
+		pflops_bp_remove(t->sp, t->tid, r->rip);
+		t->resume = PTRACE_SINGLESTEP;
+		t->raw_step = 1;
+	}
+	return pflops_restart(T, t, t->resume, 0);
+}
+
+static int on_step(struct pflops_tracer *T, struct pflops_thr *t)
+{
+	struct user_regs_struct r;
+	struct pflops_block *b = t->blk;
+	int dirty = 0, rc;
+
+	T->st.steps++;
+	if (pflops_getregs(t->tid, &r))
+		return 0;
+	if (t->to_handler || t->raw_step || !b) {
+		t->to_handler = 0;
+		t->raw_step = 0;
+		return pflops_go(T, t, &r, 0);
+	}
+	if (t->tramp && r.rip == t->tramp_back) {
+		r.rip = tramp_next(b);
+		t->tramp = 0;
+		dirty = 1;
+	}
+	int last = t->step_idx + 1 == (int)b->ninsts;
+	if (r.rip == t->step_pc && !last)
+		goto again;	/* rep */
+	count_one(T, t, b, t->step_idx);
+	if (last)
+		return pflops_go(T, t, &r, dirty);
+	if (r.rip != b->start + b->offs[t->step_idx + 1]) {
+		T->st.desync++;
+		return pflops_go(T, t, &r, dirty);
+	}
+	t->step_idx++;
+	t->step_pc = r.rip;
+	if (t->step_idx + 1 == (int)b->ninsts && emulable(b) &&
+	    pflops_bp_has(t->sp, r.rip)) {
+		/* the block's branch carries an int3 (another block ends
+		 * there too): execute it here */
+		count_one(T, t, b, t->step_idx);
+		if (pflops_emulate(t->sp, t->tid, b, &r) == 0)
+			return pflops_go(T, t, &r, 1);
+		t->reinsert = r.rip;	/* faulting: let the CPU run it */
+		pflops_bp_remove(t->sp, t->tid, r.rip);
+		t->raw_step = 1;
+		t->resume = PTRACE_SINGLESTEP;
+	}
+again:
+	if (dirty && (rc = pflops_setregs(T, t, &r)))
+		return rc;
+	return pflops_restart(T, t, PTRACE_SINGLESTEP, 0);
+}
+
+static int on_breakpoint(struct pflops_tracer *T, struct pflops_thr *t,
+			 struct user_regs_struct *r)
+{
+	struct pflops_block *b = t->blk;
+	uint64_t a = r->rip - 1;
+
+	T->st.block_stops++;
+	if (t->mode == PFLOPS_M_STOP && b && b->mode == PFLOPS_BLK_BP &&
+	    a == b->last) {
+		pflops_count_block(T, t, b, b->ninsts);
+		r->rip = a;
+		if (pflops_emulate(t->sp, t->tid, b, r) == 0)
+			return pflops_go(T, t, r, 1);
+		/* faulting branch: let the CPU run it (and raise the fault) */
+		t->reinsert = a;
+		pflops_bp_remove(t->sp, t->tid, a);
+		t->raw_step = 1;
+		t->resume = PTRACE_SINGLESTEP;
+		if (pflops_setregs(T, t, r))
+			return PFLOPS_ESYS;
+		return pflops_restart(T, t, PTRACE_SINGLESTEP, 0);
+	}
+	/* not where this thread's block ends (or a native thread at an
+	 * int3 of ours): count what ran, resync */
+	if (t->mode == PFLOPS_M_STOP) {
+		T->st.desync++;
+		if (b) {
+			int idx = pflops_block_index(b, a);
+			if (idx > 0)
+				pflops_count_block(T, t, b, (uint32_t)idx);
+		}
+	}
+	r->rip = a;
+	return pflops_go(T, t, r, 1);
+}
+
+int pflops_on_sigtrap(struct pflops_tracer *T, struct pflops_thr *t)
+{
+	siginfo_t si;
+	struct user_regs_struct r;
+
+	/* the common case first, without PTRACE_GETSIGINFO: a thread running
+	 * a block to its int3 is now just past it */
+	if (t->mode == PFLOPS_M_STOP && t->resume == PTRACE_CONT && t->blk &&
+	    t->blk->mode == PFLOPS_BLK_BP) {
+		if (pflops_getregs(t->tid, &r))
+			return 0;
+		if (r.rip - 1 == t->blk->last && pflops_bp_has(t->sp, t->blk->last))
+			return on_breakpoint(T, t, &r);
+	}
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si))
+		return 0;
+	if (t->mode == PFLOPS_M_CACHE || t->roll_sig)
+		return pflops_cache_sigtrap(T, t, &si);
+	if (si.si_code <= 0)		/* sent by a process: a real signal */
+		return pflops_on_signal(T, t, SIGTRAP, &si);
+	if (t->resume == PTRACE_SINGLESTEP && si.si_code != SI_KERNEL)
+		return on_step(T, t);
+	if (si.si_code == SI_KERNEL) {
+		if (pflops_getregs(t->tid, &r))
+			return 0;
+		if (pflops_bp_has(t->sp, r.rip - 1))
+			return on_breakpoint(T, t, &r);
+	}
+	return pflops_on_signal(T, t, SIGTRAP, &si);	/* the program's own int3 */
+}

@@ -1,0 +1,120 @@
+/*
+ * trace_inject.c: system calls made on behalf of the traced program
+ * (memfd_create, mmap, close: the code cache's memory), and the
+ * bookkeeping of what arrives meanwhile.
+ *
+ * The thread is pointed at a `syscall` instruction already in its
+ * memory (the vDSO's, later the cache's own), run to its syscall-exit
+ * stop with PTRACE_SYSCALL, and given its registers back.  A signal
+ * that arrives meanwhile is held back and sent again afterwards with
+ * its siginfo; an exit is passed to the main loop (pflops_defer).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include "trace_internal.h"
+
+void pflops_defer(struct pflops_tracer *T, pid_t pid, int status)
+{
+	if (T->ndefer == T->defer_cap) {
+		size_t nc = T->defer_cap ? 2 * T->defer_cap : 8;
+		struct pflops_deferred *n = realloc(T->defer, nc * sizeof *n);
+		if (!n)
+			return;	/* lost: the thread stays listed until kill_all */
+		T->defer = n;
+		T->defer_cap = nc;
+	}
+	T->defer[T->ndefer++] = (struct pflops_deferred){ pid, status };
+}
+
+void pflops_hold_signal(struct pflops_thr *t, int sig, const siginfo_t *si)
+{
+	/* one held signal: a second of the same kind merges, as standard
+	 * signals do; another kind would be lost, so it replaces none */
+	if (t->resend_sig)
+		return;
+	t->resend_sig = sig;
+	if (si)
+		t->resend_info = *si;
+	else
+		memset(&t->resend_info, 0, sizeof t->resend_info);
+}
+
+/* Wait for the next stop of tid; 1 = a syscall stop, 0 = gone, <0 error.
+ * Other stops (signals) are held back and the thread resumed. */
+static int wait_syscall_stop(struct pflops_tracer *T, struct pflops_thr *t)
+{
+	for (;;) {
+		int st;
+		pid_t p = waitpid(t->tid, &st, __WALL);
+
+		if (p < 0) {
+			if (errno == EINTR)
+				continue;
+			return PFLOPS_ESYS;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			pflops_defer(T, p, st);
+			return 0;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		if (WSTOPSIG(st) == (SIGTRAP | 0x80))
+			return 1;
+		if (!(st >> 16)) {
+			siginfo_t si;
+			int sig = WSTOPSIG(st);
+			if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == 0)
+				pflops_hold_signal(t, sig, &si);
+		}
+		if (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) && errno == ESRCH)
+			continue;	/* its exit status comes next */
+	}
+}
+
+int pflops_inject(struct pflops_tracer *T, struct pflops_thr *t, long nr,
+		  uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+		  uint64_t a4, uint64_t a5, int64_t *ret)
+{
+	struct user_regs_struct saved, r;
+	int rc;
+
+	if (!t->sp->gadget && !(t->sp->gadget = pflops_find_gadget(t->sp, t->tid)))
+		return PFLOPS_EUNAVAIL;
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &saved))
+		return PFLOPS_ECHILD;
+	r = saved;
+	r.rax = (uint64_t)nr;
+	r.orig_rax = (uint64_t)-1;	/* no syscall restart on the way out */
+	r.rdi = a0;
+	r.rsi = a1;
+	r.rdx = a2;
+	r.r10 = a3;
+	r.r8 = a4;
+	r.r9 = a5;
+	r.rip = t->sp->gadget;
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r) ||
+	    ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL))
+		return PFLOPS_ECHILD;
+	rc = wait_syscall_stop(T, t);			/* entry */
+	if (rc == 1) {
+		if (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) == 0)
+			rc = wait_syscall_stop(T, t);	/* exit */
+	}
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return PFLOPS_ECHILD;
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r))
+		return PFLOPS_ECHILD;
+	*ret = (int64_t)r.rax;
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &saved))
+		return PFLOPS_ECHILD;
+	T->st.injected++;
+	return 0;
+}

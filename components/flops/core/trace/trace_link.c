@@ -1,0 +1,302 @@
+/*
+ * trace_link.c: what joins the code cache's copies, and what they count.
+ *
+ *   links    a copy's exit jumps straight to the copy of its target once
+ *            that is translated: its rel32 is rewritten by one aligned
+ *            4-byte store in the tracer's mapping (threads running the
+ *            copy see the old or the new jump, both valid); beyond a
+ *            rel32, through the exit stub's far jump.  Undone when the
+ *            target's code changes (pflops_xlate_detach).
+ *   lookup   indirect branches (ret, jmp/call through a register or
+ *            memory) look their target up in a hash table the tracer
+ *            fills at each miss, in code that leaves the flags alone.
+ *   counts   each thread's slot holds one counter per block id; the
+ *            mix is executions x each block's decoded instructions.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_emit.h"
+
+/* ------------------------------------------------------------------ */
+/* The lookup routine (one per chunk).                                 */
+
+static uint32_t crc32c_u64(uint64_t v)
+{
+	uint32_t c = 0;
+
+	for (int i = 0; i < 8; i++) {
+		c ^= (uint8_t)(v >> (8 * i));
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82F63B78u & -(c & 1));
+	}
+	return c;
+}
+
+/* In: %rcx = target, the program's %rcx in the slot.  Hit: registers
+ * back, jump to the copy.  Miss: int3 with the target in %rax and %rax,
+ * %rcx, %rdx in the slot. */
+size_t pflops_ibl_emit(struct pflops_chunk *ch, int region)
+{
+	uint8_t buf[256];
+	struct emit e = { buf, 0, ch->addr, NULL, 0, 0, 0 };
+	size_t j_exit = 0, j_miss, j_hit, probe;
+
+	put(&e, (uint8_t[]){ 0x0f, 0x05 }, 2);	/* syscall: for injection */
+	while (e.n < 16)
+		put8(&e, 0xcc);
+	ch->ibl = here(&e);
+	gs_mov(&e, 1, RDX, PFLOPS_SLOT_RDX);
+	gs_mov(&e, 1, RAX, PFLOPS_SLOT_RAX);
+	put(&e, (uint8_t[]){ 0x48, 0x89, 0xc8 }, 3);		/* mov %rcx,%rax */
+	if (region) {
+		/* leave when %rsp > rsp0: the top byte of rsp - rsp0 - 1 is 0 */
+		gs_mov(&e, 0, RDX, PFLOPS_SLOT_RSP0);
+		put(&e, (uint8_t[]){ 0x48, 0xf7, 0xd2 }, 3);	/* not %rdx */
+		put(&e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0x14 }, 4); /* lea (%rsp,%rdx),%rdx */
+		put(&e, (uint8_t[]){ 0x48, 0x0f, 0xca }, 3);	/* bswap %rdx */
+		put(&e, (uint8_t[]){ 0x0f, 0xb6, 0xca }, 3);	/* movzbl %dl,%ecx */
+		put(&e, (uint8_t[]){ 0xe3, 0x00 }, 2);		/* jrcxz exit */
+		j_exit = e.n - 1;
+	}
+	put(&e, (uint8_t[]){ 0xba, 0, 0, 0, 0 }, 5);		/* mov $0,%edx */
+	put(&e, (uint8_t[]){ 0xf2, 0x48, 0x0f, 0x38, 0xf1, 0xd0 }, 6); /* crc32q %rax,%rdx */
+	put(&e, (uint8_t[]){ 0x0f, 0xb7, 0xd2 }, 3);		/* movzwl %dx,%edx */
+	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0x12 }, 4);	/* lea (%rdx,%rdx),%rdx */
+	gs_mov(&e, 0, RCX, PFLOPS_SLOT_TABLE);
+	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0xd1 }, 4);	/* lea (%rcx,%rdx,8),%rdx */
+	probe = e.n;
+	put(&e, (uint8_t[]){ 0x48, 0x8b, 0x0a }, 3);		/* mov (%rdx),%rcx */
+	put(&e, (uint8_t[]){ 0xe3, 0x00 }, 2);			/* jrcxz miss */
+	j_miss = e.n - 1;
+	put(&e, (uint8_t[]){ 0x48, 0xf7, 0xd1 }, 3);		/* not %rcx */
+	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x4c, 0x01, 0x01 }, 5); /* lea 1(%rcx,%rax),%rcx */
+	put(&e, (uint8_t[]){ 0xe3, 0x00 }, 2);			/* jrcxz hit */
+	j_hit = e.n - 1;
+	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x52, 0x10 }, 4);	/* lea 16(%rdx),%rdx */
+	put8(&e, 0xeb);						/* jmp probe */
+	put8(&e, (uint8_t)(probe - (e.n + 1)));
+	buf[j_hit] = (uint8_t)(e.n - (j_hit + 1));
+	put(&e, (uint8_t[]){ 0x48, 0x8b, 0x4a, 0x08 }, 4);	/* mov 8(%rdx),%rcx */
+	gs_mov(&e, 1, RCX, PFLOPS_SLOT_TGT);
+	gs_mov(&e, 0, RAX, PFLOPS_SLOT_RAX);
+	gs_mov(&e, 0, RCX, PFLOPS_SLOT_RCX);
+	gs_mov(&e, 0, RDX, PFLOPS_SLOT_RDX);
+	put(&e, (uint8_t[]){ 0x65, 0xff, 0x24, 0x25 }, 4);	/* jmp *%gs:TGT */
+	put32(&e, PFLOPS_SLOT_TGT);
+	buf[j_miss] = (uint8_t)(e.n - (j_miss + 1));
+	ch->ibl_miss = here(&e);
+	put8(&e, 0xcc);
+	ch->ibl_exit = here(&e);
+	if (region)
+		buf[j_exit] = (uint8_t)(e.n - (j_exit + 1));
+	put8(&e, 0xcc);
+	ch->ibl_end = here(&e);
+	while (e.n & 15)
+		put8(&e, 0xcc);
+	memcpy(ch->mem, buf, e.n);
+	return e.n;
+}
+
+void pflops_table_insert(struct pflops_arena *a, uint64_t orig, uint64_t entry)
+{
+	uint64_t *t = (uint64_t *)a->table_mem;
+	size_t h = crc32c_u64(orig) & 0xffff;
+
+	/* the last slot always stays empty: the routine's probe ends */
+	for (size_t i = h; i < PFLOPS_TABLE_N + PFLOPS_TABLE_OVER - 1; i++) {
+		uint64_t o = __atomic_load_n(&t[2 * i], __ATOMIC_ACQUIRE);
+		if (o == orig) {
+			__atomic_store_n(&t[2 * i + 1], entry, __ATOMIC_RELEASE);
+			return;
+		}
+		if (o == 0) {
+			/* the copy's address first: a reader that sees the
+			 * key sees its value */
+			__atomic_store_n(&t[2 * i + 1], entry, __ATOMIC_RELEASE);
+			__atomic_store_n(&t[2 * i], orig, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+	/* full run: not inserted, the lookup traps, which is only slower */
+}
+
+static void table_remove(struct pflops_arena *a, uint64_t entry)
+{
+	uint64_t *t = (uint64_t *)a->table_mem;
+
+	for (size_t i = 0; i < PFLOPS_TABLE_N + PFLOPS_TABLE_OVER; i++)
+		if (t[2 * i] && t[2 * i] != PFLOPS_TOMB && t[2 * i + 1] == entry)
+			__atomic_store_n(&t[2 * i], PFLOPS_TOMB, __ATOMIC_RELEASE);
+}
+
+static uint8_t *tracer_addr(const struct pflops_xblock *x, uint32_t off)
+{
+	return x->ch->mem + (x->addr - x->ch->addr) + off;
+}
+
+void pflops_xlate_link(struct pflops_xblock *from, int k,
+		       struct pflops_xblock *to)
+{
+	struct pflops_xexit *xe = &from->ex[k];
+	uint64_t site = from->addr + xe->site;
+	int64_t rel = (int64_t)(to->addr - (site + 4));
+
+	if (xe->to || from->dead || to->dead)
+		return;
+	if (to->nin == to->in_cap) {
+		int nc = to->in_cap ? 2 * to->in_cap : 4;
+		void *n = realloc(to->in, (size_t)nc * sizeof *to->in);
+		if (!n)
+			return;
+		to->in = n;
+		to->in_cap = nc;
+	}
+	to->in[to->nin].from = from;
+	to->in[to->nin].exit = k;
+	to->nin++;
+	if (!fits32(rel)) {	/* through the stub's far jump */
+		__atomic_store_n((uint64_t *)tracer_addr(from, xe->stub + 8),
+				 to->addr, __ATOMIC_RELEASE);
+		rel = (int64_t)(from->addr + xe->stub + 2 - (site + 4));
+	}
+	__atomic_store_n((int32_t *)tracer_addr(from, xe->site), (int32_t)rel,
+			 __ATOMIC_RELEASE);
+	xe->to = to;
+}
+
+static void unlink_exit(struct pflops_xblock *from, int k)
+{
+	struct pflops_xexit *xe = &from->ex[k];
+	int32_t rel = (int32_t)(xe->stub - (xe->site + 4));
+
+	__atomic_store_n((int32_t *)tracer_addr(from, xe->site), rel,
+			 __ATOMIC_RELEASE);
+	xe->to = NULL;
+}
+
+void pflops_xlate_detach(struct pflops_space *sp, struct pflops_xblock *x)
+{
+	if (x->dead)
+		return;
+	x->dead = 1;
+	for (int i = 0; i < x->nin; i++)
+		if (x->in[i].from->ex[x->in[i].exit].to == x)
+			unlink_exit(x->in[i].from, x->in[i].exit);
+	x->nin = 0;
+	for (int k = 0; k < x->nex; k++)
+		if (x->ex[k].to)
+			unlink_exit(x, k);
+	table_remove(sp->arena, x->addr);
+}
+
+uint64_t pflops_harvest(struct pflops_arena *a, int slot, struct pflops_mix *m,
+			int take)
+{
+	uint8_t *mem;
+	uint64_t *cnt, runs = 0;
+
+	if (!a || slot < 0 || !(mem = pflops_slot_mem(a, slot)))
+		return 0;
+	cnt = (uint64_t *)(mem + PFLOPS_SLOT_CNT);
+	for (uint32_t id = 0; id < a->nids; id++) {
+		uint64_t c = cnt[id];
+		if (!c)
+			continue;
+		pflops_block_count_times(m, a->ids[id], c);
+		runs += c;
+		if (take) {
+			a->ids[id]->execs += c;
+			cnt[id] = 0;
+		}
+	}
+	return runs;
+}
+
+static struct pflops_xblock *xb_clone(const struct pflops_xblock *x,
+				      struct pflops_block *b)
+{
+	struct pflops_xblock *c = malloc(sizeof *c);
+
+	if (!c)
+		return NULL;
+	*c = *x;
+	c->b = b;
+	c->pt = malloc((size_t)x->npt * sizeof *c->pt);
+	c->in = x->nin ? malloc((size_t)x->nin * sizeof *c->in) : NULL;
+	c->in_cap = x->nin;
+	if (!c->pt || (x->nin && !c->in)) {
+		free(c->pt);
+		free(c->in);
+		free(c);
+		return NULL;
+	}
+	memcpy(c->pt, x->pt, (size_t)x->npt * sizeof *c->pt);
+	if (x->nin)
+		memcpy(c->in, x->in, (size_t)x->nin * sizeof *c->in);
+	return c;
+}
+
+int pflops_xlate_fork(struct pflops_space *sp, const struct pflops_space *parent)
+{
+	const struct pflops_arena *pa = parent->arena;
+	struct pflops_arena *a;
+
+	if (!pa)
+		return 0;
+	a = calloc(1, sizeof *a);
+	if (!a)
+		return PFLOPS_ENOMEM;
+	sp->arena = a;
+	a->slots_fd = -1;
+	a->region = pa->region;
+	a->table = pa->table;
+	a->slots = pa->slots;
+	a->ids = calloc(PFLOPS_MAX_IDS, sizeof *a->ids);
+	a->chunks = calloc(pa->nchunks ? pa->nchunks : 1, sizeof *a->chunks);
+	if (!a->ids || !a->chunks)
+		return PFLOPS_ENOMEM;
+	for (size_t i = 0; i < pa->nchunks; i++) {
+		struct pflops_chunk *c = malloc(sizeof *c);
+		if (!c)
+			return PFLOPS_ENOMEM;
+		*c = *pa->chunks[i];
+		c->mem = NULL;
+		c->xb_cap = pa->chunks[i]->nxb + 1;
+		c->nxb = 0;
+		c->xb = malloc(c->xb_cap * sizeof *c->xb);
+		a->chunks[a->nchunks++] = c;
+		if (!c->xb)
+			return PFLOPS_ENOMEM;
+	}
+	/* blocks with a cache copy, by id; links are remapped by id */
+	for (uint32_t id = 0; id < pa->nids; id++) {
+		struct pflops_block *b = pflops_block_clone(pa->ids[id]);
+		if (!b)
+			return PFLOPS_ENOMEM;
+		b->x = xb_clone(pa->ids[id]->x, b);
+		if (!b->x || pflops_block_adopt(sp, b)) {
+			free(b->x);
+			free(b->offs);
+			free(b->fp);
+			free(b);
+			return PFLOPS_ENOMEM;
+		}
+		a->ids[a->nids++] = b;
+	}
+	for (uint32_t id = 0; id < a->nids; id++) {
+		struct pflops_xblock *x = a->ids[id]->x;
+		x->ch = a->chunks[pa->ids[id]->x->ch->index];
+		for (int k = 0; k < x->nex; k++)
+			if (x->ex[k].to)
+				x->ex[k].to = a->ids[x->ex[k].to->id]->x;
+		for (int i = 0; i < x->nin; i++)
+			x->in[i].from = a->ids[x->in[i].from->id]->x;
+	}
+	/* chunk lists in address order, as in the parent */
+	for (size_t i = 0; i < pa->nchunks; i++)
+		for (size_t j = 0; j < pa->chunks[i]->nxb; j++)
+			a->chunks[i]->xb[a->chunks[i]->nxb++] =
+				a->ids[pa->chunks[i]->xb[j]->id]->x;
+	return 0;
+}

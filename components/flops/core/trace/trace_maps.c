@@ -1,0 +1,144 @@
+/*
+ * trace_maps.c: a traced process's memory map (/proc/PID/maps): which
+ * pages are mapped and writable, and where a free range near some code
+ * is (code-cache chunks must lie within a rel32 of the code they copy,
+ * so that RIP-relative operands keep their meaning).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_internal.h"
+
+void pflops_maps_free(struct pflops_maps *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->v[i].path);
+	free(m->v);
+	m->v = NULL;
+	m->n = 0;
+}
+
+int pflops_maps_load(struct pflops_maps *m, pid_t pid)
+{
+	char fn[64], line[4096 + 256];
+	size_t cap = 0;
+	FILE *f;
+
+	pflops_maps_free(m);
+	m->stale = 0;
+	snprintf(fn, sizeof fn, "/proc/%d/maps", (int)pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return PFLOPS_ESYS;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi, off;
+		char perm[8];
+		int at = 0;
+		struct pflops_map *e;
+
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &lo, &hi, perm,
+			   &off, &at) < 4)
+			continue;
+		if (m->n == cap) {
+			struct pflops_map *nv;
+			cap = cap ? 2 * cap : 64;
+			nv = realloc(m->v, cap * sizeof *nv);
+			if (!nv) {
+				fclose(f);
+				return PFLOPS_ENOMEM;
+			}
+			m->v = nv;
+		}
+		e = &m->v[m->n++];
+		e->lo = lo;
+		e->hi = hi;
+		e->off = off;
+		e->r = perm[0] == 'r';
+		e->w = perm[1] == 'w';
+		e->x = perm[2] == 'x';
+		e->path = NULL;
+		if (at) {
+			char *p = line + at;
+			p[strcspn(p, "\n")] = 0;
+			if (*p)
+				e->path = strdup(p);
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static const struct pflops_map *lookup(const struct pflops_maps *m,
+				       uint64_t addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {	/* the kernel lists mappings in order */
+		size_t mid = (lo + hi) / 2;
+		if (m->v[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->n && m->v[lo].lo <= addr ? &m->v[lo] : NULL;
+}
+
+const struct pflops_map *pflops_maps_find(struct pflops_maps *m, pid_t pid,
+					  uint64_t addr)
+{
+	const struct pflops_map *e = m->stale ? NULL : lookup(m, addr);
+
+	if (!e && pflops_maps_load(m, pid) == 0)
+		e = lookup(m, addr);
+	return e;
+}
+
+/* [wlo, whi]: where the range may start.  Prefer the highest place below
+ * the code (heap and brk grow upwards from executables), else the
+ * highest place in reach above it. */
+uint64_t pflops_maps_gap_near(const struct pflops_maps *m, uint64_t lo,
+			      uint64_t hi, uint64_t size, uint64_t reach)
+{
+	const uint64_t pg = 4096, floor = 0x1000000, top = 0x7ffffffff000ULL;
+	const uint64_t guard = 1 << 20;	/* keep clear of neighbours */
+	uint64_t wlo = hi > reach ? hi - reach : 0;
+	uint64_t whi = lo + reach > size ? lo + reach - size : 0;
+	uint64_t best_below = 0, best_above = 0;
+
+	if (wlo < floor)
+		wlo = floor;
+	if (whi > top - size)
+		whi = top - size;
+	wlo = (wlo + pg - 1) & ~(pg - 1);
+	whi &= ~(pg - 1);
+	if (wlo > whi)
+		return 0;
+	for (size_t i = 0; i <= m->n; i++) {
+		/* the gap before mapping i */
+		uint64_t glo = i ? m->v[i - 1].hi + guard : floor;
+		uint64_t ghi = i < m->n ? m->v[i].lo : top;
+		uint64_t a, b;
+
+		if (ghi > top)		/* [vsyscall] lies above user space */
+			ghi = top;
+		if (ghi < guard + size || glo > ghi - guard - size)
+			continue;
+		a = glo > wlo ? glo : wlo;		/* lowest start */
+		b = ghi - guard - size;			/* highest start */
+		if (b > whi)
+			b = whi;
+		b &= ~(pg - 1);
+		if (a > b)
+			continue;
+		if (b + size <= lo) {
+			if (b > best_below)
+				best_below = b;
+		} else if (a >= hi) {
+			if (b > best_above)
+				best_above = b;
+		}
+	}
+	return best_below ? best_below : best_above;
+}

@@ -1,0 +1,619 @@
+/*
+ * trace_ptrace.c: the ptrace engine.  Runs a program, follows its threads
+ * and forked children, and gives each thread one of three modes
+ * (trace_internal.h) at each block it starts (trace_enter.c):
+ *
+ *   CACHE   the block's copy in the code cache (trace_xlate.c) runs and
+ *           counts itself; the thread stops only at a copy's exit whose
+ *           target is not yet translated (an int3 stub: the target is
+ *           translated, the exit linked to it), at an indirect branch
+ *           whose target the lookup table lacks, at system calls
+ *           (PTRACE_SYSCALL: sigreturn, mappings that change code) and at
+ *           signals (trace_signal.c).
+ *   STOP    the stopping path, for blocks the cache does not take (masked
+ *           AVX-512: the opmask is read at every run) and for the stop
+ *           engine:
+ *             BP blocks      int3 at the terminating branch; at the stop
+ *                            we count the whole block and emulate the
+ *                            branch (trace_emul.c), so the next block
+ *                            starts without a second stop.
+ *             SYSCALL blocks PTRACE_SYSCALL: count at syscall entry.
+ *             STEP blocks    single-step (unknown branches, opmask
+ *                            written inside the block, --single-step).
+ *   NATIVE  --region, outside the region: the program runs untouched
+ *           until an int3 of ours: the region function's entries, the
+ *           dynamic loader's hook (a library loaded: look for the
+ *           function in it) and branches of blocks decoded in the region
+ *           (emulated, then native again).  A thread is in the region
+ *           from an entry until its stack pointer is above the entry's
+ *           (return, longjmp, exception); a thread that enters the
+ *           region while another is inside is counted on its own.
+ *
+ * PTRACE_SINGLEBLOCK (DEBUGCTL.BTF) is not used: in the KVM guests this
+ * project runs on it stops after every instruction (BTF is not passed
+ * through; measured: rip advances 2, 5, 5, 3 bytes per stop), and where
+ * it works it still needs a stop per branch plus one to place the next
+ * block; int3 + emulation needs one.
+ *
+ * The tracer waits with waitpid(-1, __WALL): the caller must not have
+ * other children of its own ending while a trace runs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sys/user.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <poll.h>
+#include <pthread.h>
+
+#include "trace_internal.h"
+
+#ifndef ARCH_SET_GS
+#define ARCH_SET_GS 0x1001
+#define ARCH_GET_GS 0x1004
+#endif
+
+int pflops_fail(struct pflops_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		err->code = code;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+#define fail pflops_fail
+
+static struct pflops_thr *find(struct pflops_tracer *T, pid_t tid)
+{
+	for (struct pflops_thr *t = T->threads; t; t = t->next)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+static struct pflops_thr *add(struct pflops_tracer *T, pid_t tid, int state)
+{
+	struct pflops_thr *t = calloc(1, sizeof *t);
+
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	t->state = state;
+	t->resume = PTRACE_CONT;
+	t->mode = PFLOPS_M_STOP;
+	t->slot = -1;
+	t->next = T->threads;
+	T->threads = t;
+	T->st.threads++;
+	return t;
+}
+
+/* The thread's counts in the cache go into the mix; its slot is freed. */
+static void harvest_thread(struct pflops_tracer *T, struct pflops_thr *t)
+{
+	if (t->slot >= 0 && t->sp && t->sp->arena) {
+		T->st.cache_runs += pflops_harvest(t->sp->arena, t->slot, T->mix, 1);
+		pflops_slot_free(t->sp->arena, t->slot);
+	}
+	t->slot = -1;
+}
+
+static void drop(struct pflops_tracer *T, pid_t tid)
+{
+	for (struct pflops_thr **p = &T->threads; *p; p = &(*p)->next)
+		if ((*p)->tid == tid) {
+			struct pflops_thr *t = *p;
+			*p = t->next;
+			harvest_thread(T, t);
+			pflops_space_put(t->sp);
+			free(t);
+			return;
+		}
+}
+
+static int start_thread(struct pflops_tracer *T, struct pflops_thr *t)
+{
+	struct user_regs_struct r;
+
+	t->state = PFLOPS_TH_RUN;
+	if (t->fork_pending) {
+		int rc;
+		t->fork_pending = 0;
+		rc = pflops_arena_fork(T, t, t->fork_from);
+		t->fork_from = NULL;
+		if (rc == PFLOPS_ECHILD)
+			return 0;	/* gone already */
+		/* the thread's slot, same place, new memory */
+		if (!rc && t->slot >= 0 &&
+		    pflops_slot_init(t->sp->arena, t->slot) < 0)
+			rc = PFLOPS_ENOMEM;
+		if (rc) {
+			kill(t->tid, SIGKILL);
+			return fail(T->err, PFLOPS_ESYS, "could not give the forked "
+				    "process %d its own code cache (%d); rerun with "
+				    "PFLOPS_TRACE_ENGINE=stop", (int)t->tid, rc);
+		}
+	}
+	if (pflops_getregs(t->tid, &r))
+		return 0;	/* gone already */
+	return pflops_go(T, t, &r, 0);
+}
+
+/* What a finished system call changed: code unmapped or made writable
+ * (its blocks are dropped), the program's own %gs base. */
+static int after_syscall(struct pflops_tracer *T, struct pflops_thr *t,
+			 struct user_regs_struct *r, int *dirty)
+{
+	struct pflops_space *sp = t->sp;
+	const uint64_t *a = t->sys_args;
+	int64_t ret = (int64_t)r->rax;
+	uint64_t lo = a[0] & ~4095ULL, len = (a[1] + (a[0] & 4095) + 4095) & ~4095ULL;
+	int forget = 0;
+
+	if (ret < 0 && ret > -4096)
+		return 0;
+	switch (t->sys_nr) {
+	case SYS_mmap: case SYS_munmap: case SYS_mremap: case SYS_mprotect:
+	case SYS_pkey_mprotect: case SYS_brk: case SYS_shmat: case SYS_shmdt:
+		sp->maps.stale = 1;
+		break;
+	default:
+		break;
+	}
+	switch (t->sys_nr) {
+	case SYS_munmap:
+		forget = 1;
+		break;
+	case SYS_mremap:
+		forget = 1;
+		break;
+	case SYS_madvise:
+		if (a[2] != MADV_DONTNEED && a[2] != MADV_REMOVE && a[2] != MADV_FREE)
+			return 0;
+		forget = 1;	/* file pages come back from the file: our int3s go */
+		break;
+	case SYS_mmap:
+		if (!(a[3] & MAP_FIXED))
+			return 0;
+		forget = 1;
+		break;
+	case SYS_mprotect: case SYS_pkey_mprotect:
+		if (!(a[2] & PROT_WRITE) && (a[2] & PROT_EXEC))
+			return 0;
+		break;
+	case SYS_arch_prctl:
+		if (a[0] == ARCH_SET_GS) {
+			t->prog_gs = a[1];
+			if (t->mode == PFLOPS_M_CACHE && t->slot >= 0) {
+				r->gs_base = pflops_slot_addr(sp->arena, t->slot);
+				*dirty = 1;
+			}
+		} else if (a[0] == ARCH_GET_GS && t->mode == PFLOPS_M_CACHE) {
+			pflops_mem_write64(t->tid, a[1], t->prog_gs);
+		}
+		return 0;
+	default:
+		return 0;
+	}
+	sp->maps.stale = 1;
+	if (pflops_block_invalidate(sp, lo, lo + len)) {
+		T->st.invalidated++;
+		if (!forget)	/* code still there: give the program its bytes */
+			for (uint64_t p = lo; p < lo + len; p++)
+				if (pflops_bp_has(sp, p))
+					pflops_bp_remove(sp, t->tid, p);
+	}
+	if (forget)
+		pflops_bp_forget(sp, lo, lo + len);
+	return 0;
+}
+
+static int on_syscall(struct pflops_tracer *T, struct pflops_thr *t)
+{
+	struct user_regs_struct r;
+	int dirty = 0, rc;
+
+	if (!t->in_syscall) {
+		T->st.syscalls++;
+		if (t->mode == PFLOPS_M_STOP && t->blk &&
+		    t->blk->mode == PFLOPS_BLK_SYSCALL)
+			pflops_count_block(T, t, t->blk, t->blk->ninsts);
+		t->in_syscall = 1;
+		if (pflops_getregs(t->tid, &r) == 0) {
+			t->sys_nr = (long)r.orig_rax;
+			t->sys_args[0] = r.rdi;
+			t->sys_args[1] = r.rsi;
+			t->sys_args[2] = r.rdx;
+			t->sys_args[3] = r.r10;
+			t->sys_args[4] = r.r8;
+			t->sys_args[5] = r.r9;
+		}
+		return pflops_restart(T, t, PTRACE_SYSCALL, 0);
+	}
+	t->in_syscall = 0;
+	if (pflops_getregs(t->tid, &r))
+		return 0;
+	if ((rc = after_syscall(T, t, &r, &dirty)))
+		return rc;
+	if (t->mode == PFLOPS_M_CACHE && t->sys_nr != SYS_rt_sigreturn &&
+	    t->sp->arena && pflops_arena_chunk_of(t->sp->arena, r.rip)) {
+		/* back in the copy, after its syscall */
+		if (dirty && (rc = pflops_setregs(T, t, &r)))
+			return rc;
+		return pflops_restart(T, t, PTRACE_SYSCALL, 0);
+	}
+	return pflops_go(T, t, &r, dirty);
+}
+
+/* A new thread or process, whose first stop may not have come yet. */
+static int first_stop(struct pflops_tracer *T, struct pflops_thr *n)
+{
+	int st;
+
+	while (n->state == PFLOPS_TH_WAIT_STOP) {
+		pid_t p = waitpid(n->tid, &st, __WALL);
+		if (p < 0) {
+			if (errno == EINTR)
+				continue;
+			return 0;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			pflops_defer(T, p, st);
+			return 0;
+		}
+		if (WIFSTOPPED(st))
+			n->state = PFLOPS_TH_WAIT_PARENT;
+	}
+	return 1;
+}
+
+static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
+{
+	unsigned long msg = 0;
+	struct pflops_thr *n;
+	struct user_regs_struct r;
+
+	ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg);
+	switch (ev) {
+	case PTRACE_EVENT_CLONE: case PTRACE_EVENT_FORK: case PTRACE_EVENT_VFORK:
+		n = find(T, (pid_t)msg);
+		if (!n && !(n = add(T, (pid_t)msg, PFLOPS_TH_WAIT_STOP)))
+			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
+		n->prog_gs = t->prog_gs;
+		if (ev == PTRACE_EVENT_FORK) {
+			/* its own copy of the memory, int3s and cache included */
+			n->sp = pflops_space_fork(t->sp, n->tid, T->o->region);
+			if (!n->sp)
+				return fail(T->err, PFLOPS_ENOMEM, "out of memory");
+			n->in_region = t->in_region;
+			n->region_ret = t->region_ret;
+			n->region_sp = t->region_sp;
+			if (n->sp->arena) {
+				/* its counters start at its parent's slot, in
+				 * memory of its own (pflops_arena_fork) */
+				n->slot = t->slot;
+				n->fork_pending = 1;
+				n->fork_from = t->sp->arena;
+			}
+		} else {	/* thread, or vfork child until it execs */
+			n->sp = t->sp;
+			t->sp->refs++;
+		}
+		/* the parent waits until the child runs on its own memory */
+		if (first_stop(T, n) && n->state == PFLOPS_TH_WAIT_PARENT) {
+			int rc = start_thread(T, n);
+			if (rc)
+				return rc;
+		}
+		return pflops_restart(T, t, t->resume, 0);
+	case PTRACE_EVENT_EXEC: {
+		struct pflops_space *sp = pflops_space_new(t->tid, T->o->region);
+		if (!sp)
+			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
+		if ((pid_t)msg != t->tid)
+			drop(T, (pid_t)msg);	/* a non-leader exec'd */
+		harvest_thread(T, t);
+		pflops_space_put(t->sp);
+		t->sp = sp;
+		t->blk = NULL;
+		t->in_region = 0;
+		t->mode = PFLOPS_M_STOP;
+		t->prog_gs = 0;		/* exec clears the %gs base */
+		t->tramp = 0;
+		if (pflops_getregs(t->tid, &r))
+			return 0;
+		if (r.cs != 0x33) {
+			kill(t->tid, SIGKILL);
+			return fail(T->err, PFLOPS_EUNAVAIL, "the traced program "
+				    "runs in 32-bit mode; only x86-64 programs "
+				    "can be traced");
+		}
+		/* still inside execve: start at its syscall-exit stop, where
+		 * system calls can be injected (the code cache's memory) */
+		t->in_syscall = 1;
+		t->sys_nr = SYS_execve;
+		return pflops_restart(T, t, PTRACE_SYSCALL, 0);
+	}
+	default:
+		return pflops_restart(T, t, t->resume, 0);
+	}
+}
+
+static void progress(struct pflops_tracer *T, int force)
+{
+	struct timespec now;
+	struct pflops_mix snap;
+
+	if (!T->o->progress || (!force && (T->st.stops & 15)))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((now.tv_sec - T->last.tv_sec) * 1000 +
+	    (now.tv_nsec - T->last.tv_nsec) / 1000000 < (long)T->progress_ms)
+		return;
+	T->last = now;
+	snap = *T->mix;
+	for (struct pflops_thr *t = T->threads; t; t = t->next)
+		if (t->slot >= 0 && t->sp && t->sp->arena)
+			pflops_harvest(t->sp->arena, t->slot, &snap, 0);
+	T->o->progress(T->o->progress_arg, &snap, &T->st);
+}
+
+static int handle(struct pflops_tracer *T, pid_t tid, int status)
+{
+	struct pflops_thr *t = find(T, tid);
+
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		if (tid == T->root) {
+			T->root_status = status;
+			T->root_done = 1;
+		}
+		drop(T, tid);
+		return 0;
+	}
+	if (!WIFSTOPPED(status))
+		return 0;
+	T->st.stops++;
+	progress(T, 0);
+	if (!t) {	/* a new thread or child, before its parent's event */
+		if (!(t = add(T, tid, PFLOPS_TH_WAIT_PARENT)))
+			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
+		return 0;
+	}
+	if (t->state == PFLOPS_TH_WAIT_STOP)
+		return start_thread(T, t);
+	if (t->reinsert) {
+		pflops_bp_insert(t->sp, t->tid, t->reinsert);
+		t->reinsert = 0;
+	}
+
+	int sig = WSTOPSIG(status);
+	if (sig == (SIGTRAP | 0x80))
+		return on_syscall(T, t);
+	if (sig == SIGTRAP && (status >> 16))
+		return on_event(T, t, status >> 16);
+	if (sig == SIGTRAP)
+		return pflops_on_sigtrap(T, t);
+	return pflops_on_signal(T, t, sig, NULL);
+}
+
+/* The next wait status.  With a progress callback, at most progress_ms
+ * pass without one (SIGCHLD through a signalfd): a program running in
+ * the code cache may not stop for seconds. */
+static pid_t wait_next(struct pflops_tracer *T, int *st)
+{
+	for (;;) {
+		struct pollfd pf = { T->sfd, POLLIN, 0 };
+		struct signalfd_siginfo si;
+		pid_t p = waitpid(-1, st, __WALL | (T->sfd >= 0 ? WNOHANG : 0));
+
+		if (p != 0)
+			return p;
+		if (poll(&pf, 1, (int)T->progress_ms) > 0) {
+			while (read(T->sfd, &si, sizeof si) == sizeof si)
+				;
+		} else {
+			progress(T, 1);
+		}
+	}
+}
+
+static void kill_all(struct pflops_tracer *T)
+{
+	int st;
+
+	for (struct pflops_thr *t = T->threads; t; t = t->next)
+		kill(t->tid, SIGKILL);
+	while (T->threads) {
+		pid_t p = waitpid(-1, &st, __WALL);
+		if (p < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			drop(T, p);
+	}
+	while (T->threads)
+		drop(T, T->threads->tid);
+}
+
+static int pick_engine(const struct pflops_trace_opts *o, int *engine,
+		       struct pflops_error *err)
+{
+	const char *e = getenv("PFLOPS_TRACE_ENGINE");
+
+	*engine = o->engine;
+	if (*engine == PFLOPS_ENGINE_AUTO) {
+		*engine = PFLOPS_ENGINE_CACHE;
+		if (e && *e) {
+			if (!strcmp(e, "stop"))
+				*engine = PFLOPS_ENGINE_STOP;
+			else if (!strcmp(e, "cache"))
+				*engine = PFLOPS_ENGINE_CACHE;
+			else
+				return fail(err, PFLOPS_EINVAL, "PFLOPS_TRACE_ENGINE="
+					    "'%s' is not an engine; use stop or "
+					    "cache", e);
+		}
+	}
+	if (*engine != PFLOPS_ENGINE_STOP && *engine != PFLOPS_ENGINE_CACHE)
+		return fail(err, PFLOPS_EINVAL, "unknown trace engine %d; use "
+			    "PFLOPS_ENGINE_STOP or PFLOPS_ENGINE_CACHE", *engine);
+	if (o->single_step)
+		*engine = PFLOPS_ENGINE_STOP;
+	return 0;
+}
+
+int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
+		     struct pflops_mix *mix, int *exit_status,
+		     struct pflops_error *err)
+{
+	static const struct pflops_trace_opts defaults;
+	struct pflops_tracer T;
+	int pfd[2], st, rc = 0, child_errno = 0;
+	pid_t pid;
+
+	if (!argv || !argv[0] || !mix)
+		return fail(err, PFLOPS_EINVAL, "no program to trace; pass "
+			    "the command line as argv");
+	memset(&T, 0, sizeof T);
+	T.o = opts ? opts : &defaults;
+	if ((rc = pick_engine(T.o, &T.engine, err)))
+		return rc;
+	T.st.engine = T.engine;
+	T.mix = mix;
+	T.err = err;
+	T.progress_ms = T.o->progress_ms ? T.o->progress_ms : 500;
+	clock_gettime(CLOCK_MONOTONIC, &T.last);
+
+	if (pipe2(pfd, O_CLOEXEC))
+		return fail(err, PFLOPS_ESYS, "pipe failed: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return fail(err, PFLOPS_ESYS, "fork failed: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		int e;
+		close(pfd[0]);
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0) {
+			raise(SIGSTOP);
+			execvp(argv[0], argv);
+		}
+		e = errno;
+		if (write(pfd[1], &e, sizeof e) < 0)
+			_exit(126);
+		_exit(127);
+	}
+	close(pfd[1]);
+	T.root = pid;
+	while (waitpid(pid, &st, __WALL) < 0 && errno == EINTR)
+		;
+	if (!WIFSTOPPED(st)) {
+		close(pfd[0]);
+		return fail(err, PFLOPS_ECHILD, "the program to trace did not "
+			    "start under ptrace; check that ptrace is allowed "
+			    "(seccomp, container policy)");
+	}
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
+		   (void *)(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE |
+			    PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+			    PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL))) {
+		rc = fail(err, PFLOPS_ESYS, "PTRACE_SETOPTIONS failed: %s",
+			  strerror(errno));
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, __WALL);
+		close(pfd[0]);
+		return rc;
+	}
+	struct pflops_thr *t = add(&T, pid, PFLOPS_TH_RUN);
+	if (!t || !(t->sp = pflops_space_new(pid, T.o->region))) {
+		rc = fail(err, PFLOPS_ENOMEM, "out of memory");
+		goto out;
+	}
+	/* until the exec event the child runs our own code: not counted */
+	if ((rc = pflops_restart(&T, t, PTRACE_CONT, 0)))
+		goto out;
+
+	T.sfd = -1;
+	if (T.o->progress) {
+		sigset_t chld;
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		/* after the fork: the program keeps its own signal mask */
+		if (pthread_sigmask(SIG_BLOCK, &chld, &T.oldmask) == 0) {
+			T.sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+			if (T.sfd < 0)
+				pthread_sigmask(SIG_SETMASK, &T.oldmask, NULL);
+		}
+	}
+	while (T.threads) {
+		pid_t p;
+		if (T.ndefer) {
+			struct pflops_deferred d = T.defer[--T.ndefer];
+			if ((rc = handle(&T, d.pid, d.status)))
+				goto out;
+			continue;
+		}
+		p = wait_next(&T, &st);
+		if (p < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if ((rc = handle(&T, p, st)))
+			goto out;
+	}
+out:
+	if (rc)
+		kill_all(&T);
+	if (T.sfd >= 0) {
+		close(T.sfd);
+		pthread_sigmask(SIG_SETMASK, &T.oldmask, NULL);
+	}
+	free(T.defer);
+	free(T.xbuf);
+	if (read(pfd[0], &child_errno, sizeof child_errno) == sizeof child_errno &&
+	    !rc) {
+		rc = fail(err, PFLOPS_ECHILD, "cannot execute '%s': %s; check "
+			  "the program path and its permissions", argv[0],
+			  strerror(child_errno));
+	}
+	close(pfd[0]);
+	if (!rc && !T.root_done)
+		rc = fail(err, PFLOPS_ESYS, "lost track of the traced program "
+			  "(waitpid: %s)", strerror(errno));
+	if (!rc && exit_status)
+		*exit_status = T.root_status;
+	if (T.o->stats)
+		*T.o->stats = T.st;
+	return rc;
+}
+
+void pflops_trace_status_str(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d (%s)%s", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)),
+			 WCOREDUMP(status) ? ", core dumped" : "");
+	else
+		snprintf(buf, len, "wait status 0x%x", (unsigned)status);
+}

@@ -1,0 +1,364 @@
+/*
+ * trace_signal.c: signals, per thread mode, and the code cache's traps.
+ *
+ * STOP    a signal the program catches is injected with a single-step,
+ *         which stops at the handler's first instruction; the
+ *         interrupted block is counted up to the interrupted
+ *         instruction, and after sigreturn the thread resumes in a block
+ *         decoded from that address.  A signal that ends the process
+ *         counts the block up to there too; others pass unchanged.
+ * NATIVE  every signal passes unchanged (a handler runs natively; if it
+ *         calls the region function, the entry's int3 catches it).
+ * CACHE   a signal that will run a handler or end the process is
+ *         delivered at the original instruction: the thread is put back
+ *         where it is in the program (the handler sees original
+ *         addresses, a longjmp out of it leaves no half-counted block)
+ *         and the block's count is corrected to the instructions that
+ *         ran.  A fault is at an instruction of the program; another
+ *         signal may find the thread inside the cache's own code (the
+ *         counter's flag-free increment, the lookup routine): the thread
+ *         is single-stepped out of it first, the signal held meanwhile.
+ *         Signals that do neither (ignored, stop, continue) pass
+ *         unchanged, wherever the thread is.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+
+#include "trace_internal.h"
+
+enum { D_PASS, D_CAUGHT, D_FATAL };
+
+/* What the signal will do: run a handler, end the process, or neither
+ * (SigCgt / SigIgn in /proc, default actions from signal(7)). */
+static int disposition(pid_t tid, int sig)
+{
+	char fn[64], line[256];
+	unsigned long long cgt = 0, ign = 0;
+	FILE *f;
+
+	if (sig < 1 || sig > 64)
+		return D_PASS;
+	snprintf(fn, sizeof fn, "/proc/%d/status", (int)tid);
+	f = fopen(fn, "re");
+	if (f) {
+		while (fgets(line, sizeof line, f))
+			if (sscanf(line, "SigIgn: %llx", &ign) != 1)
+				sscanf(line, "SigCgt: %llx", &cgt);
+		fclose(f);
+	}
+	if ((cgt >> (sig - 1)) & 1)
+		return D_CAUGHT;
+	if ((ign >> (sig - 1)) & 1)
+		return D_PASS;
+	switch (sig) {
+	case SIGCHLD: case SIGURG: case SIGWINCH: case SIGCONT:
+	case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+		return D_PASS;
+	default:
+		return D_FATAL;
+	}
+}
+
+/* raised by the instruction at rip itself */
+static int synchronous(int sig, const siginfo_t *si)
+{
+	switch (sig) {
+	case SIGSEGV: case SIGBUS: case SIGFPE: case SIGILL: case SIGTRAP:
+	case SIGSYS:
+		return si->si_code > 0;
+	default:
+		return 0;
+	}
+}
+
+static int clean(const struct pflops_xpoint *pt)
+{
+	return pt && (pt->kind == PFLOPS_XP_INC || pt->kind == PFLOPS_XP_BODY ||
+		      pt->kind == PFLOPS_XP_DONE);
+}
+
+/* Put the thread at the original instruction that a point of a copy
+ * stands for; what ran of the block is counted, the copy's increment
+ * taken back when it happened.  fault: a push faulted with %rcx in the
+ * slot. */
+static int translate(struct pflops_tracer *T, struct pflops_thr *t,
+		     struct user_regs_struct *r, const struct pflops_xblock *x,
+		     const struct pflops_xpoint *pt, int fault)
+{
+	struct pflops_block *b = x->b;
+	struct pflops_arena *a = t->sp->arena;
+	uint8_t *m = t->slot >= 0 ? pflops_slot_mem(a, t->slot) : NULL;
+	uint32_t i;
+	int inc;
+
+	switch (pt ? pt->kind : -1) {
+	case PFLOPS_XP_DONE:
+		r->rip = x->ex[pt->arg].target;
+		return 0;
+	case PFLOPS_XP_RCX:
+		if (!fault || !m)
+			return -1;
+		memcpy(&r->rcx, m + PFLOPS_SLOT_RCX, 8);
+		i = b->ninsts - 1;
+		inc = 1;
+		break;
+	case PFLOPS_XP_INC:
+		i = pt->arg;
+		inc = 0;
+		break;
+	case PFLOPS_XP_BODY:
+		i = pt->arg;
+		inc = i >= x->inc_at;
+		break;
+	default:
+		return -1;
+	}
+	if (inc && m) {
+		uint64_t *c = (uint64_t *)(m + PFLOPS_SLOT_CNT) + x->id;
+		if (*c)
+			(*c)--;
+	}
+	if (i > 0)
+		pflops_count_block(T, t, b, i);
+	r->rip = b->start + b->offs[i];
+	return 0;
+}
+
+int pflops_cache_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
+			 struct user_regs_struct *r)
+{
+	const struct pflops_xpoint *pt;
+	struct pflops_xblock *x = t->sp->arena ?
+		pflops_xlate_find(t->sp->arena, r->rip, &pt) : NULL;
+
+	if (!x || !clean(pt))
+		return -1;
+	return translate(T, t, r, x, pt, 0);
+}
+
+/* Deliver sig (caught or fatal) to a thread now at an original address. */
+static int deliver(struct pflops_tracer *T, struct pflops_thr *t,
+		   struct user_regs_struct *r, int sig, int disp)
+{
+	int dirty = 1, rc;
+
+	if (pflops_set_mode(T, t, r, PFLOPS_M_STOP, &dirty))
+		return PFLOPS_ESYS;
+	t->blk = NULL;
+	t->in_syscall = 0;
+	if ((rc = pflops_setregs(T, t, r)))
+		return rc;
+	if (disp == D_CAUGHT) {
+		t->to_handler = 1;
+		t->resume = PTRACE_SINGLESTEP;
+		return pflops_restart(T, t, PTRACE_SINGLESTEP, sig);
+	}
+	t->resume = PTRACE_CONT;
+	return pflops_restart(T, t, PTRACE_CONT, sig);
+}
+
+static int cache_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig,
+			siginfo_t *si)
+{
+	struct user_regs_struct r;
+	const struct pflops_xpoint *pt = NULL;
+	struct pflops_xblock *x;
+	int disp = disposition(t->tid, sig), sync = synchronous(sig, si);
+
+	if (disp == D_PASS)
+		return pflops_restart(T, t, PTRACE_SYSCALL, sig);
+	if (pflops_getregs(t->tid, &r))
+		return 0;
+	x = t->sp->arena ? pflops_xlate_find(t->sp->arena, r.rip, &pt) : NULL;
+	T->st.cache_signals++;
+	if (x && (clean(pt) || (sync && pt && pt->kind == PFLOPS_XP_RCX))) {
+		if (translate(T, t, &r, x, pt, sync))
+			return pflops_fail(T->err, PFLOPS_ESYS, "internal: "
+					   "cannot place signal %d", sig);
+		return deliver(T, t, &r, sig, disp);
+	}
+	if (sync)	/* only program instructions fault */
+		return pflops_fail(T->err, PFLOPS_ESYS, "internal: signal %d "
+				   "raised by the code cache's own code at 0x%llx",
+				   sig, (unsigned long long)r.rip);
+	/* in our own code: step out of it, hold the signal meanwhile */
+	t->roll_sig = sig;
+	t->roll_info = *si;
+	return pflops_restart(T, t, PTRACE_SINGLESTEP, 0);
+}
+
+static int stop_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig)
+{
+	struct user_regs_struct r;
+	int dirty = 0, rc, disp = disposition(t->tid, sig);
+
+	if (disp == D_PASS)
+		return pflops_restart(T, t, t->resume, sig);
+	if (pflops_getregs(t->tid, &r))
+		return 0;
+	if (t->tramp && t->blk) {	/* in the displaced first instruction */
+		if (r.rip == t->tramp)
+			r.rip = t->blk->start, dirty = 1;
+		else if (r.rip == t->tramp_back)
+			r.rip = t->blk->ninsts > 1 ? t->blk->start + t->blk->offs[1]
+						   : t->blk->end, dirty = 1;
+		t->tramp = 0;
+	}
+	if (dirty && (rc = pflops_setregs(T, t, &r)))
+		return rc;
+	/* count what ran of the interrupted block */
+	if (t->blk && t->blk->mode != PFLOPS_BLK_STEP && !t->in_syscall) {
+		int idx = pflops_block_index(t->blk, r.rip);
+		if (idx > 0)
+			pflops_count_block(T, t, t->blk, (uint32_t)idx);
+	}
+	if (disp == D_FATAL) {	/* the process ends here */
+		t->blk = NULL;
+		return pflops_restart(T, t, PTRACE_CONT, sig);
+	}
+	t->to_handler = 1;
+	t->in_syscall = 0;
+	t->resume = PTRACE_SINGLESTEP;
+	return pflops_restart(T, t, PTRACE_SINGLESTEP, sig);
+}
+
+int pflops_on_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig,
+		     siginfo_t *si)
+{
+	siginfo_t info;
+
+	if (!si) {
+		if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &info))
+			memset(&info, 0, sizeof info);
+		si = &info;
+	}
+	if (t->resend_armed && sig == t->resend_sig) {
+		/* ours, sent again: give it its own siginfo back */
+		ptrace(PTRACE_SETSIGINFO, t->tid, NULL, &t->resend_info);
+		*si = t->resend_info;
+		t->resend_sig = 0;
+		t->resend_armed = 0;
+	}
+	if (t->roll_sig) {
+		if (!synchronous(sig, si)) {
+			/* another one while stepping out: later */
+			pflops_hold_signal(t, sig, si);
+			return pflops_restart(T, t, PTRACE_SINGLESTEP, 0);
+		}
+		/* the step faulted: that signal first, the held one later */
+		pflops_hold_signal(t, t->roll_sig, &t->roll_info);
+		t->roll_sig = 0;
+	}
+	switch (t->mode) {
+	case PFLOPS_M_NATIVE:
+		return pflops_restart(T, t, PTRACE_CONT, sig);
+	case PFLOPS_M_CACHE:
+		return cache_signal(T, t, sig, si);
+	default:
+		return stop_signal(T, t, sig);
+	}
+}
+
+static int is_trap(const struct pflops_arena *a, uint64_t addr)
+{
+	const struct pflops_chunk *ch = pflops_arena_chunk_of(a, addr);
+	const struct pflops_xpoint *pt;
+	const struct pflops_xblock *x;
+
+	if (!ch)
+		return 0;
+	if (addr == ch->ibl_miss || addr == ch->ibl_exit)
+		return 1;
+	x = pflops_xlate_find(a, addr, &pt);
+	return x && pt && pt->kind == PFLOPS_XP_DONE &&
+	       addr == x->addr + x->ex[pt->arg].stub;
+}
+
+/* A copy's exit or the lookup routine trapped (the int3 at rip - 1):
+ * decide where the thread goes, and link the way there for next time. */
+static int resolve_trap(struct pflops_tracer *T, struct pflops_thr *t,
+			struct user_regs_struct *r, int *dirty)
+{
+	struct pflops_arena *a = t->sp->arena;
+	uint64_t at = r->rip - 1, target;
+	struct pflops_chunk *ch = pflops_arena_chunk_of(a, at);
+	struct pflops_xblock *from = NULL;
+	const struct pflops_xpoint *pt;
+	int k = -1, rc;
+
+	if (at == ch->ibl_miss || at == ch->ibl_exit) {
+		uint8_t *m = pflops_slot_mem(a, t->slot);
+		target = r->rax;
+		memcpy(&r->rax, m + PFLOPS_SLOT_RAX, 8);
+		memcpy(&r->rcx, m + PFLOPS_SLOT_RCX, 8);
+		memcpy(&r->rdx, m + PFLOPS_SLOT_RDX, 8);
+		T->st.ibl_misses++;
+	} else {
+		from = pflops_xlate_find(a, at, &pt);
+		k = (int)pt->arg;
+		target = from->ex[k].target;
+		T->st.cache_exits++;
+	}
+	r->rip = target;
+	*dirty = 1;
+	rc = pflops_enter(T, t, r, dirty);
+	if (rc == 0 && t->mode == PFLOPS_M_CACHE) {
+		struct pflops_block *b = pflops_block_get(t->sp, t->tid, target, 0, NULL);
+		if (b && b->x && r->rip == b->x->addr) {
+			if (!from) {
+				pflops_table_insert(a, target, b->x->addr);
+			} else if (!from->dead && !from->ex[k].to) {
+				pflops_xlate_link(from, k, b->x);
+				T->st.cache_links++;
+			}
+		}
+	}
+	return rc;
+}
+
+static int finish_roll(struct pflops_tracer *T, struct pflops_thr *t,
+		       struct user_regs_struct *r, int dirty)
+{
+	int sig = t->roll_sig, rc;
+	siginfo_t info = t->roll_info;
+
+	t->roll_sig = 0;
+	if (dirty && (rc = pflops_setregs(T, t, r)))
+		return rc;
+	/* delivered from this (single-step) stop, with its own siginfo */
+	ptrace(PTRACE_SETSIGINFO, t->tid, NULL, &info);
+	return pflops_on_signal(T, t, sig, &info);
+}
+
+int pflops_cache_sigtrap(struct pflops_tracer *T, struct pflops_thr *t,
+			 siginfo_t *si)
+{
+	struct user_regs_struct r;
+	struct pflops_arena *a = t->sp->arena;
+	int dirty = 0, rc;
+
+	if (pflops_getregs(t->tid, &r))
+		return 0;
+	if (a && si->si_code == SI_KERNEL && is_trap(a, r.rip - 1)) {
+		rc = resolve_trap(T, t, &r, &dirty);
+		if (rc < 0)
+			return rc;
+		if (t->roll_sig && rc == 0)
+			return finish_roll(T, t, &r, dirty);
+		return pflops_resume(T, t, &r, dirty, rc);
+	}
+	if (t->roll_sig && si->si_code > 0) {	/* a step out */
+		const struct pflops_xpoint *pt;
+		T->st.roll_steps++;
+		if (t->mode != PFLOPS_M_CACHE || !a ||
+		    (pflops_xlate_find(a, r.rip, &pt) && clean(pt)))
+			return finish_roll(T, t, &r, 0);
+		return pflops_restart(T, t, PTRACE_SINGLESTEP, 0);
+	}
+	return pflops_on_signal(T, t, SIGTRAP, si);	/* the program's own */
+}

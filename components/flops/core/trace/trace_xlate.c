@@ -1,0 +1,524 @@
+/*
+ * trace_xlate.c: a basic block's copy in the code cache.
+ *
+ * The copy runs the block's own instructions (RIP-relative operands
+ * re-aimed at the same data) and adds one to the block's counter in the
+ * thread's slot: `incq %gs:CNT+8*id`, placed right before an instruction
+ * that rewrites the flags it changes, or, when the block has none, a
+ * flag-free load/lea/store through the slot's scratch word.  The branch
+ * at its end becomes:
+ *
+ *   jcc/jmp/call rel   jumps to 16-byte exit stubs (int3: "not yet
+ *                      translated"); once the target is translated the
+ *                      jump is aimed at its copy (linked), directly when
+ *                      within a rel32, else through the stub's far jump.
+ *                      A call pushes the original return address.
+ *   jmp/call/ret ind   the target goes to %rcx and the chunk's lookup
+ *                      routine finds its copy in a hash table (crc32 of
+ *                      the address), or traps.  Nothing there changes
+ *                      the flags: compares are `not; lea; jrcxz`.
+ *   loop, jrcxz        the same rel8 instruction over two exit jumps.
+ *   syscall            itself, then an exit to the next instruction.
+ *
+ * Every byte range of a copy is described (struct pflops_xpoint) so that
+ * a thread stopped anywhere in it by a signal can be put back where it
+ * is in the original program, its count corrected to what really ran.
+ * Links, the lookup routine and table, and the counters: trace_link.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_emit.h"
+
+/* ------------------------------------------------------------------ */
+/* Which blocks can be copied.                                         */
+
+static int term_ok(const struct pflops_block *b)
+{
+	switch (b->term.term) {
+	case PFLOPS_T_JCC: case PFLOPS_T_JMP: case PFLOPS_T_CALL:
+	case PFLOPS_T_RET: case PFLOPS_T_LOOP: case PFLOPS_T_JRCXZ:
+		return b->mode == PFLOPS_BLK_BP;
+	case PFLOPS_T_SYSCALL:
+		return b->mode == PFLOPS_BLK_SYSCALL && b->term.len == 2;
+	default:
+		return 0;
+	}
+}
+
+int pflops_xlate_check(struct pflops_space *sp, pid_t tid,
+		       struct pflops_block *b)
+{
+	const struct pflops_map *m;
+
+	if (b->nocache)
+		return b->nocache;
+	if (b->has_mask)
+		return b->nocache = PFLOPS_NC_MASK;
+	if (!term_ok(b))
+		return b->nocache = PFLOPS_NC_MODE;
+	if (sp->region && pflops_region_is_hook(sp->region, b->start))
+		return b->nocache = PFLOPS_NC_NOTIFY;
+	m = pflops_maps_find(&sp->maps, tid, b->start);
+	if (!m || m->w || !m->x)
+		return b->nocache = PFLOPS_NC_WRITABLE;
+	if (b->end > m->hi) {
+		const struct pflops_map *m2 = pflops_maps_find(&sp->maps, tid, b->end - 1);
+		if (!m2 || m2->w || !m2->x)
+			return b->nocache = PFLOPS_NC_WRITABLE;
+	}
+	return PFLOPS_NC_NONE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Translation.                                                        */
+
+struct insn_info {
+	struct pflops_reloc r;
+	const uint8_t *bytes;
+	uint64_t addr;
+};
+
+static void emit_body(struct emit *e, const struct insn_info *ii)
+{
+	size_t at = e->n;
+
+	put(e, ii->bytes, ii->r.len);
+	if (ii->r.rip_rel && !e->bad) {
+		int64_t d = (int64_t)(ii->r.rip_target - (e->base + at + ii->r.len));
+		int32_t d32 = (int32_t)d;
+		if (!fits32(d))
+			e->bad = 1;
+		memcpy(e->buf + at + ii->r.disp_off, &d32, 4);
+	}
+}
+
+/* mov <the indirect branch's operand>, %rcx */
+static void emit_ind_operand(struct emit *e, const struct insn_info *ii)
+{
+	const struct pflops_reloc *r = &ii->r;
+	size_t rest = r->len - r->ind_modrm - 1, at;
+	uint8_t modrm = ii->bytes[r->ind_modrm];
+
+	put(e, r->ind_pfx, r->ind_npfx);
+	put8(e, (uint8_t)(0x48 | (r->ind_rex & 3)));
+	put8(e, 0x8b);
+	put8(e, (uint8_t)((modrm & 0xc7) | (RCX << 3)));
+	at = e->n;
+	put(e, ii->bytes + r->ind_modrm + 1, rest);
+	if (r->rip_rel && !e->bad) {
+		size_t doff = at + (r->disp_off - r->ind_modrm - 1);
+		int64_t d = (int64_t)(r->rip_target - here(e));
+		int32_t d32 = (int32_t)d;
+		if (!fits32(d))
+			e->bad = 1;
+		memcpy(e->buf + doff, &d32, 4);
+	}
+}
+
+struct exit_fix { size_t site; int exit; };
+
+static void emit_exit_jmp(struct emit *e, struct exit_fix *f, int *nf, int k)
+{
+	align_rel(e, 1);
+	put8(e, 0xe9);
+	f[*nf] = (struct exit_fix){ e->n, k };
+	(*nf)++;
+	put32(e, 0);
+}
+
+static int read_insns(struct pflops_space *sp, pid_t tid,
+		      const struct pflops_block *b, uint8_t *code,
+		      struct insn_info *ii)
+{
+	size_t len = (size_t)(b->end - b->start);
+
+	if (pflops_mem_read(sp, tid, b->start, code, len) != len)
+		return -1;
+	for (uint32_t i = 0; i < b->ninsts; i++) {
+		size_t o = b->offs[i], l = (i + 1 < b->ninsts ? b->offs[i + 1] : len) - o;
+		ii[i].bytes = code + o;
+		ii[i].addr = b->start + o;
+		if (pflops_reloc_decode(code + o, l, ii[i].addr, &ii[i].r) ||
+		    ii[i].r.len != l)
+			return -1;
+	}
+	return 0;
+}
+
+/* The copy of b at `base` into e; 0 or an PFLOPS_NC_* reason. */
+static int generate(struct emit *e, const struct pflops_block *b,
+		    const struct insn_info *ii, uint32_t id, struct pflops_xblock *x)
+{
+	const struct pflops_insn *t = &b->term;
+	const struct insn_info *ti = &ii[b->ninsts - 1];
+	uint32_t n = b->ninsts, cnt = PFLOPS_SLOT_CNT + 8 * id;
+	uint64_t next = b->last + t->len;
+	struct exit_fix fix[2];
+	int nf = 0, seq = 1;
+	size_t push_at = 0, loop_rel = 0, lit_fix = 0;
+
+	x->inc_at = 0;
+	for (uint32_t i = 0; i + 1 < n; i++)
+		if (ii[i].r.kills_flags) {
+			x->inc_at = i;
+			seq = 0;
+			break;
+		}
+	if (seq) {	/* no flag writer in the block: leave the flags alone */
+		point(e, PFLOPS_XP_INC, 0);
+		gs_mov(e, 1, RAX, PFLOPS_SLOT_RAX);
+		point(e, PFLOPS_XP_ROLL, 0);
+		gs_mov(e, 0, RAX, cnt);
+		put(e, (uint8_t[]){ 0x48, 0x8d, 0x40, 0x01 }, 4);	/* lea 1(%rax),%rax */
+		gs_mov(e, 1, RAX, cnt);
+		gs_mov(e, 0, RAX, PFLOPS_SLOT_RAX);
+	}
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		if (ii[i].r.uses_gs)
+			return PFLOPS_NC_GS;
+		if (!seq && i == x->inc_at) {
+			point(e, PFLOPS_XP_INC, i);
+			put(e, (uint8_t[]){ 0x65, 0x48, 0xff, 0x04, 0x25 }, 5);
+			put32(e, cnt);
+		}
+		point(e, PFLOPS_XP_BODY, i);
+		emit_body(e, &ii[i]);
+	}
+	if (ti->r.uses_gs)
+		return PFLOPS_NC_GS;
+
+	/* the terminator */
+	x->nex = 0;
+	point(e, PFLOPS_XP_BODY, n - 1);
+	switch (t->term) {
+	case PFLOPS_T_JCC:
+		x->ex[0].target = t->target;
+		x->ex[1].target = next;
+		x->nex = 2;
+		align_rel(e, 2);
+		put8(e, 0x0f);
+		put8(e, (uint8_t)(0x80 | t->cc));
+		fix[nf++] = (struct exit_fix){ e->n, 0 };
+		put32(e, 0);
+		point(e, PFLOPS_XP_DONE, 1);
+		emit_exit_jmp(e, fix, &nf, 1);
+		break;
+	case PFLOPS_T_LOOP: case PFLOPS_T_JRCXZ:
+		x->ex[0].target = t->target;
+		x->ex[1].target = next;
+		x->nex = 2;
+		put(e, ti->bytes, t->len - 1u);		/* prefixes + opcode */
+		loop_rel = e->n;
+		put8(e, 0);
+		point(e, PFLOPS_XP_DONE, 1);
+		emit_exit_jmp(e, fix, &nf, 1);
+		e->buf[loop_rel] = (uint8_t)(e->n - (loop_rel + 1));
+		point(e, PFLOPS_XP_DONE, 0);
+		emit_exit_jmp(e, fix, &nf, 0);
+		break;
+	case PFLOPS_T_SYSCALL:
+		/* syscall or int 0x80 as they are (the kernel returns to the
+		 * next instruction); sysenter returns elsewhere */
+		if (ti->bytes[0] == 0x0f && ti->bytes[1] == 0x34)
+			return PFLOPS_NC_MODE;
+		x->ex[0].target = next;
+		x->nex = 1;
+		put(e, ti->bytes, 2);
+		point(e, PFLOPS_XP_DONE, 0);
+		emit_exit_jmp(e, fix, &nf, 0);
+		break;
+	case PFLOPS_T_JMP: case PFLOPS_T_CALL:
+		if (t->ind == 0) {
+			x->ex[0].target = t->target;
+			x->nex = 1;
+			if (t->term == PFLOPS_T_CALL) {
+				put(e, (uint8_t[]){ 0xff, 0x35 }, 2);	/* push lit(%rip) */
+				lit_fix = e->n;
+				put32(e, 0);
+				point(e, PFLOPS_XP_DONE, 0);
+			}
+			emit_exit_jmp(e, fix, &nf, 0);
+			break;
+		}
+		if (!ti->r.ind_modrm)
+			return PFLOPS_NC_MODE;
+		gs_mov(e, 1, RCX, PFLOPS_SLOT_RCX);
+		emit_ind_operand(e, ti);
+		if (t->term == PFLOPS_T_CALL) {
+			point(e, PFLOPS_XP_RCX, n - 1);
+			push_at = e->n;
+			put(e, (uint8_t[]){ 0xff, 0x35 }, 2);
+			lit_fix = e->n;
+			put32(e, 0);
+		}
+		point(e, PFLOPS_XP_ROLL, 0);
+		put8(e, 0xe9);
+		put32(e, (uint32_t)(int32_t)(x->ch->ibl - (here(e) + 4)));
+		break;
+	case PFLOPS_T_RET:
+		gs_mov(e, 1, RCX, PFLOPS_SLOT_RCX);
+		put(e, (uint8_t[]){ 0x48, 0x8b, 0x0c, 0x24 }, 4);	/* mov (%rsp),%rcx */
+		point(e, PFLOPS_XP_ROLL, 0);
+		put(e, (uint8_t[]){ 0x48, 0x8d, 0xa4, 0x24 }, 4);	/* lea N(%rsp),%rsp */
+		put32(e, 8u + t->ret_imm);
+		put8(e, 0xe9);
+		put32(e, (uint32_t)(int32_t)(x->ch->ibl - (here(e) + 4)));
+		break;
+	default:
+		return PFLOPS_NC_MODE;
+	}
+	(void)push_at;
+
+	/* exit stubs: int3, then a far jump through the qword after it */
+	while (e->n & 15)
+		put8(e, 0xcc);
+	for (int k = 0; k < x->nex; k++) {
+		x->ex[k].stub = (uint32_t)e->n;
+		point(e, PFLOPS_XP_DONE, (uint32_t)k);
+		put(e, (uint8_t[]){ 0xcc, 0xcc, 0xff, 0x25, 0, 0, 0, 0 }, 8);
+		put64(e, 0);
+	}
+	for (int i = 0; i < nf; i++) {
+		struct pflops_xexit *xe = &x->ex[fix[i].exit];
+		int32_t rel = (int32_t)((e->base + xe->stub) - (e->base + fix[i].site + 4));
+		xe->site = (uint32_t)fix[i].site;
+		memcpy(e->buf + fix[i].site, &rel, 4);
+	}
+	if (lit_fix) {
+		int32_t rel;
+		point(e, PFLOPS_XP_DATA, 0);
+		rel = (int32_t)(here(e) - (e->base + lit_fix + 4));
+		memcpy(e->buf + lit_fix, &rel, 4);
+		put64(e, next);
+	}
+	return e->bad ? PFLOPS_NC_REACH : 0;
+}
+
+static int add_xb(struct pflops_chunk *ch, struct pflops_xblock *x)
+{
+	if (ch->nxb == ch->xb_cap) {
+		size_t nc = ch->xb_cap ? 2 * ch->xb_cap : 64;
+		struct pflops_xblock **n = realloc(ch->xb, nc * sizeof *n);
+		if (!n)
+			return -1;
+		ch->xb = n;
+		ch->xb_cap = nc;
+	}
+	ch->xb[ch->nxb++] = x;
+	return 0;
+}
+
+uint64_t pflops_xlate(struct pflops_tracer *T, struct pflops_thr *t,
+		      struct pflops_block *b)
+{
+	struct pflops_space *sp = t->sp;
+	struct pflops_arena *a = sp->arena;
+	size_t len = (size_t)(b->end - b->start);
+	uint8_t *code = NULL;
+	struct insn_info *ii = NULL;
+	struct pflops_xblock *x = NULL;
+	struct pflops_chunk *ch;
+	struct emit e = { 0 };
+	uint64_t lo = b->start, hi = b->end;
+	int why;
+
+	if (b->x)
+		return b->x->addr;
+	if (!a || pflops_xlate_check(sp, t->tid, b))
+		return 0;
+	if (a->nids == PFLOPS_MAX_IDS) {
+		b->nocache = PFLOPS_NC_FULL;
+		return 0;
+	}
+	if (!T->xbuf && !(T->xbuf = malloc(MAXCODE)))
+		return 0;
+	code = malloc(len + 16);
+	ii = malloc(b->ninsts * sizeof *ii);
+	x = calloc(1, sizeof *x);
+	e.buf = T->xbuf;	/* kept: a copy is made per block */
+	if (!code || !ii || !x)
+		goto out;
+	if (read_insns(sp, t->tid, b, code, ii)) {
+		b->nocache = PFLOPS_NC_MODE;
+		goto out;
+	}
+	for (uint32_t i = 0; i < b->ninsts; i++)
+		if (ii[i].r.rip_rel) {
+			if (ii[i].r.rip_target < lo)
+				lo = ii[i].r.rip_target;
+			if (ii[i].r.rip_target + 64 > hi)
+				hi = ii[i].r.rip_target + 64;
+		}
+	ch = pflops_arena_chunk(T, t, lo, hi, len * 2 + 256);
+	if (!ch) {
+		b->nocache = hi - lo > (1u << 30) ? PFLOPS_NC_REACH : PFLOPS_NC_FULL;
+		goto out;
+	}
+	x->ch = ch;
+	x->b = b;
+	x->id = a->nids;
+	e.base = ch->addr + ch->used;
+	why = generate(&e, b, ii, x->id, x);
+	if (why || e.n > ch->size - ch->used || add_xb(ch, x)) {
+		b->nocache = why ? why : PFLOPS_NC_FULL;
+		goto out;
+	}
+	memcpy(ch->mem + ch->used, e.buf, e.n);
+	x->addr = e.base;
+	x->size = (uint32_t)e.n;
+	x->pt = e.pt;
+	x->npt = e.npt;
+	e.pt = NULL;
+	ch->used = (ch->used + e.n + 15) & ~(size_t)15;
+	a->ids[a->nids++] = b;
+	b->x = x;
+	x = NULL;
+	T->st.cache_blocks++;
+	T->st.cache_bytes += e.n;
+out:
+	free(code);
+	free(ii);
+	free(e.pt);
+	free(x);
+	return b->x ? b->x->addr : 0;
+}
+
+uint64_t pflops_xlate_tramp(struct pflops_tracer *T, struct pflops_thr *t,
+			    struct pflops_block *b, uint64_t *back)
+{
+	uint8_t code[16], buf[64];
+	struct pflops_reloc r;
+	struct pflops_chunk *ch;
+	struct emit e = { buf, 0, 0, NULL, 0, 0, 0 };
+	struct insn_info ii;
+	uint64_t lo = b->start, hi = b->start + 16;
+	size_t n;
+
+	if (b->tramp) {
+		*back = b->tramp_back;
+		return b->tramp;
+	}
+	if (!t->sp->arena)
+		return 0;
+	n = pflops_mem_read(t->sp, t->tid, b->start, code, sizeof code);
+	if (!n || pflops_reloc_decode(code, n, b->start, &r))
+		return 0;
+	if (r.rip_rel) {
+		lo = r.rip_target < lo ? r.rip_target : lo;
+		hi = r.rip_target + 64 > hi ? r.rip_target + 64 : hi;
+	}
+	ch = pflops_arena_chunk(T, t, lo, hi, sizeof buf);
+	if (!ch)
+		return 0;
+	e.base = ch->addr + ch->used;
+	ii.r = r;
+	ii.bytes = code;
+	ii.addr = b->start;
+	emit_body(&e, &ii);
+	*back = here(&e);
+	put8(&e, 0xe9);
+	put32(&e, (uint32_t)(int32_t)(b->start + r.len - (here(&e) + 4)));
+	if (e.bad || !fits32((int64_t)(b->start + r.len - here(&e))))
+		return 0;
+	memcpy(ch->mem + ch->used, buf, e.n);
+	ch->used = (ch->used + e.n + 15) & ~(size_t)15;
+	b->tramp = e.base;
+	b->tramp_back = *back;
+	return b->tramp;
+}
+
+struct pflops_xblock *pflops_xlate_find(const struct pflops_arena *a,
+					uint64_t addr,
+					const struct pflops_xpoint **pt)
+{
+	struct pflops_chunk *ch = pflops_arena_chunk_of(a, addr);
+	size_t lo = 0, hi;
+	struct pflops_xblock *x;
+	uint32_t off;
+	int l = 0, h;
+
+	*pt = NULL;
+	if (!ch)
+		return NULL;
+	hi = ch->nxb;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (ch->xb[mid]->addr + ch->xb[mid]->size <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == ch->nxb || ch->xb[lo]->addr > addr)
+		return NULL;
+	x = ch->xb[lo];
+	off = (uint32_t)(addr - x->addr);
+	h = x->npt;
+	while (l < h) {		/* last point at or before off */
+		int mid = (l + h) / 2;
+		if (x->pt[mid].off <= off)
+			l = mid + 1;
+		else
+			h = mid;
+	}
+	*pt = l ? &x->pt[l - 1] : NULL;
+	return x;
+}
+
+/* one more block for pflops_xlate_ahead: translated now, or 0 */
+static struct pflops_xblock *ahead_one(struct pflops_tracer *T,
+				       struct pflops_thr *t, uint64_t pc,
+				       int *budget, struct pflops_block **q,
+				       int *qt, int qmax)
+{
+	struct pflops_block *d = pflops_block_get(t->sp, t->tid, pc, 0,
+						  &T->st.blocks_decoded);
+	int was;
+
+	if (!d)
+		return NULL;
+	if (d->x)
+		return d->x->dead ? NULL : d->x;
+	was = d->nocache;
+	if (!pflops_xlate(T, t, d)) {
+		if (!was && d->nocache)
+			T->st.nocache[d->nocache]++;
+		return NULL;
+	}
+	(*budget)--;
+	if (*qt < qmax)
+		q[(*qt)++] = d;
+	return d->x;
+}
+
+void pflops_xlate_ahead(struct pflops_tracer *T, struct pflops_thr *t,
+			struct pflops_block *b, int budget)
+{
+	struct pflops_block *q[64];
+	int qh = 0, qt = 0;
+
+	q[qt++] = b;
+	while (qh < qt && budget > 0) {
+		struct pflops_block *c = q[qh++];
+		struct pflops_xblock *x = c->x, *to;
+
+		if (!x || x->dead)
+			continue;
+		for (int k = 0; k < x->nex && budget > 0; k++) {
+			if (x->ex[k].to)
+				continue;
+			to = ahead_one(T, t, x->ex[k].target, &budget, q, &qt, 64);
+			if (to) {
+				pflops_xlate_link(x, k, to);
+				T->st.cache_links++;
+			}
+		}
+		if (c->term.term == PFLOPS_T_CALL && budget > 0) {
+			/* where the callee's ret will look */
+			uint64_t ret = c->last + c->term.len;
+			to = ahead_one(T, t, ret, &budget, q, &qt, 64);
+			if (to)
+				pflops_table_insert(t->sp->arena, ret, to->addr);
+		}
+	}
+}

@@ -293,7 +293,8 @@ int main(int argc, char **argv)
 				if (!(want & (1u << m)) || p->metrics[m].klass == PFLOPS_UNAVAILABLE)
 					continue;
 				if (pflops_perfstat_read(source + 10, p, 1u << m, 0, &ps, &err)) {
-					if (metrics || err.code == PFLOPS_EINVAL) {
+					/* a metric the file lacks is skipped; a bad or unreadable file is not */
+					if (metrics || err.code != PFLOPS_ENOENT) {
 						fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 						rc = EXIT_TOOL;
 					}

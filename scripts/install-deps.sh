@@ -4,8 +4,9 @@
 # script and CI, so the three can never disagree.
 set -e
 PKGS="gcc make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-nox
-      libcmocka-dev libzydis-dev valgrind dpkg-dev gfortran"
+      libcmocka-dev libzydis-dev valgrind dpkg-dev gfortran clang libclang-rt-14-dev"
 # gfortran: PAPI's own build (make utils) compiles a Fortran test helper.
+# clang, libclang-rt-14-dev: libFuzzer and its sanitizers (make fuzz).
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

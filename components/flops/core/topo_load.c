@@ -250,8 +250,7 @@ static int load_in_child(hwloc_topology_t *topo, const char *path, int isdir, st
 	int fds[2];
 	if (pipe(fds))
 		return pf_err(err, PFLOPS_ESYS, "pipe: %s", strerror(errno));
-	fflush(NULL);	/* nothing buffered may be written twice */
-	pid_t pid = fork();
+	pid_t pid = fork();	/* the child ends in _exit: the caller's stdio buffers stay unwritten there */
 	if (pid < 0) {
 		close(fds[0]);
 		close(fds[1]);

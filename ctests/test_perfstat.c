@@ -145,6 +145,11 @@ static void test_bad_values(void **state)
 	fprintf(f, "18446744073709551615,,r5303c7,1000,100.00,,\n18446744073709551616,,r5318c7,1000,100.00,,\n");
 	fclose(f);
 	read_fails(path, "skx", M(FP_OPS), ":2: bad count '18446744073709551616'");
+	/* another PMU's line is not used, and still not nan */
+	f = fopen(path, "w");
+	fprintf(f, "3,,cpu_core/config=0x5303c7/,1000,100.00,,\nnan,,cpu_atom/config=0x5303c7/,1000,100.00,,\n");
+	fclose(f);
+	read_fails(path, "adl_glc", M(FP_OPS), ":2: bad count 'nan' for cpu_atom/config=0x5303c7/");
 	unlink(path);
 }
 

@@ -178,10 +178,6 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 		struct rec r = { .line = ln, .pct = 100, .counted = 1 };
 		snprintf(r.name, sizeof(r.name), "%s", field[2]);
 		int id = identify(pmu, field[2], &r.key);
-		if (id == -1)
-			continue;
-		if (id == -2)
-			r.key = ~0ULL;	/* kept so a needed-but-unknown event can be named */
 		/* a counter of ours counts whole events; other lines (task-clock
 		 * in msec) may have a fraction, but no line has nan or a sign */
 		if (field[0][0] == '<') {
@@ -198,6 +194,10 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 				    path, ln, field[4], field[2]);
 			break;
 		}
+		if (id == -1)
+			continue;	/* another PMU's line (hybrid files) */
+		if (id == -2)
+			r.key = ~0ULL;	/* kept so a needed-but-unknown event can be named */
 		struct rec *nr = realloc(*recs, (*nrec + 1) * sizeof(*nr));
 		if (!nr) {
 			rc = pf_err(err, PFLOPS_ENOMEM, "out of memory");

@@ -70,10 +70,14 @@ check "dump not replayed" 1 "hwloc did not replay this CPUID dump: it describes 
 run $B/ctests/probe_summary "$tmp/skl/Intel-Skylake-2xXeon6140"
 check "dump replayed" 0 "cpus=0-71 n=72 intel 6/85/4" "pmu=skx"
 
-# 3. XML that crashes hwloc 2.9 itself (lstopo too), and a dump it loops on.
+# 3. XML that crashes hwloc 2.9 itself (lstopo too), a dump it frees twice
+#    (lstopo aborts), and a dump it loops on.
 run $AVAIL --topology $REG/core_without_complete_cpuset.xml
 check "hwloc crash" 1 "hwloc could not read $REG/core_without_complete_cpuset.xml (it crashed on it" \
 	"make one with 'lstopo-no-graphics --of xml' again"
+unpack $REG/hwloc_double_free.dump "$tmp/dfree"
+run $AVAIL --topology "$tmp/dfree"
+check "hwloc double free" 1 "hwloc could not read $tmp/dfree (it crashed on it" "make the directory with hwloc-gather-cpuid again"
 unpack $REG/hwloc_hangs.dump "$tmp/hangs"
 run $AVAIL --topology "$tmp/hangs"
 check "hwloc hang" 1 "hwloc could not read $tmp/hangs (it did not finish in 10 s)"

@@ -64,5 +64,5 @@ if ! "$bin" -max_total_time="$secs" -max_len=$maxlen -timeout=30 -rss_limit_mb=4
 	-artifact_prefix="$crashes/" "$work" "$seeds" > "$log" 2>&1; then
 	tail -40 "$log"; echo "FAILED: fuzz $name: input saved in $crashes/ (log: $log)"; exit 1
 fi
-runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 echo "fuzz $name: $nreg regression inputs pass; ${runs:-?} runs in ${secs}s, no crash"

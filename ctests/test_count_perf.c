@@ -486,6 +486,54 @@ static void test_errors(void **state)
 	assert_non_null(strstr(err.msg, "cpu_nosuch"));
 }
 
+/* Plans laid out for the engine: hybrid kinds get their cycles reference
+ * first, counters take consecutive slots, a split kind multiplexes one
+ * event per group; metrics and the detector come back from the slots. */
+static void test_layout(void **state)
+{
+	struct pflops_table t = { 0 };
+	assert_int_equal(pflops_table_builtin(&t, NULL), 0);
+	struct pflops_plan dp, fp;
+	assert_int_equal(pflops_plan_fit(&dp, pflops_table_find(&t, "skx"), 1u << PFLOPS_DP_OPS, 0, 4, NULL, NULL), 0);
+	assert_int_equal(pflops_plan_fit(&fp, pflops_table_find(&t, "spr"), 1u << PFLOPS_FP_OPS, 0, 8, NULL, NULL), 0);
+	struct pflops_perf_kind k[3] = {
+		{ .plan = &dp, .type = 8, .arch = PFLOPS_ARCH_X86, .ref = 1, .pmu_name = "cpu_core" },
+		{ .plan = NULL, .type = 9, .arch = PFLOPS_ARCH_X86, .ref = 1, .pmu_name = "cpu_atom" },
+		{ .plan = &fp, .type = PERF_TYPE_RAW, .arch = PFLOPS_ARCH_X86, .split = 1, .pmu_name = "cpu" },
+	};
+	struct pflops_perf_event ev[32];
+	int slot[3][PFLOPS_MAX_COUNTERS], nslots = 0;
+	int n = pflops_perf_layout(k, 3, ev, 32, slot, &nslots);
+	assert_int_equal(n, 1 + 4 + 1 + 6);
+	assert_int_equal(nslots, 4 + 6);
+	/* kind 0: reference (cycles 0x3c on its PMU), then its 4 counters, one group */
+	assert_int_equal(ev[0].slot, -1);
+	assert_int_equal(ev[0].type, 8);
+	assert_true(ev[0].config == 0x3c);
+	for (int c = 0; c < 4; c++) {
+		assert_int_equal(ev[1 + c].group, ev[0].group);
+		assert_int_equal(ev[1 + c].slot, slot[0][c]);
+		assert_true(ev[1 + c].config == dp.counter[c].config);
+		assert_int_equal(ev[1 + c].kind, 0);
+	}
+	/* kind 1: only its time */
+	assert_int_equal(ev[5].slot, -1);
+	assert_int_equal(ev[5].kind, 1);
+	assert_true(ev[5].group != ev[0].group);
+	/* kind 2 multiplexes: every counter its own group */
+	for (int c = 1; c < 6; c++)
+		assert_true(ev[6 + c].group != ev[6 + c - 1].group);
+	/* weights: DP_OPS = 1*SD + 2*D128 + 4*D256 + 8*D512; FP_OPS on spr
+	 * 1, 2, 4, 8, 16 and the detector (weight 0) */
+	double slots[10] = { 1, 2, 3, 4, 10, 20, 30, 40, 50, 7 };
+	assert_true(pflops_perf_metric(k, 3, slot, slots, PFLOPS_DP_OPS) == 1 + 4 + 12 + 32);
+	assert_true(pflops_perf_metric(k, 3, slot, slots, PFLOPS_FP_OPS) == 10 + 40 + 120 + 320 + 800);
+	assert_true(pflops_perf_detected(k, 3, slot, slots) == 7);
+	/* too small an array: an error, never a write past it */
+	assert_int_equal(pflops_perf_layout(k, 3, ev, 8, slot, &nslots), PFLOPS_EINVAL);
+	pflops_table_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -494,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_threads),		cmocka_unit_test(test_attach),
 		cmocka_unit_test(test_kinds_sum),	cmocka_unit_test(test_uncovered_share),
 		cmocka_unit_test(test_scaled_estimate), cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_layout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,6 +28,7 @@ static void set(int p, int w, int o, uint64_t insts, uint64_t full,
  *   dp 512 fma       3 insts, masked: 24 lanes full, 12 active
  *   sp 256 mul       4 insts, 32 lanes
  *   sp 256 add       2 insts, 16 lanes
+ *   sp 128 dpp       3 insts, 12 lanes (dpps: one per element, as SDE)
  *   hp scalar cmplx  7 insts, 14 lanes (2 FP16 per complex number)
  *   hp scalar add    1 inst,   1 lane
  *   bf16 512 fma     2 insts, 64 lanes
@@ -43,6 +44,7 @@ static int setup(void **state)
 	set(PFLOPS_DP, PFLOPS_W512, PFLOPS_OP_FMA, 3, 24, 12, 3);
 	set(PFLOPS_SP, PFLOPS_W256, PFLOPS_OP_MUL, 4, 32, 32, 0);
 	set(PFLOPS_SP, PFLOPS_W256, PFLOPS_OP_ADD, 2, 16, 16, 0);
+	set(PFLOPS_SP, PFLOPS_W128, PFLOPS_OP_DPP, 3, 12, 12, 0);
 	set(PFLOPS_HP, PFLOPS_SCALAR, PFLOPS_OP_CMPLX, 7, 14, 14, 0);
 	set(PFLOPS_HP, PFLOPS_SCALAR, PFLOPS_OP_ADD, 1, 1, 1, 0);
 	set(PFLOPS_BF16, PFLOPS_W512, PFLOPS_OP_FMA, 2, 64, 64, 0);
@@ -77,10 +79,16 @@ static void test_inst_models(void **state)
 	assert_true(eval("inst prec=sp,dp width=256 fma=1 plus=vinsertf128") == 15);
 	/* SNB FP_COMP_OPS_EXE:X87 = 6 */
 	assert_true(eval("inst prec=x87") == 6);
-	/* everything, FMA once: 10+5+3+4+2+7+1+2+6 = 40 */
-	assert_true(eval("inst") == 40);
-	/* order of keys is free; sp: 4+2 = 6, plus 9 + 11 = 26 */
-	assert_true(eval("inst plus=256_nonfp,vinsertf128 prec=sp") == 26);
+	/* FP_ARITH 128B_PACKED_SINGLE: Intel's event list says "DPP and
+	 * FM(N)ADD/SUB instructions count twice" (perfmon SKX/ICX/SPR
+	 * *_core.json): 3 dpps x 2 = 6; an event that counts instructions
+	 * once (E-core FP_INST_RETIRED) reads 3 */
+	assert_true(eval("inst prec=sp width=128 fma=2 dpp=2") == 6);
+	assert_true(eval("inst prec=sp width=128") == 3);
+	/* everything, FMA and DPP once: 10+5+3+4+2+3+7+1+2+6 = 43 */
+	assert_true(eval("inst") == 43);
+	/* order of keys is free; sp: 4+2+3 = 9, plus 9 + 11 = 29 */
+	assert_true(eval("inst plus=256_nonfp,vinsertf128 prec=sp") == 29);
 	/* extra whitespace is fine */
 	assert_true(eval("  inst\tprec=x87  ") == 6);
 }
@@ -89,8 +97,8 @@ static void test_flops_models(void **state)
 {
 	(void)state;
 	/* Zen RETIRED_SSE_AVX_FLOPS:ANY, all lanes: dp 10 + 5*2 + 24*2 = 68,
-	 * sp 32 + 16 = 48, hp 14 + 1 = 15, bf16 64*2 = 128: 259 (no x87) */
-	assert_true(eval("flops prec=hp,bf16,sp,dp width=scalar,128,256,512") == 259);
+	 * sp 32 + 16 + 12 = 60, hp 14 + 1 = 15, bf16 64*2 = 128: 271 (no x87) */
+	assert_true(eval("flops prec=hp,bf16,sp,dp width=scalar,128,256,512") == 271);
 	/* dp, all lanes: 68; active lanes: 10 + 10 + 12*2 = 44 */
 	assert_true(eval("flops prec=dp") == 68);
 	assert_true(eval("flops_active prec=dp") == 44);
@@ -98,15 +106,16 @@ static void test_flops_models(void **state)
 	assert_true(eval("flops prec=dp ops=fma") == 58);
 	/* fma=1 overrides 2 FLOPs per FMA lane: 5 + 24 = 29 */
 	assert_true(eval("flops prec=dp ops=fma fma=1") == 29);
-	/* sp mul: 32 lanes x 1 */
-	assert_true(eval("flops prec=sp ops=mul,dpp") == 32);
+	/* sp mul and dpp: 32 + 12 lanes x 1; dpp=2 doubles the DPP lanes: 56 */
+	assert_true(eval("flops prec=sp ops=mul,dpp") == 44);
+	assert_true(eval("flops prec=sp ops=mul,dpp dpp=2") == 56);
 }
 
 static void test_mix_flops(void **state)
 {
 	(void)state;
-	/* active lanes x FLOPs: dp 44, sp 48, hp 15, bf16 128, x87 6 = 241 */
-	assert_int_equal(pflops_mix_flops(&mix, -1), 241);
+	/* active lanes x FLOPs: dp 44, sp 60, hp 15, bf16 128, x87 6 = 253 */
+	assert_int_equal(pflops_mix_flops(&mix, -1), 253);
 	assert_int_equal(pflops_mix_flops(&mix, PFLOPS_DP), 44);
 	assert_int_equal(pflops_mix_flops(&mix, PFLOPS_HP), 15);
 	assert_int_equal(pflops_op_flops(PFLOPS_OP_FMA), 2);
@@ -139,6 +148,7 @@ static void test_errors(void **state)
 	bad("inst ops=add,", PFLOPS_EINVAL, "unknown value");
 	bad("inst fma=x", PFLOPS_EINVAL, "'fma=x'");
 	bad("inst fma=", PFLOPS_EINVAL, "'fma='");
+	bad("inst dpp=-1", PFLOPS_EINVAL, "'dpp=-1'");
 	bad("inst colour=red", PFLOPS_EINVAL, "'colour=red'");
 	bad("inst prec", PFLOPS_EINVAL, "'prec'");
 	bad("inst plus=vinsertf64", PFLOPS_EINVAL, "'vinsertf64'");

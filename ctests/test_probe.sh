@@ -24,6 +24,37 @@ for xml in "$TOPO"/*.xml; do
 	fi
 done
 
+# Derived machines: a real topology with its CPU identity edited (sed), for
+# parts no fixture exists of; expected answers in ctests/probe/derived/.
+# Model and core-kind facts: Intel perfmon mapfile.csv (6-55 steppings,
+# 6-C5 LowPower_Atom, 6-E5, 18-1), kernel intel-family.h (0xD7).
+derive() { # NAME SOURCE SED-SCRIPT
+	sed "$3" "$TOPO/$2.xml" > "$tmp/$1.xml"
+	exp=ctests/probe/derived/$1.expected
+	"$B"/ctests/probe_summary "$tmp/$1.xml" > "$tmp/$1.out" 2>&1
+	if [ -n "$PF_REGEN" ]; then mkdir -p ctests/probe/derived && cp "$tmp/$1.out" "$exp"; fi
+	if diff -u "$exp" "$tmp/$1.out"; then pass=$((pass + 1)); else echo "FAIL: derived $1"; fail=$((fail + 1)); fi
+}
+SKX=Intel-Skylake-2xXeon6140 RPL=Intel-RaptorLake-Corei7-1370P
+derive CascadeLake-55-7 $SKX 's/name="CPUStepping" value="4"/name="CPUStepping" value="7"/'
+derive CooperLake-55-11 $SKX 's/name="CPUStepping" value="4"/name="CPUStepping" value="11"/'
+derive PantherLake-E5 $RPL 's/name="CPUModelNumber" value="186"/name="CPUModelNumber" value="229"/'
+derive NovaLake-18-1 $RPL 's/name="CPUFamilyNumber" value="6"/name="CPUFamilyNumber" value="18"/; s/name="CPUModelNumber" value="186"/name="CPUModelNumber" value="1"/'
+derive NovaLake-18-3 $RPL 's/name="CPUFamilyNumber" value="6"/name="CPUFamilyNumber" value="18"/; s/name="CPUModelNumber" value="186"/name="CPUModelNumber" value="3"/'
+# Arrow Lake-H: four of the eight E-cores become low-power E-cores (a third
+# kind, as hwloc names the kernel's cpu_lowpower PMU's CPUs)
+derive ArrowLakeH-C5 $RPL 's/name="CPUModelNumber" value="186"/name="CPUModelNumber" value="197"/; s|<cpukind cpuset="0x000ff000">|<cpukind cpuset="0x000f0000">\n    <info name="CoreType" value="IntelLowPower"/>\n  </cpukind>\n  <cpukind cpuset="0x0000f000">|'
+derive BartlettLake-D7 $SKX 's/name="CPUModelNumber" value="85"/name="CPUModelNumber" value="215"/'
+# ... and papi_flops_avail says it too: Cooper Lake with BF16_OPS
+out=$("$B"/papi_flops_avail --topology "$tmp/CooperLake-55-11.xml" 2>&1)
+if echo "$out" | grep -q "PMU cpx: Intel Cooper Lake" && echo "$out" | grep -q "BF16_OPS  Yes  masked-full  16\*B128"; then
+	pass=$((pass + 1)); else echo "FAIL: papi_flops_avail on Cooper Lake: $out"; fail=$((fail + 1)); fi
+# every core kind of the hybrid derivations maps to a block
+for n in PantherLake-E5 NovaLake-18-1 NovaLake-18-3 ArrowLakeH-C5; do
+	if grep -q "pmu=-" ctests/probe/derived/$n.expected || [ "$(grep -c '^kind' ctests/probe/derived/$n.expected)" -lt 2 ]; then
+		echo "FAIL: $n: a core kind without a block"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+done
+
 # Bad input: a clear error naming the file, never a crash.
 printf '<?xml version="1.0"?>\n<topology><object type="Machine"' > "$tmp/bad.xml"
 out=$("$B"/ctests/probe_summary "$tmp/bad.xml" 2>&1); rc=$?

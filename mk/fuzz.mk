@@ -7,27 +7,17 @@ FUZZ_CC        ?= clang
 FUZZ_TIME      ?= 300
 FUZZ_SMOKE_TIME ?= 10
 FUZZ_SAN        = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_NAMES      = table formula perfstat topology $(if $(filter no,$(PAPI_SRC)),,event_name)
-# The event-name harness compiles flops.c as PAPI's build does, against
-# the PAPI headers in $(PAPI_BUILD) of the plain build.
-FUZZ_PAPI_DEFS  = -DPAPI_NO_MEMORY_MANAGEMENT -D_REENTRANT -D_GNU_SOURCE -DUSE_COMPILER_TLS \
-                  -DOSLOCK='"linux-lock.h"' -DOSCONTEXT='"linux-context.h"' \
-                  $(shell sed -n 's/^CFLAGS *=.*\(-DPAPI_NUM_COMP=[0-9]*\).*/\1/p' $(FUZZ_PAPI_INC)/Makefile 2>/dev/null)
+FUZZ_NAMES      = table formula perfstat topology event_name
 
-fuzz-build: $(if $(filter no,$(PAPI_SRC)),,$(PAPI_STAMP))
+fuzz-build:
 	$(MAKE) B=$(FUZZ_B) CC=$(FUZZ_CC) CFLAGS="-g -O1" SAN_CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" \
-	  FUZZ_PAPI_INC=$(abspath $(PAPI_BUILD)/src) fuzz-harnesses
+	  fuzz-harnesses
 
 fuzz-harnesses: $(patsubst %,$(B)/fuzz/fuzz_%,$(FUZZ_NAMES))
 
 $(B)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) -fsanitize=fuzzer $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS)
-
-$(B)/fuzz/fuzz_event_name: fuzz/fuzz_event_name.c fuzz/fuzz.h components/flops/flops.c $(CORE_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) -I$(FUZZ_PAPI_INC) $(CPPFLAGS) $(FUZZ_PAPI_DEFS) $(PF_CFLAGS) \
-	  -fsanitize=fuzzer $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS)
 
 fuzz: fuzz-build
 	@f=0; for h in $(FUZZ_NAMES); do B=$(FUZZ_B) fuzz/run.sh $$h $(FUZZ_TIME) || f=$$((f+1)); done; \

@@ -3,8 +3,11 @@
 # fetched by scripts/get-papi-src.sh) with components/flops/ and the
 # generated formula table added, configured with PAPI's default perf_event
 # and perf_event_uncore components plus flops, built without PAPI's tests.
+# Its built-in preset table is that tree's papi_events.csv with our FLOP
+# presets (pflops_gen papi-csv), so PAPI_FP_OPS ... need no environment.
 # `make` builds it (target `papi`); `make install` installs libpapi, papi.h
-# and PAPI's utilities into $(prefix).
+# and PAPI's utilities into $(prefix), their run paths relative to the
+# install ($ORIGIN), never into the build tree.
 PAPI_BUILD   = $(B)/papi
 PAPI_LIBSO   = $(PAPI_BUILD)/src/libpapi.so
 PAPI_STAMP   = $(PAPI_BUILD)/.built
@@ -43,15 +46,37 @@ $(PAPI_BUILD)/src/Makefile: $(B)/papi-src.path $(B)/papi.sanflags
 	  --with-shared-lib=yes --with-static-lib=no --with-shlib-tools --with-tests=no \
 	  --with-components="flops" > ../configure.log 2>&1 || { tail -30 ../configure.log; exit 1; }
 
-$(PAPI_STAMP): $(PAPI_BUILD)/src/Makefile $(FLOPS_COMP_FILES) $(TABLE_C)
+# PAPI's table with ours, built into libpapi (papi_events_table.h is made
+# from src/papi_events.csv by PAPI's own rule when the file changes).
+$(PAPI_BUILD)/papi_events.csv: $(PFLOPS_GEN) $(PRESET_FILES) $(PAPI_BUILD)/src/Makefile
+	src=$$(cat $(B)/papi-src.path)/src && \
+	$(PFLOPS_GEN) papi-csv $$(grep -q PAPI_HP_OPS $$src/papiStdEventDefs.h && echo --have-hp) $$src/papi_events.csv $@ $(PRESET_FILES)
+
+$(PAPI_STAMP): $(PAPI_BUILD)/src/Makefile $(FLOPS_COMP_FILES) $(TABLE_C) $(PAPI_BUILD)/papi_events.csv
 	@d=$(PAPI_BUILD)/src/components/flops; \
 	 for f in components/flops/flops.c components/flops/Rules.flops; do cmp -s $$f $$d/$$(basename $$f) || cp $$f $$d/; done; \
-	 for f in $(filter components/flops/core/%,$(FLOPS_COMP_FILES)) $(TABLE_C); do cmp -s $$f $$d/core/$$(basename $$f) || cp $$f $$d/core/; done
+	 for f in $(filter components/flops/core/%,$(FLOPS_COMP_FILES)) $(TABLE_C); do cmp -s $$f $$d/core/$$(basename $$f) || cp $$f $$d/core/; done; \
+	 cmp -s $(PAPI_BUILD)/papi_events.csv $(PAPI_BUILD)/src/papi_events.csv || cp $(PAPI_BUILD)/papi_events.csv $(PAPI_BUILD)/src/papi_events.csv
 	$(MAKE) -C $(PAPI_BUILD)/src shared utils > $(PAPI_BUILD)/make.log 2>&1 || { grep -E -B2 -A3 'error|Error' $(PAPI_BUILD)/make.log | tail -40; exit 1; }
 	touch $@
 
+# PAPI links its utilities with run paths into its build tree: the
+# installed ones get $ORIGIN-relative paths instead (relocatable, and
+# they keep working when the build tree is gone).
+PAPI_RPATH_BIN = $$ORIGIN/$(shell realpath -m --relative-to="$(bindir)" "$(libdir)")
 INSTALL_EXTRA += install-papi
 install-papi: papi
-	$(if $(filter no,$(PAPI_SRC)),@echo "libpapi not built (--without-papi-src)",$(MAKE) -C $(PAPI_BUILD)/src DESTDIR="$(DESTDIR)" install-lib install-utils install-pkgconf install-man)
+ifeq ($(PAPI_SRC),no)
+	@echo "install: libpapi not built (--without-papi-src)"
+else
+	@$(MAKE) -s -C $(PAPI_BUILD)/src DESTDIR="$(DESTDIR)" install-lib install-utils install-pkgconf install-man >$(PAPI_BUILD)/install.log 2>&1 || \
+	  { tail -20 $(PAPI_BUILD)/install.log; exit 1; }
+	@for f in $(DESTDIR)$(bindir)/papi_* $(DESTDIR)$(libdir)/libpapi.so*; do \
+	  [ -f "$$f" ] && [ ! -L "$$f" ] && patchelf --print-rpath "$$f" >/dev/null 2>&1 || continue; \
+	  case "$$f" in *.so*) r='$$ORIGIN';; *) r='$(PAPI_RPATH_BIN)';; esac; \
+	  patchelf --set-rpath "$$r" "$$f" || exit 1; done
+	@echo "install: libpapi with the flops component, PAPI's utilities and man pages in $(DESTDIR)$(prefix) (log: $(PAPI_BUILD)/install.log)"
+endif
 
 .PHONY: papi install-papi FORCE
+CHECK_SCRIPTS += ctests/test_install.sh

@@ -1,19 +1,26 @@
 # Utilities.
+# The version every tool prints: AC_INIT's in configure.ac, nowhere else.
+PF_VERSION_H = $(B)/gen/pf_version.h
+$(PF_VERSION_H): Makefile
+	@mkdir -p $(dir $@)
+	@echo '#define PF_VERSION "$(PACKAGE_VERSION)"' > $@
+
 UTILS += $(B)/papi_flops_avail
 MAN_PAGES += docs/man/papi_flops_avail.1
 
-$(B)/papi_flops_avail: utils/papi_flops_avail.c $(CORE_LIB)
+$(B)/papi_flops_avail: utils/papi_flops_avail.c $(PF_VERSION_H) $(CORE_LIB)
 	$(CC) $(CPPFLAGS) -Iutils $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS)
 
 UTILS += $(B)/papi_flops_run
 MAN_PAGES += docs/man/papi_flops_run.1
-$(B)/papi_flops_run: utils/papi_flops_run.c utils/pf_run_hw.c utils/pf_run_hw.h $(CORE_LIB)
-	$(CC) $(CPPFLAGS) -Iutils $(PF_CFLAGS) utils/papi_flops_run.c utils/pf_run_hw.c -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS)
-CHECK_SCRIPTS += ctests/test_run.sh
+PF_RUN_SRCS = utils/papi_flops_run.c utils/pf_run_hw.c utils/pf_run_mask.c utils/pf_report.c
+$(B)/papi_flops_run: $(PF_RUN_SRCS) utils/pf_run_hw.h utils/pf_run_mask.h utils/pf_report.h utils/pf_json.h $(PF_VERSION_H) $(CORE_LIB)
+	$(CC) $(CPPFLAGS) -Iutils $(PF_CFLAGS) $(PF_RUN_SRCS) -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS)
+CHECK_SCRIPTS += ctests/test_run.sh ctests/test_avail.sh ctests/test_tools.sh
 
 UTILS += $(B)/papi_flops_check
 MAN_PAGES += docs/man/papi_flops_check.1
-$(B)/papi_flops_check: utils/papi_flops_check.c utils/pf_kernels.h $(CORE_LIB) Makefile
+$(B)/papi_flops_check: utils/papi_flops_check.c utils/pf_kernels.h $(PF_VERSION_H) $(CORE_LIB) Makefile
 	$(CC) $(CPPFLAGS) -Iutils $(PF_CFLAGS) -DPF_KERNELS='"$(libexecdir)/papi-flops/papi_flops_kernels"' $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) -lm
 
 # The kernels papi_flops_check runs, and the quick start's example.
@@ -24,8 +31,9 @@ $(PF_EXAMPLE): examples/matmul.c
 	$(CC) -O2 -fno-tree-vectorize -Wall $< -o $@
 install: install-kernels
 install-kernels: $(PF_KERNELS_BIN) $(PF_EXAMPLE)
-	$(INSTALL) -d $(DESTDIR)$(libexecdir)/papi-flops
-	$(INSTALL) -m 755 $(PF_KERNELS_BIN) $(DESTDIR)$(libexecdir)/papi-flops/papi_flops_kernels
-	$(INSTALL) -m 755 $(PF_EXAMPLE) $(DESTDIR)$(libexecdir)/papi-flops/papi_flops_example
+	@$(INSTALL) -d $(DESTDIR)$(libexecdir)/papi-flops
+	@$(INSTALL) -m 755 $(PF_KERNELS_BIN) $(DESTDIR)$(libexecdir)/papi-flops/papi_flops_kernels
+	@$(INSTALL) -m 755 $(PF_EXAMPLE) $(DESTDIR)$(libexecdir)/papi-flops/papi_flops_example
+	@echo "install: the calibration kernels and the example in $(DESTDIR)$(libexecdir)/papi-flops"
 CHECK_SCRIPTS += ctests/test_check.sh
 .PHONY: install-kernels

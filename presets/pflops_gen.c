@@ -26,7 +26,7 @@ static int load(struct pflops_table *t, int n, char **files)
 	return 0;
 }
 
-static int write_c(const char *out, int n, char **files)
+static int write_c(const struct pflops_table *t, const char *out, int n, char **files)
 {
 	FILE *o = fopen(out, "w");
 	if (!o) {
@@ -57,7 +57,18 @@ static int write_c(const char *out, int n, char **files)
 		fclose(f);
 		fputs("\" },\n", o);
 	}
-	fprintf(o, "};\nconst int pflops_builtin_nfiles = %d;\n", n);
+	fprintf(o, "};\nconst int pflops_builtin_nfiles = %d;\n\nconst struct pflops_builtin_enc pflops_builtin_encs[] = {\n", n);
+	int nenc = 0;
+	for (int i = 0; i < t->npmus; i++)
+		for (int e = 0; e < t->pmus[i].nevents; e++) {
+			const struct pflops_event *ev = &t->pmus[i].events[e];
+			uint64_t cfg;
+			if (!strncmp(ev->spec, "raw:", 4) || pflops_encode(&t->pmus[i], ev->spec, &cfg, NULL, 0, NULL))
+				continue;
+			fprintf(o, "\t{ \"%s\", \"%s\", 0x%llxULL },\n", t->pmus[i].name, ev->alias, (unsigned long long)cfg);
+			nenc++;
+		}
+	fprintf(o, "\t{ 0, 0, 0 }\n};\nconst int pflops_builtin_nencs = %d;\n", nenc);
 	return fclose(o) ? 1 : 0;
 }
 
@@ -98,14 +109,35 @@ static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
 		fprintf(o, "# %s: not available: %s\n", papi_name[m], d->caveat);
 		return 0;
 	}
+	/* PAPI names natives through libpfm4: where the planner would merge
+	 * libpfm4-named umasks into one raw code (`combine`, icx VEC_DP), the
+	 * CSV keeps the named umasks, one native each.  A preset takes at most
+	 * 8 natives: a detect rule may make it fit (the detector itself cannot
+	 * be reported by a preset and is left out). */
+	struct pflops_pmu named = *p;
+	struct pflops_event ev[p->nevents ? p->nevents : 1];
+	for (int e = 0; e < p->nevents; e++) {
+		ev[e] = p->events[e];
+		ev[e].combine &= !strncmp(ev[e].spec, "raw:", 4);
+	}
+	named.events = ev;
 	struct pflops_plan plan;
 	struct pflops_error err = { 0 };
-	if (pflops_plan_make(&plan, p, 1u << m, 0, &err)) {
+	if (pflops_plan_fit(&plan, &named, 1u << m, 0, 8, NULL, &err)) {
 		fprintf(o, "# %s: %s\n", papi_name[m], err.msg);
 		return 0;
 	}
-	fprintf(o, "# %s = %s  [%s, %d counter%s]\n", papi_name[m], d->formula, pflops_class_name(d->klass),
-		plan.cost, plan.cost == 1 ? "" : "s");
+	char left_out[160] = "";
+	if (plan.reduced) {
+		int part = p->detect.part;
+		plan.ncounters--;	/* the detector is last */
+		plan.cost -= plan.counter[plan.ncounters].cost;
+		int preset = papi_name[part] && (part != PFLOPS_HP_OPS || have_hp);
+		snprintf(left_out, sizeof(left_out), "%s is not included (it is %s%s): ", pflops_metric_name(part),
+			 preset ? papi_name[part] : "flops:::", preset ? "" : pflops_metric_name(part));
+	}
+	fprintf(o, "# %s = %s  [%s, %d counter%s]%s%s\n", papi_name[m], d->formula, pflops_class_name(d->klass),
+		plan.cost, plan.cost == 1 ? "" : "s", left_out[0] ? "\n#   " : "", left_out);
 	for (int c = 0; c < plan.ncounters; c++)
 		if (!plan.counter[c].pfm_encoded) {
 			fprintf(o, "#   not expressible in stock PAPI: %s is a raw code this libpfm4 cannot name; use flops:::%s\n",
@@ -131,8 +163,9 @@ static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
 		if (c)
 			k += snprintf(postfix + k, sizeof(postfix) - k, "+|");
 	}
-	char note[512];
-	note_text(note, sizeof(note), d->caveat ? d->caveat : "");
+	char note[512], text[1024];
+	snprintf(text, sizeof(text), "%s%s", left_out, d->caveat ? d->caveat : "");
+	note_text(note, sizeof(note), text);
 	if (plan.ncounters == 1 && plan.counter[0].weight[m] == 1)
 		fprintf(o, "PRESET,%s,NOT_DERIVED", papi_name[m]);
 	else
@@ -187,6 +220,37 @@ static int kept(const struct pflops_table *t, char **lines, const struct block *
 	return n;
 }
 
+/* PAPI's row for metric m, kept for CPU lines [first, body) of which some
+ * we cover, gets a note saying what papi-flops thinks of it: a stock
+ * FLOP preset is never dropped, and never passed off as ours. */
+static void put_kept_row(FILE *o, const struct pflops_table *t, char **lines, int first, int body, const char *row, int m)
+{
+	const struct pflops_pmu *p = NULL;
+	for (int c = first; c < body && !p; c++) {
+		char name[128];
+		if (strncmp(lines[c], "CPU,", 4))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(lines[c] + 4, ",\r\n"), lines[c] + 4);
+		p = pflops_table_find(t, name);
+	}
+	if (!p) {
+		fputs(row, o);
+		return;
+	}
+	const struct pflops_metric_def *d = &p->metrics[m];
+	char why[600], note[600];
+	snprintf(why, sizeof(why), "PAPI's own formula kept by papi-flops; not validated: %s %s", pflops_metric_name(m),
+		 d->klass == PFLOPS_UNAVAILABLE ? (d->caveat ? d->caveat : "has no formula in papi-flops")
+						: "cannot be written as a PAPI preset (raw events or more than 8)");
+	note_text(note, sizeof(note), why);
+	size_t n = strcspn(row, "\r\n");
+	const char *old = strstr(row, ",NOTE,\"");
+	if (old && (size_t)(old - row) < n)	/* PAPI's own note follows ours */
+		fprintf(o, "%.*s,NOTE,\"%s. %.*s\n", (int)(old - row), row, note, (int)(n - (old + 7 - row)), old + 7);
+	else
+		fprintf(o, "%.*s,NOTE,\"%s\"\n", (int)n, row, note);
+}
+
 static int is_row(const char *l)
 {
 	return !strncmp(l, "PRESET,", 7) || !strncmp(l, "EVENT,", 6);
@@ -202,8 +266,7 @@ static int write_csv(const struct pflops_table *t, const char *in, const char *o
 	FILE *devnull = fopen("/dev/null", "w");
 	for (int i = 0; i < t->npmus && i < 256; i++)
 		for (int m = 0; m < PFLOPS_NMETRIC; m++)
-			verdict[i][m] = t->pmus[i].metrics[m].klass == PFLOPS_UNAVAILABLE ||
-						emit_metric(devnull, &t->pmus[i], m, have_hp) ? REPLACE : KEEP_PAPI;
+			verdict[i][m] = emit_metric(devnull, &t->pmus[i], m, have_hp) ? REPLACE : KEEP_PAPI;
 	fclose(devnull);
 	static char *lines[MAX_LINES];
 	int n = 0;
@@ -263,6 +326,8 @@ static int write_csv(const struct pflops_table *t, const char *in, const char *o
 				}
 			} else if (!active && !strncmp(l, "CPU,", 4)) {
 				fprintf(o, "# papi-flops: block left without rows: %s", l);
+			} else if (m >= 0) {
+				put_kept_row(o, t, lines, bl.first, bl.body, l, m);
 			} else {
 				fputs(l, o);
 			}
@@ -297,7 +362,7 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "check")) {
 		rc = load(&t, argc - 2, argv + 2);
 	} else if (argc >= 4 && !strcmp(argv[1], "c")) {
-		rc = load(&t, argc - 3, argv + 3) || write_c(argv[2], argc - 3, argv + 3);
+		rc = load(&t, argc - 3, argv + 3) || write_c(&t, argv[2], argc - 3, argv + 3);
 	} else if (argc >= 5 && !strcmp(argv[1], "papi-csv")) {
 		int hp = !strcmp(argv[2], "--have-hp");
 		if (argc - hp >= 5)

@@ -10,19 +10,41 @@
 #include <strings.h>
 #include <unistd.h>
 #include "papi_flops.h"
+#include "pflops_simd.h"
 #include "pf_json.h"
+#include "pf_version.h"
 
 static void usage(FILE *o)
 {
 	fprintf(o,
 		"usage: papi_flops_avail [--arch PMU|all] [--topology FILE|DIR] [--json]\n"
 		"                        [--perf [METRIC]] [--save-topology FILE]\n"
-		"  (no option)       this machine: core kinds, counter access, every metric\n"
-		"  --arch PMU        one PMU of the table (libpfm4 name or alias: snb, skx, zen4 ...); 'all' for every one\n"
-		"  --topology PATH   a recorded machine: hwloc XML file or CPUID-dump directory\n"
-		"  --json            machine-readable output\n"
-		"  --perf [METRIC]   'perf stat' event arguments (raw codes) for the metric(s)\n"
-		"  --save-topology F write this machine's hwloc XML to F (attach it to bug reports)\n");
+		"List the FLOP metrics (FP_OPS DP_OPS SP_OPS HP_OPS BF16_OPS VEC_DP VEC_SP) a CPU\n"
+		"can count: formula, native events and codes, counters needed, accuracy, caveat.\n"
+		"\n"
+		"  (no option)             this machine: counter access, each kind of core, every metric\n"
+		"  -a, --arch PMU          one PMU of the table (libpfm4 name or alias: snb, skx, zen4 ...);\n"
+		"                          'all' for every one\n"
+		"  -t, --topology PATH     a recorded machine: hwloc XML file or CPUID-dump directory\n"
+		"  -j, --json              the same as one JSON object\n"
+		"  -p, --perf [METRIC]     'perf stat' event arguments for METRIC, or for every available\n"
+		"                          metric: raw codes, PMU-qualified on hybrid PMUs; the formula\n"
+		"                          over them goes to stderr\n"
+		"  -s, --save-topology F   write this machine's hwloc XML to F (attach it to bug reports)\n"
+		"  -h, --help              this text\n"
+		"  -V, --version           the version\n"
+		"\n"
+		"Exit status: 0, 1 on an error (said on stderr), 2 on bad usage.  papi_flops_avail(1).\n");
+}
+
+/* Opmask sampling is an x86 question (AVX-512 masks). */
+static int x86_host(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return 1;
+#else
+	return 0;
+#endif
 }
 
 static unsigned available_metrics(const struct pflops_pmu *p)
@@ -43,21 +65,28 @@ static void print_metric_text(const struct pflops_pmu *p, int m, int budget, int
 	}
 	struct pflops_plan plan;
 	struct pflops_error err = { 0 };
-	if (pflops_plan_make(&plan, p, 1u << m, sve_bits, &err)) {
+	if (pflops_plan_fit(&plan, p, 1u << m, sve_bits, budget > 0 ? budget : p->counters_smt, NULL, &err)) {
 		printf("  %-9s No   %-12s %s\n", pflops_metric_name(m), "error", err.msg);
 		return;
 	}
-	char fit[64] = "";
+	char fit[96] = "";
 	if (budget > 0)
-		snprintf(fit, sizeof(fit), plan.cost > budget ? " (of %d: multiplexed)" : " (of %d)", budget);
+		snprintf(fit, sizeof(fit),
+			 plan.cost > budget ? " (of %d: refused by the PAPI component unless PAPI_FLOPS_MULTIPLEX=1)" : " (of %d)",
+			 budget);
 	printf("  %-9s Yes  %-12s %s\n", pflops_metric_name(m), pflops_class_name(d->klass), d->formula);
 	printf("            counters: %d%s\n", plan.cost, fit);
 	for (int c = 0; c < plan.ncounters; c++) {
 		char w[32];
 		snprintf(w, sizeof(w), "%g", plan.counter[c].weight[m]);
+		if (plan.counter[c].detects)
+			snprintf(w, sizeof(w), "detect");
 		printf("            %5s x %-58s 0x%llx%s\n", w, plan.counter[c].spec,
 		       (unsigned long long)plan.counter[c].config, plan.counter[c].cost == 2 ? " (pair)" : "");
 	}
+	if (plan.reduced)
+		printf("            %s left out to fit: its instructions are counted unweighted (%s), 0 proves the count exact\n",
+		       pflops_metric_name(p->detect.part), p->detect.status);
 	if (d->caveat)
 		printf("            caveat: %s\n", d->caveat);
 }
@@ -67,7 +96,8 @@ static void print_metric_json(const struct pflops_pmu *p, int m, int budget, int
 	const struct pflops_metric_def *d = &p->metrics[m];
 	struct pflops_plan plan;
 	struct pflops_error err = { 0 };
-	int ok = d->klass != PFLOPS_UNAVAILABLE && !pflops_plan_make(&plan, p, 1u << m, sve_bits, &err);
+	int ok = d->klass != PFLOPS_UNAVAILABLE &&
+		 !pflops_plan_fit(&plan, p, 1u << m, sve_bits, budget > 0 ? budget : p->counters_smt, NULL, &err);
 	pf_json_str(stdout, pflops_metric_name(m));
 	printf(": {\"available\": %s, ", ok ? "true" : "false");
 	pf_json_kv(stdout, "accuracy", pflops_class_name(d->klass), 1);
@@ -83,9 +113,17 @@ static void print_metric_json(const struct pflops_pmu *p, int m, int budget, int
 		pf_json_kv(stdout, "name", plan.counter[c].spec, 1);
 		snprintf(code, sizeof(code), "0x%llx", (unsigned long long)plan.counter[c].config);
 		pf_json_kv(stdout, "code", code, 1);
-		printf("\"weight\": %g, \"cost\": %d}", plan.counter[c].weight[m], plan.counter[c].cost);
+		printf("\"weight\": %g, \"cost\": %d", plan.counter[c].weight[m], plan.counter[c].cost);
+		if (plan.counter[c].detects)
+			printf(", \"detects\": \"%s\"", p->detect.status);
+		printf("}");
 	}
-	printf("]}");
+	printf("]");
+	if (ok && plan.reduced) {
+		printf(", ");
+		pf_json_kv(stdout, "left_out", pflops_metric_name(p->detect.part), 0);
+	}
+	printf("}");
 }
 
 static void print_pmu(const struct pflops_pmu *p, int json, int budget, int sve_bits)
@@ -112,9 +150,28 @@ static void print_pmu(const struct pflops_pmu *p, int json, int budget, int sve_
 		print_metric_text(p, m, budget, sve_bits);
 }
 
-/* perf stat -e arguments: x86 "rNNNNNN" (full event-select, as seed 001),
- * hybrid "cpu_core/config=0x.../", Arm "rNNNN". */
-static int print_perf(const struct pflops_pmu *p, unsigned metrics, int sve_bits, int hybrid)
+/* One `perf stat -e` argument for the full event-select code cfg.  x86
+ * "rNNNNNN" (as seed 001); a block whose kernel PMU is not `cpu` (hybrid:
+ * cpu_core, cpu_atom, cpu_lowpower) names it, because perf applies a bare
+ * raw code to every core PMU and on the E-cores the same code is another
+ * event.  Arm keeps "rNNNN": its PMU's name differs between ACPI and
+ * device-tree systems, and those parts have one core kind. */
+static void perf_arg(const struct pflops_pmu *p, uint64_t cfg)
+{
+	const uint64_t flags = 0x530000ULL;	/* USR OS INT EN: perf sets its own */
+	if (p->arch != PFLOPS_ARCH_X86 || !strcmp(p->sysfs, "cpu"))
+		printf("-e r%llx", (unsigned long long)cfg);
+	else if (!(cfg & ~(flags | 0xffffULL)))
+		printf("-e %s/event=0x%llx,umask=0x%llx/", p->sysfs, (unsigned long long)(cfg & 0xff),
+		       (unsigned long long)((cfg >> 8) & 0xff));
+	else
+		printf("-e %s/config=0x%llx/", p->sysfs, (unsigned long long)(cfg & ~flags));
+}
+
+/* perf stat -e arguments for the metrics; with every metric (no METRIC
+ * given), also the table's noted events (in no formula, kept so that
+ * recordings made with them, such as seed 001's x87 code, can be redone). */
+static int print_perf(const struct pflops_pmu *p, unsigned metrics, int sve_bits, int with_notes)
 {
 	struct pflops_plan plan;
 	struct pflops_error err = { 0 };
@@ -135,12 +192,18 @@ static int print_perf(const struct pflops_pmu *p, unsigned metrics, int sve_bits
 			fprintf(stderr, "; ");
 		}
 	fprintf(stderr, "[i] = i-th event below\n");
-	for (int c = 0; c < plan.ncounters; c++) {
-		unsigned long long cfg = plan.counter[c].config;
-		if (hybrid)
-			printf("%s-e %s/config=0x%llx/", c ? " " : "", p->sysfs, cfg);
-		else
-			printf("%s-e r%llx", c ? " " : "", cfg);
+	int n = 0;
+	for (int c = 0; c < plan.ncounters; c++, n++) {
+		printf("%s", n ? " " : "");
+		perf_arg(p, plan.counter[c].config);
+	}
+	for (int e = 0; with_notes && e < p->nevents; e++) {
+		uint64_t cfg;
+		if (!p->events[e].note || pflops_encode(p, p->events[e].spec, &cfg, NULL, 0, &err))
+			continue;
+		fprintf(stderr, "# [%d] %s, in no formula: %s\n", n, p->events[e].spec, p->events[e].note);
+		printf("%s", n++ ? " " : "");
+		perf_arg(p, cfg);
 	}
 	printf("\n");
 	return 0;
@@ -152,11 +215,11 @@ int main(int argc, char **argv)
 		{ "arch", required_argument, 0, 'a' },	 { "topology", required_argument, 0, 't' },
 		{ "json", no_argument, 0, 'j' },	 { "perf", optional_argument, 0, 'p' },
 		{ "save-topology", required_argument, 0, 's' }, { "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
+		{ "version", no_argument, 0, 'V' },	 { 0, 0, 0, 0 },
 	};
 	const char *arch = NULL, *topo = NULL, *save = NULL, *perf_metric = NULL;
 	int json = 0, perf = 0, c;
-	while ((c = getopt_long(argc, argv, "a:t:jp::s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "a:t:jp::s:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a': arch = optarg; break;
 		case 't': topo = optarg; break;
@@ -167,6 +230,7 @@ int main(int argc, char **argv)
 			break;
 		case 's': save = optarg; break;
 		case 'h': usage(stdout); return 0;
+		case 'V': printf("papi_flops_avail (papi-flops) %s\n", PF_VERSION); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -216,8 +280,7 @@ int main(int argc, char **argv)
 			if (!all && p != one)
 				continue;
 			if (perf) {
-				/* no machine here to say whether the part is hybrid: plain codes */
-				rc |= print_perf(p, perf_metrics ? perf_metrics : available_metrics(p), 0, 0);
+				rc |= print_perf(p, perf_metrics ? perf_metrics : available_metrics(p), 0, !perf_metrics);
 				continue;
 			}
 			if (json)
@@ -248,25 +311,51 @@ int main(int argc, char **argv)
 				rc = 1;
 				continue;
 			}
-			rc |= print_perf(pr.kinds[k].pmu, perf_metrics ? perf_metrics : available_metrics(pr.kinds[k].pmu),
-					 pr.kinds[k].sve_bits, pr.nkinds > 1 && pr.kinds[k].pmu->arch == PFLOPS_ARCH_X86);
+			const struct pflops_pmu *kp = pr.kinds[k].pmu;
+			if (!perf_metrics && !available_metrics(kp)) {	/* Gracemont: nothing to record */
+				fprintf(stderr, "# %s (%s), CPUs %s: no FLOP metric: %s\n", kp->title, kp->name,
+					pr.kinds[k].cpus, kp->metrics[PFLOPS_FP_OPS].caveat);
+				continue;
+			}
+			rc |= print_perf(kp, perf_metrics ? perf_metrics : available_metrics(kp), pr.kinds[k].sve_bits,
+					 !perf_metrics);
 		}
 		pflops_table_free(&t);
 		return rc;
 	}
+	/* masked AVX-512 lanes: can this kernel sample the opmask registers? */
+	struct pflops_simd_caps simd;
+	int show_simd = pr.live && x86_host();
+	if (show_simd)
+		pflops_simd_probe(&simd);
 	if (json) {
 		printf("{");
+		pf_json_kv(stdout, "version", PF_VERSION, 1);
 		pf_json_kv(stdout, "source", pr.source, 1);
 		printf("\"access\": {\"available\": %s, ", pr.access.code ? "false" : "true");
 		pf_json_kv(stdout, "reason", pr.access.msg, 1);
 		pf_json_kv(stdout, "fix", pr.access.fix, 0);
+		if (show_simd) {
+			printf(", \"opmask_sampling\": {\"supported\": %s, ",
+			       simd.verdict == PFLOPS_SIMD_SUPPORTED ? "true" : "false");
+			pf_json_kv(stdout, "reason", simd.msg, 1);
+			pf_json_kv(stdout, "fix", simd.fix, 0);
+			printf("}");
+		}
 		printf("}, \"kinds\": [");
 	} else {
-		printf("papi-flops FLOP metrics: %s\n", pr.source);
+		printf("papi-flops %s FLOP metrics: %s\n", PF_VERSION, pr.source);
 		printf("--------------------------------------------------------------------------------\n");
 		printf("Counter access : %s%s\n", pr.access.code ? "NO: " : "", pr.access.msg);
 		if (pr.access.fix[0])
 			printf("Fix            : %s\n", pr.access.fix);
+		if (pr.access.code)
+			printf("No counters    : papi_flops_run --source trace -- PROGRAM counts FLOPs exactly\n");
+		if (show_simd) {
+			printf("Opmask sampling: %s\n", simd.msg);
+			if (simd.fix[0])
+				printf("Fix            : %s\n", simd.fix);
+		}
 		printf("Core kinds     : %d\n", pr.nkinds);
 	}
 	for (int k = 0; k < pr.nkinds; k++) {
@@ -297,7 +386,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		printf("  SMT %s; %d general counters per thread%s\n", kd->smt ? "on" : "off", kd->budget,
-		       pr.nmi_watchdog ? " (the NMI watchdog holds one)" : "");
+		       pr.nmi_watchdog && kd->pmu->cycles_general ? " (the NMI watchdog holds one)" : "");
 		print_pmu(kd->pmu, 0, kd->budget, kd->sve_bits);
 	}
 	if (json)

@@ -14,9 +14,11 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "papi_flops.h"
+#include "pflops_mask.h"
 #include "pflops_trace.h"
 #include "pf_json.h"
 #include "pf_kernels.h"
+#include "pf_version.h"
 
 #ifndef PF_KERNELS
 #define PF_KERNELS "papi_flops_kernels"
@@ -127,13 +129,145 @@ static int hw_measure(const struct pflops_plan *plan, char **av, int runs, doubl
 	return 0;
 }
 
+/*
+ * Masked-lane sampling, validated on the trace: each masked kernel traced
+ * once, its FP_ARITH counts sampled every P-th count at several periods
+ * and phases (the counters' sampling, without skid), the estimate and its
+ * 95% interval set against the exact count.  Bias: mean relative error;
+ * coverage: intervals holding the exact count.  Fails a verdict when the
+ * interval at P = 7 misses, coverage is under 90%, or unmasked code gets
+ * a correction.
+ */
+static const unsigned mask_periods[] = { 3, 5, 7, 11, 13, 17, 19, 23, 29, 31 };
+#define MASK_PHASES 4
+#define MASK_NSTREAMS (int)(sizeof(mask_periods) / sizeof(mask_periods[0]) * MASK_PHASES)
+#define MASK_P 7
+
+static int mask_check(const struct pflops_table *t, const struct pflops_probe *pr, const char *kp, int json)
+{
+	const struct pflops_pmu *pmu = NULL;
+	struct pflops_mask_plan mp;
+	struct pflops_error err = { 0 };
+	unsigned dpsp = 1u << PFLOPS_DP_OPS | 1u << PFLOPS_SP_OPS;
+	int failures = 0;
+
+	if (!has_feature("avx512f")) {
+		if (!json)
+			printf("\nMasked-lane sampling: not checked (this CPU has no AVX-512 to run the masked kernels)\n");
+		return 0;
+	}
+	/* this machine's PMU when it counts masked lanes in full, else Sapphire Rapids' */
+	if (pr->nkinds && pr->kinds[0].pmu && !pflops_mask_plan_make(&mp, pr->kinds[0].pmu, dpsp, NULL) &&
+	    mp.corrected == dpsp)
+		pmu = pr->kinds[0].pmu;
+	else
+		pmu = pflops_table_find(t, "spr");
+	if (!pmu)
+		return 0;
+	struct pflops_mask_stream st[MASK_NSTREAMS];
+	int ns = 0, s7 = 0;
+	for (size_t i = 0; i < sizeof(mask_periods) / sizeof(mask_periods[0]); i++)
+		for (int ph = 0; ph < MASK_PHASES; ph++) {
+			unsigned phase = mask_periods[i] * (unsigned)ph / MASK_PHASES;
+			if (ph && phase == st[ns - 1].phase)
+				continue;	/* short periods: fewer distinct phases */
+			if (mask_periods[i] == MASK_P && ph == 0)
+				s7 = ns;
+			st[ns++] = (struct pflops_mask_stream){ mask_periods[i], phase };
+		}
+	if (json)
+		printf(", \"mask_sampling\": {\"pmu\": \"%s\", \"period\": %d, \"streams\": %d, \"kernels\": [", pmu->name,
+		       MASK_P, ns);
+	else
+		printf("\nMasked-lane sampling on the trace (%s's FP_ARITH events, every P-th count with k0-k7 as the\n"
+		       "instruction ran; P = 3..31 at up to %d phases: %d samplings per kernel; docs/masked-lanes.md)\n"
+		       "  %-18s %-7s %9s %9s  %-30s %8s %8s  %s\n",
+		       pmu->name, MASK_PHASES, ns, "kernel", "metric", "exact", "full", "P=7 estimate [95% interval]",
+		       "bias", "max err", "coverage");
+	for (int i = 0; i < PF_NMASK_KERNELS; i++) {
+		const struct pf_mask_kernel *k = &pf_mask_kernels[i];
+		struct pflops_mix mix;
+		int status;
+		char *av[] = { (char *)kp, (char *)k->name, (char *)k->iterations, NULL };
+		if (pflops_mask_plan_make(&mp, pmu, 1u << k->metric, &err)) {
+			fprintf(stderr, "papi_flops_check: %s\n", err.msg);
+			failures++;
+			continue;
+		}
+		struct pflops_mask_trace *mt = pflops_mask_trace_new(&mp, st, ns, &err);
+		struct pflops_trace_opts o = { .region = k->region, .fp_exec = pflops_mask_trace_hook, .fp_exec_arg = mt };
+		memset(&mix, 0, sizeof(mix));
+		if (!mt || pflops_trace_run(av, &o, &mix, &status, &err) || !WIFEXITED(status) || WEXITSTATUS(status)) {
+			fprintf(stderr, "papi_flops_check: cannot trace kernel %s: %s\n", k->name,
+				err.msg[0] ? err.msg : "it failed");
+			pflops_mask_trace_free(mt);
+			failures++;
+			continue;
+		}
+		double exact = (double)pflops_mix_flops(&mix, k->metric == PFLOPS_DP_OPS ? PFLOPS_DP : PFLOPS_SP);
+		double full = 0, est7 = 0, lo7 = 0, hi7 = 0, bias = 0, maxerr = 0;
+		int covered = 0, zero_ok = 1;
+		for (int j = 0; j < ns; j++) {
+			double counts[PFLOPS_MAX_COUNTERS], est, lo, hi;
+			struct pflops_mask_result res[PFLOPS_MAX_COUNTERS];
+			if (pflops_mask_trace_result(mt, &mix, j, counts, res, &err)) {
+				fprintf(stderr, "papi_flops_check: %s\n", err.msg);
+				failures++;
+				break;
+			}
+			pflops_mask_metric(&mp, k->metric, counts, res, &full, &est, &lo, &hi);
+			double e = exact > 0 ? (est - exact) / exact : 0;
+			bias += e / ns;
+			maxerr = fabs(e) > maxerr ? fabs(e) : maxerr;
+			covered += lo <= exact && exact <= hi;
+			zero_ok &= k->exact != k->full || est == full;
+			if (j == s7) {
+				est7 = est;
+				lo7 = lo;
+				hi7 = hi;
+			}
+		}
+		pflops_mask_trace_free(mt);
+		/* the trace agrees with the analysis, or nothing below means anything */
+		int ok = exact == k->exact && full == k->full && lo7 <= exact && exact <= hi7 && covered * 10 >= ns * 9 &&
+			 zero_ok;
+		failures += !ok;
+		if (json) {
+			printf("%s{\"kernel\": \"%s\", \"metric\": \"%s\", \"exact\": %.0f, \"full_lanes\": %.0f, "
+			       "\"estimate\": %.0f, \"low\": %.0f, \"high\": %.0f, \"bias_pct\": %.4f, \"max_error_pct\": %.4f, "
+			       "\"covered\": %d, \"ok\": %s}", i ? ", " : "", k->name, pflops_metric_name(k->metric), exact, full,
+			       est7, lo7, hi7, 100 * bias, 100 * maxerr, covered, ok ? "true" : "false");
+			continue;
+		}
+		char iv[64];
+		snprintf(iv, sizeof(iv), "%.0f [%.0f..%.0f]", est7, lo7, hi7);
+		printf("  %-18s %-7s %9.0f %9.0f  %-30s %+7.2f%% %7.2f%%  %d/%d%s\n", k->name, pflops_metric_name(k->metric),
+		       exact, full, iv, 100 * bias, 100 * maxerr, covered, ns,
+		       ok ? "" : exact != k->exact ? "  FAIL (trace != analysis)" : !zero_ok ? "  FAIL (unmasked code corrected)" : "  FAIL");
+	}
+	if (json)
+		printf("]}");
+	return failures;
+}
+
 static void usage(FILE *o)
 {
 	fprintf(o, "usage: papi_flops_check [--all-pmus] [--iterations N] [--runs N] [--json] [--markdown FILE]\n"
-		   "  --all-pmus      model-vs-exact table for every PMU of the table (default: this machine's)\n"
-		   "  --iterations N  loop iterations per kernel (default 1000)\n"
-		   "  --runs N        runs per kernel (default 3)\n"
-		   "  --markdown FILE also write the tables as markdown (the docs/ validation table)\n");
+		   "Check the FLOP formulas: every calibration kernel this CPU can run is counted\n"
+		   "exactly (by analysis and by the trace, which must agree), read through each\n"
+		   "formula's event models, and, where counters can be used, read by the hardware.\n"
+		   "\n"
+		   "  -a, --all-pmus        model-vs-exact table for every PMU of the table (default: this machine's)\n"
+		   "  -n, --iterations N    loop iterations per kernel (default 1000)\n"
+		   "  -r, --runs N          runs per kernel; the trace must agree every time, the hardware\n"
+		   "                        reading is their median (default 3)\n"
+		   "  -j, --json            the results as one JSON object on stdout (messages on stderr)\n"
+		   "  -m, --markdown FILE   also write the tables as markdown (the docs/ validation table)\n"
+		   "  -h, --help            this text\n"
+		   "  -V, --version         the version\n"
+		   "\n"
+		   "Environment: PAPI_FLOPS_KERNELS, the kernel program (default: the installed one).\n"
+		   "Exit status: 0 when every verdict passes, 1 otherwise, 2 on bad usage.  papi_flops_check(1).\n");
 }
 
 int main(int argc, char **argv)
@@ -141,12 +275,13 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "all-pmus", no_argument, 0, 'a' }, { "iterations", required_argument, 0, 'n' },
 		{ "runs", required_argument, 0, 'r' }, { "json", no_argument, 0, 'j' },
-		{ "markdown", required_argument, 0, 'm' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "markdown", required_argument, 0, 'm' }, { "help", no_argument, 0, 'h' },
+		{ "version", no_argument, 0, 'V' },	   { 0, 0, 0, 0 },
 	};
 	int all = 0, json = 0, runs = 3, c;
 	long iters = 1000;
 	const char *md = NULL;
-	while ((c = getopt_long(argc, argv, "an:r:jm:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "an:r:jm:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a': all = 1; break;
 		case 'n': iters = atol(optarg); break;
@@ -154,6 +289,7 @@ int main(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'm': md = optarg; break;
 		case 'h': usage(stdout); return 0;
+		case 'V': printf("papi_flops_check (papi-flops) %s\n", PF_VERSION); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -170,10 +306,11 @@ int main(int argc, char **argv)
 	}
 	const char *kp = kernels_path(argv[0]);
 	FILE *o = json ? stderr : stdout;
-	fprintf(o, "papi_flops_check: %s\n", pr.access.code ? "no hardware counters here: " : "hardware counters available");
 	if (pr.access.code)
-		fprintf(o, "  %s\n  every kernel is checked with the exact trace count instead; the formulas with their models\n",
-			pr.access.msg);
+		fprintf(o, "papi_flops_check: %s, so each kernel is checked against its exact trace count and each formula through its event models; to check the hardware counters too, %s.\n",
+			pr.access.msg, pr.access.fix);
+	else
+		fprintf(o, "papi_flops_check: %s\n", pr.access.msg);
 
 	/* 1. the kernels: analytic FLOPs vs the trace, `runs` times */
 	struct kres res[PF_NKERNELS];
@@ -323,10 +460,14 @@ int main(int argc, char **argv)
 			fprintf(mdf, "\n");
 	}
 	if (json)
-		printf("], \"failures\": %d}\n", failures);
+		printf("]");
+	/* 4. masked lanes: the sampled correction against the trace */
+	failures += mask_check(&t, &pr, kp, json);
+	if (json)
+		printf(", \"failures\": %d}\n", failures);
 	if (mdf)
 		fclose(mdf);
-	/* 4. with counters: each kernel as this CPU's counters read it, against its formula */
+	/* 5. with counters: each kernel as this CPU's counters read it, against its formula */
 	const struct pflops_kind *kd = pr.nkinds ? &pr.kinds[0] : NULL;
 	if (!pr.access.code && kd && kd->pmu && !json) {
 		unsigned want = 0;

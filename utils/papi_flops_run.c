@@ -4,8 +4,10 @@
  *   trace        exact count of every executed instruction (the SDE method)
  *   model:PMU    trace, read through PMU's events and formulas
  *   perf-stat:F  `perf stat -x,` output recorded elsewhere (no program run)
- * The program's exit status is passed through (128+N when killed by N).
+ * The program's exit status is passed through (128+N when killed by N),
+ * and its stdout is its own: the report goes to stderr or to -o FILE.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,39 +19,48 @@
 #include <unistd.h>
 #include "papi_flops.h"
 #include "pflops_trace.h"
-#include "pf_json.h"
+#include "pf_report.h"
 #include "pf_run_hw.h"
+#include "pf_run_mask.h"
+#include "pf_version.h"
 
 #define EXIT_TOOL 125	/* the tool failed, not the program (as env(1), timeout(1)) */
 
-struct result {
-	const char *source;
-	char source_detail[400];
-	double v[PFLOPS_NMETRIC];
-	unsigned got;
-	const struct pflops_pmu *pmu;	/* formula used (hw, model, perf-stat), or NULL (trace) */
-	double widths[PFLOPS_NWIDTH];
-	int have_widths;
-	double wall;
-	int status;		/* wait status; -1: no program run */
-	char notes[8][320];
-	int nnotes;
-};
-
-static void note(struct result *r, const char *fmt, const char *a)
-{
-	if (r->nnotes < 8)
-		snprintf(r->notes[r->nnotes++], sizeof(r->notes[0]), fmt, a);
-}
-
 static void usage(FILE *o)
 {
-	fprintf(o, "usage: papi_flops_run [--source hw|trace|model:PMU|perf-stat:FILE] [--metrics LIST]\n"
-		   "                      [--region SYMBOL] [--arch PMU] [--json] [--quiet] -- PROGRAM [ARGS...]\n"
-		   "  --source       where counts come from (default hw); see papi_flops_run(1)\n"
-		   "  --metrics      comma list of FP_OPS,DP_OPS,SP_OPS,HP_OPS,BF16_OPS,VEC_DP,VEC_SP (default: all available)\n"
-		   "  --region SYM   trace sources: count only inside calls to function SYM\n"
-		   "  --arch PMU     perf-stat source: the CPU the file was recorded on (default: this one)\n");
+	fprintf(o,
+		"usage: papi_flops_run [OPTIONS] -- PROGRAM [ARGS...]\n"
+		"       papi_flops_run --source perf-stat:FILE [--arch PMU] [--seconds S] [OPTIONS]\n"
+		"Run PROGRAM and report its floating-point operations.  The program keeps\n"
+		"stdout; the report goes to stderr, or to FILE with -o.\n"
+		"\n"
+		"Where the counts come from:\n"
+		"  -s, --source hw           hardware counters, this CPU's formula (default)\n"
+		"  -s, --source trace        exact count of every executed instruction, no counters needed\n"
+		"  -s, --source model:PMU    the trace, read as PMU's counters would read it (skx, zen4 ...)\n"
+		"  -s, --source perf-stat:F  counts recorded with 'perf stat -x, -o F' elsewhere; no program run\n"
+		"  -m, --metrics LIST        comma list of FP_OPS,DP_OPS,SP_OPS,HP_OPS,BF16_OPS,VEC_DP,VEC_SP\n"
+		"                            (default: every metric the source can give)\n"
+		"  -r, --region SYMBOL       trace and model: count only inside calls to function SYMBOL\n"
+		"      --mask-sampling N     hw, model: correct masked AVX-512 lanes (masked-full metrics) from\n"
+		"                            the opmask registers sampled every N counts of each FP_ARITH event\n"
+		"                            (hw needs a kernel with perf SIMD-register sampling; model takes\n"
+		"                            the samples from the trace)\n"
+		"  -a, --arch PMU            perf-stat: the CPU FILE was recorded on (default: this one)\n"
+		"      --seconds S           perf-stat: the run's wall time, for GFLOP/s, when FILE has no\n"
+		"                            duration_time line (record with -e duration_time to have one)\n"
+		"\n"
+		"The report:\n"
+		"  -o, --output FILE         write it to FILE instead of stderr\n"
+		"  -j, --json                as one JSON object\n"
+		"      --csv                 as CSV: metric,value,unit,source,accuracy,caveat\n"
+		"  -x, --field-separator C   as CSV with separator C (as perf stat -x)\n"
+		"  -q, --quiet               no report on stderr and no progress line (-o still writes)\n"
+		"  -h, --help                this text\n"
+		"  -V, --version             the version\n"
+		"\n"
+		"Exit status: the program's; 128+N if it was killed by signal N; 125 if\n"
+		"papi_flops_run could not count (it says why); 2 on bad usage.  papi_flops_run(1).\n");
 }
 
 static double now(void)
@@ -81,10 +92,13 @@ static unsigned parse_metrics(const char *list)
 	return set;
 }
 
-static int run_trace(char **argv, const char *region, int quiet, struct pflops_mix *mix, struct result *r)
+static int run_trace(char **argv, const char *region, int quiet, struct pflops_mix *mix, struct pf_report *r,
+		     struct pf_mask_model *mm)
 {
 	struct pflops_trace_stats st;
 	struct pflops_trace_opts o = { .region = region, .stats = &st };
+	if (mm)
+		pf_mask_model_opts(mm, &o);
 	if (!quiet && isatty(2))
 		o.progress = progress;
 	struct pflops_error err = { 0 };
@@ -98,237 +112,276 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 		return EXIT_TOOL;
 	}
 	if (region && !st.region_calls)
-		note(r, "the region function '%s' was never called: every count is 0", region);
+		pf_report_note(r, "the region function '%s' was never called: every count is 0", region);
 	else if (region)
-		note(r, "counted only inside calls to %s", region);
-	note(r, "%s", "wall time is that of the traced run (ptrace slows it greatly); GFLOP/s are not given");
+		pf_report_note(r, "counted only inside calls to %s", region);
+	pf_report_note(r, "wall time is that of the traced run (ptrace slows it greatly); GFLOP/s are not given");
 	pflops_mix_widths(mix, r->widths);
 	r->have_widths = 1;
 	return 0;
 }
 
-static void print_text(const struct result *r, unsigned metrics, char **argv)
+static int source_trace(char **prog, const char *region, int quiet, struct pf_report *r)
 {
-	printf("papi_flops_run: %s", argv && argv[0] ? argv[0] : "(no program)");
-	if (r->status >= 0) {
-		char st[96] = "";
-		pflops_trace_status_str(r->status, st, sizeof(st));
-		printf(" (%s)", st);
+	struct pflops_mix mix;
+	memset(&mix, 0, sizeof(mix));
+	int rc = run_trace(prog, region, quiet, &mix, r, NULL);
+	if (!rc) {
+		pflops_mix_metrics(&mix, r->v);
+		r->got = (1u << PFLOPS_NMETRIC) - 1;
+		snprintf(r->source_detail, sizeof(r->source_detail), "exact: every executed instruction decoded (%llu instructions)",
+			 (unsigned long long)mix.total_insts);
 	}
-	printf("\nsource      : %s%s%s\n", r->source, r->source_detail[0] ? ", " : "", r->source_detail);
-	if (r->status >= 0)
-		printf("wall time   : %.3f s\n", r->wall);
-	for (int m = 0; m < PFLOPS_NMETRIC; m++) {
-		if (!(metrics & (1u << m)))
-			continue;
-		if (!(r->got & (1u << m))) {
-			const char *why = r->pmu && r->pmu->metrics[m].caveat ? r->pmu->metrics[m].caveat : "not measured";
-			printf("%-11s : n/a  (%s)\n", pflops_metric_name(m), why);
-			continue;
-		}
-		const char *cls = r->pmu ? pflops_class_name(r->pmu->metrics[m].klass) : "exact";
-		printf("%-11s : %.0f  [%s]", pflops_metric_name(m), r->v[m], cls);
-		if (r->wall > 0 && strcmp(r->source, "trace") && strncmp(r->source, "model", 5) && m <= PFLOPS_BF16_OPS)
-			printf("  %.3f GFLOP/s", r->v[m] / r->wall / 1e9);
-		printf("\n");
-	}
-	if (r->have_widths)
-		printf("by width    : (exact) scalar %.0f, 128-bit %.0f, 256-bit %.0f, 512-bit %.0f FLOPs\n", r->widths[0],
-		       r->widths[1], r->widths[2], r->widths[3]);
-	int header = 0;
-	for (int m = 0; r->pmu && m < PFLOPS_NMETRIC; m++)
-		if ((metrics & r->got & (1u << m)) && r->pmu->metrics[m].caveat) {
-			if (!header++)
-				printf("caveats     :\n");
-			printf("  %s: %s\n", pflops_metric_name(m), r->pmu->metrics[m].caveat);
-		}
-	for (int i = 0; i < r->nnotes; i++)
-		printf("%s %s\n", i ? "           " : "notes       :", r->notes[i]);
+	if (!r->asked)
+		r->asked = r->got;
+	return rc;
 }
 
-static void print_json(const struct result *r, unsigned metrics, char **argv)
+static int source_model(const struct pflops_table *t, const char *pmu, char **prog, const char *region, int quiet,
+			unsigned mask_period, struct pf_report *r)
 {
-	printf("{");
-	pf_json_kv(stdout, "source", r->source, 1);
-	pf_json_kv(stdout, "source_detail", r->source_detail, 1);
-	pf_json_kv(stdout, "pmu", r->pmu ? r->pmu->name : "", 1);
-	if (r->status >= 0) {
-		pf_json_kv(stdout, "program", argv[0], 1);
-		printf("\"exit_status\": %d, ", WIFEXITED(r->status) ? WEXITSTATUS(r->status) : 128 + WTERMSIG(r->status));
-		printf("\"wall_seconds\": %.6f, ", r->wall);
+	const struct pflops_pmu *p = pflops_table_find(t, pmu);
+	if (!p) {
+		fprintf(stderr, "papi_flops_run: no PMU '%s' in the table; 'papi_flops_avail --arch all' lists them\n", pmu);
+		return 2;
 	}
-	printf("\"metrics\": {");
-	int first = 1;
-	for (int m = 0; m < PFLOPS_NMETRIC; m++)
-		if (metrics & r->got & (1u << m)) {
-			printf("%s\"%s\": %.0f", first ? "" : ", ", pflops_metric_name(m), r->v[m]);
-			first = 0;
-		}
-	printf("}, \"accuracy\": {");
-	first = 1;
-	for (int m = 0; m < PFLOPS_NMETRIC; m++)
-		if (metrics & r->got & (1u << m)) {
-			printf("%s\"%s\": \"%s\"", first ? "" : ", ", pflops_metric_name(m),
-			       r->pmu ? pflops_class_name(r->pmu->metrics[m].klass) : "exact");
-			first = 0;
-		}
-	printf("}");
-	if (r->have_widths)
-		printf(", \"widths\": {\"scalar\": %.0f, \"128\": %.0f, \"256\": %.0f, \"512\": %.0f}", r->widths[0],
-		       r->widths[1], r->widths[2], r->widths[3]);
-	printf(", \"caveats\": [");
-	first = 1;
-	for (int m = 0; r->pmu && m < PFLOPS_NMETRIC; m++)
-		if ((metrics & r->got & (1u << m)) && r->pmu->metrics[m].caveat) {
-			char buf[600];
-			snprintf(buf, sizeof(buf), "%s: %s", pflops_metric_name(m), r->pmu->metrics[m].caveat);
-			printf("%s", first ? "" : ", ");
-			pf_json_str(stdout, buf);
-			first = 0;
-		}
-	for (int i = 0; i < r->nnotes; i++) {
-		printf("%s", first ? "" : ", ");
-		pf_json_str(stdout, r->notes[i]);
-		first = 0;
+	struct pflops_mix mix;
+	struct pflops_error err = { 0 };
+	memset(&mix, 0, sizeof(mix));
+	r->pmu = p;
+	r->source = "model";
+	snprintf(r->source_detail, sizeof(r->source_detail), "trace read through the events of %s (%s)", p->name, p->title);
+	if (!r->asked)
+		r->asked = (1u << PFLOPS_NMETRIC) - 1;
+	struct pf_mask_model *mm = NULL;
+	if (mask_period && !(mm = pf_mask_model_new(p, r->asked, mask_period)))
+		return EXIT_TOOL;
+	int rc = run_trace(prog, region, quiet, &mix, r, mm);
+	if (!rc && pflops_model_metrics(p, &mix, r->asked, 0, r->v, &r->got, &err)) {
+		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
+		rc = EXIT_TOOL;
 	}
-	printf("]}\n");
+	if (mm && rc)
+		pf_mask_model_free(mm);
+	else if (mm)
+		rc = pf_mask_model_report(mm, &mix, r);
+	return rc;
+}
+
+/* The wall time `perf stat -x,` recorded: its duration_time event (ns).
+ * perf prints "seconds time elapsed" only without -x.  0: none. */
+static double perfstat_seconds(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;	/* whole lines: a comment's tail is no duration */
+	size_t cap = 0;
+	double s = 0;
+	while (f && getline(&line, &cap, f) >= 0) {
+		if (line[0] == '#')
+			continue;
+		char *unit = strchr(line, ','), *ev = unit ? strchr(unit + 1, ',') : NULL;
+		if (ev && !strncmp(unit, ",ns,duration_time", 17) && (ev[14] == ',' || ev[14] == '\n' || !ev[14]))
+			s = strtod(line, NULL) / 1e9;	/* pflops_perfstat_read checked it: finite, >= 0 */
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return s;
+}
+
+static int source_perfstat(const struct pflops_table *t, const char *file, const char *arch, double seconds,
+			   struct pf_report *r)
+{
+	const struct pflops_pmu *p = NULL;
+	struct pflops_error err = { 0 };
+	if (arch) {
+		if (!(p = pflops_table_find(t, arch))) {
+			fprintf(stderr, "papi_flops_run: no PMU '%s' in the table; 'papi_flops_avail --arch all' lists them\n", arch);
+			return 2;
+		}
+	} else {
+		struct pflops_probe pr;
+		if (pflops_probe_run(&pr, t, NULL, &err) || !pr.nkinds || !pr.kinds[0].pmu) {
+			fprintf(stderr, "papi_flops_run: cannot tell which CPU recorded %s: give --arch PMU\n", file);
+			return 2;
+		}
+		p = pr.kinds[0].pmu;
+	}
+	r->pmu = p;
+	r->source = "perf-stat";
+	snprintf(r->source_detail, sizeof(r->source_detail), "%s read as %s (%s)", file, p->name, p->title);
+	unsigned want = r->asked;
+	if (!want)
+		for (int m = 0; m < PFLOPS_NMETRIC; m++)
+			want |= p->metrics[m].klass != PFLOPS_UNAVAILABLE ? 1u << m : 0;
+	/* default set: take what the file has; an explicit list must be complete */
+	for (int m = 0; m < PFLOPS_NMETRIC; m++) {
+		if (!(want & (1u << m)) || p->metrics[m].klass == PFLOPS_UNAVAILABLE)
+			continue;
+		struct pflops_perfstat ps;
+		if (pflops_perfstat_read(file, p, 1u << m, 0, &ps, &err)) {
+			/* a metric the file lacks is skipped; a bad or unreadable file is not */
+			if (r->asked || err.code != PFLOPS_ENOENT) {
+				fprintf(stderr, "papi_flops_run: %s\n", err.msg);
+				return EXIT_TOOL;
+			}
+			continue;
+		}
+		r->v[m] = ps.value[m];
+		r->got |= 1u << m;
+		if (ps.min_pct < 100 && !r->nnotes)
+			pf_report_note(r, "perf multiplexed the counters (lowest running share %.2f%%): scaled estimates",
+				       ps.min_pct);
+	}
+	if (!r->got) {
+		fprintf(stderr, "papi_flops_run: %s has none of the events %s's metrics need; record with: perf stat -x, -o FILE $(papi_flops_avail --arch %s --perf) PROGRAM\n",
+			file, p->name, p->name);
+		return EXIT_TOOL;
+	}
+	r->asked = want;
+	double rec = perfstat_seconds(file);
+	r->wall = seconds > 0 ? seconds : rec;
+	r->wall_real = r->wall > 0;
+	if (seconds > 0 && rec > 0)
+		pf_report_note(r, "wall time from --seconds (%s also records %.6f s)", file, rec);
+	else if (!r->wall_real)
+		pf_report_note(r, "no wall time in %s, so no GFLOP/s: record with -e duration_time too, or give --seconds", file);
+	return 0;
+}
+
+static int open_output(const char *path, FILE **o)
+{
+	if (!path)
+		return 0;
+	/* close-on-exec: the program must not inherit the report file */
+	if (!(*o = fopen(path, "we"))) {
+		fprintf(stderr, "papi_flops_run: cannot write the report to %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
+	enum { OPT_CSV = 256, OPT_SECONDS, OPT_MASK };
 	static const struct option opts[] = {
-		{ "source", required_argument, 0, 's' }, { "metrics", required_argument, 0, 'm' },
-		{ "region", required_argument, 0, 'r' }, { "arch", required_argument, 0, 'a' },
-		{ "json", no_argument, 0, 'j' },	 { "quiet", no_argument, 0, 'q' },
-		{ "help", no_argument, 0, 'h' },	 { 0, 0, 0, 0 },
+		{ "source", required_argument, 0, 's' },  { "metrics", required_argument, 0, 'm' },
+		{ "region", required_argument, 0, 'r' },  { "arch", required_argument, 0, 'a' },
+		{ "seconds", required_argument, 0, OPT_SECONDS }, { "mask-sampling", required_argument, 0, OPT_MASK },
+		{ "output", required_argument, 0, 'o' },  { "json", no_argument, 0, 'j' },
+		{ "csv", no_argument, 0, OPT_CSV },	  { "field-separator", required_argument, 0, 'x' },
+		{ "quiet", no_argument, 0, 'q' },	  { "help", no_argument, 0, 'h' },
+		{ "version", no_argument, 0, 'V' },	  { 0, 0, 0, 0 },
 	};
-	const char *source = "hw", *region = NULL, *arch = NULL;
+	const char *source = "hw", *region = NULL, *arch = NULL, *output = NULL;
 	unsigned metrics = 0;
-	int json = 0, quiet = 0, c;
-	while ((c = getopt_long(argc, argv, "+s:m:r:a:jqh", opts, NULL)) != -1) {
+	enum pf_format format = PF_FORMAT_TEXT;
+	char sep = ',';
+	double seconds = 0;
+	unsigned mask_period = 0;
+	int quiet = 0, c;
+	while ((c = getopt_long(argc, argv, "+s:m:r:a:o:jx:qhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': source = optarg; break;
 		case 'm': metrics = parse_metrics(optarg); break;
 		case 'r': region = optarg; break;
 		case 'a': arch = optarg; break;
-		case 'j': json = 1; break;
+		case 'o': output = optarg; break;
+		case 'j': format = PF_FORMAT_JSON; break;
+		case OPT_CSV: format = PF_FORMAT_CSV; break;
+		case 'x':
+			if (strlen(optarg) != 1 || strchr("\"\r\n", optarg[0])) {
+				fprintf(stderr, "papi_flops_run: -x takes one character other than a quote or line break, as in -x, or -x';'\n");
+				return 2;
+			}
+			format = PF_FORMAT_CSV;
+			sep = optarg[0];
+			break;
+		case OPT_SECONDS: {
+			char *end;
+			seconds = strtod(optarg, &end);
+			if (end == optarg || *end || !(seconds > 0)) {
+				fprintf(stderr, "papi_flops_run: --seconds takes the run's wall time in seconds, a number above 0 (got '%s')\n", optarg);
+				return 2;
+			}
+			break;
+		}
+		case OPT_MASK: {
+			char *end;
+			errno = 0;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (end == optarg || *end || errno || v < 1 || v > 1000000000 || optarg[0] == '-') {
+				fprintf(stderr, "papi_flops_run: --mask-sampling takes the sampling period, a count from 1 to 1000000000 (got '%s')\n", optarg);
+				return 2;
+			}
+			mask_period = (unsigned)v;
+			break;
+		}
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
+		case 'V': printf("papi_flops_run (papi-flops) %s\n", PF_VERSION); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
 	char **prog = argv + optind;
-	int perfstat = !strncmp(source, "perf-stat:", 10);
+	int perfstat = !strncmp(source, "perf-stat:", 10), traced = !strcmp(source, "trace") || !strncmp(source, "model:", 6);
 	if (!*prog && !perfstat) {
 		fprintf(stderr, "papi_flops_run: no program given\n");
 		usage(stderr);
 		return 2;
 	}
+	if (*prog && perfstat) {
+		fprintf(stderr, "papi_flops_run: --source perf-stat reads counts recorded earlier and runs no program; drop '%s' or use --source hw\n", *prog);
+		return 2;
+	}
+	if ((arch || seconds > 0) && !perfstat) {
+		fprintf(stderr, "papi_flops_run: %s applies to --source perf-stat:FILE only%s\n", arch ? "--arch" : "--seconds",
+			arch ? " (model:PMU names the PMU for a trace)" : "");
+		return 2;
+	}
+	if (mask_period && strcmp(source, "hw") && strncmp(source, "model:", 6)) {
+		fprintf(stderr, "papi_flops_run: --mask-sampling applies to --source hw and model:PMU (counts that take masked lanes in full)\n");
+		return 2;
+	}
+	if (region && !traced) {
+		fprintf(stderr, "papi_flops_run: --region needs --source trace or model:PMU (counters cannot tell functions apart)\n");
+		return 2;
+	}
+	FILE *out = stderr;
+	int rc = open_output(output, &out);
+	if (rc)
+		return rc;
 	struct pflops_table t = { 0 };
 	struct pflops_error err = { 0 };
 	if (pflops_table_builtin(&t, &err)) {
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
-	struct result r = { .source = source, .status = -1 };
-	int rc = 0;
+	struct pf_report r = { .source = source, .status = -1, .asked = metrics, .program = perfstat ? NULL : prog[0] };
 	if (!strcmp(source, "trace")) {
-		struct pflops_mix mix;
-		memset(&mix, 0, sizeof(mix));
-		if (!(rc = run_trace(prog, region, quiet, &mix, &r))) {
-			pflops_mix_metrics(&mix, r.v);
-			r.got = (1u << PFLOPS_NMETRIC) - 1;
-			snprintf(r.source_detail, sizeof(r.source_detail), "exact: every executed instruction decoded (%llu)",
-				 (unsigned long long)mix.total_insts);
-		}
-		if (!metrics)
-			metrics = r.got;
+		rc = source_trace(prog, region, quiet, &r);
 	} else if (!strncmp(source, "model:", 6)) {
-		const struct pflops_pmu *p = pflops_table_find(&t, source + 6);
-		if (!p) {
-			fprintf(stderr, "papi_flops_run: no PMU '%s' in the table; 'papi_flops_avail --arch all' lists them\n", source + 6);
-			rc = 2;
-		} else {
-			struct pflops_mix mix;
-			memset(&mix, 0, sizeof(mix));
-			r.pmu = p;
-			r.source = "model";
-			snprintf(r.source_detail, sizeof(r.source_detail), "trace read through the events of %s (%s)", p->name,
-				 p->title);
-			if (!metrics)
-				metrics = (1u << PFLOPS_NMETRIC) - 1;
-			if (!(rc = run_trace(prog, region, quiet, &mix, &r)) &&
-			    pflops_model_metrics(p, &mix, metrics, 0, r.v, &r.got, &err)) {
-				fprintf(stderr, "papi_flops_run: %s\n", err.msg);
-				rc = EXIT_TOOL;
-			}
-		}
+		rc = source_model(&t, source + 6, prog, region, quiet, mask_period, &r);
 	} else if (perfstat) {
-		const struct pflops_pmu *p = NULL;
-		if (arch) {
-			p = pflops_table_find(&t, arch);
-			if (!p)
-				fprintf(stderr, "papi_flops_run: no PMU '%s' in the table\n", arch);
-		} else {
-			struct pflops_probe pr;
-			if (pflops_probe_run(&pr, &t, NULL, &err) == 0 && pr.nkinds && pr.kinds[0].pmu)
-				p = pr.kinds[0].pmu;
-			else
-				fprintf(stderr, "papi_flops_run: cannot tell which CPU recorded %s: give --arch PMU\n", source + 10);
-		}
-		if (!p) {
-			rc = 2;
-		} else {
-			r.pmu = p;
-			r.source = "perf-stat";
-			snprintf(r.source_detail, sizeof(r.source_detail), "%s read as %s (%s)", source + 10, p->name, p->title);
-			unsigned want = metrics;
-			if (!want)
-				for (int m = 0; m < PFLOPS_NMETRIC; m++)
-					want |= p->metrics[m].klass != PFLOPS_UNAVAILABLE ? 1u << m : 0;
-			struct pflops_perfstat ps;
-			/* default set: take what the file has; an explicit list must be complete */
-			int got_any = 0;
-			for (int m = 0; m < PFLOPS_NMETRIC && !rc; m++) {
-				if (!(want & (1u << m)) || p->metrics[m].klass == PFLOPS_UNAVAILABLE)
-					continue;
-				if (pflops_perfstat_read(source + 10, p, 1u << m, 0, &ps, &err)) {
-					/* a metric the file lacks is skipped; a bad or unreadable file is not */
-					if (metrics || err.code != PFLOPS_ENOENT) {
-						fprintf(stderr, "papi_flops_run: %s\n", err.msg);
-						rc = EXIT_TOOL;
-					}
-					continue;
-				}
-				r.v[m] = ps.value[m];
-				r.got |= 1u << m;
-				got_any = 1;
-				if (ps.min_pct < 100 && !r.nnotes) {
-					char pct[32];
-					snprintf(pct, sizeof(pct), "%.2f", ps.min_pct);
-					note(&r, "perf multiplexed the counters (lowest running share %s%%): scaled estimates", pct);
-				}
-			}
-			if (!rc && !got_any) {
-				fprintf(stderr, "papi_flops_run: %s has none of the events %s's metrics need; record with: perf stat -x, -o FILE $(papi_flops_avail --arch %s --perf) PROGRAM\n",
-					source + 10, p->name, p->name);
-				rc = EXIT_TOOL;
-			}
-			metrics = want;
-		}
+		rc = source_perfstat(&t, source + 10, arch, seconds, &r);
+	} else if (!strcmp(source, "hw") && mask_period) {
+		rc = pf_mask_hw(&t, prog, metrics, mask_period, &r);
 	} else if (!strcmp(source, "hw")) {
-		rc = pf_run_hw(&t, prog, metrics, &r.v[0], &r.got, &metrics, &r.wall, &r.status, r.source_detail,
+		rc = pf_run_hw(&t, prog, metrics, &r.v[0], &r.got, &r.asked, &r.wall, &r.status, r.source_detail,
 			       sizeof(r.source_detail), &r.pmu, r.notes, &r.nnotes);
+		r.wall_real = 1;
 	} else {
 		fprintf(stderr, "papi_flops_run: unknown source '%s'; use hw, trace, model:PMU or perf-stat:FILE\n", source);
 		rc = 2;
 	}
 	if (!rc) {
-		if (json)
-			print_json(&r, metrics, prog);
-		else if (!quiet)
-			print_text(&r, metrics, prog);
-		if (r.status >= 0) {
+		if (output || !quiet)
+			pf_report_write(out, &r, format, sep);
+		if (output && (ferror(out) | fclose(out))) {
+			fprintf(stderr, "papi_flops_run: cannot write the report to %s: %s\n", output, strerror(errno));
+			rc = EXIT_TOOL;
+		}
+		if (!rc && r.status >= 0) {
 			if (WIFSIGNALED(r.status)) {
 				fprintf(stderr, "papi_flops_run: %s was killed by signal %d (%s)\n", prog[0], WTERMSIG(r.status),
 					strsignal(WTERMSIG(r.status)));

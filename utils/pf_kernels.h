@@ -59,6 +59,29 @@ static const struct pf_kernel pf_kernels[] = {
 #undef K_
 #define PF_NKERNELS (int)(sizeof(pf_kernels) / sizeof(pf_kernels[0]))
 
+/* Masked AVX-512 kernels of calib_fp for the masked-lane sampling check:
+ * a fixed run each, its exact FLOPs of one metric from the masks, and
+ * what FP_ARITH counts (every lane). */
+struct pf_mask_kernel {
+	const char *name, *iterations, *region;
+	int metric;
+	double exact, full;
+};
+static const struct pf_mask_kernel pf_mask_kernels[] = {
+	/* 2000 calls of daxpy(11): a full FMA and one under k1 = 0x07 */
+	{ "daxpy_masked", "2000", "daxpy", PFLOPS_DP_OPS, 44000, 64000 },
+	/* 8 FMAs per iteration under k1..k7 = 0x01..0x7f and none: 36 of 64 lanes */
+	{ "fma_kmix", "1000", NULL, PFLOPS_DP_OPS, 72000, 128000 },
+	{ "vaddpd_z_k1", "1000", NULL, PFLOPS_DP_OPS, 4000, 8000 },		/* k1 = 0x0f: 4 of 8 */
+	{ "vmulpd_y_k3", "1000", NULL, PFLOPS_DP_OPS, 2000, 4000 },		/* k3 = 0x05: 2 of 4 */
+	{ "vfmadd231ps_z_k2z", "1000", NULL, PFLOPS_SP_OPS, 16000, 32000 },	/* k2 = 0xff: 8 of 16 */
+	/* k1 = i & 0xff before each vaddpd zmm{k1}, i = 1000..1: sum of popcounts 3960 */
+	{ "kmask_in_block", "1000", NULL, PFLOPS_DP_OPS, 3960, 8000 },
+	/* unmasked (k0): the correction must be zero */
+	{ "vfmadd231pd_z", "1000", NULL, PFLOPS_DP_OPS, 16000, 16000 },
+};
+#define PF_NMASK_KERNELS (int)(sizeof(pf_mask_kernels) / sizeof(pf_mask_kernels[0]))
+
 /* The mix n iterations of kernel k execute (the loop's dec/jnz are not FP). */
 static inline void pf_kernel_mix(const struct pf_kernel *k, unsigned long n, struct pflops_mix *m)
 {

@@ -9,20 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pf_run_hw.h"
+#include "pflops_perf.h"
 
 #define EXIT_TOOL 125
-
-static int sysfs_type(const char *pmu, uint32_t *type)
-{
-	char path[256];
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", pmu);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
-	int rc = fscanf(f, "%u", type) == 1 ? 0 : -1;
-	fclose(f);
-	return rc;
-}
 
 static void add_note(char notes[][320], int *n, const char *text)
 {
@@ -49,47 +38,44 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 	}
 	int hybrid = pr.nkinds > 1, paranoid_user = pr.paranoid > 1 && pr.access.fix[0];
 	struct pflops_plan plan[PFLOPS_MAX_KINDS];
-	struct pflops_child_event ev[PFLOPS_MAX_KINDS * (PFLOPS_MAX_COUNTERS + 1)];
-	int first[PFLOPS_MAX_KINDS], ref[PFLOPS_MAX_KINDS], nev = 0;
+	struct pflops_perf_kind pk[PFLOPS_MAX_KINDS];
 	unsigned want = metrics_in;
 	*pmu_out = NULL;
 	for (int k = 0; k < pr.nkinds; k++) {
 		const struct pflops_kind *kd = &pr.kinds[k];
-		uint32_t type = PERF_TYPE_RAW;
-		first[k] = ref[k] = -1;
-		if (hybrid && sysfs_type(kd->pmu ? kd->pmu->sysfs : "cpu", &type)) {
-			fprintf(stderr, "papi_flops_run: the kernel exposes no perf PMU '%s' for the %s cores\n",
-				kd->pmu ? kd->pmu->sysfs : "cpu", kd->coretype);
+		pk[k] = (struct pflops_perf_kind){ .type = PERF_TYPE_RAW, .arch = kd->pmu ? kd->pmu->arch : PFLOPS_ARCH_X86,
+						   .ref = hybrid, .pmu_name = kd->pmu ? kd->pmu->sysfs : "cpu" };
+		if (hybrid && pflops_perf_pmu_type(pk[k].pmu_name, &pk[k].type, &err)) {
+			fprintf(stderr, "papi_flops_run: %s (the %s cores)\n", err.msg, kd->coretype);
 			return EXIT_TOOL;
 		}
 		unsigned m = want;
 		if (kd->pmu && !m)
 			for (int i = 0; i < PFLOPS_NMETRIC; i++)
 				m |= kd->pmu->metrics[i].klass != PFLOPS_UNAVAILABLE ? 1u << i : 0;
-		if (kd->pmu && m && !pflops_plan_make(&plan[k], kd->pmu, m, kd->sve_bits, &err)) {
+		int budget = hybrid ? kd->budget_cycles : kd->budget;
+		if (kd->pmu && m && !pflops_plan_fit(&plan[k], kd->pmu, m, kd->sve_bits, budget, NULL, &err)) {
 			if (!*pmu_out)
 				*pmu_out = kd->pmu;
 			want |= m;
-			first[k] = nev;
-			for (int c = 0; c < plan[k].ncounters; c++)
-				ev[nev++] = (struct pflops_child_event){ .type = type, .config = plan[k].counter[c].config,
-									 .exclude_kernel = paranoid_user };
-			if (plan[k].cost > kd->budget) {
+			pk[k].plan = &plan[k];
+			if (plan[k].cost > budget) {
+				pk[k].split = 1;
 				char n[320];
 				snprintf(n, sizeof(n), "%s cores: %d counters for %d per thread: the kernel multiplexes, values are scaled estimates",
-					 kd->pmu->name, plan[k].cost, kd->budget);
+					 kd->pmu->name, plan[k].cost, budget);
 				add_note(notes, nnotes, n);
 			}
 		} else {
-			/* no formula here: count cycles, to report the time spent on these cores */
+			/* no formula here: only the time spent on these cores is measured */
 			char n[320];
 			snprintf(n, sizeof(n), "%s cores (CPUs %.40s) cannot count FLOPs: %.220s", kd->coretype[0] ? kd->coretype : "some",
 				 kd->cpus, kd->pmu ? err.msg : kd->why);
 			add_note(notes, nnotes, n);
-			ref[k] = nev;
-			ev[nev++] = (struct pflops_child_event){ .type = PERF_TYPE_HARDWARE,
-								 .config = PERF_COUNT_HW_CPU_CYCLES | (uint64_t)type << 32,
-								 .exclude_kernel = paranoid_user };
+			if (!hybrid) {
+				fprintf(stderr, "papi_flops_run: %s\n", n);
+				return EXIT_TOOL;
+			}
 		}
 	}
 	if (!*pmu_out) {
@@ -98,35 +84,61 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 	}
 	if (paranoid_user)
 		add_note(notes, nnotes, "user-space FLOPs only (perf_event_paranoid > 1)");
-	if (pflops_count_child(argv, ev, nev, status, wall, &err)) {
+
+	struct pflops_perf_event ev[PFLOPS_MAX_KINDS * (PFLOPS_MAX_COUNTERS + 1)];
+	int slot[PFLOPS_MAX_KINDS][PFLOPS_MAX_COUNTERS], nslots = 0;
+	int nev = pflops_perf_layout(pk, pr.nkinds, ev, sizeof(ev) / sizeof(ev[0]), slot, &nslots);
+	struct pflops_child child;
+	struct pflops_perf_set *set = NULL;
+	struct pflops_perf_attr a = { .inherit = 1, .enable_on_exec = 1, .exclude_hv = 1, .exclude_kernel = paranoid_user };
+	struct pflops_perf_value *val = calloc(nev > 0 ? nev : 1, sizeof(*val));
+	double *slots = calloc(nslots ? nslots : 1, sizeof(*slots));
+	int rc = 0;
+	if (nev < 0 || !val || !slots) {
+		snprintf(err.msg, sizeof(err.msg), "out of memory or too many events (%d)", nev);
+		rc = PFLOPS_ENOMEM;
+	}
+	if (!rc)
+		rc = pflops_child_spawn(&child, argv, &err);
+	if (!rc) {
+		a.tid = child.pid;
+		if ((rc = pflops_perf_open(&set, ev, nev, &a, &err)))
+			pflops_child_abort(&child);
+		else
+			rc = pflops_child_run(&child, status, wall, &err);
+	}
+	struct pflops_perf_status st = { 0 };
+	if (!rc && !(rc = pflops_perf_read(set, val, &err)))
+		pflops_perf_sum(set, val, slots, nslots, &st);
+	pflops_perf_close(set);
+	free(val);
+	if (rc) {
+		free(slots);
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
 	*got = 0;
-	double covered = 0, uncovered = 0;
-	for (int k = 0; k < pr.nkinds; k++) {
-		if (first[k] >= 0) {
-			double counts[PFLOPS_MAX_COUNTERS];
-			uint64_t run = 0;
-			for (int c = 0; c < plan[k].ncounters; c++) {
-				counts[c] = ev[first[k] + c].scaled;
-				if (ev[first[k] + c].running > run)
-					run = ev[first[k] + c].running;
-			}
-			covered += run;
-			for (int m = 0; m < PFLOPS_NMETRIC; m++)
-				if (plan[k].metrics & (1u << m)) {
-					v[m] += pflops_plan_eval(&plan[k], m, counts);
-					*got |= 1u << m;
-				}
-		} else if (ref[k] >= 0) {
-			uncovered += ev[ref[k]].running;
+	for (int m = 0; m < PFLOPS_NMETRIC; m++)
+		if (want & (1u << m)) {
+			v[m] = pflops_perf_metric(pk, pr.nkinds, slot, slots, m);
+			*got |= 1u << m;
 		}
+	double detected = pflops_perf_detected(pk, pr.nkinds, slot, slots);
+	free(slots);
+	if (st.unscheduled)
+		add_note(notes, nnotes, "some counters never ran (the kernel could not schedule them): their metrics read low");
+	if (detected > 0) {
+		char n[320];
+		snprintf(n, sizeof(n), "%.0f %s instructions ran but are not in %s (planned without %s to fit the counters): add --metrics %s,%s",
+			 detected, pflops_metric_name((*pmu_out)->detect.part), pflops_metric_name((*pmu_out)->detect.metric),
+			 pflops_metric_name((*pmu_out)->detect.part), pflops_metric_name((*pmu_out)->detect.metric),
+			 pflops_metric_name((*pmu_out)->detect.part));
+		add_note(notes, nnotes, n);
 	}
-	if (uncovered > 0) {
+	if (st.uncovered_ns > 0) {
 		char n[320];
 		snprintf(n, sizeof(n), "%.1f%% of the run was on cores that cannot count FLOPs: the totals miss that part",
-			 100 * uncovered / (covered + uncovered));
+			 100 * st.uncovered_share);
 		add_note(notes, nnotes, n);
 	}
 	*metrics = want;

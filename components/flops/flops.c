@@ -4,9 +4,16 @@
  * planner (core/) decide which native events and weights; the counting
  * engine (core/count_perf.c) opens and reads them through perf_event.
  *
- * Native event code: bits 0-3 the entry (a pflops_metric, or one of the two
- * status events), bits 4-7 a width qualifier (0 none, 1 + pflops_width),
- * bits 8-11 a precision qualifier (0 none, 1 + pflops_prec).
+ * Native event code: bits 0-3 the entry (a pflops_metric, or a status
+ * event: SCALED, UNCOVERED_NS, the table's detect status), bits 4-7 a
+ * width qualifier (0 none, 1 + pflops_width), bits 8-11 a precision
+ * qualifier (0 none, 1 + pflops_prec).  Names: core/pflops_evname.h.
+ *
+ * What users must hear is printed on stderr once per process, without
+ * PAPI_VERBOSE (TAU, HPCToolkit and papi_command_line users see nothing
+ * else): why a metric is unavailable, why an event set does not fit the
+ * counters and what does, and FLOPs a reduced plan detected but did not
+ * weight.
  *
  * Without counter access (no PMU exposed, perf_event_paranoid) the
  * component stays in PAPI_EDELAY_INIT: PAPI 7.0 enumerates, names and
@@ -14,7 +21,10 @@
  * disabled one), papi_component_avail prints the probe's sentence as the
  * disabled reason, and PAPI_start fails with PAPI_ENOSUPP / PAPI_EPERM.
  */
+#include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +36,17 @@
 #include "papi_vector.h"
 
 #include "core/papi_flops.h"
+#include "core/pflops_evname.h"
 #include "core/pflops_perf.h"
 
 papi_vector_t _flops_vector;
 
-enum { FL_SCALED = PFLOPS_NMETRIC, FL_UNCOVERED, FL_NENTRY };
+#define FL_SCALED PFLOPS_EV_SCALED
+#define FL_UNCOVERED PFLOPS_EV_UNCOVERED
+#define FL_DETECT PFLOPS_EV_DETECT
+#define FL_NENTRY PFLOPS_EV_NENTRY
 #define FL_MAX_FLOPS_EVENTS PFLOPS_NMETRIC	/* one planner metric slot each */
-#define FL_MAX_EVENTS (FL_MAX_FLOPS_EVENTS + 2)
+#define FL_MAX_EVENTS (FL_MAX_FLOPS_EVENTS + 3)
 #define FL_CODE(e, w, p) ((unsigned)(e) | ((unsigned)(w) << 4) | ((unsigned)(p) << 8))
 #define FL_ENTRY(c) ((c) & 0xf)
 #define FL_WQ(c) (((c) >> 4) & 0xf)
@@ -42,16 +56,21 @@ enum { FL_SCALED = PFLOPS_NMETRIC, FL_UNCOVERED, FL_NENTRY };
 struct fl_kind {
 	const struct pflops_pmu *pmu;	/* NULL: nothing known, not opened */
 	uint32_t type;			/* perf type: PERF_TYPE_RAW or the hybrid PMU's */
-	int budget;
-	int hybrid;
+	int smt;			/* the budget assumes SMT on */
+	int budget;			/* general counters left to an event set */
+	int own_pmu;			/* hybrid: opens on its kind's perf PMU type */
+	int ref;			/* opens a cycles time reference too (x86 hybrid) */
 };
 
 static struct {
 	struct pflops_table table;
 	struct fl_kind kind[PFLOPS_MAX_KINDS];
 	int nkinds;
+	int nmi_watchdog;
 	int access;		/* PFLOPS_OK or the probe's verdict */
 	int papi_access;	/* the PAPI error PAPI_start returns without access */
+	int multiplex_env;	/* PAPI_FLOPS_MULTIPLEX=1: multiplex what does not fit */
+	char detect_status[32];	/* status event of a kind's detect rule, "" none */
 } fl;
 
 struct fl_context {
@@ -70,12 +89,38 @@ struct fl_control {
 	unsigned long tid;		/* attached thread, 0 = self */
 	struct pflops_perf_set *set;
 	struct pflops_perf_event ev[PFLOPS_MAX_KINDS * (PFLOPS_MAX_COUNTERS + 1)];
-	int nev;
+	int nev, nslots;
 	int counter_slot[PFLOPS_MAX_KINDS][PFLOPS_MAX_COUNTERS];
 	struct pflops_perf_value *vals;
 	double *slots;
 	long long values[FL_MAX_EVENTS];
 };
+
+/* One sentence on stderr, once per process for each distinct text. */
+static void say_once(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say_once(const char *fmt, ...)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static uint64_t said[64];
+	static int nsaid;
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+	for (const char *c = msg; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	pthread_mutex_lock(&lock);
+	int seen = 0;
+	for (int i = 0; i < nsaid && !seen; i++)
+		seen = said[i] == h;
+	if (!seen && nsaid < 64)
+		said[nsaid++] = h;
+	pthread_mutex_unlock(&lock);
+	if (!seen)
+		fprintf(stderr, "PAPI flops component: %s\n", msg);
+}
 
 /* The one place the disabled reason is written. */
 static void fl_set_reason(int disabled, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -106,8 +151,6 @@ static int papi_code(int pflops_rc)
 
 /* ---- the table's model lines: width and precision of an event ---- */
 
-static const char *const width_q[] = { "SCALAR", "W128", "W256", "W512" };
-static const char *const prec_q[] = { "X87", "HP", "BF16", "SP", "DP" };
 static const char *const width_model[] = { "scalar", "128", "256", "512" };
 static const char *const prec_model[] = { "x87", "hp", "bf16", "sp", "dp" };
 
@@ -171,40 +214,60 @@ static int qualifier_ok(const struct pflops_pmu *p, int m, unsigned wq, unsigned
 	return pass && fail;	/* a real split, not the whole metric */
 }
 
-/* The first kind whose table has metric m available. */
-static const struct pflops_pmu *metric_pmu(int m)
-{
-	for (int k = 0; k < fl.nkinds; k++)
-		if (fl.kind[k].pmu && fl.kind[k].pmu->metrics[m].klass != PFLOPS_UNAVAILABLE)
-			return fl.kind[k].pmu;
-	return NULL;
-}
-
-static int code_valid(unsigned code)
+/* Which entries exist: a metric when some kind has it (qualifiers: when
+ * they split it there); status events always, the detect status when a
+ * kind has a detect rule.  known: also metrics no kind can count (named,
+ * described with the reason, refused when added). */
+static int code_ok(unsigned code, int known)
 {
 	unsigned e = FL_ENTRY(code), wq = FL_WQ(code), pq = FL_PQ(code);
 	if (code & ~0xfffu || e >= FL_NENTRY || wq > PFLOPS_NWIDTH || pq > PFLOPS_NPREC)
 		return 0;
 	if (e >= PFLOPS_NMETRIC)
-		return !wq && !pq;
+		return !wq && !pq && (e != FL_DETECT || fl.detect_status[0]);
 	for (int k = 0; k < fl.nkinds; k++) {
 		const struct pflops_pmu *p = fl.kind[k].pmu;
-		if (p && p->metrics[e].klass != PFLOPS_UNAVAILABLE && (!wq && !pq ? 1 : qualifier_ok(p, e, wq, pq)))
+		if (!p)
+			continue;
+		if (!wq && !pq && (known || p->metrics[e].klass != PFLOPS_UNAVAILABLE))
+			return 1;
+		if (p->metrics[e].klass != PFLOPS_UNAVAILABLE && qualifier_ok(p, e, wq, pq))
 			return 1;
 	}
 	return 0;
 }
 
+static int code_valid(unsigned code)
+{
+	return code_ok(code, 0);
+}
+
+/* Why no kind counts metric e (the table's caveat of each). */
+static void unavailable_reason(unsigned e, char *out, size_t len)
+{
+	size_t l = snprintf(out, len, "%s cannot be counted here", pflops_metric_name(e));
+	for (int k = 0; k < fl.nkinds && l < len; k++) {
+		const struct pflops_pmu *p = fl.kind[k].pmu;
+		if (p)
+			l += snprintf(out + l, len - l, "%s on %s: %s", k ? ";" : ":", p->title[0] ? p->title : p->name,
+				      p->metrics[e].caveat ? p->metrics[e].caveat : "no formula");
+	}
+}
+
 /* ---- component setup ---- */
 
-static int add_kind(const struct pflops_pmu *p, int budget, int hybrid)
+/* budget < 0: the table's figure with SMT on (a PMU forced by name: the
+ * machine it stands for is unknown), the watchdog as on this kernel */
+static int add_kind(const struct pflops_pmu *p, int budget, int smt, int hybrid)
 {
 	if (fl.nkinds == PFLOPS_MAX_KINDS)
 		return -1;
 	struct fl_kind *k = &fl.kind[fl.nkinds++];
 	k->pmu = p;
-	k->budget = budget > 0 ? budget : (p ? p->counters_smt : 0);
-	k->hybrid = hybrid;
+	k->own_pmu = hybrid;
+	k->ref = hybrid && p && p->arch == PFLOPS_ARCH_X86;
+	k->smt = budget < 0 ? 1 : smt;
+	k->budget = budget >= 0 || !p ? budget : pflops_budget(p, 1, fl.nmi_watchdog, k->ref);
 	k->type = PERF_TYPE_RAW;
 	return 0;
 }
@@ -227,7 +290,7 @@ static int choose_kinds(const struct pflops_probe *pr, char *why, size_t len)
 				snprintf(why, len, "PAPI_FLOPS_PMU names '%s', which is not in the formula table (papi_flops_avail --arch all lists it)", t);
 				return PAPI_ENOSUPP;
 			}
-			add_kind(p, 0, n > 0 || strcmp(p->sysfs, "cpu"));
+			add_kind(p, -1, 1, n > 0 || strcmp(p->sysfs, "cpu"));
 		}
 		return PAPI_OK;
 	}
@@ -237,12 +300,14 @@ static int choose_kinds(const struct pflops_probe *pr, char *why, size_t len)
 			snprintf(why, len, "LIBPFM_FORCE_PMU=%s has no FLOP formula in the table", force);
 			return PAPI_ENOSUPP;
 		}
-		add_kind(p, 0, strcmp(p->sysfs, "cpu") != 0);
+		add_kind(p, -1, 1, strcmp(p->sysfs, "cpu") != 0);
 		return PAPI_OK;
 	}
 	int known = 0;
 	for (int i = 0; i < pr->nkinds; i++) {
-		add_kind(pr->kinds[i].pmu, pr->kinds[i].budget, pr->nkinds > 1);
+		const struct pflops_kind *kd = &pr->kinds[i];
+		int hybrid = pr->nkinds > 1 && kd->pmu && kd->pmu->arch == PFLOPS_ARCH_X86;
+		add_kind(kd->pmu, hybrid ? kd->budget_cycles : kd->budget, kd->smt, pr->nkinds > 1);
 		known |= pr->kinds[i].pmu != NULL;
 	}
 	if (!known) {
@@ -268,16 +333,23 @@ static int fl_init_component(int cidx)
 		fl_set_reason(PAPI_ENOSUPP, "probe: %s", err.msg);
 		return PAPI_ENOSUPP;
 	}
+	fl.nmi_watchdog = pr.nmi_watchdog;
+	const char *mpx = getenv("PAPI_FLOPS_MULTIPLEX");
+	fl.multiplex_env = mpx && *mpx && strcmp(mpx, "0");
 	char why[256] = "";
 	int rc = choose_kinds(&pr, why, sizeof(why));
 	if (rc) {
 		fl_set_reason(rc, "%s", why);
 		return rc;
 	}
+	fl.detect_status[0] = 0;
+	for (int k = 0; k < fl.nkinds && !fl.detect_status[0]; k++)
+		if (fl.kind[k].pmu && fl.kind[k].pmu->detect.line)
+			snprintf(fl.detect_status, sizeof(fl.detect_status), "%s", fl.kind[k].pmu->detect.status);
 	int nev = 0;
-	for (int m = 0; m < PFLOPS_NMETRIC; m++)
-		nev += metric_pmu(m) != NULL;
-	ci->num_native_events = nev + 2;
+	for (unsigned e = 0; e < FL_NENTRY; e++)
+		nev += code_valid(e);
+	ci->num_native_events = nev;
 	ci->num_cntrs = FL_MAX_EVENTS;
 	ci->num_mpx_cntrs = FL_MAX_EVENTS;
 	ci->kernel_multiplex = 1;
@@ -292,7 +364,7 @@ static int fl_init_component(int cidx)
 	/* hybrid kinds open on their own PMU: its type from sysfs */
 	fl.access = pr.access.code;
 	for (int k = 0; k < fl.nkinds && fl.access == PFLOPS_OK; k++)
-		if (fl.kind[k].hybrid && fl.kind[k].pmu &&
+		if (fl.kind[k].own_pmu && fl.kind[k].pmu &&
 		    (rc = pflops_perf_pmu_type(fl.kind[k].pmu->sysfs, &fl.kind[k].type, &err))) {
 			fl.access = rc;
 			snprintf(pr.access.msg, sizeof(pr.access.msg), "%.250s", err.msg);
@@ -301,8 +373,11 @@ static int fl_init_component(int cidx)
 	if (fl.access != PFLOPS_OK) {
 		/* events stay listed (delayed init), counting is refused */
 		fl.papi_access = fl.access == PFLOPS_EPERM ? PAPI_EPERM : PAPI_ENOSUPP;
-		fl_set_reason(PAPI_EDELAY_INIT, "events listed, counting impossible: %s; fix: %s", pr.access.msg,
-			      pr.access.fix);
+		fl_set_reason(PAPI_EDELAY_INIT,
+			      "events listed, counting impossible: %s; fix: %s%s", pr.access.msg, pr.access.fix,
+			      fl.access == PFLOPS_ENOPMU
+				      ? " (without counters, papi-flops' papi_flops_run --source trace -- PROGRAM counts FLOPs exactly)"
+				      : "");
 		return PAPI_OK;
 	}
 	ci->disabled = PAPI_OK;
@@ -332,6 +407,7 @@ static int fl_init_control_state(hwd_control_state_t *c)
 	struct fl_control *ctl = (struct fl_control *)c;
 	memset(ctl, 0, sizeof(*ctl));
 	ctl->domain = _flops_vector.cmp_info.default_domain;
+	ctl->multiplex = fl.multiplex_env;
 	return PAPI_OK;
 }
 
@@ -353,74 +429,6 @@ static int fl_cleanup_eventset(hwd_control_state_t *c)
 
 /* ---- planning ---- */
 
-static void metric_list(const struct fl_control *ctl, char *out, size_t len);
-
-/* Plan the event set's FLOP entries on kind k: entry i becomes planner
- * metric slot i of a copy of the kind's PMU with its terms filtered by the
- * entry's qualifiers, so one pflops_plan_make call plans them together and
- * shares counters between them. */
-static int plan_kind(struct fl_control *ctl, int k, char *msg, size_t len)
-{
-	const struct pflops_pmu *p = fl.kind[k].pmu;
-	struct pflops_pmu synth = *p;
-	struct pflops_term *terms[PFLOPS_NMETRIC] = { 0 };
-	unsigned mask = 0;
-	int usable = 0;
-	struct pflops_error err = { 0 };
-	for (int s = 0; s < PFLOPS_NMETRIC; s++) {
-		synth.metrics[s].klass = PFLOPS_UNAVAILABLE;
-		synth.metrics[s].nterms = 0;
-		synth.metrics[s].terms = NULL;
-	}
-	for (int i = 0; i < ctl->nevents; i++) {
-		int s = ctl->slot_of[i];
-		if (s < 0)
-			continue;
-		unsigned e = FL_ENTRY(ctl->code[i]), wq = FL_WQ(ctl->code[i]), pq = FL_PQ(ctl->code[i]);
-		const struct pflops_metric_def *d = &p->metrics[e];
-		if (d->klass == PFLOPS_UNAVAILABLE || ((wq || pq) && !qualifier_ok(p, e, wq, pq)))
-			continue;	/* this kind does not count it: its time is reported */
-		terms[s] = calloc(d->nterms ? d->nterms : 1, sizeof(*terms[s]));
-		if (!terms[s])
-			goto nomem;
-		int n = 0;
-		for (int t = 0; t < d->nterms; t++)
-			if (term_passes(p, &d->terms[t], wq, pq))
-				terms[s][n++] = d->terms[t];
-		synth.metrics[s] = *d;
-		synth.metrics[s].terms = terms[s];
-		synth.metrics[s].nterms = n;
-		mask |= 1u << s;
-		usable = 1;
-	}
-	int rc = PAPI_OK;
-	if (usable) {
-		int prc = pflops_plan_make(&ctl->plan[k], &synth, mask, 0, &err);
-		if (prc) {
-			snprintf(msg, len, "%s", err.msg);
-			rc = papi_code(prc);
-		} else {
-			ctl->plan[k].pmu = p;
-			ctl->planned[k] = 1;
-		}
-	}
-	for (int s = 0; s < PFLOPS_NMETRIC; s++)
-		free(terms[s]);
-	if (!rc && usable && ctl->plan[k].cost > fl.kind[k].budget && !ctl->multiplex) {
-		char names[256];
-		metric_list(ctl, names, sizeof(names));
-		snprintf(msg, len,
-			 "%s need %d hardware counters on %s, which has %d per thread: remove events or call PAPI_set_multiplex (scaled estimates)",
-			 names, ctl->plan[k].cost, p->title[0] ? p->title : p->name, fl.kind[k].budget);
-		rc = PAPI_ECNFLCT;
-	}
-	return rc;
-nomem:
-	for (int s = 0; s < PFLOPS_NMETRIC; s++)
-		free(terms[s]);
-	return PAPI_ENOMEM;
-}
-
 static int fl_code_to_name(unsigned int code, char *name, int len);
 
 static void metric_list(const struct fl_control *ctl, char *out, size_t len)
@@ -435,6 +443,107 @@ static void metric_list(const struct fl_control *ctl, char *out, size_t len)
 	}
 }
 
+/* "4 general counters per thread (SMT on, one held by the NMI watchdog)" */
+static void budget_words(const struct fl_kind *kd, char *out, size_t len)
+{
+	const struct pflops_pmu *p = kd->pmu;
+	int nmi = pflops_budget(p, kd->smt, fl.nmi_watchdog, 0) < pflops_budget(p, kd->smt, 0, 0);
+	int ref = kd->ref && pflops_budget(p, kd->smt, fl.nmi_watchdog, 1) < pflops_budget(p, kd->smt, fl.nmi_watchdog, 0);
+	snprintf(out, len, "%d general counter%s per thread (SMT %s%s%s)", kd->budget, kd->budget == 1 ? "" : "s",
+		 kd->smt ? "on" : "off", nmi ? ", one held by the NMI watchdog" : "",
+		 ref ? ", one counting cycles to time the core kind" : "");
+}
+
+/* The FLOP metrics that fit alone on kind k: "DP_OPS or SP_OPS fit alone". */
+static void fits_instead(const struct fl_kind *kd, unsigned asked, char *out, size_t len)
+{
+	int n = 0;
+	out[0] = 0;
+	for (int m = 0; m <= PFLOPS_BF16_OPS; m++) {
+		struct pflops_plan plan;
+		if (asked == 1u << m || kd->pmu->metrics[m].klass == PFLOPS_UNAVAILABLE ||
+		    pflops_plan_fit(&plan, kd->pmu, 1u << m, 0, kd->budget, NULL, NULL) || plan.cost > kd->budget)
+			continue;
+		size_t l = strlen(out);
+		snprintf(out + l, len - l, "%s%s", n ? " or " : "", pflops_metric_name(m));
+		n++;
+	}
+	size_t l = strlen(out);
+	snprintf(out + l, len - l, n > 1 ? " fit alone; " : n ? " fits alone; " : "");
+}
+
+/* Plan the event set's FLOP entries on kind k: entry i becomes planner
+ * metric slot i of a copy of the kind's PMU with its terms filtered by the
+ * entry's qualifiers, so one pflops_plan_fit call plans them together,
+ * shares counters between them, and reduces them where the table says
+ * how (a detect rule). */
+static int plan_kind(struct fl_control *ctl, int k, char *msg, size_t len)
+{
+	const struct fl_kind *kd = &fl.kind[k];
+	const struct pflops_pmu *p = kd->pmu;
+	struct pflops_pmu synth = *p;
+	struct pflops_term *terms[PFLOPS_NMETRIC] = { 0 };
+	int slot_metric[PFLOPS_NMETRIC];
+	unsigned mask = 0, asked = 0;
+	struct pflops_error err = { 0 };
+	for (int s = 0; s < PFLOPS_NMETRIC; s++) {
+		synth.metrics[s].klass = PFLOPS_UNAVAILABLE;
+		synth.metrics[s].nterms = 0;
+		synth.metrics[s].terms = NULL;
+		slot_metric[s] = -1;
+	}
+	for (int i = 0; i < ctl->nevents; i++) {
+		int s = ctl->slot_of[i];
+		if (s < 0)
+			continue;
+		unsigned e = FL_ENTRY(ctl->code[i]), wq = FL_WQ(ctl->code[i]), pq = FL_PQ(ctl->code[i]);
+		const struct pflops_metric_def *d = &p->metrics[e];
+		if (d->klass == PFLOPS_UNAVAILABLE || ((wq || pq) && !qualifier_ok(p, e, wq, pq)))
+			continue;	/* this kind does not count it: its time is reported */
+		terms[s] = calloc(d->nterms ? d->nterms : 1, sizeof(*terms[s]));
+		if (!terms[s]) {
+			for (int t = 0; t < PFLOPS_NMETRIC; t++)
+				free(terms[t]);
+			return PAPI_ENOMEM;
+		}
+		int n = 0;
+		for (int t = 0; t < d->nterms; t++)
+			if (term_passes(p, &d->terms[t], wq, pq))
+				terms[s][n++] = d->terms[t];
+		synth.metrics[s] = *d;
+		synth.metrics[s].terms = terms[s];
+		synth.metrics[s].nterms = n;
+		slot_metric[s] = (int)e;
+		mask |= 1u << s;
+		asked |= 1u << e;
+	}
+	int rc = PAPI_OK;
+	if (mask) {
+		int prc = pflops_plan_fit(&ctl->plan[k], &synth, mask, 0, kd->budget, slot_metric, &err);
+		if (prc) {
+			snprintf(msg, len, "%s", err.msg);
+			rc = papi_code(prc);
+		} else {
+			ctl->plan[k].pmu = p;
+			ctl->planned[k] = 1;
+		}
+	}
+	for (int s = 0; s < PFLOPS_NMETRIC; s++)
+		free(terms[s]);
+	if (!rc && mask && ctl->plan[k].cost > kd->budget && !ctl->multiplex) {
+		char names[256], have[160], instead[160];
+		metric_list(ctl, names, sizeof(names));
+		budget_words(kd, have, sizeof(have));
+		fits_instead(kd, asked, instead, sizeof(instead));
+		snprintf(msg, len,
+			 "%s need%s %d hardware counters on %s, which has %s: not counted (exact counts first). %sto count %s anyway, set PAPI_FLOPS_MULTIPLEX=1 (the kernel multiplexes; values are scaled and flops:::SCALED reads 1) or call PAPI_set_multiplex",
+			 names, strchr(names, '+') ? "" : "s", ctl->plan[k].cost, p->title[0] ? p->title : p->name, have,
+			 instead, strchr(names, '+') ? "them" : "it");
+		rc = PAPI_ECNFLCT;
+	}
+	return rc;
+}
+
 static int replan(struct fl_control *ctl)
 {
 	char msg[PAPI_HUGE_STR_LEN] = "";
@@ -445,9 +554,7 @@ static int replan(struct fl_control *ctl)
 			continue;
 		int rc = plan_kind(ctl, k, msg, sizeof(msg));
 		if (rc) {
-			/* the sentence, where PAPI prints its own (PAPI_VERBOSE=1 or
-			 * PAPI_set_debug(PAPI_VERB_ECONT)) */
-			PAPIERROR("flops: %s", msg);
+			say_once("%s", msg);
 			return rc;
 		}
 	}
@@ -463,8 +570,14 @@ static int fl_update_control_state(hwd_control_state_t *c, NativeInfo_t *native,
 	ctl->nflops = 0;
 	for (int i = 0; i < count; i++) {
 		unsigned code = (unsigned)native[i].ni_event;
-		if (!code_valid(code))
+		if (!code_ok(code, 1))
 			return PAPI_ENOEVNT;
+		if (!code_valid(code)) {
+			char why[PAPI_HUGE_STR_LEN];
+			unavailable_reason(FL_ENTRY(code), why, sizeof(why));
+			say_once("%s", why);
+			return PAPI_ENOEVNT;
+		}
 		native[i].ni_position = i;
 		ctl->code[i] = code;
 		if (FL_ENTRY(code) < PFLOPS_NMETRIC) {
@@ -481,47 +594,32 @@ static int fl_update_control_state(hwd_control_state_t *c, NativeInfo_t *native,
 
 /* ---- counting ---- */
 
-static int open_set(struct fl_control *ctl)
+/* The kinds of this set for the engine: each with its plan (or none),
+ * its PMU, and its events split into groups of one when it multiplexes. */
+static int set_kinds(const struct fl_control *ctl, struct pflops_perf_kind *pk)
 {
-	int n = 0, group = 0, slot = 0;
 	for (int k = 0; k < fl.nkinds; k++) {
 		const struct fl_kind *kd = &fl.kind[k];
-		if (!kd->pmu)
-			continue;
-		int ref = kd->hybrid && kd->pmu->arch == PFLOPS_ARCH_X86;
-		if (ref) {
-			/* time on this kind: core cycles (0x3c) run on a fixed counter */
-			struct pflops_perf_event *e = &ctl->ev[n++];
-			memset(e, 0, sizeof(*e));
-			e->type = kd->type;
-			e->config = 0x3c;
-			e->group = group;
-			e->slot = -1;
-			e->kind = k;
-			e->cpu = -1;
-			snprintf(e->name, sizeof(e->name), "%.20s/cycles/", kd->pmu->sysfs);
-		}
-		if (ctl->planned[k]) {
-			const struct pflops_plan *p = &ctl->plan[k];
-			for (int c = 0; c < p->ncounters; c++) {
-				struct pflops_perf_event *e = &ctl->ev[n++];
-				memset(e, 0, sizeof(*e));
-				e->type = kd->type;
-				e->config = p->counter[c].config;
-				/* one group per kind; multiplexed: one event per group */
-				e->group = ctl->multiplex && p->cost > kd->budget ? ++group : group;
-				e->slot = slot;
-				e->kind = k;
-				e->cpu = -1;
-				snprintf(e->name, sizeof(e->name), "%.10s/%.50s/", kd->pmu->sysfs, p->counter[c].spec);
-				ctl->counter_slot[k][c] = slot++;
-			}
-		}
-		group++;
+		pk[k] = (struct pflops_perf_kind){ .plan = ctl->planned[k] ? &ctl->plan[k] : NULL, .type = kd->type,
+						   .arch = kd->pmu ? kd->pmu->arch : PFLOPS_ARCH_X86,
+						   .ref = kd->pmu && kd->ref,
+						   .split = ctl->planned[k] && ctl->multiplex && ctl->plan[k].cost > kd->budget,
+						   .pmu_name = kd->pmu ? kd->pmu->sysfs : "cpu" };
 	}
+	return fl.nkinds;
+}
+
+static int open_set(struct fl_control *ctl)
+{
+	struct pflops_perf_kind pk[PFLOPS_MAX_KINDS];
+	int nslots = 0, nk = set_kinds(ctl, pk);
+	int n = pflops_perf_layout(pk, nk, ctl->ev, sizeof(ctl->ev) / sizeof(ctl->ev[0]), ctl->counter_slot, &nslots);
+	if (n < 0)
+		return PAPI_ECOUNT;
 	if (!n)
 		return PAPI_OK;	/* only status events: nothing to open */
 	ctl->nev = n;
+	ctl->nslots = nslots;
 	struct pflops_perf_attr a = { 0 };
 	a.tid = (pid_t)ctl->tid;
 	a.exclude_user = !(ctl->domain & PAPI_DOM_USER);
@@ -530,14 +628,14 @@ static int open_set(struct fl_control *ctl)
 	a.check_schedule = !ctl->multiplex;
 	struct pflops_error err = { 0 };
 	ctl->vals = calloc(n, sizeof(*ctl->vals));
-	ctl->slots = calloc(slot ? slot : 1, sizeof(*ctl->slots));
+	ctl->slots = calloc(nslots ? nslots : 1, sizeof(*ctl->slots));
 	if (!ctl->vals || !ctl->slots) {
 		close_set(ctl);
 		return PAPI_ENOMEM;
 	}
 	int rc = pflops_perf_open(&ctl->set, ctl->ev, n, &a, &err);
 	if (rc) {
-		PAPIERROR("flops: %s", err.msg);
+		say_once("%s", err.msg);
 		close_set(ctl);
 		return papi_code(rc);
 	}
@@ -548,7 +646,7 @@ static int fl_start(hwd_context_t *ctx, hwd_control_state_t *c)
 {
 	struct fl_control *ctl = (struct fl_control *)c;
 	if (fl.access != PFLOPS_OK) {
-		PAPIERROR("flops: %s", _flops_vector.cmp_info.disabled_reason);
+		say_once("%s", _flops_vector.cmp_info.disabled_reason);
 		return fl.papi_access;
 	}
 	if (!ctl->set) {
@@ -559,8 +657,46 @@ static int fl_start(hwd_context_t *ctx, hwd_control_state_t *c)
 	memset(ctl->values, 0, sizeof(ctl->values));
 	struct pflops_error err = { 0 };
 	if (ctl->set && pflops_perf_start(ctl->set, &err)) {
-		PAPIERROR("flops: %s", err.msg);
+		say_once("%s", err.msg);
 		return PAPI_ESYS;
+	}
+	return PAPI_OK;
+}
+
+/* Read the set and evaluate every entry into ctl->values; *detected: the
+ * detector counts (instructions a reduced plan did not weight). */
+static int collect(struct fl_control *ctl, double *detected)
+{
+	struct pflops_perf_status st = { 0 };
+	*detected = 0;
+	if (ctl->set) {
+		struct pflops_error err = { 0 };
+		if (pflops_perf_read(ctl->set, ctl->vals, &err)) {
+			say_once("%s", err.msg);
+			return PAPI_ESYS;
+		}
+		pflops_perf_sum(ctl->set, ctl->vals, ctl->slots, ctl->nslots, &st);
+		if (st.unscheduled)
+			return PAPI_ECNFLCT;	/* never a zero passed off as a count */
+	}
+	struct pflops_perf_kind pk[PFLOPS_MAX_KINDS];
+	int nk = set_kinds(ctl, pk);
+	if (ctl->set)
+		*detected = pflops_perf_detected(pk, nk, ctl->counter_slot, ctl->slots);
+	for (int i = 0; i < ctl->nevents; i++) {
+		int s = ctl->slot_of[i];
+		double v = 0;
+		if (s >= 0) {
+			if (ctl->set)
+				v = pflops_perf_metric(pk, nk, ctl->counter_slot, ctl->slots, s);
+		} else if (FL_ENTRY(ctl->code[i]) == FL_SCALED) {
+			v = st.estimated;
+		} else if (FL_ENTRY(ctl->code[i]) == FL_DETECT) {
+			v = *detected;
+		} else {
+			v = (double)st.uncovered_ns;
+		}
+		ctl->values[i] = (long long)(v + 0.5);
 	}
 	return PAPI_OK;
 }
@@ -569,8 +705,27 @@ static int fl_stop(hwd_context_t *ctx, hwd_control_state_t *c)
 {
 	struct fl_control *ctl = (struct fl_control *)c;
 	struct pflops_error err = { 0 };
-	if (ctl->set && pflops_perf_stop(ctl->set, &err))
+	if (!ctl->set)
+		return PAPI_OK;
+	if (pflops_perf_stop(ctl->set, &err)) {
+		say_once("%s", err.msg);
 		return PAPI_ESYS;
+	}
+	/* a reduced plan that saw the instructions it left out says so */
+	double detected;
+	if (collect(ctl, &detected) == PAPI_OK && detected > 0)
+		for (int k = 0; k < fl.nkinds; k++) {
+			const struct pflops_pmu *p = fl.kind[k].pmu;
+			if (!ctl->planned[k] || !ctl->plan[k].reduced)
+				continue;
+			const char *part = pflops_metric_name(p->detect.part);
+			say_once("%.0f instructions that %s weighs ran and are not in %s on %s (flops:::%s counts them): "
+				 "%s was planned without %s to fit the counters; add flops:::%s to the event set to count them "
+				 "(with PAPI_FLOPS_MULTIPLEX=1 where that no longer fits)",
+				 detected, part, pflops_metric_name(p->detect.metric), p->title[0] ? p->title : p->name,
+				 p->detect.status, pflops_metric_name(p->detect.metric), part, part);
+			break;
+		}
 	return PAPI_OK;
 }
 
@@ -586,35 +741,10 @@ static int fl_reset(hwd_context_t *ctx, hwd_control_state_t *c)
 static int fl_read(hwd_context_t *ctx, hwd_control_state_t *c, long long **events, int flags)
 {
 	struct fl_control *ctl = (struct fl_control *)c;
-	struct pflops_perf_status st = { 0 };
-	if (ctl->set) {
-		struct pflops_error err = { 0 };
-		if (pflops_perf_read(ctl->set, ctl->vals, &err)) {
-			PAPIERROR("flops: %s", err.msg);
-			return PAPI_ESYS;
-		}
-		pflops_perf_sum(ctl->set, ctl->vals, ctl->slots, ctl->nev, &st);
-		if (st.unscheduled)
-			return PAPI_ECNFLCT;	/* never a zero passed off as a count */
-	}
-	for (int i = 0; i < ctl->nevents; i++) {
-		int s = ctl->slot_of[i];
-		double v = 0;
-		if (s >= 0) {
-			for (int k = 0; k < fl.nkinds; k++) {
-				if (!ctl->planned[k])
-					continue;
-				const struct pflops_plan *p = &ctl->plan[k];
-				for (int cn = 0; cn < p->ncounters; cn++)
-					v += p->counter[cn].weight[s] * ctl->slots[ctl->counter_slot[k][cn]];
-			}
-		} else if (FL_ENTRY(ctl->code[i]) == FL_SCALED) {
-			v = st.estimated;
-		} else {
-			v = (double)st.uncovered_ns;
-		}
-		ctl->values[i] = (long long)(v + 0.5);
-	}
+	double detected;
+	int rc = collect(ctl, &detected);
+	if (rc)
+		return rc;
 	*events = ctl->values;
 	return PAPI_OK;
 }
@@ -704,47 +834,23 @@ static int fl_enum_events(unsigned int *code, int modifier)
 	}
 }
 
-static const char *entry_name(unsigned e)
-{
-	return e < PFLOPS_NMETRIC ? pflops_metric_name(e) : e == FL_SCALED ? "SCALED" : "UNCOVERED_NS";
-}
-
 static int fl_code_to_name(unsigned int code, char *name, int len)
 {
-	if (!code_valid(code))
+	if (!code_ok(code, 1))
 		return PAPI_ENOEVNT;
-	unsigned wq = FL_WQ(code), pq = FL_PQ(code);
-	int n = snprintf(name, len, "%s%s%s%s%s", entry_name(FL_ENTRY(code)), wq ? ":" : "", wq ? width_q[wq - 1] : "",
-			 pq ? ":" : "", pq ? prec_q[pq - 1] : "");
-	return n < len ? PAPI_OK : PAPI_EBUF;
+	struct pflops_evname e = { FL_ENTRY(code), FL_WQ(code), FL_PQ(code) };
+	return pflops_evname_format(&e, fl.detect_status, name, len > 0 ? (size_t)len : 0) ? PAPI_EBUF : PAPI_OK;
 }
 
+/* Every name of the table's metrics resolves, countable here or not: an
+ * unavailable one is described with its reason and refused when added. */
 static int fl_name_to_code(const char *name, unsigned int *code)
 {
-	char buf[128];
-	snprintf(buf, sizeof(buf), "%s", name);
-	char *save = NULL, *tok = strtok_r(buf, ":", &save);
-	if (!tok)
+	struct pflops_evname e;
+	if (pflops_evname_parse(name, fl.detect_status, &e, NULL))
 		return PAPI_ENOEVNT;
-	int e = pflops_metric_from_name(tok);
-	if (e < 0)
-		e = !strcasecmp(tok, "SCALED") ? FL_SCALED : !strcasecmp(tok, "UNCOVERED_NS") ? FL_UNCOVERED : -1;
-	if (e < 0)
-		return PAPI_ENOEVNT;
-	unsigned wq = 0, pq = 0;
-	while ((tok = strtok_r(NULL, ":", &save))) {
-		int found = 0;
-		for (unsigned i = 0; i < PFLOPS_NWIDTH && !found; i++)
-			if (!strcasecmp(tok, width_q[i]) && !wq)
-				wq = i + 1, found = 1;
-		for (unsigned i = 0; i < PFLOPS_NPREC && !found; i++)
-			if (!strcasecmp(tok, prec_q[i]) && !pq)
-				pq = i + 1, found = 1;
-		if (!found)
-			return PAPI_ENOEVNT;
-	}
-	unsigned c = FL_CODE(e, wq, pq);
-	if (!code_valid(c))
+	unsigned c = FL_CODE(e.entry, e.wq, e.pq);
+	if (!code_ok(c, 1))
 		return PAPI_ENOEVNT;
 	*code = c;
 	return PAPI_OK;
@@ -762,6 +868,21 @@ static void describe(unsigned code, char *out, size_t len)
 	}
 	if (e == FL_UNCOVERED) {
 		snprintf(out, len, "Nanoseconds this thread ran on core kinds whose PMU cannot count FLOPs (hybrid CPUs): FLOPs there are missing from the counts, not hidden. No general counter used.");
+		return;
+	}
+	if (e == FL_DETECT) {
+		for (int k = 0; k < fl.nkinds; k++) {
+			const struct pflops_pmu *p = fl.kind[k].pmu;
+			if (p && p->detect.line) {
+				snprintf(out, len,
+					 "Instructions that %s weighs but %s left out (0 unless %s was planned without %s to fit the counters): a non-zero count means %s is low by their FLOPs; add %s to count them. %s: the detector counter %s (%s).",
+					 pflops_metric_name(p->detect.part), pflops_metric_name(p->detect.metric),
+					 pflops_metric_name(p->detect.metric), pflops_metric_name(p->detect.part),
+					 pflops_metric_name(p->detect.metric), pflops_metric_name(p->detect.part), p->name,
+					 p->events[p->detect.event].alias, p->events[p->detect.event].spec);
+				return;
+			}
+		}
 		return;
 	}
 	static const char *const what[PFLOPS_NMETRIC] = {
@@ -810,7 +931,7 @@ static void describe(unsigned code, char *out, size_t len)
 
 static int fl_code_to_descr(unsigned int code, char *descr, int len)
 {
-	if (!code_valid(code))
+	if (!code_ok(code, 1))
 		return PAPI_ENOEVNT;
 	describe(code, descr, len);
 	return PAPI_OK;
@@ -823,7 +944,7 @@ static int fl_code_to_info(unsigned int code, PAPI_event_info_t *info)
 		return rc;
 	describe(code, info->long_descr, sizeof(info->long_descr));
 	unsigned e = FL_ENTRY(code);
-	snprintf(info->short_descr, sizeof(info->short_descr), "%s", e < PFLOPS_NMETRIC ? pflops_metric_name(e) : entry_name(e));
+	snprintf(info->short_descr, sizeof(info->short_descr), "%s", info->symbol);
 	snprintf(info->units, sizeof(info->units), "%s",
 		 e == FL_UNCOVERED ? "ns" : e == FL_SCALED ? "" : e >= PFLOPS_VEC_DP ? "instructions" : "FLOP");
 	info->data_type = PAPI_DATATYPE_INT64;

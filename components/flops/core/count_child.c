@@ -1,40 +1,22 @@
 #define _GNU_SOURCE
 /*
- * Count events over a whole program run: fork, open every event on the
- * child with inherit (threads and children are counted) and
- * enable_on_exec (the counts start at the program, not at our fork), let
- * it exec, wait, read.  Each event is its own fd: inherited events cannot
- * be read as a group.
+ * A program to count (pflops_perf.h): forked and held on a pipe until the
+ * caller has opened its events on it with inherit (threads and children
+ * count) and enable_on_exec (counting starts at the program, not at our
+ * fork), then released and waited for.  pflops_count_child is the whole
+ * sequence over the engine (count_perf.c), for callers with plain events.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/perf_event.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "pflops_internal.h"
-
-static int open_event(struct pflops_child_event *e, pid_t pid)
-{
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = e->type;
-	a.config = e->config;
-	a.disabled = 1;
-	a.enable_on_exec = 1;
-	a.inherit = 1;
-	a.exclude_kernel = e->exclude_kernel;
-	a.exclude_hv = 1;
-	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-	return (int)syscall(SYS_perf_event_open, &a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-}
+#include "pflops_perf.h"
 
 static double seconds(void)
 {
@@ -43,21 +25,28 @@ static double seconds(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int pflops_count_child(char *const argv[], struct pflops_child_event *ev, int n, int *status,
-		       double *wall_seconds, struct pflops_error *err)
+int pflops_child_spawn(struct pflops_child *c, char *const argv[], struct pflops_error *err)
 {
 	int go[2], fail[2];
-	if (pipe2(go, O_CLOEXEC) || pipe2(fail, O_CLOEXEC))
+	if (pipe2(go, O_CLOEXEC))
 		return pf_err(err, PFLOPS_ESYS, "pipe: %s", strerror(errno));
+	if (pipe2(fail, O_CLOEXEC)) {
+		close(go[0]);
+		close(go[1]);
+		return pf_err(err, PFLOPS_ESYS, "pipe: %s", strerror(errno));
+	}
 	pid_t pid = fork();
-	if (pid < 0)
-		return pf_err(err, PFLOPS_ESYS, "fork: %s", strerror(errno));
+	if (pid < 0) {
+		int e = errno;
+		close(go[0]), close(go[1]), close(fail[0]), close(fail[1]);
+		return pf_err(err, PFLOPS_ESYS, "fork: %s", strerror(e));
+	}
 	if (pid == 0) {
-		char c;
+		char ch;
 		close(go[1]);
 		close(fail[0]);
-		/* wait until the parent has opened the counters on us */
-		if (read(go[0], &c, 1) != 1)
+		/* held until the parent has opened the counters on us */
+		if (read(go[0], &ch, 1) != 1)
 			_exit(127);
 		execvp(argv[0], argv);
 		int e = errno;
@@ -67,55 +56,89 @@ int pflops_count_child(char *const argv[], struct pflops_child_event *ev, int n,
 	}
 	close(go[0]);
 	close(fail[1]);
-	int *fd = calloc(n ? n : 1, sizeof(int)), rc = 0;
-	if (!fd)
-		rc = pf_err(err, PFLOPS_ENOMEM, "out of memory");
-	for (int i = 0; i < n && !rc; i++) {
-		fd[i] = open_event(&ev[i], pid);
-		if (fd[i] < 0) {
-			int e = errno;
-			fd[i] = -1;
-			rc = pf_err(err, e == EACCES || e == EPERM ? PFLOPS_EPERM : e == ENOENT || e == EOPNOTSUPP ? PFLOPS_ENOPMU : PFLOPS_ESYS,
-				    "cannot open event type %u config 0x%llx: %s", ev[i].type, (unsigned long long)ev[i].config,
-				    strerror(e));
-		}
-	}
-	double t0 = seconds();
-	if (rc) {
-		kill(pid, SIGKILL);	/* never ran the program: nothing to count it with */
-		close(go[1]);
-	} else if (write(go[1], "g", 1) != 1) {
-		rc = pf_err(err, PFLOPS_ESYS, "cannot start the program: %s", strerror(errno));
-		kill(pid, SIGKILL);
-	} else {
-		close(go[1]);
-	}
+	c->pid = pid;
+	c->prog = argv[0];
+	c->go = go[1];
+	c->fail = fail[0];
+	return 0;
+}
+
+static void reap(pid_t pid, int *status)
+{
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	if (status)
+		*status = st;
+}
+
+void pflops_child_abort(struct pflops_child *c)
+{
+	kill(c->pid, SIGKILL);	/* never ran the program: nothing to count it with */
+	close(c->go);
+	close(c->fail);
+	reap(c->pid, NULL);
+}
+
+int pflops_child_run(struct pflops_child *c, int *status, double *wall_seconds, struct pflops_error *err)
+{
+	int rc = 0;
+	double t0 = seconds();
+	if (write(c->go, "g", 1) != 1) {
+		rc = pf_err(err, PFLOPS_ESYS, "cannot start the program: %s", strerror(errno));
+		kill(c->pid, SIGKILL);
+	}
+	close(c->go);
+	reap(c->pid, status);
 	if (wall_seconds)
 		*wall_seconds = seconds() - t0;
 	int exec_errno = 0;
-	if (!rc && read(fail[0], &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno))
-		rc = pf_err(err, PFLOPS_ECHILD, "cannot run %s: %s", argv[0], strerror(exec_errno));
-	close(fail[0]);
-	for (int i = 0; i < n; i++) {
-		if (!rc) {
-			uint64_t v[3];
-			if (read(fd[i], v, sizeof(v)) != sizeof(v))
-				rc = pf_err(err, PFLOPS_ESYS, "cannot read event %d: %s", i, strerror(errno));
-			else {
-				ev[i].raw = v[0];
-				ev[i].enabled = v[1];
-				ev[i].running = v[2];
-				ev[i].scaled = v[2] ? (double)v[0] * ((double)v[1] / (double)v[2]) : 0;
-			}
-		}
-		if (fd && fd[i] >= 0)
-			close(fd[i]);
+	if (!rc && read(c->fail, &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno))
+		rc = pf_err(err, PFLOPS_ECHILD, "cannot run %s: %s", c->prog, strerror(exec_errno));
+	close(c->fail);
+	return rc;
+}
+
+int pflops_count_child(char *const argv[], struct pflops_child_event *ev, int n, int *status, double *wall_seconds,
+		       struct pflops_error *err)
+{
+	struct pflops_child c;
+	struct pflops_perf_event *pe = calloc(n > 0 ? n : 1, sizeof(*pe));
+	struct pflops_perf_value *v = calloc(n > 0 ? n : 1, sizeof(*v));
+	struct pflops_perf_set *set = NULL;
+	int rc = !pe || !v ? pf_err(err, PFLOPS_ENOMEM, "out of memory") : 0;
+	for (int i = 0; !rc && i < n; i++) {
+		/* each its own group: a plain list of events, none may wait for another */
+		pe[i] = (struct pflops_perf_event){ .type = ev[i].type, .config = ev[i].config, .group = i, .slot = i,
+						    .cpu = -1 };
+		snprintf(pe[i].name, sizeof(pe[i].name), "event type %u config 0x%llx", ev[i].type,
+			 (unsigned long long)ev[i].config);
 	}
-	free(fd);
-	if (status)
-		*status = st;
+	if (!rc)
+		rc = pflops_child_spawn(&c, argv, err);
+	if (rc) {
+		free(pe);
+		free(v);
+		return rc;
+	}
+	struct pflops_perf_attr a = { .tid = c.pid, .inherit = 1, .enable_on_exec = 1, .exclude_hv = 1,
+				      .exclude_kernel = n > 0 && ev[0].exclude_kernel };
+	rc = pflops_perf_open(&set, pe, n, &a, err);
+	if (rc) {
+		pflops_child_abort(&c);
+	} else {
+		rc = pflops_child_run(&c, status, wall_seconds, err);
+	}
+	if (!rc)
+		rc = pflops_perf_read(set, v, err);
+	for (int i = 0; !rc && i < n; i++) {
+		ev[i].raw = v[i].raw;
+		ev[i].enabled = v[i].enabled;
+		ev[i].running = v[i].running;
+		ev[i].scaled = pflops_perf_scale(v[i].raw, v[i].enabled, v[i].running, NULL);
+	}
+	pflops_perf_close(set);
+	free(pe);
+	free(v);
 	return rc;
 }

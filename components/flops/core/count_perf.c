@@ -189,6 +189,8 @@ int pflops_perf_open(struct pflops_perf_set **out, const struct pflops_perf_even
 		a.type = e->type;
 		a.config = e->config;
 		a.disabled = leader;	/* members follow their leader */
+		a.enable_on_exec = leader && attr->enable_on_exec;
+		a.inherit = !!attr->inherit;	/* group reads sum the children too */
 		a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 		a.exclude_user = !!attr->exclude_user;
 		a.exclude_kernel = !!attr->exclude_kernel;
@@ -205,7 +207,7 @@ int pflops_perf_open(struct pflops_perf_set **out, const struct pflops_perf_even
 			g->fd = (int)fd;
 		g->count++;
 	}
-	if (attr->check_schedule) {
+	if (attr->check_schedule && !attr->enable_on_exec) {
 		int rc = check_schedule(s, err);
 		if (rc) {
 			pflops_perf_close(s);

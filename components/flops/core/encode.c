@@ -67,6 +67,14 @@ int pflops_encode(const struct pflops_pmu *pmu, const char *spec, uint64_t *conf
 	if (rc != PFM_SUCCESS) {
 		free(arg.codes);
 		free(fs);
+		/* the PMU inactive in this process's libpfm4: the build's encoding */
+		for (int e = 0; e < pmu->nevents; e++)
+			if (pmu->events[e].built_config && !strcmp(pmu->events[e].spec, spec)) {
+				*config = pmu->events[e].built_config;
+				if (fstr)
+					snprintf(fstr, fstrlen, "%s", spec);
+				return 0;
+			}
 		return pf_err(err, PFLOPS_EENCODE, "libpfm4 cannot encode '%s': %s", full, pfm_strerror(rc));
 	}
 	*config = arg.count ? arg.codes[0] : 0;

@@ -2,16 +2,20 @@
  * model.c: what one hardware event would count for a traced instruction
  * mix, from the event's model spec in the presets table:
  *
- *   UNIT [prec=LIST] [width=LIST] [ops=LIST] [fma=N] [plus=EXTRA,...]
+ *   UNIT [prec=LIST] [width=LIST] [ops=LIST] [fma=N] [dpp=N] [plus=EXTRA,...]
  *
  *   inst          one per matching instruction; FMA-family ones count N
- *                 (fma=N, default 1), as FP_ARITH counts an FMA twice
+ *                 (fma=N, default 1), as FP_ARITH counts an FMA twice;
+ *                 DPPS/DPPD count dpp=N (default 1): Intel's FP_ARITH
+ *                 descriptions say "DPP and FM(N)ADD/SUB instructions
+ *                 count twice" (perfmon SKX..SPR *_core.json)
  *   flops         elements x FLOPs per element over all lanes (masked
  *                 lanes included, as FP_ARITH and Zen count them)
  *   flops_active  the same over active lanes only
  *   none          not modelled on x86 (Arm events): PFLOPS_EUNAVAIL
  *
- * For flops units, fma=N (when given) replaces the 2 FLOPs per FMA lane.
+ * For flops units, fma=N and dpp=N (when given) replace the FLOPs per
+ * FMA lane (2) and per DPP lane (1).
  * plus= adds extra[] counts (vinsertf128, 256_nonfp), for PMUs whose
  * event counts such instructions too (Haswell AVX_INSTS.CALC).
  */
@@ -30,7 +34,7 @@ static int fail(struct pflops_error *err, int code, const char *spec,
 		err->code = code;
 		snprintf(err->msg, sizeof err->msg,
 			 "model '%s': %s '%.*s'; valid: UNIT (inst, flops, "
-			 "flops_active, none) then prec=, width=, ops=, fma=N, plus=",
+			 "flops_active, none) then prec=, width=, ops=, fma=N, dpp=N, plus=",
 			 spec, what, (int)len, tok);
 	}
 	return code;
@@ -83,7 +87,7 @@ int pflops_model_eval(const char *spec, const struct pflops_mix *m,
 	unsigned precs = (1u << PFLOPS_NPREC) - 1, widths = (1u << PFLOPS_NWIDTH) - 1,
 		 ops = (1u << PFLOPS_NOP) - 1, plus = 0;
 	int unit = -1;
-	double fma = -1, sum = 0;
+	double fma = -1, dpp = -1, sum = 0;
 	const char *p = spec;
 
 	if (!spec || !m || !count)
@@ -128,18 +132,18 @@ int pflops_model_eval(const char *spec, const struct pflops_mix *m,
 			rc = list(v, vlen, op_n, PFLOPS_NOP, &ops, &bad, &badlen);
 		else if (klen == 4 && !strncmp(tok, "plus", 4))
 			rc = list(v, vlen, extra_n, PFLOPS_NEXTRA, &plus, &bad, &badlen);
-		else if (klen == 3 && !strncmp(tok, "fma", 3)) {
+		else if (klen == 3 && (!strncmp(tok, "fma", 3) || !strncmp(tok, "dpp", 3))) {
 			char num[16], *end;
 			if (vlen == 0 || vlen >= sizeof num)
 				return fail(err, PFLOPS_EINVAL, spec,
-					    "bad fma count in", tok, len);
+					    "bad count in", tok, len);
 			memcpy(num, v, vlen);
 			num[vlen] = 0;
 			long n = strtol(num, &end, 10);
 			if (*end || n < 0 || n > 64)
 				return fail(err, PFLOPS_EINVAL, spec,
-					    "bad fma count in", tok, len);
-			fma = (double)n;
+					    "bad count in", tok, len);
+			*(tok[0] == 'f' ? &fma : &dpp) = (double)n;
 		} else
 			return fail(err, PFLOPS_EINVAL, spec, "unknown key in",
 				    tok, len);
@@ -172,11 +176,13 @@ int pflops_model_eval(const char *spec, const struct pflops_mix *m,
 				    !((ops >> o) & 1))
 					continue;
 				if (unit == U_INST) {
-					per = o == PFLOPS_OP_FMA ? (fma < 0 ? 1 : fma) : 1;
+					per = o == PFLOPS_OP_FMA ? (fma < 0 ? 1 : fma) :
+					      o == PFLOPS_OP_DPP ? (dpp < 0 ? 1 : dpp) : 1;
 					sum += per * (double)m->insts[pr][w][o];
 					continue;
 				}
 				per = o == PFLOPS_OP_FMA && fma >= 0 ? fma :
+				      o == PFLOPS_OP_DPP && dpp >= 0 ? dpp :
 				      pflops_op_flops((enum pflops_op)o);
 				sum += per * (double)(unit == U_FLOPS ?
 						      m->lanes_full[pr][w][o] :

@@ -107,8 +107,14 @@ struct pflops_event {
 	char *spec;		/* "EVENT:UMASK" for libpfm4, or "raw:0xNNNN" */
 	char *model;		/* what it counts, for the trace models; may be NULL */
 	int pair;		/* costs two counters (AMD merged counter pair) */
-	int combine;		/* raw only: umask bits may be OR-ed with a sibling */
+	int combine;		/* umask bits may be OR-ed with a sibling's (for a
+				 * libpfm4-named event: where libpfm4 refuses) */
 	int line;
+	char *note;		/* an event in no formula, kept for recordings
+				 * (`note` directive): what it counts; else NULL */
+	uint64_t built_config;	/* libpfm4's encoding at build time (built-in
+				 * table), used where this process's libpfm4
+				 * does not have the PMU active; 0: none */
 };
 
 /* weight = w0 + wvl * VL, VL the SVE vector length in bits (so the
@@ -125,6 +131,18 @@ struct pflops_metric_def {
 	int nterms;
 	struct pflops_term *terms;
 	int line;
+};
+
+/* A `detect` line: when METRIC alone needs more counters than the core
+ * has, it may be planned without PART's events, with one detector counter
+ * (EVENT) that counts the instructions PART would weight: zero proves the
+ * smaller plan exact; non-zero is reported as status STATUS. */
+struct pflops_detect {
+	int line;		/* 0: the block has no detect line */
+	int metric, part;	/* enum pflops_metric */
+	int event;		/* index into pmu->events */
+	uint64_t drop;		/* bit i: event i is weighted by PART */
+	char status[32];	/* status event reporting EVENT's count */
 };
 
 struct pflops_match {
@@ -145,6 +163,9 @@ struct pflops_pmu {
 	enum pflops_arch arch;
 	int counters_smt, counters_nosmt;	/* general counters per logical thread */
 	int sve_bits;		/* SVE vector length of the part, 0 = none */
+	int cycles_general;	/* no fixed cycles counter (AMD): the NMI
+				 * watchdog's cycles event takes a general one */
+	struct pflops_detect detect;
 	int nevents;
 	struct pflops_event *events;
 	struct pflops_metric_def metrics[PFLOPS_NMETRIC];
@@ -196,6 +217,8 @@ struct pflops_counter {
 	int cost;		/* hardware counters it takes (2 for AMD pairs) */
 	uint64_t config;	/* event-select code, user+kernel (full form, as perf's rNNNN) */
 	int pfm_encoded;	/* config came from libpfm4 */
+	int detects;		/* a detector (weight 0 everywhere): its count is
+				 * the instructions of the reduced plan's left-out part */
 	double weight[PFLOPS_NMETRIC];	/* per requested metric */
 };
 
@@ -205,6 +228,9 @@ struct pflops_plan {
 	double vl128;		/* VL/128 used for the weights */
 	int ncounters;		/* entries in counter[] */
 	int cost;		/* hardware counters needed */
+	unsigned reduced;	/* metrics planned without the pmu's detect PART
+				 * (pflops_plan_fit): exact only while the
+				 * detector counter reads 0 */
 	struct pflops_counter counter[PFLOPS_MAX_COUNTERS];
 };
 
@@ -213,6 +239,17 @@ struct pflops_plan {
  * is unavailable. */
 int pflops_plan_make(struct pflops_plan *p, const struct pflops_pmu *pmu,
 		     unsigned metrics, int sve_bits, struct pflops_error *err);
+/* pflops_plan_make, then fitted to `budget` counters where the table
+ * allows: when the plan needs more and the pmu's `detect` rule applies
+ * (the requested metrics that weight PART's events are all the rule's
+ * METRIC, and none is left empty), those metrics are planned without
+ * PART's events plus the detector counter, and p->reduced says which.
+ * slot_metric maps metric slot s of pmu to the metric it really is (NULL:
+ * slot s is metric s), for callers that plan variants of metrics in
+ * slots.  A plan that still does not fit is returned as made: the caller
+ * compares p->cost with its budget. */
+int pflops_plan_fit(struct pflops_plan *p, const struct pflops_pmu *pmu, unsigned metrics, int sve_bits,
+		    int budget, const int *slot_metric, struct pflops_error *err);
 /* Metric value from the plan's counter values (same order as counter[]). */
 double pflops_plan_eval(const struct pflops_plan *p, enum pflops_metric m,
 			const double *counts);
@@ -249,7 +286,10 @@ struct pflops_kind {
 	const struct pflops_pmu *pmu;	/* NULL: unknown CPU */
 	char why[256];		/* when pmu is NULL: the one-sentence reason */
 	int smt;		/* SMT siblings present */
-	int budget;		/* general counters per logical thread left to us */
+	int budget;		/* general counters per logical thread left to an
+				 * event set (pflops_budget with no cycles) */
+	int budget_cycles;	/* the same for a set that also counts cycles
+				 * (a hybrid time reference) */
 	int sve_bits;		/* Arm SVE vector length, 0 if none */
 };
 
@@ -264,10 +304,18 @@ struct pflops_probe {
 	char source[256];	/* "this machine" or the file */
 	int nkinds;
 	struct pflops_kind kinds[PFLOPS_MAX_KINDS];
-	int nmi_watchdog;	/* 1 when it holds a counter (x86, live) */
+	int nmi_watchdog;	/* 1: the kernel's NMI watchdog is on (live only) */
 	int paranoid;		/* perf_event_paranoid, -99 unknown */
 	struct pflops_access access;
 };
+
+/* General counters per logical thread left to one event set, as the
+ * kernel schedules: the table's figure for SMT on or off, minus the one
+ * the NMI watchdog holds where its cycles event cannot sit on a fixed
+ * counter (`cycles general`: AMD), and minus one for a set that itself
+ * counts cycles (needs_cycles) when no fixed cycles counter is free for it
+ * (AMD; Intel and Arm when the watchdog holds the fixed one). */
+int pflops_budget(const struct pflops_pmu *pmu, int smt, int nmi_watchdog, int needs_cycles);
 
 /* topology: NULL for this machine, else an hwloc XML file or a directory
  * holding a CPUID dump (hwloc-gather-cpuid). */
@@ -285,7 +333,9 @@ int pflops_probe_fit(const struct pflops_kind *k, unsigned metrics,
 /* ---------------------------------------------------------------------
  * The perf-stat source: metrics from `perf stat -x,` output recorded
  * anywhere.  Events may be raw (r5301c7), PMU-qualified
- * (cpu/event=0xc7,umask=0x1/, cpu_core/config=0x5301c7/) or symbolic
+ * (cpu/event=0xc7,umask=0x1/, cpu_core/config=0x5301c7/; lines of another
+ * core PMU than the block's, cpu_atom or cpu_lowpower, are skipped; Arm
+ * armv8_* and armv9_* names are taken) or symbolic
  * (fp_arith_inst_retired.scalar_double).  Each metric needs every counter
  * of its plan, either as recorded or as its separate umasks.
  */
@@ -322,12 +372,13 @@ void pflops_mix_widths(const struct pflops_mix *m, double w[PFLOPS_NWIDTH]);
 struct pflops_child_event {
 	uint32_t type;		/* PERF_TYPE_RAW, a PMU's sysfs type, PERF_TYPE_SOFTWARE */
 	uint64_t config;
-	int exclude_kernel;
+	int exclude_kernel;	/* the first event's setting applies to all */
 	/* results */
 	uint64_t raw, enabled, running;	/* ns for the last two */
 	double scaled;		/* raw * enabled / running (0 if it never ran) */
 };
-/* Run argv, counting ev[0..n) over it.  *status: its wait status.
+/* Run argv, counting ev[0..n) over it (each its own perf group, through
+ * the counting engine of pflops_perf.h).  *status: its wait status.
  * PFLOPS_EPERM / PFLOPS_ENOPMU / PFLOPS_ESYS with the event named when an
  * event cannot be opened; PFLOPS_ECHILD when the program cannot start. */
 int pflops_count_child(char *const argv[], struct pflops_child_event *ev, int n,

@@ -39,8 +39,9 @@ static int hexval(const char *s, uint64_t *v)
 	return errno || end == s ? -1 : (int)(end - s);
 }
 
-/* "event=0xc7,umask=0x1" or "config=0x5301c7" or "r5301c7" -> config */
-static int parse_terms(const char *s, uint64_t *cfg)
+/* "event=0xc7,umask=0x1" or "config=0x5301c7" or "r5301c7" -> config.
+ * An Arm PMU's event= is the whole 16-bit number (format config:0-15). */
+static int parse_terms(const char *s, int arm, uint64_t *cfg)
 {
 	uint64_t ev = 0, um = 0, c;
 	int have = 0;
@@ -70,7 +71,7 @@ static int parse_terms(const char *s, uint64_t *cfg)
 	if (!have)
 		return -1;
 	/* AMD's event select bits 8-11 live at 32-35 */
-	*cfg = (ev & 0xff) | ((ev >> 8) & 0xf) << 32 | (um & 0xff) << 8;
+	*cfg = arm ? ev : (ev & 0xff) | ((ev >> 8) & 0xf) << 32 | (um & 0xff) << 8;
 	return 0;
 }
 
@@ -83,13 +84,17 @@ static int identify(const struct pflops_pmu *pmu, const char *name, uint64_t *ke
 	uint64_t cfg;
 	if (slash) {
 		*slash = 0;
-		/* hybrid files hold one line per core PMU; ours is pmu->sysfs */
-		if (strcmp(ev, pmu->sysfs) && strcmp(ev, "cpu") && strncmp(ev, "armv8", 5))
+		/* hybrid files hold one line per core PMU (cpu_core, cpu_atom,
+		 * cpu_lowpower); ours is pmu->sysfs.  An Arm core's PMU is named
+		 * armv8_pmuv3_N (ACPI) or after the core (device tree:
+		 * armv8_neoverse_n1, armv9_neoverse_v2, armv9_cortex_a710) */
+		int arm = pmu->arch == PFLOPS_ARCH_ARM && (!strncmp(ev, "armv8_", 6) || !strncmp(ev, "armv9_", 6));
+		if (strcmp(ev, pmu->sysfs) && strcmp(ev, "cpu") && !arm)
 			return -1;
 		char *inner = slash + 1, *end = strchr(inner, '/');
 		if (end)
 			*end = 0;
-		if (parse_terms(inner, &cfg))
+		if (parse_terms(inner, pmu->arch == PFLOPS_ARCH_ARM, &cfg))
 			return -2;
 		*key = key_of(pmu, cfg);
 		return 0;
@@ -97,7 +102,7 @@ static int identify(const struct pflops_pmu *pmu, const char *name, uint64_t *ke
 	char *mod = strchr(ev, ':');	/* perf modifiers: ":u", ":uk" */
 	if (mod && mod[1] && strspn(mod + 1, "ukhGHpPS") == strlen(mod + 1))
 		*mod = 0;
-	if (ev[0] == 'r' && parse_terms(ev, &cfg) == 0) {
+	if (ev[0] == 'r' && parse_terms(ev, pmu->arch == PFLOPS_ARCH_ARM, &cfg) == 0) {
 		*key = key_of(pmu, cfg);
 		return 0;
 	}

@@ -7,4 +7,14 @@ struct pflops_builtin_file {
 };
 extern const struct pflops_builtin_file pflops_builtin_files[];
 extern const int pflops_builtin_nfiles;
+/* Every libpfm4-named event encoded at build time.  Why: libpfm4 encodes
+ * only the PMUs it detects once initialized by someone else (PAPI does,
+ * without LIBPFM_ENCODE_INACTIVE), and an older libpfm4 may not detect a
+ * newer CPU whose events it knows (Granite Rapids counts with spr's). */
+struct pflops_builtin_enc {
+	const char *pmu, *alias;
+	unsigned long long config;
+};
+extern const struct pflops_builtin_enc pflops_builtin_encs[];
+extern const int pflops_builtin_nencs;
 #endif

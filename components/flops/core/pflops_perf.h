@@ -50,8 +50,12 @@ struct pflops_perf_event {
 struct pflops_perf_attr {
 	pid_t tid;		/* 0: the calling thread; else attach to that thread */
 	int exclude_user, exclude_kernel, exclude_hv;
+	int inherit;		/* count the threads and children tid creates later */
+	int enable_on_exec;	/* start counting when tid execs (a program run
+				 * under pflops_child_*): never start it by hand */
 	int check_schedule;	/* after opening, run each group once and fail with
-				 * PFLOPS_ECNFLCT when the kernel could not schedule it */
+				 * PFLOPS_ECNFLCT when the kernel could not schedule it
+				 * (not with enable_on_exec) */
 };
 
 /* What one event read: its count and times since the last start/reset. */
@@ -98,6 +102,49 @@ double pflops_perf_scale(uint64_t raw, uint64_t enabled, uint64_t running, int *
  * coverage in st (may be NULL). */
 void pflops_perf_sum(const struct pflops_perf_set *set, const struct pflops_perf_value *v, double *slots,
 		     int nslots, struct pflops_perf_status *st);
+
+/* ---------------------------------------------------------------------
+ * Plans of core kinds as perf events, and metrics back from the summed
+ * slots: the one layout the component and papi_flops_run share.
+ */
+struct pflops_perf_kind {
+	const struct pflops_plan *plan;	/* NULL: nothing counted, only its time */
+	uint32_t type;		/* perf type of its PMU (PERF_TYPE_RAW unless hybrid) */
+	int arch;		/* enum pflops_arch: how its cycles reference is coded */
+	int ref;		/* open a cycles time reference (hybrid kinds) */
+	int split;		/* one event per group: the kernel multiplexes them */
+	const char *pmu_name;	/* for messages: "cpu_core" */
+};
+
+/* Events for the kinds: each kind's time reference (slot -1) then its
+ * plan's counters, one group per kind unless split.  slot[k][c] receives
+ * the output slot of counter c of kind k.  Returns the number of events,
+ * or PFLOPS_EINVAL when more than max. */
+int pflops_perf_layout(const struct pflops_perf_kind *kinds, int nkinds, struct pflops_perf_event *ev, int max,
+		       int slot[][PFLOPS_MAX_COUNTERS], int *nslots);
+/* Planner slot s (a metric of the plans) from the summed slots. */
+double pflops_perf_metric(const struct pflops_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
+			  const double *slots, int s);
+/* What the plans' detector counters read (instructions left unweighted). */
+double pflops_perf_detected(const struct pflops_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
+			    const double *slots);
+
+/* ---------------------------------------------------------------------
+ * A program to count: forked and held before exec, so that events can be
+ * opened on it (inherit + enable_on_exec) before it runs.
+ */
+struct pflops_child {
+	pid_t pid;
+	const char *prog;	/* argv[0], for messages */
+	int go, fail;		/* pipes: release it; its exec error */
+};
+/* Fork argv[0] (searched in PATH), held.  PFLOPS_ESYS on failure. */
+int pflops_child_spawn(struct pflops_child *c, char *const argv[], struct pflops_error *err);
+/* Release it and wait: *status its wait status, *wall seconds from release
+ * (may be NULL).  PFLOPS_ECHILD when it could not exec. */
+int pflops_child_run(struct pflops_child *c, int *status, double *wall_seconds, struct pflops_error *err);
+/* Kill a held child that must not run (events could not be opened). */
+void pflops_child_abort(struct pflops_child *c);
 
 /* The perf PMU type of /sys/bus/event_source/devices/<pmu>/type
  * (PAPI_FLOPS_SYSFS overrides the directory, as for the probe). */

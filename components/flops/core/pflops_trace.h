@@ -39,6 +39,16 @@ typedef void (*pflops_trace_progress_fn)(void *arg,
 					 const struct pflops_mix *mix,
 					 const struct pflops_trace_stats *st);
 
+/* One executed floating-point instruction of a basic block that uses an
+ * AVX-512 opmask (see pflops_trace_opts.fp_exec). */
+struct pflops_fp_exec {
+	uint64_t addr;		/* its address in the tracee */
+	int32_t tid;		/* the thread that ran it (stopped during the call) */
+	uint8_t prec, width, op, lanes, mask_reg, lanes_per_bit;	/* as struct pflops_insn */
+	const uint64_t *k;	/* k0..k7 as it ran; NULL: could not be read */
+};
+typedef void (*pflops_trace_fp_fn)(void *arg, const struct pflops_fp_exec *x);
+
 struct pflops_trace_opts {
 	/* Count only inside calls to this function (ELF .symtab/.dynsym of
 	 * the executable or any shared library it loads); NULL: count all. */
@@ -51,6 +61,12 @@ struct pflops_trace_opts {
 	unsigned progress_ms;	/* 0: 500 ms */
 	/* If non-NULL, filled at the end. */
 	struct pflops_trace_stats *stats;
+	/* If set: called for each executed FP instruction of a block that has
+	 * a masked FP instruction, in execution order per thread, where
+	 * counting applies (region); blocks without one are counted in bulk
+	 * and not reported (the masked-lane sampler, pflops_mask.h). */
+	pflops_trace_fp_fn fp_exec;
+	void *fp_exec_arg;
 };
 
 /*

@@ -85,10 +85,8 @@ static void choose_pmu(const struct pflops_table *t, struct pflops_kind *k, int 
 		}
 		return;
 	}
-	k->budget = k->smt ? k->pmu->counters_smt : k->pmu->counters_nosmt;
-	/* the NMI watchdog pins one general counter on x86 */
-	if (nmi > 0 && k->pmu->arch == PFLOPS_ARCH_X86 && k->budget > 1)
-		k->budget--;
+	k->budget = pflops_budget(k->pmu, k->smt, nmi > 0, 0);
+	k->budget_cycles = pflops_budget(k->pmu, k->smt, nmi > 0, 1);
 	k->sve_bits = k->pmu->sve_bits;
 #if defined(__aarch64__)
 	if (nmi >= 0) {		/* live machine: the process's own vector length */
@@ -97,6 +95,16 @@ static void choose_pmu(const struct pflops_table *t, struct pflops_kind *k, int 
 			k->sve_bits = (vl & PR_SVE_VL_LEN_MASK) * 8;
 	}
 #endif
+}
+
+int pflops_budget(const struct pflops_pmu *pmu, int smt, int nmi_watchdog, int needs_cycles)
+{
+	int n = smt ? pmu->counters_smt : pmu->counters_nosmt;
+	if (pmu->cycles_general)
+		n -= !!nmi_watchdog + !!needs_cycles;
+	else if (nmi_watchdog && needs_cycles)
+		n--;	/* the watchdog has the fixed cycles counter: ours goes general */
+	return n > 0 ? n : 0;
 }
 
 static int has_cap(int bit)
@@ -146,7 +154,7 @@ static void access_verdict(struct pflops_probe *pr)
 		snprintf(a->msg, sizeof(a->msg),
 			 "no hardware PMU is exposed: /sys/bus/event_source/devices has no cpu, cpu_core, cpu_atom or armv8_* entry (a virtual machine whose hypervisor hides the counters)");
 		snprintf(a->fix, sizeof(a->fix),
-			 "enable the guest PMU (KVM/QEMU: -cpu host,pmu=on; VMware: virtualize CPU performance counters; cloud: a bare-metal or PMU-enabled instance), or count exactly with --source trace");
+			 "enable the guest PMU (KVM/QEMU: -cpu host,pmu=on; VMware: virtualize CPU performance counters; cloud: a bare-metal or PMU-enabled instance)");
 		return;
 	}
 	if (pr->paranoid > 2 && !root && !perfmon) {
@@ -155,7 +163,7 @@ static void access_verdict(struct pflops_probe *pr)
 			 "perf_event_paranoid is %d, which forbids unprivileged counting (Debian's default), and this process has neither CAP_PERFMON nor CAP_SYS_ADMIN",
 			 pr->paranoid);
 		snprintf(a->fix, sizeof(a->fix),
-			 "sudo sysctl kernel.perf_event_paranoid=2 (user-space counting of your own processes), or grant CAP_PERFMON, or use --source trace");
+			 "sudo sysctl kernel.perf_event_paranoid=2 (user-space counting of your own processes), or grant CAP_PERFMON to the program");
 		return;
 	}
 	a->code = PFLOPS_OK;

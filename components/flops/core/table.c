@@ -100,6 +100,7 @@ static void pmu_free(struct pflops_pmu *pmu)
 	for (int i = 0; i < pmu->nevents; i++) {
 		free(pmu->events[i].spec);
 		free(pmu->events[i].model);
+		free(pmu->events[i].note);
 	}
 	free(pmu->events);
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
@@ -142,6 +143,8 @@ static int pmu_inherit(struct ctx *c, struct pflops_pmu *dst, const struct pflop
 	dst->counters_smt = src->counters_smt;
 	dst->counters_nosmt = src->counters_nosmt;
 	dst->sve_bits = src->sve_bits;
+	dst->cycles_general = src->cycles_general;
+	dst->detect = src->detect;
 	dst->events = calloc(src->nevents ? src->nevents : 1, sizeof(*dst->events));
 	if (!dst->events)
 		return pf_err(c->err, PFLOPS_ENOMEM, "out of memory");
@@ -149,6 +152,7 @@ static int pmu_inherit(struct ctx *c, struct pflops_pmu *dst, const struct pflop
 		dst->events[i] = src->events[i];
 		dst->events[i].spec = pf_strdup(src->events[i].spec);
 		dst->events[i].model = pf_strdup(src->events[i].model);
+		dst->events[i].note = pf_strdup(src->events[i].note);
 	}
 	dst->nevents = src->nevents;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++) {
@@ -164,6 +168,45 @@ static int pmu_inherit(struct ctx *c, struct pflops_pmu *dst, const struct pflop
 				return pf_err(c->err, PFLOPS_ENOMEM, "out of memory");
 			memcpy(d->terms, s->terms, s->nterms * sizeof(*d->terms));
 		}
+	}
+	return 0;
+}
+
+/* weight of event ev in metric d (0 when absent) */
+static void term_of(const struct pflops_metric_def *d, int ev, double *w0, double *wvl)
+{
+	*w0 = *wvl = 0;
+	for (int k = 0; k < d->nterms; k++)
+		if (d->terms[k].event == ev) {
+			*w0 += d->terms[k].w0;
+			*wvl += d->terms[k].wvl;
+		}
+}
+
+/* A detect line makes sense when both metrics are available and PART's
+ * formula is a piece of METRIC's: each of PART's events carries the same
+ * weight in both, so METRIC minus PART is METRIC without those events. */
+static int detect_check(struct ctx *c, const struct pflops_pmu *p)
+{
+	const struct pflops_detect *d = &p->detect;
+	const struct pflops_metric_def *m = &p->metrics[d->metric], *part = &p->metrics[d->part];
+	c->line = d->line;
+	if (m->klass == PFLOPS_UNAVAILABLE || part->klass == PFLOPS_UNAVAILABLE)
+		return PERR(c, "pmu %s: detect %s %s: both metrics must be available", p->name,
+			    pflops_metric_name(d->metric), pflops_metric_name(d->part));
+	c->pmu->detect.drop = 0;
+	for (int k = 0; k < part->nterms; k++) {
+		double a0, avl, b0, bvl;
+		if (part->terms[k].event >= 64)
+			return PERR(c, "pmu %s: detect: %s's events must be among the block's first 64", p->name,
+				    pflops_metric_name(d->part));
+		c->pmu->detect.drop |= 1ULL << part->terms[k].event;
+		term_of(part, part->terms[k].event, &a0, &avl);
+		term_of(m, part->terms[k].event, &b0, &bvl);
+		if (a0 != b0 || avl != bvl)
+			return PERR(c, "pmu %s: detect: event %s weighs differently in %s and %s; %s must be a piece of %s's formula",
+				    p->name, p->events[part->terms[k].event].alias, pflops_metric_name(d->metric),
+				    pflops_metric_name(d->part), pflops_metric_name(d->part), pflops_metric_name(d->metric));
 	}
 	return 0;
 }
@@ -191,15 +234,17 @@ static int pmu_finish(struct ctx *c)
 				  p->name, pflops_metric_name(m), pflops_class_name(d->klass), pflops_metric_name(m),
 				  d->klass == PFLOPS_UNAVAILABLE ? "why" : "what the number misses or adds");
 	}
+	if (!rc && p->detect.line)
+		rc = detect_check(c, p);
 	for (int i = 0; !rc && i < p->nevents; i++) {
-		int used = 0;
+		int used = p->detect.line && p->detect.event == i;
 		for (int m = 0; m < PFLOPS_NMETRIC; m++)
 			for (int k = 0; k < p->metrics[m].nterms; k++)
 				used |= p->metrics[m].terms[k].event == i;
-		if (!used) {
+		if (!used && !p->events[i].note) {
 			c->line = p->events[i].line;
-			rc = PERR(c, "pmu %s: event %s is used by no metric; remove it or use it",
-				  p->name, p->events[i].alias);
+			rc = PERR(c, "pmu %s: event %s is used by no metric; remove it, use it, or say why it is kept with 'note %s TEXT'",
+				  p->name, p->events[i].alias, p->events[i].alias);
 		}
 	}
 	c->line = save;
@@ -340,8 +385,6 @@ static int do_event(struct ctx *c, char *args)
 		else
 			return PERR(c, "unknown event flag '%s'; use pair or combine", w);
 	}
-	if (e.combine && strncmp(spec, "raw:", 4))
-		return PERR(c, "'combine' is for raw events; libpfm4 decides for %s", spec);
 	snprintf(e.alias, sizeof(e.alias), "%s", alias);
 	e.spec = pf_strdup(spec);
 	struct pflops_event *ne = realloc(c->pmu->events, (c->pmu->nevents + 1) * sizeof(*ne));
@@ -365,6 +408,22 @@ static int do_model(struct ctx *c, char *args)
 		return PERR(c, "model for unknown event alias '%s'", alias);
 	free(c->pmu->events[i].model);
 	c->pmu->events[i].model = pf_strdup(spec);
+	return 0;
+}
+
+/* An event kept out of every formula but listed with the perf arguments,
+ * so that recordings made with it stay comparable (seed 001's x87 code). */
+static int do_note(struct ctx *c, char *args)
+{
+	char *alias = next_word(&args);
+	char *text = alias ? rest_of_line(args) : NULL;
+	int i = alias ? find_event(c->pmu, alias) : -1;
+	if (!alias || !*text)
+		return PERR(c, "usage: note ALIAS TEXT  (what an event in no formula counts)");
+	if (i < 0)
+		return PERR(c, "note for unknown event alias '%s'", alias);
+	free(c->pmu->events[i].note);
+	c->pmu->events[i].note = pf_strdup(text);
 	return 0;
 }
 
@@ -428,6 +487,30 @@ static int do_caveat(struct ctx *c, char *args)
 	return 0;
 }
 
+static int do_detect(struct ctx *c, char *args)
+{
+	char *m = next_word(&args), *part = next_word(&args), *ev = next_word(&args), *st = next_word(&args);
+	struct pflops_detect d = { .line = c->line };
+	if (!st || next_word(&args))
+		return PERR(c, "usage: detect METRIC PART EVENT STATUS  (e.g. detect FP_OPS HP_OPS H_ANY UNWEIGHTED_FP16)");
+	d.metric = pflops_metric_from_name(m);
+	d.part = pflops_metric_from_name(part);
+	d.event = find_event(c->pmu, ev);
+	if (d.metric < 0 || d.part < 0 || d.metric == d.part)
+		return PERR(c, "detect: '%s %s' must name two different metrics (FP_OPS DP_OPS SP_OPS HP_OPS ...)", m, part);
+	if (d.event < 0)
+		return PERR(c, "detect: unknown event alias '%s'; declare it with 'event' first", ev);
+	if (strlen(st) >= sizeof(d.status) || pflops_metric_from_name(st) >= 0)
+		return PERR(c, "detect: bad status name '%s' (at most %zu characters, not a metric name)", st,
+			    sizeof(d.status) - 1);
+	for (const char *q = st; *q; q++)
+		if (!isupper((unsigned char)*q) && !isdigit((unsigned char)*q) && *q != '_')
+			return PERR(c, "detect: status name '%s': use capitals, digits and '_'", st);
+	snprintf(d.status, sizeof(d.status), "%s", st);
+	c->pmu->detect = d;
+	return 0;
+}
+
 static int do_word(struct ctx *c, char *args, char *dst, size_t len, const char *what)
 {
 	char *w = next_word(&args);
@@ -487,6 +570,15 @@ static int directive(struct ctx *c, char *line)
 		c->pmu->sve_bits = v;
 		return 0;
 	}
+	if (!strcmp(kw, "cycles")) {
+		char *w = next_word(&args);
+		if (!w || next_word(&args) || (strcmp(w, "fixed") && strcmp(w, "general")))
+			return PERR(c, "usage: cycles fixed|general  (general: no fixed cycles counter, as on AMD)");
+		c->pmu->cycles_general = !strcmp(w, "general");
+		return 0;
+	}
+	if (!strcmp(kw, "detect"))
+		return do_detect(c, args);
 	if (!strcmp(kw, "match"))
 		return do_match(c, args);
 	if (!strcmp(kw, "counters"))
@@ -495,6 +587,8 @@ static int directive(struct ctx *c, char *line)
 		return do_event(c, args);
 	if (!strcmp(kw, "model"))
 		return do_model(c, args);
+	if (!strcmp(kw, "note"))
+		return do_note(c, args);
 	if (!strcmp(kw, "metric"))
 		return do_metric(c, args);
 	if (!strcmp(kw, "caveat"))

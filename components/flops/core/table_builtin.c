@@ -24,5 +24,12 @@ int pflops_table_builtin(struct pflops_table *t, struct pflops_error *err)
 		if (rc)
 			return rc;
 	}
+	for (int i = 0; i < pflops_builtin_nencs; i++) {
+		const struct pflops_builtin_enc *b = &pflops_builtin_encs[i];
+		struct pflops_pmu *p = (struct pflops_pmu *)pflops_table_find(t, b->pmu);
+		for (int e = 0; p && e < p->nevents; e++)
+			if (!strcmp(p->events[e].alias, b->alias))
+				p->events[e].built_config = b->config;
+	}
 	return 0;
 }

@@ -142,14 +142,36 @@ static const uint64_t *block_masks(struct tracer *T, struct thr *t,
 	return NULL;
 }
 
+/* opts->fp_exec for the FP instructions [lo, hi) of a masked block */
+static void fp_exec(struct tracer *T, struct thr *t, const struct pflops_block *b,
+		    uint32_t lo, uint32_t hi, const uint64_t *k)
+{
+	if (!T->o->fp_exec || !b->has_mask)
+		return;
+	for (uint32_t i = 0; i < b->nfp; i++) {
+		const struct pflops_fpent *e = &b->fp[i];
+		if (e->idx < lo || e->idx >= hi)
+			continue;
+		struct pflops_fp_exec x = {
+			.addr = b->start + b->offs[e->idx], .tid = t->tid,
+			.prec = e->prec, .width = e->width, .op = e->op,
+			.lanes = e->lanes, .mask_reg = e->mask_reg,
+			.lanes_per_bit = e->lanes_per_bit, .k = k };
+		T->o->fp_exec(T->o->fp_exec_arg, &x);
+	}
+}
+
 static void count_block(struct tracer *T, struct thr *t,
 			const struct pflops_block *b, uint32_t n)
 {
 	uint64_t k[8];
+	const uint64_t *km;
 
 	if (!counting(T, t) || n == 0)
 		return;
-	pflops_block_count(T->mix, b, n, block_masks(T, t, b, k));
+	km = block_masks(T, t, b, k);
+	pflops_block_count(T->mix, b, n, km);
+	fp_exec(T, t, b, 0, n, km);
 	T->st.blocks_run++;
 }
 
@@ -157,10 +179,13 @@ static void count_one(struct tracer *T, struct thr *t,
 		      const struct pflops_block *b, int idx)
 {
 	uint64_t k[8];
+	const uint64_t *km;
 
 	if (!counting(T, t))
 		return;
-	pflops_block_count_one(T->mix, b, (uint32_t)idx, block_masks(T, t, b, k));
+	km = block_masks(T, t, b, k);
+	pflops_block_count_one(T->mix, b, (uint32_t)idx, km);
+	fp_exec(T, t, b, (uint32_t)idx, (uint32_t)idx + 1, km);
 	if ((uint32_t)idx + 1 == b->ninsts) {
 		for (int x = 0; x < PFLOPS_NEXTRA; x++)
 			T->mix->extra[x] += b->extra[x];

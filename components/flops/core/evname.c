@@ -1,0 +1,73 @@
+/* Event names of the flops component (pflops_evname.h). */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include "pflops_internal.h"
+#include "pflops_evname.h"
+
+const char *const pflops_width_qual[PFLOPS_NWIDTH] = { "SCALAR", "W128", "W256", "W512" };
+const char *const pflops_prec_qual[PFLOPS_NPREC] = { "X87", "HP", "BF16", "SP", "DP" };
+
+/* name[0..len) equals word, case-insensitively */
+static int is(const char *name, size_t len, const char *word)
+{
+	return word && strlen(word) == len && !strncasecmp(name, word, len);
+}
+
+int pflops_evname_parse(const char *name, const char *detect_status, struct pflops_evname *out,
+			struct pflops_error *err)
+{
+	struct pflops_evname e = { 0 };
+	size_t len = strcspn(name, ":");
+	char head[PFLOPS_NAME_MAX];
+	if (len >= sizeof(head))
+		return pf_err(err, PFLOPS_ENOENT, "no flops event '%.*s...': names are at most %zu characters before a ':'",
+			      40, name, sizeof(head) - 1);
+	memcpy(head, name, len);
+	head[len] = 0;
+	int m = pflops_metric_from_name(head);
+	if (m >= 0 && strncasecmp(head, "PAPI_", 5))
+		e.entry = (unsigned)m;
+	else if (is(name, len, "SCALED"))
+		e.entry = PFLOPS_EV_SCALED;
+	else if (is(name, len, "UNCOVERED_NS"))
+		e.entry = PFLOPS_EV_UNCOVERED;
+	else if (detect_status && *detect_status && is(name, len, detect_status))
+		e.entry = PFLOPS_EV_DETECT;
+	else
+		return pf_err(err, PFLOPS_ENOENT, "no flops event '%s' (FP_OPS DP_OPS SP_OPS HP_OPS BF16_OPS VEC_DP VEC_SP ...)",
+			      head);
+	for (const char *q = name + len; *q;) {
+		q++;	/* the ':' */
+		size_t n = strcspn(q, ":");
+		int found = 0;
+		if (e.entry < PFLOPS_NMETRIC) {
+			for (unsigned i = 0; i < PFLOPS_NWIDTH && !found; i++)
+				if (is(q, n, pflops_width_qual[i]) && !e.wq)
+					e.wq = i + 1, found = 1;
+			for (unsigned i = 0; i < PFLOPS_NPREC && !found; i++)
+				if (is(q, n, pflops_prec_qual[i]) && !e.pq)
+					e.pq = i + 1, found = 1;
+		}
+		if (!found)
+			return pf_err(err, PFLOPS_ENOENT,
+				      "bad qualifier '%.*s' in flops event %s (one width SCALAR W128 W256 W512 and one precision X87 HP BF16 SP DP, on metrics only)",
+				      (int)(n < 40 ? n : 40), q, head);
+		q += n;
+	}
+	*out = e;
+	return 0;
+}
+
+int pflops_evname_format(const struct pflops_evname *e, const char *detect_status, char *buf, size_t len)
+{
+	const char *base = e->entry < PFLOPS_NMETRIC ? pflops_metric_name(e->entry)
+			   : e->entry == PFLOPS_EV_SCALED ? "SCALED"
+			   : e->entry == PFLOPS_EV_UNCOVERED ? "UNCOVERED_NS"
+			   : e->entry == PFLOPS_EV_DETECT && detect_status && *detect_status ? detect_status : NULL;
+	if (!base || e->wq > PFLOPS_NWIDTH || e->pq > PFLOPS_NPREC)
+		return PFLOPS_EINVAL;
+	int n = snprintf(buf, len, "%s%s%s%s%s", base, e->wq ? ":" : "", e->wq ? pflops_width_qual[e->wq - 1] : "",
+			 e->pq ? ":" : "", e->pq ? pflops_prec_qual[e->pq - 1] : "");
+	return n >= 0 && (size_t)n < len ? 0 : PFLOPS_EINVAL;
+}

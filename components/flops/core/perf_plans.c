@@ -1,0 +1,84 @@
+/*
+ * Plans of core kinds laid out as perf events (pflops_perf.h), and the
+ * metrics read back from the engine's summed slots.  The flops component
+ * and papi_flops_run's hw source both count this way, so a plan is
+ * opened, grouped, scaled and weighted the same wherever it runs.
+ */
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include "pflops_internal.h"
+#include "pflops_perf.h"
+
+/* core cycles: x86 raw 0x3c (fixed counter 1 where free); elsewhere the
+ * generic cycles event on that PMU (hybrid perf: type in bits 32-63) */
+static void cycles_event(const struct pflops_perf_kind *kd, struct pflops_perf_event *e)
+{
+	if (kd->arch == PFLOPS_ARCH_X86) {
+		e->type = kd->type;
+		e->config = 0x3c;
+	} else {
+		e->type = PERF_TYPE_HARDWARE;
+		e->config = PERF_COUNT_HW_CPU_CYCLES | (kd->type == PERF_TYPE_RAW ? 0 : (uint64_t)kd->type << 32);
+	}
+	snprintf(e->name, sizeof(e->name), "%.20s/cycles/", kd->pmu_name ? kd->pmu_name : "cpu");
+}
+
+int pflops_perf_layout(const struct pflops_perf_kind *kinds, int nkinds, struct pflops_perf_event *ev, int max,
+		       int slot[][PFLOPS_MAX_COUNTERS], int *nslots)
+{
+	int n = 0, group = 0, s = 0;
+	for (int k = 0; k < nkinds; k++) {
+		const struct pflops_perf_kind *kd = &kinds[k];
+		const struct pflops_plan *p = kd->plan;
+		int need = !!kd->ref + (p ? p->ncounters : 0);
+		if (n + need > max)
+			return PFLOPS_EINVAL;
+		if (kd->ref) {
+			struct pflops_perf_event *e = &ev[n++];
+			memset(e, 0, sizeof(*e));
+			cycles_event(kd, e);
+			e->group = group;
+			e->slot = -1;
+			e->kind = k;
+			e->cpu = -1;
+		}
+		for (int c = 0; p && c < p->ncounters; c++) {
+			struct pflops_perf_event *e = &ev[n++];
+			memset(e, 0, sizeof(*e));
+			e->type = kd->type;
+			e->config = p->counter[c].config;
+			e->group = kd->split && (c || kd->ref) ? ++group : group;
+			e->slot = s;
+			e->kind = k;
+			e->cpu = -1;
+			snprintf(e->name, sizeof(e->name), "%.10s/%.50s/", kd->pmu_name ? kd->pmu_name : "cpu",
+				 p->counter[c].spec);
+			slot[k][c] = s++;
+		}
+		group++;
+	}
+	*nslots = s;
+	return n;
+}
+
+double pflops_perf_metric(const struct pflops_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
+			  const double *slots, int s)
+{
+	double v = 0;
+	for (int k = 0; k < nkinds; k++)
+		for (int c = 0; kinds[k].plan && c < kinds[k].plan->ncounters; c++)
+			v += kinds[k].plan->counter[c].weight[s] * slots[slot[k][c]];
+	return v;
+}
+
+double pflops_perf_detected(const struct pflops_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
+			    const double *slots)
+{
+	double v = 0;
+	for (int k = 0; k < nkinds; k++)
+		for (int c = 0; kinds[k].plan && c < kinds[k].plan->ncounters; c++)
+			if (kinds[k].plan->counter[c].detects)
+				v += slots[slot[k][c]];
+	return v;
+}

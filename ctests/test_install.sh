@@ -1,0 +1,50 @@
+#!/bin/sh
+# The installed PAPI is ours and self-contained: `make install` into a
+# scratch DESTDIR, the tree copied somewhere else (as if the build tree
+# and the prefix were gone), and its papi_avail, with no environment
+# variable, loads the libpapi beside it, lists PAPI_FP_OPS from our preset
+# table and has the flops component.  Exit 77 when libpapi was not built.
+B=${B:-build}
+[ -f "$B/papi/.built" ] || { echo "SKIP: libpapi with flops not built"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok:   $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+make -s install B="$B" DESTDIR="$tmp/d" > "$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; bad "make install"; exit 1; }
+bin=$(dirname "$(find "$tmp/d" -name papi_avail -type f | head -n 1)")
+lib=$(dirname "$(find "$tmp/d" -name 'libpapi.so.*' -type f | head -n 1)")
+[ -x "$bin/papi_avail" ] && [ -d "$lib" ] || { bad "no papi_avail / libpapi installed"; exit 1; }
+# the installed tree, moved: nothing may point back at the build or the prefix
+mv "$(dirname "$bin")" "$tmp/moved" && bin=$tmp/moved/$(basename "$bin") && lib=$tmp/moved/$(basename "$lib")
+[ -x "$bin/papi_avail" ] || { bad "bindir and libdir are not siblings under the prefix: test needs them so"; exit 1; }
+
+build=$(cd "$B" && pwd)
+for f in "$bin"/papi_avail "$bin"/papi_command_line "$bin"/papi_native_avail "$lib"/libpapi.so.*; do
+	[ -f "$f" ] && [ ! -L "$f" ] || continue
+	rp=$(readelf -d "$f" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+	case "$rp" in
+	*"$build"*) bad "$(basename "$f") run path leads into the build tree: $rp" ;;
+	'$ORIGIN'*) ;;
+	*) bad "$(basename "$f") run path is not relative to the install: '$rp'" ;;
+	esac
+done
+[ $fail = 0 ] && ok "run paths are \$ORIGIN-relative, none into $build"
+
+unset LD_LIBRARY_PATH PAPI_CSV_EVENT_FILE
+where=$(realpath "$(ldd "$bin/papi_avail" | sed -n 's/.*libpapi.so[^ ]* => \([^ ]*\).*/\1/p')")
+case "$where" in "$lib"/*) ok "papi_avail loads $where" ;; *) bad "papi_avail loads libpapi from '$where', not $lib" ;; esac
+for pmu in skx icl spr; do
+	if LIBPFM_FORCE_PMU=$pmu "$bin/papi_avail" -a 2>/dev/null | grep -q '^PAPI_FP_OPS .* Yes .*papi-flops'; then
+		ok "$pmu: installed papi_avail lists our PAPI_FP_OPS with no environment variable"
+	else
+		bad "$pmu: installed papi_avail has no PAPI_FP_OPS of ours"
+	fi
+done
+"$bin/papi_component_avail" 2>/dev/null | grep -q '^Name: *flops' && ok "papi_component_avail shows the flops component" ||
+	bad "installed papi_component_avail has no flops component"
+LIBPFM_FORCE_PMU=skx "$bin/papi_command_line" flops:::DP_OPS 2>&1 | grep -q 'Successfully added: flops:::DP_OPS' &&
+	ok "installed papi_command_line adds flops:::DP_OPS" || bad "installed papi_command_line cannot add flops:::DP_OPS"
+echo "test_install: $pass passed, $fail failed"
+[ $fail = 0 ]

@@ -1,0 +1,434 @@
+/*
+ * papi_flops_run's report in text, JSON and CSV (see pf_report.h).
+ * FLOP metrics and the VEC_* instruction counts are kept apart in every
+ * format, each count carries its unit and accuracy class, and a rate is
+ * given only where the wall time is that of a native run.
+ */
+#include <stdarg.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "pf_json.h"
+#include "pf_report.h"
+#include "pf_version.h"
+#include "pflops_mask.h"
+#include "pflops_trace.h"
+
+void pf_report_note(struct pf_report *r, const char *fmt, ...)
+{
+	if (r->nnotes >= PF_REPORT_NOTES)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->notes[r->nnotes++], PF_REPORT_NOTE_LEN, fmt, ap);
+	va_end(ap);
+}
+
+static int is_flop(int m)
+{
+	return m != PFLOPS_VEC_DP && m != PFLOPS_VEC_SP;
+}
+
+const char *pf_metric_unit(enum pflops_metric m)
+{
+	return is_flop(m) ? "FLOP" : "instructions";
+}
+
+static enum pflops_class klass(const struct pf_report *r, int m)
+{
+	return r->pmu ? r->pmu->metrics[m].klass : PFLOPS_EXACT;
+}
+
+static const char *caveat(const struct pf_report *r, int m)
+{
+	return r->pmu ? r->pmu->metrics[m].caveat : NULL;
+}
+
+static int has(const struct pf_report *r, int m)
+{
+	return (r->asked & r->got) >> m & 1;
+}
+
+static int missing(const struct pf_report *r, int m)
+{
+	return (r->asked & ~r->got) >> m & 1;
+}
+
+/* GFLOP/s of metric m, when it is a FLOP count over a native run */
+static int rate(const struct pf_report *r, int m, double *g)
+{
+	if (!has(r, m) || !is_flop(m) || !r->wall_real || r->wall <= 0)
+		return 0;
+	*g = r->v[m] / r->wall / 1e9;
+	return 1;
+}
+
+/* why a metric asked for has no value */
+static const char *why_missing(const struct pf_report *r, int m)
+{
+	const char *c = caveat(r, m);
+	return c ? c : "not measured by this source";
+}
+
+static int exit_code(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* "1234567" -> "1,234,567" (rounded to an integer) */
+static const char *grouped(double v, char *buf, size_t len)
+{
+	char digits[64];
+	snprintf(digits, sizeof(digits), "%.0f", v);
+	const char *d = digits;
+	size_t o = 0;
+	if (*d == '-')
+		buf[o++] = *d++;
+	size_t n = strlen(d);
+	for (size_t i = 0; i < n && o + 2 < len; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = d[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+/* ---- text ---------------------------------------------------------- */
+
+static void text_run(FILE *o, const struct pf_report *r)
+{
+	fprintf(o, "papi_flops_run: %s", r->program ? r->program : "(no program run)");
+	if (r->status >= 0) {
+		char st[96] = "";
+		pflops_trace_status_str(r->status, st, sizeof(st));
+		fprintf(o, " (%s)", st);
+	}
+	fprintf(o, "\nsource      : %s%s%s\n", r->source, r->source_detail[0] ? ", " : "", r->source_detail);
+	if (r->wall > 0)
+		fprintf(o, "wall time   : %.3f s%s\n", r->wall, r->wall_real ? "" : " (traced run)");
+}
+
+static void text_metric(FILE *o, const struct pf_report *r, int m)
+{
+	char num[64];
+	if (missing(r, m)) {
+		fprintf(o, "  %-9s %17s %-12s  %s\n", pflops_metric_name(m), "n/a", "",
+			klass(r, m) == PFLOPS_UNAVAILABLE ? "unavailable" : "not measured");
+		return;
+	}
+	fprintf(o, "  %-9s %17s %-12s  ", pflops_metric_name(m), grouped(r->v[m], num, sizeof(num)), pf_metric_unit(m));
+	double g;
+	if (rate(r, m, &g))
+		fprintf(o, "%-12s %10.3f GFLOP/s\n", pflops_class_name(klass(r, m)), g);
+	else
+		fprintf(o, "%s\n", pflops_class_name(klass(r, m)));
+	if (!(r->mask.corrected >> m & 1) || (r->v[m] == 0 && r->mask.est[m] == 0))
+		return;	/* nothing counted, nothing to correct */
+	/* the sampled correction under the full-lane bound */
+	char lo[64], hi[64], ex[64];
+	const struct pf_mask *k = &r->mask;
+	fprintf(o, "    sampled %17s %-12s  %s  95%% %s..%s, %.1f%% of lanes active", grouped(k->est[m], num, sizeof(num)),
+		pf_metric_unit(m), PFLOPS_CLASS_MASKED_SAMPLED, grouped(k->lo[m], lo, sizeof(lo)),
+		grouped(k->hi[m], hi, sizeof(hi)), r->v[m] > 0 ? 100 * k->est[m] / r->v[m] : 100.0);
+	if (k->have_exact >> m & 1)
+		fprintf(o, "; exact (trace) %s", grouped(k->exact[m], ex, sizeof(ex)));
+	fprintf(o, "\n");
+}
+
+static void text_metrics(FILE *o, const struct pf_report *r)
+{
+	int flops = 0, insts = 0;
+	for (int m = 0; m < PFLOPS_NMETRIC; m++)
+		if (r->asked >> m & 1) {
+			flops += is_flop(m);
+			insts += !is_flop(m);
+		}
+	if (flops) {
+		fprintf(o, "\nFloating-point operations\n");
+		for (int m = 0; m < PFLOPS_NMETRIC; m++)
+			if (is_flop(m) && r->asked >> m & 1)
+				text_metric(o, r, m);
+	}
+	if (insts) {
+		fprintf(o, "\nPacked vector instructions (not FLOPs)\n");
+		for (int m = 0; m < PFLOPS_NMETRIC; m++)
+			if (!is_flop(m) && r->asked >> m & 1)
+				text_metric(o, r, m);
+	}
+}
+
+static void text_widths(FILE *o, const struct pf_report *r)
+{
+	if (!r->have_widths)
+		return;
+	char w[PFLOPS_NWIDTH][64];
+	for (int i = 0; i < PFLOPS_NWIDTH; i++)
+		grouped(r->widths[i], w[i], sizeof(w[i]));
+	fprintf(o, "\nFLOPs by vector width (exact, all precisions)\n"
+		   "  scalar %s, 128-bit %s, 256-bit %s, 512-bit %s FLOP\n", w[0], w[1], w[2], w[3]);
+}
+
+static void text_mask(FILE *o, const struct pf_report *r)
+{
+	const struct pf_mask *k = &r->mask;
+	char n[8][32];
+	if (!k->period)
+		return;
+	fprintf(o, "\nMasked-lane sampling (docs/masked-lanes.md)\n  %s\n", k->method);
+	fprintf(o, "  samples %s: used %s (%s under a mask), skid %s, no opmask %s, unreadable %s, mask changed %s",
+		grouped((double)k->samples, n[0], 32), grouped((double)k->used, n[1], 32), grouped((double)k->masked, n[2], 32),
+		grouped((double)k->skid, n[3], 32), grouped((double)k->nomask, n[4], 32),
+		grouped((double)k->unreadable, n[5], 32), grouped((double)k->changed, n[6], 32));
+	if (k->known_full)
+		fprintf(o, ", in unmasked code %s", grouped((double)k->known_full, n[7], 32));
+	if (k->lost)
+		fprintf(o, ", lost %s", grouped((double)k->lost, n[7], 32));
+	fprintf(o, "\n");
+}
+
+/* Each caveat once, after the metrics it applies to (DP_OPS and SP_OPS
+ * often share one); then why missing metrics are missing; then the notes. */
+static void text_caveats(FILE *o, const struct pf_report *r)
+{
+	int header = 0;
+	unsigned done = 0;
+	for (int m = 0; m < PFLOPS_NMETRIC; m++) {
+		if (!(r->asked >> m & 1) || (done >> m & 1) || !caveat(r, m))
+			continue;
+		if (!header++)
+			fprintf(o, "\nCaveats\n");
+		fprintf(o, "  %s", pflops_metric_name(m));
+		for (int n = m + 1; n < PFLOPS_NMETRIC; n++)
+			if ((r->asked >> n & 1) && caveat(r, n) && !strcmp(caveat(r, n), caveat(r, m)) &&
+			    has(r, n) == has(r, m)) {
+				fprintf(o, ", %s", pflops_metric_name(n));
+				done |= 1u << n;
+			}
+		fprintf(o, ": %s\n", missing(r, m) ? why_missing(r, m) : caveat(r, m));
+	}
+	for (int m = 0; m < PFLOPS_NMETRIC; m++)
+		if (missing(r, m) && !caveat(r, m)) {
+			if (!header++)
+				fprintf(o, "\nCaveats\n");
+			fprintf(o, "  %s: %s\n", pflops_metric_name(m), why_missing(r, m));
+		}
+	if (r->nnotes)
+		fprintf(o, "\nNotes\n");
+	for (int i = 0; i < r->nnotes; i++)
+		fprintf(o, "  %s\n", r->notes[i]);
+}
+
+/* ---- JSON ---------------------------------------------------------- */
+
+/* "key": {"METRIC": value, ...} over the metrics sel() picks */
+static void json_map(FILE *o, const struct pf_report *r, const char *key, int (*sel)(const struct pf_report *, int),
+		     void (*val)(FILE *, const struct pf_report *, int))
+{
+	fprintf(o, ", ");
+	pf_json_str(o, key);
+	fprintf(o, ": {");
+	int first = 1;
+	for (int m = 0; m < PFLOPS_NMETRIC; m++)
+		if (sel(r, m)) {
+			fprintf(o, "%s\"%s\": ", first ? "" : ", ", pflops_metric_name(m));
+			val(o, r, m);
+			first = 0;
+		}
+	fprintf(o, "}");
+}
+
+static int sel_has_rate(const struct pf_report *r, int m)
+{
+	double g;
+	return rate(r, m, &g);
+}
+
+static void val_count(FILE *o, const struct pf_report *r, int m) { fprintf(o, "%.0f", r->v[m]); }
+static void val_unit(FILE *o, const struct pf_report *r, int m) { pf_json_str(o, pf_metric_unit(m)); }
+static void val_class(FILE *o, const struct pf_report *r, int m) { pf_json_str(o, pflops_class_name(klass(r, m))); }
+static void val_why(FILE *o, const struct pf_report *r, int m) { pf_json_str(o, why_missing(r, m)); }
+static void val_rate(FILE *o, const struct pf_report *r, int m)
+{
+	double g = 0;
+	rate(r, m, &g);
+	fprintf(o, "%.6f", g);
+}
+
+static void json_mask(FILE *o, const struct pf_report *r)
+{
+	const struct pf_mask *k = &r->mask;
+	if (!k->period)
+		return;
+	fprintf(o, ", \"masked_sampled\": {");
+	for (int m = 0, first = 1; m < PFLOPS_NMETRIC; m++) {
+		if (!(k->corrected >> m & 1) || !has(r, m))
+			continue;
+		fprintf(o, "%s\"%s\": {\"value\": %.0f, \"low\": %.0f, \"high\": %.0f, \"full_lanes\": %.0f, "
+			   "\"active_share\": %.6f", first ? "" : ", ", pflops_metric_name(m), k->est[m], k->lo[m], k->hi[m],
+			r->v[m], r->v[m] > 0 ? k->est[m] / r->v[m] : 1.0);
+		if (k->have_exact >> m & 1)
+			fprintf(o, ", \"exact\": %.0f", k->exact[m]);
+		fprintf(o, "}");
+		first = 0;
+	}
+	fprintf(o, "}, \"mask_sampling\": {\"period\": %u, ", k->period);
+	pf_json_kv(o, "method", k->method, 1);
+	fprintf(o, "\"samples\": %llu, \"used\": %llu, \"masked\": %llu, \"skid\": %llu, \"no_opmask\": %llu, "
+		   "\"unreadable\": %llu, \"mask_changed\": %llu, \"in_unmasked_code\": %llu, \"lost\": %llu}",
+		(unsigned long long)k->samples, (unsigned long long)k->used, (unsigned long long)k->masked,
+		(unsigned long long)k->skid, (unsigned long long)k->nomask, (unsigned long long)k->unreadable,
+		(unsigned long long)k->changed, (unsigned long long)k->known_full, (unsigned long long)k->lost);
+}
+
+static void json_write(FILE *o, const struct pf_report *r)
+{
+	fprintf(o, "{");
+	pf_json_kv(o, "tool", "papi_flops_run", 1);
+	pf_json_kv(o, "version", PF_VERSION, 1);
+	pf_json_kv(o, "source", r->source, 1);
+	pf_json_kv(o, "source_detail", r->source_detail, 1);
+	pf_json_kv(o, "pmu", r->pmu ? r->pmu->name : "", 0);
+	if (r->status >= 0) {
+		fprintf(o, ", ");
+		pf_json_kv(o, "program", r->program, 1);
+		fprintf(o, "\"exit_status\": %d", exit_code(r->status));
+	}
+	if (r->wall > 0)
+		fprintf(o, ", \"wall_seconds\": %.6f, \"wall_is_native\": %s", r->wall, r->wall_real ? "true" : "false");
+	json_map(o, r, "metrics", has, val_count);
+	json_map(o, r, "units", has, val_unit);
+	json_map(o, r, "accuracy", has, val_class);
+	json_map(o, r, "gflop_per_second", sel_has_rate, val_rate);
+	json_map(o, r, "unavailable", missing, val_why);
+	if (r->have_widths)
+		fprintf(o, ", \"widths\": {\"scalar\": %.0f, \"128\": %.0f, \"256\": %.0f, \"512\": %.0f}", r->widths[0],
+			r->widths[1], r->widths[2], r->widths[3]);
+	json_mask(o, r);
+	fprintf(o, ", \"caveats\": [");
+	int first = 1;
+	for (int m = 0; m < PFLOPS_NMETRIC; m++)
+		if (has(r, m) && caveat(r, m)) {
+			char buf[600];
+			snprintf(buf, sizeof(buf), "%s: %s", pflops_metric_name(m), caveat(r, m));
+			fprintf(o, "%s", first ? "" : ", ");
+			pf_json_str(o, buf);
+			first = 0;
+		}
+	for (int i = 0; i < r->nnotes; i++) {
+		fprintf(o, "%s", first ? "" : ", ");
+		pf_json_str(o, r->notes[i]);
+		first = 0;
+	}
+	fprintf(o, "]}\n");
+}
+
+/* ---- CSV: metric,value,unit,source,accuracy,caveat ------------------ */
+
+/* one field, quoted (RFC 4180) when it holds the separator, a quote or a line break */
+static void csv_field(FILE *o, const char *s, char sep, int last)
+{
+	s = s ? s : "";
+	if (strchr(s, sep) || strpbrk(s, "\"\r\n")) {
+		fputc('"', o);
+		for (; *s; s++) {
+			if (*s == '"')
+				fputc('"', o);
+			fputc(*s == '\n' || *s == '\r' ? ' ' : *s, o);
+		}
+		fputc('"', o);
+	} else {
+		fputs(s, o);
+	}
+	fputc(last ? '\n' : sep, o);
+}
+
+static void csv_row(FILE *o, char sep, const char *metric, const char *value, const char *unit, const char *source,
+		    const char *accuracy, const char *cav)
+{
+	csv_field(o, metric, sep, 0);
+	csv_field(o, value, sep, 0);
+	csv_field(o, unit, sep, 0);
+	csv_field(o, source, sep, 0);
+	csv_field(o, accuracy, sep, 0);
+	csv_field(o, cav, sep, 1);
+}
+
+static void csv_write(FILE *o, const struct pf_report *r, char sep)
+{
+	char src[96], num[64];
+	if (r->pmu && !strcmp(r->source, "model"))
+		snprintf(src, sizeof(src), "model:%s", r->pmu->name);
+	else
+		snprintf(src, sizeof(src), "%s", r->source);
+	csv_row(o, sep, "metric", "value", "unit", "source", "accuracy", "caveat");
+	/* FLOP metrics first, then the instruction counts */
+	for (int pass = 0; pass < 2; pass++)
+		for (int m = 0; m < PFLOPS_NMETRIC; m++) {
+			if (!(r->asked >> m & 1) || is_flop(m) != !pass)
+				continue;
+			const char *name = pflops_metric_name(m), *cls = pflops_class_name(klass(r, m));
+			if (missing(r, m)) {
+				csv_row(o, sep, name, "", pf_metric_unit(m), src,
+					klass(r, m) == PFLOPS_UNAVAILABLE ? cls : "not measured", why_missing(r, m));
+				continue;
+			}
+			snprintf(num, sizeof(num), "%.0f", r->v[m]);
+			csv_row(o, sep, name, num, pf_metric_unit(m), src, cls, caveat(r, m));
+			if (r->mask.corrected >> m & 1) {	/* the sampled estimate, its interval */
+				const struct pf_mask *k = &r->mask;
+				char cav[200], mn[40];
+				snprintf(cav, sizeof(cav), "active lanes from opmask registers sampled every %u counts "
+					 "(95%% interval in %s.low and %s.high)", k->period, name, name);
+				snprintf(num, sizeof(num), "%.0f", k->est[m]);
+				csv_row(o, sep, name, num, pf_metric_unit(m), src, PFLOPS_CLASS_MASKED_SAMPLED, cav);
+				snprintf(mn, sizeof(mn), "%s.low", name);
+				snprintf(num, sizeof(num), "%.0f", k->lo[m]);
+				csv_row(o, sep, mn, num, pf_metric_unit(m), src, PFLOPS_CLASS_MASKED_SAMPLED, "95% interval");
+				snprintf(mn, sizeof(mn), "%s.high", name);
+				snprintf(num, sizeof(num), "%.0f", k->hi[m]);
+				csv_row(o, sep, mn, num, pf_metric_unit(m), src, PFLOPS_CLASS_MASKED_SAMPLED, "95% interval");
+				if (k->have_exact >> m & 1) {
+					snprintf(mn, sizeof(mn), "%s.exact", name);
+					snprintf(num, sizeof(num), "%.0f", k->exact[m]);
+					csv_row(o, sep, mn, num, pf_metric_unit(m), src, "exact", "the trace's count");
+				}
+			}
+			double g;
+			if (rate(r, m, &g)) {
+				snprintf(num, sizeof(num), "%.6f", g);
+				csv_row(o, sep, name, num, "GFLOP/s", src, cls, caveat(r, m));
+			}
+		}
+	if (r->wall > 0) {
+		snprintf(num, sizeof(num), "%.6f", r->wall);
+		csv_row(o, sep, "wall_time", num, "s", src, "",
+			r->wall_real ? NULL : "the traced run's time: ptrace slows the program");
+	}
+	static const char *wname[PFLOPS_NWIDTH] = { "FLOP_scalar", "FLOP_128bit", "FLOP_256bit", "FLOP_512bit" };
+	for (int i = 0; r->have_widths && i < PFLOPS_NWIDTH; i++) {
+		snprintf(num, sizeof(num), "%.0f", r->widths[i]);
+		csv_row(o, sep, wname[i], num, "FLOP", src, "exact", "all precisions, by vector width");
+	}
+	for (int i = 0; i < r->nnotes; i++)
+		csv_row(o, sep, "note", "", "", src, "", r->notes[i]);
+}
+
+void pf_report_write(FILE *o, const struct pf_report *r, enum pf_format f, char sep)
+{
+	switch (f) {
+	case PF_FORMAT_JSON:
+		json_write(o, r);
+		break;
+	case PF_FORMAT_CSV:
+		csv_write(o, r, sep);
+		break;
+	default:
+		text_run(o, r);
+		text_metrics(o, r);
+		text_widths(o, r);
+		text_mask(o, r);
+		text_caveats(o, r);
+		break;
+	}
+	fflush(o);
+}

@@ -1,0 +1,61 @@
+/* papi_flops_run's report: one result, three formats (text for people,
+ * JSON and CSV for scripts), written wherever the caller says: stderr by
+ * default, so that stdout stays the program's.
+ *
+ * Every format writes the same sections in the same order, one function
+ * per section and format: the run (program, source, wall time), the
+ * metrics (FLOP metrics, then the VEC_* instruction counts), breakdowns
+ * of the FLOPs (by vector width; a per-function table goes here too), and
+ * the caveats and notes.  A new breakdown is one more section function
+ * per format. */
+#ifndef PF_REPORT_H
+#define PF_REPORT_H
+#include <stdio.h>
+#include "papi_flops.h"
+
+#define PF_REPORT_NOTES 8
+#define PF_REPORT_NOTE_LEN 320
+
+/* Masked AVX-512 lanes corrected from sampled opmask registers
+ * (--mask-sampling; docs/masked-lanes.md): per metric the estimate and
+ * its 95% interval beside the full-lane value in v[], and what became of
+ * the samples. */
+struct pf_mask {
+	unsigned period;	/* 0: no sampling */
+	char method[200];	/* how the samples were taken */
+	unsigned corrected;	/* metrics with an estimate (bit mask) */
+	double est[PFLOPS_NMETRIC], lo[PFLOPS_NMETRIC], hi[PFLOPS_NMETRIC];
+	unsigned have_exact;	/* model source: the trace's exact count too */
+	double exact[PFLOPS_NMETRIC];
+	uint64_t samples, used, masked, skid, nomask, unreadable, changed, known_full, lost;
+};
+
+struct pf_report {
+	const char *program;	/* argv[0]; NULL when no program ran (perf-stat) */
+	int status;		/* its wait status; -1: no program run */
+	const char *source;	/* hw, trace, model, perf-stat */
+	char source_detail[400];
+	const struct pflops_pmu *pmu;	/* whose formulas, classes and caveats apply; NULL: trace (exact) */
+	double wall;		/* seconds; 0: unknown */
+	int wall_real;		/* wall is a native run's: rates are meaningful (hw, perf-stat) */
+	unsigned asked;		/* metrics asked for (bit mask of enum pflops_metric) */
+	unsigned got;		/* of which measured */
+	double v[PFLOPS_NMETRIC];
+	double widths[PFLOPS_NWIDTH];	/* exact FLOPs by vector width (trace, model) */
+	int have_widths;
+	char notes[PF_REPORT_NOTES][PF_REPORT_NOTE_LEN];	/* about the whole run */
+	int nnotes;
+	struct pf_mask mask;
+};
+
+enum pf_format { PF_FORMAT_TEXT, PF_FORMAT_JSON, PF_FORMAT_CSV };
+
+/* Add a note (printf-style); silently dropped past PF_REPORT_NOTES. */
+void pf_report_note(struct pf_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The unit of a metric's count: "FLOP", or "instructions" for VEC_*. */
+const char *pf_metric_unit(enum pflops_metric m);
+
+/* Write r to o.  sep: the CSV field separator (perf stat -x). */
+void pf_report_write(FILE *o, const struct pf_report *r, enum pf_format f, char sep);
+#endif

@@ -9,7 +9,7 @@ CORE_SRCS += $(TRACE_CORE)/mix.c $(TRACE_CORE)/model.c \
              $(TRACE_CORE)/trace/trace_maps.c $(TRACE_CORE)/trace/trace_inject.c \
              $(TRACE_CORE)/trace/trace_arena.c $(TRACE_CORE)/trace/trace_reloc.c \
              $(TRACE_CORE)/trace/trace_xlate.c $(TRACE_CORE)/trace/trace_link.c \
-             $(TRACE_CORE)/trace/trace_enter.c
+             $(TRACE_CORE)/trace/trace_enter.c $(TRACE_CORE)/trace/trace_detach.c
 CORE_LIBS += $(ZYDIS_LIBS)
 
 CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_model
@@ -32,7 +32,7 @@ CALIB_FREE = -ffreestanding -fno-builtin -fno-stack-protector -fno-pie -no-pie \
 TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
                $(TD)/calib_threads $(TD)/calib_fork $(TD)/calib_signal \
                $(TD)/libcalibk.so $(TD)/calib_region $(TD)/calib_regionx \
-               $(TD)/calib_regioncxx $(TD)/calib_jit $(TD)/calib_gs
+               $(TD)/calib_regioncxx $(TD)/calib_jit $(TD)/calib_gs $(TD)/calib_daemon
 CHECK_DEPS += $(TRACE_CALIBS)
 
 $(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h
@@ -47,6 +47,9 @@ $(TD)/calib_daxpy_O3: ctests/trace/calib_daxpy.c ctests/trace/calib.h
 $(TD)/calib_threads: ctests/trace/calib_threads.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ $(PTHREAD_LIBS)
+$(TD)/calib_daemon: ctests/trace/calib_daemon.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 $(CALIB_CFLAGS) $< -o $@
 $(TD)/calib_gs: ctests/trace/calib_gs.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@

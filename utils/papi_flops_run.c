@@ -20,6 +20,7 @@
 #include "papi_flops.h"
 #include "pflops_trace.h"
 #include "pf_report.h"
+#include "pf_signal.h"
 #include "pf_run_hw.h"
 #include "pf_run_mask.h"
 #include "pf_version.h"
@@ -96,7 +97,7 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 		     struct pf_mask_model *mm)
 {
 	struct pflops_trace_stats st;
-	struct pflops_trace_opts o = { .region = region, .stats = &st };
+	struct pflops_trace_opts o = { .region = region, .stats = &st, .interrupt = &pf_interrupt };
 	if (mm)
 		pf_mask_model_opts(mm, &o);
 	if (!quiet && isatty(2))
@@ -111,11 +112,23 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
+	if (region && !st.region_found && !st.interrupted) {
+		fprintf(stderr, "papi_flops_run: --region %s: no function of that name in %s or the libraries it loaded "
+				"(.symtab, .dynsym); nothing was counted: check the name (nm -D, nm) or build with symbols\n",
+			region, argv[0]);
+		return EXIT_TOOL;
+	}
 	if (region && !st.region_calls)
 		pf_report_note(r, "the region function '%s' was never called: every count is 0", region);
 	else if (region)
 		pf_report_note(r, "counted only inside calls to %s", region);
-	pf_report_note(r, "wall time is that of the traced run (ptrace slows it greatly); GFLOP/s are not given");
+	if (st.interrupted)
+		pf_report_note(r, "interrupted by %s: the program was %s; the counts cover the run up to then", strsignal(st.interrupted),
+			       st.killed ? "stopped (SIGKILL) after the 2 s it was given to end" : "given the signal and ended");
+	if (st.detached)
+		pf_report_note(r, "%llu process%s (pid %d ...) still ran when the program ended: counted until then, then detached and not waited for",
+			       (unsigned long long)st.detached, st.detached == 1 ? "" : "es", (int)st.detached_pid);
+	pf_report_note(r, "wall time is that of the traced run (the tracer's own work included); GFLOP/s are not given");
 	pflops_mix_widths(mix, r->widths);
 	r->have_widths = 1;
 	return 0;
@@ -358,6 +371,8 @@ int main(int argc, char **argv)
 		return EXIT_TOOL;
 	}
 	struct pf_report r = { .source = source, .status = -1, .asked = metrics, .program = perfstat ? NULL : prog[0] };
+	if (!perfstat)
+		pf_signal_install();	/* Ctrl-C, kill: stop the program, report what was counted */
 	if (!strcmp(source, "trace")) {
 		rc = source_trace(prog, region, quiet, &r);
 	} else if (!strncmp(source, "model:", 6)) {
@@ -374,6 +389,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_flops_run: unknown source '%s'; use hw, trace, model:PMU or perf-stat:FILE\n", source);
 		rc = 2;
 	}
+	r.interrupted = pf_signal_seen();
 	if (!rc) {
 		if (output || !quiet)
 			pf_report_write(out, &r, format, sep);
@@ -381,7 +397,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "papi_flops_run: cannot write the report to %s: %s\n", output, strerror(errno));
 			rc = EXIT_TOOL;
 		}
-		if (!rc && r.status >= 0) {
+		if (!rc && r.interrupted) {
+			rc = 128 + r.interrupted;	/* as the shell reports an interrupted job */
+		} else if (!rc && r.status >= 0) {
 			if (WIFSIGNALED(r.status)) {
 				fprintf(stderr, "papi_flops_run: %s was killed by signal %d (%s)\n", prog[0], WTERMSIG(r.status),
 					strsignal(WTERMSIG(r.status)));

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE	/* sigabbrev_np */
 /*
  * papi_flops_run's report in text, JSON and CSV (see pf_report.h).
  * FLOP metrics and the VEC_* instruction counts are kept apart in every
@@ -103,7 +104,11 @@ static void text_run(FILE *o, const struct pf_report *r)
 		pflops_trace_status_str(r->status, st, sizeof(st));
 		fprintf(o, " (%s)", st);
 	}
-	fprintf(o, "\nsource      : %s%s%s\n", r->source, r->source_detail[0] ? ", " : "", r->source_detail);
+	fprintf(o, "\n");
+	if (r->interrupted)
+		fprintf(o, "interrupted : by SIG%s: the counts cover the run up to then (partial)\n",
+			sigabbrev_np(r->interrupted) ? sigabbrev_np(r->interrupted) : "?");
+	fprintf(o, "source      : %s%s%s\n", r->source, r->source_detail[0] ? ", " : "", r->source_detail);
 	if (r->wall > 0)
 		fprintf(o, "wall time   : %.3f s%s\n", r->wall, r->wall_real ? "" : " (traced run)");
 }
@@ -295,6 +300,9 @@ static void json_write(FILE *o, const struct pf_report *r)
 	}
 	if (r->wall > 0)
 		fprintf(o, ", \"wall_seconds\": %.6f, \"wall_is_native\": %s", r->wall, r->wall_real ? "true" : "false");
+	fprintf(o, ", \"partial\": %s", r->interrupted ? "true" : "false");
+	if (r->interrupted)
+		fprintf(o, ", \"interrupted\": \"SIG%s\"", sigabbrev_np(r->interrupted) ? sigabbrev_np(r->interrupted) : "?");
 	json_map(o, r, "metrics", has, val_count);
 	json_map(o, r, "units", has, val_unit);
 	json_map(o, r, "accuracy", has, val_class);
@@ -361,6 +369,11 @@ static void csv_write(FILE *o, const struct pf_report *r, char sep)
 	else
 		snprintf(src, sizeof(src), "%s", r->source);
 	csv_row(o, sep, "metric", "value", "unit", "source", "accuracy", "caveat");
+	if (r->interrupted) {
+		char sig[16];
+		snprintf(sig, sizeof(sig), "SIG%s", sigabbrev_np(r->interrupted) ? sigabbrev_np(r->interrupted) : "?");
+		csv_row(o, sep, "interrupted", sig, "", src, "partial", "every count covers the run up to the signal");
+	}
 	/* FLOP metrics first, then the instruction counts */
 	for (int pass = 0; pass < 2; pass++)
 		for (int m = 0; m < PFLOPS_NMETRIC; m++) {

@@ -46,6 +46,8 @@ struct pf_report {
 	char notes[PF_REPORT_NOTES][PF_REPORT_NOTE_LEN];	/* about the whole run */
 	int nnotes;
 	struct pf_mask mask;
+	int interrupted;	/* the signal that ended the run early (0: none):
+				 * every count is partial */
 };
 
 enum pf_format { PF_FORMAT_TEXT, PF_FORMAT_JSON, PF_FORMAT_CSV };

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "pf_run_hw.h"
 #include "pflops_perf.h"
+#include "pf_signal.h"
 
 #define EXIT_TOOL 125
 
@@ -101,6 +102,7 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 	if (!rc)
 		rc = pflops_child_spawn(&child, argv, &err);
 	if (!rc) {
+		child.interrupt = &pf_interrupt;	/* passed on to the program */
 		a.tid = child.pid;
 		if ((rc = pflops_perf_open(&set, ev, nev, &a, &err)))
 			pflops_child_abort(&child);

@@ -58,16 +58,25 @@ int pflops_child_spawn(struct pflops_child *c, char *const argv[], struct pflops
 	close(fail[1]);
 	c->pid = pid;
 	c->prog = argv[0];
+	c->interrupt = NULL;
 	c->go = go[1];
 	c->fail = fail[0];
 	return 0;
 }
 
-static void reap(pid_t pid, int *status)
+static void reap(pid_t pid, int *status, const volatile sig_atomic_t *interrupt)
 {
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	int st = 0, sent = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+		int v = interrupt ? *interrupt : 0;
+		if (v & PFLOPS_INTERRUPT_NOW) {
+			kill(pid, SIGKILL);
+		} else if (v && !sent) {
+			if (v & PFLOPS_INTERRUPT_FORWARD)
+				kill(pid, v & 0xff);
+			sent = 1;
+		}
+	}
 	if (status)
 		*status = st;
 }
@@ -77,7 +86,7 @@ void pflops_child_abort(struct pflops_child *c)
 	kill(c->pid, SIGKILL);	/* never ran the program: nothing to count it with */
 	close(c->go);
 	close(c->fail);
-	reap(c->pid, NULL);
+	reap(c->pid, NULL, NULL);
 }
 
 int pflops_child_run(struct pflops_child *c, int *status, double *wall_seconds, struct pflops_error *err)
@@ -89,7 +98,7 @@ int pflops_child_run(struct pflops_child *c, int *status, double *wall_seconds, 
 		kill(c->pid, SIGKILL);
 	}
 	close(c->go);
-	reap(c->pid, status);
+	reap(c->pid, status, c->interrupt);
 	if (wall_seconds)
 		*wall_seconds = seconds() - t0;
 	int exec_errno = 0;

@@ -43,6 +43,14 @@ struct pflops_error {
 
 const char *pflops_strerror(int code);
 
+/* Interrupts (pflops_trace_opts.interrupt, struct pflops_child): the
+ * caller's SIGINT/SIGTERM handler stores the signal number in a flag,
+ * | PFLOPS_INTERRUPT_FORWARD when another process sent it (the program
+ * did not get it too), | PFLOPS_INTERRUPT_NOW at a second signal. */
+#define PFLOPS_INTERRUPT_FORWARD 0x100
+#define PFLOPS_INTERRUPT_NOW 0x200
+#define PFLOPS_INTERRUPT_GRACE_MS 2000	/* then the program is killed */
+
 /* ---------------------------------------------------------------------
  * Instruction classes: what the tracer counts and what the per-PMU
  * models read.  One cell per (precision, width, operation).

@@ -16,6 +16,7 @@
 #define PFLOPS_PERF_H
 
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 #include "papi_flops.h"
 
@@ -137,6 +138,10 @@ struct pflops_child {
 	pid_t pid;
 	const char *prog;	/* argv[0], for messages */
 	int go, fail;		/* pipes: release it; its exec error */
+	/* optional, as pflops_trace_opts.interrupt: a signal the caller's
+	 * handler saw is passed on to the program (when it did not get it
+	 * too), a second one kills it; the wait goes on until it ends */
+	const volatile sig_atomic_t *interrupt;
 };
 /* Fork argv[0] (searched in PATH), held.  PFLOPS_ESYS on failure. */
 int pflops_child_spawn(struct pflops_child *c, char *const argv[], struct pflops_error *err);

@@ -16,6 +16,7 @@
 #ifndef PFLOPS_TRACE_H
 #define PFLOPS_TRACE_H
 
+#include <signal.h>
 #include "papi_flops.h"
 
 #ifdef __cplusplus
@@ -58,6 +59,16 @@ struct pflops_trace_stats {
 				 * masked FP, stepped/other, %gs, writable page,
 				 * out of reach, cache full, loader hook */
 	uint64_t native_resumes;/* --region: threads let run natively */
+	uint64_t group_stops;	/* job-control stops of the program, kept */
+	int interrupted;	/* the signal that interrupted the run (0: none):
+				 * the counts are partial */
+	int killed;		/* the program was stopped with SIGKILL after
+				 * the grace time */
+	uint64_t detached;	/* processes still running when the program
+				 * ended (daemons): counted until then, then
+				 * detached, not waited for */
+	pid_t detached_pid;	/* one of them */
+	int region_found;	/* --region: the symbol was found in some object */
 };
 
 enum pflops_engine {
@@ -100,7 +111,16 @@ struct pflops_trace_opts {
 	 * and not reported (the masked-lane sampler, pflops_mask.h). */
 	pflops_trace_fp_fn fp_exec;
 	void *fp_exec_arg;
+	/* If set, the caller's SIGINT/SIGTERM handler writes the signal
+	 * number here (| PFLOPS_INTERRUPT_FORWARD when another process sent
+	 * it, so the program did not get it too): the tracer then passes it
+	 * on to the program, gives the program PFLOPS_INTERRUPT_GRACE_MS to
+	 * end, and stops it otherwise (SIGKILL), keeping what it counted;
+	 * stats->interrupted says so.  Install the handler without
+	 * SA_RESTART. */
+	const volatile sig_atomic_t *interrupt;
 };
+
 
 /*
  * Run argv[0] (searched in PATH) with arguments argv under the tracer and

@@ -144,6 +144,8 @@ struct pflops_thr {
 	int roll_sig;		/* rolling forward to a clean point before
 				 * delivering this signal */
 	siginfo_t roll_info;
+	int detach_sig;		/* detaching: -1 not stopped yet, else the
+				 * signal to pass on (0: none) */
 	struct pflops_thr *next;
 };
 
@@ -166,10 +168,17 @@ struct pflops_tracer {
 	/* wait statuses taken while injecting, handled by the main loop */
 	struct pflops_deferred *defer;
 	size_t ndefer, defer_cap;
+	struct timespec int_at;	/* when an interrupt was first seen */
 };
 
 int pflops_fail(struct pflops_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* trace_ptrace.c: the thread list (drop harvests the thread's counts) */
+struct pflops_thr *pflops_thread_add(struct pflops_tracer *T, pid_t tid, int state);
+void pflops_thread_drop(struct pflops_tracer *T, pid_t tid);
+/* trace_detach.c: count the remaining processes up to now, then let them
+ * run on untraced (the program has ended; they are not waited for) */
+int pflops_detach_rest(struct pflops_tracer *T);
 
 /* trace_enter.c (and trace_ptrace.c): the engine's steps */
 int pflops_counting(const struct pflops_tracer *T, const struct pflops_thr *t);
@@ -258,6 +267,8 @@ uint64_t pflops_maps_gap_near(const struct pflops_maps *m, uint64_t lo,
 			      uint64_t hi, uint64_t size, uint64_t reach);
 
 /* trace_region.c */
+/* the region's symbol was found in some object of the process */
+int pflops_region_found(const struct pflops_region *r);
 struct pflops_region *pflops_region_new(const char *sym);
 void pflops_region_free(struct pflops_region *r);
 struct pflops_region *pflops_region_copy(const struct pflops_region *r);

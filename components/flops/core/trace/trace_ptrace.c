@@ -86,7 +86,7 @@ static struct pflops_thr *find(struct pflops_tracer *T, pid_t tid)
 	return NULL;
 }
 
-static struct pflops_thr *add(struct pflops_tracer *T, pid_t tid, int state)
+struct pflops_thr *pflops_thread_add(struct pflops_tracer *T, pid_t tid, int state)
 {
 	struct pflops_thr *t = calloc(1, sizeof *t);
 
@@ -113,14 +113,21 @@ static void harvest_thread(struct pflops_tracer *T, struct pflops_thr *t)
 	t->slot = -1;
 }
 
-static void drop(struct pflops_tracer *T, pid_t tid)
+static void put_space(struct pflops_tracer *T, struct pflops_space *sp)
+{
+	if (sp && pflops_region_found(sp->region))
+		T->st.region_found = 1;
+	pflops_space_put(sp);
+}
+
+void pflops_thread_drop(struct pflops_tracer *T, pid_t tid)
 {
 	for (struct pflops_thr **p = &T->threads; *p; p = &(*p)->next)
 		if ((*p)->tid == tid) {
 			struct pflops_thr *t = *p;
 			*p = t->next;
 			harvest_thread(T, t);
-			pflops_space_put(t->sp);
+			put_space(T, t->sp);
 			free(t);
 			return;
 		}
@@ -292,7 +299,7 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 	switch (ev) {
 	case PTRACE_EVENT_CLONE: case PTRACE_EVENT_FORK: case PTRACE_EVENT_VFORK:
 		n = find(T, (pid_t)msg);
-		if (!n && !(n = add(T, (pid_t)msg, PFLOPS_TH_WAIT_STOP)))
+		if (!n && !(n = pflops_thread_add(T, (pid_t)msg, PFLOPS_TH_WAIT_STOP)))
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 		n->prog_gs = t->prog_gs;
 		if (ev == PTRACE_EVENT_FORK) {
@@ -326,9 +333,9 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 		if (!sp)
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 		if ((pid_t)msg != t->tid)
-			drop(T, (pid_t)msg);	/* a non-leader exec'd */
+			pflops_thread_drop(T, (pid_t)msg);	/* a non-leader exec'd */
 		harvest_thread(T, t);
-		pflops_space_put(t->sp);
+		put_space(T, t->sp);
 		t->sp = sp;
 		t->blk = NULL;
 		t->in_region = 0;
@@ -382,7 +389,7 @@ static int handle(struct pflops_tracer *T, pid_t tid, int status)
 			T->root_status = status;
 			T->root_done = 1;
 		}
-		drop(T, tid);
+		pflops_thread_drop(T, tid);
 		return 0;
 	}
 	if (!WIFSTOPPED(status))
@@ -390,7 +397,7 @@ static int handle(struct pflops_tracer *T, pid_t tid, int status)
 	T->st.stops++;
 	progress(T, 0);
 	if (!t) {	/* a new thread or child, before its parent's event */
-		if (!(t = add(T, tid, PFLOPS_TH_WAIT_PARENT)))
+		if (!(t = pflops_thread_add(T, tid, PFLOPS_TH_WAIT_PARENT)))
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 		return 0;
 	}
@@ -402,6 +409,19 @@ static int handle(struct pflops_tracer *T, pid_t tid, int status)
 	}
 
 	int sig = WSTOPSIG(status);
+	if ((status >> 16) == PTRACE_EVENT_STOP) {
+		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+			/* a job-control stop of the program: it stays stopped
+			 * until SIGCONT, as it would untraced */
+			T->st.group_stops++;
+			if (ptrace(PTRACE_LISTEN, t->tid, NULL, NULL) && errno != ESRCH)
+				return fail(T->err, PFLOPS_ESYS, "PTRACE_LISTEN of thread %d failed: %s",
+					    (int)t->tid, strerror(errno));
+			return 0;
+		}
+		/* PTRACE_INTERRUPT, or the end of a group stop: carry on */
+		return pflops_restart(T, t, t->resume, 0);
+	}
 	if (sig == (SIGTRAP | 0x80))
 		return on_syscall(T, t);
 	if (sig == SIGTRAP && (status >> 16))
@@ -411,23 +431,64 @@ static int handle(struct pflops_tracer *T, pid_t tid, int status)
 	return pflops_on_signal(T, t, sig, NULL);
 }
 
-/* The next wait status.  With a progress callback, at most progress_ms
- * pass without one (SIGCHLD through a signalfd): a program running in
- * the code cache may not stop for seconds. */
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* An interrupt of ours (opts->interrupt): the first time, pass the
+ * signal on to the program when it did not get it (another process sent
+ * it to us) and start the grace time; 1 when the program must be stopped
+ * now (the grace time is over). */
+static int interrupted(struct pflops_tracer *T)
+{
+	int v = T->o->interrupt ? *T->o->interrupt : 0;
+
+	if (!v)
+		return 0;
+	if (!T->st.interrupted) {
+		T->st.interrupted = v & 0xff;
+		clock_gettime(CLOCK_MONOTONIC, &T->int_at);
+		if ((v & PFLOPS_INTERRUPT_FORWARD) && !T->root_done)
+			kill(T->root, v & 0xff);
+		return 0;
+	}
+	return (v & PFLOPS_INTERRUPT_NOW) || ms_since(&T->int_at) >= PFLOPS_INTERRUPT_GRACE_MS;
+}
+
+/* The next wait status.  With a progress callback or an interrupt flag,
+ * waits are bounded (SIGCHLD through a signalfd): a program running in
+ * the code cache may not stop for seconds, and the caller's signal
+ * handler must be looked at.  -1 with EINTR: an interrupt to act on. */
 static pid_t wait_next(struct pflops_tracer *T, int *st)
 {
 	for (;;) {
 		struct pollfd pf = { T->sfd, POLLIN, 0 };
 		struct signalfd_siginfo si;
 		pid_t p = waitpid(-1, st, __WALL | (T->sfd >= 0 ? WNOHANG : 0));
+		int timeout = T->o->progress ? (int)T->progress_ms : 250, n;
 
 		if (p != 0)
 			return p;
-		if (poll(&pf, 1, (int)T->progress_ms) > 0) {
+		if (T->o->interrupt && *T->o->interrupt &&
+		    (!T->st.interrupted || (*T->o->interrupt & PFLOPS_INTERRUPT_NOW) ||
+		     ms_since(&T->int_at) >= PFLOPS_INTERRUPT_GRACE_MS)) {
+			errno = EINTR;
+			return -1;
+		}
+		if (T->st.interrupted)
+			timeout = 100;
+		n = poll(&pf, 1, timeout);
+		if (n > 0) {
 			while (read(T->sfd, &si, sizeof si) == sizeof si)
 				;
-		} else {
+		} else if (n == 0) {
 			progress(T, 1);
+		} else if (errno == EINTR) {
+			return -1;
 		}
 	}
 }
@@ -445,11 +506,16 @@ static void kill_all(struct pflops_tracer *T)
 				continue;
 			break;
 		}
-		if (WIFEXITED(st) || WIFSIGNALED(st))
-			drop(T, p);
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			if (p == T->root) {
+				T->root_status = st;
+				T->root_done = 1;
+			}
+			pflops_thread_drop(T, p);
+		}
 	}
 	while (T->threads)
-		drop(T, T->threads->tid);
+		pflops_thread_drop(T, T->threads->tid);
 }
 
 static int pick_engine(const struct pflops_trace_opts *o, int *engine,
@@ -485,7 +551,7 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
 {
 	static const struct pflops_trace_opts defaults;
 	struct pflops_tracer T;
-	int pfd[2], st, rc = 0, child_errno = 0;
+	int pfd[2], gofd[2], st, rc = 0, child_errno = 0;
 	pid_t pid;
 
 	if (!argv || !argv[0] || !mix)
@@ -503,56 +569,68 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
 
 	if (pipe2(pfd, O_CLOEXEC))
 		return fail(err, PFLOPS_ESYS, "pipe failed: %s", strerror(errno));
+	if (pipe2(gofd, O_CLOEXEC)) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return fail(err, PFLOPS_ESYS, "pipe failed: %s", strerror(errno));
+	}
 	pid = fork();
 	if (pid < 0) {
 		close(pfd[0]);
 		close(pfd[1]);
+		close(gofd[0]);
+		close(gofd[1]);
 		return fail(err, PFLOPS_ESYS, "fork failed: %s", strerror(errno));
 	}
 	if (pid == 0) {
 		int e;
+		char c;
 		close(pfd[0]);
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0) {
-			raise(SIGSTOP);
+		close(gofd[1]);
+		/* held until the tracer has seized us */
+		if (read(gofd[0], &c, 1) == 1)
 			execvp(argv[0], argv);
-		}
 		e = errno;
 		if (write(pfd[1], &e, sizeof e) < 0)
 			_exit(126);
 		_exit(127);
 	}
 	close(pfd[1]);
+	close(gofd[0]);
 	T.root = pid;
-	while (waitpid(pid, &st, __WALL) < 0 && errno == EINTR)
-		;
-	if (!WIFSTOPPED(st)) {
-		close(pfd[0]);
-		return fail(err, PFLOPS_ECHILD, "the program to trace did not "
-			    "start under ptrace; check that ptrace is allowed "
-			    "(seccomp, container policy)");
-	}
-	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
+	/* PTRACE_SEIZE, not TRACEME: job-control stops of the program are
+	 * reported as such (PTRACE_EVENT_STOP) and kept with PTRACE_LISTEN,
+	 * and PTRACE_INTERRUPT can stop a thread to detach it */
+	if (ptrace(PTRACE_SEIZE, pid, NULL,
 		   (void *)(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE |
 			    PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
 			    PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL))) {
-		rc = fail(err, PFLOPS_ESYS, "PTRACE_SETOPTIONS failed: %s",
+		rc = fail(err, PFLOPS_ECHILD, "the program to trace cannot be "
+			  "traced (PTRACE_SEIZE: %s); check that ptrace is allowed "
+			  "(kernel.yama.ptrace_scope, seccomp, container policy)",
 			  strerror(errno));
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, __WALL);
 		close(pfd[0]);
+		close(gofd[1]);
 		return rc;
 	}
-	struct pflops_thr *t = add(&T, pid, PFLOPS_TH_RUN);
+	struct pflops_thr *t = pflops_thread_add(&T, pid, PFLOPS_TH_RUN);
 	if (!t || !(t->sp = pflops_space_new(pid, T.o->region))) {
+		close(gofd[1]);
 		rc = fail(err, PFLOPS_ENOMEM, "out of memory");
 		goto out;
 	}
 	/* until the exec event the child runs our own code: not counted */
-	if ((rc = pflops_restart(&T, t, PTRACE_CONT, 0)))
+	if (write(gofd[1], "g", 1) != 1) {
+		close(gofd[1]);
+		rc = fail(err, PFLOPS_ESYS, "cannot release the program: %s", strerror(errno));
 		goto out;
+	}
+	close(gofd[1]);
 
 	T.sfd = -1;
-	if (T.o->progress) {
+	if (T.o->progress || T.o->interrupt) {
 		sigset_t chld;
 		sigemptyset(&chld);
 		sigaddset(&chld, SIGCHLD);
@@ -571,11 +649,25 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
 				goto out;
 			continue;
 		}
+		if (T.root_done) {
+			/* the program has ended: what it left running is
+			 * counted until now, then detached, not waited for
+			 * (stopped too when the run was interrupted) */
+			if (T.st.interrupted)
+				kill_all(&T);
+			else if ((rc = pflops_detach_rest(&T)))
+				goto out;
+			break;
+		}
 		p = wait_next(&T, &st);
 		if (p < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
+			if (errno != EINTR)
+				break;
+			if (interrupted(&T)) {
+				T.st.killed = !T.root_done;
+				kill_all(&T);
+			}
+			continue;
 		}
 		if ((rc = handle(&T, p, st)))
 			goto out;

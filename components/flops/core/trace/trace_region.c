@@ -56,6 +56,11 @@ struct pflops_region *pflops_region_new(const char *sym)
 	return r;
 }
 
+int pflops_region_found(const struct pflops_region *r)
+{
+	return r && r->nentries > 0;
+}
+
 void pflops_region_free(struct pflops_region *r)
 {
 	for (size_t i = 0; i < r->nfiles; i++)

@@ -1,0 +1,195 @@
+/*
+ * trace_detach.c: letting go of processes the traced program left behind.
+ *
+ * When the program itself has ended, processes it started and did not
+ * wait for (daemons, background jobs) are counted up to that moment and
+ * then detached: they go on running untraced, and the tracer does not
+ * wait for them (as perf stat, and a shell, do not).  A process cannot
+ * simply be detached where it stands: its threads may be in the code
+ * cache, with %gs pointing at a counter slot, and int3s of ours sit in
+ * its code.  So every thread is stopped (PTRACE_INTERRUPT), put back at
+ * its original instruction with the program's own %gs, the int3s are
+ * taken out, its counts harvested, and then it is detached, with the
+ * signal it was stopped for, if any, passed on.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+#include "trace_internal.h"
+
+#ifndef PTRACE_EVENT_STOP
+#define PTRACE_EVENT_STOP 128
+#endif
+
+/* A thread inside the cache's own code (a counter increment, the lookup
+ * routine) is stepped until it reaches a clean point of a copy. */
+#define MAX_ROLL_STEPS 64
+
+static int step(pid_t tid)
+{
+	int st;
+
+	if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL))
+		return -1;
+	while (waitpid(tid, &st, __WALL) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFSTOPPED(st) ? 0 : -1;
+}
+
+/* Put a stopped thread back in the program's own code.  trapped: it
+ * stopped on an int3 (rip is one past it). */
+static int put_back(struct pflops_tracer *T, struct pflops_thr *t, int trapped)
+{
+	struct user_regs_struct r;
+	int dirty = 0;
+
+	if (pflops_getregs(t->tid, &r))
+		return -1;
+	if (trapped && pflops_bp_has(t->sp, r.rip - 1)) {
+		r.rip--;	/* one of our int3s: the program's instruction is there */
+		dirty = 1;
+	}
+	for (int n = 0; t->sp->arena && pflops_arena_chunk_of(t->sp->arena, r.rip); n++) {
+		if (t->tramp && t->blk && r.rip == t->tramp) {
+			r.rip = t->blk->start;
+		} else if (t->tramp && t->blk && r.rip == t->tramp_back) {
+			r.rip = t->blk->ninsts > 1 ? t->blk->start + t->blk->offs[1] : t->blk->end;
+		} else if (pflops_cache_to_orig(T, t, &r)) {
+			if (n == MAX_ROLL_STEPS || step(t->tid) || pflops_getregs(t->tid, &r))
+				return -1;
+			continue;
+		}
+		dirty = 1;
+		break;
+	}
+	t->tramp = 0;
+	t->blk = NULL;
+	if (pflops_set_mode(T, t, &r, PFLOPS_M_STOP, &dirty))
+		return -1;
+	return dirty ? pflops_setregs(T, t, &r) : 0;
+}
+
+/* The signal a stop holds for the thread (0: none to pass on);
+ * PFLOPS_DETACH_TRAP: a SIGTRAP of an int3 (ours, or the program's). */
+#define PFLOPS_DETACH_TRAP 0x1000
+static int held_signal(pid_t tid, int status)
+{
+	int sig = WSTOPSIG(status);
+	siginfo_t si;
+
+	if ((status >> 16) || sig == (SIGTRAP | 0x80))
+		return 0;
+	if (sig == SIGTRAP)
+		return !ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) && si.si_code == SI_KERNEL ? PFLOPS_DETACH_TRAP : 0;
+	return sig;
+}
+
+int pflops_detach_rest(struct pflops_tracer *T)
+{
+	int left = 0, st;
+
+	/* 1. stop every thread: those whose stop we hold already (a new
+	 * thread's first stop, a status taken but not handled) stay; the
+	 * others are interrupted (one in a job-control stop reports again) */
+	for (struct pflops_thr *t = T->threads; t; t = t->next)
+		t->detach_sig = t->state == PFLOPS_TH_WAIT_PARENT ? 0 : -1;
+	while (T->ndefer) {
+		struct pflops_deferred d = T->defer[--T->ndefer];
+		struct pflops_thr *t;
+		for (t = T->threads; t && t->tid != d.pid; t = t->next)
+			;
+		if (WIFEXITED(d.status) || WIFSIGNALED(d.status))
+			pflops_thread_drop(T, d.pid);
+		else if (t && WIFSTOPPED(d.status))
+			t->detach_sig = held_signal(d.pid, d.status);
+	}
+	for (struct pflops_thr *t = T->threads; t; t = t->next) {
+		if (t->detach_sig >= 0)
+			continue;
+		if (t->state != PFLOPS_TH_WAIT_STOP && ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) &&
+		    errno != ESRCH)
+			return pflops_fail(T->err, PFLOPS_ESYS, "PTRACE_INTERRUPT of thread %d: %s",
+					   (int)t->tid, strerror(errno));
+		left++;
+	}
+	while (left > 0) {
+		pid_t p = waitpid(-1, &st, __WALL);
+		struct pflops_thr *t;
+		if (p < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (t = T->threads; t && t->tid != p; t = t->next)
+			;
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			if (t && t->detach_sig < 0)
+				left--;
+			pflops_thread_drop(T, p);
+			continue;
+		}
+		if (!t) {
+			/* born while we stop the others: it shares or copies a
+			 * traced process; it is let go when its parent's event
+			 * arrives, which the interrupt of the parent precedes */
+			if (!(t = pflops_thread_add(T, p, PFLOPS_TH_RUN)))
+				return pflops_fail(T->err, PFLOPS_ENOMEM, "out of memory");
+			t->detach_sig = held_signal(p, st);
+			continue;
+		}
+		if (t->detach_sig < 0) {
+			t->detach_sig = held_signal(p, st);
+			left--;
+		}
+	}
+	/* 2. every thread back in the program's own code (our int3s still
+	 * tell where a thread trapped on one) */
+	for (struct pflops_thr *t = T->threads; t; t = t->next)
+		if (t->detach_sig >= 0 && t->sp && put_back(T, t, t->detach_sig == PFLOPS_DETACH_TRAP)) {
+			fprintf(stderr, "papi-flops: thread %d could not be put back in its own code; it is stopped instead\n",
+				(int)t->tid);
+			t->detach_sig = SIGKILL;
+		}
+	/* 3. our int3s out of each process's code, through a stopped thread */
+	for (struct pflops_thr *t = T->threads; t; t = t->next) {
+		struct pflops_space *sp = t->sp;
+		size_t n = 0;
+		if (!sp || t->detach_sig < 0 || !sp->bp_n)
+			continue;
+		uint64_t *addr = malloc(sp->bp_n * sizeof *addr);
+		if (!addr)
+			return pflops_fail(T->err, PFLOPS_ENOMEM, "out of memory");
+		for (size_t i = 0; i < sp->bp_cap && n < sp->bp_n; i++)
+			if (sp->bp_addr[i])
+				addr[n++] = sp->bp_addr[i];
+		for (size_t i = 0; i < n; i++)
+			pflops_bp_remove(sp, t->tid, addr[i]);
+		free(addr);
+	}
+	/* 4. each thread counted and let go, with the signal it stopped for
+	 * (an int3 of the program's own gets its SIGTRAP back) */
+	while (T->threads) {
+		struct pflops_thr *t = T->threads;
+		pid_t tid = t->tid;
+		int sig = t->detach_sig == PFLOPS_DETACH_TRAP ? 0 : t->detach_sig > 0 ? t->detach_sig : 0;
+		if (sig == SIGKILL) {
+			kill(tid, SIGKILL);
+			sig = 0;
+		}
+		if (t->detach_sig >= 0 && t->sp && t->sp->pid == tid) {
+			T->st.detached++;
+			T->st.detached_pid = tid;
+		}
+		pflops_thread_drop(T, tid);	/* harvests its counts */
+		ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+	}
+	return 0;
+}

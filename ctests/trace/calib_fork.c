@@ -13,13 +13,13 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-static void addps(long n)
+__attribute__((noinline)) static void addps(long n)
 {
 	__asm__ volatile("1: vaddps %%xmm1, %%xmm2, %%xmm0\n dec %0\n jnz 1b"
 			 : "+r"(n) : : "xmm0", "cc");
 }
 
-static void mulps(long n)
+__attribute__((noinline)) static void mulps(long n)
 {
 	__asm__ volatile("1: vmulps %%xmm1, %%xmm2, %%xmm0\n dec %0\n jnz 1b"
 			 : "+r"(n) : : "xmm0", "cc");

@@ -325,6 +325,7 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 		struct pflops_space *sp = pflops_space_new(t->tid, T->o->region);
 		if (!sp)
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
+		sp->prof = T->prof;
 		if ((pid_t)msg != t->tid)
 			drop(T, (pid_t)msg);	/* a non-leader exec'd */
 		harvest_thread(T, t);
@@ -543,10 +544,12 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
 		return rc;
 	}
 	struct pflops_thr *t = add(&T, pid, PFLOPS_TH_RUN);
-	if (!t || !(t->sp = pflops_space_new(pid, T.o->region))) {
+	if (!t || !(t->sp = pflops_space_new(pid, T.o->region)) ||
+	    (T.o->block && !(T.prof = pflops_prof_new(T.o)))) {
 		rc = fail(err, PFLOPS_ENOMEM, "out of memory");
 		goto out;
 	}
+	t->sp->prof = T.prof;
 	/* until the exec event the child runs our own code: not counted */
 	if ((rc = pflops_restart(&T, t, PTRACE_CONT, 0)))
 		goto out;
@@ -589,6 +592,8 @@ out:
 	}
 	free(T.defer);
 	free(T.xbuf);
+	if (!T.threads)		/* else spaces still point to it */
+		pflops_prof_free(T.prof);
 	if (read(pfd[0], &child_errno, sizeof child_errno) == sizeof child_errno &&
 	    !rc) {
 		rc = fail(err, PFLOPS_ECHILD, "cannot execute '%s': %s; check "

@@ -95,7 +95,7 @@ $(B)/bench_dgemm: bench/bench_dgemm.c
 ifneq ($(OPENBLAS_LIBS),)
 BENCH_DGEMM = $(B)/bench_dgemm
 endif
-bench-trace: $(B)/bench_trace $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(BENCH_DGEMM)
+bench-trace: $(B)/bench_trace $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_regioncxx $(BENCH_DGEMM)
 	$(B)/bench_trace $(TD) $(BENCH_DGEMM)
 
 .PHONY: bench-trace

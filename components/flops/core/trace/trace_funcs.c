@@ -43,6 +43,7 @@ struct func {
 	uint64_t hot_flops;	/* no symbol: its block with most FLOPs */
 	uint64_t hot_addr;
 	int have_hot;
+	uint64_t flops;		/* of the mix, for the sort */
 	char *label;
 	struct func *next;	/* hash chain */
 };
@@ -391,7 +392,8 @@ static int func_cmp(const void *pa, const void *pb)
 {
 	const struct pflops_func *a = *(const struct pflops_func *const *)pa;
 	const struct pflops_func *b = *(const struct pflops_func *const *)pb;
-	uint64_t fa = pflops_mix_flops(&a->mix, -1), fb = pflops_mix_flops(&b->mix, -1);
+	/* f is struct func's first member */
+	uint64_t fa = ((const struct func *)a)->flops, fb = ((const struct func *)b)->flops;
 	int c;
 
 	if (fa != fb)
@@ -418,6 +420,7 @@ int pflops_funcs_list(struct pflops_funcs *f, const struct pflops_func *const **
 	for (size_t i = 0; i < f->fcap; i++)
 		for (struct func *fn = f->fns[i]; fn; fn = fn->next) {
 			struct pflops_func *p = &fn->f;
+			fn->flops = pflops_mix_flops(&p->mix, -1);
 			p->object = fn->obj->file ? fn->obj->path : NULL;
 			p->has_symbol = fn->sym != NULL;
 			if (fn->sym) {

@@ -212,7 +212,8 @@ static void test_threads(void **state)
 
 /* fork: the child's addps (N vaddps xmm), the parent's mulps (2N vmulps
  * xmm); vfork + exec: calib_fp's vaddpd_z in the child's new image, the
- * parent's mulps; exec in place: only the new image's vsqrtpd_y. */
+ * parent's mulps; exec in place: only the new image's vsqrtpd_y, and with
+ * FLOPs before the exec, those in the old image's addps. */
 static void test_processes(void **state)
 {
 	struct run r;
@@ -236,6 +237,12 @@ static void test_processes(void **state)
 		assert_int_equal(WEXITSTATUS(r.status), 9);
 		expect(&r, "vsqrtpd_y", "calib_fp", 4 * N, PFLOPS_DP);
 		assert_int_equal(doing(&r), 1);
+		run_free(&r);
+		/* what ran before the exec is the old image's */
+		run(&r, engines[e], NULL, prog("calib_fork"), "execfp", "1000", NULL);
+		expect(&r, "addps", "calib_fork", 4 * N, PFLOPS_SP);
+		expect(&r, "vsqrtpd_y", "calib_fp", 4 * N, PFLOPS_DP);
+		assert_int_equal(doing(&r), 2);
 		run_free(&r);
 	}
 }

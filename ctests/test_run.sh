@@ -244,6 +244,8 @@ $RUN --source trace --by-function --json -o "$tmp/fj.json" -- $B/ctests/trace/ca
 jq_is "$tmp/fj.json" '.by_function.rows[0] | (.function | test("^\\[anon 0x[0-9a-f]+\\]$")) and .object == null and .symbol == false and .FP_OPS == 12000' true
 $RUN --source trace --by-function -- $B/ctests/trace/calib_fp_stripped vaddpd_z 100 2>"$tmp/t" >/dev/null
 grep -qE '^ +800 +100\.0% +800 +0 +0  calib_fp_stripped\+0x[0-9a-f]+ \(no symbol\)$' "$tmp/t" && ok || bad "stripped: $(cat "$tmp/t")"
+$RUN --source trace --by-function -- $K intloop 100 2>"$tmp/t" >/dev/null
+grep -A1 -x 'FLOPs by function (exact)' "$tmp/t" | grep -qx '  no function did any' && ok || bad "no FLOPs: $(cat "$tmp/t")"
 # refused where it cannot apply
 out=$($RUN --by-function -- $K addsd 1 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q -- "--by-function needs --source trace or model:PMU" && ok || bad "--by-function with hw: rc=$rc $out"

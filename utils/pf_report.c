@@ -212,6 +212,10 @@ static void text_byfunc(FILE *o, const struct pf_report *r)
 	fprintf(o, "\nFLOPs by function (%s", b->values);
 	if (r->pmu && !strcmp(b->values, "model"))
 		fprintf(o, ": what %s's formulas read for each function's mix", r->pmu->name);
+	if (!b->nfuncs) {
+		fprintf(o, ")\n  no function did any\n");
+		return;
+	}
 	if (b->nrows < b->nfuncs)
 		fprintf(o, "; top %zu of %zu)\n", b->nrows, b->nfuncs);
 	else

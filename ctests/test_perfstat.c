@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "papi_flops.h"
 
@@ -154,6 +156,48 @@ static void test_bad_files(void **state)
 	read_fails(F "zen4.csv", "zen4", M(DP_OPS), "DP_OPS is not available");
 }
 
+/* Lines of any length: a 3200-character comment is one line, and the
+ * tail of a comment past 1023 bytes is never read as a count (it says
+ * 99999 for the counter whose real count is 13). */
+static void test_long_lines(void **state)
+{
+	struct pflops_perfstat r;
+	read_ok(F "long_comment.csv", "skx", M(FP_OPS), &r);
+	assert_true(r.value[PFLOPS_FP_OPS] == 277);
+	assert_int_equal(r.lines, 5);
+	read_fails(F "long_comment_bad.csv", "skx", M(FP_OPS), "long_comment_bad.csv:8: not 'perf stat -x,' output");
+}
+
+/* A count is a whole number from 0 to 2^64-1; a running share 0..100.
+ * Each is refused with file:line, never printed as FP_OPS: nan. */
+static void test_bad_values(void **state)
+{
+	static const char *const bad[][2] = {
+		{ F "bad_nan.csv", "bad_nan.csv:3: bad count 'nan' for r5303c7; a count is a whole number" },
+		{ F "bad_inf.csv", "bad_inf.csv:3: bad count 'inf'" },
+		{ F "bad_huge.csv", "bad_huge.csv:3: bad count '1e400'" },
+		{ F "bad_negative.csv", "bad_negative.csv:3: bad count '-3'" },
+		{ F "bad_fraction.csv", "bad_fraction.csv:3: bad count '3.5'" },
+		{ F "bad_share.csv", "bad_share.csv:3: bad running share '-80.00' for r5303c7; the fifth field is a percentage" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		read_fails(bad[i][0], "skx", M(FP_OPS), bad[i][1]);
+	/* the largest count perf prints is fine, one more is not */
+	char path[] = "/tmp/pflops_psXXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fprintf(f, "18446744073709551615,,r5303c7,1000,100.00,,\n18446744073709551616,,r5318c7,1000,100.00,,\n");
+	fclose(f);
+	read_fails(path, "skx", M(FP_OPS), ":2: bad count '18446744073709551616'");
+	/* another PMU's line is not used, and still not nan */
+	f = fopen(path, "w");
+	fprintf(f, "3,,cpu_core/config=0x5303c7/,1000,100.00,,\nnan,,cpu_atom/config=0x5303c7/,1000,100.00,,\n");
+	fclose(f);
+	read_fails(path, "adl_glc", M(FP_OPS), ":2: bad count 'nan' for cpu_atom/config=0x5303c7/");
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -162,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_amd),	       cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_three_pmus),     cmocka_unit_test(test_arm_names),
 		cmocka_unit_test(test_or_ed_codes),
+		cmocka_unit_test(test_long_lines),     cmocka_unit_test(test_bad_values),
 	};
 	return cmocka_run_group_tests_name("perfstat", tests, setup, teardown);
 }

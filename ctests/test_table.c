@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include <math.h>
+#include <unistd.h>
 
 /* cmocka 1.1 has no floating-point assertion */
 #define assert_near(a, b, eps) do { double a_ = (a), b_ = (b); \
@@ -546,6 +547,10 @@ static void test_broken_fixtures(void **state)
 		{ "unused_event.pft", 6, "event B is used by no metric" },
 		{ "bad_raw.pft", 6, "bad event 'raw:0x01cg'" },
 		{ "no_match.pft", 1, "no 'match' line" },
+		/* issue 13: a stack overflow, uninitialised memory, an infinite weight */
+		{ "deep_formula.pft", 6, "nested more than 64 levels deep" },
+		{ "empty_stepping.pft", 3, "bad stepping range ''; write stepping=N or stepping=LO-HI" },
+		{ "weight_overflow.pft", 6, "a weight overflows" },
 	};
 	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++) {
 		char path[256], prefix[300];
@@ -587,6 +592,77 @@ static void test_formula_language(void **state)
 	assert_near(d->terms[1].w0, 6, 1e-12);
 	assert_near(d->terms[1].wvl, 1.0 / 128 * 128 / 128, 1e-12);
 	pflops_table_free(&t);
+}
+
+/* Parse FP_OPS = formula in a two-event block; the error message, or "" */
+static void formula_result(const char *formula, char *msg, size_t len)
+{
+	char *text = malloc(strlen(formula) + 512);
+	assert_non_null(text);
+	sprintf(text, "pmu f\n libpfm none\n match intel 6 1\n counters 4\n event A raw:0x01c7\n event B raw:0x02c7\n"
+		      " metric FP_OPS estimate = %s\n metric DP_OPS unavailable\n metric SP_OPS unavailable\n"
+		      " metric HP_OPS unavailable\n metric BF16_OPS unavailable\n metric VEC_DP unavailable\n"
+		      " metric VEC_SP estimate = A + B\n caveat * c\n", formula);
+	struct pflops_table t = { 0 };
+	struct pflops_error err = { 0 };
+	int rc = pflops_table_parse(&t, text, "inline", &err);
+	snprintf(msg, len, "%s", rc ? err.msg : "");
+	pflops_table_free(&t);
+	free(text);
+}
+
+/* Bounds: nesting depth (the parser recurses), weights (finite, at most
+ * 1e6 FLOPs per count), numbers that under- or overflow. */
+static void test_formula_bounds(void **state)
+{
+	char nest[400], msg[512];
+	int n = 0;
+	for (int i = 0; i < 63; i++)
+		nest[n++] = '(';
+	nest[n++] = 'A';
+	for (int i = 0; i < 63; i++)
+		nest[n++] = ')';
+	nest[n] = 0;
+	formula_result(nest, msg, sizeof(msg));
+	assert_string_equal(msg, "");	/* 63 parentheses are fine */
+	memmove(nest + 1, nest, strlen(nest) + 1);
+	nest[0] = '-';
+	formula_result(nest, msg, sizeof(msg));
+	assert_non_null(strstr(msg, "inline:7: metric FP_OPS: nested more than 64 levels deep"));
+	static const struct {
+		const char *formula, *says;
+	} c[] = {
+		{ "1e7*A", "the weight of A is out of range (at most 1e6 FLOPs per count)" },
+		{ "A + 2e3*VL*B", "the weight of B is out of range" },
+		{ "1e300*1e300*A", "a weight overflows" },
+		{ "A*1e300*1e300", "a weight overflows" },
+		{ "A/1e-300/1e-300", "a weight overflows" },
+		{ "A*1e-400", "bad number at '1e-400'" },
+		{ "A*1e400", "bad number at '1e400'" },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		formula_result(c[i].formula, msg, sizeof(msg));
+		if (!strstr(msg, c[i].says))
+			fail_msg("%s: got \"%s\", expected \"%s\"", c[i].formula, msg, c[i].says);
+	}
+}
+
+/* A NUL byte would end the parse early and drop the rest of the file. */
+static void test_table_file_nul(void **state)
+{
+	char path[] = "/tmp/pflops_nulXXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	static const char text[] = "pmu f\n title t\n\0 match intel 6 1\n";
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+	close(fd);
+	struct pflops_table t = { 0 };
+	struct pflops_error err = { 0 };
+	int rc = pflops_table_load_file(&t, path, &err);
+	unlink(path);
+	pflops_table_free(&t);
+	assert_int_equal(rc, PFLOPS_EINVAL);
+	assert_non_null(strstr(err.msg, ":3: a NUL byte; the table is text"));
 }
 
 /* `note`: an event in no formula is allowed when it says why it is kept
@@ -639,6 +715,8 @@ int main(void)
 		cmocka_unit_test(test_broken_fixtures),
 		cmocka_unit_test(test_formula_language),
 		cmocka_unit_test(test_note_and_combine),
+		cmocka_unit_test(test_formula_bounds),
+		cmocka_unit_test(test_table_file_nul),
 	};
 	return cmocka_run_group_tests_name("table", tests, setup, teardown);
 }

@@ -4,7 +4,8 @@ GEN_CORE_SRCS = components/flops/core/error.c components/flops/core/formula.c \
                 components/flops/core/table.c components/flops/core/encode.c \
                 components/flops/core/plan.c
 CORE_SRCS += $(GEN_CORE_SRCS) components/flops/core/table_builtin.c \
-             components/flops/core/probe.c components/flops/core/perfstat.c \
+             components/flops/core/probe.c components/flops/core/topo_load.c \
+             components/flops/core/perfstat.c \
              components/flops/core/sources.c components/flops/core/count_child.c
 
 PFLOPS_GEN   = $(B)/pflops_gen

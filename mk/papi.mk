@@ -18,6 +18,14 @@ ifneq ($(PAPI_SRC),no)
 GEN_FILES += $(PAPI_STAMP)
 endif
 
+# The sanitizer variant (make check-asan: B=build-asan) builds libpapi and
+# PAPI's utilities with SAN_CFLAGS too, so the component's code runs under
+# ASan+UBSan inside PAPI.  A change of flags reconfigures PAPI.
+PAPI_SAN_ENV = $(if $(SAN_CFLAGS),CFLAGS="$(SAN_CFLAGS)" LDFLAGS="$(SAN_CFLAGS)")
+$(B)/papi.sanflags: FORCE
+	@mkdir -p $(B); echo '$(SAN_CFLAGS)' | cmp -s - $@ || echo '$(SAN_CFLAGS)' > $@
+FORCE:
+
 papi: $(if $(filter no,$(PAPI_SRC)),,$(PAPI_STAMP))
 
 $(B)/papi-src.path:
@@ -27,12 +35,12 @@ $(B)/papi-src.path:
 
 # Configure once per source tree; the component's files are refreshed on
 # every change and PAPI's make rebuilds what depends on them.
-$(PAPI_BUILD)/src/Makefile: $(B)/papi-src.path
+$(PAPI_BUILD)/src/Makefile: $(B)/papi-src.path $(B)/papi.sanflags
 	rm -rf $(PAPI_BUILD) && mkdir -p $(PAPI_BUILD)
 	src=$$(cat $(B)/papi-src.path) && cp -a "$$src/src" "$$src/man" $(PAPI_BUILD)/
 	mkdir -p $(PAPI_BUILD)/src/components/flops/core
 	cp components/flops/flops.c components/flops/Rules.flops $(PAPI_BUILD)/src/components/flops/
-	cd $(PAPI_BUILD)/src && ./configure --prefix="$(prefix)" --libdir="$(libdir)" --bindir="$(bindir)" \
+	cd $(PAPI_BUILD)/src && $(PAPI_SAN_ENV) ./configure --prefix="$(prefix)" --libdir="$(libdir)" --bindir="$(bindir)" \
 	  --includedir="$(includedir)" --mandir="$(mandir)" \
 	  --with-perf-events --with-pfm-incdir=/usr/include --with-pfm-libdir="$(PFM_LIBDIR)" \
 	  --with-shared-lib=yes --with-static-lib=no --with-shlib-tools --with-tests=no \
@@ -70,5 +78,5 @@ else
 	@echo "install: libpapi with the flops component, PAPI's utilities and man pages in $(DESTDIR)$(prefix) (log: $(PAPI_BUILD)/install.log)"
 endif
 
-.PHONY: papi install-papi
+.PHONY: papi install-papi FORCE
 CHECK_SCRIPTS += ctests/test_install.sh

@@ -7,11 +7,12 @@
 set -e
 PKGS="gcc g++ make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-nox
       libcmocka-dev libzydis-dev valgrind dpkg-dev gfortran patchelf jq
-      groff-base libopenblas-dev"
+      groff-base libopenblas-dev clang libclang-rt-14-dev"
 # gfortran: PAPI's own build (make utils) compiles a Fortran test helper.
 # jq: the tests check papi_flops_run's JSON with it; groff-base: they lint the man pages.
 # g++: a tracer test leaves a --region function by a C++ exception.
 # libopenblas-dev: make bench traces OpenBLAS dgemm.
+# clang, libclang-rt-14-dev: libFuzzer and its sanitizers (make fuzz).
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

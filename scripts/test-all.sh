@@ -1,6 +1,7 @@
 #!/bin/sh
 # The whole test suite: unit and integration tests, then the same under
-# ASan+UBSan and under valgrind.  Installs what is missing first.
+# ASan+UBSan and under valgrind, then a short run of every fuzz harness
+# (fuzz/, with its regression inputs).  Installs what is missing first.
 set -e
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -9,4 +10,5 @@ make -j"$(nproc)"
 make check
 make check-asan
 make check-valgrind
+make fuzz-smoke
 echo "test-all: all suites passed"

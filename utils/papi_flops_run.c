@@ -184,13 +184,17 @@ static int source_model(const struct pflops_table *t, const char *pmu, char **pr
 static double perfstat_seconds(const char *path)
 {
 	FILE *f = fopen(path, "r");
-	char line[1024];
+	char *line = NULL;	/* whole lines: a comment's tail is no duration */
+	size_t cap = 0;
 	double s = 0;
-	while (f && fgets(line, sizeof(line), f)) {
+	while (f && getline(&line, &cap, f) >= 0) {
+		if (line[0] == '#')
+			continue;
 		char *unit = strchr(line, ','), *ev = unit ? strchr(unit + 1, ',') : NULL;
 		if (ev && !strncmp(unit, ",ns,duration_time", 17) && (ev[14] == ',' || ev[14] == '\n' || !ev[14]))
-			s = strtod(line, NULL) / 1e9;
+			s = strtod(line, NULL) / 1e9;	/* pflops_perfstat_read checked it: finite, >= 0 */
 	}
+	free(line);
 	if (f)
 		fclose(f);
 	return s;
@@ -227,7 +231,8 @@ static int source_perfstat(const struct pflops_table *t, const char *file, const
 			continue;
 		struct pflops_perfstat ps;
 		if (pflops_perfstat_read(file, p, 1u << m, 0, &ps, &err)) {
-			if (r->asked || err.code == PFLOPS_EINVAL) {
+			/* a metric the file lacks is skipped; a bad or unreadable file is not */
+			if (r->asked || err.code != PFLOPS_ENOENT) {
 				fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 				return EXIT_TOOL;
 			}

@@ -7,14 +7,21 @@
  *     factor := number | ALIAS | 'VL' | '(' expr ')' | '-' factor
  * A product of two event aliases, VL squared, a constant term or a
  * division by anything but a non-zero number is an error: counts combine
- * linearly, so anything else is a typo in the table.
+ * linearly, so anything else is a typo in the table.  So are nesting
+ * deeper than PF_FORMULA_DEPTH (the parser recurses; a bound keeps a
+ * hostile PAPI_FLOPS_TABLE from overflowing the stack) and a weight that
+ * is not finite or exceeds PF_WEIGHT_MAX FLOPs per count.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "pflops_internal.h"
+
+#define PF_FORMULA_DEPTH 64	/* real formulas nest 2 or 3 levels */
+#define PF_WEIGHT_MAX 1e6	/* FLOPs per count; the widest instruction does 64 */
 
 struct lin {			/* c + sum_i w[i] * count_i, each part a + b*VL */
 	double c0, c1;
@@ -25,6 +32,7 @@ struct parser {
 	const char *s;
 	const struct pflops_pmu *pmu;
 	int n;			/* events */
+	int depth;		/* factor() calls in progress */
 	char *msg;
 	size_t msglen;
 	int failed;
@@ -63,6 +71,15 @@ static int lin_has_events(const struct parser *p, const struct lin *l)
 	return 0;
 }
 
+/* after every operation: 1e300*1e300 must not become an infinite weight */
+static int lin_finite(struct parser *p, const struct lin *l)
+{
+	int ok = isfinite(l->c0) && isfinite(l->c1);
+	for (int i = 0; ok && i < p->n; i++)
+		ok = isfinite(l->w0[i]) && isfinite(l->w1[i]);
+	return ok ? 0 : fail(p, "%sa weight overflows (at most 1e6 FLOPs per count)", "");
+}
+
 static void skip(struct parser *p)
 {
 	while (isspace((unsigned char)*p->s))
@@ -71,7 +88,23 @@ static void skip(struct parser *p)
 
 static int expr(struct parser *p, struct lin *out);
 
+static int factor1(struct parser *p, struct lin *out);
+
 static int factor(struct parser *p, struct lin *out)
+{
+	if (p->depth >= PF_FORMULA_DEPTH) {
+		out->w0 = out->w1 = NULL;
+		char lim[16];
+		snprintf(lim, sizeof(lim), "%d", PF_FORMULA_DEPTH);
+		return fail(p, "nested more than %s levels deep (parentheses or '-' signs); write the formula flat", lim);
+	}
+	p->depth++;
+	int rc = factor1(p, out);
+	p->depth--;
+	return rc;
+}
+
+static int factor1(struct parser *p, struct lin *out)
 {
 	skip(p);
 	if (lin_new(p, out))
@@ -102,8 +135,9 @@ static int factor(struct parser *p, struct lin *out)
 	}
 	if (isdigit((unsigned char)*p->s) || *p->s == '.') {
 		char *end;
+		errno = 0;
 		out->c0 = strtod(p->s, &end);
-		if (end == p->s || !isfinite(out->c0))
+		if (end == p->s || errno == ERANGE || !isfinite(out->c0))
 			return fail(p, "bad number at '%s'", p->s);
 		p->s = end;
 		return 0;
@@ -183,7 +217,7 @@ static int term(struct parser *p, struct lin *out)
 			}
 		}
 		lin_free(&r);
-		if (rc)
+		if (rc || lin_finite(p, out))
 			return -1;
 	}
 }
@@ -211,6 +245,8 @@ static int expr(struct parser *p, struct lin *out)
 			out->w1[i] += sg * r.w1[i];
 		}
 		lin_free(&r);
+		if (lin_finite(p, out))
+			return -1;
 	}
 }
 
@@ -231,6 +267,12 @@ int pf_formula_parse(const char *text, const struct pflops_pmu *pmu,
 			fail(&p, "%sa constant term is not a count", "");
 		else if (!lin_has_events(&p, &l))
 			fail(&p, "%sthe formula uses no event", "");
+		/* 2048: the longest SVE vector, the largest VL can be */
+		for (int i = 0; i < p.n && !p.failed; i++)
+			if (!isfinite(l.w0[i]) || !isfinite(l.w1[i]) ||
+			    fabs(l.w0[i]) + fabs(l.w1[i]) * 2048 > PF_WEIGHT_MAX)
+				fail(&p, "the weight of %s is out of range (at most 1e6 FLOPs per count)",
+				     pmu->events[i].alias);
 	}
 	if (!p.failed) {
 		*terms = calloc(p.n, sizeof(**terms));

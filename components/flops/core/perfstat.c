@@ -7,6 +7,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,18 +115,45 @@ static int identify(const struct pflops_pmu *pmu, const char *name, uint64_t *ke
 	return 0;
 }
 
+/* A number perf prints: finite, not negative, nothing after it. */
+static int parse_number(const char *s, double *v)
+{
+	char *end;
+	errno = 0;
+	*v = strtod(s, &end);
+	return end == s || *end || errno == ERANGE || !isfinite(*v) || *v < 0 || signbit(*v) ? -1 : 0;
+}
+
+/* A counter value: a whole number of events that fits perf's u64. */
+static int parse_count(const char *s, double *v)
+{
+	if (!*s || strspn(s, "0123456789") != strlen(s))
+		return -1;
+	errno = 0;
+	unsigned long long u = strtoull(s, NULL, 10);
+	*v = (double)u;
+	return errno == ERANGE ? -1 : 0;
+}
+
 static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec **recs, int *nrec,
 		      struct pflops_error *err)
 {
 	FILE *f = fopen(path, "r");
 	if (!f)
-		return pf_err(err, PFLOPS_ENOENT, "%s: cannot open: %s", path, strerror(errno));
-	char line[1024];
+		return pf_err(err, PFLOPS_ESYS, "%s: cannot open: %s; give the file perf stat -x, -o FILE wrote", path, strerror(errno));
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
 	int ln = 0, rc = 0;
 	*recs = NULL;
 	*nrec = 0;
-	while (!rc && fgets(line, sizeof(line), f)) {
+	/* whole lines, however long: a comment's tail is never read as data */
+	while (!rc && (len = getline(&line, &cap, f)) >= 0) {
 		ln++;
+		if (memchr(line, 0, len)) {
+			rc = pf_err(err, PFLOPS_EINVAL, "%s:%d: a NUL byte; not 'perf stat -x,' output", path, ln);
+			break;
+		}
 		line[strcspn(line, "\r\n")] = 0;
 		if (!line[0] || line[0] == '#')
 			continue;
@@ -154,21 +182,25 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 		}
 		struct rec r = { .line = ln, .pct = 100, .counted = 1 };
 		snprintf(r.name, sizeof(r.name), "%s", field[2]);
+		int id = identify(pmu, field[2], &r.key);
+		/* a counter of ours counts whole events; other lines (task-clock
+		 * in msec) may have a fraction, but no line has nan or a sign */
 		if (field[0][0] == '<') {
 			r.counted = 0;	/* <not counted>, <not supported> */
-		} else {
-			char *end;
-			r.value = strtod(field[0], &end);
-			if (end == field[0] || *end) {
-				rc = pf_err(err, PFLOPS_EINVAL, "%s:%d: bad count '%s' for %s", path, ln, field[0], field[2]);
-				break;
-			}
+		} else if (id == 0 ? parse_count(field[0], &r.value) : parse_number(field[0], &r.value)) {
+			rc = pf_err(err, PFLOPS_EINVAL,
+				    "%s:%d: bad count '%s' for %s; a count is a whole number from 0 to 2^64-1, as perf stat -x, prints it",
+				    path, ln, field[0], field[2]);
+			break;
 		}
-		if (nf >= 5 && field[4][0])
-			r.pct = strtod(field[4], NULL);
-		int id = identify(pmu, field[2], &r.key);
+		if (nf >= 5 && field[4][0] && (parse_number(field[4], &r.pct) || r.pct > 100)) {
+			rc = pf_err(err, PFLOPS_EINVAL,
+				    "%s:%d: bad running share '%s' for %s; the fifth field is a percentage from 0 to 100",
+				    path, ln, field[4], field[2]);
+			break;
+		}
 		if (id == -1)
-			continue;
+			continue;	/* another PMU's line (hybrid files) */
 		if (id == -2)
 			r.key = ~0ULL;	/* kept so a needed-but-unknown event can be named */
 		struct rec *nr = realloc(*recs, (*nrec + 1) * sizeof(*nr));
@@ -179,6 +211,9 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 		*recs = nr;
 		nr[(*nrec)++] = r;
 	}
+	if (!rc && ferror(f))
+		rc = pf_err(err, PFLOPS_ESYS, "%s:%d: read error: %s", path, ln + 1, strerror(errno));
+	free(line);
 	fclose(f);
 	if (!rc && !*nrec)
 		rc = pf_err(err, PFLOPS_EINVAL, "%s: no counter lines for %s (%s) in it; is it 'perf stat -x,' output?",

@@ -21,4 +21,10 @@ char *pf_strdup(const char *s);
  * 0 and out filled, or -1. */
 int pf_encode_merge(const struct pflops_pmu *pmu, const char *a, const char *b, char *out, size_t len);
 int pf_class_from_name(const char *name);	/* -1 if unknown */
+
+/* Load this machine's topology (path NULL), or a recorded one: an hwloc
+ * XML file or a CPUID dump directory, read in a child process and checked
+ * (topo_load.c).  0 and *topo loaded, or an error naming path. */
+struct hwloc_topology;
+int pf_topology_load(struct hwloc_topology **topo, const char *path, struct pflops_error *err);
 #endif

@@ -175,41 +175,6 @@ static void access_verdict(struct pflops_probe *pr)
 		a->fix[0] = 0;
 }
 
-static int load_topology(hwloc_topology_t *topo, const char *path, struct pflops_error *err)
-{
-	struct stat st;
-	if (path && stat(path, &st))
-		return pf_err(err, PFLOPS_ENOENT, "%s: cannot read topology: %s", path, strerror(errno));
-	if (hwloc_topology_init(topo))
-		return pf_err(err, PFLOPS_ENOMEM, "hwloc_topology_init failed");
-	int rc = 0;
-	if (path && S_ISDIR(st.st_mode)) {
-		/* a CPUID dump: hwloc's x86 backend replays it */
-		char probe[4096];
-		snprintf(probe, sizeof(probe), "%s/hwloc-cpuid-info", path);
-		if (access(probe, R_OK))
-			rc = pf_err(err, PFLOPS_EINVAL, "%s: not a CPUID dump (no hwloc-cpuid-info); give an hwloc XML file or a directory made by hwloc-gather-cpuid", path);
-		/* only the x86 backend: this machine's sysfs must not mix in */
-		else if (setenv("HWLOC_CPUID_PATH", path, 1) ||
-			 hwloc_topology_set_components(*topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "linux") ||
-			 hwloc_topology_set_components(*topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "linuxio"))
-			rc = pf_err(err, PFLOPS_ESYS, "cannot configure hwloc for %s", path);
-	} else if (path) {
-		if (hwloc_topology_set_xml(*topo, path))
-			rc = pf_err(err, PFLOPS_EINVAL, "%s: hwloc cannot read it as topology XML (%s); make one with 'lstopo-no-graphics --of xml'",
-				    path, strerror(errno));
-	}
-	if (!rc && hwloc_topology_load(*topo))
-		rc = pf_err(err, PFLOPS_EINVAL, "%s: hwloc failed to load the topology (%s)", path ? path : "this machine",
-			    strerror(errno));
-	if (path && S_ISDIR(st.st_mode)) {
-		unsetenv("HWLOC_CPUID_PATH");
-	}
-	if (rc)
-		hwloc_topology_destroy(*topo);
-	return rc;
-}
-
 int pflops_probe_run(struct pflops_probe *pr, const struct pflops_table *t, const char *topology,
 		     struct pflops_error *err)
 {
@@ -217,7 +182,7 @@ int pflops_probe_run(struct pflops_probe *pr, const struct pflops_table *t, cons
 	pr->live = topology == NULL;
 	snprintf(pr->source, sizeof(pr->source), "%s", topology ? topology : "this machine");
 	hwloc_topology_t topo;
-	int rc = load_topology(&topo, topology, err);
+	int rc = pf_topology_load(&topo, topology, err);
 	if (rc)
 		return rc;
 	if (pr->live && read_int("/proc/sys/kernel/nmi_watchdog", &pr->nmi_watchdog))
@@ -258,7 +223,7 @@ int pflops_probe_run(struct pflops_probe *pr, const struct pflops_table *t, cons
 int pflops_probe_save_xml(const char *path, struct pflops_error *err)
 {
 	hwloc_topology_t topo;
-	int rc = load_topology(&topo, NULL, err);
+	int rc = pf_topology_load(&topo, NULL, err);
 	if (rc)
 		return rc;
 	if (hwloc_topology_export_xml(topo, path, 0))

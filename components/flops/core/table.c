@@ -60,10 +60,12 @@ static int parse_uint(const char *s, unsigned *v)
 	return 0;
 }
 
-/* "5" or "0-4" or "0x55" */
+/* "5" or "0-4" or "0x55"; empty or longer than any number: bad */
 static int parse_range(const char *s, unsigned *lo, unsigned *hi)
 {
 	char buf[64];
+	if (!*s || strlen(s) >= sizeof(buf))
+		return -1;
 	snprintf(buf, sizeof(buf), "%s", s);
 	char *dash = strchr(buf + 1, '-');
 	if (dash) {
@@ -302,12 +304,14 @@ static int do_match(struct ctx *c, char *args)
 		return PERR(c, "unknown vendor '%s'; use intel, amd, hygon or arm", vendor);
 	snprintf(m.vendor, sizeof(m.vendor), "%s", vendor);
 	if (parse_uint(fam, &m.family))
-		return PERR(c, "bad family '%s'", fam);
+		return PERR(c, "bad family '%s'; write a number (6, 0x19)", fam);
 	for (char *w; (w = next_word(&args));) {
 		if (!strncmp(w, "stepping=", 9)) {
 			if (parse_range(w + 9, &m.step_lo, &m.step_hi))
-				return PERR(c, "bad stepping range '%s'", w + 9);
+				return PERR(c, "bad stepping range '%s'; write stepping=N or stepping=LO-HI", w + 9);
 		} else if (!strncmp(w, "core=", 5)) {
+			if (!w[5] || strlen(w + 5) >= sizeof(m.coretype))
+				return PERR(c, "bad core type '%s'; write hwloc's CoreType (IntelCore, IntelAtom)", w + 5);
 			snprintf(m.coretype, sizeof(m.coretype), "%s", w + 5);
 		} else {
 			return PERR(c, "unknown match option '%s'; use stepping=LO-HI or core=TYPE", w);
@@ -651,6 +655,15 @@ int pflops_table_load_file(struct pflops_table *t, const char *path, struct pflo
 	if (!buf)
 		return pf_err(err, PFLOPS_EINVAL, "%s: empty table", path);
 	buf[len] = 0;
+	/* the parser stops at a NUL: the rest would be dropped unread */
+	const char *nul = memchr(buf, 0, len);
+	if (nul) {
+		int line = 1;
+		for (const char *q = buf; q < nul; q++)
+			line += *q == '\n';
+		free(buf);
+		return pf_err(err, PFLOPS_EINVAL, "%s:%d: a NUL byte; the table is text (is this the right file?)", path, line);
+	}
 	int rc = pflops_table_parse(t, buf, path, err);
 	free(buf);
 	return rc;

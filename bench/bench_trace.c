@@ -7,7 +7,9 @@
  *                             DGEMM: the OpenBLAS benchmark program
  *
  * The stopping engine is timed on a smaller run where the full one
- * would take minutes, and scaled (marked "~").  Not a timed test: it
+ * would take minutes, and scaled (marked "~").  A second table gives
+ * the cost of per-block counts (papi_flops_run --by-function: the code
+ * cache with pflops_trace_opts.block set, grouped by function).  Not a timed test: it
  * prints times and ratios (the targets are in docs/trace-engine.md), it
  * does not judge them.
  */
@@ -64,6 +66,56 @@ static double run_traced(char *const argv[], int engine, const char *region,
 	return now() - t0;
 }
 
+/* the code cache with per-block counts grouped by function, as
+ * --by-function runs it (symbols read, list sorted); *nfunc: functions */
+static double run_byfunc(char *const argv[], struct pflops_mix *m, size_t *nfunc)
+{
+	struct pflops_error err;
+	struct pflops_funcs *f = pflops_funcs_new(&err);
+	struct pflops_trace_opts o = { .engine = PFLOPS_ENGINE_CACHE,
+				       .block = pflops_funcs_add, .block_arg = f };
+	const struct pflops_func *const *v;
+	int status;
+	double t0, t;
+
+	memset(m, 0, sizeof *m);
+	t0 = now();
+	if (!f || pflops_trace_run(argv, &o, m, &status, &err) ||
+	    pflops_funcs_list(f, &v, nfunc, &err)) {
+		fprintf(stderr, "bench_trace: %s\n", err.msg);
+		exit(1);
+	}
+	t = now() - t0;
+	pflops_funcs_free(f);
+	return t;
+}
+
+/* best of 5 each, plain cache and with per-block counts, alternating */
+static void byfunc_row(const char *what, char **argv)
+{
+	struct pflops_mix mc, mb;
+	struct pflops_trace_stats sc;
+	double c = 1e30, b = 1e30;
+	size_t nf = 0;
+
+	for (int i = 0; i < 5; i++) {
+		double t = run_traced(argv, PFLOPS_ENGINE_CACHE, NULL, &mc, &sc);
+		c = t < c ? t : c;
+		t = run_byfunc(argv, &mb, &nf);
+		b = t < b ? t : b;
+	}
+	printf("%-34s %9.3f s %9.3f s %8.2fx %6zu%s\n", what, c, b, b / c, nf,
+	       pflops_mix_flops(&mc, -1) != pflops_mix_flops(&mb, -1) ?
+	       "  FLOPs DIFFER" : "");
+}
+
+static void byfunc_header(void)
+{
+	printf("\nper-block counts (--by-function), code cache, best of 5:\n");
+	printf("%-34s %11s %11s %9s %6s\n", "program (whole run)", "cache",
+	       "+by-func", "ratio", "funcs");
+}
+
 /* best of n: the machine is shared */
 static double best_native(char *const argv[], int n)
 {
@@ -118,6 +170,30 @@ static void header(void)
 	       "stop", "cache", "stop/nat", "cache/nat");
 }
 
+/* the second table: per-block counts on the same programs */
+static void byfunc_table(const char *dir, const char *fp, const char *dx,
+			 const char *dgemm)
+{
+	char cxx[1024];
+	char *a[] = { (char *)fp, "bench16", "10000000", NULL };
+	char *e[] = { cxx, "1000", NULL };
+	char *b[] = { (char *)dx, "daxpy", "4096", "20000", NULL };
+	char *c[] = { (char *)dx, "matmul", "64", "200", NULL };
+
+	byfunc_header();
+	byfunc_row("calib_fp bench16 1e7", a);
+	byfunc_row("calib_daxpy_O2 daxpy 4096 x2e4", b);
+	byfunc_row("calib_daxpy_O2 matmul 64 x200", c);
+	/* much code run briefly: C++ start-up, an exception (libstdc++) */
+	snprintf(cxx, sizeof cxx, "%s/calib_regioncxx", dir);
+	byfunc_row("calib_regioncxx 1000 (C++ start-up)", e);
+	if (dgemm) {
+		char *d[] = { (char *)dgemm, "600", "4", NULL };
+		setenv("OPENBLAS_NUM_THREADS", "1", 1);
+		byfunc_row("OpenBLAS dgemm 600^3 x4, 1 thread", d);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : "build/ctests/trace";
@@ -147,6 +223,7 @@ int main(int argc, char **argv)
 		       "scripts/install-deps.sh)\n");
 		printf("(~: the stopping engine timed on a fraction of the work "
 		       "and scaled)\n");
+		byfunc_table(dir, fp, dx, NULL);
 		return 0;
 	}
 	setenv("OPENBLAS_NUM_THREADS", "1", 1);
@@ -178,5 +255,6 @@ int main(int argc, char **argv)
 	}
 	printf("(~: the stopping engine timed on a fraction of the work and "
 	       "scaled)\n");
+	byfunc_table(dir, fp, dx, dgemm);
 	return 0;
 }

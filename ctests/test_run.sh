@@ -197,5 +197,64 @@ for p in 0 -3 x 7x; do
 	[ $rc = 2 ] && grep -q 'takes the sampling period' "$tmp/m" && ok || bad "--mask-sampling $p: rc=$rc $(cat "$tmp/m")"
 done
 
+# --by-function: FLOPs per function.  calib_region N: outside() 2N and
+# main_kernel() 8N in the executable, calib_kernel() 2 x 4N and calib_helper()
+# 2 x 2N in libcalibk.so; the rows add up to the totals
+R=$B/ctests/trace/calib_region
+jq_is "$tmp/r.json" 'has("by_function")' false      # only when asked
+$RUN --source trace --by-function --json -o "$tmp/f.json" -- $R 1000 >/dev/null 2>&1
+jq_is "$tmp/f.json" '.by_function | "\(.values) \(.sorted_by) \(.functions) \(.listed)"' "exact FP_OPS 4 4"
+jq_is "$tmp/f.json" '[.by_function.rows[] | "\(.function)=\(.FP_OPS)"] | join(" ")' \
+	"calib_kernel=8000 main_kernel=8000 calib_helper=4000 outside=2000"
+jq_is "$tmp/f.json" '[.by_function.rows[] | .object | split("/") | last] | join(" ")' \
+	"libcalibk.so calib_region libcalibk.so calib_region"
+jq_is "$tmp/f.json" '.by_function.rows[0] | keys_unsorted | join(",")' \
+	"function,object,symbol,address,share,FP_OPS,DP_OPS,SP_OPS,HP_OPS,BF16_OPS"
+jq_is "$tmp/f.json" '.by_function.rows | all(.symbol and (.address | test("^0x[0-9a-f]+$")))' true
+jq_is "$tmp/f.json" '.by_function.rows[0].share' 0.363636
+jq_is "$tmp/f.json" '.by_function.rows | map(.FP_OPS) | add' 22000
+jq_is "$tmp/f.json" '. as $r | [.by_function.rows[]] as $f | ["FP_OPS","DP_OPS","SP_OPS","HP_OPS","BF16_OPS"] |
+	all(. as $m | ($f | map(.[$m]) | add) == $r.metrics[$m])' true
+# --by-function=N: the N with most FLOPs, the others summed
+$RUN --source trace --by-function=1 --json -o "$tmp/f1.json" -- $R 1000 >/dev/null 2>&1
+jq_is "$tmp/f1.json" '.by_function | "\(.functions) \(.listed) \(.rows[0].function) \(.rest.functions) \(.rest.FP_OPS) \(.rest.share)"' \
+	"4 1 calib_kernel 3 14000 0.636364"
+$RUN --source trace --by-function=2 -- $R 1000 2>"$tmp/t" >/dev/null
+grep -qx 'FLOPs by function (exact; top 2 of 4)' "$tmp/t" &&
+	grep -qE '^ +FP_OPS +share +DP_OPS +SP_OPS +HP_OPS  function$' "$tmp/t" &&
+	grep -qE '^ +8,000 +36\.4% +8,000 +0 +0  calib_kernel \(libcalibk\.so\)$' "$tmp/t" &&
+	grep -qE '^ +6,000 +27\.3% +6,000 +0 +0  \(2 more functions\)$' "$tmp/t" && ok || bad "--by-function text: $(cat "$tmp/t")"
+# CSV: two more columns, function and object, empty on the whole-program rows
+$RUN --source trace --by-function --csv -- $R 1000 2>"$tmp/c" >/dev/null
+[ "$(head -1 "$tmp/c")" = "metric,value,unit,source,accuracy,caveat,function,object" ] && ok || bad "--by-function csv header: $(head -1 "$tmp/c")"
+grep -qx 'DP_OPS,22000,FLOP,trace,exact,,,' "$tmp/c" && grep -qx "FP_OPS,8000,FLOP,trace,exact,,calib_kernel,$(cd "$(dirname "$R")" && pwd)/libcalibk.so" "$tmp/c" &&
+	grep -q '^FP_OPS.share,0.181818,fraction,trace,exact,,calib_helper,' "$tmp/c" && ok || bad "--by-function csv rows: $(cat "$tmp/c")"
+awk -F, '$1 == "FP_OPS" && $7 != "" {s += $2} $1 == "FP_OPS" && $7 == "" {t = $2} END {exit !(s == t && t == 22000)}' "$tmp/c" &&
+	ok || bad "--by-function csv: the functions do not add up: $(cat "$tmp/c")"
+# model: what skx's formulas read for each function's mix (masked lanes in full)
+$RUN --source model:skx --by-function --json -o "$tmp/fm.json" -- $K vaddpd_z_k1 1000 >/dev/null 2>&1
+jq_is "$tmp/fm.json" '.by_function | "\(.values) \(.rows[0].function) \(.rows[0].FP_OPS) \(.rows[0] | has("HP_OPS"))"' "model vaddpd_z_k1 8000 false"
+$RUN --source model:skx --by-function --json -o "$tmp/fm.json" -- $R 1000 >/dev/null 2>&1
+jq_is "$tmp/fm.json" '(.by_function.rows | map(.DP_OPS) | add) == .metrics.DP_OPS and .metrics.DP_OPS == 22000' true
+# Haswell's event counts vinsertf128 as compute: a function with no FLOP is listed
+$RUN --source model:hsw --by-function --json -o "$tmp/fm.json" -- $K vinsertf128 100 >/dev/null 2>&1
+jq_is "$tmp/fm.json" '.by_function | "\(.sorted_by) \(.rows[0].function) \(.rows[0].DP_OPS)"' "DP_OPS vinsertf128 400"
+# code without symbols: JIT code in anonymous memory, grouped by mapping
+$RUN --source trace --by-function --json -o "$tmp/fj.json" -- $B/ctests/trace/calib_jit 1000 >/dev/null 2>&1
+jq_is "$tmp/fj.json" '.by_function.rows[0] | (.function | test("^\\[anon 0x[0-9a-f]+\\]$")) and .object == null and .symbol == false and .FP_OPS == 12000' true
+$RUN --source trace --by-function -- $B/ctests/trace/calib_fp_stripped vaddpd_z 100 2>"$tmp/t" >/dev/null
+grep -qE '^ +800 +100\.0% +800 +0 +0  calib_fp_stripped\+0x[0-9a-f]+ \(no symbol\)$' "$tmp/t" && ok || bad "stripped: $(cat "$tmp/t")"
+$RUN --source trace --by-function -- $K intloop 100 2>"$tmp/t" >/dev/null
+grep -A1 -x 'FLOPs by function (exact)' "$tmp/t" | grep -qx '  no function did any' && ok || bad "no FLOPs: $(cat "$tmp/t")"
+# refused where it cannot apply
+out=$($RUN --by-function -- $K addsd 1 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q -- "--by-function needs --source trace or model:PMU" && ok || bad "--by-function with hw: rc=$rc $out"
+for n in x -1 2x; do
+	out=$($RUN --source trace --by-function="$n" -- $K addsd 1 2>&1); rc=$?
+	[ $rc = 2 ] && echo "$out" | grep -q -- "--by-function=N takes" && ok || bad "--by-function=$n: rc=$rc $out"
+done
+out=$($RUN --source trace --by-function -m VEC_DP -- $K addsd 1 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q -- "add FP_OPS" && ok || bad "--by-function -m VEC_DP: rc=$rc $out"
+
 echo "test_run: $pass passed, $fail failed"
 [ $fail = 0 ]

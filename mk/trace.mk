@@ -9,12 +9,18 @@ CORE_SRCS += $(TRACE_CORE)/mix.c $(TRACE_CORE)/model.c \
              $(TRACE_CORE)/trace/trace_maps.c $(TRACE_CORE)/trace/trace_inject.c \
              $(TRACE_CORE)/trace/trace_arena.c $(TRACE_CORE)/trace/trace_reloc.c \
              $(TRACE_CORE)/trace/trace_xlate.c $(TRACE_CORE)/trace/trace_link.c \
-             $(TRACE_CORE)/trace/trace_enter.c $(TRACE_CORE)/trace/trace_detach.c
+             $(TRACE_CORE)/trace/trace_enter.c $(TRACE_CORE)/trace/trace_detach.c \
+             $(TRACE_CORE)/trace/trace_elf.c \
+             $(TRACE_CORE)/trace/trace_prof.c $(TRACE_CORE)/trace/trace_funcs.c
 CORE_LIBS += $(ZYDIS_LIBS)
 
-CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_model
+CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_model $(B)/ctests/test_funcs
 
 $(B)/ctests/test_trace: ctests/test_trace.c $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
+
+$(B)/ctests/test_funcs: ctests/test_funcs.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
 
@@ -32,12 +38,16 @@ CALIB_FREE = -ffreestanding -fno-builtin -fno-stack-protector -fno-pie -no-pie \
 TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
                $(TD)/calib_threads $(TD)/calib_fork $(TD)/calib_signal \
                $(TD)/libcalibk.so $(TD)/calib_region $(TD)/calib_regionx \
-               $(TD)/calib_regioncxx $(TD)/calib_jit $(TD)/calib_gs $(TD)/calib_daemon
+               $(TD)/calib_regioncxx $(TD)/calib_jit $(TD)/calib_gs $(TD)/calib_daemon \
+               $(TD)/calib_fp_stripped
 CHECK_DEPS += $(TRACE_CALIBS)
 
 $(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $(CALIB_FREE) $< -o $@
+# the same program without symbols (--by-function: code no symbol covers)
+$(TD)/calib_fp_stripped: $(TD)/calib_fp
+	strip --strip-all -o $@ $<
 $(TD)/calib_daxpy_O2: ctests/trace/calib_daxpy.c ctests/trace/calib.h
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $(CALIB_FREE) $< -o $@
@@ -89,7 +99,7 @@ $(B)/bench_dgemm: bench/bench_dgemm.c
 ifneq ($(OPENBLAS_LIBS),)
 BENCH_DGEMM = $(B)/bench_dgemm
 endif
-bench-trace: $(B)/bench_trace $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(BENCH_DGEMM)
+bench-trace: $(B)/bench_trace $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_regioncxx $(BENCH_DGEMM)
 	$(B)/bench_trace $(TD) $(BENCH_DGEMM)
 
 .PHONY: bench-trace

@@ -23,6 +23,7 @@
 #include "pf_signal.h"
 #include "pf_run_hw.h"
 #include "pf_run_mask.h"
+#include "pf_run_funcs.h"
 #include "pf_version.h"
 
 #define EXIT_TOOL 125	/* the tool failed, not the program (as env(1), timeout(1)) */
@@ -43,6 +44,9 @@ static void usage(FILE *o)
 		"  -m, --metrics LIST        comma list of FP_OPS,DP_OPS,SP_OPS,HP_OPS,BF16_OPS,VEC_DP,VEC_SP\n"
 		"                            (default: every metric the source can give)\n"
 		"  -r, --region SYMBOL       trace and model: count only inside calls to function SYMBOL\n"
+		"      --by-function[=N]     trace and model: FLOPs per function too (ELF symbols of the program\n"
+		"                            and its libraries; code without one grouped by mapping), the N\n"
+		"                            with most listed (default 20; 0: all), the others summed\n"
 		"      --mask-sampling N     hw, model: correct masked AVX-512 lanes (masked-full metrics) from\n"
 		"                            the opmask registers sampled every N counts of each FP_ARITH event\n"
 		"                            (hw needs a kernel with perf SIMD-register sampling; model takes\n"
@@ -93,11 +97,18 @@ static unsigned parse_metrics(const char *list)
 	return set;
 }
 
+/* --by-function: the traced blocks go here (NULL: not asked) */
+static struct pflops_funcs *byfunc;
+
 static int run_trace(char **argv, const char *region, int quiet, struct pflops_mix *mix, struct pf_report *r,
 		     struct pf_mask_model *mm)
 {
 	struct pflops_trace_stats st;
 	struct pflops_trace_opts o = { .region = region, .stats = &st, .interrupt = &pf_interrupt };
+	if (byfunc) {
+		o.block = pflops_funcs_add;
+		o.block_arg = byfunc;
+	}
 	if (mm)
 		pf_mask_model_opts(mm, &o);
 	if (!quiet && isatty(2))
@@ -276,7 +287,7 @@ static int open_output(const char *path, FILE **o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CSV = 256, OPT_SECONDS, OPT_MASK };
+	enum { OPT_CSV = 256, OPT_SECONDS, OPT_MASK, OPT_BYFUNC };
 	static const struct option opts[] = {
 		{ "source", required_argument, 0, 's' },  { "metrics", required_argument, 0, 'm' },
 		{ "region", required_argument, 0, 'r' },  { "arch", required_argument, 0, 'a' },
@@ -284,15 +295,16 @@ int main(int argc, char **argv)
 		{ "output", required_argument, 0, 'o' },  { "json", no_argument, 0, 'j' },
 		{ "csv", no_argument, 0, OPT_CSV },	  { "field-separator", required_argument, 0, 'x' },
 		{ "quiet", no_argument, 0, 'q' },	  { "help", no_argument, 0, 'h' },
-		{ "version", no_argument, 0, 'V' },	  { 0, 0, 0, 0 },
+		{ "version", no_argument, 0, 'V' },	  { "by-function", optional_argument, 0, OPT_BYFUNC },
+		{ 0, 0, 0, 0 },
 	};
 	const char *source = "hw", *region = NULL, *arch = NULL, *output = NULL;
 	unsigned metrics = 0;
 	enum pf_format format = PF_FORMAT_TEXT;
 	char sep = ',';
 	double seconds = 0;
-	unsigned mask_period = 0;
-	int quiet = 0, c;
+	unsigned mask_period = 0, top = 20;
+	int quiet = 0, by_function = 0, c;
 	while ((c = getopt_long(argc, argv, "+s:m:r:a:o:jx:qhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': source = optarg; break;
@@ -330,6 +342,18 @@ int main(int argc, char **argv)
 			mask_period = (unsigned)v;
 			break;
 		}
+		case OPT_BYFUNC: {
+			char *end;
+			errno = 0;
+			unsigned long v = optarg ? strtoul(optarg, &end, 10) : 20;
+			if (optarg && (end == optarg || *end || errno || v > 1000000 || optarg[0] == '-')) {
+				fprintf(stderr, "papi_flops_run: --by-function=N takes how many functions to list, 0 (all) to 1000000 (got '%s')\n", optarg);
+				return 2;
+			}
+			by_function = 1;
+			top = (unsigned)v;
+			break;
+		}
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("papi_flops_run (papi-flops) %s\n", PF_VERSION); return 0;
@@ -356,6 +380,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_flops_run: --mask-sampling applies to --source hw and model:PMU (counts that take masked lanes in full)\n");
 		return 2;
 	}
+	if (by_function && !traced) {
+		fprintf(stderr, "papi_flops_run: --by-function needs --source trace or model:PMU (counters cannot tell functions apart)\n");
+		return 2;
+	}
+	if (by_function && metrics && !(metrics & ~(1u << PFLOPS_VEC_DP | 1u << PFLOPS_VEC_SP))) {
+		fprintf(stderr, "papi_flops_run: --by-function lists FLOP metrics; add FP_OPS (or DP_OPS, SP_OPS ...) to --metrics\n");
+		return 2;
+	}
 	if (region && !traced) {
 		fprintf(stderr, "papi_flops_run: --region needs --source trace or model:PMU (counters cannot tell functions apart)\n");
 		return 2;
@@ -371,6 +403,10 @@ int main(int argc, char **argv)
 		return EXIT_TOOL;
 	}
 	struct pf_report r = { .source = source, .status = -1, .asked = metrics, .program = perfstat ? NULL : prog[0] };
+	if (by_function && !(byfunc = pflops_funcs_new(&err))) {
+		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
+		return EXIT_TOOL;
+	}
 	if (!perfstat)
 		pf_signal_install();	/* Ctrl-C, kill: stop the program, report what was counted */
 	if (!strcmp(source, "trace")) {
@@ -389,6 +425,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_flops_run: unknown source '%s'; use hw, trace, model:PMU or perf-stat:FILE\n", source);
 		rc = 2;
 	}
+	if (!rc && byfunc)
+		rc = pf_byfunc_fill(&r, byfunc, r.pmu, top);
 	r.interrupted = pf_signal_seen();
 	if (!rc) {
 		if (output || !quiet)
@@ -409,6 +447,8 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	pf_byfunc_free(&r.byfunc);
+	pflops_funcs_free(byfunc);
 	pflops_table_free(&t);
 	return rc;
 }

@@ -173,6 +173,73 @@ static void text_widths(FILE *o, const struct pf_report *r)
 		   "  scalar %s, 128-bit %s, 256-bit %s, 512-bit %s FLOP\n", w[0], w[1], w[2], w[3]);
 }
 
+/* the function column: "name (file)" */
+static void func_label(const struct pf_func_row *f, char *buf, size_t len)
+{
+	const char *base = f->object ? strrchr(f->object, '/') : NULL;
+	if (f->has_symbol && f->object)
+		snprintf(buf, len, "%s (%s)", f->name, base ? base + 1 : f->object);
+	else
+		snprintf(buf, len, "%s", f->name);
+}
+
+static double share(const struct pf_report *r, const double *v)
+{
+	const struct pf_byfunc *b = &r->byfunc;
+	return r->v[b->key] > 0 ? v[b->key] / r->v[b->key] : 0;
+}
+
+/* the text table's columns: the sort key, then the other metrics (BF16
+ * only where the run did any) */
+static int text_column(const struct pf_report *r, int m)
+{
+	const struct pf_byfunc *b = &r->byfunc;
+	return m != b->key && b->metrics >> m & 1 && (m != PFLOPS_BF16_OPS || r->v[m] != 0);
+}
+
+static void text_func_row(FILE *o, const struct pf_report *r, const double *v, const char *label)
+{
+	const struct pf_byfunc *b = &r->byfunc;
+	char num[64];
+	fprintf(o, "  %15s %6.1f%%", grouped(v[b->key], num, sizeof(num)), 100 * share(r, v));
+	for (int m = 0; m < PFLOPS_NMETRIC; m++)
+		if (text_column(r, m))
+			fprintf(o, " %15s", grouped(v[m], num, sizeof(num)));
+	fprintf(o, "  %s\n", label);
+}
+
+static void text_byfunc(FILE *o, const struct pf_report *r)
+{
+	const struct pf_byfunc *b = &r->byfunc;
+	char label[600];
+	if (!b->metrics)
+		return;
+	fprintf(o, "\nFLOPs by function (%s", b->values);
+	if (r->pmu && !strcmp(b->values, "model"))
+		fprintf(o, ": what %s's formulas read for each function's mix", r->pmu->name);
+	if (!b->nfuncs) {
+		fprintf(o, ")\n  no function did any\n");
+		return;
+	}
+	if (b->nrows < b->nfuncs)
+		fprintf(o, "; top %zu of %zu)\n", b->nrows, b->nfuncs);
+	else
+		fprintf(o, "; %zu function%s)\n", b->nfuncs, b->nfuncs == 1 ? "" : "s");
+	fprintf(o, "  %15s %7s", pflops_metric_name(b->key), "share");
+	for (int m = 0; m < PFLOPS_NMETRIC; m++)
+		if (text_column(r, m))
+			fprintf(o, " %15s", pflops_metric_name(m));
+	fprintf(o, "  function\n");
+	for (size_t i = 0; i < b->nrows; i++) {
+		func_label(&b->rows[i], label, sizeof(label));
+		text_func_row(o, r, b->rows[i].v, label);
+	}
+	if (b->nrows < b->nfuncs) {
+		snprintf(label, sizeof(label), "(%zu more functions)", b->nfuncs - b->nrows);
+		text_func_row(o, r, b->rest, label);
+	}
+}
+
 static void text_mask(FILE *o, const struct pf_report *r)
 {
 	const struct pf_mask *k = &r->mask;
@@ -285,6 +352,44 @@ static void json_mask(FILE *o, const struct pf_report *r)
 		(unsigned long long)k->changed, (unsigned long long)k->known_full, (unsigned long long)k->lost);
 }
 
+static void json_func_values(FILE *o, const struct pf_report *r, const double *v)
+{
+	fprintf(o, "\"share\": %.6f", share(r, v));
+	for (int m = 0; m < PFLOPS_NMETRIC; m++)
+		if (r->byfunc.metrics >> m & 1)
+			fprintf(o, ", \"%s\": %.0f", pflops_metric_name(m), v[m]);
+}
+
+static void json_byfunc(FILE *o, const struct pf_report *r)
+{
+	const struct pf_byfunc *b = &r->byfunc;
+	if (!b->metrics)
+		return;
+	fprintf(o, ", \"by_function\": {");
+	pf_json_kv(o, "values", b->values, 1);
+	pf_json_kv(o, "sorted_by", pflops_metric_name(b->key), 1);
+	fprintf(o, "\"functions\": %zu, \"listed\": %zu, \"rows\": [", b->nfuncs, b->nrows);
+	for (size_t i = 0; i < b->nrows; i++) {
+		const struct pf_func_row *f = &b->rows[i];
+		char addr[32];
+		snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)f->addr);
+		fprintf(o, "%s{", i ? ", " : "");
+		pf_json_kv(o, "function", f->name, 1);
+		fprintf(o, "\"object\": ");
+		if (f->object)
+			pf_json_str(o, f->object);
+		else
+			fprintf(o, "null");
+		fprintf(o, ", \"symbol\": %s, ", f->has_symbol ? "true" : "false");
+		pf_json_kv(o, "address", addr, 1);
+		json_func_values(o, r, f->v);
+		fprintf(o, "}");
+	}
+	fprintf(o, "], \"rest\": {\"functions\": %zu, ", b->nfuncs - b->nrows);
+	json_func_values(o, r, b->rest);
+	fprintf(o, "}}");
+}
+
 static void json_write(FILE *o, const struct pf_report *r)
 {
 	fprintf(o, "{");
@@ -312,6 +417,7 @@ static void json_write(FILE *o, const struct pf_report *r)
 		fprintf(o, ", \"widths\": {\"scalar\": %.0f, \"128\": %.0f, \"256\": %.0f, \"512\": %.0f}", r->widths[0],
 			r->widths[1], r->widths[2], r->widths[3]);
 	json_mask(o, r);
+	json_byfunc(o, r);
 	fprintf(o, ", \"caveats\": [");
 	int first = 1;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
@@ -350,15 +456,57 @@ static void csv_field(FILE *o, const char *s, char sep, int last)
 	fputc(last ? '\n' : sep, o);
 }
 
-static void csv_row(FILE *o, char sep, const char *metric, const char *value, const char *unit, const char *source,
-		    const char *accuracy, const char *cav)
+/* --by-function adds two columns to every row: function, object */
+static int csv_wide;
+
+static void csv_frow(FILE *o, char sep, const char *metric, const char *value, const char *unit, const char *source,
+		     const char *accuracy, const char *cav, const char *function, const char *object)
 {
 	csv_field(o, metric, sep, 0);
 	csv_field(o, value, sep, 0);
 	csv_field(o, unit, sep, 0);
 	csv_field(o, source, sep, 0);
 	csv_field(o, accuracy, sep, 0);
-	csv_field(o, cav, sep, 1);
+	csv_field(o, cav, sep, !csv_wide);
+	if (csv_wide) {
+		csv_field(o, function, sep, 0);
+		csv_field(o, object, sep, 1);
+	}
+}
+
+static void csv_row(FILE *o, char sep, const char *metric, const char *value, const char *unit, const char *source,
+		    const char *accuracy, const char *cav)
+{
+	csv_frow(o, sep, metric, value, unit, source, accuracy, cav, NULL, NULL);
+}
+
+/* per function: its share, then one row per metric */
+static void csv_func(FILE *o, const struct pf_report *r, char sep, const char *src, const double *v, const char *fn,
+		     const char *obj, const char *cav)
+{
+	const struct pf_byfunc *b = &r->byfunc;
+	char num[64], mn[40];
+	snprintf(mn, sizeof(mn), "%s.share", pflops_metric_name(b->key));
+	snprintf(num, sizeof(num), "%.6f", share(r, v));
+	csv_frow(o, sep, mn, num, "fraction", src, pflops_class_name(klass(r, b->key)), cav, fn, obj);
+	for (int m = 0; m < PFLOPS_NMETRIC; m++)
+		if (b->metrics >> m & 1) {
+			snprintf(num, sizeof(num), "%.0f", v[m]);
+			csv_frow(o, sep, pflops_metric_name(m), num, pf_metric_unit(m), src, pflops_class_name(klass(r, m)),
+				 cav, fn, obj);
+		}
+}
+
+static void csv_byfunc(FILE *o, const struct pf_report *r, char sep, const char *src)
+{
+	const struct pf_byfunc *b = &r->byfunc;
+	char cav[96];
+	for (size_t i = 0; i < b->nrows; i++)
+		csv_func(o, r, sep, src, b->rows[i].v, b->rows[i].name, b->rows[i].object, NULL);
+	if (b->nrows < b->nfuncs) {
+		snprintf(cav, sizeof(cav), "%zu functions not listed, summed", b->nfuncs - b->nrows);
+		csv_func(o, r, sep, src, b->rest, "(rest)", NULL, cav);
+	}
 }
 
 static void csv_write(FILE *o, const struct pf_report *r, char sep)
@@ -368,7 +516,8 @@ static void csv_write(FILE *o, const struct pf_report *r, char sep)
 		snprintf(src, sizeof(src), "model:%s", r->pmu->name);
 	else
 		snprintf(src, sizeof(src), "%s", r->source);
-	csv_row(o, sep, "metric", "value", "unit", "source", "accuracy", "caveat");
+	csv_wide = r->byfunc.metrics != 0;
+	csv_frow(o, sep, "metric", "value", "unit", "source", "accuracy", "caveat", "function", "object");
 	if (r->interrupted) {
 		char sig[16];
 		snprintf(sig, sizeof(sig), "SIG%s", sigabbrev_np(r->interrupted) ? sigabbrev_np(r->interrupted) : "?");
@@ -415,13 +564,14 @@ static void csv_write(FILE *o, const struct pf_report *r, char sep)
 	if (r->wall > 0) {
 		snprintf(num, sizeof(num), "%.6f", r->wall);
 		csv_row(o, sep, "wall_time", num, "s", src, "",
-			r->wall_real ? NULL : "the traced run's time: ptrace slows the program");
+			r->wall_real ? NULL : "the traced run's time, the tracer's own work included");
 	}
 	static const char *wname[PFLOPS_NWIDTH] = { "FLOP_scalar", "FLOP_128bit", "FLOP_256bit", "FLOP_512bit" };
 	for (int i = 0; r->have_widths && i < PFLOPS_NWIDTH; i++) {
 		snprintf(num, sizeof(num), "%.0f", r->widths[i]);
 		csv_row(o, sep, wname[i], num, "FLOP", src, "exact", "all precisions, by vector width");
 	}
+	csv_byfunc(o, r, sep, src);
 	for (int i = 0; i < r->nnotes; i++)
 		csv_row(o, sep, "note", "", "", src, "", r->notes[i]);
 }
@@ -440,6 +590,7 @@ void pf_report_write(FILE *o, const struct pf_report *r, enum pf_format f, char 
 		text_metrics(o, r);
 		text_widths(o, r);
 		text_mask(o, r);
+		text_byfunc(o, r);
 		text_caveats(o, r);
 		break;
 	}

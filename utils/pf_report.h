@@ -5,7 +5,7 @@
  * Every format writes the same sections in the same order, one function
  * per section and format: the run (program, source, wall time), the
  * metrics (FLOP metrics, then the VEC_* instruction counts), breakdowns
- * of the FLOPs (by vector width; a per-function table goes here too), and
+ * of the FLOPs (by vector width, by function: --by-function), and
  * the caveats and notes.  A new breakdown is one more section function
  * per format. */
 #ifndef PF_REPORT_H
@@ -30,6 +30,25 @@ struct pf_mask {
 	uint64_t samples, used, masked, skid, nomask, unreadable, changed, known_full, lost;
 };
 
+/* FLOPs per function (--by-function; utils/pf_run_funcs.c). */
+struct pf_func_row {
+	char *name;		/* the function, or a group of code no symbol covers */
+	char *object;		/* its file; NULL: anonymous memory */
+	int has_symbol;
+	uint64_t addr;		/* the symbol's address in the file (objdump's) */
+	double v[PFLOPS_NMETRIC];	/* the FLOP metrics in pf_byfunc.metrics */
+};
+
+struct pf_byfunc {
+	unsigned metrics;	/* FLOP metrics given per function (bit mask); 0: no table */
+	int key;		/* the metric rows are sorted by, and shares are of */
+	const char *values;	/* "exact", or "model" (the PMU's formulas over each function's mix) */
+	size_t nfuncs;		/* functions with a nonzero value */
+	size_t nrows;		/* of which listed (the most first) */
+	struct pf_func_row *rows;
+	double rest[PFLOPS_NMETRIC];	/* the nfuncs - nrows not listed, summed */
+};
+
 struct pf_report {
 	const char *program;	/* argv[0]; NULL when no program ran (perf-stat) */
 	int status;		/* its wait status; -1: no program run */
@@ -46,6 +65,7 @@ struct pf_report {
 	char notes[PF_REPORT_NOTES][PF_REPORT_NOTE_LEN];	/* about the whole run */
 	int nnotes;
 	struct pf_mask mask;
+	struct pf_byfunc byfunc;
 	int interrupted;	/* the signal that ended the run early (0: none):
 				 * every count is partial */
 };

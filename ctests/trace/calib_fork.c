@@ -6,6 +6,7 @@
  *   calib_fork vfork N    vfork + exec of "calib_fp vaddpd_z N" (next to
  *                         this program); the parent runs N vmulps xmm.
  *   calib_fork exec N     execs "calib_fp vsqrtpd_y N 9" directly.
+ *   calib_fork execfp N   runs N vaddps xmm, then the same exec.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,13 +14,13 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-static void addps(long n)
+__attribute__((noinline)) static void addps(long n)
 {
 	__asm__ volatile("1: vaddps %%xmm1, %%xmm2, %%xmm0\n dec %0\n jnz 1b"
 			 : "+r"(n) : : "xmm0", "cc");
 }
 
-static void mulps(long n)
+__attribute__((noinline)) static void mulps(long n)
 {
 	__asm__ volatile("1: vmulps %%xmm1, %%xmm2, %%xmm0\n dec %0\n jnz 1b"
 			 : "+r"(n) : : "xmm0", "cc");
@@ -69,7 +70,9 @@ int main(int argc, char **argv)
 			return 3;
 		return 0;
 	}
-	if (!strcmp(argv[1], "exec")) {
+	if (!strcmp(argv[1], "exec") || !strcmp(argv[1], "execfp")) {
+		if (argv[1][4])
+			addps(n);
 		execl(prog, prog, "vsqrtpd_y", nbuf, "9", (char *)NULL);
 		return 127;
 	}

@@ -34,7 +34,7 @@
 static long handler_n;
 static volatile long alarms;
 
-static void addpd(long n)
+__attribute__((noinline)) static void addpd(long n)
 {
 	__asm__ volatile("1: vaddpd %%xmm1, %%xmm2, %%xmm0\n dec %0\n jnz 1b"
 			 : "+r"(n) : : "xmm0", "cc");

@@ -92,6 +92,29 @@ struct pflops_fp_exec {
 };
 typedef void (*pflops_trace_fp_fn)(void *arg, const struct pflops_fp_exec *x);
 
+/* One basic block's counts, for per-function reports (see
+ * pflops_trace_opts.block).  Where it lies is read from /proc/PID/maps
+ * when the block is first decoded, while its mapping exists. */
+struct pflops_trace_block {
+	uint64_t addr;		/* its first instruction, in the process */
+	uint64_t end;		/* the byte after its last instruction */
+	int32_t pid;		/* the process it ran in (its address space) */
+	const char *path;	/* what the mapping holding addr maps, as
+				 * /proc/PID/maps names it: a file
+				 * ("/usr/lib/x86_64-linux-gnu/libc.so.6"),
+				 * "[vdso]"...; NULL: anonymous memory (JIT
+				 * code) or no mapping found */
+	uint64_t map_start;	/* that mapping's start address (0: none) */
+	uint64_t offset;	/* addr's offset in the file (path a file),
+				 * else addr - map_start */
+	uint64_t execs;		/* complete executions */
+	const struct pflops_mix *mix;	/* all it counted: executions x its
+				 * decoded instructions where the code cache
+				 * counted it, the active lanes of each run for
+				 * masked blocks, partial runs (signals) */
+};
+typedef void (*pflops_trace_block_fn)(void *arg, const struct pflops_trace_block *b);
+
 struct pflops_trace_opts {
 	/* Count only inside calls to this function (ELF .symtab/.dynsym of
 	 * the executable or any shared library it loads); NULL: count all. */
@@ -111,6 +134,16 @@ struct pflops_trace_opts {
 	 * and not reported (the masked-lane sampler, pflops_mask.h). */
 	pflops_trace_fp_fn fp_exec;
 	void *fp_exec_arg;
+	/* If set: counts are kept per basic block too, and `block` is called
+	 * once for each block that counted anything, per process, when its
+	 * counts are final: when the process ends or execs (its blocks
+	 * belong to the old image), else at the end of the run.  A forked
+	 * child reports its own blocks.  The blocks' mixes add up to what
+	 * the run adds to *mix, exactly.  Called from inside
+	 * pflops_trace_run, possibly while other traced processes run; it
+	 * must not call pflops_trace_run.  pflops_funcs_add is one. */
+	pflops_trace_block_fn block;
+	void *block_arg;
 	/* If set, the caller's SIGINT/SIGTERM handler writes the signal
 	 * number here (| PFLOPS_INTERRUPT_FORWARD when another process sent
 	 * it, so the program did not get it too): the tracer then passes it
@@ -139,6 +172,45 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
 
 /* "exited with status 3", "killed by signal 11 (Segmentation fault)". */
 void pflops_trace_status_str(int status, char *buf, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* FLOPs per function (trace_funcs.c): blocks (pflops_trace_opts.block)
+ * grouped by the function holding their address.  The function is the
+ * symbol of the file on disk (STT_FUNC, .symtab first, then .dynsym)
+ * with the largest start <= the address and start + size > it; the
+ * address in the file comes from the block's file offset through the
+ * file's PT_LOAD headers (so PIE and library load addresses do not
+ * matter).  Code no symbol covers is grouped by its mapping: per file
+ * ("libfoo.so+0x1234 (no symbol)", named by the address of its block
+ * with the most FLOPs) or per anonymous mapping ("[anon 0x7f...]",
+ * JIT code; "[vdso 0x7f...]" likewise for the kernel's mappings).
+ * Symbols are read from the files when blocks are added, i.e. when the
+ * process ends: a file replaced meanwhile gives wrong names. */
+struct pflops_func {
+	const char *name;	/* the symbol, or the group's name (above) */
+	const char *object;	/* the file (as the process mapped it); NULL:
+				 * anonymous or kernel memory */
+	int has_symbol;
+	uint64_t addr;		/* the symbol's value (objdump's address); no
+				 * symbol: the hottest block's address in the
+				 * file; anonymous: the mapping's start */
+	uint64_t size;		/* the symbol's size; 0 without one */
+	uint64_t blocks;	/* blocks counted (per process) */
+	struct pflops_mix mix;	/* what its blocks counted */
+};
+struct pflops_funcs;
+
+struct pflops_funcs *pflops_funcs_new(struct pflops_error *err);
+/* Add one block (a pflops_trace_block_fn: pass it as opts.block with
+ * the pflops_funcs as opts.block_arg). */
+void pflops_funcs_add(void *funcs, const struct pflops_trace_block *b);
+/* The functions, by exact FLOPs, most first (then by name); *v stays
+ * valid until pflops_funcs_free.  Functions that ran but did no FLOP
+ * are listed too (their mix has instructions).  PFLOPS_ENOMEM if
+ * memory ran out while adding blocks (the counts would not add up). */
+int pflops_funcs_list(struct pflops_funcs *f, const struct pflops_func *const **v,
+		      size_t *n, struct pflops_error *err);
+void pflops_funcs_free(struct pflops_funcs *f);
 
 /* ------------------------------------------------------------------ */
 /* One decoded instruction, classified (trace_decode.c).               */

@@ -32,6 +32,7 @@ static void block_free(struct pflops_block *b)
 	}
 	free(b->offs);
 	free(b->fp);
+	free(b->acc);
 	free(b);
 }
 
@@ -294,6 +295,10 @@ struct pflops_block *pflops_block_get(struct pflops_space *sp, pid_t tid,
 	if (sp->region)
 		b->region_entry = (uint8_t)pflops_region_is_entry(sp->region,
 								  sp->pid, pc);
+	if (sp->prof && pflops_prof_block(sp, tid, b)) {
+		block_free(b);
+		return NULL;
+	}
 	if (decoded)
 		(*decoded)++;
 	for (uint64_t p = b->start >> 12; p <= (b->end - 1) >> 12; p++)
@@ -327,19 +332,11 @@ int pflops_block_index(const struct pflops_block *blk, uint64_t pc)
 static void count_fp(struct pflops_mix *m, const struct pflops_fpent *e,
 		     const uint64_t *k)
 {
-	uint64_t act = e->lanes;
-
 	m->insts[e->prec][e->width][e->op]++;
 	m->lanes_full[e->prec][e->width][e->op] += e->lanes;
-	if (e->mask_reg) {
-		/* zeroing and merging alike: only active lanes compute */
-		unsigned bits = e->lanes / e->lanes_per_bit;
-		uint64_t sel = bits >= 64 ? ~0ULL : (1ULL << bits) - 1;
+	if (e->mask_reg)
 		m->masked[e->prec][e->width][e->op]++;
-		act = k ? (uint64_t)__builtin_popcountll(k[e->mask_reg] & sel) *
-			  e->lanes_per_bit : e->lanes;
-	}
-	m->lanes_active[e->prec][e->width][e->op] += act;
+	m->lanes_active[e->prec][e->width][e->op] += pflops_fp_active(e, k);
 }
 
 void pflops_block_count(struct pflops_mix *m, const struct pflops_block *blk,
@@ -391,11 +388,14 @@ struct pflops_block *pflops_block_clone(const struct pflops_block *b)
 	*c = *b;
 	c->x = NULL;
 	c->next = NULL;
+	c->execs = 0;		/* a forked child counts its own runs */
 	c->offs = malloc(b->ninsts * sizeof *c->offs);
 	c->fp = malloc((b->nfp ? b->nfp : 1) * sizeof *c->fp);
-	if (!c->offs || !c->fp) {
+	c->acc = b->acc ? calloc(2 + 2 * (size_t)b->nfp, sizeof *c->acc) : NULL;
+	if (!c->offs || !c->fp || (b->acc && !c->acc)) {
 		free(c->offs);
 		free(c->fp);
+		free(c->acc);
 		free(c);
 		return NULL;
 	}

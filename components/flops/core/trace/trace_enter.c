@@ -70,6 +70,7 @@ void pflops_count_block(struct pflops_tracer *T, struct pflops_thr *t,
 		return;
 	km = block_masks(T, t, b, k);
 	pflops_block_count(T->mix, b, n, km);
+	pflops_prof_count(b, n, km);
 	fp_exec(T, t, b, 0, n, km);
 	if (n >= b->ninsts)
 		b->execs++;
@@ -86,6 +87,7 @@ static void count_one(struct pflops_tracer *T, struct pflops_thr *t,
 		return;
 	km = block_masks(T, t, b, k);
 	pflops_block_count_one(T->mix, b, (uint32_t)idx, km);
+	pflops_prof_one(b, (uint32_t)idx, km);
 	fp_exec(T, t, b, (uint32_t)idx, (uint32_t)idx + 1, km);
 	if ((uint32_t)idx + 1 == b->ninsts) {
 		for (int x = 0; x < PFLOPS_NEXTRA; x++)

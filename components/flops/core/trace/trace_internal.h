@@ -51,6 +51,14 @@ struct pflops_block {
 	/* Executions counted so far (all threads), for per-block reports. */
 	uint64_t execs;
 	struct pflops_xblock *x;	/* its code-cache copy, or NULL */
+	/* Per-block counts (opts.block, trace_prof.c; NULL when not
+	 * asked): [0] instructions, [1] complete runs, then per FP entry
+	 * i its executions [2+i] and active lanes [2+nfp+i]. */
+	uint64_t *acc;
+	const char *path;	/* the file mapped at start (interned), or NULL */
+	uint64_t map_lo;	/* that mapping's start, 0: none found */
+	uint64_t map_off;	/* start's offset in the file (in the mapping
+				 * when it is no file) */
 	int nocache;		/* why it stays on the stopping path (PFLOPS_NC_*) */
 	uint64_t tramp;		/* displaced copy of its first instruction */
 	uint64_t tramp_back;	/* and the jump back after it */
@@ -72,6 +80,7 @@ enum {
 
 struct pflops_region;
 struct pflops_arena;
+struct pflops_prof;
 
 /* One memory mapping of a traced process (/proc/PID/maps). */
 struct pflops_map {
@@ -106,6 +115,7 @@ struct pflops_space {
 	uint64_t gadget;		/* a `syscall` instruction (injection) */
 	struct pflops_arena *arena;	/* code cache; NULL until needed */
 	int arena_failed;		/* setup failed: stopping path only */
+	struct pflops_prof *prof;	/* per-block counts asked (opts.block) */
 };
 
 /* Thread modes (see the top of this file). */
@@ -169,6 +179,7 @@ struct pflops_tracer {
 	struct pflops_deferred *defer;
 	size_t ndefer, defer_cap;
 	struct timespec int_at;	/* when an interrupt was first seen */
+	struct pflops_prof *prof;	/* opts.block: per-block counts */
 };
 
 int pflops_fail(struct pflops_error *err, int code, const char *fmt, ...)
@@ -222,6 +233,23 @@ int pflops_bp_insert(struct pflops_space *sp, pid_t tid, uint64_t addr);
 int pflops_bp_remove(struct pflops_space *sp, pid_t tid, uint64_t addr);
 /* forget breakpoints in [lo, hi) whose memory is gone (munmap) */
 void pflops_bp_forget(struct pflops_space *sp, uint64_t lo, uint64_t hi);
+
+/* Active lanes of one execution of FP entry e under opmasks k (NULL:
+ * unknown, all lanes); zeroing and merging alike: only active lanes
+ * compute. */
+static inline uint64_t pflops_fp_active(const struct pflops_fpent *e,
+					const uint64_t *k)
+{
+	unsigned bits;
+	uint64_t sel;
+
+	if (!e->mask_reg || !k)
+		return e->lanes;
+	bits = e->lanes / e->lanes_per_bit;
+	sel = bits >= 64 ? ~0ULL : (1ULL << bits) - 1;
+	return (uint64_t)__builtin_popcountll(k[e->mask_reg] & sel) *
+	       e->lanes_per_bit;
+}
 
 /* trace_blocks.c */
 struct pflops_block *pflops_block_get(struct pflops_space *sp, pid_t tid,
@@ -280,10 +308,59 @@ int pflops_region_is_entry(struct pflops_region *r, pid_t pid, uint64_t pc);
 int pflops_region_scan(struct pflops_region *r, pid_t pid, uint64_t **found,
 		       size_t *nfound, size_t *nentries);
 int pflops_region_is_hook(const struct pflops_region *r, uint64_t pc);
-/* ELF lookup: st_value of a defined function `sym` in file `path`, and the
- * page-aligned vaddr/offset of its first PT_LOAD (for the load bias). */
+
+/* trace_elf.c: ELF files mapped by the traced process. */
+struct pflops_elf {
+	const uint8_t *p;	/* the whole file, mapped read-only */
+	size_t size;
+};
+struct pflops_elf_sym {
+	const char *name;
+	uint64_t value, size;
+	int global, weak;	/* binding: STB_GLOBAL, STB_WEAK (else local) */
+};
+/* fn returns nonzero to stop the walk (that value is returned) */
+typedef int (*pflops_elf_sym_fn)(void *arg, const struct pflops_elf_sym *s);
+/* 0, or PFLOPS_ENOENT: missing, unreadable, not a 64-bit ELF file */
+int pflops_elf_open(struct pflops_elf *e, const char *path);
+void pflops_elf_close(struct pflops_elf *e);
+/* defined functions (STT_FUNC, STT_GNU_IFUNC, value != 0) of the
+ * .symtab sections (dynamic = 0) or the .dynsym ones (dynamic = 1) */
+int pflops_elf_funcs(const struct pflops_elf *e, int dynamic,
+		     pflops_elf_sym_fn fn, void *arg);
+/* the page-aligned vaddr and file offset of the first PT_LOAD */
+int pflops_elf_first_load(const struct pflops_elf *e, uint64_t *vaddr,
+			  uint64_t *off);
+/* the PT_LOAD segments, *v malloc'ed: a file offset `off` in one of
+ * them is link-time address (the symbols' address space)
+ * off - seg.off + seg.vaddr */
+struct pflops_elf_seg { uint64_t off, filesz, vaddr; };
+int pflops_elf_loads(const struct pflops_elf *e, struct pflops_elf_seg **v,
+		     size_t *n);
+/* st_value of a defined function `sym` in file `path` (.symtab first,
+ * then .dynsym), and the page-aligned vaddr/offset of its first
+ * PT_LOAD (for the load bias). */
 int pflops_elf_lookup(const char *path, const char *sym, uint64_t *value,
 		      uint64_t *load_vaddr, uint64_t *load_off);
+
+/* trace_prof.c: per-block counts for opts.block.  Every count the engine
+ * adds to the run's mix through a block is added to that block's acc
+ * too (pflops_count_block, the stepped path, the cache's harvest), so
+ * the blocks' mixes add up to the run's exactly. */
+struct pflops_prof *pflops_prof_new(const struct pflops_trace_opts *o);
+void pflops_prof_free(struct pflops_prof *p);
+/* a block just decoded in sp: its counters, and the mapping it lies in
+ * (read now: mappings change and are gone when the process ends) */
+int pflops_prof_block(struct pflops_space *sp, pid_t tid, struct pflops_block *b);
+/* instructions [0, n) of b ran (opmasks k, or NULL) */
+void pflops_prof_count(struct pflops_block *b, uint32_t n, const uint64_t *k);
+/* instruction idx of b ran (stepped) */
+void pflops_prof_one(struct pflops_block *b, uint32_t idx, const uint64_t *k);
+/* `times` complete unmasked runs of b (the code cache's counters) */
+void pflops_prof_times(struct pflops_block *b, uint64_t times);
+/* sp's counts are final (its process ended or exec'ed): report every
+ * block of it that counted something to opts.block */
+void pflops_prof_report(struct pflops_space *sp);
 
 /* trace_inject.c: make a stopped thread (not at a syscall-entry stop)
  * run one system call; its registers are restored afterwards.  Returns

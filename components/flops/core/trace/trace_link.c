@@ -207,6 +207,7 @@ uint64_t pflops_harvest(struct pflops_arena *a, int slot, struct pflops_mix *m,
 		runs += c;
 		if (take) {
 			a->ids[id]->execs += c;
+			pflops_prof_times(a->ids[id], c);
 			cnt[id] = 0;
 		}
 	}
@@ -279,6 +280,7 @@ int pflops_xlate_fork(struct pflops_space *sp, const struct pflops_space *parent
 			free(b->x);
 			free(b->offs);
 			free(b->fp);
+			free(b->acc);
 			free(b);
 			return PFLOPS_ENOMEM;
 		}

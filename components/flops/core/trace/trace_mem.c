@@ -66,6 +66,7 @@ struct pflops_space *pflops_space_fork(const struct pflops_space *parent,
 		if (parent->bp_addr[i] &&
 		    bp_put(sp, parent->bp_addr[i], parent->bp_orig[i]))
 			goto fail;
+	sp->prof = parent->prof;
 	sp->gadget = parent->gadget;
 	sp->arena_failed = parent->arena_failed;
 	if (pflops_xlate_fork(sp, parent))
@@ -80,6 +81,7 @@ void pflops_space_put(struct pflops_space *sp)
 {
 	if (!sp || --sp->refs > 0)
 		return;
+	pflops_prof_report(sp);
 	pflops_block_free_all(sp);
 	pflops_arena_free(sp->arena);
 	pflops_maps_free(&sp->maps);

@@ -332,6 +332,7 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 		struct pflops_space *sp = pflops_space_new(t->tid, T->o->region);
 		if (!sp)
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
+		sp->prof = T->prof;
 		if ((pid_t)msg != t->tid)
 			pflops_thread_drop(T, (pid_t)msg);	/* a non-leader exec'd */
 		harvest_thread(T, t);
@@ -616,11 +617,13 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
 		return rc;
 	}
 	struct pflops_thr *t = pflops_thread_add(&T, pid, PFLOPS_TH_RUN);
-	if (!t || !(t->sp = pflops_space_new(pid, T.o->region))) {
+	if (!t || !(t->sp = pflops_space_new(pid, T.o->region)) ||
+	    (T.o->block && !(T.prof = pflops_prof_new(T.o)))) {
 		close(gofd[1]);
 		rc = fail(err, PFLOPS_ENOMEM, "out of memory");
 		goto out;
 	}
+	t->sp->prof = T.prof;
 	/* until the exec event the child runs our own code: not counted */
 	if (write(gofd[1], "g", 1) != 1) {
 		close(gofd[1]);
@@ -681,6 +684,8 @@ out:
 	}
 	free(T.defer);
 	free(T.xbuf);
+	if (!T.threads)		/* else spaces still point to it */
+		pflops_prof_free(T.prof);
 	if (read(pfd[0], &child_errno, sizeof child_errno) == sizeof child_errno &&
 	    !rc) {
 		rc = fail(err, PFLOPS_ECHILD, "cannot execute '%s': %s; check "

@@ -10,17 +10,12 @@
  * natively outside the region stop when they call it.
  * Runtime address = st_value + load bias, where the bias is the mapping
  * start of the file's first PT_LOAD minus that segment's page-aligned
- * vaddr (0 for a non-PIE executable).
+ * vaddr (0 for a non-PIE executable).  The ELF reading is trace_elf.c's.
  */
 #define _GNU_SOURCE
-#include <elf.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "trace_internal.h"
 
@@ -106,86 +101,6 @@ struct pflops_region *pflops_region_copy(const struct pflops_region *r)
 		if ((c->files[c->nfiles] = strdup(r->files[i])))
 			c->nfiles++;
 	return c;
-}
-
-static int in_range(const char *base, size_t size, uint64_t off, uint64_t len)
-{
-	(void)base;
-	return off <= size && len <= size - off;
-}
-
-int pflops_elf_lookup(const char *path, const char *sym, uint64_t *value,
-		      uint64_t *load_vaddr, uint64_t *load_off)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = PFLOPS_ENOENT;
-	struct stat st;
-	const char *p;
-	const Elf64_Ehdr *eh;
-
-	if (fd < 0)
-		return PFLOPS_ENOENT;
-	if (fstat(fd, &st) || (size_t)st.st_size < sizeof *eh) {
-		close(fd);
-		return PFLOPS_ENOENT;
-	}
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return PFLOPS_ENOENT;
-	size_t size = (size_t)st.st_size;
-	eh = (const Elf64_Ehdr *)p;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    !in_range(p, size, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)) ||
-	    !in_range(p, size, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)))
-		goto out;
-
-	const Elf64_Phdr *ph = (const Elf64_Phdr *)(p + eh->e_phoff);
-	int have_load = 0;
-	for (unsigned i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD) {
-			uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
-			*load_vaddr = ph[i].p_vaddr & ~(pg - 1);
-			*load_off = ph[i].p_offset & ~(pg - 1);
-			have_load = 1;
-			break;
-		}
-	if (!have_load)
-		goto out;
-
-	const Elf64_Shdr *sh = (const Elf64_Shdr *)(p + eh->e_shoff);
-	/* .symtab first (has static functions), then .dynsym */
-	for (int pass = 0; pass < 2 && rc; pass++) {
-		unsigned want = pass ? SHT_DYNSYM : SHT_SYMTAB;
-		for (unsigned i = 0; i < eh->e_shnum && rc; i++) {
-			if (sh[i].sh_type != want || sh[i].sh_link >= eh->e_shnum ||
-			    sh[i].sh_entsize != sizeof(Elf64_Sym) ||
-			    !in_range(p, size, sh[i].sh_offset, sh[i].sh_size))
-				continue;
-			const Elf64_Shdr *str = &sh[sh[i].sh_link];
-			if (!in_range(p, size, str->sh_offset, str->sh_size))
-				continue;
-			const Elf64_Sym *s = (const Elf64_Sym *)(p + sh[i].sh_offset);
-			size_t n = sh[i].sh_size / sizeof *s;
-			for (size_t j = 0; j < n; j++) {
-				unsigned t = ELF64_ST_TYPE(s[j].st_info);
-				if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
-				    s[j].st_shndx == SHN_UNDEF || !s[j].st_value ||
-				    s[j].st_name >= str->sh_size)
-					continue;
-				const char *nm = p + str->sh_offset + s[j].st_name;
-				if (strnlen(nm, str->sh_size - s[j].st_name) <
-				    str->sh_size - s[j].st_name && !strcmp(nm, sym)) {
-					*value = s[j].st_value;
-					rc = 0;
-					break;
-				}
-			}
-		}
-	}
-out:
-	munmap((void *)p, size);
-	return rc;
 }
 
 static int seen_file(struct pflops_region *r, const char *path)

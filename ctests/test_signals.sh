@@ -37,8 +37,10 @@ for engine in cache stop; do
 		bad "$engine: SIGINT: no note on the interruption: $(cat "$tmp/int.json")"
 
 	# 2. SIGTERM, and a program that ignores it: killed after the grace time, exit 143
-	$RUN --source trace -- sh -c "trap '' TERM; exec $TD/calib_fp addsd 100000000000" 2>"$tmp/term.err" & tp=$!
-	sleep 1
+	rm -f "$tmp/pid"
+	$RUN --source trace -- sh -c "trap '' TERM; echo \$\$ > $tmp/pid; exec $TD/calib_fp addsd 100000000000" \
+		2>"$tmp/term.err" & tp=$!
+	wait_file "$tmp/pid"; sleep 0.3
 	kill -TERM $tp; wait $tp; rc=$?
 	[ $rc = 143 ] && ok || bad "$engine: SIGTERM: exit $rc, expected 143"
 	grep -q "^interrupted : by SIGTERM: the counts cover the run up to then (partial)" "$tmp/term.err" &&

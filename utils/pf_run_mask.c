@@ -71,6 +71,19 @@ static int refuse(const struct pflops_probe *pr, const struct pflops_simd_caps *
 	return EXIT_TOOL;
 }
 
+/* what became of one event's samples, into the report's totals */
+static void add_samples(struct pf_mask *k, const struct pflops_mask_result *res)
+{
+	k->samples += res->samples;
+	k->used += res->used;
+	k->masked += res->masked;
+	k->skid += res->skid;
+	k->nomask += res->nomask;
+	k->unreadable += res->unreadable;
+	k->changed += res->changed;
+	k->known_full += res->known_full;
+}
+
 int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsigned period, struct pf_report *r)
 {
 	struct pflops_probe pr;
@@ -158,13 +171,7 @@ int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsi
 	struct pf_mask *k = &r->mask;
 	for (int i = 0; i < mp.nevents; i++) {
 		pflops_mask_result(&h.acc[i], counts[i], &res[i]);
-		k->samples += res[i].samples;
-		k->used += res[i].used;
-		k->masked += res[i].masked;
-		k->skid += res[i].skid;
-		k->nomask += res[i].nomask;
-		k->unreadable += res[i].unreadable;
-		k->changed += res[i].changed;
+		add_samples(k, &res[i]);
 	}
 	k->lost = ss.lost;
 	k->period = period;
@@ -243,14 +250,7 @@ int pf_mask_model_report(struct pf_mask_model *mm, const struct pflops_mix *mix,
 	for (int i = 0; i < mm->mp.nevents; i++) {
 		if (!mm->mp.e[i].sampled)
 			continue;
-		k->samples += res[i].samples;
-		k->used += res[i].used;
-		k->masked += res[i].masked;
-		k->skid += res[i].skid;
-		k->nomask += res[i].nomask;
-		k->unreadable += res[i].unreadable;
-		k->changed += res[i].changed;
-		k->known_full += res[i].known_full;
+		add_samples(k, &res[i]);
 	}
 	k->period = mm->period;
 	period_note(r, mm->period);

@@ -256,5 +256,10 @@ done
 out=$($RUN --source trace --by-function -m VEC_DP -- $K addsd 1 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q -- "add FP_OPS" && ok || bad "--by-function -m VEC_DP: rc=$rc $out"
 
+# JIT code: what the tracer dropped and decoded again is said in the report
+out=$($RUN --source trace -- $B/ctests/trace/calib_jit 2>&1)
+echo "$out" | grep -q "decoded blocks were dropped when their code was unmapped or made writable (JIT, dlclose)" && ok ||
+	bad "JIT: no note on the dropped blocks: $out"
+
 echo "test_run: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -136,6 +136,15 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 	if (st.interrupted)
 		pf_report_note(r, "interrupted by %s: the program was %s; the counts cover the run up to then", strsignal(st.interrupted),
 			       st.killed ? "stopped (SIGKILL) after the 2 s it was given to end" : "given the signal and ended");
+	if (st.mask_unknown)
+		pf_report_note(r, "%llu runs of masked AVX-512 blocks could not read the opmask registers: their lanes count in full (an upper bound)",
+			       (unsigned long long)st.mask_unknown);
+	if (st.nocache[PFLOPS_NC_WRITABLE])
+		pf_report_note(r, "%llu blocks ran from writable pages (JIT or self-modifying code): counted stop by stop; code rewritten in place without a system call is not seen (docs/trace-engine.md)",
+			       (unsigned long long)st.nocache[PFLOPS_NC_WRITABLE]);
+	if (st.invalidated)
+		pf_report_note(r, "%llu decoded blocks were dropped when their code was unmapped or made writable (JIT, dlclose) and decoded again if run",
+			       (unsigned long long)st.invalidated);
 	if (st.detached)
 		pf_report_note(r, "%llu process%s (pid %d ...) still ran when the program ended: counted until then, then detached and not waited for",
 			       (unsigned long long)st.detached, st.detached == 1 ? "" : "es", (int)st.detached_pid);

@@ -23,6 +23,19 @@
 extern "C" {
 #endif
 
+/* Why a block is not put in the code cache (stats, docs/trace-engine.md). */
+enum {
+	PFLOPS_NC_NONE = 0,
+	PFLOPS_NC_MASK,		/* masked AVX-512 FP: opmask read at each run */
+	PFLOPS_NC_MODE,		/* stepped or undecodable block, sysenter */
+	PFLOPS_NC_GS,		/* uses the %gs segment, which the cache owns */
+	PFLOPS_NC_WRITABLE,	/* on a writable page (JIT, self-modifying) */
+	PFLOPS_NC_REACH,	/* RIP-relative operand out of reach */
+	PFLOPS_NC_FULL,		/* out of cache space or counter ids */
+	PFLOPS_NC_NOTIFY,	/* the dynamic loader's notification hook */
+	PFLOPS_NC_N
+};
+
 /* Per-run statistics of the tracer itself (how it spent its stops). */
 struct pflops_trace_stats {
 	uint64_t stops;		/* ptrace stops handled */
@@ -55,9 +68,8 @@ struct pflops_trace_stats {
 				 * made writable (JIT, dlclose) */
 	uint64_t injected;	/* system calls run on the program's behalf */
 	uint64_t cache_setup_failed;	/* processes left on the stopping path */
-	uint64_t nocache[8];	/* blocks kept on the stopping path, by reason:
-				 * masked FP, stepped/other, %gs, writable page,
-				 * out of reach, cache full, loader hook */
+	uint64_t nocache[PFLOPS_NC_N];	/* blocks kept on the stopping path,
+				 * by reason (PFLOPS_NC_*) */
 	uint64_t native_resumes;/* --region: threads let run natively */
 	uint64_t group_stops;	/* job-control stops of the program, kept */
 	int interrupted;	/* the signal that interrupted the run (0: none):

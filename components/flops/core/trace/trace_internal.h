@@ -65,18 +65,6 @@ struct pflops_block {
 	struct pflops_block *next;	/* hash chain */
 };
 
-/* Why a block is not put in the code cache (stats, docs/trace-engine.md). */
-enum {
-	PFLOPS_NC_NONE = 0,
-	PFLOPS_NC_MASK,		/* masked AVX-512 FP: opmask read at each run */
-	PFLOPS_NC_MODE,		/* stepped or undecodable block, sysenter */
-	PFLOPS_NC_GS,		/* uses the %gs segment, which the cache owns */
-	PFLOPS_NC_WRITABLE,	/* on a writable page (JIT, self-modifying) */
-	PFLOPS_NC_REACH,	/* RIP-relative operand out of reach */
-	PFLOPS_NC_FULL,		/* out of cache space or counter ids */
-	PFLOPS_NC_NOTIFY,	/* the dynamic loader's notification hook */
-	PFLOPS_NC_N
-};
 
 struct pflops_region;
 struct pflops_arena;

@@ -3,6 +3,7 @@
  * the counts cover the program's children (inherit), start at exec, and
  * the exit status comes back; failures name the event or the program.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -125,10 +126,47 @@ static void test_engine_group_on_child(void **state)
 	assert_non_null(strstr(err.msg, "cannot run /nonexistent/program: No such file or directory"));
 }
 
+/* The interrupt flag of papi_flops_run's handler: a signal only the tool
+ * got is passed on; one the terminal gave the program too is not; a
+ * program that ignores it is killed after the grace time.  The flag is
+ * set before the run: a signal that came before the wait is not lost. */
+static void test_interrupt(void **state)
+{
+	static volatile sig_atomic_t flag;
+	static char *sleeper[] = { "sleep", "30", NULL };
+	static char *ignorer[] = { "sleep", "30", NULL };	/* SIGTERM ignored from the start: inherited */
+	static char *quick[] = { "sh", "-c", "sleep 0.3; exit 5", NULL };
+	struct pflops_child c;
+	int status;
+	double wall;
+
+	flag = SIGTERM | PFLOPS_INTERRUPT_FORWARD;
+	assert_int_equal(pflops_child_spawn(&c, sleeper, NULL), 0);
+	c.interrupt = &flag;
+	assert_int_equal(pflops_child_run(&c, &status, &wall, NULL), 0);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	assert_true(wall < 10);
+
+	signal(SIGTERM, SIG_IGN);
+	assert_int_equal(pflops_child_spawn(&c, ignorer, NULL), 0);
+	signal(SIGTERM, SIG_DFL);
+	c.interrupt = &flag;
+	assert_int_equal(pflops_child_run(&c, &status, &wall, NULL), 0);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	assert_true(wall >= PFLOPS_INTERRUPT_GRACE_MS / 1000.0 && wall < 15);
+
+	flag = SIGINT;	/* from the terminal: the program has its own */
+	assert_int_equal(pflops_child_spawn(&c, quick, NULL), 0);
+	c.interrupt = &flag;
+	assert_int_equal(pflops_child_run(&c, &status, &wall, NULL), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_engine_group_on_child),
+		cmocka_unit_test(test_interrupt),
 		cmocka_unit_test(test_children_counted),
 		cmocka_unit_test(test_starts_at_exec),
 		cmocka_unit_test(test_errors),

@@ -84,8 +84,9 @@ unset PFLOPS_TRACE_ENGINE
 out=$($RUN --source trace --region no_such_fn -- $TD/calib_fp addsd 1000 2>&1); rc=$?
 [ $rc = 125 ] && echo "$out" | grep -q "\-\-region no_such_fn: no function of that name in .*calib_fp or the libraries it loaded" &&
 	! echo "$out" | grep -q "FP_OPS" && ok || bad "--region no_such_fn: rc=$rc $out"
-out=$($RUN --source trace --region calib_helper -- $TD/calib_region 10 2>&1); rc=$?
-echo "$out" | grep -q "FP_OPS" && ok || bad "--region of a function that exists: rc=$rc $out"
+# calib_helper: 10 vmulpd xmm per calib_kernel call, two calls: 40 DP FLOPs
+$RUN --source trace --json -o "$tmp/r.json" --region calib_helper -- $TD/calib_region 10 >/dev/null 2>&1; rc=$?
+[ $rc = 0 ] && [ "$(jq -r .metrics.DP_OPS "$tmp/r.json")" = 40 ] && ok || bad "--region calib_helper: rc=$rc $(cat "$tmp/r.json")"
 
 echo "test_signals: $pass passed, $fail failed"
 [ $fail = 0 ]

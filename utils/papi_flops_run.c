@@ -94,6 +94,11 @@ static unsigned parse_metrics(const char *list)
 		}
 		set |= 1u << m;
 	}
+	if (!set) {
+		fprintf(stderr, "papi_flops_run: --metrics '%s' names no metric; use FP_OPS DP_OPS SP_OPS HP_OPS BF16_OPS VEC_DP VEC_SP, or leave it out for all\n",
+			list);
+		exit(2);
+	}
 	return set;
 }
 
@@ -136,9 +141,11 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 	if (st.interrupted)
 		pf_report_note(r, "interrupted by %s: the program was %s; the counts cover the run up to then", strsignal(st.interrupted),
 			       st.killed ? "stopped (SIGKILL) after the 2 s it was given to end" : "given the signal and ended");
-	if (st.mask_unknown)
+	if (st.mask_unknown) {
 		pf_report_note(r, "%llu runs of masked AVX-512 blocks could not read the opmask registers: their lanes count in full (an upper bound)",
 			       (unsigned long long)st.mask_unknown);
+		r->full_lanes = (1u << PFLOPS_NMETRIC) - 1;
+	}
 	if (st.nocache[PFLOPS_NC_WRITABLE])
 		pf_report_note(r, "%llu blocks ran from writable pages (JIT or self-modifying code): counted stop by stop; code rewritten in place without a system call is not seen (docs/trace-engine.md)",
 			       (unsigned long long)st.nocache[PFLOPS_NC_WRITABLE]);
@@ -428,7 +435,7 @@ int main(int argc, char **argv)
 		rc = pf_mask_hw(&t, prog, metrics, mask_period, &r);
 	} else if (!strcmp(source, "hw")) {
 		rc = pf_run_hw(&t, prog, metrics, &r.v[0], &r.got, &r.asked, &r.wall, &r.status, r.source_detail,
-			       sizeof(r.source_detail), &r.pmu, r.notes, &r.nnotes);
+			       sizeof(r.source_detail), &r.pmu, r.notes, &r.nnotes, &r.scaled);
 		r.wall_real = 1;
 	} else {
 		fprintf(stderr, "papi_flops_run: unknown source '%s'; use hw, trace, model:PMU or perf-stat:FILE\n", source);

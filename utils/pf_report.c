@@ -36,7 +36,12 @@ const char *pf_metric_unit(enum pflops_metric m)
 
 static enum pflops_class klass(const struct pf_report *r, int m)
 {
-	return r->pmu ? r->pmu->metrics[m].klass : PFLOPS_EXACT;
+	enum pflops_class c = r->pmu ? r->pmu->metrics[m].klass : PFLOPS_EXACT;
+	if (c == PFLOPS_EXACT && (r->full_lanes >> m & 1))
+		c = PFLOPS_MASKED_FULL;
+	if (c != PFLOPS_UNAVAILABLE && (r->scaled >> m & 1))
+		c = PFLOPS_ESTIMATE;
+	return c;
 }
 
 static const char *caveat(const struct pf_report *r, int m)

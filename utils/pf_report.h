@@ -68,6 +68,11 @@ struct pf_report {
 	struct pf_byfunc byfunc;
 	int interrupted;	/* the signal that ended the run early (0: none):
 				 * every count is partial */
+	unsigned scaled;	/* metrics extrapolated from multiplexed counters:
+				 * shown as class estimate */
+	unsigned full_lanes;	/* metrics whose masked lanes counted in full
+				 * (opmask unreadable): an exact class becomes
+				 * masked-full */
 };
 
 enum pf_format { PF_FORMAT_TEXT, PF_FORMAT_JSON, PF_FORMAT_CSV };

@@ -22,7 +22,7 @@ static void add_note(char notes[][320], int *n, const char *text)
 
 int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, double *v, unsigned *got,
 	      unsigned *metrics, double *wall, int *status, char *detail, size_t dlen,
-	      const struct pflops_pmu **pmu_out, char notes[][320], int *nnotes)
+	      const struct pflops_pmu **pmu_out, char notes[][320], int *nnotes, unsigned *scaled)
 {
 	struct pflops_probe pr;
 	struct pflops_error err = { 0 };
@@ -127,6 +127,8 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 		}
 	double detected = pflops_perf_detected(pk, pr.nkinds, slot, slots);
 	free(slots);
+	if (st.estimated)
+		*scaled = *got;	/* extrapolated: their class is estimate */
 	if (st.unscheduled)
 		add_note(notes, nnotes, "some counters never ran (the kernel could not schedule them): their metrics read low");
 	if (detected > 0) {

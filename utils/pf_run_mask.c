@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "pf_signal.h"
 #include "pf_run_mask.h"
 #include "pflops_mask.h"
 #include "pflops_perf.h"
@@ -141,6 +142,7 @@ int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsi
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
+	child.interrupt = &pf_interrupt;	/* SIGINT/SIGTERM: passed on, as for the other sources */
 	if (pflops_sampler_open(&h.s, se, mp.nevents, child.pid, 0, &err)) {
 		pflops_child_abort(&child);
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);

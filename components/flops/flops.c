@@ -335,7 +335,10 @@ static int fl_init_component(int cidx)
 	}
 	fl.nmi_watchdog = pr.nmi_watchdog;
 	const char *mpx = getenv("PAPI_FLOPS_MULTIPLEX");
-	fl.multiplex_env = mpx && *mpx && strcmp(mpx, "0");
+	fl.multiplex_env = mpx && !strcmp(mpx, "1");
+	if (mpx && *mpx && strcmp(mpx, "0") && strcmp(mpx, "1"))
+		say_once("PAPI_FLOPS_MULTIPLEX=%.40s is neither 0 nor 1: taken as 0 (sets that do not fit the counters are refused); set it to 1 to multiplex them",
+			 mpx);
 	char why[256] = "";
 	int rc = choose_kinds(&pr, why, sizeof(why));
 	if (rc) {
@@ -564,8 +567,10 @@ static int replan(struct fl_control *ctl)
 static int fl_update_control_state(hwd_control_state_t *c, NativeInfo_t *native, int count, hwd_context_t *ctx)
 {
 	struct fl_control *ctl = (struct fl_control *)c;
-	if (count > FL_MAX_EVENTS)
+	if (count > FL_MAX_EVENTS) {
+		say_once("an event set takes at most %d flops events (7 metrics and 3 status events); remove some", FL_MAX_EVENTS);
 		return PAPI_ECOUNT;
+	}
 	ctl->nevents = 0;
 	ctl->nflops = 0;
 	for (int i = 0; i < count; i++) {
@@ -581,8 +586,11 @@ static int fl_update_control_state(hwd_control_state_t *c, NativeInfo_t *native,
 		native[i].ni_position = i;
 		ctl->code[i] = code;
 		if (FL_ENTRY(code) < PFLOPS_NMETRIC) {
-			if (ctl->nflops == FL_MAX_FLOPS_EVENTS)
+			if (ctl->nflops == FL_MAX_FLOPS_EVENTS) {
+				say_once("an event set takes at most %d flops FLOP events (qualified ones included); use another event set for more",
+					 FL_MAX_FLOPS_EVENTS);
 				return PAPI_ECOUNT;
+			}
 			ctl->slot_of[i] = ctl->nflops++;
 		} else {
 			ctl->slot_of[i] = -1;
@@ -711,15 +719,18 @@ static int fl_stop(hwd_context_t *ctx, hwd_control_state_t *c)
 		say_once("%s", err.msg);
 		return PAPI_ESYS;
 	}
-	/* a reduced plan that saw the instructions it left out says so */
+	/* a reduced plan that saw the instructions it left out says so, once
+	 * per process (the count differs at every stop) */
+	static int said_detected;
 	double detected;
-	if (collect(ctl, &detected) == PAPI_OK && detected > 0)
+	if (!__atomic_load_n(&said_detected, __ATOMIC_RELAXED) && collect(ctl, &detected) == PAPI_OK && detected > 0 &&
+	    !__atomic_exchange_n(&said_detected, 1, __ATOMIC_RELAXED))
 		for (int k = 0; k < fl.nkinds; k++) {
 			const struct pflops_pmu *p = fl.kind[k].pmu;
 			if (!ctl->planned[k] || !ctl->plan[k].reduced)
 				continue;
 			const char *part = pflops_metric_name(p->detect.part);
-			say_once("%.0f instructions that %s weighs ran and are not in %s on %s (flops:::%s counts them): "
+			say_once("%.0f instructions that %s weighs had run at this PAPI_stop and are not in %s on %s (flops:::%s counts them; said once): "
 				 "%s was planned without %s to fit the counters; add flops:::%s to the event set to count them "
 				 "(with PAPI_FLOPS_MULTIPLEX=1 where that no longer fits)",
 				 detected, part, pflops_metric_name(p->detect.metric), p->title[0] ? p->title : p->name,

@@ -8,10 +8,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,19 +66,75 @@ int pflops_child_spawn(struct pflops_child *c, char *const argv[], struct pflops
 	return 0;
 }
 
-static void reap(pid_t pid, int *status, const volatile sig_atomic_t *interrupt)
+static void reap(pid_t pid, int *status)
 {
-	int st = 0, sent = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-		int v = interrupt ? *interrupt : 0;
-		if (v & PFLOPS_INTERRUPT_NOW) {
-			kill(pid, SIGKILL);
-		} else if (v && !sent) {
-			if (v & PFLOPS_INTERRUPT_FORWARD)
-				kill(pid, v & 0xff);
-			sent = 1;
-		}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (status)
+		*status = st;
+}
+
+static long pidfd_of(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* The caller's interrupt flag, as the tracer reads it: the signal passed
+ * on once (unless the program got it too), SIGKILL at a second signal or
+ * when the grace time is over.  *since: when it was first seen (0: not). */
+static void interrupt_step(const struct pflops_child *c, double *since)
+{
+	int v = c->interrupt ? *c->interrupt : 0;
+	if (!v)
+		return;
+	if (!*since) {
+		*since = seconds();
+		if (v & PFLOPS_INTERRUPT_FORWARD)
+			kill(c->pid, v & 0xff);
+	} else if ((v & PFLOPS_INTERRUPT_NOW) || seconds() - *since >= PFLOPS_INTERRUPT_GRACE_MS / 1000.0) {
+		kill(c->pid, SIGKILL);
 	}
+}
+
+/* Wait for the program, calling tick about every tick_ms while it runs
+ * and acting on the interrupt flag.  A pidfd wakes the wait the moment
+ * the program ends, so the wall time stays exact; without one (kernels
+ * before 5.3) the wait is a plain waitpid, or timed sleeps when ticking
+ * or interrupts must be watched. */
+static void wait_child(struct pflops_child *c, int *status, unsigned tick_ms, pflops_child_tick_fn tick, void *arg)
+{
+	int st = 0, pfd = (int)pidfd_of(c->pid);
+	double since = 0;
+	for (;;) {
+		pid_t p = waitpid(c->pid, &st, WNOHANG);
+		if (p == c->pid || (p < 0 && errno != EINTR))
+			break;
+		interrupt_step(c, &since);
+		int timeout = tick ? (int)tick_ms : -1;
+		if (c->interrupt && (timeout < 0 || timeout > (since ? 100 : 250)))
+			timeout = since ? 100 : 250;	/* signals can slip in before the wait */
+		if (pfd >= 0) {
+			struct pollfd pf = { pfd, POLLIN, 0 };
+			poll(&pf, 1, timeout);
+		} else if (timeout < 0) {
+			reap(c->pid, &st);
+			break;
+		} else {
+			struct timespec ts = { timeout / 1000, (long)(timeout % 1000) * 1000000 };
+			nanosleep(&ts, NULL);
+		}
+		if (tick)
+			tick(arg);
+	}
+	if (pfd >= 0)
+		close(pfd);
 	if (status)
 		*status = st;
 }
@@ -86,10 +144,11 @@ void pflops_child_abort(struct pflops_child *c)
 	kill(c->pid, SIGKILL);	/* never ran the program: nothing to count it with */
 	close(c->go);
 	close(c->fail);
-	reap(c->pid, NULL, NULL);
+	reap(c->pid, NULL);
 }
 
-int pflops_child_run(struct pflops_child *c, int *status, double *wall_seconds, struct pflops_error *err)
+int pflops_child_run_tick(struct pflops_child *c, int *status, double *wall_seconds, unsigned tick_ms,
+			  pflops_child_tick_fn tick, void *arg, struct pflops_error *err)
 {
 	int rc = 0;
 	double t0 = seconds();
@@ -98,7 +157,7 @@ int pflops_child_run(struct pflops_child *c, int *status, double *wall_seconds, 
 		kill(c->pid, SIGKILL);
 	}
 	close(c->go);
-	reap(c->pid, status, c->interrupt);
+	wait_child(c, status, tick_ms, tick, arg);
 	if (wall_seconds)
 		*wall_seconds = seconds() - t0;
 	int exec_errno = 0;
@@ -106,6 +165,11 @@ int pflops_child_run(struct pflops_child *c, int *status, double *wall_seconds, 
 		rc = pf_err(err, PFLOPS_ECHILD, "cannot run %s: %s", c->prog, strerror(exec_errno));
 	close(c->fail);
 	return rc;
+}
+
+int pflops_child_run(struct pflops_child *c, int *status, double *wall_seconds, struct pflops_error *err)
+{
+	return pflops_child_run_tick(c, status, wall_seconds, 0, NULL, NULL, err);
 }
 
 int pflops_count_child(char *const argv[], struct pflops_child_event *ev, int n, int *status, double *wall_seconds,

@@ -52,7 +52,7 @@ int pflops_perf_layout(const struct pflops_perf_kind *kinds, int nkinds, struct 
 			e->slot = s;
 			e->kind = k;
 			e->cpu = -1;
-			snprintf(e->name, sizeof(e->name), "%.10s/%.50s/", kd->pmu_name ? kd->pmu_name : "cpu",
+			snprintf(e->name, sizeof(e->name), "%.20s/%.40s/", kd->pmu_name ? kd->pmu_name : "cpu",
 				 p->counter[c].spec);
 			slot[k][c] = s++;
 		}

@@ -140,14 +140,21 @@ struct pflops_child {
 	int go, fail;		/* pipes: release it; its exec error */
 	/* optional, as pflops_trace_opts.interrupt: a signal the caller's
 	 * handler saw is passed on to the program (when it did not get it
-	 * too), a second one kills it; the wait goes on until it ends */
+	 * too); it is killed after the grace time or at a second signal */
 	const volatile sig_atomic_t *interrupt;
 };
 /* Fork argv[0] (searched in PATH), held.  PFLOPS_ESYS on failure. */
 int pflops_child_spawn(struct pflops_child *c, char *const argv[], struct pflops_error *err);
 /* Release it and wait: *status its wait status, *wall seconds from release
- * (may be NULL).  PFLOPS_ECHILD when it could not exec. */
+ * (may be NULL).  PFLOPS_ECHILD when it could not exec.  The interrupt
+ * flag is acted on as the tracer does (passed on, then SIGKILL after
+ * PFLOPS_INTERRUPT_GRACE_MS or at a second signal). */
 int pflops_child_run(struct pflops_child *c, int *status, double *wall_seconds, struct pflops_error *err);
+/* The same, calling tick(arg) about every tick_ms while the program runs
+ * (a sampler drains its rings). */
+typedef void (*pflops_child_tick_fn)(void *arg);
+int pflops_child_run_tick(struct pflops_child *c, int *status, double *wall_seconds, unsigned tick_ms,
+			  pflops_child_tick_fn tick, void *arg, struct pflops_error *err);
 /* Kill a held child that must not run (events could not be opened). */
 void pflops_child_abort(struct pflops_child *c);
 

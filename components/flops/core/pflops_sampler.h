@@ -56,8 +56,6 @@ typedef void (*pflops_sampler_fn)(void *arg, int event, const struct pflops_samp
  * opmask fields (E2BIG / EOPNOTSUPP), else as pflops_perf_open. */
 int pflops_sampler_open(struct pflops_sampler **s, struct pflops_sampler_event *ev, int n, pid_t tid,
 			size_t ring_pages, struct pflops_error *err);
-/* Wait up to timeout_ms for ring data; 1: some, 0: none, negative: error. */
-int pflops_sampler_wait(struct pflops_sampler *s, int timeout_ms);
 /* Consume every ring: mappings are kept, samples go to fn. */
 void pflops_sampler_drain(struct pflops_sampler *s, pflops_sampler_fn fn, void *arg);
 /* Release a held child (pflops_child_spawn) and drain the rings into fn

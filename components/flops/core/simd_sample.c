@@ -215,51 +215,26 @@ void pflops_sampler_drain(struct pflops_sampler *s, pflops_sampler_fn fn, void *
 		__atomic_store_n(&s->rings[i].pg->data_tail, head[i], __ATOMIC_RELEASE);
 }
 
-int pflops_sampler_wait(struct pflops_sampler *s, int timeout_ms)
-{
-	struct pollfd p[1024];
-	int n = 0;
-	for (int i = 0; i < s->nrings && n < 1024; i++)
-		p[n++] = (struct pollfd){ .fd = s->rings[i].fd, .events = POLLIN };
-	int rc = poll(p, (nfds_t)n, timeout_ms);
-	return rc < 0 ? (errno == EINTR ? 0 : -errno) : rc > 0;
-}
+struct drain_ctx {
+	struct pflops_sampler *s;
+	pflops_sampler_fn fn;
+	void *arg;
+};
 
-static double now(void)
+static void drain_tick(void *p)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	struct drain_ctx *d = p;
+	pflops_sampler_drain(d->s, d->fn, d->arg);
 }
 
 int pflops_sampler_run(struct pflops_sampler *s, struct pflops_child *c, pflops_sampler_fn fn, void *arg,
 		       int *status, double *wall_seconds, struct pflops_error *err)
 {
-	int rc = 0, st = 0, exec_errno = 0;
-	double t0 = now();
-
-	if (write(c->go, "g", 1) != 1) {
-		rc = pf_err(err, PFLOPS_ESYS, "cannot start the program: %s", strerror(errno));
-		kill(c->pid, SIGKILL);
-	}
-	close(c->go);
 	/* the rings fill in well under a second at short periods: drain them
-	 * every 50 ms, or when the kernel wakes us (wakeup_events) */
-	for (;;) {
-		pid_t p = waitpid(c->pid, &st, WNOHANG);
-		if (p == c->pid || (p < 0 && errno != EINTR))
-			break;
-		pflops_sampler_wait(s, 50);
-		pflops_sampler_drain(s, fn, arg);
-	}
-	if (wall_seconds)
-		*wall_seconds = now() - t0;
+	 * every 50 ms while the program runs, then once more */
+	struct drain_ctx d = { s, fn, arg };
+	int rc = pflops_child_run_tick(c, status, wall_seconds, 50, drain_tick, &d, err);
 	pflops_sampler_drain(s, fn, arg);
-	if (status)
-		*status = st;
-	if (!rc && read(c->fail, &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno))
-		rc = pf_err(err, PFLOPS_ECHILD, "cannot run %s: %s", c->prog, strerror(exec_errno));
-	close(c->fail);
 	return rc;
 }
 

@@ -77,6 +77,10 @@ refuses snb flops:::FP_OPS "FP_OPS needs [0-9]* hardware counters on Intel Sandy
 	"DP_OPS or SP_OPS fit alone" "set PAPI_FLOPS_MULTIPLEX=1"
 refuses spr "flops:::FP_OPS flops:::HP_OPS" "FP_OPS+HP_OPS need 10 hardware counters" "PAPI_FLOPS_MULTIPLEX=1"
 for pmu in skx snb; do adds $pmu flops:::FP_OPS PAPI_FLOPS_MULTIPLEX=1; done
+# a switch value other than 0 or 1 is said, and taken as 0 (exact first)
+ev=flops:::FP_OPS; cl LIBPFM_FORCE_PMU=skx PAPI_FLOPS_MULTIPLEX=yes
+grep -q "PAPI_FLOPS_MULTIPLEX=yes is neither 0 nor 1: taken as 0" "$out" && grep -q "Failed adding: flops:::FP_OPS" "$out" &&
+	echo "ok:   PAPI_FLOPS_MULTIPLEX=yes: said, taken as 0" || { bad "PAPI_FLOPS_MULTIPLEX=yes"; cat "$out"; }
 refuses amd64_fam19h_zen4 flops:::DP_OPS "DP_OPS cannot be counted here: on AMD Zen 4.*every precision together"
 refuses icl flops:::HP_OPS "HP_OPS cannot be counted here: on Intel Ice Lake.*no half-precision"
 # the status event of the reduced Sapphire Rapids plan, and the reasons in

@@ -44,18 +44,20 @@ static int step(pid_t tid)
 	return WIFSTOPPED(st) ? 0 : -1;
 }
 
-/* Put a stopped thread back in the program's own code.  trapped: it
- * stopped on an int3 (rip is one past it). */
-static int put_back(struct pflops_tracer *T, struct pflops_thr *t, int trapped)
+/* Put a stopped thread back in the program's own code.  *trapped: it
+ * stopped on an int3 (rip is one past it); cleared when the int3 was one
+ * of ours (its SIGTRAP is not the program's). */
+static int put_back(struct pflops_tracer *T, struct pflops_thr *t, int *trapped)
 {
 	struct user_regs_struct r;
 	int dirty = 0;
 
 	if (pflops_getregs(t->tid, &r))
 		return -1;
-	if (trapped && pflops_bp_has(t->sp, r.rip - 1)) {
-		r.rip--;	/* one of our int3s: the program's instruction is there */
+	if (*trapped && pflops_bp_has(t->sp, r.rip - 1)) {
+		r.rip--;	/* one of ours: the program's instruction is there */
 		dirty = 1;
+		*trapped = 0;
 	}
 	for (int n = 0; t->sp->arena && pflops_arena_chunk_of(t->sp->arena, r.rip); n++) {
 		if (t->tramp && t->blk && r.rip == t->tramp) {
@@ -152,34 +154,28 @@ int pflops_detach_rest(struct pflops_tracer *T)
 	}
 	/* 2. every thread back in the program's own code (our int3s still
 	 * tell where a thread trapped on one) */
-	for (struct pflops_thr *t = T->threads; t; t = t->next)
-		if (t->detach_sig >= 0 && t->sp && put_back(T, t, t->detach_sig == PFLOPS_DETACH_TRAP)) {
+	for (struct pflops_thr *t = T->threads; t; t = t->next) {
+		int trapped = t->detach_sig == PFLOPS_DETACH_TRAP;
+		if (t->detach_sig < 0 || !t->sp)
+			continue;
+		if (put_back(T, t, &trapped)) {
 			fprintf(stderr, "papi-flops: thread %d could not be put back in its own code; it is stopped instead\n",
 				(int)t->tid);
 			t->detach_sig = SIGKILL;
+		} else if (t->detach_sig == PFLOPS_DETACH_TRAP) {
+			t->detach_sig = trapped ? SIGTRAP : 0;	/* the program's own int3 keeps its signal */
 		}
-	/* 3. our int3s out of each process's code, through a stopped thread */
-	for (struct pflops_thr *t = T->threads; t; t = t->next) {
-		struct pflops_space *sp = t->sp;
-		size_t n = 0;
-		if (!sp || t->detach_sig < 0 || !sp->bp_n)
-			continue;
-		uint64_t *addr = malloc(sp->bp_n * sizeof *addr);
-		if (!addr)
-			return pflops_fail(T->err, PFLOPS_ENOMEM, "out of memory");
-		for (size_t i = 0; i < sp->bp_cap && n < sp->bp_n; i++)
-			if (sp->bp_addr[i])
-				addr[n++] = sp->bp_addr[i];
-		for (size_t i = 0; i < n; i++)
-			pflops_bp_remove(sp, t->tid, addr[i]);
-		free(addr);
 	}
+	/* 3. our int3s out of each process's code, through a stopped thread */
+	for (struct pflops_thr *t = T->threads; t; t = t->next)
+		if (t->sp && t->detach_sig >= 0 && t->detach_sig != SIGKILL)
+			pflops_bp_clear(t->sp, t->tid, 1, UINT64_MAX);
 	/* 4. each thread counted and let go, with the signal it stopped for
 	 * (an int3 of the program's own gets its SIGTRAP back) */
 	while (T->threads) {
 		struct pflops_thr *t = T->threads;
 		pid_t tid = t->tid;
-		int sig = t->detach_sig == PFLOPS_DETACH_TRAP ? 0 : t->detach_sig > 0 ? t->detach_sig : 0;
+		int sig = t->detach_sig > 0 ? t->detach_sig : 0;
 		if (sig == SIGKILL) {
 			kill(tid, SIGKILL);
 			sig = 0;

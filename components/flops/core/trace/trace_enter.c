@@ -175,7 +175,7 @@ static void drop_unmapped(struct pflops_tracer *T, struct pflops_thr *t)
 			continue;
 		if (lo > prev) {
 			T->st.invalidated += pflops_block_invalidate(sp, prev, lo);
-			pflops_bp_forget(sp, prev, lo);
+			pflops_bp_clear(sp, 0, prev, lo);
 		}
 		prev = m ? m->hi : lo;
 	}

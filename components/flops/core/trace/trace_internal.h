@@ -219,8 +219,9 @@ int pflops_mem_write64(pid_t tid, uint64_t addr, uint64_t val);
 int pflops_bp_has(const struct pflops_space *sp, uint64_t addr);
 int pflops_bp_insert(struct pflops_space *sp, pid_t tid, uint64_t addr);
 int pflops_bp_remove(struct pflops_space *sp, pid_t tid, uint64_t addr);
-/* forget breakpoints in [lo, hi) whose memory is gone (munmap) */
-void pflops_bp_forget(struct pflops_space *sp, uint64_t lo, uint64_t hi);
+/* breakpoints in [lo, hi) out: their bytes restored through tid, or,
+ * with tid 0, only forgotten (the memory is gone: munmap) */
+void pflops_bp_clear(struct pflops_space *sp, pid_t tid, uint64_t lo, uint64_t hi);
 
 /* Active lanes of one execution of FP entry e under opmasks k (NULL:
  * unknown, all lanes); zeroing and merging alike: only active lanes

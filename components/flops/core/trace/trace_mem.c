@@ -248,11 +248,12 @@ int pflops_mem_write64(pid_t tid, uint64_t addr, uint64_t val)
 	       PFLOPS_ESYS : 0;
 }
 
-void pflops_bp_forget(struct pflops_space *sp, uint64_t lo, uint64_t hi)
+void pflops_bp_clear(struct pflops_space *sp, pid_t tid, uint64_t lo, uint64_t hi)
 {
 	size_t n = 0, k = 0;
 	uint64_t *v;
 
+	/* a walk of the table, not of the range: a JIT may mprotect megabytes */
 	for (size_t i = 0; i < sp->bp_cap; i++)
 		n += sp->bp_addr[i] >= lo && sp->bp_addr[i] < hi;
 	if (!n || !(v = malloc(n * sizeof *v)))
@@ -260,7 +261,11 @@ void pflops_bp_forget(struct pflops_space *sp, uint64_t lo, uint64_t hi)
 	for (size_t i = 0; i < sp->bp_cap; i++)
 		if (sp->bp_addr[i] >= lo && sp->bp_addr[i] < hi)
 			v[k++] = sp->bp_addr[i];
-	for (size_t i = 0; i < k; i++)
-		bp_delete(sp, bp_find(sp, v[i]));	/* the bytes are gone */
+	for (size_t i = 0; i < k; i++) {
+		if (tid > 0)
+			pflops_bp_remove(sp, tid, v[i]);	/* the program's byte back */
+		else
+			bp_delete(sp, bp_find(sp, v[i]));	/* the bytes are gone */
+	}
 	free(v);
 }

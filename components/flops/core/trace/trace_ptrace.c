@@ -221,12 +221,10 @@ static int after_syscall(struct pflops_tracer *T, struct pflops_thr *t,
 	if (pflops_block_invalidate(sp, lo, lo + len)) {
 		T->st.invalidated++;
 		if (!forget)	/* code still there: give the program its bytes */
-			for (uint64_t p = lo; p < lo + len; p++)
-				if (pflops_bp_has(sp, p))
-					pflops_bp_remove(sp, t->tid, p);
+			pflops_bp_clear(sp, t->tid, lo, lo + len);
 	}
 	if (forget)
-		pflops_bp_forget(sp, lo, lo + len);
+		pflops_bp_clear(sp, 0, lo, lo + len);
 	return 0;
 }
 

@@ -47,15 +47,6 @@ static int x86_host(void)
 #endif
 }
 
-static unsigned available_metrics(const struct pflops_pmu *p)
-{
-	unsigned m = 0;
-	for (int i = 0; i < PFLOPS_NMETRIC; i++)
-		if (p->metrics[i].klass != PFLOPS_UNAVAILABLE)
-			m |= 1u << i;
-	return m;
-}
-
 static void print_metric_text(const struct pflops_pmu *p, int m, int budget, int sve_bits)
 {
 	const struct pflops_metric_def *d = &p->metrics[m];
@@ -280,7 +271,7 @@ int main(int argc, char **argv)
 			if (!all && p != one)
 				continue;
 			if (perf) {
-				rc |= print_perf(p, perf_metrics ? perf_metrics : available_metrics(p), 0, !perf_metrics);
+				rc |= print_perf(p, perf_metrics ? perf_metrics : pflops_pmu_available(p), 0, !perf_metrics);
 				continue;
 			}
 			if (json)
@@ -312,12 +303,12 @@ int main(int argc, char **argv)
 				continue;
 			}
 			const struct pflops_pmu *kp = pr.kinds[k].pmu;
-			if (!perf_metrics && !available_metrics(kp)) {	/* Gracemont: nothing to record */
+			if (!perf_metrics && !pflops_pmu_available(kp)) {	/* Gracemont: nothing to record */
 				fprintf(stderr, "# %s (%s), CPUs %s: no FLOP metric: %s\n", kp->title, kp->name,
 					pr.kinds[k].cpus, kp->metrics[PFLOPS_FP_OPS].caveat);
 				continue;
 			}
-			rc |= print_perf(kp, perf_metrics ? perf_metrics : available_metrics(kp), pr.kinds[k].sve_bits,
+			rc |= print_perf(kp, perf_metrics ? perf_metrics : pflops_pmu_available(kp), pr.kinds[k].sve_bits,
 					 !perf_metrics);
 		}
 		pflops_table_free(&t);

@@ -470,9 +470,7 @@ int main(int argc, char **argv)
 	/* 5. with counters: each kernel as this CPU's counters read it, against its formula */
 	const struct pflops_kind *kd = pr.nkinds ? &pr.kinds[0] : NULL;
 	if (!pr.access.code && kd && kd->pmu && !json) {
-		unsigned want = 0;
-		for (int m = 0; m < PFLOPS_NMETRIC; m++)
-			want |= kd->pmu->metrics[m].klass != PFLOPS_UNAVAILABLE ? 1u << m : 0;
+		unsigned want = pflops_pmu_available(kd->pmu);
 		struct pflops_plan plan;
 		if (want && !pflops_plan_make(&plan, kd->pmu, want, kd->sve_bits, &err)) {
 			printf("\nHardware (%s, %d runs, median): counters vs formula%s\n", kd->pmu->name, runs,

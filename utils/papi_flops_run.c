@@ -252,8 +252,7 @@ static int source_perfstat(const struct pflops_table *t, const char *file, const
 	snprintf(r->source_detail, sizeof(r->source_detail), "%s read as %s (%s)", file, p->name, p->title);
 	unsigned want = r->asked;
 	if (!want)
-		for (int m = 0; m < PFLOPS_NMETRIC; m++)
-			want |= p->metrics[m].klass != PFLOPS_UNAVAILABLE ? 1u << m : 0;
+		want = pflops_pmu_available(p);
 	/* default set: take what the file has; an explicit list must be complete */
 	for (int m = 0; m < PFLOPS_NMETRIC; m++) {
 		if (!(want & (1u << m)) || p->metrics[m].klass == PFLOPS_UNAVAILABLE)

@@ -24,10 +24,7 @@ void pf_report_note(struct pf_report *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int is_flop(int m)
-{
-	return m != PFLOPS_VEC_DP && m != PFLOPS_VEC_SP;
-}
+#define is_flop pflops_metric_is_flop
 
 const char *pf_metric_unit(enum pflops_metric m)
 {

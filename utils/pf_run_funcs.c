@@ -13,10 +13,7 @@
 
 #define EXIT_TOOL 125
 
-static int is_flop(int m)
-{
-	return m != PFLOPS_VEC_DP && m != PFLOPS_VEC_SP;
-}
+#define is_flop pflops_metric_is_flop
 
 static int key_metric;	/* for the sort below */
 

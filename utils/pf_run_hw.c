@@ -52,8 +52,7 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 		}
 		unsigned m = want;
 		if (kd->pmu && !m)
-			for (int i = 0; i < PFLOPS_NMETRIC; i++)
-				m |= kd->pmu->metrics[i].klass != PFLOPS_UNAVAILABLE ? 1u << i : 0;
+			m = pflops_pmu_available(kd->pmu);
 		int budget = hybrid ? kd->budget_cycles : kd->budget;
 		if (kd->pmu && m && !pflops_plan_fit(&plan[k], kd->pmu, m, kd->sve_bits, budget, NULL, &err)) {
 			if (!*pmu_out)

@@ -105,9 +105,7 @@ int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsi
 	const struct pflops_kind *kd = &pr.kinds[0];
 	const struct pflops_pmu *pmu = kd->pmu;
 	struct pflops_mask_plan mp;
-	unsigned want = metrics;
-	for (int m = 0; !want && m < PFLOPS_NMETRIC; m++)
-		want |= pmu->metrics[m].klass != PFLOPS_UNAVAILABLE ? 1u << m : 0;
+	unsigned want = metrics ? metrics : pflops_pmu_available(pmu);
 	if (pflops_mask_plan_make(&mp, pmu, want, &err)) {
 		fprintf(stderr, "papi_flops_run: --mask-sampling: %s\n", err.msg);
 		return EXIT_TOOL;
@@ -216,9 +214,7 @@ struct pf_mask_model *pf_mask_model_new(const struct pflops_pmu *pmu, unsigned m
 {
 	struct pflops_error err = { 0 };
 	struct pf_mask_model *mm = calloc(1, sizeof(*mm));
-	unsigned want = metrics;
-	for (int m = 0; !want && m < PFLOPS_NMETRIC; m++)
-		want |= pmu->metrics[m].klass != PFLOPS_UNAVAILABLE ? 1u << m : 0;
+	unsigned want = metrics ? metrics : pflops_pmu_available(pmu);
 	struct pflops_mask_stream st = { period, 0 };
 	if (!mm || pflops_mask_plan_make(&mm->mp, pmu, want, &err) ||
 	    !(mm->mt = pflops_mask_trace_new(&mm->mp, &st, 1, &err))) {

@@ -53,6 +53,19 @@ const char *pflops_metric_name(enum pflops_metric m)
 	return (unsigned)m < PFLOPS_NMETRIC ? metric_names[m] : "?";
 }
 
+int pflops_metric_is_flop(enum pflops_metric m)
+{
+	return m != PFLOPS_VEC_DP && m != PFLOPS_VEC_SP;
+}
+
+unsigned pflops_pmu_available(const struct pflops_pmu *pmu)
+{
+	unsigned set = 0;
+	for (int m = 0; m < PFLOPS_NMETRIC; m++)
+		set |= pmu->metrics[m].klass != PFLOPS_UNAVAILABLE ? 1u << m : 0;
+	return set;
+}
+
 int pflops_metric_from_name(const char *name)
 {
 	/* accept PAPI spellings too: PAPI_DP_OPS */

@@ -226,11 +226,6 @@ static int plan_find(const struct pflops_mask_plan *mp, int event)
 	return -1;
 }
 
-static int is_flop_metric(int m)
-{
-	return m != PFLOPS_VEC_DP && m != PFLOPS_VEC_SP;
-}
-
 static double term_weight(const struct pflops_pmu *pmu, const struct pflops_term *t)
 {
 	return t->w0 + t->wvl * pmu->sve_bits;
@@ -285,7 +280,7 @@ int pflops_mask_plan_make(struct pflops_mask_plan *mp, const struct pflops_pmu *
 	}
 	/* an event's FLOPs per count: its weight in a corrected FLOP metric */
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
-		for (int t = 0; (mp->corrected >> m & 1) && is_flop_metric(m) && t < pmu->metrics[m].nterms; t++) {
+		for (int t = 0; (mp->corrected >> m & 1) && pflops_metric_is_flop(m) && t < pmu->metrics[m].nterms; t++) {
 			int i = plan_find(mp, pmu->metrics[m].terms[t].event);
 			if (i >= 0)
 				mp->e[i].ev.weight = term_weight(pmu, &pmu->metrics[m].terms[t]);

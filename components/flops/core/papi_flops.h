@@ -189,6 +189,10 @@ struct pflops_table {
 };
 
 const char *pflops_metric_name(enum pflops_metric m);	/* "DP_OPS" */
+/* 1 for a FLOP metric, 0 for VEC_DP / VEC_SP (packed instruction counts). */
+int pflops_metric_is_flop(enum pflops_metric m);
+/* The metrics pmu can count: bit mask of enum pflops_metric. */
+unsigned pflops_pmu_available(const struct pflops_pmu *pmu);
 int pflops_metric_from_name(const char *name);		/* -1 if unknown */
 const char *pflops_class_name(enum pflops_class c);	/* "masked-full" */
 

@@ -122,7 +122,20 @@ static int has_cap(int bit)
 }
 
 /* Which hardware PMUs the kernel exposes to perf_event_open. */
-static int hw_pmus(char *list, size_t len)
+/* A core PMU's perf name: one the table names (`sysfs`: cpu, cpu_core,
+ * cpu_atom, cpu_lowpower ...), or Arm's, which the kernel names per
+ * system (armv8_pmuv3_0 with ACPI, armv9_neoverse_v2 from a device tree). */
+static int core_pmu(const struct pflops_table *t, const char *name)
+{
+	if (!strncmp(name, "armv8_", 6) || !strncmp(name, "armv9_", 6))
+		return 1;
+	for (int i = 0; i < t->npmus; i++)
+		if (!strcmp(t->pmus[i].sysfs, name))
+			return 1;
+	return 0;
+}
+
+static int hw_pmus(const struct pflops_table *t, char *list, size_t len)
 {
 	const char *base = getenv("PAPI_FLOPS_SYSFS") ? getenv("PAPI_FLOPS_SYSFS") : "/sys/bus/event_source/devices";
 	DIR *d = opendir(base);
@@ -131,9 +144,7 @@ static int hw_pmus(char *list, size_t len)
 	if (!d)
 		return 0;
 	for (struct dirent *e; (e = readdir(d));)
-		if (!strcmp(e->d_name, "cpu") || !strcmp(e->d_name, "cpu_core") || !strcmp(e->d_name, "cpu_atom") ||
-		    !strcmp(e->d_name, "cpu_lowpower") || !strncmp(e->d_name, "armv8_", 6) ||
-		    !strncmp(e->d_name, "armv9_", 6)) {
+		if (core_pmu(t, e->d_name)) {
 			size_t l = strlen(list);
 			snprintf(list + l, len - l, "%s%.32s", n ? ", " : "", e->d_name);
 			n++;
@@ -142,17 +153,17 @@ static int hw_pmus(char *list, size_t len)
 	return n;
 }
 
-static void access_verdict(struct pflops_probe *pr)
+static void access_verdict(struct pflops_probe *pr, const struct pflops_table *t)
 {
 	struct pflops_access *a = &pr->access;
 	char pmus[256];
 	int root = has_cap(21) /* CAP_SYS_ADMIN */, perfmon = has_cap(38) /* CAP_PERFMON */;
 	if (read_int("/proc/sys/kernel/perf_event_paranoid", &pr->paranoid))
 		pr->paranoid = -99;
-	if (!hw_pmus(pmus, sizeof(pmus))) {
+	if (!hw_pmus(t, pmus, sizeof(pmus))) {
 		a->code = PFLOPS_ENOPMU;
 		snprintf(a->msg, sizeof(a->msg),
-			 "no hardware PMU is exposed: /sys/bus/event_source/devices has no cpu, cpu_core, cpu_atom or armv8_* entry (a virtual machine whose hypervisor hides the counters)");
+			 "no hardware PMU is exposed: /sys/bus/event_source/devices has no core PMU (cpu, cpu_core, cpu_atom, cpu_lowpower, armv8_*, armv9_*): a virtual machine whose hypervisor hides the counters");
 		snprintf(a->fix, sizeof(a->fix),
 			 "enable the guest PMU (KVM/QEMU: -cpu host,pmu=on; VMware: virtualize CPU performance counters; cloud: a bare-metal or PMU-enabled instance)");
 		return;
@@ -211,7 +222,7 @@ int pflops_probe_run(struct pflops_probe *pr, const struct pflops_table *t, cons
 	hwloc_bitmap_free(set);
 	hwloc_topology_destroy(topo);
 	if (pr->live) {
-		access_verdict(pr);
+		access_verdict(pr, t);
 	} else {
 		pr->paranoid = -99;
 		pr->access.code = PFLOPS_OK;

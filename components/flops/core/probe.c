@@ -124,7 +124,8 @@ static int has_cap(int bit)
 /* Which hardware PMUs the kernel exposes to perf_event_open. */
 /* A core PMU's perf name: one the table names (`sysfs`: cpu, cpu_core,
  * cpu_atom, cpu_lowpower ...), or Arm's, which the kernel names per
- * system (armv8_pmuv3_0 with ACPI, armv9_neoverse_v2 from a device tree). */
+ * system: armv8_pmuv3_0 with ACPI, after the core from a device tree
+ * (arm_pmuv3.c: armv8_neoverse_v1/v2/v3, armv9_neoverse_n2/n3). */
 static int core_pmu(const struct pflops_table *t, const char *name)
 {
 	if (!strncmp(name, "armv8_", 6) || !strncmp(name, "armv9_", 6))

@@ -56,7 +56,7 @@ $A --arch skx | grep -A1 '^  FP_OPS' >/dev/null && $A --arch skx | grep -q 'cave
 chk_perf() { # PMU PATTERN
 	out=$($A --arch "$1" --perf 2>/dev/null)
 	echo "$out" | grep -qE -- "$2" && ok || bad "$1 --perf: [$out] does not match $2"
-	case "$1" in adl_glc|lnc|skt|cmt_lp|nvl_cyc|nvl_awf|adl_grt)
+	case "$1" in adl_glc|lnc|skt|cmt|cmt_lp|nvl_cyc|nvl_awf|adl_grt)
 		echo "$out" | grep -qE -- '-e r[0-9a-f]+' && bad "$1 --perf prints a bare raw code: $out" || ok ;;
 	esac
 }
@@ -67,6 +67,28 @@ chk_perf skt '-e cpu_atom/event=0xc8,umask=0x1/'
 # PMU (Intel mapfile.csv 6-C5 LowPower_Atom; perf arrowlake JSON Unit cpu_lowpower)
 chk_perf cmt_lp '^-e cpu_lowpower/event=0xc8,umask=0x1/ '
 chk_perf skx '^-e r5301c7 '
+# E-core-only parts are not hybrid: the kernel registers their core PMU as
+# `cpu` (arch/x86/events/core.c: "cpu" when !is_hybrid(); Intel mapfile.csv
+# lists 6-AF Sierra Forest, 6-B6 Grand Ridge, 6-DD Clearwater Forest as
+# "core"), where perf takes a bare raw code; a cpu_atom/ event would be
+# refused there (no such PMU)
+for p in srf grr cwf; do
+	out=$($A --arch $p --perf FP_OPS 2>/dev/null)
+	[ "$out" = "-e r5303c8" ] && ok || bad "$p --perf FP_OPS: [$out], expected [-e r5303c8] (FP_FLOPS_RETIRED.ALL on cpu)"
+	$A --arch $p --perf 2>/dev/null | grep -q 'cpu_atom' && bad "$p --perf names cpu_atom" || ok
+done
+# ... and the hybrid parts' Crestmont E-cores keep cpu_atom (Meteor Lake)
+chk_perf cmt '^-e cpu_atom/event=0xc8,umask=0x1/ '
+# Crestmont VEC_DP: Intel's Crestmont lists (SRF sierraforest_core.json,
+# GRR, MTL/ARL crestmont) describe umask 0x08 as all FP retired
+# instructions, and no list names the 0x28 union: an estimate that says so;
+# Skymont's lists give 0x08 the packed-double text (exact there)
+for p in srf cmt; do
+	[ "$($A --arch $p --json | metric VEC_DP accuracy)" = estimate ] && ok || bad "$p VEC_DP is not estimate"
+	$A --arch $p --json | metric VEC_DP caveat | grep -q 'describe umask 0x08 (128B_DP) as all FP retired instructions' && ok ||
+		bad "$p VEC_DP caveat does not say why it is an estimate"
+done
+[ "$($A --arch skt --json | metric VEC_DP accuracy)" = exact ] && ok || bad "skt VEC_DP is not exact"
 chk_perf arm_v2 '^-e r80c0 -e r80c1$'
 # a replayed hybrid machine: the P-core line qualified, the Gracemont kind a
 # comment (no FLOP event), and success

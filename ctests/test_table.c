@@ -130,8 +130,9 @@ static void test_golden_encodings(void **state)
 	}
 }
 
-/* The merged counters carry the right umask: 8_FLOPS is 0x60 (perf's
- * Skylake-X JSON says 0x18, which is 4_FLOPS). */
+/* The merged counters carry the right umask: 8_FLOPS is 0x60 (Intel's
+ * Skylake-X list, and perf's skylakex JSON generated from it, say 0x18,
+ * which is 4_FLOPS; Intel's ICX/SPR lists say 0x60). */
 static void test_merged_umasks(void **state)
 {
 	static const struct {

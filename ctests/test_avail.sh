@@ -51,6 +51,18 @@ done
 for m in DP_OPS SP_OPS; do
 	[ "$($A --arch core --json | metric $m accuracy)" = estimate ] && ok || bad "core $m not available as estimate"
 done
+# FUJITSU-MONAKA counts vector instructions by precision: ASE_SVE_FP_DP_SPEC
+# 0x801F, ASE_SVE_FP_SP_SPEC 0x801B (PAPI's bundled libpfm4
+# arm_fujitsu_monaka_events.h; PAPI papi_events.csv CPU,arm_monaka
+# PAPI_VEC_DP/PAPI_VEC_SP); A64FX lists neither
+[ "$($A --arch monaka --perf VEC_DP 2>/dev/null)" = "-e r801f" ] && [ "$($A --arch monaka --perf VEC_SP 2>/dev/null)" = "-e r801b" ] &&
+	ok || bad "monaka --perf VEC_DP/VEC_SP: $($A --arch monaka --perf VEC_DP 2>&1) $($A --arch monaka --perf VEC_SP 2>&1)"
+for m in VEC_DP VEC_SP; do
+	[ "$($A --arch monaka --json | metric $m accuracy)" = speculative ] && ok || bad "monaka $m is not speculative"
+	$A --arch monaka --json | metric $m caveat | grep -q 'not FLOPs: one per instruction' && ok || bad "monaka $m caveat"
+	[ "$($A --arch a64fx --json | metric $m accuracy)" = unavailable ] && ok || bad "a64fx $m is not unavailable"
+done
+$A --arch monaka --json | metric BF16_OPS caveat | grep -q '0x8483, 0x848B' && ok || bad "monaka BF16_OPS caveat does not name the BF16 MIN events"
 # Skylake-SP: Intel's FP_ARITH descriptions require MXCSR.DAZ and FTZ
 $A --arch skx --json | metric DP_OPS caveat | grep -q 'DAZ and FTZ set: work on denormals' && ok ||
 	bad "skx DP_OPS caveat does not name DAZ/FTZ and denormals"

@@ -106,6 +106,10 @@ static const struct golden goldens[] = {
 	{ SRC_LINE, "arm_v3", "FIXED", 0x80c1, "ARM-software/data pmu/neoverse-v3ae.json FP_FIXED_OPS_SPEC" },
 	{ SRC_LINE, "arm_monaka", "DSCALE", 0x80c6, "PAPI src/libpfm4/lib/events/arm_fujitsu_monaka_events.h FP_DP_SCALE_OPS_SPEC" },
 	{ SRC_LINE, "arm_monaka", "HFIXED", 0x80c3, "ARM-software/data pmu/common_armv9.json FP_HP_FIXED_OPS_SPEC" },
+	/* MONAKA's vector instructions by precision (PAPI papi_events.csv
+	 * CPU,arm_monaka PAPI_VEC_DP, PAPI_VEC_SP) */
+	{ SRC_LINE, "arm_monaka", "VDP", 0x801f, "PAPI src/libpfm4/lib/events/arm_fujitsu_monaka_events.h ASE_SVE_FP_DP_SPEC" },
+	{ SRC_LINE, "arm_monaka", "VSP", 0x801b, "PAPI src/libpfm4/lib/events/arm_fujitsu_monaka_events.h ASE_SVE_FP_SP_SPEC" },
 };
 
 static void test_golden_encodings(void **state)

@@ -27,4 +27,8 @@ int pf_class_from_name(const char *name);	/* -1 if unknown */
  * (topo_load.c).  0 and *topo loaded, or an error naming path. */
 struct hwloc_topology;
 int pf_topology_load(struct hwloc_topology **topo, const char *path, struct pflops_error *err);
+/* hwloc info NAME (CPUVendor, CPUModelNumber ...) of obj or its nearest
+ * ancestor that has it; NULL if none (topo_load.c). */
+struct hwloc_obj;
+const char *pf_obj_info(struct hwloc_obj *obj, const char *name);
 #endif

@@ -35,13 +35,19 @@ done
 unset LD_LIBRARY_PATH PAPI_CSV_EVENT_FILE
 where=$(realpath "$(ldd "$bin/papi_avail" | sed -n 's/.*libpapi.so[^ ]* => \([^ ]*\).*/\1/p')")
 case "$where" in "$lib"/*) ok "papi_avail loads $where" ;; *) bad "papi_avail loads libpapi from '$where', not $lib" ;; esac
-for pmu in skx icl spr; do
-	if LIBPFM_FORCE_PMU=$pmu "$bin/papi_avail" -a 2>/dev/null | grep -q '^PAPI_FP_OPS .* Yes .*papi-flops'; then
-		ok "$pmu: installed papi_avail lists our PAPI_FP_OPS with no environment variable"
+# our presets are flops events: papi_avail -c (what an event set takes)
+# leaves Skylake-SP's FP_OPS (5 counters on 4) out, as the component does
+for pmu in skx:PAPI_DP_OPS icl:PAPI_FP_OPS spr:PAPI_FP_OPS; do
+	if LIBPFM_FORCE_PMU=${pmu%:*} "$bin/papi_avail" -a 2>/dev/null | grep -q "^${pmu#*:} .*papi-flops.*Counted by flops:::${pmu#*:PAPI_}"; then
+		ok "${pmu%:*}: installed papi_avail lists our ${pmu#*:} (flops:::${pmu#*:PAPI_}) with no environment variable"
 	else
-		bad "$pmu: installed papi_avail has no PAPI_FP_OPS of ours"
+		bad "${pmu%:*}: installed papi_avail has no ${pmu#*:} of ours"
 	fi
 done
+LIBPFM_FORCE_PMU=skx "$bin/papi_avail" -c > "$tmp/c" 2>/dev/null
+grep -q '^PAPI_DP_OPS ' "$tmp/c" && ! grep -q '^PAPI_FP_OPS ' "$tmp/c" &&
+	ok "skx: papi_avail -c lists PAPI_DP_OPS, leaves PAPI_FP_OPS out (flops:::FP_OPS is refused)" ||
+	bad "skx: papi_avail -c: PAPI_DP_OPS missing or PAPI_FP_OPS listed"
 "$bin/papi_component_avail" 2>/dev/null | grep -q '^Name: *flops' && ok "papi_component_avail shows the flops component" ||
 	bad "installed papi_component_avail has no flops component"
 LIBPFM_FORCE_PMU=skx "$bin/papi_command_line" flops:::DP_OPS 2>&1 | grep -q 'Successfully added: flops:::DP_OPS' &&

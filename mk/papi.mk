@@ -4,7 +4,12 @@
 # generated formula table added, configured with PAPI's default perf_event
 # and perf_event_uncore components plus flops, built without PAPI's tests.
 # Its built-in preset table is that tree's papi_events.csv with our FLOP
-# presets (pflops_gen papi-csv), so PAPI_FP_OPS ... need no environment.
+# presets (pflops_gen papi-csv --component flops): PAPI_FP_OPS, PAPI_DP_OPS,
+# PAPI_SP_OPS, PAPI_HP_OPS, PAPI_VEC_DP, PAPI_VEC_SP are each one flops
+# component event (flops:::FP_OPS ...), need no environment, and are
+# planned, refused and multiplexed as the component's events are.  PAPI
+# 7.0 takes presets from component 0 only: patches/papi-*.patch (applied
+# to the copy) lets a preset name one other component's events.
 # `make` builds it (target `papi`); `make install` installs libpapi, papi.h
 # and PAPI's utilities into $(prefix), their run paths relative to the
 # install ($ORIGIN), never into the build tree.
@@ -13,6 +18,7 @@ PAPI_LIBSO   = $(PAPI_BUILD)/src/libpapi.so
 PAPI_STAMP   = $(PAPI_BUILD)/.built
 FLOPS_COMP_FILES = components/flops/flops.c components/flops/Rules.flops \
                    $(wildcard components/flops/core/*.c components/flops/core/*.h)
+PAPI_PATCHES = $(sort $(wildcard patches/papi-*.patch))
 
 ifneq ($(PAPI_SRC),no)
 GEN_FILES += $(PAPI_STAMP)
@@ -35,9 +41,10 @@ $(B)/papi-src.path:
 
 # Configure once per source tree; the component's files are refreshed on
 # every change and PAPI's make rebuilds what depends on them.
-$(PAPI_BUILD)/src/Makefile: $(B)/papi-src.path $(B)/papi.sanflags
+$(PAPI_BUILD)/src/Makefile: $(B)/papi-src.path $(B)/papi.sanflags $(PAPI_PATCHES)
 	rm -rf $(PAPI_BUILD) && mkdir -p $(PAPI_BUILD)
-	src=$$(cat $(B)/papi-src.path) && cp -a "$$src/src" "$$src/man" $(PAPI_BUILD)/
+	src=$$(cat $(B)/papi-src.path) && cp -a "$$src/src" "$$src/man" $(PAPI_BUILD)/ && chmod -R u+w $(PAPI_BUILD)
+	for p in $(PAPI_PATCHES); do patch -s -p1 -d $(PAPI_BUILD) < $$p || { echo "$$p does not apply to $$(cat $(B)/papi-src.path)"; exit 1; }; done
 	mkdir -p $(PAPI_BUILD)/src/components/flops/core
 	cp components/flops/flops.c components/flops/Rules.flops $(PAPI_BUILD)/src/components/flops/
 	cd $(PAPI_BUILD)/src && $(PAPI_SAN_ENV) ./configure --prefix="$(prefix)" --libdir="$(libdir)" --bindir="$(bindir)" \
@@ -50,7 +57,7 @@ $(PAPI_BUILD)/src/Makefile: $(B)/papi-src.path $(B)/papi.sanflags
 # from src/papi_events.csv by PAPI's own rule when the file changes).
 $(PAPI_BUILD)/papi_events.csv: $(PFLOPS_GEN) $(PRESET_FILES) $(PAPI_BUILD)/src/Makefile
 	src=$$(cat $(B)/papi-src.path)/src && \
-	$(PFLOPS_GEN) papi-csv $$(grep -q PAPI_HP_OPS $$src/papiStdEventDefs.h && echo --have-hp) $$src/papi_events.csv $@ $(PRESET_FILES)
+	$(PFLOPS_GEN) papi-csv $$(grep -q PAPI_HP_OPS $$src/papiStdEventDefs.h && echo --have-hp) --component flops $$src/papi_events.csv $@ $(PRESET_FILES)
 
 $(PAPI_STAMP): $(PAPI_BUILD)/src/Makefile $(FLOPS_COMP_FILES) $(TABLE_C) $(PAPI_BUILD)/papi_events.csv
 	@d=$(PAPI_BUILD)/src/components/flops; \

@@ -9,9 +9,10 @@ set -e
 # The build and the tools: the compiler, PAPI (headers, its preset table,
 # its source package's tools: dpkg-dev for apt-get source), libpfm4, hwloc,
 # cmocka (configure checks it), Zydis (the tracer); gfortran: PAPI's own
-# build compiles a Fortran helper; patchelf: run paths of the installed libpapi.
+# build compiles a Fortran helper; patchelf: run paths of the installed libpapi;
+# patch: patches/papi-*.patch on the build's copy of the PAPI source.
 MAIN="gcc make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-nox
-      libcmocka-dev libzydis-dev dpkg-dev gfortran patchelf"
+      libcmocka-dev libzydis-dev dpkg-dev gfortran patchelf patch"
 # The tests: g++ (a tracer test leaves a --region function by a C++
 # exception), jq (JSON reports), groff-base (man page lint), valgrind,
 # clang + libclang-rt-14-dev (libFuzzer, sanitizers), libopenblas-dev

@@ -959,8 +959,10 @@ static int fl_code_to_info(unsigned int code, PAPI_event_info_t *info)
 	snprintf(info->units, sizeof(info->units), "%s",
 		 e == FL_UNCOVERED ? "ns" : e == FL_SCALED ? "" : e >= PFLOPS_VEC_DP ? "instructions" : "FLOP");
 	info->data_type = PAPI_DATATYPE_INT64;
-	info->value_type = PAPI_VALUETYPE_RUNNING_SUM;
-	info->timescope = PAPI_TIMESCOPE_SINCE_START;
+	/* SCALED is a 0/1 flag about the values read, not a sum; the other
+	 * status events (ns, instructions) add up since the start */
+	info->value_type = e == FL_SCALED ? PAPI_VALUETYPE_ABSOLUTE : PAPI_VALUETYPE_RUNNING_SUM;
+	info->timescope = e == FL_SCALED ? PAPI_TIMESCOPE_POINT : PAPI_TIMESCOPE_SINCE_START;
 	info->location = PAPI_LOCATION_CORE;
 	return PAPI_OK;
 }

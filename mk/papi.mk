@@ -16,8 +16,8 @@
 PAPI_BUILD   = $(B)/papi
 PAPI_LIBSO   = $(PAPI_BUILD)/src/libpapi.so
 PAPI_STAMP   = $(PAPI_BUILD)/.built
-FLOPS_COMP_FILES = components/flops/flops.c components/flops/Rules.flops \
-                   $(wildcard components/flops/core/*.c components/flops/core/*.h)
+FLOPS_TOP_FILES  = components/flops/Rules.flops $(wildcard components/flops/*.c components/flops/*.h)
+FLOPS_COMP_FILES = $(FLOPS_TOP_FILES) $(wildcard components/flops/core/*.c components/flops/core/*.h)
 PAPI_PATCHES = $(sort $(wildcard patches/papi-*.patch))
 
 ifneq ($(PAPI_SRC),no)
@@ -46,7 +46,7 @@ $(PAPI_BUILD)/src/Makefile: $(B)/papi-src.path $(B)/papi.sanflags $(PAPI_PATCHES
 	src=$$(cat $(B)/papi-src.path) && cp -a "$$src/src" "$$src/man" $(PAPI_BUILD)/ && chmod -R u+w $(PAPI_BUILD)
 	for p in $(PAPI_PATCHES); do patch -s -p1 -d $(PAPI_BUILD) < $$p || { echo "$$p does not apply to $$(cat $(B)/papi-src.path)"; exit 1; }; done
 	mkdir -p $(PAPI_BUILD)/src/components/flops/core
-	cp components/flops/flops.c components/flops/Rules.flops $(PAPI_BUILD)/src/components/flops/
+	cp $(FLOPS_TOP_FILES) $(PAPI_BUILD)/src/components/flops/
 	cd $(PAPI_BUILD)/src && $(PAPI_SAN_ENV) ./configure --prefix="$(prefix)" --libdir="$(libdir)" --bindir="$(bindir)" \
 	  --includedir="$(includedir)" --mandir="$(mandir)" \
 	  --with-perf-events --with-pfm-incdir=/usr/include --with-pfm-libdir="$(PFM_LIBDIR)" \
@@ -61,7 +61,7 @@ $(PAPI_BUILD)/papi_events.csv: $(PFLOPS_GEN) $(PRESET_FILES) $(PAPI_BUILD)/src/M
 
 $(PAPI_STAMP): $(PAPI_BUILD)/src/Makefile $(FLOPS_COMP_FILES) $(TABLE_C) $(PAPI_BUILD)/papi_events.csv
 	@d=$(PAPI_BUILD)/src/components/flops; \
-	 for f in components/flops/flops.c components/flops/Rules.flops; do cmp -s $$f $$d/$$(basename $$f) || cp $$f $$d/; done; \
+	 for f in $(FLOPS_TOP_FILES); do cmp -s $$f $$d/$$(basename $$f) || cp $$f $$d/; done; \
 	 for f in $(filter components/flops/core/%,$(FLOPS_COMP_FILES)) $(TABLE_C); do cmp -s $$f $$d/core/$$(basename $$f) || cp $$f $$d/core/; done; \
 	 cmp -s $(PAPI_BUILD)/papi_events.csv $(PAPI_BUILD)/src/papi_events.csv || cp $(PAPI_BUILD)/papi_events.csv $(PAPI_BUILD)/src/papi_events.csv
 	$(MAKE) -C $(PAPI_BUILD)/src shared utils > $(PAPI_BUILD)/make.log 2>&1 || { grep -E -B2 -A3 'error|Error' $(PAPI_BUILD)/make.log | tail -40; exit 1; }

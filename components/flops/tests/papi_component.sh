@@ -156,6 +156,30 @@ LIBPFM_FORCE_PMU=amd64_fam19h_zen4 $P/utils/papi_avail > "$out" 2>&1
 grep -q '^PAPI_DP_OPS .* Yes ' "$out" && bad "zen4: PAPI_DP_OPS listed, flops:::DP_OPS cannot count" ||
 	echo "ok:   zen4: no PAPI_DP_OPS (flops:::DP_OPS cannot be counted there)"
 
+# PAPI_overflow (flops_overflow_test.c): without counters it is refused
+# with one sentence each (never PAPI_OK without samples); with page faults
+# standing in for the natives (PAPI_FLOPS_TEST_SWEVENT) the handler runs
+# exactly as often as the periods ceil(P / weight) make it, at the faulting
+# store, in threads, through the preset, FORCE_SW; a multiplexed set, a
+# status event, two overflowing events on shared counters are refused.
+if [ $mode = nocounting ]; then
+	LIBPFM_FORCE_PMU=skx $B/flops_overflow_test refuse > "$out" 2>&1 || { bad "flops_overflow_test refuse"; cat "$out"; }
+	for piece in "PAPI_overflow on flops:::DP_OPS refused: events listed, counting impossible: no hardware PMU" \
+		"PAPI_overflow on flops:::SCALED refused: a status event counts on no counter"; do
+		[ "$(grep -c "^PAPI flops component: $piece" "$out")" = 1 ] || { bad "overflow refusal: no (or repeated) '$piece'"; cat "$out"; }
+	done
+	echo "== overflow without counters: $(tail -n 1 "$out")"
+fi
+PAPI_FLOPS_TEST_SWEVENT=page-faults LIBPFM_FORCE_PMU=skx $B/flops_overflow_test standin > "$out" 2>&1 || { bad "flops_overflow_test standin"; cat "$out"; }
+grep -q "^PAPI flops component: PAPI_overflow on flops events cannot be done in a multiplexed event set" "$out" ||
+	{ bad "multiplexed overflow: no sentence"; cat "$out"; }
+grep "handler calls" "$out" | sed -n 1p
+echo "== overflow on page faults standing in for the natives: $(tail -n 1 "$out")"
+PAPI_FLOPS_TEST_SWEVENT=page-faults LIBPFM_FORCE_PMU=icx $B/flops_overflow_test shared > "$out" 2>&1 || { bad "flops_overflow_test shared"; cat "$out"; }
+grep -q "^PAPI flops component: PAPI_overflow on flops:::DP_OPS cannot be done: .* counts for two overflowing events" "$out" ||
+	{ bad "shared counters: no sentence"; cat "$out"; }
+echo "== overflow of two events on shared counters: $(tail -n 1 "$out")"
+
 # 64 threads under PAPI_thread_init (valgrind too, where installed).
 LIBPFM_FORCE_PMU=skx $B/flops_threads64 > "$out" 2>&1 || { bad "flops_threads64"; cat "$out"; }
 echo "== threads: $(tail -n 1 "$out")"

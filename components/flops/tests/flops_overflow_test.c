@@ -17,7 +17,7 @@
  *                                 15 F / P), at the faulting instruction;
  *                                 the same through the PAPI_DP_OPS preset,
  *                                 in two threads with their own sets, with
- *                                 PAPI_OVERFLOW_FORCE_SW; a multiplexed
+ *                                 PAPI_profil, PAPI_OVERFLOW_FORCE_SW; a multiplexed
  *                                 set and a status event are refused
  *   flops_overflow_test shared    (icx) FP_OPS and DP_OPS overflowing in
  *                                 one set share counters: the second
@@ -174,6 +174,27 @@ static void standin(void)
 			exact(what, 6000, r[i].value, &r[i].t);
 	}
 
+	/* PAPI_profil on top: a histogram of the overflow addresses over
+	 * touch_pages' code, 1:1 (16-bit buckets of 2 bytes) */
+	static unsigned short prof[2048];
+	int es = PAPI_NULL, dp = 0;
+	PAPI_create_eventset(&es);
+	PAPI_event_name_to_code("flops:::DP_OPS", &dp);
+	PAPI_add_event(es, dp);
+	rc = PAPI_profil(prof, sizeof(prof), (vptr_t)touch_pages, 65536, es, dp, 8000, PAPI_PROFIL_POSIX);
+	CHECK(rc == PAPI_OK, "PAPI_profil on flops:::DP_OPS every 8000: %s", PAPI_strerror(rc));
+	if (rc == PAPI_OK && PAPI_start(es) == PAPI_OK) {
+		touch_pages(30000);
+		PAPI_stop(es, &v);
+		PAPI_profil(prof, sizeof(prof), (vptr_t)touch_pages, 65536, es, dp, 0, PAPI_PROFIL_POSIX);
+		long hits = 0, want = expected_calls(v / 15, 8000);
+		for (size_t i = 0; i < sizeof(prof) / sizeof(prof[0]); i++)
+			hits += prof[i];
+		CHECK(hits >= want * 9 / 10 && hits <= want, "PAPI_profil: %ld of %ld overflows in touch_pages' buckets", hits, want);
+	}
+	PAPI_cleanup_eventset(es);
+	PAPI_destroy_eventset(&es);
+
 	/* software overflow: PAPI's timer reads the count, one call per tick at most */
 	rc = run("flops:::DP_OPS", 200000, PAPI_OVERFLOW_FORCE_SW, 200000, &v, &t);
 	CHECK(rc == PAPI_OK, "PAPI_OVERFLOW_FORCE_SW: %s", PAPI_strerror(rc));
@@ -181,7 +202,8 @@ static void standin(void)
 	      "PAPI_OVERFLOW_FORCE_SW: %ld calls for %lld (at most count / P = %lld)", t.calls, v, v / 200000);
 
 	/* a multiplexed set (FP_OPS: 5 counters on 4), a status event */
-	int es = PAPI_NULL, fp = 0, sc = 0;
+	int fp = 0, sc = 0;
+	es = PAPI_NULL;
 	PAPI_create_eventset(&es);
 	PAPI_assign_eventset_component(es, PAPI_get_component_index("flops"));
 	PAPI_set_multiplex(es);

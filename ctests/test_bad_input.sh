@@ -100,5 +100,56 @@ check "running share" 125 "bad_share.csv:3: bad running share '-80.00'" "a perce
 run $RUN --source perf-stat:$tmp/none.csv --arch skx
 check "missing file" 125 "$tmp/none.csv: cannot open: No such file or directory"
 
+# Issue 20.  A hang shows as exit 124 (timeout), never as a pass.
+T="timeout 20"
+mkfifo "$tmp/fifo" && mkdir -p "$tmp/dir" && truncate -s 2G "$tmp/sparse"
+printf '# only comments\n\n# no pmu block\n' > "$tmp/comments.pft"
+
+# 1. Regular files only: a FIFO nobody writes, a directory, a device;
+#    never a wait on the FIFO (it blocked PAPI_library_init).
+for f in fifo:"a FIFO (named pipe)" dir:"a directory" /dev/null:"a character device"; do
+	path=${f%%:*}; [ "${path#/}" = "$path" ] && path=$tmp/$path
+	run env PAPI_FLOPS_TABLE=$path $T $AVAIL --arch all
+	check "table ${f%%:*}" 1 "$path: ${f#*:}, not a regular file; formula tables are read from regular files only"
+	run $T $AVAIL --topology $path
+	case $f in dir:*) check "topology dir" 1 "$path: not a CPUID dump";;
+	*) check "topology ${f%%:*}" 1 "$path: ${f#*:}, not a regular file; topology XML files are read from regular files only";; esac
+done
+mkdir -p "$tmp/fifodump" && printf 'Architecture: x86\n' > "$tmp/fifodump/hwloc-cpuid-info" && mkfifo "$tmp/fifodump/pu0"
+run $T $AVAIL --topology "$tmp/fifodump"
+check "CPUID dump with a FIFO" 1 "$tmp/fifodump/pu0: a FIFO (named pipe), not a regular file; CPUID dump files are read"
+if [ -f "$B/papi/.built" ]; then
+	run env PAPI_FLOPS_TABLE=$tmp/fifo $T $P/utils/papi_component_avail
+	check "FIFO table, PAPI" 0 "Disabled: formula table: $tmp/fifo: a FIFO (named pipe), not a regular file"
+fi
+
+# 2. A size cap, named with the file: /dev/zero is refused as a device
+#    (above), a 2 GB sparse file by its size.
+run env PAPI_FLOPS_TABLE=$tmp/sparse $T $AVAIL --arch all
+check "2 GB table" 1 "$tmp/sparse: 2147483648 bytes, over the 16 MiB limit for formula tables"
+run $T $AVAIL --topology "$tmp/sparse"
+check "2 GB topology" 1 "$tmp/sparse: 2147483648 bytes, over the 64 MiB limit for topology XML files"
+
+# 6. An empty table or table list: the file named, not "unknown CPU";
+#    PAPI_FLOPS_PMU empty or naming a PMU twice: the component disabled.
+run env PAPI_FLOPS_TABLE=$tmp/comments.pft $T $AVAIL
+check "comments-only table" 1 "$tmp/comments.pft: no PMU block in it (only comments or blank lines)"
+for v in : "::" "$tmp/comments.pft:"; do
+	run env PAPI_FLOPS_TABLE="$v" $T $AVAIL
+	check "PAPI_FLOPS_TABLE='$v'" 1 "PAPI_FLOPS_TABLE='$v' has an empty file name, so no PMU block would be read"
+done
+if [ -f "$B/papi/.built" ]; then
+	run env PAPI_FLOPS_TABLE=: $T $P/utils/papi_component_avail
+	check "PAPI_FLOPS_TABLE=:, PAPI" 0 "Disabled: formula table: PAPI_FLOPS_TABLE=':' has an empty file name"
+	for v in , zen4, ,zen4; do
+		run env PAPI_FLOPS_PMU=$v $T $P/utils/papi_component_avail
+		check "PAPI_FLOPS_PMU=$v" 0 "Disabled: PAPI_FLOPS_PMU='$v' has an empty PMU name"
+	done
+	run env PAPI_FLOPS_PMU=zen4,amd64_fam19h_zen4 $T $P/utils/papi_component_avail
+	check "PAPI_FLOPS_PMU twice" 0 "Disabled: PAPI_FLOPS_PMU names amd64_fam19h_zen4 twice (as 'amd64_fam19h_zen4' the second time), which would count its FLOPs twice"
+	run env PAPI_FLOPS_PMU=zen4,zen5 $T $P/utils/papi_component_avail
+	echo "$out" | grep -A1 "^Name: *flops" | grep -q "PAPI_FLOPS_PMU" && bad "zen4,zen5 refused: $out" || ok
+fi
+
 echo "test_bad_input: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -13,6 +13,8 @@
 #include <cmocka.h>
 #include <math.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 
 /* cmocka 1.1 has no floating-point assertion */
 #define assert_near(a, b, eps) do { double a_ = (a), b_ = (b); \
@@ -665,6 +667,50 @@ static void test_table_file_nul(void **state)
 	assert_non_null(strstr(err.msg, ":3: a NUL byte; the table is text"));
 }
 
+/* Issue 20: what pflops_table_load_file opens is a regular file of at
+ * most 16 MiB (a FIFO nobody writes returns at once), and a table with
+ * no PMU block names its file instead of reading every CPU as unknown. */
+static void load_fails(const char *path, const char *says)
+{
+	struct pflops_table t = { 0 };
+	struct pflops_error err = { 0 };
+	int rc = pflops_table_load_file(&t, path, &err);
+	pflops_table_free(&t);
+	assert_int_not_equal(rc, 0);
+	if (!strstr(err.msg, says))
+		fail_msg("%s: \"%s\" does not say \"%s\"", path, err.msg, says);
+}
+
+static void test_table_file_kinds(void **state)
+{
+	char dir[] = "/tmp/pflops_kindsXXXXXX", path[64];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(20);	/* a blocking open fails the test instead of hanging it */
+	load_fails(path, "/fifo: a FIFO (named pipe), not a regular file; formula tables are read from regular files only");
+	alarm(0);
+	unlink(path);
+	load_fails(dir, ": a directory, not a regular file");
+	load_fails("/dev/zero", "/dev/zero: a character device, not a regular file");
+	snprintf(path, sizeof(path), "%s/sparse.pft", dir);
+	int fd = open(path, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0 && ftruncate(fd, 16 << 20 | 1) == 0);
+	close(fd);
+	load_fails(path, "/sparse.pft: 16777217 bytes, over the 16 MiB limit for formula tables");
+	fd = open(path, O_TRUNC | O_WRONLY);
+	assert_true(fd >= 0 && write(fd, "# a comment\n\n", 13) == 13);
+	close(fd);
+	load_fails(path, "/sparse.pft: no PMU block in it (only comments or blank lines)");
+	unlink(path);
+	rmdir(dir);
+	struct pflops_table t = { 0 };
+	struct pflops_error err = { 0 };
+	assert_int_equal(pflops_table_parse(&t, "", "inline", &err), PFLOPS_EINVAL);
+	assert_string_equal(err.msg, "inline: no PMU block in it (only comments or blank lines); a formula table holds 'pmu' blocks (presets/README.md)");
+	pflops_table_free(&t);
+}
+
 /* `note`: an event in no formula is allowed when it says why it is kept
  * (snb's x87 code); `combine` is allowed on a libpfm4-named event. */
 static void test_note_and_combine(void **state)
@@ -717,6 +763,7 @@ int main(void)
 		cmocka_unit_test(test_note_and_combine),
 		cmocka_unit_test(test_formula_bounds),
 		cmocka_unit_test(test_table_file_nul),
+		cmocka_unit_test(test_table_file_kinds),
 	};
 	return cmocka_run_group_tests_name("table", tests, setup, teardown);
 }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every bad input issue 13 found, through the tools a user runs: a
+# Every bad input issues 13 and 20 found, through the tools a user runs: a
 # non-zero exit with the cause and the fix, never a crash (exit >= 128),
 # never a number.  Fixtures: ctests/fixtures/{broken,perfstat},
 # fuzz/regress/topology.
@@ -123,12 +123,41 @@ if [ -f "$B/papi/.built" ]; then
 	check "FIFO table, PAPI" 0 "Disabled: formula table: $tmp/fifo: a FIFO (named pipe), not a regular file"
 fi
 
+for f in fifo:"a FIFO (named pipe)" dir:"a directory" /dev/zero:"a character device"; do
+	path=${f%%:*}; [ "${path#/}" = "$path" ] && path=$tmp/$path
+	run $T $RUN --source perf-stat:$path --arch skx
+	check "perf-stat ${f%%:*}" 125 "$path: ${f#*:}, not a regular file; perf-stat files are read from regular files only"
+done
+
 # 2. A size cap, named with the file: /dev/zero is refused as a device
 #    (above), a 2 GB sparse file by its size.
 run env PAPI_FLOPS_TABLE=$tmp/sparse $T $AVAIL --arch all
 check "2 GB table" 1 "$tmp/sparse: 2147483648 bytes, over the 16 MiB limit for formula tables"
 run $T $AVAIL --topology "$tmp/sparse"
 check "2 GB topology" 1 "$tmp/sparse: 2147483648 bytes, over the 64 MiB limit for topology XML files"
+
+run $T $RUN --source perf-stat:$tmp/sparse --arch skx
+check "2 GB perf-stat file" 125 "$tmp/sparse: 2147483648 bytes, over the 256 MiB limit for perf-stat files"
+
+# 5. perf-stat: counts as written (2^64-1, 2^53+1 and a sum over it, not
+#    through a double); thousands separators, an event on two lines, a
+#    duration no run has: refused with the lines; --seconds bounded.
+run $RUN --source perf-stat:$PS/exact_u64.csv --arch zen4 --json
+check "2^64-1, 2^53+1 exact" 0 '"FP_OPS": 18446744073709551615' '"BF16_OPS": 9007199254740993'
+run $RUN --source perf-stat:$PS/exact_u64.csv --arch zen4 -m FP_OPS
+check "2^64-1 text" 0 "FP_OPS    18,446,744,073,709,551,615 FLOP"
+run $RUN --source perf-stat:$PS/exact_sum.csv --arch skx -m DP_OPS --csv
+check "2^53+1 summed" 0 "DP_OPS,9007199254740995,FLOP"
+run $RUN --source perf-stat:$PS/bad_grouped.csv --arch zen4
+check "thousands separators" 125 "bad_grouped.csv:2: a count with thousands separators ('1,234...'); perf stat -x, never writes them (it turns --big-num off)"
+run $RUN --source perf-stat:$PS/bad_twice.csv --arch skx
+check "event twice" 125 "bad_twice.csv:4: r5303c7:k is the event of line 2 (r5303c7:u) again"
+run $RUN --source perf-stat:$PS/bad_duration.csv --arch skx
+check "duration 1e308 ns" 125 "bad_duration.csv:3: duration_time '1e308 ns' is no run's wall time"
+for v in inf nan -1 0 1e308; do
+	run $RUN --source perf-stat:$PS/skx_merged.csv --arch skx --seconds $v
+	check "--seconds $v" 2 "--seconds takes the run's wall time in seconds, a number above 0 and at most 315576000 (10 years) (got '$v')"
+done
 
 # 6. An empty table or table list: the file named, not "unknown CPU";
 #    PAPI_FLOPS_PMU empty or naming a PMU twice: the component disabled.

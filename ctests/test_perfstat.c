@@ -7,6 +7,8 @@
 #include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include "papi_flops.h"
 
@@ -198,6 +200,74 @@ static void test_bad_values(void **state)
 	unlink(path);
 }
 
+/* Issue 20: counts as written (perf prints whole numbers): 2^64-1 and
+ * 2^53+1 whole, and summed without rounding where the weights are whole. */
+static void test_exact_counts(void **state)
+{
+	struct pflops_perfstat r;
+	read_ok(F "exact_u64.csv", "zen4", M(FP_OPS) | M(BF16_OPS), &r);
+	assert_int_equal(r.metrics_whole, M(FP_OPS) | M(BF16_OPS));
+	assert_true(r.whole[PFLOPS_FP_OPS] == UINT64_MAX);
+	assert_true(r.whole[PFLOPS_BF16_OPS] == (1ULL << 53) + 1);
+	read_ok(F "exact_sum.csv", "skx", M(DP_OPS), &r);
+	assert_true(r.metrics_whole == M(DP_OPS) && r.whole[PFLOPS_DP_OPS] == (1ULL << 53) + 3);
+	assert_true(r.value[PFLOPS_DP_OPS] == (double)((1ULL << 53) + 4));	/* the nearest double */
+}
+
+/* One event on two lines (its :u and :k), thousands separators (perf -x
+ * never writes them), a duration no run has: refused with the lines. */
+static void test_ambiguous_files(void **state)
+{
+	read_fails(F "bad_twice.csv", "skx", M(FP_OPS),
+		   "bad_twice.csv:4: r5303c7:k is the event of line 2 (r5303c7:u) again");
+	read_fails(F "bad_grouped.csv", "zen4", M(FP_OPS),
+		   "bad_grouped.csv:2: a count with thousands separators ('1,234...'); perf stat -x, never writes them");
+	read_fails(F "bad_duration.csv", "skx", M(FP_OPS),
+		   "bad_duration.csv:3: duration_time '1e308 ns' is no run's wall time");
+	struct pflops_perfstat r;
+	read_ok(F "snb_duration.csv", "snb", M(SP_OPS), &r);
+	assert_true(r.seconds == 2.5 && r.seconds_line == 9);
+	char path[] = "/tmp/pflops_psXXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fprintf(f, "277,,r5303c7,1000,100.00,,\n-5,ns,duration_time,1,100.00,,\n");
+	fclose(f);
+	read_fails(path, "skx", M(FP_OPS), ":2: bad count '-5' for duration_time");
+	f = fopen(path, "w");
+	fprintf(f, "277,,r5303c7,1000,100.00,,\n5,ns,duration_time,1,100.00,,\n6,ns,duration_time,1,100.00,,\n");
+	fclose(f);
+	read_fails(path, "skx", M(FP_OPS), ":3: a second duration_time (line 2 has one)");
+	f = fopen(path, "w");	/* ten years and a second */
+	fprintf(f, "277,,r5303c7,1000,100.00,,\n315576001000000000,ns,duration_time,1,100.00,,\n");
+	fclose(f);
+	read_fails(path, "skx", M(FP_OPS), ":2: duration_time '315576001000000000 ns' is no run's wall time");
+	unlink(path);
+}
+
+/* What is opened is a regular file of at most 256 MiB; a FIFO nobody
+ * writes returns at once. */
+static void test_file_kinds(void **state)
+{
+	char dir[] = "/tmp/pflops_psdXXXXXX", path[64];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(20);	/* a blocking open fails the test instead of hanging it */
+	read_fails(path, "skx", M(FP_OPS), "/fifo: a FIFO (named pipe), not a regular file; perf-stat files are read from regular files only");
+	alarm(0);
+	unlink(path);
+	read_fails(dir, "skx", M(FP_OPS), ": a directory, not a regular file");
+	read_fails("/dev/zero", "skx", M(FP_OPS), "/dev/zero: a character device, not a regular file");
+	snprintf(path, sizeof(path), "%s/big.csv", dir);
+	int fd = open(path, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0 && ftruncate(fd, 256 << 20 | 1) == 0);
+	close(fd);
+	read_fails(path, "skx", M(FP_OPS), "/big.csv: 268435457 bytes, over the 256 MiB limit for perf-stat files");
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +277,8 @@ int main(void)
 		cmocka_unit_test(test_three_pmus),     cmocka_unit_test(test_arm_names),
 		cmocka_unit_test(test_or_ed_codes),
 		cmocka_unit_test(test_long_lines),     cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_exact_counts),   cmocka_unit_test(test_ambiguous_files),
+		cmocka_unit_test(test_file_kinds),
 	};
 	return cmocka_run_group_tests_name("perfstat", tests, setup, teardown);
 }

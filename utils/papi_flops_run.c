@@ -26,6 +26,7 @@
 #include "pf_run_funcs.h"
 #include "pf_version.h"
 
+#define PF_MAX_SECONDS (10 * 365.25 * 86400)	/* --seconds, as the perf-stat reader bounds duration_time */
 #define EXIT_TOOL 125	/* the tool failed, not the program (as env(1), timeout(1)) */
 
 static void usage(FILE *o)
@@ -208,27 +209,6 @@ static int source_model(const struct pflops_table *t, const char *pmu, char **pr
 	return rc;
 }
 
-/* The wall time `perf stat -x,` recorded: its duration_time event (ns).
- * perf prints "seconds time elapsed" only without -x.  0: none. */
-static double perfstat_seconds(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *line = NULL;	/* whole lines: a comment's tail is no duration */
-	size_t cap = 0;
-	double s = 0;
-	while (f && getline(&line, &cap, f) >= 0) {
-		if (line[0] == '#')
-			continue;
-		char *unit = strchr(line, ','), *ev = unit ? strchr(unit + 1, ',') : NULL;
-		if (ev && !strncmp(unit, ",ns,duration_time", 17) && (ev[14] == ',' || ev[14] == '\n' || !ev[14]))
-			s = strtod(line, NULL) / 1e9;	/* pflops_perfstat_read checked it: finite, >= 0 */
-	}
-	free(line);
-	if (f)
-		fclose(f);
-	return s;
-}
-
 static int source_perfstat(const struct pflops_table *t, const char *file, const char *arch, double seconds,
 			   struct pf_report *r)
 {
@@ -251,6 +231,7 @@ static int source_perfstat(const struct pflops_table *t, const char *file, const
 	r->source = "perf-stat";
 	snprintf(r->source_detail, sizeof(r->source_detail), "%s read as %s (%s)", file, p->name, p->title);
 	unsigned want = r->asked;
+	double rec = 0;
 	if (!want)
 		want = pflops_pmu_available(p);
 	/* default set: take what the file has; an explicit list must be complete */
@@ -268,6 +249,11 @@ static int source_perfstat(const struct pflops_table *t, const char *file, const
 		}
 		r->v[m] = ps.value[m];
 		r->got |= 1u << m;
+		if (ps.metrics_whole >> m & 1) {	/* printed as read, not through a double */
+			r->whole[m] = ps.whole[m];
+			r->wholes |= 1u << m;
+		}
+		rec = ps.seconds;	/* perf's duration_time (checked: ns, at most 10 years) */
 		if (ps.min_pct < 100 && !r->nnotes)
 			pf_report_note(r, "perf multiplexed the counters (lowest running share %.2f%%): scaled estimates",
 				       ps.min_pct);
@@ -278,7 +264,6 @@ static int source_perfstat(const struct pflops_table *t, const char *file, const
 		return EXIT_TOOL;
 	}
 	r->asked = want;
-	double rec = perfstat_seconds(file);
 	r->wall = seconds > 0 ? seconds : rec;
 	r->wall_real = r->wall > 0;
 	if (seconds > 0 && rec > 0)
@@ -340,8 +325,10 @@ int main(int argc, char **argv)
 		case OPT_SECONDS: {
 			char *end;
 			seconds = strtod(optarg, &end);
-			if (end == optarg || *end || !(seconds > 0)) {
-				fprintf(stderr, "papi_flops_run: --seconds takes the run's wall time in seconds, a number above 0 (got '%s')\n", optarg);
+			/* a wall time: not inf or nan, and no run lasts 10 years */
+			if (end == optarg || *end || !(seconds > 0) || !(seconds <= PF_MAX_SECONDS)) {
+				fprintf(stderr, "papi_flops_run: --seconds takes the run's wall time in seconds, a number above 0 and at most %.0f (10 years) (got '%s')\n",
+					PF_MAX_SECONDS, optarg);
 				return 2;
 			}
 			break;

@@ -5,6 +5,7 @@
  * format, each count carries its unit and accuracy class, and a rate is
  * given only where the wall time is that of a native run.
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -77,12 +78,20 @@ static int exit_code(int status)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* "1234567" -> "1,234,567" (rounded to an integer) */
-static const char *grouped(double v, char *buf, size_t len)
+/* metric m's count in decimal: as read where the source has the whole
+ * number (a double rounds past 2^53), else v rounded */
+static const char *count_digits(const struct pf_report *r, int m, char *buf, size_t len)
 {
-	char digits[64];
-	snprintf(digits, sizeof(digits), "%.0f", v);
-	const char *d = digits;
+	if (r->wholes >> m & 1)
+		snprintf(buf, len, "%" PRIu64, r->whole[m]);
+	else
+		snprintf(buf, len, "%.0f", r->v[m]);
+	return buf;
+}
+
+/* "1234567" -> "1,234,567" */
+static const char *group_digits(const char *d, char *buf, size_t len)
+{
 	size_t o = 0;
 	if (*d == '-')
 		buf[o++] = *d++;
@@ -94,6 +103,14 @@ static const char *grouped(double v, char *buf, size_t len)
 	}
 	buf[o] = 0;
 	return buf;
+}
+
+/* 1234567.4 -> "1,234,567" */
+static const char *grouped(double v, char *buf, size_t len)
+{
+	char digits[64];
+	snprintf(digits, sizeof(digits), "%.0f", v);
+	return group_digits(digits, buf, len);
 }
 
 /* ---- text ---------------------------------------------------------- */
@@ -123,7 +140,9 @@ static void text_metric(FILE *o, const struct pf_report *r, int m)
 			klass(r, m) == PFLOPS_UNAVAILABLE ? "unavailable" : "not measured");
 		return;
 	}
-	fprintf(o, "  %-9s %17s %-12s  ", pflops_metric_name(m), grouped(r->v[m], num, sizeof(num)), pf_metric_unit(m));
+	char digits[64];
+	fprintf(o, "  %-9s %17s %-12s  ", pflops_metric_name(m),
+		group_digits(count_digits(r, m, digits, sizeof(digits)), num, sizeof(num)), pf_metric_unit(m));
 	double g;
 	if (rate(r, m, &g))
 		fprintf(o, "%-12s %10.3f GFLOP/s\n", pflops_class_name(klass(r, m)), g);
@@ -317,7 +336,11 @@ static int sel_has_rate(const struct pf_report *r, int m)
 	return rate(r, m, &g);
 }
 
-static void val_count(FILE *o, const struct pf_report *r, int m) { fprintf(o, "%.0f", r->v[m]); }
+static void val_count(FILE *o, const struct pf_report *r, int m)
+{
+	char digits[64];
+	fputs(count_digits(r, m, digits, sizeof(digits)), o);
+}
 static void val_unit(FILE *o, const struct pf_report *r, int m) { pf_json_str(o, pf_metric_unit(m)); }
 static void val_class(FILE *o, const struct pf_report *r, int m) { pf_json_str(o, pflops_class_name(klass(r, m))); }
 static void val_why(FILE *o, const struct pf_report *r, int m) { pf_json_str(o, why_missing(r, m)); }
@@ -536,7 +559,7 @@ static void csv_write(FILE *o, const struct pf_report *r, char sep)
 					klass(r, m) == PFLOPS_UNAVAILABLE ? cls : "not measured", why_missing(r, m));
 				continue;
 			}
-			snprintf(num, sizeof(num), "%.0f", r->v[m]);
+			count_digits(r, m, num, sizeof(num));
 			csv_row(o, sep, name, num, pf_metric_unit(m), src, cls, caveat(r, m));
 			if (r->mask.corrected >> m & 1) {	/* the sampled estimate, its interval */
 				const struct pf_mask *k = &r->mask;

@@ -60,6 +60,9 @@ struct pf_report {
 	unsigned asked;		/* metrics asked for (bit mask of enum pflops_metric) */
 	unsigned got;		/* of which measured */
 	double v[PFLOPS_NMETRIC];
+	uint64_t whole[PFLOPS_NMETRIC];	/* v[m] exactly, where wholes has bit m
+					 * (perf-stat counts read as written) */
+	unsigned wholes;
 	double widths[PFLOPS_NWIDTH];	/* exact FLOPs by vector width (trace, model) */
 	int have_widths;
 	char notes[PF_REPORT_NOTES][PF_REPORT_NOTE_LEN];	/* about the whole run */

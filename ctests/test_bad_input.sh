@@ -180,5 +180,24 @@ if [ -f "$B/papi/.built" ]; then
 	echo "$out" | grep -A1 "^Name: *flops" | grep -q "PAPI_FLOPS_PMU" && bad "zen4,zen5 refused: $out" || ok
 fi
 
+# 7. Write errors: every tool's output to a full device ends non-zero
+#    with "TOOL: write error: FILE: REASON" (was exit 0 in silence).
+full() { out=$("$@" 2>&1 >/dev/full); rc=$?; }
+FULL="write error: standard output: No space left on device"
+full $AVAIL; check "avail > /dev/full" 1 "papi_flops_avail: $FULL"
+full $AVAIL --perf; check "avail --perf > /dev/full" 1 "papi_flops_avail: $FULL"
+full $AVAIL --arch all --json; check "avail --json > /dev/full" 1 "papi_flops_avail: $FULL"
+full $AVAIL --help; check "avail --help > /dev/full" 1 "papi_flops_avail: $FULL"
+full $RUN --version; check "run --version > /dev/full" 125 "papi_flops_run: $FULL"
+run $RUN --source perf-stat:$PS/skx_merged.csv --arch skx -o /dev/full
+check "run -o /dev/full" 125 "papi_flops_run: write error: /dev/full: No space left on device"
+run sh -c "$RUN --source perf-stat:$PS/skx_merged.csv --arch skx --json 2>/dev/full"
+check "run report > /dev/full" 125
+CHK="$B/papi_flops_check --iterations 10 --runs 1"
+full $CHK --json; check "check --json > /dev/full" 1 "papi_flops_check: $FULL"
+full $CHK; check "check > /dev/full" 1 "papi_flops_check: $FULL"
+run $CHK --markdown /dev/full
+check "check --markdown /dev/full" 1 "papi_flops_check: write error: /dev/full: No space left on device"
+
 echo "test_bad_input: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "papi_flops.h"
 #include "pflops_trace.h"
+#include "pf_output.h"
 #include "pf_report.h"
 #include "pf_signal.h"
 #include "pf_run_hw.h"
@@ -305,6 +306,7 @@ int main(int argc, char **argv)
 	double seconds = 0;
 	unsigned mask_period = 0, top = 20;
 	int quiet = 0, by_function = 0, c;
+	pf_output_init("papi_flops_run", EXIT_TOOL);	/* --help, --version: the program's stdout is its own */
 	while ((c = getopt_long(argc, argv, "+s:m:r:a:o:jx:qhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': source = optarg; break;
@@ -433,10 +435,8 @@ int main(int argc, char **argv)
 	if (!rc) {
 		if (output || !quiet)
 			pf_report_write(out, &r, format, sep);
-		if (output && (ferror(out) | fclose(out))) {
-			fprintf(stderr, "papi_flops_run: cannot write the report to %s: %s\n", output, strerror(errno));
+		if ((output || !quiet) && pf_output_close(out, output ? output : "standard error"))
 			rc = EXIT_TOOL;
-		}
 		if (!rc && r.interrupted) {
 			rc = 128 + r.interrupted;	/* as the shell reports an interrupted job */
 		} else if (!rc && r.status >= 0) {

@@ -7,10 +7,9 @@
 #include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <cmocka.h>
 #include "papi_flops.h"
+#include "odd_files.h"
 
 #define F "ctests/fixtures/perfstat/"
 static struct pflops_table T;
@@ -46,6 +45,19 @@ static void read_fails(const char *file, const char *pmu, unsigned metrics, cons
 		fail_msg("%s accepted", file);
 	if (!strstr(err.msg, says))
 		fail_msg("%s: \"%s\" does not say \"%s\"", file, err.msg, says);
+}
+
+/* text written to a file of its own, then read_fails */
+static void text_fails(const char *text, const char *pmu, const char *says)
+{
+	char path[] = "/tmp/pflops_psXXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	read_fails(path, pmu, M(FP_OPS), says);
+	unlink(path);
 }
 
 /* Seed 001: 39,195,349,051 packed-single uops x 4 = the "160 billion" SP ops.
@@ -185,19 +197,11 @@ static void test_bad_values(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		read_fails(bad[i][0], "skx", M(FP_OPS), bad[i][1]);
 	/* the largest count perf prints is fine, one more is not */
-	char path[] = "/tmp/pflops_psXXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	FILE *f = fdopen(fd, "w");
-	fprintf(f, "18446744073709551615,,r5303c7,1000,100.00,,\n18446744073709551616,,r5318c7,1000,100.00,,\n");
-	fclose(f);
-	read_fails(path, "skx", M(FP_OPS), ":2: bad count '18446744073709551616'");
+	text_fails("18446744073709551615,,r5303c7,1000,100.00,,\n18446744073709551616,,r5318c7,1000,100.00,,\n", "skx",
+		   ":2: bad count '18446744073709551616'");
 	/* another PMU's line is not used, and still not nan */
-	f = fopen(path, "w");
-	fprintf(f, "3,,cpu_core/config=0x5303c7/,1000,100.00,,\nnan,,cpu_atom/config=0x5303c7/,1000,100.00,,\n");
-	fclose(f);
-	read_fails(path, "adl_glc", M(FP_OPS), ":2: bad count 'nan' for cpu_atom/config=0x5303c7/");
-	unlink(path);
+	text_fails("3,,cpu_core/config=0x5303c7/,1000,100.00,,\nnan,,cpu_atom/config=0x5303c7/,1000,100.00,,\n", "adl_glc",
+		   ":2: bad count 'nan' for cpu_atom/config=0x5303c7/");
 }
 
 /* Issue 20: counts as written (perf prints whole numbers): 2^64-1 and
@@ -227,45 +231,26 @@ static void test_ambiguous_files(void **state)
 	struct pflops_perfstat r;
 	read_ok(F "snb_duration.csv", "snb", M(SP_OPS), &r);
 	assert_true(r.seconds == 2.5 && r.seconds_line == 9);
-	char path[] = "/tmp/pflops_psXXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	FILE *f = fdopen(fd, "w");
-	fprintf(f, "277,,r5303c7,1000,100.00,,\n-5,ns,duration_time,1,100.00,,\n");
-	fclose(f);
-	read_fails(path, "skx", M(FP_OPS), ":2: bad count '-5' for duration_time");
-	f = fopen(path, "w");
-	fprintf(f, "277,,r5303c7,1000,100.00,,\n5,ns,duration_time,1,100.00,,\n6,ns,duration_time,1,100.00,,\n");
-	fclose(f);
-	read_fails(path, "skx", M(FP_OPS), ":3: a second duration_time (line 2 has one)");
-	f = fopen(path, "w");	/* ten years and a second */
-	fprintf(f, "277,,r5303c7,1000,100.00,,\n315576001000000000,ns,duration_time,1,100.00,,\n");
-	fclose(f);
-	read_fails(path, "skx", M(FP_OPS), ":2: duration_time '315576001000000000 ns' is no run's wall time");
-	unlink(path);
+	text_fails("277,,r5303c7,1000,100.00,,\n-5,ns,duration_time,1,100.00,,\n", "skx",
+		   ":2: bad count '-5' for duration_time");
+	text_fails("277,,r5303c7,1000,100.00,,\n5,ns,duration_time,1,100.00,,\n6,ns,duration_time,1,100.00,,\n", "skx",
+		   ":3: a second duration_time (line 2 has one)");
+	text_fails("277,,r5303c7,1000,100.00,,\n315576001000000000,ns,duration_time,1,100.00,,\n", "skx",	/* 10 years and 1 s */
+		   ":2: duration_time '315576001000000000 ns' is no run's wall time");
+	text_fails("277,,r5303c7,1000,100.00,,\n5,msec,duration_time,1,100.00,,\n", "skx",
+		   ":2: duration_time '5 msec' is no run's wall time (perf writes it in ns");
 }
 
 /* What is opened is a regular file of at most 256 MiB; a FIFO nobody
  * writes returns at once. */
+static void skx_fails(const char *path, const char *says)
+{
+	read_fails(path, "skx", M(FP_OPS), says);
+}
+
 static void test_file_kinds(void **state)
 {
-	char dir[] = "/tmp/pflops_psdXXXXXX", path[64];
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/fifo", dir);
-	assert_int_equal(mkfifo(path, 0600), 0);
-	alarm(20);	/* a blocking open fails the test instead of hanging it */
-	read_fails(path, "skx", M(FP_OPS), "/fifo: a FIFO (named pipe), not a regular file; perf-stat files are read from regular files only");
-	alarm(0);
-	unlink(path);
-	read_fails(dir, "skx", M(FP_OPS), ": a directory, not a regular file");
-	read_fails("/dev/zero", "skx", M(FP_OPS), "/dev/zero: a character device, not a regular file");
-	snprintf(path, sizeof(path), "%s/big.csv", dir);
-	int fd = open(path, O_CREAT | O_WRONLY, 0600);
-	assert_true(fd >= 0 && ftruncate(fd, 256 << 20 | 1) == 0);
-	close(fd);
-	read_fails(path, "skx", M(FP_OPS), "/big.csv: 268435457 bytes, over the 256 MiB limit for perf-stat files");
-	unlink(path);
-	rmdir(dir);
+	odd_files_refused(skx_fails, "perf-stat files", 256);
 }
 
 int main(void)

@@ -165,11 +165,12 @@ static int by_key(const void *a, const void *b)
 
 static int twice(const char *path, const struct rec *recs, int n, struct pflops_error *err)
 {
-	struct rec *s = n ? malloc(n * sizeof(*s)) : NULL;
-	if (n && !s)
+	if (n < 2)
+		return 0;
+	struct rec *s = malloc(n * sizeof(*s));
+	if (!s)
 		return pf_err(err, PFLOPS_ENOMEM, "%s: out of memory", path);
-	if (n)
-		memcpy(s, recs, n * sizeof(*s));
+	memcpy(s, recs, n * sizeof(*s));
 	qsort(s, n, sizeof(*s), by_key);
 	int first = -1;
 	for (int i = 1; i < n; i++)

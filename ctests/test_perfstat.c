@@ -128,7 +128,8 @@ static void test_three_pmus(void **state)
 	assert_int_equal(r.lines, 1);
 }
 
-/* Arm PMU names: armv9_<core> and armv8_<core> (device tree),
+/* Arm PMU names as the kernel's arm_pmuv3.c registers them from a device
+ * tree (armv8_neoverse_v1, armv8_neoverse_v2, armv9_neoverse_n2),
  * armv8_pmuv3_0 (ACPI), bare raw codes.  V2/N2 have 128-bit SVE:
  * FP_OPS = 100 * 128/128 + 7; V1 256-bit: 100 * 2 + 7 */
 static void test_arm_names(void **state)
@@ -137,6 +138,8 @@ static void test_arm_names(void **state)
 	read_ok(F "arm_v2_devicetree.csv", "arm_v2", M(FP_OPS), &r);
 	assert_true(r.value[PFLOPS_FP_OPS] == 107);
 	read_ok(F "arm_n2_acpi_raw.csv", "arm_n2", M(FP_OPS), &r);
+	assert_true(r.value[PFLOPS_FP_OPS] == 107);
+	read_ok(F "arm_n2_devicetree.csv", "arm_n2", M(FP_OPS), &r);
 	assert_true(r.value[PFLOPS_FP_OPS] == 107);
 	read_ok(F "arm_v1_devicetree.csv", "arm_v1", M(FP_OPS), &r);
 	assert_true(r.value[PFLOPS_FP_OPS] == 207);

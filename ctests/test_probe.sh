@@ -80,7 +80,7 @@ fam_model=$(awk -F': ' '/^cpu family/{f=$2} /^model\t/{m=$2} END{print f "/" m}'
 case "$fam_model" in
 6/207|6/143) echo "$out" | grep -q "pmu=spr " && pass=$((pass + 1)) || { echo "FAIL: this machine ($fam_model) is not spr: $out"; fail=$((fail + 1)); } ;;
 esac
-if ls /sys/bus/event_source/devices | grep -qE '^(cpu|cpu_core|cpu_atom|armv8_.*)$'; then
+if ls /sys/bus/event_source/devices | grep -qE '^(cpu|cpu_core|cpu_atom|cpu_lowpower|armv[89]_.*)$'; then
 	echo "$out" | grep -qE "^access (success|not permitted)" && pass=$((pass + 1)) || { echo "FAIL: verdict: $out"; fail=$((fail + 1)); }
 else
 	echo "$out" | grep -q "^access no hardware PMU exposed: no hardware PMU is exposed: .*hypervisor hides the counters" &&

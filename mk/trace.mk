@@ -34,7 +34,7 @@ $(B)/ctests/test_model: ctests/test_model.c $(CORE_LIB)
 TD = $(B)/ctests/trace
 CALIB_CFLAGS = -g -Wall -Wextra
 CALIB_FREE = -ffreestanding -fno-builtin -fno-stack-protector -fno-pie -no-pie \
-             -nostdlib -static -Ictests/trace
+             -nostdlib -static -Ictests/trace -Icomponents/flops/core
 TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
                $(TD)/calib_threads $(TD)/calib_fork $(TD)/calib_signal \
                $(TD)/libcalibk.so $(TD)/calib_region $(TD)/calib_regionx \
@@ -42,7 +42,7 @@ TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
                $(TD)/calib_fp_stripped
 CHECK_DEPS += $(TRACE_CALIBS)
 
-$(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h
+$(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h ctests/trace/calib_list.h components/flops/core/pflops_cpufeat.h
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $(CALIB_FREE) $< -o $@
 # the same program without symbols (--by-function: code no symbol covers)

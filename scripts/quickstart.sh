@@ -2,7 +2,8 @@
 # Quick start: install what is missing, build, install into ./_inst and
 # run the main job on this machine: what it can count, a check of every
 # formula, and the FLOPs of a bundled example with the best source here.
-# It first says what it will change on this system.
+# It first says what it will change on this system, and only what it
+# still has to do (a re-run fetches and installs nothing).
 set -e
 cd "$(dirname "$0")/.."
 missing=$(./scripts/install-deps.sh --missing)
@@ -14,6 +15,8 @@ else
 fi
 if [ -f Makefile ] && ! grep -q '^PAPI_SRC *= *apt$' Makefile; then
 	echo "  - PAPI's source: as configured ($(sed -n 's/^PAPI_SRC *= *//p' Makefile)); apt sources untouched"
+elif ls -d build/papi-dl/papi-[0-9]*/ >/dev/null 2>&1; then
+	echo "  - PAPI's source: already in build/papi-dl; apt sources untouched"
 else
 	echo "  - PAPI's source: 'apt-get source papi' into build/papi-dl; if apt has no deb-src entries, as root it"
 	echo "    adds them for the mirrors already configured (/etc/apt/sources.list or sources.list.d/*.sources)"

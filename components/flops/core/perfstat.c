@@ -92,8 +92,8 @@ static int identify(const struct pflops_pmu *pmu, const char *name, uint64_t *ke
 		*slash = 0;
 		/* hybrid files hold one line per core PMU (cpu_core, cpu_atom,
 		 * cpu_lowpower); ours is pmu->sysfs.  An Arm core's PMU is named
-		 * armv8_pmuv3_N (ACPI) or after the core (device tree:
-		 * armv8_neoverse_n1, armv9_neoverse_v2, armv9_cortex_a710) */
+		 * armv8_pmuv3_N (ACPI) or after the core (device tree; the
+		 * kernel's arm_pmuv3.c: armv8_neoverse_v2, armv9_neoverse_n2) */
 		int arm = pmu->arch == PFLOPS_ARCH_ARM && (!strncmp(ev, "armv8_", 6) || !strncmp(ev, "armv9_", 6));
 		if (strcmp(ev, pmu->sysfs) && strcmp(ev, "cpu") && !arm)
 			return -1;

@@ -42,4 +42,8 @@ int pf_input_check(const char *path, const char *what, unsigned max_mib, struct 
 /* For readers: an error when `bytes` read so far pass the cap (the file grew). */
 int pf_input_too_big(const char *path, const char *what, unsigned max_mib, unsigned long long bytes,
 		     struct pflops_error *err);
+/* hwloc info NAME (CPUVendor, CPUModelNumber ...) of obj or its nearest
+ * ancestor that has it; NULL if none (topo_load.c). */
+struct hwloc_obj;
+const char *pf_obj_info(struct hwloc_obj *obj, const char *name);
 #endif

@@ -144,7 +144,7 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 	return 0;
 }
 
-static const char *pu_info(hwloc_obj_t o, const char *name)
+const char *pf_obj_info(hwloc_obj_t o, const char *name)
 {
 	for (; o; o = o->parent) {
 		const char *v = hwloc_obj_get_info_by_name(o, name);
@@ -158,8 +158,8 @@ static const char *pu_info(hwloc_obj_t o, const char *name)
 static int dump_replayed(hwloc_topology_t topo, const char *dir, const struct dump_id *id, struct pflops_error *err)
 {
 	hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo, 0);
-	const char *v = pu_info(pu, "CPUVendor"), *fa = pu_info(pu, "CPUFamilyNumber"),
-		   *mo = pu_info(pu, "CPUModelNumber"), *st = pu_info(pu, "CPUStepping");
+	const char *v = pf_obj_info(pu, "CPUVendor"), *fa = pf_obj_info(pu, "CPUFamilyNumber"),
+		   *mo = pf_obj_info(pu, "CPUModelNumber"), *st = pf_obj_info(pu, "CPUStepping");
 	int npus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
 	if (v && fa && mo && st && !strcmp(v, id->vendor) && strtoul(fa, NULL, 0) == id->family &&
 	    strtoul(mo, NULL, 0) == id->model && strtoul(st, NULL, 0) == id->stepping && npus == (int)id->npus)

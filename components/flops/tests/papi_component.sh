@@ -36,6 +36,26 @@ for pmu in adl_glc lnc amd64_fam1ah_zen5; do
 	echo "== $pmu (PAPI_FLOPS_PMU): $(tail -n 1 "$out")"
 done
 
+# PAPI_FLOPS_PMU=srf / cwf on an E-core-only part's sysfs, where the kernel
+# registers the one core PMU as `cpu` (arch/x86/events/core.c, not hybrid):
+# the component counts on it and looks for no cpu_atom; a hybrid E-core
+# block (mtl_cmt, on cpu_atom) there names the PMU it does not find.
+# PAPI_FLOPS_SYSFS points the component at that sysfs.
+sys=$(mktemp -d) && mkdir "$sys/cpu" && echo 4 > "$sys/cpu/type"
+for pmu in srf cwf mtl_cmt; do
+	PAPI_FLOPS_SYSFS=$sys PAPI_FLOPS_PMU=$pmu $P/utils/papi_component_avail > "$out" 2>&1
+	reason=$(grep -A1 '^Name: *flops' "$out" | sed -n 2p)
+	case "$pmu:$reason" in
+	*perf_event_paranoid*) echo "skip: PAPI_FLOPS_PMU=$pmu: counting not permitted here: $reason" ;;
+	mtl_cmt:*"no perf PMU 'cpu_atom'"*) echo "ok:   PAPI_FLOPS_PMU=mtl_cmt on a cpu-only sysfs: names cpu_atom" ;;
+	mtl_cmt:*) bad "PAPI_FLOPS_PMU=mtl_cmt on a cpu-only sysfs: [$reason]" ;;
+	*Disabled*) bad "PAPI_FLOPS_PMU=$pmu on a cpu-only sysfs: $reason" ;;
+	*) sed -n '/^Active components/,$p' "$out" | grep -q '^Name: *flops' && echo "ok:   PAPI_FLOPS_PMU=$pmu: active on cpu" ||
+		{ bad "PAPI_FLOPS_PMU=$pmu: flops not active"; cat "$out"; } ;;
+	esac
+done
+rm -r "$sys"
+
 # papi_native_avail lists the events with formula, class and qualifiers.
 LIBPFM_FORCE_PMU=skx $P/utils/papi_native_avail -i flops > "$out" 2>&1
 grep -q 'flops:::DP_OPS' "$out" || bad "papi_native_avail does not list flops:::DP_OPS"

@@ -2,11 +2,11 @@
  * Opening a file the user named (a formula table, a perf-stat file, a
  * topology): a regular file of bounded size, or an error naming it.
  *
- * The open never waits: O_NONBLOCK makes open(2) return at once on a
- * FIFO nobody writes (which would otherwise block every program in
- * PAPI_library_init), and fstat on the descriptor, not on the name,
- * decides what was opened.  The size cap turns /dev/zero or a sparse
- * 2 GB file into one sentence instead of "out of memory".
+ * The open never waits: the name is checked before it is opened, and
+ * O_NONBLOCK makes open(2) return at once should it have become a FIFO
+ * nobody writes (which would block every program in PAPI_library_init);
+ * fstat on the descriptor decides what was opened.  The size cap turns
+ * a sparse 2 GB file into one sentence instead of "out of memory".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +55,10 @@ int pf_input_check(const char *path, const char *what, unsigned max_mib, struct 
 
 FILE *pf_input_open(const char *path, const char *what, unsigned max_mib, struct pflops_error *err)
 {
+	/* by name first: a device is never opened (opening some acts: a tape
+	 * rewinds); then on the descriptor, in case the name changed between */
+	if (pf_input_check(path, what, max_mib, err))
+		return NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		pf_err(err, PFLOPS_ESYS, "%s: cannot open: %s", path, strerror(errno));

@@ -24,6 +24,7 @@
 #include "pf_run_hw.h"
 #include "pf_run_mask.h"
 #include "pf_run_funcs.h"
+#include "pf_mpi.h"
 #include "pf_version.h"
 
 #define EXIT_TOOL 125	/* the tool failed, not the program (as env(1), timeout(1)) */
@@ -72,6 +73,15 @@ static double now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* wall-clock time (seconds since 1970): comparable between the ranks of
+ * a job, for its start and end */
+static double epoch_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -407,6 +417,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_flops_run: --region needs --source trace or model:PMU (counters cannot tell functions apart)\n");
 		return 2;
 	}
+	/* in an MPI job: the rank, and -o's %r ... (docs/mpi.md) */
+	struct pf_mpi mpi;
+	struct pflops_error jerr = { 0 };
+	char outpath[4096];
+	if (pf_mpi_detect(&mpi, &jerr) || (output && pf_mpi_expand(output, &mpi, outpath, sizeof(outpath), &jerr))) {
+		fprintf(stderr, "papi_flops_run: %s\n", jerr.msg);
+		return 2;
+	}
+	if (output)
+		output = outpath;
 	FILE *out = stderr;
 	int rc = open_output(output, &out);
 	if (rc)
@@ -417,13 +437,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
-	struct pf_report r = { .source = source, .status = -1, .asked = metrics, .program = perfstat ? NULL : prog[0] };
+	struct pf_report r = { .source = source, .status = -1, .asked = metrics, .program = perfstat ? NULL : prog[0],
+			       .mpi = &mpi };
 	if (by_function && !(byfunc = pflops_funcs_new(&err))) {
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
-	if (!perfstat)
+	if (!perfstat) {
 		pf_signal_install();	/* Ctrl-C, kill: stop the program, report what was counted */
+		r.started = epoch_now();
+	}
 	if (!strcmp(source, "trace")) {
 		rc = source_trace(prog, region, quiet, &r);
 	} else if (!strncmp(source, "model:", 6)) {
@@ -440,6 +463,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_flops_run: unknown source '%s'; use hw, trace, model:PMU or perf-stat:FILE\n", source);
 		rc = 2;
 	}
+	if (!perfstat)
+		r.ended = epoch_now();
 	if (!rc && byfunc)
 		rc = pf_byfunc_fill(&r, byfunc, r.pmu, top);
 	r.interrupted = pf_signal_seen();

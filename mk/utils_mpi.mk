@@ -9,7 +9,7 @@ PF_JOB_SRCS = utils/pf_job_read.c utils/pf_job.c utils/pf_job_write.c utils/pf_j
 PF_JOB_HDRS = utils/pf_job.h utils/pf_jread.h utils/pf_report.h utils/pf_json.h utils/pf_mpi.h
 $(B)/papi_flops_report: utils/papi_flops_report.c $(PF_JOB_SRCS) $(PF_JOB_HDRS) $(PF_VERSION_H) $(CORE_LIB)
 	$(CC) $(CPPFLAGS) -Iutils $(PF_CFLAGS) utils/papi_flops_report.c $(PF_JOB_SRCS) -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS)
-CHECK_SCRIPTS += ctests/test_report.sh
+CHECK_SCRIPTS += ctests/test_report.sh ctests/test_mpi.sh
 
 # The fuzz harness of the report reader (fuzz/fuzz_report.c): it needs
 # the reader's files of utils/, so it has its own rule.

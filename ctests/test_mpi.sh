@@ -36,9 +36,10 @@ if ! timeout 60 mpirun --oversubscribe -np 2 true >"$tmp/probe" 2>&1; then
 fi
 
 # mpi RUNDIR SOURCE [CRASH_RANK]: 4 ranks under papi_flops_run, reports RUNDIR/r.%r.json
+# (JSON from the name, as in the README's command)
 mpi() {
 	mkdir -p "$1"
-	timeout 300 mpirun --oversubscribe -np 4 "$RUN" --source "$2" --json --by-function -o "$1/r.%r.json" -- \
+	timeout 300 mpirun --oversubscribe -np 4 "$RUN" --source "$2" --by-function -o "$1/r.%r.json" -- \
 		./mpi_flops $N $3 >"$1/out" 2>"$1/err"
 }
 # the kernel's DP_OPS in rank file F

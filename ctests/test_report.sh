@@ -121,6 +121,15 @@ f=$(ls "$tmp"/h.1.*.json 2>/dev/null)
 case "$f" in "$tmp"/h.1.[0-9]*.json) ok; jq_is "$f" .launcher mpich/hydra ;; *) bad "-o %r.%p: $(ls "$tmp")" ;; esac
 PMIX_RANK=0 $RUN --source trace --json -o "$tmp/x.%r.%s.json" -- $K addsd 1 >/dev/null 2>&1
 [ -s "$tmp/x.0.x.json" ] && jq_is "$tmp/x.0.x.json" .size null || bad "PMIX_RANK without a size: $(ls "$tmp")"
+# the format from the name: .json JSON, .csv CSV, unless one is asked for
+SLURM_PROCID=1 SLURM_NTASKS=2 $RUN --source trace -o "$tmp/fmt.%r.json" -- $K addsd 7 >/dev/null 2>&1
+jq_is "$tmp/fmt.1.json" .metrics.DP_OPS 7
+$RUN --source trace -o "$tmp/fmt.csv" -- $K addsd 7 >/dev/null 2>&1
+grep -qx 'DP_OPS,7,FLOP,trace,exact,' "$tmp/fmt.csv" && ok || bad "-o FILE.csv: $(cat "$tmp/fmt.csv")"
+$RUN --source trace --csv -o "$tmp/fmt2.json" -- $K addsd 7 >/dev/null 2>&1
+grep -qx 'DP_OPS,7,FLOP,trace,exact,' "$tmp/fmt2.json" && ok || bad "--csv -o FILE.json: $(cat "$tmp/fmt2.json")"
+$RUN --source trace -o "$tmp/fmt.txt" -- $K addsd 7 >/dev/null 2>&1
+grep -q '^  DP_OPS  *7 FLOP  *exact$' "$tmp/fmt.txt" && ok || bad "-o FILE.txt: $(cat "$tmp/fmt.txt")"
 # outside a job %r is 0 and %s 1
 $RUN --source trace -o "$tmp/n.%r.%s.txt" -- $K addsd 1 >/dev/null 2>&1
 [ -s "$tmp/n.0.1.txt" ] && ok || bad "-o %r.%s outside a job: $(ls "$tmp")"

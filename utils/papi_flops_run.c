@@ -57,7 +57,9 @@ static void usage(FILE *o)
 		"                            duration_time line (record with -e duration_time to have one)\n"
 		"\n"
 		"The report:\n"
-		"  -o, --output FILE         write it to FILE instead of stderr\n"
+		"  -o, --output FILE         write it to FILE instead of stderr; FILE.json is --json and\n"
+		"                            FILE.csv --csv unless a format is given; in FILE, %%r is the MPI\n"
+		"                            rank, %%s the job size, %%h the host, %%p the pid, %%%% a %%\n"
 		"  -j, --json                as one JSON object\n"
 		"      --csv                 as CSV: metric,value,unit,source,accuracy,caveat\n"
 		"  -x, --field-separator C   as CSV with separator C (as perf stat -x)\n"
@@ -329,7 +331,7 @@ int main(int argc, char **argv)
 	char sep = ',';
 	double seconds = 0;
 	unsigned mask_period = 0, top = 20;
-	int quiet = 0, by_function = 0, c;
+	int quiet = 0, by_function = 0, format_given = 0, c;
 	while ((c = getopt_long(argc, argv, "+s:m:r:a:o:jx:qhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': source = optarg; break;
@@ -337,14 +339,15 @@ int main(int argc, char **argv)
 		case 'r': region = optarg; break;
 		case 'a': arch = optarg; break;
 		case 'o': output = optarg; break;
-		case 'j': format = PF_FORMAT_JSON; break;
-		case OPT_CSV: format = PF_FORMAT_CSV; break;
+		case 'j': format = PF_FORMAT_JSON; format_given = 1; break;
+		case OPT_CSV: format = PF_FORMAT_CSV; format_given = 1; break;
 		case 'x':
 			if (strlen(optarg) != 1 || strchr("\"\r\n", optarg[0])) {
 				fprintf(stderr, "papi_flops_run: -x takes one character other than a quote or line break, as in -x, or -x';'\n");
 				return 2;
 			}
 			format = PF_FORMAT_CSV;
+			format_given = 1;
 			sep = optarg[0];
 			break;
 		case OPT_SECONDS: {
@@ -417,6 +420,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_flops_run: --region needs --source trace or model:PMU (counters cannot tell functions apart)\n");
 		return 2;
 	}
+	/* -o r.%r.json: JSON, as papi_flops_report reads it, without --json */
+	size_t olen = output ? strlen(output) : 0;
+	if (!format_given && olen > 5 && !strcmp(output + olen - 5, ".json"))
+		format = PF_FORMAT_JSON;
+	else if (!format_given && olen > 4 && !strcmp(output + olen - 4, ".csv"))
+		format = PF_FORMAT_CSV;
 	/* in an MPI job: the rank, and -o's %r ... (docs/mpi.md) */
 	struct pf_mpi mpi;
 	struct pflops_error jerr = { 0 };

@@ -162,6 +162,13 @@ $REP --json "$tmp/s/r.0.json" "$tmp/s/r.2.json" "$tmp/s/r.3.json" >"$tmp/m.json"
 jq_is "$tmp/m.json" .complete false
 jq_is "$tmp/m.json" '.missing_ranks | join(",")' 1
 jq_is "$tmp/m.json" .metrics.DP_OPS.total 8000
+# an empty file: a rank killed (SIGKILL) before it wrote; left out, the rank missing
+mkdir "$tmp/k" && cp "$tmp/s/r.0.json" "$tmp/s/r.2.json" "$tmp/s/r.3.json" "$tmp/k/" && : >"$tmp/k/r.1.json"
+$REP --json "$tmp/k" >"$tmp/k.json" 2>"$tmp/e"; rc=$?
+[ $rc = 3 ] && grep -q "$tmp/k/r.1.json is empty (its papi_flops_run was killed before it wrote the report, or still runs): left out" "$tmp/e" &&
+	ok || bad "an empty report: rc=$rc $(cat "$tmp/e")"
+jq_is "$tmp/k.json" '.missing_ranks | join(",")' 1
+jq_is "$tmp/k.json" '.notes | map(select(test("1 report file was empty"))) | length' 1
 # rank 2 crashes halfway (its program killed by SIGSEGV): marked partial, counts up to then
 SLURM_PROCID=2 SLURM_NTASKS=4 $RUN --source trace --json --by-function -o "$tmp/s/r.%r.json" -- \
 	sh -c "$K addsd 1500; kill -SEGV \$\$" >/dev/null 2>&1; rc=$?

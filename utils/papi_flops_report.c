@@ -178,8 +178,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_flops_report: out of memory\n");
 		rc = 1;
 	}
+	size_t nempty = 0;
 	for (size_t i = 0; !rc && i < files.n; i++) {
-		if (pf_rankrep_load(files.v[i], &reps[i], &err)) {
+		struct stat st;
+		/* papi_flops_run creates its file before the program runs: an empty
+		 * one is a rank killed (SIGKILL) before it could write */
+		if (!stat(files.v[i], &st) && S_ISREG(st.st_mode) && st.st_size == 0) {
+			fprintf(stderr, "papi_flops_report: %s is empty (its papi_flops_run was killed before it wrote the "
+					"report, or still runs): left out, its rank counts as missing\n", files.v[i]);
+			nempty++;
+			continue;
+		}
+		if (pf_rankrep_load(files.v[i], &reps[nreps], &err)) {
 			fprintf(stderr, "papi_flops_report: %s\n", err.msg);
 			rc = 1;
 		} else {
@@ -187,10 +197,15 @@ int main(int argc, char **argv)
 		}
 	}
 	struct pf_job job = { 0 };
+	if (!rc && !nreps) {
+		fprintf(stderr, "papi_flops_report: every file given is empty: no rank wrote its report\n");
+		rc = 1;
+	}
 	if (!rc && pf_job_merge(reps, nreps, &job, &err)) {
 		fprintf(stderr, "papi_flops_report: %s\n", err.msg);
 		rc = 1;
 	}
+	job.nempty = nempty;
 	if (!rc) {
 		FILE *o = output ? fopen(output, "w") : stdout;
 		if (!o) {

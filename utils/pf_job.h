@@ -90,6 +90,7 @@ struct pf_job {
 	size_t frest_count;
 	struct pf_jnote *notes;
 	size_t nnotes;
+	size_t nempty;		/* empty files left out (set by the caller) */
 };
 
 /* Merge n reports (reordered by rank).  0, or PFLOPS_EINVAL naming the

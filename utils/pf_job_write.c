@@ -61,6 +61,11 @@ static const char *job_note(const struct pf_job *j, int i, char *buf, size_t len
 		       "longest rank's";
 	if (j->wall <= 0 && i == k++)
 		return "the reports give no wall time: no GFLOP/s";
+	if (j->nempty && i == k++) {
+		snprintf(buf, len, "%zu report file%s empty (papi_flops_run killed before it wrote): left out", j->nempty,
+			 j->nempty == 1 ? " was" : "s were");
+		return buf;
+	}
 	if (j->size < 0 && i == k++)
 		return "the launcher did not give the job's size: ranks missing above the highest cannot be seen";
 	if (j->fmetrics && j->franks < j->n && i == k++) {

@@ -232,11 +232,7 @@ static void text_funcs(FILE *o, const struct pf_job *j)
 				more[m] += f->v[m];
 			continue;
 		}
-		const char *base_name = f->object ? strrchr(f->object, '/') : NULL;
-		if (f->object && f->has_symbol)
-			snprintf(label, sizeof(label), "%s (%s)", f->name, base_name ? base_name + 1 : f->object);
-		else
-			snprintf(label, sizeof(label), "%s", f->name);
+		pf_func_label(f->name, f->object, f->has_symbol, label, sizeof(label));
 		text_func(o, j, f->v, label, base);
 	}
 	if (j->nfuncs > TEXT_FUNCS) {

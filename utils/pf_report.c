@@ -222,13 +222,18 @@ static void text_widths(FILE *o, const struct pf_report *r)
 }
 
 /* the function column: "name (file)" */
+void pf_func_label(const char *name, const char *object, int has_symbol, char *buf, size_t len)
+{
+	const char *base = object ? strrchr(object, '/') : NULL;
+	if (has_symbol && object)
+		snprintf(buf, len, "%s (%s)", name, base ? base + 1 : object);
+	else
+		snprintf(buf, len, "%s", name);
+}
+
 static void func_label(const struct pf_func_row *f, char *buf, size_t len)
 {
-	const char *base = f->object ? strrchr(f->object, '/') : NULL;
-	if (f->has_symbol && f->object)
-		snprintf(buf, len, "%s (%s)", f->name, base ? base + 1 : f->object);
-	else
-		snprintf(buf, len, "%s", f->name);
+	pf_func_label(f->name, f->object, f->has_symbol, buf, len);
 }
 
 static double share(const struct pf_report *r, const double *v)

@@ -93,6 +93,9 @@ const char *pf_metric_unit(enum pflops_metric m);
  * thousands separators ("1,234,567"); one CSV field, quoted (RFC 4180)
  * when it holds sep, a quote or a line break, then sep or a line end. */
 const char *pf_grouped(double v, char *buf, size_t len);
+/* a --by-function row's label: "name (file's base name)", or the name
+ * alone for code no symbol covers (its name says the file) */
+void pf_func_label(const char *name, const char *object, int has_symbol, char *buf, size_t len);
 void pf_csv_field(FILE *o, const char *s, char sep, int last);
 
 /* Write r to o.  sep: the CSV field separator (perf stat -x). */

@@ -46,6 +46,9 @@ topology)
 event_name)
 	maxlen=512
 	cp fuzz/seeds/event_name/* "$seeds"/ ;;
+report)
+	maxlen=65536
+	cp ctests/fixtures/reports/*.json "$seeds"/ ;;
 *)
 	echo "fuzz/run.sh: unknown harness '$name'"; exit 1 ;;
 esac

@@ -25,6 +25,7 @@
 #include "pf_run_hw.h"
 #include "pf_run_mask.h"
 #include "pf_run_funcs.h"
+#include "pf_mpi.h"
 #include "pf_version.h"
 
 #define PF_MAX_SECONDS (10 * 365.25 * 86400)	/* --seconds, as the perf-stat reader bounds duration_time */
@@ -58,7 +59,9 @@ static void usage(FILE *o)
 		"                            duration_time line (record with -e duration_time to have one)\n"
 		"\n"
 		"The report:\n"
-		"  -o, --output FILE         write it to FILE instead of stderr\n"
+		"  -o, --output FILE         write it to FILE instead of stderr; FILE.json is --json and\n"
+		"                            FILE.csv --csv unless a format is given; in FILE, %%r is the MPI\n"
+		"                            rank, %%s the job size, %%h the host, %%p the pid, %%%% a %%\n"
 		"  -j, --json                as one JSON object\n"
 		"      --csv                 as CSV: metric,value,unit,source,accuracy,caveat\n"
 		"  -x, --field-separator C   as CSV with separator C (as perf stat -x)\n"
@@ -74,6 +77,15 @@ static double now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* wall-clock time (seconds since 1970): comparable between the ranks of
+ * a job, for its start and end */
+static double epoch_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -305,7 +317,7 @@ int main(int argc, char **argv)
 	char sep = ',';
 	double seconds = 0;
 	unsigned mask_period = 0, top = 20;
-	int quiet = 0, by_function = 0, c;
+	int quiet = 0, by_function = 0, format_given = 0, c;
 	pf_output_init("papi_flops_run", EXIT_TOOL);	/* --help, --version: the program's stdout is its own */
 	while ((c = getopt_long(argc, argv, "+s:m:r:a:o:jx:qhV", opts, NULL)) != -1) {
 		switch (c) {
@@ -314,14 +326,15 @@ int main(int argc, char **argv)
 		case 'r': region = optarg; break;
 		case 'a': arch = optarg; break;
 		case 'o': output = optarg; break;
-		case 'j': format = PF_FORMAT_JSON; break;
-		case OPT_CSV: format = PF_FORMAT_CSV; break;
+		case 'j': format = PF_FORMAT_JSON; format_given = 1; break;
+		case OPT_CSV: format = PF_FORMAT_CSV; format_given = 1; break;
 		case 'x':
 			if (strlen(optarg) != 1 || strchr("\"\r\n", optarg[0])) {
 				fprintf(stderr, "papi_flops_run: -x takes one character other than a quote or line break, as in -x, or -x';'\n");
 				return 2;
 			}
 			format = PF_FORMAT_CSV;
+			format_given = 1;
 			sep = optarg[0];
 			break;
 		case OPT_SECONDS: {
@@ -396,6 +409,22 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_flops_run: --region needs --source trace or model:PMU (counters cannot tell functions apart)\n");
 		return 2;
 	}
+	/* -o r.%r.json: JSON, as papi_flops_report reads it, without --json */
+	size_t olen = output ? strlen(output) : 0;
+	if (!format_given && olen > 5 && !strcmp(output + olen - 5, ".json"))
+		format = PF_FORMAT_JSON;
+	else if (!format_given && olen > 4 && !strcmp(output + olen - 4, ".csv"))
+		format = PF_FORMAT_CSV;
+	/* in an MPI job: the rank, and -o's %r ... (docs/mpi.md) */
+	struct pf_mpi mpi;
+	struct pflops_error jerr = { 0 };
+	char outpath[4096];
+	if (pf_mpi_detect(&mpi, &jerr) || (output && pf_mpi_expand(output, &mpi, outpath, sizeof(outpath), &jerr))) {
+		fprintf(stderr, "papi_flops_run: %s\n", jerr.msg);
+		return 2;
+	}
+	if (output)
+		output = outpath;
 	FILE *out = stderr;
 	int rc = open_output(output, &out);
 	if (rc)
@@ -406,13 +435,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
-	struct pf_report r = { .source = source, .status = -1, .asked = metrics, .program = perfstat ? NULL : prog[0] };
+	struct pf_report r = { .source = source, .status = -1, .asked = metrics, .program = perfstat ? NULL : prog[0],
+			       .mpi = &mpi };
 	if (by_function && !(byfunc = pflops_funcs_new(&err))) {
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
-	if (!perfstat)
+	if (!perfstat) {
 		pf_signal_install();	/* Ctrl-C, kill: stop the program, report what was counted */
+		r.started = epoch_now();
+	}
 	if (!strcmp(source, "trace")) {
 		rc = source_trace(prog, region, quiet, &r);
 	} else if (!strncmp(source, "model:", 6)) {
@@ -429,6 +461,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_flops_run: unknown source '%s'; use hw, trace, model:PMU or perf-stat:FILE\n", source);
 		rc = 2;
 	}
+	if (!perfstat)
+		r.ended = epoch_now();
 	if (!rc && byfunc)
 		rc = pf_byfunc_fill(&r, byfunc, r.pmu, top);
 	r.interrupted = pf_signal_seen();

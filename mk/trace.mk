@@ -39,8 +39,10 @@ TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
                $(TD)/calib_threads $(TD)/calib_fork $(TD)/calib_signal \
                $(TD)/libcalibk.so $(TD)/calib_region $(TD)/calib_regionx \
                $(TD)/calib_regioncxx $(TD)/calib_jit $(TD)/calib_gs $(TD)/calib_daemon \
-               $(TD)/calib_fp_stripped
+               $(TD)/calib_fp_stripped $(TD)/libcalibe.so $(TD)/calib_entryp
 CHECK_DEPS += $(TRACE_CALIBS)
+# --region at an address inside an instruction: refused, program untouched
+CHECK_SCRIPTS += ctests/test_region_entry.sh
 
 $(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h ctests/trace/calib_list.h components/flops/core/pflops_cpufeat.h
 	@mkdir -p $(dir $@)
@@ -77,6 +79,12 @@ $(TD)/libcalibk.so: ctests/trace/calib_kernel.c
 	$(CC) -O2 $(CALIB_CFLAGS) -fPIC -shared $< -o $@
 $(TD)/calib_region: ctests/trace/calib_region.c $(TD)/libcalibk.so
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ -L$(TD) -lcalibk -Wl,-rpath,'$$ORIGIN'
+
+$(TD)/libcalibe.so: ctests/trace/calib_entry.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) -fPIC -shared $< -o $@
+$(TD)/calib_entryp: ctests/trace/calib_entryp.c $(TD)/libcalibe.so
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ -L$(TD) -lcalibe -Wl,-rpath,'$$ORIGIN'
 
 $(TD)/calib_regionx: ctests/trace/calib_regionx.c
 	@mkdir -p $(dir $@)

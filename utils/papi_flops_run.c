@@ -128,6 +128,13 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
+	if (region && st.region_refused[0]) {
+		/* an int3 there would change the program: it ran untouched */
+		fprintf(stderr, "papi_flops_run: --region %s: %s; no breakpoint was planted and nothing was counted "
+				"(the program ran unchanged): fix or rebuild the file, or name another function\n",
+			region, st.region_refused);
+		return EXIT_TOOL;
+	}
 	if (region && !st.region_found && !st.interrupted) {
 		fprintf(stderr, "papi_flops_run: --region %s: no function of that name in %s or the libraries it loaded "
 				"(.symtab, .dynsym); nothing was counted: check the name (nm -D, nm) or build with symbols\n",

@@ -81,6 +81,10 @@ struct pflops_trace_stats {
 				 * detached, not waited for */
 	pid_t detached_pid;	/* one of them */
 	int region_found;	/* --region: the symbol was found in some object */
+	char region_refused[512];	/* --region: why the function was found
+				 * but not armed (its address is not an
+				 * instruction start, the file changed on
+				 * disk); "" when it was not */
 };
 
 enum pflops_engine {

@@ -43,6 +43,8 @@ TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
 CHECK_DEPS += $(TRACE_CALIBS)
 # --region at an address inside an instruction: refused, program untouched
 CHECK_SCRIPTS += ctests/test_region_entry.sh
+# daemons let go at the end of the run survive it (20 runs per engine)
+CHECK_SCRIPTS += ctests/test_daemon_detach.sh
 
 $(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h ctests/trace/calib_list.h components/flops/core/pflops_cpufeat.h
 	@mkdir -p $(dir $@)

@@ -39,12 +39,15 @@ TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
                $(TD)/calib_threads $(TD)/calib_fork $(TD)/calib_signal \
                $(TD)/libcalibk.so $(TD)/calib_region $(TD)/calib_regionx \
                $(TD)/calib_regioncxx $(TD)/calib_jit $(TD)/calib_gs $(TD)/calib_daemon \
-               $(TD)/calib_fp_stripped $(TD)/libcalibe.so $(TD)/calib_entryp
+               $(TD)/calib_fp_stripped $(TD)/libcalibe.so $(TD)/calib_entryp \
+               $(TD)/calib_alloc
 CHECK_DEPS += $(TRACE_CALIBS)
 # --region at an address inside an instruction: refused, program untouched
 CHECK_SCRIPTS += ctests/test_region_entry.sh
 # daemons let go at the end of the run survive it (20 runs per engine)
 CHECK_SCRIPTS += ctests/test_daemon_detach.sh
+# the code cache under a ulimit -v: sized to it, said, or not used
+CHECK_SCRIPTS += ctests/test_trace_aslimit.sh
 
 $(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h ctests/trace/calib_list.h components/flops/core/pflops_cpufeat.h
 	@mkdir -p $(dir $@)
@@ -64,6 +67,9 @@ $(TD)/calib_threads: ctests/trace/calib_threads.c
 $(TD)/calib_daemon: ctests/trace/calib_daemon.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 $(CALIB_CFLAGS) $< -o $@
+$(TD)/calib_alloc: ctests/trace/calib_alloc.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@
 $(TD)/calib_gs: ctests/trace/calib_gs.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@

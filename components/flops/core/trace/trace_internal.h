@@ -424,12 +424,18 @@ struct pflops_arena {
 	uint8_t slot_used[PFLOPS_MAX_SLOTS];
 	struct pflops_chunk **chunks;	/* stable: blocks point to them */
 	size_t nchunks;
+	/* sized to the process's RLIMIT_AS (pflops_arena_setup) */
+	int nslots;		/* threads with a slot at once */
+	size_t max_chunks;
+	uint64_t as_limit;	/* that limit (0: none) */
 	int region;		/* lookup routine checks the region's stack */
 	struct pflops_block **ids;	/* block of each counter id */
 	uint32_t nids;
 };
 
 int pflops_arena_setup(struct pflops_tracer *T, struct pflops_thr *t);
+/* the address space the arena takes in its process (bytes) */
+uint64_t pflops_arena_as_bytes(const struct pflops_arena *a);
 void pflops_arena_free(struct pflops_arena *a);
 /* a chunk with `need` free bytes reachable (rel32) from [lo, hi) */
 struct pflops_chunk *pflops_arena_chunk(struct pflops_tracer *T,

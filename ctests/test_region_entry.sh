@@ -5,7 +5,8 @@
 # the file and why, and the program runs unchanged.  Copies of
 # libcalibe.so get symbols made with objcopy: an alias 2 bytes into
 # calib_entry_fn, calib_entry_fn itself moved 2 bytes in .symtab (.dynsym
-# keeps the right one), a "function" in .data.  Both trace engines.
+# keeps the right one), a "function" in .data; and a library replaced on
+# disk while the program runs (calib_entryr).  Both trace engines.
 B=${B:-build}
 RUN=$B/papi_flops_run
 TD=$B/ctests/trace
@@ -51,6 +52,12 @@ for engine in cache stop; do
 		[ "$out" = "$native" ] && ! grep -q "killed by\|signal" "$tmp/err" && ok ||
 			bad "$engine: $d: the program was altered: out='$out' (native '$native') $(cat "$tmp/err")"
 	done
+	# replaced on disk after it was mapped: its symbols are not the code's
+	cp "$lib" "$tmp/libr.so" && cp "$tmp/alias/libcalibe.so" "$tmp/libr.new"
+	out=$($RUN --source trace --region calib_entry_fn -- $TD/calib_entryr "$tmp/libr.so" "$tmp/libr.new" 2>"$tmp/err"); rc=$?
+	[ $rc = 125 ] && [ "$out" = done ] &&
+		grep -q -- "--region calib_entry_fn: $tmp/libr.so on disk is not the file the program mapped (replaced after it was loaded)" "$tmp/err" &&
+		ok || bad "$engine: replaced on disk: rc=$rc out='$out' $(cat "$tmp/err")"
 done
 unset PFLOPS_TRACE_ENGINE
 

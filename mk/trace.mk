@@ -40,6 +40,7 @@ TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
                $(TD)/libcalibk.so $(TD)/calib_region $(TD)/calib_regionx \
                $(TD)/calib_regioncxx $(TD)/calib_jit $(TD)/calib_gs $(TD)/calib_daemon \
                $(TD)/calib_fp_stripped $(TD)/libcalibe.so $(TD)/calib_entryp \
+               $(TD)/calib_entryr \
                $(TD)/calib_alloc
 CHECK_DEPS += $(TRACE_CALIBS)
 # --region at an address inside an instruction: refused, program untouched
@@ -93,6 +94,9 @@ $(TD)/libcalibe.so: ctests/trace/calib_entry.c
 	$(CC) -O2 $(CALIB_CFLAGS) -fPIC -shared $< -o $@
 $(TD)/calib_entryp: ctests/trace/calib_entryp.c $(TD)/libcalibe.so
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ -L$(TD) -lcalibe -Wl,-rpath,'$$ORIGIN'
+$(TD)/calib_entryr: ctests/trace/calib_entryr.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ -ldl
 
 $(TD)/calib_regionx: ctests/trace/calib_regionx.c
 	@mkdir -p $(dir $@)

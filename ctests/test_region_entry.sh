@@ -5,8 +5,10 @@
 # the file and why, and the program runs unchanged.  Copies of
 # libcalibe.so get symbols made with objcopy: an alias 2 bytes into
 # calib_entry_fn, calib_entry_fn itself moved 2 bytes in .symtab (.dynsym
-# keeps the right one), a "function" in .data; and a library replaced on
-# disk while the program runs (calib_entryr).  Both trace engines.
+# keeps the right one), a "function" in .data; the program's static
+# entry_local moved 2 bytes (no other symbol covers it: found through
+# .eh_frame); and a library replaced on disk while the program runs
+# (calib_entryr).  Both trace engines.
 B=${B:-build}
 RUN=$B/papi_flops_run
 TD=$B/ctests/trace
@@ -23,6 +25,11 @@ fn=$(nm "$lib" | awk '$3 == "calib_entry_fn" { print $1 }')
 text=$(objdump -h "$lib" | awk '$2 == ".text" { print $4 }')
 [ -n "$fn" ] && [ -n "$text" ] || { echo "FAIL: no calib_entry_fn / .text in $lib"; exit 1; }
 mid=$(printf '0x%x' $((0x$fn - 0x$text + 2)))
+prog=$TD/calib_entryp
+lfn=$(nm "$prog" | awk '$3 == "entry_local" { print $1 }')
+ptext=$(objdump -h "$prog" | awk '$2 == ".text" { print $4 }')
+[ -n "$lfn" ] && [ -n "$ptext" ] || { echo "FAIL: no entry_local / .text in $prog"; exit 1; }
+lmid=$(printf '0x%x' $((0x$lfn - 0x$ptext + 2)))
 native=$($TD/calib_entryp 1000)
 
 # one directory per library variant, the program beside it (rpath $ORIGIN)
@@ -33,6 +40,8 @@ variant() {	# NAME OBJCOPY-ARGS...
 variant alias --add-symbol "calib_entry_mid=.text:$mid,function,global"
 variant moved --strip-symbol calib_entry_fn --add-symbol "calib_entry_fn=.text:$mid,function,global"
 variant data --add-symbol "calib_entry_data=.data:0,function,global"
+mkdir -p "$tmp/local" && cp "$lib" "$tmp/local/" &&
+	objcopy --strip-symbol entry_local --add-symbol "entry_local=.text:$lmid,function,local" "$prog" "$tmp/local/calib_entryp"
 
 for engine in cache stop; do
 	export PFLOPS_TRACE_ENGINE=$engine
@@ -40,13 +49,14 @@ for engine in cache stop; do
 	out=$($RUN --source trace --json -o "$tmp/ok.json" --region calib_entry_fn -- $TD/calib_entryp 1000 2>"$tmp/err"); rc=$?
 	[ $rc = 0 ] && [ "$out" = "$native" ] && [ "$(jq -r .metrics.DP_OPS "$tmp/ok.json")" = 2000 ] && ok ||
 		bad "$engine: intact library: rc=$rc out='$out' $(cat "$tmp/err") $(cat "$tmp/ok.json")"
-	for v in "alias calib_entry_mid is 2 bytes into an instruction of calib_entry_fn" \
-		 "moved calib_entry_fn is 2 bytes into an instruction of calib_entry_fn" \
-		 "data calib_entry_data is not in an executable section"; do
-		set -- $v; d=$1 sym=$2; shift 2; why="$*"
+	for v in "alias calib_entry_mid libcalibe.so is 2 bytes into an instruction (at 0x[0-9a-f]*) of calib_entry_fn" \
+		 "moved calib_entry_fn libcalibe.so is 2 bytes into an instruction (at 0x[0-9a-f]*) of calib_entry_fn" \
+		 "data calib_entry_data libcalibe.so is not in an executable section" \
+		 "local entry_local calib_entryp is 2 bytes into an instruction (at 0x[0-9a-f]*) of the code of its .eh_frame entry"; do
+		set -- $v; d=$1 sym=$2 file=$3; shift 3; why="$*"
 		out=$($RUN --source trace --region "$sym" -- "$tmp/$d/calib_entryp" 1000 2>"$tmp/err"); rc=$?
 		[ $rc = 125 ] && ok || bad "$engine: $d: exit $rc, not 125: $(cat "$tmp/err")"
-		grep -q -- "--region $sym: its address 0x[0-9a-f]* in $tmp/$d/libcalibe.so $why" "$tmp/err" && ok ||
+		grep -q -- "--region $sym: its address 0x[0-9a-f]* in $tmp/$d/$file $why" "$tmp/err" && ok ||
 			bad "$engine: $d: no sentence naming $sym, the file and '$why': $(cat "$tmp/err")"
 		# the program is unharmed: its own output, no signal
 		[ "$out" = "$native" ] && ! grep -q "killed by\|signal" "$tmp/err" && ok ||

@@ -10,7 +10,7 @@ CORE_SRCS += $(TRACE_CORE)/mix.c $(TRACE_CORE)/model.c \
              $(TRACE_CORE)/trace/trace_arena.c $(TRACE_CORE)/trace/trace_reloc.c \
              $(TRACE_CORE)/trace/trace_xlate.c $(TRACE_CORE)/trace/trace_link.c \
              $(TRACE_CORE)/trace/trace_enter.c $(TRACE_CORE)/trace/trace_detach.c \
-             $(TRACE_CORE)/trace/trace_elf.c \
+             $(TRACE_CORE)/trace/trace_elf.c $(TRACE_CORE)/trace/trace_cfi.c \
              $(TRACE_CORE)/trace/trace_prof.c $(TRACE_CORE)/trace/trace_funcs.c
 CORE_LIBS += $(ZYDIS_LIBS)
 

@@ -237,18 +237,72 @@ static int64_t exec_offset(const struct pflops_elf *e, uint64_t v, uint64_t *ava
 	return -1;
 }
 
+int pflops_elf_section(const struct pflops_elf *e, const char *name,
+		       uint64_t *off, uint64_t *size, uint64_t *addr)
+{
+	Elf64_Ehdr eh = ehdr(e);
+	Elf64_Shdr str;
+	size_t len = strlen(name) + 1;
+
+	if (eh.e_shstrndx >= eh.e_shnum)
+		return PFLOPS_ENOENT;
+	str = shdr(e, eh.e_shstrndx);
+	if (!in_range(e->size, str.sh_offset, str.sh_size))
+		return PFLOPS_ENOENT;
+	for (unsigned i = 0; i < eh.e_shnum; i++) {
+		Elf64_Shdr sh = shdr(e, i);
+		if (sh.sh_name >= str.sh_size || str.sh_size - sh.sh_name < len ||
+		    memcmp(e->p + str.sh_offset + sh.sh_name, name, len) ||
+		    sh.sh_type == SHT_NOBITS ||
+		    !in_range(e->size, sh.sh_offset, sh.sh_size))
+			continue;
+		*off = sh.sh_offset;
+		*size = sh.sh_size;
+		*addr = sh.sh_addr;
+		return 0;
+	}
+	return PFLOPS_ENOENT;
+}
+
+/* Decode from `from` (an instruction start) towards v: the address of
+ * the first instruction that does not start before v (v itself when v
+ * is an instruction start), and *at the start of the one before it; 0
+ * when the code does not decode up to v. */
+static uint64_t walk(const struct pflops_elf *e, uint64_t from, uint64_t v,
+		     uint64_t *at)
+{
+	struct pflops_insn in;
+	uint64_t avail, a = from;
+	int64_t off = exec_offset(e, from, &avail);
+
+	*at = from;
+	if (off < 0)
+		return 0;
+	while (a < v) {
+		uint64_t k = a - from;
+		if (k >= avail || pflops_decode(e->p + off + k, avail - k < 15 ? avail - k : 15, a, &in))
+			return 0;
+		*at = a;
+		a += in.len;
+	}
+	return a;
+}
+
 /* Is the function symbol at `v` (section shndx) an instruction start?
  * An int3 planted inside an instruction changes what the program runs,
  * so what cannot be shown is refused: v must be in an executable
- * section and segment, decode, and be reached by decoding from the start
- * of any function symbol that covers it. */
+ * section and segment, be reached by decoding from the start of any
+ * function symbol, and of the .eh_frame entry, that covers it, and
+ * decode. */
 static void check_entry(const struct pflops_elf *e, const char *path,
 			uint64_t v, unsigned shndx, struct pflops_elf_hit *h)
 {
 	Elf64_Ehdr eh = ehdr(e);
 	struct pflops_insn in;
-	uint64_t avail;
+	uint64_t avail, from[2], last;
+	const char *what[2];
 	int64_t off;
+	int n = 0;
 
 	if (shndx >= eh.e_shnum ||
 	    ((shdr(e, shndx).sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) !=
@@ -264,35 +318,36 @@ static void check_entry(const struct pflops_elf *e, const char *path,
 	}
 	h->ncode = avail < sizeof h->code ? (size_t)avail : sizeof h->code;
 	memcpy(h->code, e->p + off, h->ncode);
+
+	/* the instruction starts known besides the symbol itself */
 	struct enclosing c = { v, 0, 0, NULL };
 	pflops_elf_funcs(e, 0, find_enclosing, &c);
 	pflops_elf_funcs(e, 1, find_enclosing, &c);
-	if (!c.name)
-		goto decodes;
-	uint64_t a = c.start, cavail;
-	int64_t coff = exec_offset(e, a, &cavail);
-	while (coff >= 0 && a < v) {
-		uint64_t k = a - c.start;
-		if (k >= cavail || pflops_decode(e->p + coff + k, cavail - k < 15 ? cavail - k : 15, a, &in))
-			break;
-		a += in.len;
+	if (c.name) {
+		from[n] = c.start;
+		what[n++] = c.name;
 	}
-	if (a == v)
-		goto decodes;
-	if (coff >= 0 && a > v)
-		snprintf(h->why, sizeof h->why, "its address 0x%llx in %s is %llu byte%s into an instruction of %s "
-			 "(which starts at 0x%llx; that instruction starts at 0x%llx): the symbol table is wrong",
-			 (unsigned long long)v, path, (unsigned long long)(v - (a - in.len)), v - (a - in.len) == 1 ? "" : "s",
-			 c.name, (unsigned long long)c.start, (unsigned long long)(a - in.len));
-	else
-		snprintf(h->why, sizeof h->why, "its address 0x%llx in %s is inside %s (at 0x%llx), whose instructions "
-			 "do not decode up to it", (unsigned long long)v, path, c.name, (unsigned long long)c.start);
-	return;
-decodes:
-	if (pflops_decode(h->code, h->ncode, v, &in)) {
+	if (!pflops_cfi_enclosing(e, v, &from[n]) && (!n || from[n] != from[0]))
+		what[n++] = "its .eh_frame entry";
+	for (int i = 0; i < n; i++) {
+		uint64_t a = walk(e, from[i], v, &last);
+		if (a == v)
+			continue;
+		if (a > v)
+			snprintf(h->why, sizeof h->why, "its address 0x%llx in %s is %llu byte%s into an instruction "
+				 "(at 0x%llx) of %s%s (which starts at 0x%llx): the symbol table is wrong",
+				 (unsigned long long)v, path, (unsigned long long)(v - last), v - last == 1 ? "" : "s",
+				 (unsigned long long)last, i == 0 && c.name ? "" : "the code of ", what[i],
+				 (unsigned long long)from[i]);
+		else
+			snprintf(h->why, sizeof h->why, "its address 0x%llx in %s is inside %s (at 0x%llx), whose "
+				 "instructions do not decode up to it", (unsigned long long)v, path, what[i],
+				 (unsigned long long)from[i]);
+		return;
+	}
+	if (pflops_decode(h->code, h->ncode, v, &in))
 		snprintf(h->why, sizeof h->why, "the bytes at its address 0x%llx in %s do not decode as an instruction",
 			 (unsigned long long)v, path);
-	}
 }
 
 int pflops_elf_lookup_e(const struct pflops_elf *e, const char *path,

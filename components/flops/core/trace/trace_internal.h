@@ -352,6 +352,14 @@ struct pflops_elf_hit {
 	size_t ncode;
 	char why[320];
 };
+/* a section by name: its file offset, size and link-time address */
+int pflops_elf_section(const struct pflops_elf *e, const char *name,
+		       uint64_t *off, uint64_t *size, uint64_t *addr);
+/* trace_cfi.c: the start of the .eh_frame entry (a function's unwind
+ * information) that covers link-time address v and starts below it;
+ * -1 when none does */
+int pflops_cfi_enclosing(const struct pflops_elf *e, uint64_t v,
+			 uint64_t *start);
 int pflops_elf_lookup_e(const struct pflops_elf *e, const char *path,
 			const char *sym, struct pflops_elf_hit *h);
 int pflops_elf_lookup(const char *path, const char *sym,

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 
 #include "trace_internal.h"
@@ -162,18 +161,19 @@ static int same_code(pid_t pid, uint64_t at, const struct pflops_elf_hit *h)
 
 /* A function found in a mapped file: where it is in the process, or a
  * refusal when its address is not an instruction start or the file on
- * disk is not the one mapped (replaced during the run). */
+ * disk is not the one mapped (replaced during the run: the maps say
+ * "(deleted)", or the code differs). */
 static void add_entry(struct pflops_region *r, pid_t pid, const char *path,
-		      const struct pflops_elf_hit *h, uint64_t bias,
-		      unsigned long long ino, int deleted)
+		      const struct pflops_elf_hit *h, uint64_t bias, int deleted)
 {
 	char why[512];
-	struct stat st;
 	uint64_t at = h->value + bias;
 
+	/* (no inode comparison: on overlayfs the maps show the lower
+	 * file's, stat the overlay's) */
 	if (h->why[0]) {
 		snprintf(why, sizeof why, "%s", h->why);
-	} else if (deleted || stat(path, &st) || (unsigned long long)st.st_ino != ino) {
+	} else if (deleted) {
 		snprintf(why, sizeof why, "%s on disk is not the file the program mapped (replaced after it was loaded): "
 			 "its symbols may not describe the code that runs", path);
 	} else if (!same_code(pid, at, h)) {
@@ -200,12 +200,11 @@ static void reload(struct pflops_region *r, pid_t pid)
 	r->nmaps = 0;
 	while (fgets(line, sizeof line, f)) {
 		unsigned long lo, hi, off;
-		unsigned long long ino;
 		char perm[8];
 		int path_at = 0, deleted = 0;
 
-		if (sscanf(line, "%lx-%lx %7s %lx %*s %llu %n", &lo, &hi, perm,
-			   &off, &ino, &path_at) < 5 || !path_at)
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &lo, &hi, perm,
+			   &off, &path_at) < 4 || !path_at)
 			continue;
 		char *path = line + path_at;
 		path[strcspn(path, "\n")] = 0;
@@ -231,7 +230,7 @@ static void reload(struct pflops_region *r, pid_t pid)
 		if ((have_sym && off != hs.load_off) || (have_hook && off != hh.load_off))
 			continue;
 		if (have_sym)
-			add_entry(r, pid, path, &hs, lo - hs.load_vaddr, ino, deleted);
+			add_entry(r, pid, path, &hs, lo - hs.load_vaddr, deleted);
 		/* the hook is the loader's, trusted as is (an int3 at the end
 		 * of its block, found by decoding from its start) */
 		if (have_hook)

@@ -149,14 +149,19 @@ static void refuse(struct pflops_region *r, const char *why)
 
 /* The file's code as the process has it at `at`: the same bytes as the
  * file on disk (else the file changed since it was mapped, and its
- * symbols may not describe the code). */
+ * symbols may not describe the code).  An int3 in memory matches any
+ * byte: it may be one of the tracer's (block ends, the loader hook). */
 static int same_code(pid_t pid, uint64_t at, const struct pflops_elf_hit *h)
 {
 	uint8_t m[sizeof h->code];
 	struct iovec l = { m, h->ncode }, rv = { (void *)(uintptr_t)at, h->ncode };
 
-	return process_vm_readv(pid, &l, 1, &rv, 1, 0) == (ssize_t)h->ncode &&
-	       !memcmp(m, h->code, h->ncode);
+	if (process_vm_readv(pid, &l, 1, &rv, 1, 0) != (ssize_t)h->ncode)
+		return 0;
+	for (size_t i = 0; i < h->ncode; i++)
+		if (m[i] != h->code[i] && m[i] != 0xcc)
+			return 0;
+	return 1;
 }
 
 /* A function found in a mapped file: where it is in the process, or a

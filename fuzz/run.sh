@@ -51,7 +51,7 @@ elf)
 	$cc -O2 -fPIC -shared ctests/trace/calib_kernel.c -o "$seeds/libcalibk.so" &&
 		$cc -O2 -fPIC -shared ctests/trace/calib_entry.c -o "$seeds/libcalibe.so" &&
 		$cc -O2 -ffreestanding -fno-builtin -fno-stack-protector -fno-pie -no-pie -nostdlib -static \
-			-Ictests/trace ctests/trace/calib_fp.c -o "$seeds/calib_fp" ||
+			-Ictests/trace -Icomponents/flops/core ctests/trace/calib_fp.c -o "$seeds/calib_fp" ||
 		{ echo "fuzz/run.sh: cannot compile the ELF seeds with $cc"; exit 1; }
 	cp "$seeds/calib_fp" "$seeds/calib_fp_stripped" && strip --strip-all "$seeds/calib_fp_stripped"
 	for f in "$seeds"/lib*.so "$seeds/calib_fp"; do strip --strip-debug "$f"; done ;;

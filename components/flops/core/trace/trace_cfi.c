@@ -52,46 +52,21 @@ static int leb(struct cur *c, uint64_t *v, int sgn)
 /* An encoded pointer; pcrel applied when `rel` (not for a range). */
 static int ptr(struct cur *c, uint8_t enc, int rel, uint64_t *v)
 {
-	uint64_t at = c->addr + c->at;
-	union { uint16_t u16; int16_t s16; uint32_t u32; int32_t s32; uint64_t u64; } x;
+	/* bytes of each format (low nibble; 0: LEB128 or none) */
+	static const uint8_t size[16] = { [0x0] = 8, [0x2] = 2, [0x3] = 4, [0x4] = 8,
+					  [0xa] = 2, [0xb] = 4, [0xc] = 8 };
+	uint64_t at = c->addr + c->at, x = 0;
+	unsigned f = enc & 0x0f, n = size[f];
 
-	switch (enc & 0x0f) {
-	case 0x00: case 0x04: case 0x0c:	/* absptr, udata8, sdata8 */
-		if (get(c, &x.u64, 8))
+	if (f == 0x01 || f == 0x09) {
+		if (leb(c, &x, f == 0x09))
 			return -1;
-		*v = x.u64;
-		break;
-	case 0x01:
-		if (leb(c, v, 0))
-			return -1;
-		break;
-	case 0x09:
-		if (leb(c, v, 1))
-			return -1;
-		break;
-	case 0x02:
-		if (get(c, &x.u16, 2))
-			return -1;
-		*v = x.u16;
-		break;
-	case 0x0a:
-		if (get(c, &x.s16, 2))
-			return -1;
-		*v = (uint64_t)(int64_t)x.s16;
-		break;
-	case 0x03:
-		if (get(c, &x.u32, 4))
-			return -1;
-		*v = x.u32;
-		break;
-	case 0x0b:
-		if (get(c, &x.s32, 4))
-			return -1;
-		*v = (uint64_t)(int64_t)x.s32;
-		break;
-	default:
+	} else if (!n || get(c, &x, n)) {	/* little-endian */
 		return -1;
+	} else if ((f & 0x08) && n < 8 && (x >> (8 * n - 1)) & 1) {
+		x |= ~(uint64_t)0 << (8 * n);	/* signed: extend */
 	}
+	*v = x;
 	if (rel && (enc & 0x70) == PE_PCREL)
 		*v += at;
 	else if (rel && (enc & 0x70))

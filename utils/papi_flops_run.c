@@ -142,6 +142,13 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
+	if (region && st.region_refused[0]) {
+		/* an int3 there would change the program: it ran untouched */
+		fprintf(stderr, "papi_flops_run: --region %s: %s; no breakpoint was planted and nothing was counted "
+				"(the program ran unchanged): fix or rebuild the file, or name another function\n",
+			region, st.region_refused);
+		return EXIT_TOOL;
+	}
 	if (region && !st.region_found && !st.interrupted) {
 		fprintf(stderr, "papi_flops_run: --region %s: no function of that name in %s or the libraries it loaded "
 				"(.symtab, .dynsym); nothing was counted: check the name (nm -D, nm) or build with symbols\n",
@@ -169,6 +176,16 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 	if (st.detached)
 		pf_report_note(r, "%llu process%s (pid %d ...) still ran when the program ended: counted until then, then detached and not waited for",
 			       (unsigned long long)st.detached, st.detached == 1 ? "" : "es", (int)st.detached_pid);
+	if (st.cache_as_limited)
+		pf_report_note(r, "the code cache took %.0f MiB of the program's address space (virtual memory; its ulimit -v is %.0f MiB, "
+			       "of which the cache takes at most 1/8)", st.cache_as_limited / 1048576.0, st.as_limit / 1048576.0);
+	else if (st.cache_as_bytes)
+		pf_report_note(r, "the code cache took %.0f MiB of the program's address space (virtual memory, not RAM; "
+			       "under a ulimit -v it takes at most 1/8 of the limit)", st.cache_as_bytes / 1048576.0);
+	if (st.as_too_small)
+		pf_report_note(r, "%llu process%s traced by the stopping engine (same counts, a stop per block: slower): "
+			       "1/8 of a ulimit -v of %.0f MiB is too small for the code cache",
+			       (unsigned long long)st.as_too_small, st.as_too_small == 1 ? " was" : "es were", st.as_limit / 1048576.0);
 	pf_report_note(r, "wall time is that of the traced run (the tracer's own work included); GFLOP/s are not given");
 	pflops_mix_widths(mix, r->widths);
 	r->have_widths = 1;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -484,6 +485,24 @@ static void test_errors(void **state)
 	assert_int_equal(t, PERF_TYPE_SOFTWARE);
 	assert_int_equal(pflops_perf_pmu_type("cpu_nosuch", &t, &err), PFLOPS_ENOPMU);
 	assert_non_null(strstr(err.msg, "cpu_nosuch"));
+	/* PAPI_FLOPS_SYSFS with a FIFO for a type file: refused at once, not
+	 * waited on (it is read in PAPI_library_init) */
+	char dir[] = "/tmp/pflops_sysfsXXXXXX", path[96];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/cpu_core", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/cpu_core/type", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	setenv("PAPI_FLOPS_SYSFS", dir, 1);
+	alarm(20);
+	assert_int_equal(pflops_perf_pmu_type("cpu_core", &t, &err), PFLOPS_EINVAL);
+	alarm(0);
+	unsetenv("PAPI_FLOPS_SYSFS");
+	assert_non_null(strstr(err.msg, "/cpu_core/type: a FIFO (named pipe), not a regular file"));
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/cpu_core", dir);
+	rmdir(path);
+	rmdir(dir);
 }
 
 /* Plans laid out for the engine: hybrid kinds get their cycles reference

@@ -21,6 +21,7 @@
 #include "papi_flops.h"
 
 #include "builtin_table.h"
+#include "odd_files.h"
 
 static void test_every_event_encodes(void **state)
 {
@@ -726,6 +727,36 @@ static void test_table_file_nul(void **state)
 	assert_non_null(strstr(err.msg, ":3: a NUL byte; the table is text"));
 }
 
+/* Issue 20: what pflops_table_load_file opens is a regular file of at
+ * most 16 MiB (a FIFO nobody writes returns at once), and a table with
+ * no PMU block names its file instead of reading every CPU as unknown. */
+static void load_fails(const char *path, const char *says)
+{
+	struct pflops_table t = { 0 };
+	struct pflops_error err = { 0 };
+	int rc = pflops_table_load_file(&t, path, &err);
+	pflops_table_free(&t);
+	assert_int_not_equal(rc, 0);
+	if (!strstr(err.msg, says))
+		fail_msg("%s: \"%s\" does not say \"%s\"", path, err.msg, says);
+}
+
+static void test_table_file_kinds(void **state)
+{
+	odd_files_refused(load_fails, "formula tables", 16);
+	char path[] = "/tmp/pflops_commentsXXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0 && write(fd, "# a comment\n\n", 13) == 13);
+	close(fd);
+	load_fails(path, ": no PMU block in it (only comments or blank lines)");
+	unlink(path);
+	struct pflops_table t = { 0 };
+	struct pflops_error err = { 0 };
+	assert_int_equal(pflops_table_parse(&t, "", "inline", &err), PFLOPS_EINVAL);
+	assert_string_equal(err.msg, "inline: no PMU block in it (only comments or blank lines); a formula table holds 'pmu' blocks (presets/README.md)");
+	pflops_table_free(&t);
+}
+
 /* `note`: an event in no formula is allowed when it says why it is kept
  * (snb's x87 code); `combine` is allowed on a libpfm4-named event. */
 static void test_note_and_combine(void **state)
@@ -779,6 +810,7 @@ int main(void)
 		cmocka_unit_test(test_note_and_combine),
 		cmocka_unit_test(test_formula_bounds),
 		cmocka_unit_test(test_table_file_nul),
+		cmocka_unit_test(test_table_file_kinds),
 	};
 	return cmocka_run_group_tests_name("table", tests, setup, teardown);
 }

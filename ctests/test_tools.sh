@@ -18,7 +18,7 @@ man_opts() {
 	sed -n '/^\.SH OPTIONS/,/^\.SH [^O]/p' "docs/man/$1.1" | grep -E '^\.(B|BR|BI) ' | sed 's/\\-/-/g' |
 		grep -oE -- '--[a-z][a-z-]*' | sort -u
 }
-for t in papi_flops_avail papi_flops_run papi_flops_check; do
+for t in papi_flops_avail papi_flops_run papi_flops_check papi_flops_report; do
 	[ "$("$B/$t" --version)" = "$t (papi-flops) $version" ] && ok || bad "$t --version: $("$B/$t" --version 2>&1)"
 	[ "$("$B/$t" -V)" = "$t (papi-flops) $version" ] && ok || bad "$t -V"
 	"$B/$t" --help >/dev/null && ok || bad "$t --help: exit status $?"

@@ -1,6 +1,6 @@
 # The core library, the table generator and the generated files.
 PRESET_FILES = $(sort $(wildcard presets/*.pft))
-GEN_CORE_SRCS = components/flops/core/error.c components/flops/core/formula.c \
+GEN_CORE_SRCS = components/flops/core/error.c components/flops/core/formula.c components/flops/core/input.c \
                 components/flops/core/table.c components/flops/core/encode.c \
                 components/flops/core/plan.c
 CORE_SRCS += $(GEN_CORE_SRCS) components/flops/core/table_builtin.c \
@@ -37,7 +37,7 @@ $(CORE_LIB): $(B)/obj/gen/pflops_table_data.o
 # Tests of the table, planner and encoder.
 CHECK_PROGS += $(B)/ctests/test_table $(B)/ctests/test_perfstat $(B)/ctests/test_count_child \
                $(B)/ctests/test_plan_fit
-$(B)/ctests/%: ctests/%.c ctests/builtin_table.h $(CORE_LIB)
+$(B)/ctests/%: ctests/%.c ctests/builtin_table.h ctests/odd_files.h $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
 CHECK_SCRIPTS += ctests/test_papi_csv.sh

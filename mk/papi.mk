@@ -62,9 +62,11 @@ $(PAPI_BUILD)/papi_events.csv: $(PFLOPS_GEN) $(PRESET_FILES) $(PAPI_BUILD)/src/M
 $(PAPI_STAMP): $(PAPI_BUILD)/src/Makefile $(FLOPS_COMP_FILES) $(TABLE_C) $(PAPI_BUILD)/papi_events.csv
 	@d=$(PAPI_BUILD)/src/components/flops; \
 	 for f in $(FLOPS_TOP_FILES); do cmp -s $$f $$d/$$(basename $$f) || cp $$f $$d/; done; \
+	 cmp -s components/flops/Rules.flops $(PAPI_BUILD)/src/.Rules.flops.built || rm -f $(PAPI_BUILD)/src/libpapi.so*; \
 	 for f in $(filter components/flops/core/%,$(FLOPS_COMP_FILES)) $(TABLE_C); do cmp -s $$f $$d/core/$$(basename $$f) || cp $$f $$d/core/; done; \
 	 cmp -s $(PAPI_BUILD)/papi_events.csv $(PAPI_BUILD)/src/papi_events.csv || cp $(PAPI_BUILD)/papi_events.csv $(PAPI_BUILD)/src/papi_events.csv
 	$(MAKE) -C $(PAPI_BUILD)/src shared utils > $(PAPI_BUILD)/make.log 2>&1 || { grep -E -B2 -A3 'error|Error' $(PAPI_BUILD)/make.log | tail -40; exit 1; }
+	cp components/flops/Rules.flops $(PAPI_BUILD)/src/.Rules.flops.built	# libpapi's link lists the files it names
 	touch $@
 
 # PAPI links its utilities with run paths into its build tree: the

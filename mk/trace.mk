@@ -10,7 +10,7 @@ CORE_SRCS += $(TRACE_CORE)/mix.c $(TRACE_CORE)/model.c \
              $(TRACE_CORE)/trace/trace_arena.c $(TRACE_CORE)/trace/trace_reloc.c \
              $(TRACE_CORE)/trace/trace_xlate.c $(TRACE_CORE)/trace/trace_link.c \
              $(TRACE_CORE)/trace/trace_enter.c $(TRACE_CORE)/trace/trace_detach.c \
-             $(TRACE_CORE)/trace/trace_elf.c \
+             $(TRACE_CORE)/trace/trace_elf.c $(TRACE_CORE)/trace/trace_cfi.c \
              $(TRACE_CORE)/trace/trace_prof.c $(TRACE_CORE)/trace/trace_funcs.c
 CORE_LIBS += $(ZYDIS_LIBS)
 
@@ -39,8 +39,16 @@ TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
                $(TD)/calib_threads $(TD)/calib_fork $(TD)/calib_signal \
                $(TD)/libcalibk.so $(TD)/calib_region $(TD)/calib_regionx \
                $(TD)/calib_regioncxx $(TD)/calib_jit $(TD)/calib_gs $(TD)/calib_daemon \
-               $(TD)/calib_fp_stripped
+               $(TD)/calib_fp_stripped $(TD)/libcalibe.so $(TD)/calib_entryp \
+               $(TD)/calib_entryr \
+               $(TD)/calib_alloc
 CHECK_DEPS += $(TRACE_CALIBS)
+# --region at an address inside an instruction: refused, program untouched
+CHECK_SCRIPTS += ctests/test_region_entry.sh
+# daemons let go at the end of the run survive it (20 runs per engine)
+CHECK_SCRIPTS += ctests/test_daemon_detach.sh
+# the code cache under a ulimit -v: sized to it, said, or not used
+CHECK_SCRIPTS += ctests/test_trace_aslimit.sh
 
 $(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h ctests/trace/calib_list.h components/flops/core/pflops_cpufeat.h
 	@mkdir -p $(dir $@)
@@ -60,6 +68,9 @@ $(TD)/calib_threads: ctests/trace/calib_threads.c
 $(TD)/calib_daemon: ctests/trace/calib_daemon.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 $(CALIB_CFLAGS) $< -o $@
+$(TD)/calib_alloc: ctests/trace/calib_alloc.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@
 $(TD)/calib_gs: ctests/trace/calib_gs.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@
@@ -77,6 +88,15 @@ $(TD)/libcalibk.so: ctests/trace/calib_kernel.c
 	$(CC) -O2 $(CALIB_CFLAGS) -fPIC -shared $< -o $@
 $(TD)/calib_region: ctests/trace/calib_region.c $(TD)/libcalibk.so
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ -L$(TD) -lcalibk -Wl,-rpath,'$$ORIGIN'
+
+$(TD)/libcalibe.so: ctests/trace/calib_entry.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) -fPIC -shared $< -o $@
+$(TD)/calib_entryp: ctests/trace/calib_entryp.c $(TD)/libcalibe.so
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ -L$(TD) -lcalibe -Wl,-rpath,'$$ORIGIN'
+$(TD)/calib_entryr: ctests/trace/calib_entryr.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ -ldl
 
 $(TD)/calib_regionx: ctests/trace/calib_regionx.c
 	@mkdir -p $(dir $@)

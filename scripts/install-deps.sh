@@ -16,8 +16,9 @@ MAIN="gcc make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-
 # The tests: g++ (a tracer test leaves a --region function by a C++
 # exception), jq (JSON reports), groff-base (man page lint), valgrind,
 # clang + libclang-rt-14-dev (libFuzzer, sanitizers), libopenblas-dev
-# (traced dgemm in make bench and the tests).
-TESTS="g++ jq groff-base valgrind clang libclang-rt-14-dev libopenblas-dev"
+# (traced dgemm in make bench and the tests), openmpi-bin + libopenmpi-dev
+# (test_mpi.sh runs papi_flops_run under a real mpirun; the tools link no MPI).
+TESTS="g++ jq groff-base valgrind clang libclang-rt-14-dev libopenblas-dev openmpi-bin libopenmpi-dev"
 PKGS=$MAIN
 missing_only=0
 for a in "$@"; do

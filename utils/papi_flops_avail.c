@@ -12,6 +12,7 @@
 #include "papi_flops.h"
 #include "pflops_simd.h"
 #include "pf_json.h"
+#include "pf_output.h"
 #include "pf_version.h"
 
 static void usage(FILE *o)
@@ -210,6 +211,7 @@ int main(int argc, char **argv)
 	};
 	const char *arch = NULL, *topo = NULL, *save = NULL, *perf_metric = NULL;
 	int json = 0, perf = 0, c;
+	pf_output_init("papi_flops_avail", 1);
 	while ((c = getopt_long(argc, argv, "a:t:jp::s:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a': arch = optarg; break;

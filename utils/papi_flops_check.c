@@ -6,6 +6,7 @@
  * and, where counters can be used, what the hardware reads, judged
  * against the formula with a tolerance per accuracy class.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "pflops_mask.h"
 #include "pflops_trace.h"
 #include "pf_json.h"
+#include "pf_output.h"
 #include "pf_kernels.h"
 #include "pf_version.h"
 
@@ -295,6 +297,7 @@ int main(int argc, char **argv)
 	int all = 0, json = 0, runs = 3, c;
 	long iters = 1000;
 	const char *md = NULL;
+	pf_output_init("papi_flops_check", 1);
 	while ((c = getopt_long(argc, argv, "an:r:jm:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a': all = 1; break;
@@ -385,7 +388,7 @@ int main(int argc, char **argv)
 
 	FILE *mdf = md ? fopen(md, "w") : NULL;
 	if (md && !mdf) {
-		perror(md);
+		fprintf(stderr, "papi_flops_check: cannot write %s: %s\n", md, strerror(errno));
 		return 1;
 	}
 	if (!json) {
@@ -508,8 +511,8 @@ int main(int argc, char **argv)
 	failures += mask_check(&t, &pr, kp, json);
 	if (json)
 		printf(", \"failures\": %d}\n", failures);
-	if (mdf)
-		fclose(mdf);
+	if (mdf && pf_output_close(mdf, md))
+		return 1;
 	/* 5. with counters: each kernel as this CPU's counters read it, against its formula */
 	const struct pflops_kind *kd = pr.nkinds ? &pr.kinds[0] : NULL;
 	if (!pr.access.code && kd && kd->pmu && !json) {

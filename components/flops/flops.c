@@ -284,20 +284,40 @@ static int choose_kinds(const struct pflops_probe *pr, char *why, size_t len)
 	const char *env = getenv("PAPI_FLOPS_PMU");
 	const char *force = getenv("LIBPFM_FORCE_PMU");
 	if (env && *env) {
-		char list[256];
-		snprintf(list, sizeof(list), "%s", env);
-		int n = 0;
+		/* an empty name (',', 'zen4,') or a PMU named twice is refused:
+		 * the one would leave no event, the other count every FLOP twice */
+		char *list = strdup(env);
+		int n = 0, rc = PAPI_OK;
+		if (!list) {
+			snprintf(why, len, "PAPI_FLOPS_PMU: out of memory");
+			return PAPI_ENOMEM;
+		}
 		for (char *q = list; *q; q++)
 			n += *q == ',';
-		for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-			const struct pflops_pmu *p = pflops_table_find(&fl.table, t);
-			if (!p) {
-				snprintf(why, len, "PAPI_FLOPS_PMU names '%s', which is not in the formula table (papi_flops_avail --arch all lists it)", t);
-				return PAPI_ENOSUPP;
+		for (char *t = list, *next; t && rc == PAPI_OK; t = next) {
+			next = strchr(t, ',');
+			if (next)
+				*next++ = 0;
+			const struct pflops_pmu *p = *t ? pflops_table_find(&fl.table, t) : NULL;
+			if (!*t) {
+				snprintf(why, len, "PAPI_FLOPS_PMU='%.60s' has an empty PMU name; give table names separated by ',' (papi_flops_avail --arch all lists them), or unset it", env);
+				rc = PAPI_ENOSUPP;
+			} else if (!p) {
+				snprintf(why, len, "PAPI_FLOPS_PMU names '%.60s', which is not in the formula table (papi_flops_avail --arch all lists it)", t);
+				rc = PAPI_ENOSUPP;
 			}
-			add_kind(p, -1, 1, n > 0 || strcmp(p->sysfs, "cpu"));
+			for (int k = 0; rc == PAPI_OK && k < fl.nkinds; k++)
+				if (fl.kind[k].pmu == p) {
+					snprintf(why, len, "PAPI_FLOPS_PMU names %s twice (as '%.40s' the second time), which would count its FLOPs twice; name each core kind's PMU once", p->name, t);
+					rc = PAPI_ENOSUPP;
+				}
+			if (rc == PAPI_OK && add_kind(p, -1, 1, n > 0 || strcmp(p->sysfs, "cpu"))) {
+				snprintf(why, len, "PAPI_FLOPS_PMU names more than %d PMUs, one per core kind at most", PFLOPS_MAX_KINDS);
+				rc = PAPI_ENOSUPP;
+			}
 		}
-		return PAPI_OK;
+		free(list);
+		return rc;
 	}
 	if (force && *force) {
 		const struct pflops_pmu *p = pflops_table_find(&fl.table, force);

@@ -361,9 +361,18 @@ int pflops_perf_pmu_type(const char *pmu, uint32_t *type, struct pflops_error *e
 	const char *base = getenv("PAPI_FLOPS_SYSFS") ? getenv("PAPI_FLOPS_SYSFS") : "/sys/bus/event_source/devices";
 	char path[512];
 	snprintf(path, sizeof(path), "%s/%s/type", base, pmu);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return pf_err(err, PFLOPS_ENOPMU, "the kernel exposes no perf PMU '%s' (%s: %s)", pmu, path, strerror(errno));
+	/* PAPI_FLOPS_SYSFS is the user's: no FIFO to wait on in PAPI_library_init */
+	struct pflops_error own;
+	if (!err)
+		err = &own;
+	FILE *f = pf_input_open(path, "PMU type files", 1, err);
+	if (!f) {
+		if (err->code == PFLOPS_EINVAL)
+			return PFLOPS_EINVAL;
+		char why[PFLOPS_ERRMSG_MAX];
+		snprintf(why, sizeof(why), "%s", err->msg);
+		return pf_err(err, PFLOPS_ENOPMU, "the kernel exposes no perf PMU '%s' (%.400s)", pmu, why);
+	}
 	unsigned t;
 	int ok = fscanf(f, "%u", &t) == 1;
 	fclose(f);

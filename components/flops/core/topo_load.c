@@ -85,9 +85,11 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/hwloc-cpuid-info", dir);
-	FILE *f = fopen(path, "r");
-	if (!f)
+	if (access(path, F_OK))
 		return pf_err(err, PFLOPS_EINVAL, "%s: not a CPUID dump (no hwloc-cpuid-info); give an hwloc XML file or a directory made by hwloc-gather-cpuid", dir);
+	FILE *f = pf_input_open(path, "CPUID dump files", PF_MAX_CPUID_MIB, err);
+	if (!f)
+		return err ? err->code : PFLOPS_EINVAL;
 	char first[32];
 	int ok = fgets(first, sizeof(first), f) && !strcmp(first, "Architecture: x86\n");
 	fclose(f);
@@ -106,6 +108,13 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 		unsigned long idx = strtoul(e->d_name + 2, &end, 10);
 		if (*end || !e->d_name[2] || !isdigit((unsigned char)e->d_name[2]))
 			continue;	/* hwloc skips these too */
+		/* hwloc reads every pu file in the child: no FIFO for it to wait on */
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		int rc = pf_input_check(path, "CPUID dump files", PF_MAX_CPUID_MIB, err);
+		if (rc) {
+			closedir(d);
+			return rc;
+		}
 		n++;
 		if (idx > max)
 			max = idx;
@@ -117,9 +126,8 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 	id->npus = n;
 
 	snprintf(path, sizeof(path), "%s/pu0", dir);
-	f = fopen(path, "r");
-	if (!f)
-		return pf_err(err, PFLOPS_EINVAL, "%s: cannot open: %s; " DUMP_FIX, path, strerror(errno));
+	if (!(f = pf_input_open(path, "CPUID dump files", PF_MAX_CPUID_MIB, err)))
+		return err ? err->code : PFLOPS_EINVAL;
 	unsigned l0[4], l1[4];
 	ok = dump_leaf(f, 0, l0) && dump_leaf(f, 1, l1);
 	fclose(f);
@@ -312,7 +320,7 @@ int pf_topology_load(hwloc_topology_t *topo, const char *path, struct pflops_err
 		return pf_err(err, PFLOPS_ENOENT, "%s: cannot read topology: %s", path, strerror(errno));
 	int isdir = S_ISDIR(st.st_mode);
 	struct dump_id id;
-	int rc = isdir ? dump_check(path, &id, err) : 0;
+	int rc = isdir ? dump_check(path, &id, err) : pf_input_check(path, "topology XML files", PF_MAX_TOPOLOGY_MIB, err);
 	if (!rc)
 		rc = load_in_child(topo, path, isdir, err);
 	if (!rc && isdir && (rc = dump_replayed(*topo, path, &id, err)))

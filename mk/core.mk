@@ -22,11 +22,11 @@ $(PFLOPS_GEN): presets/pflops_gen.c $(patsubst %.c,$(B)/obj/%.o,$(GEN_CORE_SRCS)
 # Validated first: a bad row stops here with file:line.
 $(TABLE_C): $(PFLOPS_GEN) $(PRESET_FILES)
 	@mkdir -p $(dir $@)
-	$(PFLOPS_GEN) c $@ $(PRESET_FILES)
+	$(CROSS_EXEC) $(PFLOPS_GEN) c $@ $(PRESET_FILES)
 
 $(PAPI_CSV_OUT): $(PFLOPS_GEN) $(PRESET_FILES) $(PAPI_CSV)
 	@mkdir -p $(dir $@)
-	$(PFLOPS_GEN) papi-csv $(HAVE_HP) $(PAPI_CSV) $@ $(PRESET_FILES)
+	$(CROSS_EXEC) $(PFLOPS_GEN) papi-csv $(HAVE_HP) $(PAPI_CSV) $@ $(PRESET_FILES)
 
 $(B)/obj/gen/pflops_table_data.o: $(TABLE_C)
 	@mkdir -p $(dir $@)

@@ -50,7 +50,7 @@ $(PAPI_BUILD)/src/Makefile: $(B)/papi-src.path $(B)/papi.sanflags
 # from src/papi_events.csv by PAPI's own rule when the file changes).
 $(PAPI_BUILD)/papi_events.csv: $(PFLOPS_GEN) $(PRESET_FILES) $(PAPI_BUILD)/src/Makefile
 	src=$$(cat $(B)/papi-src.path)/src && \
-	$(PFLOPS_GEN) papi-csv $$(grep -q PAPI_HP_OPS $$src/papiStdEventDefs.h && echo --have-hp) $$src/papi_events.csv $@ $(PRESET_FILES)
+	$(CROSS_EXEC) $(PFLOPS_GEN) papi-csv $$(grep -q PAPI_HP_OPS $$src/papiStdEventDefs.h && echo --have-hp) $$src/papi_events.csv $@ $(PRESET_FILES)
 
 $(PAPI_STAMP): $(PAPI_BUILD)/src/Makefile $(FLOPS_COMP_FILES) $(TABLE_C) $(PAPI_BUILD)/papi_events.csv
 	@d=$(PAPI_BUILD)/src/components/flops; \

@@ -13,6 +13,16 @@
 /* x86 event-select bits: USR | OS | INT | EN, as libpfm4 sets them for PLM0|PLM3 */
 #define X86_EVTSEL_FLAGS 0x530000ULL
 
+/* libpfm4 holds the PMUs of the architecture it is built for only: an
+ * aarch64 build has no x86 PMU to encode the table's named x86 events. */
+#if defined(__x86_64__)
+#define HOST_ARCH PFLOPS_ARCH_X86
+#define HOST_ARCH_NAME "x86-64"
+#else
+#define HOST_ARCH PFLOPS_ARCH_ARM
+#define HOST_ARCH_NAME "aarch64"
+#endif
+
 static int pfm_ready;
 
 int pflops_encode_init(struct pflops_error *err)
@@ -75,6 +85,12 @@ int pflops_encode(const struct pflops_pmu *pmu, const char *spec, uint64_t *conf
 					snprintf(fstr, fstrlen, "%s", spec);
 				return 0;
 			}
+		if (pmu->arch != HOST_ARCH)
+			return pf_err(err, PFLOPS_EENCODE,
+				      "pmu %s: '%s' is named for libpfm4, whose %s build has no %s PMU to encode it; "
+				      "a papi-flops built on %s lists it",
+				      pmu->name, spec, HOST_ARCH_NAME, pmu->arch == PFLOPS_ARCH_X86 ? "x86" : "Arm",
+				      pmu->arch == PFLOPS_ARCH_X86 ? "x86-64" : "aarch64");
 		return pf_err(err, PFLOPS_EENCODE, "libpfm4 cannot encode '%s': %s", full, pfm_strerror(rc));
 	}
 	*config = arg.count ? arg.codes[0] : 0;
@@ -110,6 +126,8 @@ int pflops_table_check_encodings(const struct pflops_table *t, struct pflops_err
 				if (pfm_get_pmu_info(k, &info) == PFM_SUCCESS && !strcmp(info.name, p->libpfm))
 					found = 1;
 			}
+			if (!found && p->arch != HOST_ARCH)
+				continue;	/* another architecture's: planned where it is encoded */
 			if (!found)
 				return pf_err(err, PFLOPS_EENCODE,
 					      "%s:%d: pmu %s: this libpfm4 (%d.%d) has no PMU '%s'; write 'libpfm none' and raw:0xCODE events",

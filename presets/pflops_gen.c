@@ -88,6 +88,19 @@ static int write_c(const struct pflops_table *t, const char *out, int n, char **
 	return fclose(o) ? 1 : 0;
 }
 
+/* p as the PAPI CSV plans it: `combine` kept on raw codes only, so
+ * libpfm4-named umasks stay named natives (emit_metric); ev holds
+ * p->nevents events */
+static void csv_view(const struct pflops_pmu *p, struct pflops_pmu *named, struct pflops_event *ev)
+{
+	*named = *p;
+	for (int e = 0; e < p->nevents; e++) {
+		ev[e] = p->events[e];
+		ev[e].combine &= !strncmp(ev[e].spec, "raw:", 4);
+	}
+	named->events = ev;
+}
+
 /* ------------------------------------------------------------------ */
 /* libpfm4's answers for the x86 PMUs (presets/x86-libpfm.enc): every
  * event's encoding and every merge the planner asks, for any set of
@@ -104,13 +117,9 @@ static int write_enc(struct pflops_table *t, int n, char **files)
 		const struct pflops_pmu *p = &t->pmus[i];
 		if (p->arch != PFLOPS_ARCH_X86 || !p->libpfm[0])
 			continue;
-		struct pflops_pmu named = *p;
+		struct pflops_pmu named;
 		struct pflops_event ev[p->nevents ? p->nevents : 1];
-		for (int e = 0; e < p->nevents; e++) {
-			ev[e] = p->events[e];
-			ev[e].combine &= !strncmp(ev[e].spec, "raw:", 4);
-		}
-		named.events = ev;
+		csv_view(p, &named, ev);
 		for (unsigned m = 1; m < 1u << PFLOPS_NMETRIC; m++) {
 			struct pflops_plan plan;
 			pflops_plan_fit(&plan, p, m, 0, 0, NULL, NULL);
@@ -202,13 +211,9 @@ static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
 	 * CSV keeps the named umasks, one native each.  A preset takes at most
 	 * 8 natives: a detect rule may make it fit (the detector itself cannot
 	 * be reported by a preset and is left out). */
-	struct pflops_pmu named = *p;
+	struct pflops_pmu named;
 	struct pflops_event ev[p->nevents ? p->nevents : 1];
-	for (int e = 0; e < p->nevents; e++) {
-		ev[e] = p->events[e];
-		ev[e].combine &= !strncmp(ev[e].spec, "raw:", 4);
-	}
-	named.events = ev;
+	csv_view(p, &named, ev);
 	struct pflops_plan plan;
 	struct pflops_error err = { 0 };
 	if (pflops_plan_fit(&plan, &named, 1u << m, 0, 8, NULL, &err)) {

@@ -46,7 +46,9 @@ for pmu in $pmus; do
 done
 "$bin/papi_component_avail" 2>/dev/null | grep -q '^Name: *flops' && ok "papi_component_avail shows the flops component" ||
 	bad "installed papi_component_avail has no flops component"
-LIBPFM_FORCE_PMU=skx "$bin/papi_command_line" flops:::DP_OPS 2>&1 | grep -q 'Successfully added: flops:::DP_OPS' &&
-	ok "installed papi_command_line adds flops:::DP_OPS" || bad "installed papi_command_line cannot add flops:::DP_OPS"
+# a PMU of the table: skx through libpfm4 on x86-64, arm_v2 by name on aarch64
+[ -n "$pmus" ] && force="LIBPFM_FORCE_PMU=skx" ev=DP_OPS || force="PAPI_FLOPS_PMU=arm_v2" ev=FP_OPS
+env $force "$bin/papi_command_line" flops:::$ev 2>&1 | grep -q "Successfully added: flops:::$ev" &&
+	ok "installed papi_command_line adds flops:::$ev ($force)" || bad "installed papi_command_line cannot add flops:::$ev ($force)"
 echo "test_install: $pass passed, $fail failed"
 [ $fail = 0 ]

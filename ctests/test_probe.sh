@@ -9,6 +9,8 @@ TOPO=${PF_TOPOLOGIES:-ctests/fixtures/topologies}
 [ -d "$TOPO" ] || { echo "SKIP: $TOPO not found"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# aarch64: hwloc has no x86 backend; a CPUID dump is refused, said (topo_load.c)
+ARCH=$(sed -n 's/^ARCH *= *//p' Makefile 2>/dev/null)
 pass=0 fail=0
 for xml in "$TOPO"/*.xml; do
 	name=$(basename "$xml" .xml)
@@ -20,7 +22,10 @@ for xml in "$TOPO"/*.xml; do
 		mkdir -p "$tmp/$name" && tar -C "$tmp/$name" -xjf "$TOPO/$name.tar.bz2"
 		dump=$(dirname "$(find "$tmp/$name" -name hwloc-cpuid-info | head -n 1)")
 		"$B"/ctests/probe_summary "$dump" > "$tmp/cpuid.out" 2>&1
-		if diff -u "$exp" "$tmp/cpuid.out"; then pass=$((pass + 1)); else echo "FAIL: $name (CPUID replay)"; fail=$((fail + 1)); fi
+		if [ "$ARCH" = aarch64 ]; then
+			grep -q "which only an x86-64 hwloc replays" "$tmp/cpuid.out" && pass=$((pass + 1)) ||
+				{ echo "FAIL: $name (CPUID dump on aarch64): $(cat "$tmp/cpuid.out")"; fail=$((fail + 1)); }
+		elif diff -u "$exp" "$tmp/cpuid.out"; then pass=$((pass + 1)); else echo "FAIL: $name (CPUID replay)"; fail=$((fail + 1)); fi
 	fi
 done
 

@@ -289,6 +289,12 @@ static void test_counter_economy(void **state)
 			const struct pflops_metric_def *d = &p->metrics[m];
 			if (d->klass == PFLOPS_UNAVAILABLE)
 				continue;
+#if !defined(__x86_64__)
+			/* the oracle asks libpfm4's x86 tables, which this one lacks
+			 * (the plans themselves: scripts/test-aarch64.sh's listings) */
+			if (p->arch == PFLOPS_ARCH_X86)
+				continue;
+#endif
 			struct pflops_plan plan;
 			struct pflops_error err = { 0 };
 			if (pflops_plan_make(&plan, p, 1u << m, 0, &err))
@@ -300,7 +306,11 @@ static void test_counter_economy(void **state)
 			checked++;
 		}
 	}
+#if defined(__x86_64__)
 	assert_true(checked > 80);
+#else
+	assert_true(checked > 10);	/* the Arm PMUs' */
+#endif
 }
 
 /* The numbers DESIGN.md promises. */
@@ -605,7 +615,11 @@ static void test_broken_fixtures(void **state)
 		{ "unknown_directive.pft", 4, "unknown directive 'countres'" },
 		{ "self_reference.pft", 2, "no such pmu defined above" },
 		{ "like_late.pft", 3, "'like' must be the first line" },
+#if defined(__x86_64__)
 		{ "bad_event.pft", 5, "libpfm4 cannot encode 'skx::FP_ARITH_INST_RETIRED:1024B_PACKED_DOUBLE'" },
+#else	/* a libpfm4 without x86 PMUs: presets/x86-libpfm.enc lacks it */
+		{ "bad_event.pft", 5, "'FP_ARITH_INST_RETIRED:1024B_PACKED_DOUBLE' is named for libpfm4, whose aarch64 build has no x86 PMU" },
+#endif
 		{ "unused_event.pft", 6, "event B is used by no metric" },
 		{ "bad_raw.pft", 6, "bad event 'raw:0x01cg'" },
 		{ "no_match.pft", 1, "no 'match' line" },
@@ -631,7 +645,7 @@ static void test_broken_fixtures(void **state)
 	}
 	/* and the build tool refuses them the same way */
 	assert_int_not_equal(system("B=${B:-build}; $B/pflops_gen check ctests/fixtures/broken/product.pft 2>/dev/null"), 0);
-	assert_int_equal(system("B=${B:-build}; $B/pflops_gen check presets/*.pft"), 0);
+	assert_int_equal(system("B=${B:-build}; $B/pflops_gen --replay presets/x86-libpfm.enc check presets/*.pft"), 0);
 }
 
 static void test_formula_language(void **state)

@@ -51,13 +51,13 @@ $(PAPI_BUILD)/src/Makefile: $(B)/papi-src.path $(B)/papi.sanflags $(PAPI_PATCHES
 	  --includedir="$(includedir)" --mandir="$(mandir)" \
 	  --with-perf-events --with-pfm-incdir=/usr/include --with-pfm-libdir="$(PFM_LIBDIR)" \
 	  --with-shared-lib=yes --with-static-lib=no --with-shlib-tools --with-tests=no \
-	  --with-components="flops" > ../configure.log 2>&1 || { tail -30 ../configure.log; exit 1; }
+	  --with-components="flops" $(PAPI_CROSS) > ../configure.log 2>&1 || { tail -30 ../configure.log; exit 1; }
 
 # PAPI's table with ours, built into libpapi (papi_events_table.h is made
 # from src/papi_events.csv by PAPI's own rule when the file changes).
-$(PAPI_BUILD)/papi_events.csv: $(PFLOPS_GEN) $(PRESET_FILES) $(PAPI_BUILD)/src/Makefile
+$(PAPI_BUILD)/papi_events.csv: $(PFLOPS_GEN) $(PRESET_FILES) $(X86_ENC) $(PAPI_BUILD)/src/Makefile
 	src=$$(cat $(B)/papi-src.path)/src && \
-	$(PFLOPS_GEN) papi-csv $$(grep -q PAPI_HP_OPS $$src/papiStdEventDefs.h && echo --have-hp) --component flops $$src/papi_events.csv $@ $(PRESET_FILES)
+	$(PFLOPS_GEN_RUN) papi-csv $$(grep -q PAPI_HP_OPS $$src/papiStdEventDefs.h && echo --have-hp) --component flops $$src/papi_events.csv $@ $(PRESET_FILES)
 
 $(PAPI_STAMP): $(PAPI_BUILD)/src/Makefile $(FLOPS_COMP_FILES) $(TABLE_C) $(PAPI_BUILD)/papi_events.csv
 	@d=$(PAPI_BUILD)/src/components/flops; \

@@ -38,7 +38,7 @@ static void usage(FILE *o)
 		"Exit status: 0, 1 on an error (said on stderr), 2 on bad usage.  papi_flops_avail(1).\n");
 }
 
-/* Opmask sampling is an x86 question (AVX-512 masks). */
+/* Opmask sampling is an x86 question (AVX-512 masks); the trace is x86-64 only. */
 static int x86_host(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -343,7 +343,8 @@ int main(int argc, char **argv)
 		if (pr.access.fix[0])
 			printf("Fix            : %s\n", pr.access.fix);
 		if (pr.access.code)
-			printf("No counters    : papi_flops_run --source trace -- PROGRAM counts FLOPs exactly\n");
+			printf("No counters    : %s\n", x86_host() ? "papi_flops_run --source trace -- PROGRAM counts FLOPs exactly"
+								 : "the trace source, which needs none, is x86-64 only for now");
 		if (show_simd) {
 			printf("Opmask sampling: %s\n", simd.msg);
 			if (simd.fix[0])

@@ -316,6 +316,12 @@ int main(int argc, char **argv)
 	}
 	if (!hide_ok())
 		return 2;
+#if !defined(__x86_64__)
+	/* the kernels are x86 code, checked against the trace (x86-64 only) */
+	fprintf(stderr, "papi_flops_check: the calibration kernels and the trace source are x86-64 only for now; "
+		"on this machine papi_flops_avail lists the formulas and papi_flops_run --source hw counts a program\n");
+	return 1;
+#endif
 	struct pflops_table t = { 0 };
 	struct pflops_error err = { 0 };
 	struct pflops_probe pr;

@@ -8,12 +8,15 @@
  * list of names to treat as absent (PFLOPS_CPU_HIDE, for testing what a
  * smaller CPU would do); hiding a feature hides what is built on it
  * (avx512f hides every AVX-512 extension, avx hides AVX2, FMA and
- * AVX-512).
+ * AVX-512).  On another architecture (aarch64) the names are known and
+ * none is present: pflops_cpu_has answers 0, "" included.
  */
 #ifndef PFLOPS_CPUFEAT_H
 #define PFLOPS_CPUFEAT_H
 
+#if defined(__x86_64__)
 #include <cpuid.h>
+#endif
 
 #define PFLOPS_CPU_HIDE_ENV "PFLOPS_CPU_HIDE"
 
@@ -72,6 +75,7 @@ static inline int pflops_cpufeat_hidden(const char *name, const char *hide)
 	return 0;
 }
 
+#if defined(__x86_64__)
 static inline unsigned long long pflops_cpufeat_xcr0(void)
 {
 	unsigned a, b, c, d, lo, hi;
@@ -81,6 +85,7 @@ static inline unsigned long long pflops_cpufeat_xcr0(void)
 	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
 	return ((unsigned long long)hi << 32) | lo;
 }
+#endif
 
 static inline const struct pflops_cpufeat *pflops_cpufeat_find(const char *name)
 {
@@ -98,18 +103,24 @@ static inline const struct pflops_cpufeat *pflops_cpufeat_find(const char *name)
 
 /*
  * 1 if the CPU has `name` and the OS enabled its state, 0 if not (or
- * hidden), -1 for a name this table does not know.  "" is any x86-64.
+ * hidden, or not an x86-64 CPU), -1 for a name this table does not know.
+ * "" is any x86-64.
  */
 static inline int pflops_cpu_has(const char *name, const char *hide)
 {
 	const struct pflops_cpufeat *f;
 	unsigned r[4];
 
+	f = pflops_cpufeat_find(name);
+	if (*name && !f)
+		return -1;
+#if !defined(__x86_64__)
+	(void)r;
+	(void)hide;
+	return 0;
+#else
 	if (!*name)
 		return 1;
-	f = pflops_cpufeat_find(name);
-	if (!f)
-		return -1;
 	if (pflops_cpufeat_hidden(f->name, hide))
 		return 0;
 	if (f->parent && pflops_cpu_has(f->parent, hide) != 1)
@@ -118,6 +129,7 @@ static inline int pflops_cpu_has(const char *name, const char *hide)
 	    !(r[f->reg] & (1u << f->bit)))
 		return 0;
 	return (pflops_cpufeat_xcr0() & f->xcr0) == f->xcr0;
+#endif
 }
 
 #endif

@@ -22,6 +22,11 @@ char *pf_strdup(const char *s);
  * 0 and out filled, or -1. */
 int pf_encode_merge(const struct pflops_pmu *pmu, const char *a, const char *b, char *out, size_t len);
 int pf_class_from_name(const char *name);	/* -1 if unknown */
+/* Record libpfm4's x86 answers to f (NULL: stop), for presets/x86-libpfm.enc;
+ * replay recorded ones for the PMUs this libpfm4 lacks (encode.c). */
+struct pflops_builtin_rec;
+void pf_encode_record(FILE *f);
+void pf_encode_replay(const struct pflops_builtin_rec *r, int n);
 
 /* Load this machine's topology (path NULL), or a recorded one: an hwloc
  * XML file or a CPUID dump directory, read in a child process and checked

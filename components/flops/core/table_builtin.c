@@ -36,6 +36,7 @@ int pflops_table_builtin(struct pflops_table *t, struct pflops_error *err)
 		if (rc)
 			return rc;
 	}
+	pf_encode_replay(pflops_builtin_recs, pflops_builtin_nrecs);
 	for (int i = 0; i < pflops_builtin_nencs; i++) {
 		const struct pflops_builtin_enc *b = &pflops_builtin_encs[i];
 		struct pflops_pmu *p = (struct pflops_pmu *)pflops_table_find(t, b->pmu);

@@ -141,6 +141,12 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 		if (!isprint((unsigned char)id->vendor[i]))
 			id->vendor[i] = '?';
 	dump_fms(id->vendor, l1[0], id);
+#if !defined(__x86_64__)
+	/* hwloc builds its x86 backend, the one that replays, on x86 only */
+	return pf_err(err, PFLOPS_EINVAL, "%s: a CPUID dump of %s family %u model %u, which only an x86-64 hwloc replays; "
+		      "give an hwloc XML file of that machine instead (lstopo-no-graphics --of xml there)",
+		      dir, id->vendor, id->family, id->model);
+#endif
 	return 0;
 }
 

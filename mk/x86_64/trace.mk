@@ -1,8 +1,9 @@
-# The tracer (exact FLOPs by ptrace + Zydis, no hardware counters), the
-# PMU models evaluated on its mix, their tests and benchmark.
+# The tracer (exact FLOPs by ptrace + Zydis, no hardware counters, x86-64
+# only for now), its tests and benchmark, the x86 calibration kernels
+# they trace and papi_flops_check runs.  The PMU models it feeds:
+# mk/model.mk.
 TRACE_CORE = components/flops/core
-CORE_SRCS += $(TRACE_CORE)/mix.c $(TRACE_CORE)/model.c \
-             $(TRACE_CORE)/trace/trace_decode.c $(TRACE_CORE)/trace/trace_blocks.c \
+CORE_SRCS += $(TRACE_CORE)/trace/trace_decode.c $(TRACE_CORE)/trace/trace_blocks.c \
              $(TRACE_CORE)/trace/trace_mem.c $(TRACE_CORE)/trace/trace_emul.c \
              $(TRACE_CORE)/trace/trace_xstate.c $(TRACE_CORE)/trace/trace_region.c \
              $(TRACE_CORE)/trace/trace_ptrace.c $(TRACE_CORE)/trace/trace_signal.c \
@@ -14,17 +15,13 @@ CORE_SRCS += $(TRACE_CORE)/mix.c $(TRACE_CORE)/model.c \
              $(TRACE_CORE)/trace/trace_prof.c $(TRACE_CORE)/trace/trace_funcs.c
 CORE_LIBS += $(ZYDIS_LIBS)
 
-CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_model $(B)/ctests/test_funcs
+CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_funcs
 
 $(B)/ctests/test_trace: ctests/test_trace.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
 
 $(B)/ctests/test_funcs: ctests/test_funcs.c $(CORE_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
-
-$(B)/ctests/test_model: ctests/test_model.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
 
@@ -123,3 +120,19 @@ bench-trace: $(B)/bench_trace $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_re
 	$(B)/bench_trace $(TD) $(BENCH_DGEMM)
 
 .PHONY: bench-trace
+
+# Tests that trace, or run the calibration kernels: the tools' trace and
+# model: sources, signals, papi_flops_check, the masked-lane estimator on
+# traced and sampled kernels and on decoded x86 code.
+CHECK_SCRIPTS += ctests/test_run.sh ctests/test_signals.sh ctests/test_check.sh
+CHECK_PROGS += $(B)/ctests/test_sampler $(B)/ctests/test_mask_trace $(B)/ctests/test_mask
+
+# The kernels papi_flops_check runs (installed as papi_flops_kernels).
+PF_KERNELS_BIN = $(TD)/calib_fp
+default-target: $(PF_KERNELS_BIN)
+install: install-kernels
+install-kernels: $(PF_KERNELS_BIN)
+	@$(INSTALL) -d $(DESTDIR)$(libexecdir)/papi-flops
+	@$(INSTALL) -m 755 $(PF_KERNELS_BIN) $(DESTDIR)$(libexecdir)/papi-flops/papi_flops_kernels
+	@echo "install: the calibration kernels in $(DESTDIR)$(libexecdir)/papi-flops"
+.PHONY: install-kernels

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The whole test suite: unit and integration tests (make check), the same
 # as a CPU without AVX-512 and without AVX512-FP16 runs it, under
-# ASan+UBSan and under valgrind, then a short run of every fuzz harness.
+# ASan+UBSan and under valgrind, a short run of every fuzz harness, and
+# an aarch64 cross build tested under qemu-user.
 # Every suite runs even when one fails; a table at the end says what
 # passed, failed and was skipped (and why).  Installs what is missing
 # first, saying what.  Exit status: 0 only when no suite failed.
@@ -56,6 +57,11 @@ suite check-nofp16 nofp16
 suite check-asan make check-asan
 suite check-valgrind make check-valgrind
 suite fuzz-smoke make fuzz-smoke
+# aarch64: a cross build whose tests run under qemu-user (it installs its
+# own packages: arm64 multiarch, the cross compiler, qemu-user)
+if [ "$(uname -m)" = x86_64 ] && { command -v qemu-aarch64 || apt-cache show qemu-user; } >/dev/null 2>&1; then
+	suite aarch64 scripts/test-aarch64.sh
+fi
 
 echo
 echo "test-all: summary (logs in $L/)"

@@ -197,7 +197,7 @@ fi
 full() { out=$("$@" 2>&1 >/dev/full); rc=$?; }
 FULL="write error: standard output: No space left on device"
 full $AVAIL; check "avail > /dev/full" 1 "papi_flops_avail: $FULL"
-full $AVAIL --perf; check "avail --perf > /dev/full" 1 "papi_flops_avail: $FULL"
+full $AVAIL --arch skx --perf; check "avail --perf > /dev/full" 1 "papi_flops_avail: $FULL"
 full $AVAIL --arch all --json; check "avail --json > /dev/full" 1 "papi_flops_avail: $FULL"
 full $AVAIL --help; check "avail --help > /dev/full" 1 "papi_flops_avail: $FULL"
 full $RUN --version; check "run --version > /dev/full" 125 "papi_flops_run: $FULL"
@@ -206,10 +206,14 @@ check "run -o /dev/full" 125 "papi_flops_run: write error: /dev/full: No space l
 run sh -c "$RUN --source perf-stat:$PS/skx_merged.csv --arch skx --json 2>/dev/full"
 check "run report > /dev/full" 125
 CHK="$B/papi_flops_check --iterations 10 --runs 1"
-full $CHK --json; check "check --json > /dev/full" 1 "papi_flops_check: $FULL"
-full $CHK; check "check > /dev/full" 1 "papi_flops_check: $FULL"
-run $CHK --markdown /dev/full
-check "check --markdown /dev/full" 1 "papi_flops_check: write error: /dev/full: No space left on device"
+if [ "$ARCH" = aarch64 ]; then	# it checks nothing there: x86-64 kernels
+	echo "SKIP: test_bad_input: papi_flops_check > /dev/full: the calibration kernels are x86-64 only"
+else
+	full $CHK --json; check "check --json > /dev/full" 1 "papi_flops_check: $FULL"
+	full $CHK; check "check > /dev/full" 1 "papi_flops_check: $FULL"
+	run $CHK --markdown /dev/full
+	check "check --markdown /dev/full" 1 "papi_flops_check: write error: /dev/full: No space left on device"
+fi
 
 echo "test_bad_input: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -60,15 +60,17 @@ struct pflops_pub_fp {
 };
 
 struct pflops_pub {
-	uint64_t magic;
-	int32_t pid;		/* the traced process */
+	/* these four first, at fixed places in every version: a helper
+	 * of another papi-flops version says so here */
+	uint64_t magic;		/* set by the helper once it counts */
+	uint32_t size;		/* sizeof(struct pflops_pub) of the library */
 	uint32_t state;		/* PFLOPS_PUB_* */
-	char msg[256];		/* why it failed or detached */
+	char msg[512];		/* why it failed or detached */
+	int32_t pid;		/* the traced process */
 	uint32_t nblk;		/* block ids published (release/acquire) */
 	uint32_t nfp;
 	uint32_t lost;		/* threads or blocks that did not fit: reads
 				 * are refused, never short */
-	uint32_t pad;
 	struct pflops_pub_thr thr[PFLOPS_PUB_THREADS];
 	struct pflops_pub_blk blk[PFLOPS_PUB_BLOCKS];
 	struct pflops_pub_fp fp[PFLOPS_PUB_FPS];

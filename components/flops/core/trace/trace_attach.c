@@ -175,7 +175,7 @@ static void pub_end(struct pflops_pub *p, int state, const char *msg)
 {
 	if (!p)
 		return;
-	snprintf(p->msg, sizeof(p->msg), "%.255s", msg);
+	snprintf(p->msg, sizeof(p->msg), "%.511s", msg);
 	__atomic_store_n(&p->state, state, __ATOMIC_RELEASE);
 }
 

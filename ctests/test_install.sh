@@ -46,5 +46,13 @@ done
 	bad "installed papi_component_avail has no flops component"
 LIBPFM_FORCE_PMU=skx "$bin/papi_command_line" flops:::DP_OPS 2>&1 | grep -q 'Successfully added: flops:::DP_OPS' &&
 	ok "installed papi_command_line adds flops:::DP_OPS" || bad "installed papi_command_line cannot add flops:::DP_OPS"
+# without counters: the installed libpapi finds its trace helper beside it
+# (../bin/papi_flops_run), nothing in the environment but the source
+if [ -x "$bin/papi_flops_run" ] && env -u PAPI_FLOPS_TRACER PATH=/usr/bin:/bin PAPI_FLOPS_SOURCE=trace \
+	"$bin/papi_command_line" flops:::DP_OPS 2>&1 | grep -Eq '^flops:::DP_OPS :[[:space:]]*40000000 FLOP'; then
+	ok "installed papi_command_line with PAPI_FLOPS_SOURCE=trace reads DP_OPS 40000000 (its loop), the helper found beside libpapi"
+else
+	bad "installed papi_command_line with PAPI_FLOPS_SOURCE=trace does not read DP_OPS 40000000"
+fi
 echo "test_install: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -9,5 +9,5 @@ CHECK_SCRIPTS += components/flops/tests/papi_trace.sh
 ifneq ($(PAPI_SRC),no)
 CHECK_DEPS += $(B)/flops_trace_test
 endif
-$(B)/flops_trace_test: components/flops/tests/flops_trace_test.c $(PAPI_STAMP)
+$(B)/flops_trace_test: components/flops/tests/flops_trace_test.c components/flops/tests/check.h $(PAPI_STAMP)
 	$(CC) -I$(PAPI_BUILD)/src $(PF_CFLAGS) $< -o $@ $(LDFLAGS) -L$(PAPI_BUILD)/src -lpapi -lpthread -Wl,-rpath,$(abspath $(PAPI_BUILD)/src)

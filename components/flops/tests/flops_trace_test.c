@@ -35,19 +35,7 @@
 #include <sys/wait.h>
 #include "papi.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                                       \
-	do {                                                                                                   \
-		if (cond) {                                                                                    \
-			printf("ok:   ");                                                                      \
-		} else {                                                                                       \
-			printf("FAIL: ");                                                                      \
-			failures++;                                                                            \
-		}                                                                                              \
-		printf(__VA_ARGS__);                                                                           \
-		printf("\n");                                                                                  \
-	} while (0)
+#include "check.h"
 
 /* n scalar DP adds: n FLOPs */
 __attribute__((noinline)) void kernel_dp(long n)

@@ -17,6 +17,7 @@
  *                               papi_flops_run --region to compare
  *   flops_trace_test shutdown   PAPI_shutdown, then FP work untraced
  *   flops_trace_test crash      SIGSEGV while counting
+ *   flops_trace_test exec       execs sh (exit 4) while counting
  *   flops_trace_test late S     no PAPI: sleeps S s, runs the kernels, exits 3
  *   flops_trace_test spin S     no PAPI: FP work for S s, prints "spun"
  *
@@ -410,6 +411,18 @@ static int case_shutdown(void)
 	return 0;
 }
 
+/* exec while counting: the new image runs untraced (it prints its
+ * TracerPid line) and its status is the program's */
+static int case_exec(void)
+{
+	int set = new_set();
+	add(set, "flops:::DP_OPS");
+	PAPI_start(set);
+	kernel_dp(1000);
+	execl("/bin/sh", "sh", "-c", "sleep 0.5; grep TracerPid /proc/$$/status; exit 4", (char *)NULL);
+	return 1;
+}
+
 static volatile int *volatile nowhere;
 
 static int case_crash(void)
@@ -468,6 +481,8 @@ int main(int argc, char **argv)
 		rc = case_shutdown();
 	else if (!strcmp(c, "crash"))
 		rc = case_crash();
+	else if (!strcmp(c, "exec"))
+		rc = case_exec();
 	else {
 		fprintf(stderr, "flops_trace_test: unknown case %s\n", c);
 		return 2;

@@ -88,6 +88,10 @@ rc=$?
 PAPI_FLOPS_SOURCE=trace timeout 60 $T crash > "$out" 2>&1
 rc=$?
 [ $rc = 139 ] && echo "ok:   SIGSEGV while counting: killed by SIGSEGV as untraced (139)" || { bad "crash: status $rc (139)"; cat "$out"; }
+PAPI_FLOPS_SOURCE=trace timeout 60 $T exec > "$out" 2>&1
+rc=$?
+[ $rc = 4 ] && grep -q 'TracerPid:.0$' "$out" && echo "ok:   exec while counting: the new image runs untraced, its status 4 kept" ||
+	{ bad "exec: status $rc (4), $(grep TracerPid "$out")"; cat "$out"; }
 PAPI_FLOPS_SOURCE=trace $T wait 30 > "$out" 2>&1 &
 pid=$!
 for i in $(seq 50); do grep -q '^ready' "$out" && break; sleep 0.2; done

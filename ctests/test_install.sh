@@ -46,6 +46,17 @@ done
 	bad "installed papi_component_avail has no flops component"
 LIBPFM_FORCE_PMU=skx "$bin/papi_command_line" flops:::DP_OPS 2>&1 | grep -q 'Successfully added: flops:::DP_OPS' &&
 	ok "installed papi_command_line adds flops:::DP_OPS" || bad "installed papi_command_line cannot add flops:::DP_OPS"
+# a drop-in for Debian's libpapi: its components (sde; rocm_smi needs ROCm)
+# and every function it exports
+"$bin/papi_component_avail" 2>/dev/null | grep -q '^Name: *sde ' && ok "papi_component_avail shows the sde component, as Debian's" ||
+	bad "installed libpapi has no sde component (Debian's has)"
+deb=/usr/lib/$(gcc -print-multiarch 2>/dev/null)/libpapi.so.7.0
+if [ -f "$deb" ]; then
+	missing=$(nm -D --defined-only "$deb" | awk '$2 == "T" { print $3 }' | sort > "$tmp/deb.syms" &&
+		nm -D --defined-only "$lib"/libpapi.so.7.0 | awk '$2 == "T" { print $3 }' | sort | comm -23 "$tmp/deb.syms" -)
+	[ -z "$missing" ] && ok "installed libpapi exports every function Debian's libpapi.so.7.0 does" ||
+		bad "installed libpapi lacks Debian's $(echo $missing)"
+fi
 # without counters: the installed libpapi finds its trace helper beside it
 # (../bin/papi_flops_run), nothing in the environment but the source
 if [ -x "$bin/papi_flops_run" ] && env -u PAPI_FLOPS_TRACER PATH=/usr/bin:/bin PAPI_FLOPS_SOURCE=trace \

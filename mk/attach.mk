@@ -11,3 +11,10 @@ CHECK_DEPS += $(B)/flops_trace_test
 endif
 $(B)/flops_trace_test: components/flops/tests/flops_trace_test.c components/flops/tests/check.h $(PAPI_STAMP)
 	$(CC) -I$(PAPI_BUILD)/src $(PF_CFLAGS) $< -o $@ $(LDFLAGS) -L$(PAPI_BUILD)/src -lpapi -lpthread -Wl,-rpath,$(abspath $(PAPI_BUILD)/src)
+
+# make bench: a PAPI program under PAPI_FLOPS_SOURCE=trace vs native and
+# vs papi_flops_run --source trace.
+BENCH_TARGETS += bench-papi-trace
+bench-papi-trace: $(B)/flops_trace_test $(B)/papi_flops_run
+	B=$(B) bench/bench_papi_trace.sh
+.PHONY: bench-papi-trace

@@ -20,6 +20,8 @@
  *   flops_trace_test exec       execs sh (exit 4) while counting
  *   flops_trace_test late S     no PAPI: sleeps S s, runs the kernels, exits 3
  *   flops_trace_test spin S     no PAPI: FP work for S s, prints "spun"
+ *   flops_trace_test work N     no PAPI: the kernels N times (make bench)
+ *   flops_trace_test papiwork N the same inside a flops:::FP_OPS set
  *
  * The kernels are asm loops with a known FLOP count per iteration; the
  * AVX ones are skipped (SKIP line naming the feature) where CPUID lacks
@@ -449,6 +451,29 @@ int main(int argc, char **argv)
 		sleep(argc > 2 ? atoi(argv[2]) : 1);
 		region_body();
 		return 3;
+	}
+	if (!strcmp(c, "work") || !strcmp(c, "papiwork")) {
+		/* make bench: the unmasked kernels N times, alone or in a set */
+		int n = argc > 2 ? atoi(argv[2]) : 100, set = PAPI_NULL;
+		long long v = 0;
+		if (c[0] == 'p') {
+			init();
+			if (PAPI_create_eventset(&set) || PAPI_add_named_event(set, "flops:::FP_OPS") || PAPI_start(set))
+				return 1;
+		}
+		for (int i = 0; i < n; i++) {	/* unmasked: the code cache's speed */
+			kernel_dp(100003);
+			kernel_sp(20011);
+			if (have_fma)
+				kernel_fma256(3001);
+			if (have_512)
+				kernel_add512(1009);
+		}
+		if (c[0] == 'p' && PAPI_stop(set, &v))
+			return 1;
+		if (c[0] == 'p')
+			printf("FP_OPS %lld\n", v);
+		return 0;
 	}
 	if (!strcmp(c, "spin")) {	/* FP work for N s, then "spun" */
 		int n = argc > 2 ? atoi(argv[2]) : 3;

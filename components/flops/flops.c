@@ -1177,7 +1177,7 @@ static void describe(unsigned code, char *out, size_t len)
 		return;
 	}
 	if (fl.source == FL_SRC_MODEL && l < len)
-		l += snprintf(out + l, len - l, ". Source model (PAPI_FLOPS_SOURCE=model:%s): the traced instructions read through the formula of", fl.kind[0].pmu->name);
+		l += snprintf(out + l, len - l, ". Source model (PAPI_FLOPS_SOURCE=model:%s): the traced instructions read through this formula", fl.kind[0].pmu->name);
 	for (int k = 0; k < fl.nkinds && l < len; k++) {
 		const struct pflops_pmu *p = fl.kind[k].pmu;
 		if (!p)

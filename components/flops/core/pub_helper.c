@@ -114,7 +114,14 @@ int pflops_pub_helper_start(struct pflops_pub **out, char *why, size_t len)
 		pid_t h = fork();
 		if (h == 0) {
 			char *argv[] = { path, "--source", "trace", "--pid", pid_s, "--papi-fd", fds, NULL };
+			int null = open("/dev/null", O_RDWR);
 			setsid();
+			/* it writes nothing there: a pipe on the program's stdin
+			 * or stdout is not held open by it */
+			if (null >= 0) {
+				dup2(null, 0);
+				dup2(null, 1);
+			}
 			fcntl(sv[1], F_SETFD, 0);
 			fcntl(memfd, F_SETFD, 0);
 			/* attach only once the process has named us its tracer */

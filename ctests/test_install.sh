@@ -57,6 +57,16 @@ if [ -f "$deb" ]; then
 	[ -z "$missing" ] && ok "installed libpapi exports every function Debian's libpapi.so.7.0 does" ||
 		bad "installed libpapi lacks Debian's $(echo $missing)"
 fi
+# papi-flops.pc: a client built with it loads this libpapi, no environment
+pc=$lib/pkgconfig/papi-flops.pc
+printf '#include <papi.h>\nint main(void) { return PAPI_library_init(PAPI_VER_CURRENT) == PAPI_VER_CURRENT ? 0 : 1; }\n' > "$tmp/c.c"
+if [ -f "$pc" ] && cc "$tmp/c.c" -o "$tmp/c" $(PKG_CONFIG_PATH=$lib/pkgconfig pkg-config --cflags --libs papi-flops) &&
+	[ "$(realpath "$(ldd "$tmp/c" | sed -n 's/.*libpapi.so[^ ]* => \([^ ]*\).*/\1/p')")" = "$(realpath "$lib"/libpapi.so.7.0)" ] &&
+	"$tmp/c"; then
+	ok "a client built with pkg-config papi-flops loads the installed libpapi without LD_LIBRARY_PATH"
+else
+	bad "pkg-config papi-flops: the client does not build, or loads another libpapi ($(ldd "$tmp/c" 2>&1 | grep libpapi))"
+fi
 # without counters: the installed libpapi finds its trace helper beside it
 # (../bin/papi_flops_run), nothing in the environment but the source
 if [ -x "$bin/papi_flops_run" ] && env -u PAPI_FLOPS_TRACER PATH=/usr/bin:/bin PAPI_FLOPS_SOURCE=trace \

@@ -13,13 +13,14 @@
  * either: it traces every thread of the process, so it sees the process
  * end, however it ends (exit, a crash, SIGKILL), and then ends itself.
  * With Yama's ptrace_scope 1 the process names it with PR_SET_PTRACER
- * before it attaches.
+ * before it attaches.  At exit (atexit) and PAPI_shutdown it detaches.
  *
  * The helper program: $PAPI_FLOPS_TRACER, else papi_flops_run next to
  * this library (../bin, ../../bin, or ../.. in the build tree), else
  * papi_flops_run in PATH.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -68,6 +69,8 @@ static void helper_path(char *out, size_t len)
 	}
 	snprintf(out, len, "papi_flops_run");	/* from PATH */
 }
+
+static void detach_at_exit(void);
 
 static int fail(char *why, size_t len, const char *fmt, const char *arg)
 {
@@ -162,6 +165,9 @@ int pflops_pub_helper_start(struct pflops_pub **out, char *why, size_t len)
 	sv[0] = -1;
 	owner = getpid();
 	pub = p;
+	static int at_exit;
+	if (!at_exit++)
+		atexit(detach_at_exit);
 	*out = p;
 	rc = 0;
 out:
@@ -177,19 +183,46 @@ out:
 	return rc;
 }
 
-void pflops_pub_helper_stop(void)
+/* Let the helper go: it puts every thread back in its own code and
+ * detaches; its end closes the socket. */
+static void detach(void)
 {
 	char c;
 
-	if (!pub || owner != getpid())
+	if (sock < 0 || owner != getpid())
 		return;
-	/* the helper puts every thread back in its own code and lets go;
-	 * its end closes the socket */
 	if (write(sock, "d", 1) == 1)
 		while (read(sock, &c, 1) > 0 || errno == EINTR)
 			;
 	close(sock);
 	sock = -1;
+}
+
+/* At exit, before the atexit handlers registered earlier run (LeakSanitizer's
+ * stops every thread with ptrace, which a traced process does not allow:
+ * it would hang): the memory stays mapped, reads say the helper detached.
+ * Only a process down to one thread: a detach while exit() runs in one
+ * thread and others still run is not tested yet (the helper sees them
+ * end anyway). */
+static void detach_at_exit(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	while (d && (de = readdir(d)))
+		n += de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	if (n == 1)
+		detach();
+}
+
+void pflops_pub_helper_stop(void)
+{
+	if (!pub || owner != getpid())
+		return;
+	detach();
 	munmap(pub, sizeof(*pub));
 	pub = NULL;
 	owner = 0;

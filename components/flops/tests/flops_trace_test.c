@@ -425,7 +425,8 @@ static int case_exec(void)
 	return 1;
 }
 
-static volatile int *volatile nowhere;
+/* not NULL: UBSan would report a null store instead of the fault */
+static volatile int *volatile nowhere = (volatile int *)16;
 
 static int case_crash(void)
 {

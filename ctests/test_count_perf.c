@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -484,6 +485,24 @@ static void test_errors(void **state)
 	assert_int_equal(t, PERF_TYPE_SOFTWARE);
 	assert_int_equal(pflops_perf_pmu_type("cpu_nosuch", &t, &err), PFLOPS_ENOPMU);
 	assert_non_null(strstr(err.msg, "cpu_nosuch"));
+	/* PAPI_FLOPS_SYSFS with a FIFO for a type file: refused at once, not
+	 * waited on (it is read in PAPI_library_init) */
+	char dir[] = "/tmp/pflops_sysfsXXXXXX", path[96];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/cpu_core", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/cpu_core/type", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	setenv("PAPI_FLOPS_SYSFS", dir, 1);
+	alarm(20);
+	assert_int_equal(pflops_perf_pmu_type("cpu_core", &t, &err), PFLOPS_EINVAL);
+	alarm(0);
+	unsetenv("PAPI_FLOPS_SYSFS");
+	assert_non_null(strstr(err.msg, "/cpu_core/type: a FIFO (named pipe), not a regular file"));
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/cpu_core", dir);
+	rmdir(path);
+	rmdir(dir);
 }
 
 /* Plans laid out for the engine: hybrid kinds get their cycles reference
@@ -534,6 +553,114 @@ static void test_layout(void **state)
 	pflops_table_free(&t);
 }
 
+/* Overflow on a derived metric: each counter of the formula samples with
+ * period ceil(P / weight), a counter shared by two overflowing events is
+ * refused, a detector (weight 0) does not sample. */
+static void test_sample_periods(void **state)
+{
+	struct pflops_table t = { 0 };
+	assert_int_equal(pflops_table_builtin(&t, NULL), 0);
+	struct pflops_plan dp, fp;
+	assert_int_equal(pflops_plan_fit(&dp, pflops_table_find(&t, "skx"), 1u << PFLOPS_DP_OPS | 1u << PFLOPS_SP_OPS, 0, 8,
+					 NULL, NULL), 0);
+	assert_int_equal(pflops_plan_fit(&fp, pflops_table_find(&t, "spr"), 1u << PFLOPS_FP_OPS, 0, 8, NULL, NULL), 0);
+	assert_true(fp.reduced != 0);	/* FP_OPS alone on 8: the FP16 detector */
+	struct pflops_perf_kind k[2] = {
+		{ .plan = &dp, .type = PERF_TYPE_RAW, .arch = PFLOPS_ARCH_X86, .pmu_name = "cpu" },
+		{ .plan = &fp, .type = PERF_TYPE_RAW, .arch = PFLOPS_ARCH_X86, .pmu_name = "cpu" },
+	};
+	struct pflops_perf_event ev[32];
+	int slot[2][PFLOPS_MAX_COUNTERS], nslots = 0, owner[32];
+	int n = pflops_perf_layout(k, 2, ev, 32, slot, &nslots);
+	assert_true(n > 0);
+	for (int i = 0; i < n; i++)
+		owner[i] = -1;
+	struct pflops_error err = { 0 };
+	const uint64_t P = 1000003;
+	int ns = pflops_perf_sample(k, 1, slot, ev, n, owner, PFLOPS_DP_OPS, P, 0, &err);
+	assert_int_equal(ns, 4);	/* SD, D128, D256, D512 */
+	for (int c = 0; c < dp.ncounters; c++) {
+		int i = 0;
+		while (ev[i].slot != slot[0][c])
+			i++;
+		double w = dp.counter[c].weight[PFLOPS_DP_OPS];
+		if (w == 0) {
+			assert_true(ev[i].sample_period == 0);
+			continue;
+		}
+		/* weights 1, 2, 4, 8: 1000003, 500002, 250001, 125001 */
+		uint64_t want = w == 1 ? 1000003 : w == 2 ? 500002 : w == 4 ? 250001 : 125001;
+		assert_true(ev[i].sample_period == want);
+		assert_int_equal(owner[i], 0);
+	}
+	/* SP_OPS shares no counter with DP_OPS on skx: both may overflow */
+	assert_int_equal(pflops_perf_sample(k, 1, slot, ev, n, owner, PFLOPS_SP_OPS, P, 1, &err), 4);
+	/* the same counters for another overflowing event: refused, named */
+	assert_int_equal(pflops_perf_sample(k, 1, slot, ev, n, owner, PFLOPS_DP_OPS, P, 2, &err), PFLOPS_ECNFLCT);
+	assert_non_null(strstr(err.msg, "two overflowing events"));
+	/* spr FP_OPS: 5 weighted counters sample, the detector does not; a
+	 * threshold below a weight samples every count */
+	ns = pflops_perf_sample(&k[1], 1, &slot[1], ev, n, owner, PFLOPS_FP_OPS, 4, 3, &err);
+	assert_int_equal(ns, fp.ncounters - 1);
+	for (int c = 0; c < fp.ncounters; c++) {
+		int i = 0;
+		while (ev[i].slot != slot[1][c])
+			i++;
+		double w = fp.counter[c].weight[PFLOPS_FP_OPS];
+		assert_true(ev[i].sample_period == (fp.counter[c].detects ? 0 : w >= 4 ? 1 : w == 2 ? 2 : 4));
+	}
+	assert_int_equal(pflops_perf_sample(k, 1, slot, ev, n, owner, PFLOPS_VEC_DP, P, 4, &err), PFLOPS_EUNAVAIL);
+	pflops_table_free(&t);
+}
+
+/* A sampling event of the engine records its IP in its ring, once per
+ * period: page faults (exact, synchronous) sampled every 100 over 1000
+ * touched pages give floor(faults / 100) samples, each at a user address. */
+static void test_sample_ring(void **state)
+{
+	struct pflops_perf_event e = sw(PERF_COUNT_SW_PAGE_FAULTS, 0, 0, 0, -1);
+	e.sample_period = 100;
+	e.precise = 2;
+	struct pflops_perf_attr a = { .exclude_kernel = 1, .exclude_hv = 1 };
+	struct pflops_perf_set *set = NULL;
+	struct pflops_error err = { 0 };
+	int rc = pflops_perf_open(&set, &e, 1, &a, &err);
+	if (rc == PFLOPS_EPERM) {
+		printf("SKIP: test_sample_ring: %s\n", err.msg);
+		return;
+	}
+	assert_int_equal(rc, 0);
+	int fd = pflops_perf_fd(set, 0);
+	assert_true(fd >= 0);
+	assert_true(pflops_perf_fd(set, 1) == -1);
+	long ps = sysconf(_SC_PAGESIZE);
+	void *m = mmap(NULL, 9 * ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(pflops_perf_start(set, &err), 0);
+	touch_pages(1000);
+	assert_int_equal(pflops_perf_stop(set, &err), 0);
+	struct pflops_perf_value v;
+	assert_int_equal(pflops_perf_read(set, &v, &err), 0);
+	struct perf_event_mmap_page *pg = m;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	const uint8_t *data = (const uint8_t *)m + ps;
+	uint64_t samples = 0;
+	for (uint64_t off = 0; off < head && off < 8 * (uint64_t)ps;) {
+		const struct perf_event_header *h = (const void *)(data + off);
+		if (h->type == PERF_RECORD_SAMPLE) {
+			uint64_t ip = *(const uint64_t *)(h + 1);
+			assert_true(ip != 0 && ip < 0x800000000000ULL);	/* user space */
+			samples++;
+		}
+		assert_true(h->size >= sizeof(*h));
+		off += h->size;
+	}
+	assert_true(v.raw >= 1000);
+	assert_true(samples == v.raw / 100);
+	munmap(m, 9 * ps);
+	pflops_perf_close(set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -542,7 +669,8 @@ int main(void)
 		cmocka_unit_test(test_threads),		cmocka_unit_test(test_attach),
 		cmocka_unit_test(test_kinds_sum),	cmocka_unit_test(test_uncovered_share),
 		cmocka_unit_test(test_scaled_estimate), cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_layout),
+		cmocka_unit_test(test_layout),		cmocka_unit_test(test_sample_periods),
+		cmocka_unit_test(test_sample_ring),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

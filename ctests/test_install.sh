@@ -35,17 +35,30 @@ done
 unset LD_LIBRARY_PATH PAPI_CSV_EVENT_FILE
 where=$(realpath "$(ldd "$bin/papi_avail" | sed -n 's/.*libpapi.so[^ ]* => \([^ ]*\).*/\1/p')")
 case "$where" in "$lib"/*) ok "papi_avail loads $where" ;; *) bad "papi_avail loads libpapi from '$where', not $lib" ;; esac
-for pmu in skx icl spr; do
-	if LIBPFM_FORCE_PMU=$pmu "$bin/papi_avail" -a 2>/dev/null | grep -q '^PAPI_FP_OPS .* Yes .*papi-flops'; then
-		ok "$pmu: installed papi_avail lists our PAPI_FP_OPS with no environment variable"
+# our presets are flops events: papi_avail -c (what an event set takes)
+# leaves Skylake-SP's FP_OPS (5 counters on 4) out, as the component does.
+# x86 PMUs by LIBPFM_FORCE_PMU: an aarch64 libpfm4 has none to force
+[ "$(sed -n 's/^ARCH *= *//p' Makefile 2>/dev/null)" = aarch64 ] && pmus="" ||
+	pmus="skx:PAPI_DP_OPS icl:PAPI_FP_OPS spr:PAPI_FP_OPS"
+for pmu in $pmus; do
+	if LIBPFM_FORCE_PMU=${pmu%:*} "$bin/papi_avail" -a 2>/dev/null | grep -q "^${pmu#*:} .*papi-flops.*Counted by flops:::${pmu#*:PAPI_}"; then
+		ok "${pmu%:*}: installed papi_avail lists our ${pmu#*:} (flops:::${pmu#*:PAPI_}) with no environment variable"
 	else
-		bad "$pmu: installed papi_avail has no PAPI_FP_OPS of ours"
+		bad "${pmu%:*}: installed papi_avail has no ${pmu#*:} of ours"
 	fi
 done
+if [ -n "$pmus" ]; then
+	LIBPFM_FORCE_PMU=skx "$bin/papi_avail" -c > "$tmp/c" 2>/dev/null
+	grep -q '^PAPI_DP_OPS ' "$tmp/c" && ! grep -q '^PAPI_FP_OPS ' "$tmp/c" &&
+		ok "skx: papi_avail -c lists PAPI_DP_OPS, leaves PAPI_FP_OPS out (flops:::FP_OPS is refused)" ||
+		bad "skx: papi_avail -c: PAPI_DP_OPS missing or PAPI_FP_OPS listed"
+fi
 "$bin/papi_component_avail" 2>/dev/null | grep -q '^Name: *flops' && ok "papi_component_avail shows the flops component" ||
 	bad "installed papi_component_avail has no flops component"
-LIBPFM_FORCE_PMU=skx "$bin/papi_command_line" flops:::DP_OPS 2>&1 | grep -q 'Successfully added: flops:::DP_OPS' &&
-	ok "installed papi_command_line adds flops:::DP_OPS" || bad "installed papi_command_line cannot add flops:::DP_OPS"
+# a PMU of the table: skx through libpfm4 on x86-64, arm_v2 by name on aarch64
+[ -n "$pmus" ] && force="LIBPFM_FORCE_PMU=skx" ev=DP_OPS || force="PAPI_FLOPS_PMU=arm_v2" ev=FP_OPS
+env $force "$bin/papi_command_line" flops:::$ev 2>&1 | grep -q "Successfully added: flops:::$ev" &&
+	ok "installed papi_command_line adds flops:::$ev ($force)" || bad "installed papi_command_line cannot add flops:::$ev ($force)"
 # a drop-in for Debian's libpapi: its components (sde; rocm_smi needs ROCm)
 # and every function it exports
 "$bin/papi_component_avail" 2>/dev/null | grep -q '^Name: *sde ' && ok "papi_component_avail shows the sde component, as Debian's" ||

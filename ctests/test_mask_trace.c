@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <cmocka.h>
+#include "calib_gate.h"
 
 #include "pflops_mask.h"
 #include "pflops_trace.h"
@@ -64,9 +65,10 @@ static void run(const char *kernel, const char *n, const char *region, pflops_tr
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-static int avx512(void)
+/* every kernel here is masked AVX-512 */
+static int avx512(const char *test)
 {
-	return __builtin_cpu_supports("avx512f");
+	return calib_runs(test, "vaddpd_z_k1");
 }
 
 /* The hook: once per executed FP instruction of a masked block, with the
@@ -76,7 +78,7 @@ static void test_hook(void **state)
 	(void)state;
 	struct pflops_mix mix;
 	struct calls c;
-	if (!avx512())
+	if (!avx512("test_hook"))
 		skip();
 	memset(&c, 0, sizeof(c));
 	run("vaddpd_z_k1", "1000", NULL, count_calls, &c, &mix);
@@ -146,7 +148,7 @@ static void test_period_one(void **state)
 	static const char *const k[][3] = { { "vaddpd_z_k1", "500", NULL }, { "kmask_in_block", "300", NULL },
 					    { "daxpy_masked", "300", "daxpy" }, { "fma_kmix", "200", NULL },
 					    { "vfmadd231pd_z", "500", NULL } };
-	if (!avx512())
+	if (!avx512("test_period_one"))
 		skip();
 	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
 		struct pflops_mask_stream st = { 1, 0 };
@@ -167,7 +169,7 @@ static void test_daxpy_period7(void **state)
 	(void)state;
 	struct pflops_mask_stream st[7];
 	double full[7], est[7], lo[7], hi[7], exact;
-	if (!avx512())
+	if (!avx512("test_daxpy_period7"))
 		skip();
 	for (unsigned p = 0; p < 7; p++)
 		st[p] = (struct pflops_mask_stream){ 7, p };

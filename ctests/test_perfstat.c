@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "papi_flops.h"
+#include "odd_files.h"
 
 #define F "ctests/fixtures/perfstat/"
 static struct pflops_table T;
@@ -44,6 +45,19 @@ static void read_fails(const char *file, const char *pmu, unsigned metrics, cons
 		fail_msg("%s accepted", file);
 	if (!strstr(err.msg, says))
 		fail_msg("%s: \"%s\" does not say \"%s\"", file, err.msg, says);
+}
+
+/* text written to a file of its own, then read_fails */
+static void text_fails(const char *text, const char *pmu, const char *says)
+{
+	char path[] = "/tmp/pflops_psXXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	read_fails(path, pmu, M(FP_OPS), says);
+	unlink(path);
 }
 
 /* Seed 001: 39,195,349,051 packed-single uops x 4 = the "160 billion" SP ops.
@@ -114,7 +128,8 @@ static void test_three_pmus(void **state)
 	assert_int_equal(r.lines, 1);
 }
 
-/* Arm PMU names: armv9_<core> and armv8_<core> (device tree),
+/* Arm PMU names as the kernel's arm_pmuv3.c registers them from a device
+ * tree (armv8_neoverse_v1, armv8_neoverse_v2, armv9_neoverse_n2),
  * armv8_pmuv3_0 (ACPI), bare raw codes.  V2/N2 have 128-bit SVE:
  * FP_OPS = 100 * 128/128 + 7; V1 256-bit: 100 * 2 + 7 */
 static void test_arm_names(void **state)
@@ -123,6 +138,8 @@ static void test_arm_names(void **state)
 	read_ok(F "arm_v2_devicetree.csv", "arm_v2", M(FP_OPS), &r);
 	assert_true(r.value[PFLOPS_FP_OPS] == 107);
 	read_ok(F "arm_n2_acpi_raw.csv", "arm_n2", M(FP_OPS), &r);
+	assert_true(r.value[PFLOPS_FP_OPS] == 107);
+	read_ok(F "arm_n2_devicetree.csv", "arm_n2", M(FP_OPS), &r);
 	assert_true(r.value[PFLOPS_FP_OPS] == 107);
 	read_ok(F "arm_v1_devicetree.csv", "arm_v1", M(FP_OPS), &r);
 	assert_true(r.value[PFLOPS_FP_OPS] == 207);
@@ -183,19 +200,60 @@ static void test_bad_values(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		read_fails(bad[i][0], "skx", M(FP_OPS), bad[i][1]);
 	/* the largest count perf prints is fine, one more is not */
-	char path[] = "/tmp/pflops_psXXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	FILE *f = fdopen(fd, "w");
-	fprintf(f, "18446744073709551615,,r5303c7,1000,100.00,,\n18446744073709551616,,r5318c7,1000,100.00,,\n");
-	fclose(f);
-	read_fails(path, "skx", M(FP_OPS), ":2: bad count '18446744073709551616'");
+	text_fails("18446744073709551615,,r5303c7,1000,100.00,,\n18446744073709551616,,r5318c7,1000,100.00,,\n", "skx",
+		   ":2: bad count '18446744073709551616'");
 	/* another PMU's line is not used, and still not nan */
-	f = fopen(path, "w");
-	fprintf(f, "3,,cpu_core/config=0x5303c7/,1000,100.00,,\nnan,,cpu_atom/config=0x5303c7/,1000,100.00,,\n");
-	fclose(f);
-	read_fails(path, "adl_glc", M(FP_OPS), ":2: bad count 'nan' for cpu_atom/config=0x5303c7/");
-	unlink(path);
+	text_fails("3,,cpu_core/config=0x5303c7/,1000,100.00,,\nnan,,cpu_atom/config=0x5303c7/,1000,100.00,,\n", "adl_glc",
+		   ":2: bad count 'nan' for cpu_atom/config=0x5303c7/");
+}
+
+/* Issue 20: counts as written (perf prints whole numbers): 2^64-1 and
+ * 2^53+1 whole, and summed without rounding where the weights are whole. */
+static void test_exact_counts(void **state)
+{
+	struct pflops_perfstat r;
+	read_ok(F "exact_u64.csv", "zen4", M(FP_OPS) | M(BF16_OPS), &r);
+	assert_int_equal(r.metrics_whole, M(FP_OPS) | M(BF16_OPS));
+	assert_true(r.whole[PFLOPS_FP_OPS] == UINT64_MAX);
+	assert_true(r.whole[PFLOPS_BF16_OPS] == (1ULL << 53) + 1);
+	read_ok(F "exact_sum.csv", "skx", M(DP_OPS), &r);
+	assert_true(r.metrics_whole == M(DP_OPS) && r.whole[PFLOPS_DP_OPS] == (1ULL << 53) + 3);
+	assert_true(r.value[PFLOPS_DP_OPS] == (double)((1ULL << 53) + 4));	/* the nearest double */
+}
+
+/* One event on two lines (its :u and :k), thousands separators (perf -x
+ * never writes them), a duration no run has: refused with the lines. */
+static void test_ambiguous_files(void **state)
+{
+	read_fails(F "bad_twice.csv", "skx", M(FP_OPS),
+		   "bad_twice.csv:4: r5303c7:k is the event of line 2 (r5303c7:u) again");
+	read_fails(F "bad_grouped.csv", "zen4", M(FP_OPS),
+		   "bad_grouped.csv:2: a count with thousands separators ('1,234...'); perf stat -x, never writes them");
+	read_fails(F "bad_duration.csv", "skx", M(FP_OPS),
+		   "bad_duration.csv:3: duration_time '1e308 ns' is no run's wall time");
+	struct pflops_perfstat r;
+	read_ok(F "snb_duration.csv", "snb", M(SP_OPS), &r);
+	assert_true(r.seconds == 2.5 && r.seconds_line == 9);
+	text_fails("277,,r5303c7,1000,100.00,,\n-5,ns,duration_time,1,100.00,,\n", "skx",
+		   ":2: bad count '-5' for duration_time");
+	text_fails("277,,r5303c7,1000,100.00,,\n5,ns,duration_time,1,100.00,,\n6,ns,duration_time,1,100.00,,\n", "skx",
+		   ":3: a second duration_time (line 2 has one)");
+	text_fails("277,,r5303c7,1000,100.00,,\n315576001000000000,ns,duration_time,1,100.00,,\n", "skx",	/* 10 years and 1 s */
+		   ":2: duration_time '315576001000000000 ns' is no run's wall time");
+	text_fails("277,,r5303c7,1000,100.00,,\n5,msec,duration_time,1,100.00,,\n", "skx",
+		   ":2: duration_time '5 msec' is no run's wall time (perf writes it in ns");
+}
+
+/* What is opened is a regular file of at most 256 MiB; a FIFO nobody
+ * writes returns at once. */
+static void skx_fails(const char *path, const char *says)
+{
+	read_fails(path, "skx", M(FP_OPS), says);
+}
+
+static void test_file_kinds(void **state)
+{
+	odd_files_refused(skx_fails, "perf-stat files", 256);
 }
 
 int main(void)
@@ -207,6 +265,8 @@ int main(void)
 		cmocka_unit_test(test_three_pmus),     cmocka_unit_test(test_arm_names),
 		cmocka_unit_test(test_or_ed_codes),
 		cmocka_unit_test(test_long_lines),     cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_exact_counts),   cmocka_unit_test(test_ambiguous_files),
+		cmocka_unit_test(test_file_kinds),
 	};
 	return cmocka_run_group_tests_name("perfstat", tests, setup, teardown);
 }

@@ -9,6 +9,8 @@ TOPO=${PF_TOPOLOGIES:-ctests/fixtures/topologies}
 [ -d "$TOPO" ] || { echo "SKIP: $TOPO not found"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# aarch64: hwloc has no x86 backend; a CPUID dump is refused, said (topo_load.c)
+ARCH=$(sed -n 's/^ARCH *= *//p' Makefile 2>/dev/null)
 pass=0 fail=0
 for xml in "$TOPO"/*.xml; do
 	name=$(basename "$xml" .xml)
@@ -20,7 +22,10 @@ for xml in "$TOPO"/*.xml; do
 		mkdir -p "$tmp/$name" && tar -C "$tmp/$name" -xjf "$TOPO/$name.tar.bz2"
 		dump=$(dirname "$(find "$tmp/$name" -name hwloc-cpuid-info | head -n 1)")
 		"$B"/ctests/probe_summary "$dump" > "$tmp/cpuid.out" 2>&1
-		if diff -u "$exp" "$tmp/cpuid.out"; then pass=$((pass + 1)); else echo "FAIL: $name (CPUID replay)"; fail=$((fail + 1)); fi
+		if [ "$ARCH" = aarch64 ]; then
+			grep -q "which only an x86-64 hwloc replays" "$tmp/cpuid.out" && pass=$((pass + 1)) ||
+				{ echo "FAIL: $name (CPUID dump on aarch64): $(cat "$tmp/cpuid.out")"; fail=$((fail + 1)); }
+		elif diff -u "$exp" "$tmp/cpuid.out"; then pass=$((pass + 1)); else echo "FAIL: $name (CPUID replay)"; fail=$((fail + 1)); fi
 	fi
 done
 
@@ -80,7 +85,7 @@ fam_model=$(awk -F': ' '/^cpu family/{f=$2} /^model\t/{m=$2} END{print f "/" m}'
 case "$fam_model" in
 6/207|6/143) echo "$out" | grep -q "pmu=spr " && pass=$((pass + 1)) || { echo "FAIL: this machine ($fam_model) is not spr: $out"; fail=$((fail + 1)); } ;;
 esac
-if ls /sys/bus/event_source/devices | grep -qE '^(cpu|cpu_core|cpu_atom|armv8_.*)$'; then
+if ls /sys/bus/event_source/devices | grep -qE '^(cpu|cpu_core|cpu_atom|cpu_lowpower|armv[89]_.*)$'; then
 	echo "$out" | grep -qE "^access (success|not permitted)" && pass=$((pass + 1)) || { echo "FAIL: verdict: $out"; fail=$((fail + 1)); }
 else
 	echo "$out" | grep -q "^access no hardware PMU exposed: no hardware PMU is exposed: .*hypervisor hides the counters" &&

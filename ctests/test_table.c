@@ -21,6 +21,7 @@
 #include "papi_flops.h"
 
 #include "builtin_table.h"
+#include "odd_files.h"
 
 static void test_every_event_encodes(void **state)
 {
@@ -42,6 +43,8 @@ static void test_coverage(void **state)
 		/* issue 10: Cooper Lake, Arrow Lake-H low-power E-cores, Bartlett
 		 * Lake, Nova Lake P and E, FUJITSU-MONAKA */
 		"cpx", "cmt_lp", "btl_rpc", "nvl_cyc", "nvl_awf", "arm_monaka",
+		/* issue 21: the E-core-only parts, apart from the hybrid E-cores */
+		"srf_cmt", "grr", "cwf_dkt", "cwf",
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		pmu(names[i]);
@@ -93,7 +96,9 @@ static const struct golden goldens[] = {
 	{ SRC_LINE, "nvl_cyc", "SD", 0x5301c7, INTEL("NVL/events/novalake_coyotecove_core.json") },
 	{ SRC_LINE, "nvl_cyc", "D512", 0x5340c7, INTEL("NVL/events/novalake_coyotecove_core.json") },
 	{ SRC_LINE, "nvl_cyc", "S512", 0x5380c7, INTEL("NVL/events/novalake_coyotecove_core.json") },
-	{ SRC_LINE, "cmt", "F64", 0x5301c8, INTEL("SRF/events/sierraforest_core.json FP_FLOPS_RETIRED") },
+	{ SRC_LINE, "srf_cmt", "F64", 0x5301c8, INTEL("SRF/events/sierraforest_core.json FP_FLOPS_RETIRED") },
+	{ SRC_LINE, "cmt", "VD128", 0x5308c7, INTEL("MTL/events/meteorlake_crestmont_core.json FP_INST_RETIRED.128B_DP") },
+	{ SRC_LINE, "cwf_dkt", "VS256", 0x5310c7, INTEL("CWF/events/clearwaterforest_core.json FP_INST_RETIRED.256B_SP") },
 	{ SRC_LINE, "cmt_lp", "F32", 0x5302c8, INTEL("ARL/events/arrowlake_crestmont_core.json FP_FLOPS_RETIRED.FP32") },
 	{ SRC_LINE, "amd64_fam19h_zen4", "ALL", 0x531f03, "libpfm4 lib/events/amd64_events_fam19h_zen4.h" },
 	{ SRC_LINE, "amd64_fam19h_zen4", "BF16", 0x531003, "libpfm4 lib/events/amd64_events_fam19h_zen4.h BFLOAT_MAC_FLOPS" },
@@ -102,6 +107,10 @@ static const struct golden goldens[] = {
 	{ SRC_LINE, "arm_v3", "FIXED", 0x80c1, "ARM-software/data pmu/neoverse-v3ae.json FP_FIXED_OPS_SPEC" },
 	{ SRC_LINE, "arm_monaka", "DSCALE", 0x80c6, "PAPI src/libpfm4/lib/events/arm_fujitsu_monaka_events.h FP_DP_SCALE_OPS_SPEC" },
 	{ SRC_LINE, "arm_monaka", "HFIXED", 0x80c3, "ARM-software/data pmu/common_armv9.json FP_HP_FIXED_OPS_SPEC" },
+	/* MONAKA's vector instructions by precision (PAPI papi_events.csv
+	 * CPU,arm_monaka PAPI_VEC_DP, PAPI_VEC_SP) */
+	{ SRC_LINE, "arm_monaka", "VDP", 0x801f, "PAPI src/libpfm4/lib/events/arm_fujitsu_monaka_events.h ASE_SVE_FP_DP_SPEC" },
+	{ SRC_LINE, "arm_monaka", "VSP", 0x801b, "PAPI src/libpfm4/lib/events/arm_fujitsu_monaka_events.h ASE_SVE_FP_SP_SPEC" },
 };
 
 static void test_golden_encodings(void **state)
@@ -126,8 +135,9 @@ static void test_golden_encodings(void **state)
 	}
 }
 
-/* The merged counters carry the right umask: 8_FLOPS is 0x60 (perf's
- * Skylake-X JSON says 0x18, which is 4_FLOPS). */
+/* The merged counters carry the right umask: 8_FLOPS is 0x60 (Intel's
+ * Skylake-X list, and perf's skylakex JSON generated from it, say 0x18,
+ * which is 4_FLOPS; Intel's ICX/SPR lists say 0x60). */
 static void test_merged_umasks(void **state)
 {
 	static const struct {
@@ -279,6 +289,12 @@ static void test_counter_economy(void **state)
 			const struct pflops_metric_def *d = &p->metrics[m];
 			if (d->klass == PFLOPS_UNAVAILABLE)
 				continue;
+#if !defined(__x86_64__)
+			/* the oracle asks libpfm4's x86 tables, which this one lacks
+			 * (the plans themselves: scripts/test-aarch64.sh's listings) */
+			if (p->arch == PFLOPS_ARCH_X86)
+				continue;
+#endif
 			struct pflops_plan plan;
 			struct pflops_error err = { 0 };
 			if (pflops_plan_make(&plan, p, 1u << m, 0, &err))
@@ -290,7 +306,11 @@ static void test_counter_economy(void **state)
 			checked++;
 		}
 	}
+#if defined(__x86_64__)
 	assert_true(checked > 80);
+#else
+	assert_true(checked > 10);	/* the Arm PMUs' */
+#endif
 }
 
 /* The numbers DESIGN.md promises. */
@@ -467,6 +487,53 @@ static void test_unavailable_says_why(void **state)
 		}
 }
 
+/* The kernel's perf PMU of each E-core kind: `cpu` where the part has one
+ * core kind (arch/x86/events/core.c registers "cpu" when !is_hybrid();
+ * Intel mapfile.csv lists SRF, GRR and CWF as "core"), cpu_atom or
+ * cpu_lowpower on hybrid parts (mapfile "hybridcore"; perf's JSON Unit) */
+static void test_e_core_pmus(void **state)
+{
+	static const struct {
+		int line;
+		const char *pmu, *sysfs;
+	} s[] = {
+		{ SRC_LINE, "srf", "cpu" },
+		{ SRC_LINE, "grr", "cpu" },
+		{ SRC_LINE, "cwf", "cpu" },
+		{ SRC_LINE, "cmt", "cpu_atom" },
+		{ SRC_LINE, "skt", "cpu_atom" },
+		{ SRC_LINE, "cmt_lp", "cpu_lowpower" },
+		{ SRC_LINE, "adl_grt", "cpu_atom" },
+	};
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+		if (strcmp(pmu(s[i].pmu)->sysfs, s[i].sysfs))
+			fail_msg("test_table.c:%d: %s is on the PMU %s, expected %s", s[i].line, s[i].pmu,
+				 pmu(s[i].pmu)->sysfs, s[i].sysfs);
+	/* Crestmont's event lists describe umask 0x08 as all FP retired
+	 * instructions (SRF/GRR/MTL/ARL *_core.json) and name no union:
+	 * VEC_DP an estimate; Skymont/Darkmont lists give 0x08 the packed-double
+	 * text and ALL 0x3F (ARL/LNL skymont, CWF): exact */
+	static const struct {
+		int line;
+		const char *pmu;
+		enum pflops_class klass;
+	} v[] = {
+		{ SRC_LINE, "cmt", PFLOPS_ESTIMATE },
+		{ SRC_LINE, "srf_cmt", PFLOPS_ESTIMATE },
+		{ SRC_LINE, "cmt_lp", PFLOPS_ESTIMATE },
+		{ SRC_LINE, "skt", PFLOPS_EXACT },
+		{ SRC_LINE, "cwf_dkt", PFLOPS_EXACT },
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		const struct pflops_metric_def *d = &pmu(v[i].pmu)->metrics[PFLOPS_VEC_DP];
+		if (d->klass != v[i].klass)
+			fail_msg("test_table.c:%d: %s VEC_DP is %s, expected %s", v[i].line, v[i].pmu,
+				 pflops_class_name(d->klass), pflops_class_name(v[i].klass));
+	}
+	assert_non_null(strstr(pmu("srf")->metrics[PFLOPS_VEC_DP].caveat, "0x08 (128B_DP) as all FP retired instructions"));
+	assert_null(strstr(pmu("srf")->metrics[PFLOPS_FP_OPS].caveat, "hybrid"));
+}
+
 static void test_cpu_mapping(void **state)
 {
 	static const struct {
@@ -502,7 +569,12 @@ static void test_cpu_mapping(void **state)
 		{ SRC_LINE, "GenuineIntel", 18, 2, 0, "IntelCore", NULL },	/* no such model */
 		/* Bartlett Lake: kernel intel-family.h INTEL_BARTLETTLAKE IFM(6, 0xD7) */
 		{ SRC_LINE, "GenuineIntel", 6, 0xd7, 0, NULL, "btl_rpc" },
-		{ SRC_LINE, "GenuineIntel", 6, 175, 3, NULL, "cmt" },	/* Sierra Forest */
+		/* E-core-only parts (Intel mapfile.csv type "core", not
+		 * "hybridcore"): Sierra Forest 6-AF, Grand Ridge 6-B6,
+		 * Clearwater Forest 6-DD */
+		{ SRC_LINE, "GenuineIntel", 6, 175, 3, NULL, "srf_cmt" },
+		{ SRC_LINE, "GenuineIntel", 6, 0xb6, 0, NULL, "srf_cmt" },
+		{ SRC_LINE, "GenuineIntel", 6, 0xdd, 0, NULL, "cwf_dkt" },
 		{ SRC_LINE, "GenuineIntel", 6, 15, 11, NULL, "core" },
 		{ SRC_LINE, "AuthenticAMD", 23, 1, 2, NULL, "amd64_fam17h_zen1" },
 		{ SRC_LINE, "AuthenticAMD", 23, 49, 0, NULL, "amd64_fam17h_zen2" },
@@ -543,7 +615,11 @@ static void test_broken_fixtures(void **state)
 		{ "unknown_directive.pft", 4, "unknown directive 'countres'" },
 		{ "self_reference.pft", 2, "no such pmu defined above" },
 		{ "like_late.pft", 3, "'like' must be the first line" },
+#if defined(__x86_64__)
 		{ "bad_event.pft", 5, "libpfm4 cannot encode 'skx::FP_ARITH_INST_RETIRED:1024B_PACKED_DOUBLE'" },
+#else	/* a libpfm4 without x86 PMUs: presets/x86-libpfm.enc lacks it */
+		{ "bad_event.pft", 5, "'FP_ARITH_INST_RETIRED:1024B_PACKED_DOUBLE' is named for libpfm4, whose aarch64 build has no x86 PMU" },
+#endif
 		{ "unused_event.pft", 6, "event B is used by no metric" },
 		{ "bad_raw.pft", 6, "bad event 'raw:0x01cg'" },
 		{ "no_match.pft", 1, "no 'match' line" },
@@ -569,7 +645,7 @@ static void test_broken_fixtures(void **state)
 	}
 	/* and the build tool refuses them the same way */
 	assert_int_not_equal(system("B=${B:-build}; $B/pflops_gen check ctests/fixtures/broken/product.pft 2>/dev/null"), 0);
-	assert_int_equal(system("B=${B:-build}; $B/pflops_gen check presets/*.pft"), 0);
+	assert_int_equal(system("B=${B:-build}; $B/pflops_gen --replay presets/x86-libpfm.enc check presets/*.pft"), 0);
 }
 
 static void test_formula_language(void **state)
@@ -665,6 +741,36 @@ static void test_table_file_nul(void **state)
 	assert_non_null(strstr(err.msg, ":3: a NUL byte; the table is text"));
 }
 
+/* Issue 20: what pflops_table_load_file opens is a regular file of at
+ * most 16 MiB (a FIFO nobody writes returns at once), and a table with
+ * no PMU block names its file instead of reading every CPU as unknown. */
+static void load_fails(const char *path, const char *says)
+{
+	struct pflops_table t = { 0 };
+	struct pflops_error err = { 0 };
+	int rc = pflops_table_load_file(&t, path, &err);
+	pflops_table_free(&t);
+	assert_int_not_equal(rc, 0);
+	if (!strstr(err.msg, says))
+		fail_msg("%s: \"%s\" does not say \"%s\"", path, err.msg, says);
+}
+
+static void test_table_file_kinds(void **state)
+{
+	odd_files_refused(load_fails, "formula tables", 16);
+	char path[] = "/tmp/pflops_commentsXXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0 && write(fd, "# a comment\n\n", 13) == 13);
+	close(fd);
+	load_fails(path, ": no PMU block in it (only comments or blank lines)");
+	unlink(path);
+	struct pflops_table t = { 0 };
+	struct pflops_error err = { 0 };
+	assert_int_equal(pflops_table_parse(&t, "", "inline", &err), PFLOPS_EINVAL);
+	assert_string_equal(err.msg, "inline: no PMU block in it (only comments or blank lines); a formula table holds 'pmu' blocks (presets/README.md)");
+	pflops_table_free(&t);
+}
+
 /* `note`: an event in no formula is allowed when it says why it is kept
  * (snb's x87 code); `combine` is allowed on a libpfm4-named event. */
 static void test_note_and_combine(void **state)
@@ -705,6 +811,7 @@ int main(void)
 		cmocka_unit_test(test_every_event_encodes),
 		cmocka_unit_test(test_coverage),
 		cmocka_unit_test(test_golden_encodings),
+		cmocka_unit_test(test_e_core_pmus),
 		cmocka_unit_test(test_merged_umasks),
 		cmocka_unit_test(test_counter_economy),
 		cmocka_unit_test(test_counter_anchors),
@@ -717,6 +824,7 @@ int main(void)
 		cmocka_unit_test(test_note_and_combine),
 		cmocka_unit_test(test_formula_bounds),
 		cmocka_unit_test(test_table_file_nul),
+		cmocka_unit_test(test_table_file_kinds),
 	};
 	return cmocka_run_group_tests_name("table", tests, setup, teardown);
 }

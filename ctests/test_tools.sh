@@ -18,7 +18,7 @@ man_opts() {
 	sed -n '/^\.SH OPTIONS/,/^\.SH [^O]/p' "docs/man/$1.1" | grep -E '^\.(B|BR|BI) ' | sed 's/\\-/-/g' |
 		grep -oE -- '--[a-z][a-z-]*' | sort -u
 }
-for t in papi_flops_avail papi_flops_run papi_flops_check; do
+for t in papi_flops_avail papi_flops_run papi_flops_check papi_flops_report; do
 	[ "$("$B/$t" --version)" = "$t (papi-flops) $version" ] && ok || bad "$t --version: $("$B/$t" --version 2>&1)"
 	[ "$("$B/$t" -V)" = "$t (papi-flops) $version" ] && ok || bad "$t -V"
 	"$B/$t" --help >/dev/null && ok || bad "$t --help: exit status $?"
@@ -42,14 +42,17 @@ done
 sed -n '/^\.EX/,/^\.EE/p' docs/man/papi_flops.3 | sed '1d;$d' | sed 's/\\e/\\/g' >"$tmp/dp.c"
 san=""
 nm "$B/libpflops.a" 2>/dev/null | grep -q __asan_init && san="-fsanitize=address,undefined"
-if cc $san -Wall -Werror "$tmp/dp.c" -Icomponents/flops/core -L"$B" -lpflops -lpfm -lhwloc -lZydis -lZycore -lpthread -lm \
+# CC and TEST_WRAPPER: a cross build's compiler and emulator (scripts/test-aarch64.sh); Zydis where the tracer is
+zydis=""
+nm "$B/libpflops.a" 2>/dev/null | grep -q ' U Zydis' && zydis="-lZydis -lZycore"
+if ${CC:-cc} $san -Wall -Werror "$tmp/dp.c" -Icomponents/flops/core -L"$B" -lpflops -lpfm -lhwloc $zydis -lpthread -lm \
 	-o "$tmp/dp" 2>"$tmp/cc"; then
 	ok
-	out=$("$tmp/dp" skx)
+	out=$($TEST_WRAPPER "$tmp/dp" skx)
 	n=$("$B/papi_flops_avail" --arch skx --json | jq '.pmus[0].metrics.DP_OPS.counters')
 	echo "$out" | head -1 | grep -q "^DP_OPS on skx (Intel Skylake-SP, masked-full): $n counters$" && ok || bad "papi_flops(3) example: $out (papi_flops_avail: $n counters)"
 	[ "$(echo "$out" | grep -c '^  [0-9]* x r[0-9a-f]*  ')" = "$n" ] && ok || bad "papi_flops(3) example rows: $out"
-	out=$("$tmp/dp" nosuchpmu 2>&1); rc=$?
+	out=$($TEST_WRAPPER "$tmp/dp" nosuchpmu 2>&1); rc=$?
 	[ $rc = 1 ] && [ "$out" = "no such PMU" ] && ok || bad "papi_flops(3) example, unknown PMU: rc=$rc $out"
 else
 	bad "papi_flops(3) example does not build: $(cat "$tmp/cc")"

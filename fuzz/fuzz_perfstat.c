@@ -4,7 +4,8 @@
  * cpu_core/).  Input: a `perf stat -x,` file.
  * Invariants: a refused file is named in the message; an accepted metric
  * is a finite number, not negative when its weights are not, its running
- * share within 0..100.
+ * share within 0..100, its whole count (where there is one) the value;
+ * a duration within 0..10 years, from a line.
  */
 #include "fuzz.h"
 #include <math.h>
@@ -54,6 +55,11 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 			FUZZ_CHECK(!positive || out.value[m] >= 0, "%s: %g", pflops_metric_name(m), out.value[m]);
 			FUZZ_CHECK(out.min_pct >= 0 && out.min_pct <= 100, "running share %g", out.min_pct);
 			FUZZ_CHECK(out.lines >= 1, "lines %d", out.lines);
+			/* a whole count is the value, not rounded away from it */
+			FUZZ_CHECK(!(out.metrics_whole >> m & 1) || (double)out.whole[m] == out.value[m], "%s: %llu vs %g",
+				   pflops_metric_name(m), (unsigned long long)out.whole[m], out.value[m]);
+			FUZZ_CHECK(out.seconds >= 0 && out.seconds <= 10 * 365.25 * 86400 && (out.seconds == 0 || out.seconds_line > 0),
+				   "duration %g s, line %d", out.seconds, out.seconds_line);
 		}
 	return 0;
 }

@@ -43,9 +43,24 @@ topology)
 		{ cat "$d/hwloc-cpuid-info"; for i in 0 1 2 3; do printf '\n====\n'; cat "$d/pu$i"; done; } > "$seeds/$n.dump"
 	done
 	rm -rf "$t" ;;
+elf)
+	maxlen=65536
+	# real binaries, small: the calibration library and a freestanding
+	# program, compiled here (the system's cc) and stripped
+	cc=${SEED_CC:-cc}
+	$cc -O2 -fPIC -shared ctests/trace/calib_kernel.c -o "$seeds/libcalibk.so" &&
+		$cc -O2 -fPIC -shared ctests/trace/calib_entry.c -o "$seeds/libcalibe.so" &&
+		$cc -O2 -ffreestanding -fno-builtin -fno-stack-protector -fno-pie -no-pie -nostdlib -static \
+			-Ictests/trace -Icomponents/flops/core ctests/trace/calib_fp.c -o "$seeds/calib_fp" ||
+		{ echo "fuzz/run.sh: cannot compile the ELF seeds with $cc"; exit 1; }
+	cp "$seeds/calib_fp" "$seeds/calib_fp_stripped" && strip --strip-all "$seeds/calib_fp_stripped"
+	for f in "$seeds"/lib*.so "$seeds/calib_fp"; do strip --strip-debug "$f"; done ;;
 event_name)
 	maxlen=512
 	cp fuzz/seeds/event_name/* "$seeds"/ ;;
+report)
+	maxlen=65536
+	cp ctests/fixtures/reports/*.json "$seeds"/ ;;
 *)
 	echo "fuzz/run.sh: unknown harness '$name'"; exit 1 ;;
 esac

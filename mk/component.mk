@@ -10,8 +10,11 @@ $(B)/test_count_perf: ctests/test_count_perf.c $(CORE_LIB)
 # The component in the built libpapi, through PAPI's public API and utilities.
 CHECK_SCRIPTS += components/flops/tests/papi_component.sh
 ifneq ($(PAPI_SRC),no)
-CHECK_DEPS += $(B)/flops_papi_test $(B)/flops_threads64
+CHECK_DEPS += $(B)/flops_papi_test $(B)/flops_threads64 $(B)/flops_overflow_test
 endif
+# -rdynamic: the test names the function of an overflow address (dladdr)
+$(B)/flops_overflow_test: components/flops/tests/flops_overflow_test.c $(PAPI_STAMP)
+	$(CC) -I$(PAPI_BUILD)/src $(PF_CFLAGS) -rdynamic $< -o $@ $(LDFLAGS) -L$(PAPI_BUILD)/src -lpapi -lpthread -ldl -Wl,-rpath,$(abspath $(PAPI_BUILD)/src)
 $(B)/flops_threads64: components/flops/tests/flops_threads64.c $(PAPI_STAMP)
 	$(CC) -I$(PAPI_BUILD)/src $(PF_CFLAGS) $< -o $@ $(LDFLAGS) -L$(PAPI_BUILD)/src -lpapi -lpthread -Wl,-rpath,$(abspath $(PAPI_BUILD)/src)
 $(B)/flops_papi_test: components/flops/tests/flops_papi_test.c components/flops/tests/check.h $(PAPI_STAMP)

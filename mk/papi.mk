@@ -5,15 +5,21 @@
 # and perf_event_uncore components plus flops and sde, built without
 # PAPI's tests.
 # Its built-in preset table is that tree's papi_events.csv with our FLOP
-# presets (pflops_gen papi-csv), so PAPI_FP_OPS ... need no environment.
+# presets (pflops_gen papi-csv --component flops): PAPI_FP_OPS, PAPI_DP_OPS,
+# PAPI_SP_OPS, PAPI_HP_OPS, PAPI_VEC_DP, PAPI_VEC_SP are each one flops
+# component event (flops:::FP_OPS ...), need no environment, and are
+# planned, refused and multiplexed as the component's events are.  PAPI
+# 7.0 takes presets from component 0 only: patches/papi-*.patch (applied
+# to the copy) lets a preset name one other component's events.
 # `make` builds it (target `papi`); `make install` installs libpapi, papi.h
 # and PAPI's utilities into $(prefix), their run paths relative to the
 # install ($ORIGIN), never into the build tree.
 PAPI_BUILD   = $(B)/papi
 PAPI_LIBSO   = $(PAPI_BUILD)/src/libpapi.so
 PAPI_STAMP   = $(PAPI_BUILD)/.built
-FLOPS_COMP_FILES = components/flops/flops.c components/flops/Rules.flops \
-                   $(wildcard components/flops/core/*.c components/flops/core/*.h)
+FLOPS_TOP_FILES  = components/flops/Rules.flops $(wildcard components/flops/*.c components/flops/*.h)
+FLOPS_COMP_FILES = $(FLOPS_TOP_FILES) $(wildcard components/flops/core/*.c components/flops/core/*.h)
+PAPI_PATCHES = $(sort $(wildcard patches/papi-*.patch))
 
 ifneq ($(PAPI_SRC),no)
 GEN_FILES += $(PAPI_STAMP)
@@ -43,29 +49,32 @@ $(B)/papi-src.path:
 
 # Configure once per source tree; the component's files are refreshed on
 # every change and PAPI's make rebuilds what depends on them.
-$(PAPI_BUILD)/src/Makefile: $(B)/papi-src.path $(B)/papi.sanflags $(B)/papi.components
+$(PAPI_BUILD)/src/Makefile: $(B)/papi-src.path $(B)/papi.sanflags $(PAPI_PATCHES) $(B)/papi.components
 	rm -rf $(PAPI_BUILD) && mkdir -p $(PAPI_BUILD)
-	src=$$(cat $(B)/papi-src.path) && cp -a "$$src/src" "$$src/man" $(PAPI_BUILD)/
+	src=$$(cat $(B)/papi-src.path) && cp -a "$$src/src" "$$src/man" $(PAPI_BUILD)/ && chmod -R u+w $(PAPI_BUILD)
+	for p in $(PAPI_PATCHES); do patch -s -p1 -d $(PAPI_BUILD) < $$p || { echo "$$p does not apply to $$(cat $(B)/papi-src.path)"; exit 1; }; done
 	mkdir -p $(PAPI_BUILD)/src/components/flops/core
-	cp components/flops/flops.c components/flops/Rules.flops $(PAPI_BUILD)/src/components/flops/
+	cp $(FLOPS_TOP_FILES) $(PAPI_BUILD)/src/components/flops/
 	cd $(PAPI_BUILD)/src && $(PAPI_SAN_ENV) ./configure --prefix="$(prefix)" --libdir="$(libdir)" --bindir="$(bindir)" \
 	  --includedir="$(includedir)" --mandir="$(mandir)" \
 	  --with-perf-events --with-pfm-incdir=/usr/include --with-pfm-libdir="$(PFM_LIBDIR)" \
 	  --with-shared-lib=yes --with-static-lib=no --with-shlib-tools --with-tests=no \
-	  --with-components="$(PAPI_COMPONENTS)" > ../configure.log 2>&1 || { tail -30 ../configure.log; exit 1; }
+	  --with-components="$(PAPI_COMPONENTS)" $(PAPI_CROSS) > ../configure.log 2>&1 || { tail -30 ../configure.log; exit 1; }
 
 # PAPI's table with ours, built into libpapi (papi_events_table.h is made
 # from src/papi_events.csv by PAPI's own rule when the file changes).
-$(PAPI_BUILD)/papi_events.csv: $(PFLOPS_GEN) $(PRESET_FILES) $(PAPI_BUILD)/src/Makefile
+$(PAPI_BUILD)/papi_events.csv: $(PFLOPS_GEN) $(PRESET_FILES) $(X86_ENC) $(PAPI_BUILD)/src/Makefile
 	src=$$(cat $(B)/papi-src.path)/src && \
-	$(PFLOPS_GEN) papi-csv $$(grep -q PAPI_HP_OPS $$src/papiStdEventDefs.h && echo --have-hp) $$src/papi_events.csv $@ $(PRESET_FILES)
+	$(PFLOPS_GEN_RUN) papi-csv $$(grep -q PAPI_HP_OPS $$src/papiStdEventDefs.h && echo --have-hp) --component flops $$src/papi_events.csv $@ $(PRESET_FILES)
 
 $(PAPI_STAMP): $(PAPI_BUILD)/src/Makefile $(FLOPS_COMP_FILES) $(TABLE_C) $(PAPI_BUILD)/papi_events.csv
 	@d=$(PAPI_BUILD)/src/components/flops; \
-	 for f in components/flops/flops.c components/flops/Rules.flops; do cmp -s $$f $$d/$$(basename $$f) || cp $$f $$d/; done; \
+	 for f in $(FLOPS_TOP_FILES); do cmp -s $$f $$d/$$(basename $$f) || cp $$f $$d/; done; \
+	 cmp -s components/flops/Rules.flops $(PAPI_BUILD)/src/.Rules.flops.built || rm -f $(PAPI_BUILD)/src/libpapi.so*; \
 	 for f in $(filter components/flops/core/%,$(FLOPS_COMP_FILES)) $(TABLE_C); do cmp -s $$f $$d/core/$$(basename $$f) || cp $$f $$d/core/; done; \
 	 cmp -s $(PAPI_BUILD)/papi_events.csv $(PAPI_BUILD)/src/papi_events.csv || cp $(PAPI_BUILD)/papi_events.csv $(PAPI_BUILD)/src/papi_events.csv
 	$(MAKE) -C $(PAPI_BUILD)/src shared utils > $(PAPI_BUILD)/make.log 2>&1 || { grep -E -B2 -A3 'error|Error' $(PAPI_BUILD)/make.log | tail -40; exit 1; }
+	cp components/flops/Rules.flops $(PAPI_BUILD)/src/.Rules.flops.built	# libpapi's link lists the files it names
 	touch $@
 
 # PAPI links its utilities with run paths into its build tree: the

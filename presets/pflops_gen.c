@@ -2,14 +2,25 @@
  * pflops_gen: build-time tool over the presets table.
  *   pflops_gen check TABLE...            parse and encode every event
  *   pflops_gen c OUT.c TABLE...          the table compiled into the library
- *   pflops_gen papi-csv [--have-hp] PAPI_CSV OUT TABLE...
- *                                        PAPI's table with our FLOP presets
+ *   pflops_gen papi-csv [--have-hp] [--component NAME] PAPI_CSV OUT TABLE...
+ *                                        PAPI's table with our FLOP presets:
+ *                                        on perf_event natives (for stock
+ *                                        PAPI), or, with --component, each
+ *                                        one component event (NAME:::FP_OPS,
+ *                                        for our libpapi, whose preset loader
+ *                                        takes another component's events:
+ *                                        patches/papi-component-presets.patch)
+ *   pflops_gen x86-enc TABLE...          libpfm4's answers for the x86 PMUs
+ *                                        (presets/x86-libpfm.enc), on stdout
+ * --replay FILE first: those answers, for a libpfm4 without x86 PMUs.
  * Exit 1 with "file:line: reason" on the first problem, so `make` stops.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "papi_flops.h"
+#include "pflops_internal.h"
+#include "pflops_builtin.h"
 
 static int load(struct pflops_table *t, int n, char **files)
 {
@@ -25,6 +36,9 @@ static int load(struct pflops_table *t, int n, char **files)
 	}
 	return 0;
 }
+
+static struct pflops_builtin_rec *recs;	/* --replay's records */
+static int nrecs;
 
 static int write_c(const struct pflops_table *t, const char *out, int n, char **files)
 {
@@ -69,7 +83,96 @@ static int write_c(const struct pflops_table *t, const char *out, int n, char **
 			nenc++;
 		}
 	fprintf(o, "\t{ 0, 0, 0 }\n};\nconst int pflops_builtin_nencs = %d;\n", nenc);
+	fprintf(o, "\nconst struct pflops_builtin_rec pflops_builtin_recs[] = {\n");
+	for (int i = 0; i < nrecs; i++) {
+		const struct pflops_builtin_rec *r = &recs[i];
+		fprintf(o, "\t{ \"%s\", \"%s\", ", r->pmu, r->a);
+		fprintf(o, r->b ? "\"%s\", " : "%s0, ", r->b ? r->b : "");
+		fprintf(o, "\"%s\", 0x%llxULL },\n", r->out, r->config);
+	}
+	fprintf(o, "\t{ 0, 0, 0, 0, 0 }\n};\nconst int pflops_builtin_nrecs = %d;\n", nrecs);
 	return fclose(o) ? 1 : 0;
+}
+
+/* p as the PAPI CSV plans it: `combine` kept on raw codes only, so
+ * libpfm4-named umasks stay named natives (emit_metric); ev holds
+ * p->nevents events */
+static void csv_view(const struct pflops_pmu *p, struct pflops_pmu *named, struct pflops_event *ev)
+{
+	*named = *p;
+	for (int e = 0; e < p->nevents; e++) {
+		ev[e] = p->events[e];
+		ev[e].combine &= !strncmp(ev[e].spec, "raw:", 4);
+	}
+	named->events = ev;
+}
+
+/* ------------------------------------------------------------------ */
+/* libpfm4's answers for the x86 PMUs (presets/x86-libpfm.enc): every
+ * event's encoding and every merge the planner asks, for any set of
+ * metrics, as the component, the tools and the PAPI CSV plan them.
+ * Read back with --replay where libpfm4 has no x86 PMU (aarch64). */
+static int write_enc(struct pflops_table *t, int n, char **files)
+{
+	printf("# libpfm4's answers for the x86 PMUs, replayed where libpfm4 has none (aarch64):\n"
+	       "# generated on x86-64 by `make x86-libpfm-enc` (pflops_gen x86-enc): do not edit\n");
+	pf_encode_record(stdout);	/* the table's events first, as load() checks them */
+	if (load(t, n, files))
+		return 1;
+	for (int i = 0; i < t->npmus; i++) {
+		const struct pflops_pmu *p = &t->pmus[i];
+		if (p->arch != PFLOPS_ARCH_X86 || !p->libpfm[0])
+			continue;
+		struct pflops_pmu named;
+		struct pflops_event ev[p->nevents ? p->nevents : 1];
+		csv_view(p, &named, ev);
+		for (unsigned m = 1; m < 1u << PFLOPS_NMETRIC; m++) {
+			struct pflops_plan plan;
+			pflops_plan_fit(&plan, p, m, 0, 0, NULL, NULL);
+			pflops_plan_fit(&plan, &named, m, 0, 0, NULL, NULL);
+		}
+	}
+	pf_encode_record(NULL);
+	return fflush(stdout) ? 1 : 0;
+}
+
+/* --replay FILE: "enc PMU SPEC CONFIG NAME" and "merge PMU A B OUT" lines */
+static int read_enc(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		perror(path);
+		return 1;
+	}
+	char line[1024];
+	int ln = 0;
+	while (fgets(line, sizeof(line), f)) {
+		ln++;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		char *fld[5] = { 0 }, *save = NULL;
+		int n = 0;
+		for (char *w = strtok_r(line, "\t", &save); w && n < 5; w = strtok_r(NULL, "\t", &save))
+			fld[n++] = w;
+		struct pflops_builtin_rec *r = realloc(recs, (nrecs + 1) * sizeof(*r));
+		if (!r || n != 5 || (strcmp(fld[0], "enc") && strcmp(fld[0], "merge"))) {
+			fprintf(stderr, "pflops_gen: %s:%d: not an 'enc' or 'merge' line of 5 fields; regenerate with make x86-libpfm-enc\n", path, ln);
+			fclose(f);
+			return 1;
+		}
+		recs = r;
+		r = &recs[nrecs++];
+		int enc = !strcmp(fld[0], "enc");
+		r->pmu = strdup(fld[1]);
+		r->a = strdup(fld[2]);
+		r->b = enc ? NULL : strdup(fld[3]);
+		r->config = enc ? strtoull(fld[3], NULL, 16) : 0;
+		r->out = strdup(fld[4]);
+	}
+	fclose(f);
+	pf_encode_replay(recs, nrecs);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -78,6 +181,22 @@ static int write_c(const struct pflops_table *t, const char *out, int n, char **
 static const char *const papi_name[PFLOPS_NMETRIC] = {
 	"PAPI_FP_OPS", "PAPI_DP_OPS", "PAPI_SP_OPS", "PAPI_HP_OPS", NULL, "PAPI_VEC_DP", "PAPI_VEC_SP",
 };
+
+/* What our preset counts, in its note: where PAPI's own rows meant
+ * something else (VEC_* counting scalar instructions or lanes, FP_OPS
+ * unweighted), a PAPI user reads the meaning where he looks. */
+static const char *const papi_meaning[PFLOPS_NMETRIC] = {
+	"FLOPs of every precision; a packed instruction counts its lanes",
+	"double-precision FLOPs; a packed instruction counts its lanes",
+	"single-precision FLOPs; a packed instruction counts its lanes",
+	"half-precision FLOPs; a packed instruction counts its lanes",
+	NULL,
+	"packed (SIMD) double-precision instructions only; one per instruction; scalar instructions are not counted",
+	"packed (SIMD) single-precision instructions only; one per instruction; scalar instructions are not counted",
+};
+
+/* --component NAME: our rows name NAME:::METRIC, one event each */
+static const char *component;
 
 /* metric + 1 when line is PAPI's row for one of our metrics, else 0 */
 static int is_flop_preset(const char *line)
@@ -100,6 +219,17 @@ static void note_text(char *dst, size_t len, const char *s)
 	dst[k] = 0;
 }
 
+/* The NOTE field of our row for metric m: class, caveat, meaning */
+static void emit_note(FILE *o, const struct pflops_metric_def *d, int m, const char *left_out)
+{
+	char note[768], text[1024];
+	snprintf(text, sizeof(text), "%s%s%s%s%s%s%s papi-flops meaning: %s.", left_out, d->caveat ? d->caveat : "",
+		 component ? " Counted by " : "", component ? component : "", component ? ":::" : "",
+		 component ? pflops_metric_name(m) : "", component ? "." : "", papi_meaning[m]);
+	note_text(note, sizeof(note), text);
+	fprintf(o, ",NOTE,\"papi-flops %s: %s\"\n", pflops_class_name(d->klass), note);
+}
+
 static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
 {
 	const struct pflops_metric_def *d = &p->metrics[m];
@@ -109,18 +239,22 @@ static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
 		fprintf(o, "# %s: not available: %s\n", papi_name[m], d->caveat);
 		return 0;
 	}
+	if (component) {
+		/* the component plans the counters (and refuses, or multiplexes,
+		 * what does not fit them): any formula is one native event */
+		fprintf(o, "# %s = %s  [%s]\nPRESET,%s,NOT_DERIVED,%s:::%s", papi_name[m], d->formula,
+			pflops_class_name(d->klass), papi_name[m], component, pflops_metric_name(m));
+		emit_note(o, d, m, "");
+		return 1;
+	}
 	/* PAPI names natives through libpfm4: where the planner would merge
 	 * libpfm4-named umasks into one raw code (`combine`, icx VEC_DP), the
 	 * CSV keeps the named umasks, one native each.  A preset takes at most
 	 * 8 natives: a detect rule may make it fit (the detector itself cannot
 	 * be reported by a preset and is left out). */
-	struct pflops_pmu named = *p;
+	struct pflops_pmu named;
 	struct pflops_event ev[p->nevents ? p->nevents : 1];
-	for (int e = 0; e < p->nevents; e++) {
-		ev[e] = p->events[e];
-		ev[e].combine &= !strncmp(ev[e].spec, "raw:", 4);
-	}
-	named.events = ev;
+	csv_view(p, &named, ev);
 	struct pflops_plan plan;
 	struct pflops_error err = { 0 };
 	if (pflops_plan_fit(&plan, &named, 1u << m, 0, 8, NULL, &err)) {
@@ -163,9 +297,6 @@ static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
 		if (c)
 			k += snprintf(postfix + k, sizeof(postfix) - k, "+|");
 	}
-	char note[512], text[1024];
-	snprintf(text, sizeof(text), "%s%s", left_out, d->caveat ? d->caveat : "");
-	note_text(note, sizeof(note), text);
 	if (plan.ncounters == 1 && plan.counter[0].weight[m] == 1)
 		fprintf(o, "PRESET,%s,NOT_DERIVED", papi_name[m]);
 	else
@@ -176,11 +307,7 @@ static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
 		pflops_encode(p, plan.counter[c].spec, &cfg, canon, sizeof(canon), NULL);
 		fprintf(o, ",%s", canon);
 	}
-	if (note[0])
-		fprintf(o, ",NOTE,\"papi-flops %s: %s\"", pflops_class_name(d->klass), note);
-	else
-		fprintf(o, ",NOTE,\"papi-flops %s\"", pflops_class_name(d->klass));
-	fputc('\n', o);
+	emit_note(o, d, m, left_out);
 	return 1;
 }
 
@@ -280,8 +407,9 @@ static int write_csv(const struct pflops_table *t, const char *in, const char *o
 		return 1;
 	}
 	fprintf(o, "# papi_events.csv: PAPI's preset table (%s) with the FLOP presets of\n"
-		   "# papi-flops.  Generated by pflops_gen: do not edit; edit the presets/ .pft files.\n"
-		   "# Use: PAPI_CSV_EVENT_FILE=<this file> papi_avail\n#\n", in);
+		   "# papi-flops.  Generated by pflops_gen: do not edit; edit the presets/ .pft files.\n%s",
+		in, component ? "# Built into papi-flops' libpapi: each FLOP preset is one event of its flops component.\n#\n"
+			      : "# Use: PAPI_CSV_EVENT_FILE=<this file> papi_avail\n#\n");
 	char moved[64 * 1024] = "";	/* PAPI rows kept for CPUs we do not cover */
 	size_t mlen = 0;
 	for (int i = 0; i < n;) {
@@ -359,18 +487,32 @@ int main(int argc, char **argv)
 {
 	struct pflops_table t = { 0 };
 	int rc = 2;
-	if (argc >= 3 && !strcmp(argv[1], "check")) {
+	if (argc >= 3 && !strcmp(argv[1], "--replay")) {
+		if (read_enc(argv[2]))
+			return 1;
+		argc -= 2;
+		argv += 2;
+	}
+	if (argc >= 3 && !strcmp(argv[1], "x86-enc")) {
+		rc = write_enc(&t, argc - 2, argv + 2);
+	} else if (argc >= 3 && !strcmp(argv[1], "check")) {
 		rc = load(&t, argc - 2, argv + 2);
 	} else if (argc >= 4 && !strcmp(argv[1], "c")) {
 		rc = load(&t, argc - 3, argv + 3) || write_c(&t, argv[2], argc - 3, argv + 3);
 	} else if (argc >= 5 && !strcmp(argv[1], "papi-csv")) {
-		int hp = !strcmp(argv[2], "--have-hp");
-		if (argc - hp >= 5)
-			rc = load(&t, argc - 4 - hp, argv + 4 + hp) ||
-			     write_csv(&t, argv[2 + hp], argv[3 + hp], hp);
+		int a = 2, hp = 0;
+		for (; a + 1 < argc && !strncmp(argv[a], "--", 2); a++)
+			if (!strcmp(argv[a], "--have-hp"))
+				hp = 1;
+			else if (!strcmp(argv[a], "--component") && a + 2 < argc)
+				component = argv[++a];
+			else
+				break;
+		if (argc - a >= 3 && strncmp(argv[a], "--", 2))
+			rc = load(&t, argc - a - 2, argv + a + 2) || write_csv(&t, argv[a], argv[a + 1], hp);
 	}
 	if (rc == 2)
-		fprintf(stderr, "usage: pflops_gen check TABLE... | c OUT.c TABLE... | papi-csv [--have-hp] PAPI_CSV OUT TABLE...\n");
+		fprintf(stderr, "usage: pflops_gen [--replay ENC] check TABLE... | c OUT.c TABLE... | papi-csv [--have-hp] [--component NAME] PAPI_CSV OUT TABLE... | x86-enc TABLE...\n");
 	pflops_table_free(&t);
 	return rc;
 }

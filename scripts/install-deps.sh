@@ -1,29 +1,44 @@
 #!/bin/sh
 # Install what papi-flops needs on Debian 12 (bookworm), only what is
-# missing.  Needs root (or sudo).  Used by the quick start, the test
-# script and CI, so the three can never disagree.
-#   install-deps.sh            install the missing packages (says which first)
-#   install-deps.sh --missing  print the missing packages' names; change nothing
+# missing, without recommended extras.  Needs root (or sudo).  Used by the
+# quick start, the test script and CI, so they can never disagree.
+#   install-deps.sh                 what the build and the main job need
+#   install-deps.sh --tests         that and what the test suites need
+#   install-deps.sh [--tests] --missing   print the missing packages; change nothing
 set -e
-PKGS="gcc g++ make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-nox
-      libcmocka-dev libzydis-dev valgrind dpkg-dev gfortran patchelf jq
-      groff-base libopenblas-dev clang libclang-rt-14-dev"
-# gfortran: PAPI's own build (make utils) compiles a Fortran test helper.
-# jq: the tests check papi_flops_run's JSON with it; groff-base: they lint the man pages.
-# g++: a tracer test leaves a --region function by a C++ exception.
-# libopenblas-dev: make bench traces OpenBLAS dgemm.
-# clang, libclang-rt-14-dev: libFuzzer and its sanitizers (make fuzz).
+# The build and the tools: the compiler, PAPI (headers, its preset table,
+# its source package's tools: dpkg-dev for apt-get source), libpfm4, hwloc,
+# cmocka (configure checks it), Zydis (the tracer); gfortran: PAPI's own
+# build compiles a Fortran helper; patchelf: run paths of the installed libpapi;
+# patch: patches/papi-*.patch on the build's copy of the PAPI source.
+MAIN="gcc make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-nox
+      libcmocka-dev libzydis-dev dpkg-dev gfortran patchelf patch"
+# The tests: g++ (a tracer test leaves a --region function by a C++
+# exception), jq (JSON reports), groff-base (man page lint), valgrind,
+# clang + libclang-rt-14-dev (libFuzzer, sanitizers), libopenblas-dev
+# (traced dgemm in make bench and the tests), openmpi-bin + libopenmpi-dev
+# (test_mpi.sh runs papi_flops_run under a real mpirun; the tools link no MPI).
+TESTS="g++ jq groff-base valgrind clang libclang-rt-14-dev libopenblas-dev openmpi-bin libopenmpi-dev"
+PKGS=$MAIN
+missing_only=0
+for a in "$@"; do
+	case $a in
+	--tests) PKGS="$MAIN $TESTS" ;;
+	--missing) missing_only=1 ;;
+	*) echo "install-deps: unknown option '$a' (--tests, --missing)" >&2; exit 2 ;;
+	esac
+done
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
-if [ "$1" = --missing ]; then
+if [ $missing_only = 1 ]; then
 	echo $missing
 	exit 0
 fi
 [ -z "$missing" ] && exit 0
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
-echo "install-deps: installing these Debian packages and what they depend on (apt-get update, then apt-get install${SUDO:+ through sudo}):$missing" >&2
+echo "install-deps: installing these Debian packages and what they depend on (apt-get update, then apt-get install --no-install-recommends${SUDO:+ through sudo}):$missing" >&2
 $SUDO apt-get update -q
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q $missing
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing

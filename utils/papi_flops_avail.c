@@ -12,6 +12,7 @@
 #include "papi_flops.h"
 #include "pflops_simd.h"
 #include "pf_json.h"
+#include "pf_output.h"
 #include "pf_version.h"
 
 static void usage(FILE *o)
@@ -37,7 +38,7 @@ static void usage(FILE *o)
 		"Exit status: 0, 1 on an error (said on stderr), 2 on bad usage.  papi_flops_avail(1).\n");
 }
 
-/* Opmask sampling is an x86 question (AVX-512 masks). */
+/* Opmask sampling is an x86 question (AVX-512 masks); the trace is x86-64 only. */
 static int x86_host(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -210,6 +211,7 @@ int main(int argc, char **argv)
 	};
 	const char *arch = NULL, *topo = NULL, *save = NULL, *perf_metric = NULL;
 	int json = 0, perf = 0, c;
+	pf_output_init("papi_flops_avail", 1);
 	while ((c = getopt_long(argc, argv, "a:t:jp::s:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a': arch = optarg; break;
@@ -341,7 +343,8 @@ int main(int argc, char **argv)
 		if (pr.access.fix[0])
 			printf("Fix            : %s\n", pr.access.fix);
 		if (pr.access.code)
-			printf("No counters    : papi_flops_run --source trace -- PROGRAM counts FLOPs exactly\n");
+			printf("No counters    : %s\n", x86_host() ? "papi_flops_run --source trace -- PROGRAM counts FLOPs exactly"
+								 : "the trace source, which needs none, is x86-64 only for now");
 		if (show_simd) {
 			printf("Opmask sampling: %s\n", simd.msg);
 			if (simd.fix[0])

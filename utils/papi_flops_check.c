@@ -6,6 +6,7 @@
  * and, where counters can be used, what the hardware reads, judged
  * against the formula with a tolerance per accuracy class.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,9 +15,11 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "papi_flops.h"
+#include "pflops_cpufeat.h"
 #include "pflops_mask.h"
 #include "pflops_trace.h"
 #include "pf_json.h"
+#include "pf_output.h"
 #include "pf_kernels.h"
 #include "pf_version.h"
 
@@ -24,25 +27,32 @@
 #define PF_KERNELS "papi_flops_kernels"
 #endif
 
+/* CPUID, less what PFLOPS_CPU_HIDE hides (what a smaller CPU would check) */
 static int has_feature(const char *f)
 {
-	if (!*f)
-		return 1;
-	FILE *c = fopen("/proc/cpuinfo", "r");
-	char line[8192];
-	int yes = 0;
-	while (c && !yes && fgets(line, sizeof(line), c))
-		if (!strncmp(line, "flags", 5)) {
-			char pat[64];
-			snprintf(pat, sizeof(pat), " %s", f);
-			for (char *p = line; (p = strstr(p, pat)); p += strlen(pat))
-				if (p[strlen(pat)] == ' ' || p[strlen(pat)] == '\n')
-					yes = 1;
-			break;
+	return pflops_cpu_has(f, getenv(PFLOPS_CPU_HIDE_ENV)) == 1;
+}
+
+/* every name in PFLOPS_CPU_HIDE is one we know: a typo would hide nothing */
+static int hide_ok(void)
+{
+	const char *h = getenv(PFLOPS_CPU_HIDE_ENV);
+	char name[64];
+
+	while (h && *h) {
+		size_t n = strcspn(h, ",");
+		snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), h);
+		if (n && pflops_cpu_has(name, NULL) < 0) {
+			fprintf(stderr, "papi_flops_check: %s names '%s', not a CPU feature it knows; use names of /proc/cpuinfo's flags:",
+				PFLOPS_CPU_HIDE_ENV, name);
+			for (size_t i = 0; i < sizeof(pflops_cpufeats) / sizeof(pflops_cpufeats[0]); i++)
+				fprintf(stderr, " %s", pflops_cpufeats[i].name);
+			fprintf(stderr, "\n");
+			return 0;
 		}
-	if (c)
-		fclose(c);
-	return yes;
+		h += n + (h[n] == ',');
+	}
+	return 1;
 }
 
 /* The kernel program: $PAPI_FLOPS_KERNELS, next to us in a build tree, or installed. */
@@ -151,17 +161,22 @@ static int mask_check(const struct pflops_table *t, const struct pflops_probe *p
 	unsigned dpsp = 1u << PFLOPS_DP_OPS | 1u << PFLOPS_SP_OPS;
 	int failures = 0;
 
+	const char *why = "this machine's PMU";
+
 	if (!has_feature("avx512f")) {
 		if (!json)
-			printf("\nMasked-lane sampling: not checked (this CPU has no AVX-512 to run the masked kernels)\n");
+			printf("\nMasked-lane sampling: not checked (this CPU lacks avx512f to run the masked kernels)\n");
 		return 0;
 	}
 	/* this machine's PMU when it counts masked lanes in full, else Sapphire Rapids' */
 	if (pr->nkinds && pr->kinds[0].pmu && !pflops_mask_plan_make(&mp, pr->kinds[0].pmu, dpsp, NULL) &&
 	    mp.corrected == dpsp)
 		pmu = pr->kinds[0].pmu;
-	else
+	else {
 		pmu = pflops_table_find(t, "spr");
+		why = pr->nkinds && pr->kinds[0].pmu ? "standing in: this machine's PMU has no masked-full FLOP events to correct"
+						     : "standing in: no PMU identified here";
+	}
 	if (!pmu)
 		return 0;
 	struct pflops_mask_stream st[MASK_NSTREAMS];
@@ -179,10 +194,11 @@ static int mask_check(const struct pflops_table *t, const struct pflops_probe *p
 		printf(", \"mask_sampling\": {\"pmu\": \"%s\", \"period\": %d, \"streams\": %d, \"kernels\": [", pmu->name,
 		       MASK_P, ns);
 	else
-		printf("\nMasked-lane sampling on the trace (%s's FP_ARITH events, every P-th count with k0-k7 as the\n"
-		       "instruction ran; P = 3..31 at up to %d phases: %d samplings per kernel; docs/masked-lanes.md)\n"
+		printf("\nMasked-lane sampling on the trace: the FLOP events of %s (%s, %s) sampled every P-th\n"
+		       "count with k0-k7 as the instruction ran; P = 3..31 at up to %d phases: %d samplings per kernel\n"
+		       "(docs/masked-lanes.md)\n"
 		       "  %-18s %-7s %9s %9s  %-30s %8s %8s  %s\n",
-		       pmu->name, MASK_PHASES, ns, "kernel", "metric", "exact", "full", "P=7 estimate [95% interval]",
+		       pmu->title, pmu->name, why, MASK_PHASES, ns, "kernel", "metric", "exact", "full", "P=7 estimate [95% interval]",
 		       "bias", "max err", "coverage");
 	for (int i = 0; i < PF_NMASK_KERNELS; i++) {
 		const struct pf_mask_kernel *k = &pf_mask_kernels[i];
@@ -281,6 +297,7 @@ int main(int argc, char **argv)
 	int all = 0, json = 0, runs = 3, c;
 	long iters = 1000;
 	const char *md = NULL;
+	pf_output_init("papi_flops_check", 1);
 	while ((c = getopt_long(argc, argv, "an:r:jm:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a': all = 1; break;
@@ -297,6 +314,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_flops_check: --iterations and --runs take positive numbers\n");
 		return 2;
 	}
+	if (!hide_ok())
+		return 2;
+#if !defined(__x86_64__)
+	/* the kernels are x86 code, checked against the trace (x86-64 only) */
+	fprintf(stderr, "papi_flops_check: the calibration kernels and the trace source are x86-64 only for now; "
+		"on this machine papi_flops_avail lists the formulas and papi_flops_run --source hw counts a program\n");
+	return 1;
+#endif
 	struct pflops_table t = { 0 };
 	struct pflops_error err = { 0 };
 	struct pflops_probe pr;
@@ -314,13 +339,16 @@ int main(int argc, char **argv)
 
 	/* 1. the kernels: analytic FLOPs vs the trace, `runs` times */
 	struct kres res[PF_NKERNELS];
-	int nres = 0, failures = 0;
+	const struct pf_kernel *lacked[PF_NKERNELS];
+	int nres = 0, nlacked = 0, failures = 0;
 	char itstr[32];
 	snprintf(itstr, sizeof(itstr), "%ld", iters);
 	for (int i = 0; i < PF_NKERNELS; i++) {
 		const struct pf_kernel *k = &pf_kernels[i];
-		if (!has_feature(k->feature))
+		if (!has_feature(pf_kernel_feature(k))) {
+			lacked[nlacked++] = k;
 			continue;
+		}
 		struct kres *r = &res[nres++];
 		memset(r, 0, sizeof(*r));
 		r->k = k;
@@ -366,7 +394,7 @@ int main(int argc, char **argv)
 
 	FILE *mdf = md ? fopen(md, "w") : NULL;
 	if (md && !mdf) {
-		perror(md);
+		fprintf(stderr, "papi_flops_check: cannot write %s: %s\n", md, strerror(errno));
 		return 1;
 	}
 	if (!json) {
@@ -377,6 +405,21 @@ int main(int argc, char **argv)
 			printf("  %-20s %12.0f %12.0f %12.0f %12.0f %12.0f  %s\n", res[i].k->name, res[i].exact[0],
 			       res[i].exact[1], res[i].exact[2], res[i].exact[3], res[i].exact[4],
 			       res[i].trace_ok ? "exact" : "FAIL");
+		/* by feature, in table order: "lacks avx512f: a, b; avx512_fp16: c" */
+		for (int i = 0; i < nlacked; i++) {
+			const char *f = pf_kernel_feature(lacked[i]);
+			int seen = 0;
+			for (int j = 0; j < i; j++)
+				seen |= !strcmp(pf_kernel_feature(lacked[j]), f);
+			if (seen)
+				continue;
+			printf("%s %s:", i ? ";" : "  not run, this CPU lacks", f);
+			for (int j = i, n = 0; j < nlacked; j++)
+				if (!strcmp(pf_kernel_feature(lacked[j]), f))
+					printf("%s %s", n++ ? "," : "", lacked[j]->name);
+		}
+		if (nlacked)
+			printf("%s\n", getenv(PFLOPS_CPU_HIDE_ENV) ? " (" PFLOPS_CPU_HIDE_ENV " hides some)" : "");
 	} else {
 		printf("{\"hardware\": %s, \"iterations\": %ld, \"runs\": %d, \"kernels\": [", pr.access.code ? "false" : "true",
 		       iters, runs);
@@ -387,6 +430,10 @@ int main(int argc, char **argv)
 				printf("%s\"%s\": %.0f", m ? ", " : "", pflops_metric_name(m), res[i].exact[m]);
 			printf("}}");
 		}
+		printf("], \"not_run\": [");
+		for (int i = 0; i < nlacked; i++)
+			printf("%s{\"kernel\": \"%s\", \"cpu_lacks\": \"%s\"}", i ? ", " : "", lacked[i]->name,
+			       pf_kernel_feature(lacked[i]));
 		printf("], \"pmus\": [");
 	}
 	if (mdf) {
@@ -461,12 +508,17 @@ int main(int argc, char **argv)
 	}
 	if (json)
 		printf("]");
+	else if (npmu)
+		printf("\nCells: '=' the formula reads the exact FLOPs; 'xR' R times them; '+N' N where there are\n"
+		       "none; '0' nothing where there are some; '-' the metric is unavailable on that PMU; 'n/m' no\n"
+		       "event model to read it through (Arm).  Read through each PMU's event models on the traced\n"
+		       "kernels: what that CPU's counters would give, not a measurement.\n");
 	/* 4. masked lanes: the sampled correction against the trace */
 	failures += mask_check(&t, &pr, kp, json);
 	if (json)
 		printf(", \"failures\": %d}\n", failures);
-	if (mdf)
-		fclose(mdf);
+	if (mdf && pf_output_close(mdf, md))
+		return 1;
 	/* 5. with counters: each kernel as this CPU's counters read it, against its formula */
 	const struct pflops_kind *kd = pr.nkinds ? &pr.kinds[0] : NULL;
 	if (!pr.access.code && kd && kd->pmu && !json) {

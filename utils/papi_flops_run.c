@@ -20,14 +20,17 @@
 #include <unistd.h>
 #include "papi_flops.h"
 #include "pflops_trace.h"
+#include "pf_output.h"
 #include "pf_report.h"
 #include "pf_signal.h"
 #include "pf_run_hw.h"
 #include "pf_run_mask.h"
 #include "pf_run_funcs.h"
+#include "pf_mpi.h"
 #include "pf_papi_helper.h"
 #include "pf_version.h"
 
+#define PF_MAX_SECONDS (10 * 365.25 * 86400)	/* --seconds, as the perf-stat reader bounds duration_time */
 #define EXIT_TOOL 125	/* the tool failed, not the program (as env(1), timeout(1)) */
 
 static void usage(FILE *o)
@@ -62,7 +65,9 @@ static void usage(FILE *o)
 		"                            duration_time line (record with -e duration_time to have one)\n"
 		"\n"
 		"The report:\n"
-		"  -o, --output FILE         write it to FILE instead of stderr\n"
+		"  -o, --output FILE         write it to FILE instead of stderr; FILE.json is --json and\n"
+		"                            FILE.csv --csv unless a format is given; in FILE, %%r is the MPI\n"
+		"                            rank, %%s the job size, %%h the host, %%p the pid, %%%% a %%\n"
 		"  -j, --json                as one JSON object\n"
 		"      --csv                 as CSV: metric,value,unit,source,accuracy,caveat\n"
 		"  -x, --field-separator C   as CSV with separator C (as perf stat -x)\n"
@@ -78,6 +83,15 @@ static double now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* wall-clock time (seconds since 1970): comparable between the ranks of
+ * a job, for its start and end */
+static double epoch_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -140,6 +154,13 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
+	if (region && st.region_refused[0]) {
+		/* an int3 there would change the program: it ran untouched */
+		fprintf(stderr, "papi_flops_run: --region %s: %s; no breakpoint was planted and nothing was counted "
+				"(the program ran unchanged): fix or rebuild the file, or name another function\n",
+			region, st.region_refused);
+		return EXIT_TOOL;
+	}
 	if (region && !st.region_found && !st.interrupted) {
 		fprintf(stderr, "papi_flops_run: --region %s: no function of that name in %s or the libraries it loaded "
 				"(.symtab, .dynsym); nothing was counted: check the name (nm -D, nm) or build with symbols\n",
@@ -174,6 +195,16 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 	if (st.detached && !attach_pid)
 		pf_report_note(r, "%llu process%s (pid %d ...) still ran when the program ended: counted until then, then detached and not waited for",
 			       (unsigned long long)st.detached, st.detached == 1 ? "" : "es", (int)st.detached_pid);
+	if (st.cache_as_limited)
+		pf_report_note(r, "the code cache took %.0f MiB of the program's address space (virtual memory; its ulimit -v is %.0f MiB, "
+			       "of which the cache takes at most 1/8)", st.cache_as_limited / 1048576.0, st.as_limit / 1048576.0);
+	else if (st.cache_as_bytes)
+		pf_report_note(r, "the code cache took %.0f MiB of the program's address space (virtual memory, not RAM; "
+			       "under a ulimit -v it takes at most 1/8 of the limit)", st.cache_as_bytes / 1048576.0);
+	if (st.as_too_small)
+		pf_report_note(r, "%llu process%s traced by the stopping engine (same counts, a stop per block: slower): "
+			       "1/8 of a ulimit -v of %.0f MiB is too small for the code cache",
+			       (unsigned long long)st.as_too_small, st.as_too_small == 1 ? " was" : "es were", st.as_limit / 1048576.0);
 	pf_report_note(r, "wall time is that of the traced run (the tracer's own work included); GFLOP/s are not given");
 	pflops_mix_widths(mix, r->widths);
 	r->have_widths = 1;
@@ -227,27 +258,6 @@ static int source_model(const struct pflops_table *t, const char *pmu, char **pr
 	return rc;
 }
 
-/* The wall time `perf stat -x,` recorded: its duration_time event (ns).
- * perf prints "seconds time elapsed" only without -x.  0: none. */
-static double perfstat_seconds(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *line = NULL;	/* whole lines: a comment's tail is no duration */
-	size_t cap = 0;
-	double s = 0;
-	while (f && getline(&line, &cap, f) >= 0) {
-		if (line[0] == '#')
-			continue;
-		char *unit = strchr(line, ','), *ev = unit ? strchr(unit + 1, ',') : NULL;
-		if (ev && !strncmp(unit, ",ns,duration_time", 17) && (ev[14] == ',' || ev[14] == '\n' || !ev[14]))
-			s = strtod(line, NULL) / 1e9;	/* pflops_perfstat_read checked it: finite, >= 0 */
-	}
-	free(line);
-	if (f)
-		fclose(f);
-	return s;
-}
-
 static int source_perfstat(const struct pflops_table *t, const char *file, const char *arch, double seconds,
 			   struct pf_report *r)
 {
@@ -270,6 +280,7 @@ static int source_perfstat(const struct pflops_table *t, const char *file, const
 	r->source = "perf-stat";
 	snprintf(r->source_detail, sizeof(r->source_detail), "%s read as %s (%s)", file, p->name, p->title);
 	unsigned want = r->asked;
+	double rec = 0;
 	if (!want)
 		want = pflops_pmu_available(p);
 	/* default set: take what the file has; an explicit list must be complete */
@@ -287,6 +298,11 @@ static int source_perfstat(const struct pflops_table *t, const char *file, const
 		}
 		r->v[m] = ps.value[m];
 		r->got |= 1u << m;
+		if (ps.metrics_whole >> m & 1) {	/* printed as read, not through a double */
+			r->whole[m] = ps.whole[m];
+			r->wholes |= 1u << m;
+		}
+		rec = ps.seconds;	/* perf's duration_time (checked: ns, at most 10 years) */
 		if (ps.min_pct < 100 && !r->nnotes)
 			pf_report_note(r, "perf multiplexed the counters (lowest running share %.2f%%): scaled estimates",
 				       ps.min_pct);
@@ -297,7 +313,6 @@ static int source_perfstat(const struct pflops_table *t, const char *file, const
 		return EXIT_TOOL;
 	}
 	r->asked = want;
-	double rec = perfstat_seconds(file);
 	r->wall = seconds > 0 ? seconds : rec;
 	r->wall_real = r->wall > 0;
 	if (seconds > 0 && rec > 0)
@@ -339,7 +354,8 @@ int main(int argc, char **argv)
 	char sep = ',';
 	double seconds = 0;
 	unsigned mask_period = 0, top = 20;
-	int quiet = 0, by_function = 0, c;
+	int quiet = 0, by_function = 0, format_given = 0, c;
+	pf_output_init("papi_flops_run", EXIT_TOOL);	/* --help, --version: the program's stdout is its own */
 	const char *papi_fd = NULL;
 	while ((c = getopt_long(argc, argv, "+s:m:r:a:o:jx:qhVp:", opts, NULL)) != -1) {
 		switch (c) {
@@ -360,21 +376,24 @@ int main(int argc, char **argv)
 		case 'r': region = optarg; break;
 		case 'a': arch = optarg; break;
 		case 'o': output = optarg; break;
-		case 'j': format = PF_FORMAT_JSON; break;
-		case OPT_CSV: format = PF_FORMAT_CSV; break;
+		case 'j': format = PF_FORMAT_JSON; format_given = 1; break;
+		case OPT_CSV: format = PF_FORMAT_CSV; format_given = 1; break;
 		case 'x':
 			if (strlen(optarg) != 1 || strchr("\"\r\n", optarg[0])) {
 				fprintf(stderr, "papi_flops_run: -x takes one character other than a quote or line break, as in -x, or -x';'\n");
 				return 2;
 			}
 			format = PF_FORMAT_CSV;
+			format_given = 1;
 			sep = optarg[0];
 			break;
 		case OPT_SECONDS: {
 			char *end;
 			seconds = strtod(optarg, &end);
-			if (end == optarg || *end || !(seconds > 0)) {
-				fprintf(stderr, "papi_flops_run: --seconds takes the run's wall time in seconds, a number above 0 (got '%s')\n", optarg);
+			/* a wall time: not inf or nan, and no run lasts 10 years */
+			if (end == optarg || *end || !(seconds > 0) || !(seconds <= PF_MAX_SECONDS)) {
+				fprintf(stderr, "papi_flops_run: --seconds takes the run's wall time in seconds, a number above 0 and at most %.0f (10 years) (got '%s')\n",
+					PF_MAX_SECONDS, optarg);
 				return 2;
 			}
 			break;
@@ -450,6 +469,22 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_flops_run: --region needs --source trace or model:PMU (counters cannot tell functions apart)\n");
 		return 2;
 	}
+	/* -o r.%r.json: JSON, as papi_flops_report reads it, without --json */
+	size_t olen = output ? strlen(output) : 0;
+	if (!format_given && olen > 5 && !strcmp(output + olen - 5, ".json"))
+		format = PF_FORMAT_JSON;
+	else if (!format_given && olen > 4 && !strcmp(output + olen - 4, ".csv"))
+		format = PF_FORMAT_CSV;
+	/* in an MPI job: the rank, and -o's %r ... (docs/mpi.md) */
+	struct pf_mpi mpi;
+	struct pflops_error jerr = { 0 };
+	char outpath[4096];
+	if (pf_mpi_detect(&mpi, &jerr) || (output && pf_mpi_expand(output, &mpi, outpath, sizeof(outpath), &jerr))) {
+		fprintf(stderr, "papi_flops_run: %s\n", jerr.msg);
+		return 2;
+	}
+	if (output)
+		output = outpath;
 	FILE *out = stderr;
 	int rc = open_output(output, &out);
 	if (rc)
@@ -463,13 +498,15 @@ int main(int argc, char **argv)
 	char pidname[32];
 	snprintf(pidname, sizeof(pidname), "pid %d", (int)attach_pid);
 	struct pf_report r = { .source = source, .status = -1, .asked = metrics,
-			       .program = perfstat ? NULL : attach_pid ? pidname : prog[0] };
+			       .program = perfstat ? NULL : attach_pid ? pidname : prog[0], .mpi = &mpi };
 	if (by_function && !(byfunc = pflops_funcs_new(&err))) {
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
-	if (!perfstat)
+	if (!perfstat) {
 		pf_signal_install();	/* Ctrl-C, kill: stop the program, report what was counted */
+		r.started = epoch_now();
+	}
 	if (!strcmp(source, "trace")) {
 		rc = source_trace(prog, region, quiet, &r);
 	} else if (!strncmp(source, "model:", 6)) {
@@ -486,16 +523,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_flops_run: unknown source '%s'; use hw, trace, model:PMU or perf-stat:FILE\n", source);
 		rc = 2;
 	}
+	if (!perfstat)
+		r.ended = epoch_now();
 	if (!rc && byfunc)
 		rc = pf_byfunc_fill(&r, byfunc, r.pmu, top);
 	r.interrupted = pf_signal_seen();
 	if (!rc) {
 		if (output || !quiet)
 			pf_report_write(out, &r, format, sep);
-		if (output && (ferror(out) | fclose(out))) {
-			fprintf(stderr, "papi_flops_run: cannot write the report to %s: %s\n", output, strerror(errno));
+		if ((output || !quiet) && pf_output_close(out, output ? output : "standard error"))
 			rc = EXIT_TOOL;
-		}
 		if (!rc && r.interrupted && attach_pid) {
 			rc = 0;	/* Ctrl-C is how a count of a running process ends */
 		} else if (!rc && r.interrupted) {

@@ -1,63 +1,71 @@
 /*
  * The calibration kernels papi_flops_check runs (the program
  * ctests/trace/calib_fp.c, installed as papi_flops_kernels): one
- * instruction class per kernel, its lanes, and the CPU feature it needs.
+ * instruction class per kernel and its lanes; the CPU feature each needs
+ * is calib_fp's (ctests/trace/calib_list.h).
  * Per loop iteration: one instruction.  FLOPs per iteration follow from
  * pflops_op_flops (FMA 2).
  */
 #ifndef PF_KERNELS_H
 #define PF_KERNELS_H
 #include "papi_flops.h"
+#include "../ctests/trace/calib_list.h"
 
 struct pf_kernel {
 	const char *name;
-	const char *feature;	/* /proc/cpuinfo flag needed; "" = any x86-64 */
 	int prec, width, op;
 	unsigned full, active;	/* lanes of the width, lanes the mask lets through */
 	int extra;		/* -1 or enum pflops_extra */
 };
 
-#define K_(n, f, p, w, o, full, act) { n, f, PFLOPS_##p, PFLOPS_##w, PFLOPS_OP_##o, full, act, -1 }
+#define K_(n, p, w, o, full, act) { n, PFLOPS_##p, PFLOPS_##w, PFLOPS_OP_##o, full, act, -1 }
 static const struct pf_kernel pf_kernels[] = {
-	K_("addss", "", SP, SCALAR, ADD, 1, 1),
-	K_("addsd", "", DP, SCALAR, ADD, 1, 1),
-	K_("addpd", "", DP, W128, ADD, 2, 2),
-	K_("mulps", "", SP, W128, MUL, 4, 4),
-	K_("divpd", "", DP, W128, DIV, 2, 2),
-	K_("sqrtsd", "", DP, SCALAR, SQRT, 1, 1),
-	K_("rcpps", "", SP, W128, RCP, 4, 4),
-	K_("dpps", "sse4_1", SP, W128, DPP, 4, 4),
-	K_("maxpd", "", DP, W128, MINMAX, 2, 2),
-	K_("vaddpd_y", "avx", DP, W256, ADD, 4, 4),
-	K_("vsubps_y", "avx", SP, W256, ADD, 8, 8),
-	K_("vdivps_y", "avx", SP, W256, DIV, 8, 8),
-	K_("vfmadd231sd", "fma", DP, SCALAR, FMA, 1, 1),
-	K_("vfmadd213pd_x", "fma", DP, W128, FMA, 2, 2),
-	K_("vfnmsub231ps_y", "fma", SP, W256, FMA, 8, 8),
-	K_("vaddpd_z", "avx512f", DP, W512, ADD, 8, 8),
-	K_("vaddps_z", "avx512f", SP, W512, ADD, 16, 16),
-	K_("vfmadd231pd_z", "avx512f", DP, W512, FMA, 8, 8),
-	K_("vfmadd231ps_z", "avx512f", SP, W512, FMA, 16, 16),
-	K_("vrcp14pd_z", "avx512f", DP, W512, RCP, 8, 8),
+	K_("addss", SP, SCALAR, ADD, 1, 1),
+	K_("addsd", DP, SCALAR, ADD, 1, 1),
+	K_("addpd", DP, W128, ADD, 2, 2),
+	K_("mulps", SP, W128, MUL, 4, 4),
+	K_("divpd", DP, W128, DIV, 2, 2),
+	K_("sqrtsd", DP, SCALAR, SQRT, 1, 1),
+	K_("rcpps", SP, W128, RCP, 4, 4),
+	K_("dpps", SP, W128, DPP, 4, 4),
+	K_("maxpd", DP, W128, MINMAX, 2, 2),
+	K_("vaddpd_y", DP, W256, ADD, 4, 4),
+	K_("vsubps_y", SP, W256, ADD, 8, 8),
+	K_("vdivps_y", SP, W256, DIV, 8, 8),
+	K_("vfmadd231sd", DP, SCALAR, FMA, 1, 1),
+	K_("vfmadd213pd_x", DP, W128, FMA, 2, 2),
+	K_("vfnmsub231ps_y", SP, W256, FMA, 8, 8),
+	K_("vaddpd_z", DP, W512, ADD, 8, 8),
+	K_("vaddps_z", SP, W512, ADD, 16, 16),
+	K_("vfmadd231pd_z", DP, W512, FMA, 8, 8),
+	K_("vfmadd231ps_z", SP, W512, FMA, 16, 16),
+	K_("vrcp14pd_z", DP, W512, RCP, 8, 8),
 	/* masked: k1 = 0x0f, k2 = 0xff, k3 = 0x05, k4 = 0 */
-	K_("vaddpd_z_k1", "avx512f", DP, W512, ADD, 8, 4),
-	K_("vfmadd231ps_z_k2z", "avx512f", SP, W512, FMA, 16, 8),
-	K_("vmulpd_y_k3", "avx512vl", DP, W256, MUL, 4, 2),
-	K_("vaddsd_k4", "avx512f", DP, SCALAR, ADD, 1, 0),
-	K_("vaddph_x", "avx512_fp16", HP, W128, ADD, 8, 8),
-	K_("vaddph_z", "avx512_fp16", HP, W512, ADD, 32, 32),
-	K_("vaddsh", "avx512_fp16", HP, SCALAR, ADD, 1, 1),
-	K_("vfmadd231ph_z", "avx512_fp16", HP, W512, FMA, 32, 32),
-	K_("vfmaddcsh", "avx512_fp16", HP, SCALAR, CMPLX, 2, 2),
-	K_("vfmulcph_z", "avx512_fp16", HP, W512, CMPLX, 32, 32),
-	K_("vdpbf16ps_z", "avx512_bf16", BF16, W512, FMA, 32, 32),
-	K_("fadd", "", X87, SCALAR, ADD, 1, 1),
-	K_("fmul", "", X87, SCALAR, MUL, 1, 1),
-	{ "intloop", "", -1, 0, 0, 0, 0, -1 },	/* integer SIMD, moves, logic: no FLOPs */
-	{ "vinsertf128", "avx", -1, 0, 0, 0, 0, PFLOPS_X_VINSERTF128 },
+	K_("vaddpd_z_k1", DP, W512, ADD, 8, 4),
+	K_("vfmadd231ps_z_k2z", SP, W512, FMA, 16, 8),
+	K_("vmulpd_y_k3", DP, W256, MUL, 4, 2),
+	K_("vaddsd_k4", DP, SCALAR, ADD, 1, 0),
+	K_("vaddph_x", HP, W128, ADD, 8, 8),
+	K_("vaddph_z", HP, W512, ADD, 32, 32),
+	K_("vaddsh", HP, SCALAR, ADD, 1, 1),
+	K_("vfmadd231ph_z", HP, W512, FMA, 32, 32),
+	K_("vfmaddcsh", HP, SCALAR, CMPLX, 2, 2),
+	K_("vfmulcph_z", HP, W512, CMPLX, 32, 32),
+	K_("vdpbf16ps_z", BF16, W512, FMA, 32, 32),
+	K_("fadd", X87, SCALAR, ADD, 1, 1),
+	K_("fmul", X87, SCALAR, MUL, 1, 1),
+	{ "intloop", -1, 0, 0, 0, 0, -1 },	/* integer SIMD, moves, logic: no FLOPs */
+	{ "vinsertf128", -1, 0, 0, 0, 0, PFLOPS_X_VINSERTF128 },
 };
 #undef K_
 #define PF_NKERNELS (int)(sizeof(pf_kernels) / sizeof(pf_kernels[0]))
+
+/* the pflops_cpufeat.h name of the feature kernel k needs ("" any x86-64) */
+static inline const char *pf_kernel_feature(const struct pf_kernel *k)
+{
+	const char *f = calib_feature(k->name);
+	return f ? f : "";
+}
 
 /* Masked AVX-512 kernels of calib_fp for the masked-lane sampling check:
  * a fixed run each, its exact FLOPs of one metric from the masks, and

@@ -5,9 +5,11 @@
  * format, each count carries its unit and accuracy class, and a rate is
  * given only where the wall time is that of a native run.
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include "pf_json.h"
 #include "pf_report.h"
 #include "pf_version.h"
@@ -77,12 +79,48 @@ static int exit_code(int status)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* "1234567" -> "1,234,567" (rounded to an integer) */
-static const char *grouped(double v, char *buf, size_t len)
+/* metric m's count in decimal: as read where the source has the whole
+ * number (a double rounds past 2^53), else v rounded */
+static const char *count_digits(const struct pf_report *r, int m, char *buf, size_t len)
 {
-	char digits[64];
-	snprintf(digits, sizeof(digits), "%.0f", v);
-	const char *d = digits;
+	if (r->wholes >> m & 1)
+		snprintf(buf, len, "%" PRIu64, r->whole[m]);
+	else
+		snprintf(buf, len, "%.0f", r->v[m]);
+	return buf;
+}
+
+/* the run ended by a signal: the tool's (interrupted) or the program's own
+ * (a crash): the counts cover the run up to then */
+static int partial(const struct pf_report *r)
+{
+	return r->interrupted || (r->status >= 0 && WIFSIGNALED(r->status));
+}
+
+static const char *sig_abbrev(int sig)
+{
+	return sigabbrev_np(sig) ? sigabbrev_np(sig) : "?";
+}
+
+static int in_job(const struct pf_report *r)
+{
+	return r->mpi && r->mpi->rank >= 0;
+}
+
+/* "16:40:01.123" UTC of a time in seconds since 1970 */
+static const char *clock_str(double t, char *buf, size_t len)
+{
+	time_t s = (time_t)t;
+	struct tm tm;
+	gmtime_r(&s, &tm);
+	snprintf(buf, len, "%04d-%02d-%02d %02d:%02d:%06.3f", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec + (t - (double)s));
+	return buf;
+}
+
+/* "1234567" -> "1,234,567" */
+static const char *group_digits(const char *d, char *buf, size_t len)
+{
 	size_t o = 0;
 	if (*d == '-')
 		buf[o++] = *d++;
@@ -94,6 +132,14 @@ static const char *grouped(double v, char *buf, size_t len)
 	}
 	buf[o] = 0;
 	return buf;
+}
+
+/* 1234567.4 -> "1,234,567" */
+static const char *grouped(double v, char *buf, size_t len)
+{
+	char digits[64];
+	snprintf(digits, sizeof(digits), "%.0f", v);
+	return group_digits(digits, buf, len);
 }
 
 /* ---- text ---------------------------------------------------------- */
@@ -115,6 +161,23 @@ static void text_run(FILE *o, const struct pf_report *r)
 		fprintf(o, "wall time   : %.3f s%s\n", r->wall, r->wall_real ? "" : " (traced run)");
 }
 
+/* in an MPI job: which rank, and when it ran (papi_flops_report merges) */
+static void text_job(FILE *o, const struct pf_report *r)
+{
+	char t0[40], t1[40];
+	if (!in_job(r))
+		return;
+	fprintf(o, "rank        : %d of ", r->mpi->rank);
+	if (r->mpi->size >= 0)
+		fprintf(o, "%d", r->mpi->size);
+	else
+		fprintf(o, "an unknown number");
+	fprintf(o, " (%s), host %s\n", r->mpi->launcher, r->mpi->host);
+	if (r->started > 0)
+		fprintf(o, "ran         : %s to %s UTC\n", clock_str(r->started, t0, sizeof(t0)),
+			clock_str(r->ended, t1, sizeof(t1)));
+}
+
 static void text_metric(FILE *o, const struct pf_report *r, int m)
 {
 	char num[64];
@@ -123,7 +186,9 @@ static void text_metric(FILE *o, const struct pf_report *r, int m)
 			klass(r, m) == PFLOPS_UNAVAILABLE ? "unavailable" : "not measured");
 		return;
 	}
-	fprintf(o, "  %-9s %17s %-12s  ", pflops_metric_name(m), grouped(r->v[m], num, sizeof(num)), pf_metric_unit(m));
+	char digits[64];
+	fprintf(o, "  %-9s %17s %-12s  ", pflops_metric_name(m),
+		group_digits(count_digits(r, m, digits, sizeof(digits)), num, sizeof(num)), pf_metric_unit(m));
 	double g;
 	if (rate(r, m, &g))
 		fprintf(o, "%-12s %10.3f GFLOP/s\n", pflops_class_name(klass(r, m)), g);
@@ -176,13 +241,18 @@ static void text_widths(FILE *o, const struct pf_report *r)
 }
 
 /* the function column: "name (file)" */
+void pf_func_label(const char *name, const char *object, int has_symbol, char *buf, size_t len)
+{
+	const char *base = object ? strrchr(object, '/') : NULL;
+	if (has_symbol && object)
+		snprintf(buf, len, "%s (%s)", name, base ? base + 1 : object);
+	else
+		snprintf(buf, len, "%s", name);
+}
+
 static void func_label(const struct pf_func_row *f, char *buf, size_t len)
 {
-	const char *base = f->object ? strrchr(f->object, '/') : NULL;
-	if (f->has_symbol && f->object)
-		snprintf(buf, len, "%s (%s)", f->name, base ? base + 1 : f->object);
-	else
-		snprintf(buf, len, "%s", f->name);
+	pf_func_label(f->name, f->object, f->has_symbol, buf, len);
 }
 
 static double share(const struct pf_report *r, const double *v)
@@ -317,7 +387,11 @@ static int sel_has_rate(const struct pf_report *r, int m)
 	return rate(r, m, &g);
 }
 
-static void val_count(FILE *o, const struct pf_report *r, int m) { fprintf(o, "%.0f", r->v[m]); }
+static void val_count(FILE *o, const struct pf_report *r, int m)
+{
+	char digits[64];
+	fputs(count_digits(r, m, digits, sizeof(digits)), o);
+}
 static void val_unit(FILE *o, const struct pf_report *r, int m) { pf_json_str(o, pf_metric_unit(m)); }
 static void val_class(FILE *o, const struct pf_report *r, int m) { pf_json_str(o, pflops_class_name(klass(r, m))); }
 static void val_why(FILE *o, const struct pf_report *r, int m) { pf_json_str(o, why_missing(r, m)); }
@@ -392,6 +466,25 @@ static void json_byfunc(FILE *o, const struct pf_report *r)
 	fprintf(o, "}}");
 }
 
+/* in an MPI job: "rank", "size" (null: unknown), "host", "launcher",
+ * "killed_by" (the program's signal), "started", "ended" */
+static void json_job(FILE *o, const struct pf_report *r)
+{
+	if (!in_job(r))
+		return;
+	fprintf(o, ", \"rank\": %d, \"size\": ", r->mpi->rank);
+	if (r->mpi->size >= 0)
+		fprintf(o, "%d, ", r->mpi->size);
+	else
+		fprintf(o, "null, ");
+	pf_json_kv(o, "host", r->mpi->host, 1);
+	pf_json_kv(o, "launcher", r->mpi->launcher, 0);
+	if (r->status >= 0 && WIFSIGNALED(r->status))
+		fprintf(o, ", \"killed_by\": \"SIG%s\"", sig_abbrev(WTERMSIG(r->status)));
+	if (r->started > 0)
+		fprintf(o, ", \"started\": %.6f, \"ended\": %.6f", r->started, r->ended);
+}
+
 static void json_write(FILE *o, const struct pf_report *r)
 {
 	fprintf(o, "{");
@@ -407,9 +500,10 @@ static void json_write(FILE *o, const struct pf_report *r)
 	}
 	if (r->wall > 0)
 		fprintf(o, ", \"wall_seconds\": %.6f, \"wall_is_native\": %s", r->wall, r->wall_real ? "true" : "false");
-	fprintf(o, ", \"partial\": %s", r->interrupted ? "true" : "false");
+	fprintf(o, ", \"partial\": %s", partial(r) ? "true" : "false");
 	if (r->interrupted)
 		fprintf(o, ", \"interrupted\": \"SIG%s\"", sigabbrev_np(r->interrupted) ? sigabbrev_np(r->interrupted) : "?");
+	json_job(o, r);
 	json_map(o, r, "metrics", has, val_count);
 	json_map(o, r, "units", has, val_unit);
 	json_map(o, r, "accuracy", has, val_class);
@@ -511,6 +605,32 @@ static void csv_byfunc(FILE *o, const struct pf_report *r, char sep, const char 
 	}
 }
 
+/* in an MPI job: rank, size, host, launcher, start and end */
+static void csv_job(FILE *o, const struct pf_report *r, char sep, const char *src)
+{
+	char num[64];
+	if (!in_job(r))
+		return;
+	snprintf(num, sizeof(num), "%d", r->mpi->rank);
+	csv_row(o, sep, "rank", num, "", src, "", NULL);
+	if (r->mpi->size >= 0)
+		snprintf(num, sizeof(num), "%d", r->mpi->size);
+	csv_row(o, sep, "size", r->mpi->size >= 0 ? num : "", "", src, "", r->mpi->size >= 0 ? NULL : "unknown");
+	csv_row(o, sep, "host", r->mpi->host, "", src, "", NULL);
+	csv_row(o, sep, "launcher", r->mpi->launcher, "", src, "", NULL);
+	if (r->status >= 0 && WIFSIGNALED(r->status)) {
+		char sig[16];
+		snprintf(sig, sizeof(sig), "SIG%s", sig_abbrev(WTERMSIG(r->status)));
+		csv_row(o, sep, "killed_by", sig, "", src, "partial", "the program was killed: the counts cover its run up to then");
+	}
+	if (r->started > 0) {
+		snprintf(num, sizeof(num), "%.6f", r->started);
+		csv_row(o, sep, "started", num, "s since 1970 UTC", src, "", NULL);
+		snprintf(num, sizeof(num), "%.6f", r->ended);
+		csv_row(o, sep, "ended", num, "s since 1970 UTC", src, "", NULL);
+	}
+}
+
 static void csv_write(FILE *o, const struct pf_report *r, char sep)
 {
 	char src[96], num[64];
@@ -525,6 +645,7 @@ static void csv_write(FILE *o, const struct pf_report *r, char sep)
 		snprintf(sig, sizeof(sig), "SIG%s", sigabbrev_np(r->interrupted) ? sigabbrev_np(r->interrupted) : "?");
 		csv_row(o, sep, "interrupted", sig, "", src, "partial", "every count covers the run up to the signal");
 	}
+	csv_job(o, r, sep, src);
 	/* FLOP metrics first, then the instruction counts */
 	for (int pass = 0; pass < 2; pass++)
 		for (int m = 0; m < PFLOPS_NMETRIC; m++) {
@@ -536,7 +657,7 @@ static void csv_write(FILE *o, const struct pf_report *r, char sep)
 					klass(r, m) == PFLOPS_UNAVAILABLE ? cls : "not measured", why_missing(r, m));
 				continue;
 			}
-			snprintf(num, sizeof(num), "%.0f", r->v[m]);
+			count_digits(r, m, num, sizeof(num));
 			csv_row(o, sep, name, num, pf_metric_unit(m), src, cls, caveat(r, m));
 			if (r->mask.corrected >> m & 1) {	/* the sampled estimate, its interval */
 				const struct pf_mask *k = &r->mask;
@@ -578,6 +699,16 @@ static void csv_write(FILE *o, const struct pf_report *r, char sep)
 		csv_row(o, sep, "note", "", "", src, "", r->notes[i]);
 }
 
+const char *pf_grouped(double v, char *buf, size_t len)
+{
+	return grouped(v, buf, len);
+}
+
+void pf_csv_field(FILE *o, const char *s, char sep, int last)
+{
+	csv_field(o, s, sep, last);
+}
+
 void pf_report_write(FILE *o, const struct pf_report *r, enum pf_format f, char sep)
 {
 	switch (f) {
@@ -589,6 +720,7 @@ void pf_report_write(FILE *o, const struct pf_report *r, enum pf_format f, char 
 		break;
 	default:
 		text_run(o, r);
+		text_job(o, r);
 		text_metrics(o, r);
 		text_widths(o, r);
 		text_mask(o, r);

@@ -12,6 +12,7 @@
 #define PF_REPORT_H
 #include <stdio.h>
 #include "papi_flops.h"
+#include "pf_mpi.h"
 
 #define PF_REPORT_NOTES 8
 #define PF_REPORT_NOTE_LEN 320
@@ -60,6 +61,9 @@ struct pf_report {
 	unsigned asked;		/* metrics asked for (bit mask of enum pflops_metric) */
 	unsigned got;		/* of which measured */
 	double v[PFLOPS_NMETRIC];
+	uint64_t whole[PFLOPS_NMETRIC];	/* v[m] exactly, where wholes has bit m
+					 * (perf-stat counts read as written) */
+	unsigned wholes;
 	double widths[PFLOPS_NWIDTH];	/* exact FLOPs by vector width (trace, model) */
 	int have_widths;
 	char notes[PF_REPORT_NOTES][PF_REPORT_NOTE_LEN];	/* about the whole run */
@@ -73,6 +77,11 @@ struct pf_report {
 	unsigned full_lanes;	/* metrics whose masked lanes counted in full
 				 * (opmask unreadable): an exact class becomes
 				 * masked-full */
+	const struct pf_mpi *mpi;	/* the MPI rank (docs/mpi.md); NULL or rank < 0:
+					 * none, and no job section */
+	double started, ended;	/* the run's start and end, seconds since 1970
+				 * (UTC); 0: no program run.  papi_flops_report
+				 * takes the job's wall time from them */
 };
 
 enum pf_format { PF_FORMAT_TEXT, PF_FORMAT_JSON, PF_FORMAT_CSV };
@@ -82,6 +91,15 @@ void pf_report_note(struct pf_report *r, const char *fmt, ...) __attribute__((fo
 
 /* The unit of a metric's count: "FLOP", or "instructions" for VEC_*. */
 const char *pf_metric_unit(enum pflops_metric m);
+
+/* Shared with papi_flops_report: a count rounded to an integer with
+ * thousands separators ("1,234,567"); one CSV field, quoted (RFC 4180)
+ * when it holds sep, a quote or a line break, then sep or a line end. */
+const char *pf_grouped(double v, char *buf, size_t len);
+/* a --by-function row's label: "name (file's base name)", or the name
+ * alone for code no symbol covers (its name says the file) */
+void pf_func_label(const char *name, const char *object, int has_symbol, char *buf, size_t len);
+void pf_csv_field(FILE *o, const char *s, char sep, int last);
 
 /* Write r to o.  sep: the CSV field separator (perf stat -x). */
 void pf_report_write(FILE *o, const struct pf_report *r, enum pf_format f, char sep);

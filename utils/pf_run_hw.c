@@ -31,10 +31,11 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 		return EXIT_TOOL;
 	}
 	if (pr.access.code) {
-		fprintf(stderr, "papi_flops_run: cannot count with hardware counters: %s\n"
-				"  fix: %s\n"
-				"  or count exactly without them: papi_flops_run --source trace -- %s ...\n",
-			pr.access.msg, pr.access.fix, argv[0]);
+		fprintf(stderr, "papi_flops_run: cannot count with hardware counters: %s\n  fix: %s\n", pr.access.msg,
+			pr.access.fix);
+#if defined(__x86_64__)		/* the trace source is x86-64 only for now */
+		fprintf(stderr, "  or count exactly without them: papi_flops_run --source trace -- %s ...\n", argv[0]);
+#endif
 		return EXIT_TOOL;
 	}
 	int hybrid = pr.nkinds > 1, paranoid_user = pr.paranoid > 1 && pr.access.fix[0];

@@ -35,7 +35,9 @@
  */
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +52,7 @@
 #include "core/papi_flops.h"
 #include "core/pflops_evname.h"
 #include "core/pflops_perf.h"
+#include "flops_overflow.h"
 #include "core/pflops_pub.h"
 #include "core/pflops_pub_helper.h"
 #include "core/pflops_trace.h"
@@ -66,6 +69,7 @@ papi_vector_t _flops_vector;
 #define FL_MAX_EVENTS (FL_MAX_FLOPS_EVENTS + 3)
 #define FL_CODE(e, w, p) ((unsigned)(e) | ((unsigned)(w) << 4) | ((unsigned)(p) << 8))
 #define FL_ENTRY(c) ((c) & 0xf)
+#define FL_OVF_SIGNAL (SIGRTMIN + 3)	/* perf_event's is SIGRTMIN + 2: both may overflow in one process */
 #define FL_WQ(c) (((c) >> 4) & 0xf)
 #define FL_PQ(c) (((c) >> 8) & 0xf)
 
@@ -116,6 +120,7 @@ struct fl_control {
 	struct pflops_perf_value *vals;
 	double *slots;
 	long long values[FL_MAX_EVENTS];
+	struct flo_state ovf;		/* PAPI_overflow (flops_overflow.c) */
 	/* trace sources */
 	pid_t ttid;			/* the thread counted */
 	int hint;			/* its record (pflops_pub_read) */
@@ -317,20 +322,40 @@ static int choose_kinds(const struct pflops_probe *pr, char *why, size_t len)
 	const char *env = getenv("PAPI_FLOPS_PMU");
 	const char *force = getenv("LIBPFM_FORCE_PMU");
 	if (env && *env) {
-		char list[256];
-		snprintf(list, sizeof(list), "%s", env);
-		int n = 0;
+		/* an empty name (',', 'zen4,') or a PMU named twice is refused:
+		 * the one would leave no event, the other count every FLOP twice */
+		char *list = strdup(env);
+		int n = 0, rc = PAPI_OK;
+		if (!list) {
+			snprintf(why, len, "PAPI_FLOPS_PMU: out of memory");
+			return PAPI_ENOMEM;
+		}
 		for (char *q = list; *q; q++)
 			n += *q == ',';
-		for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-			const struct pflops_pmu *p = pflops_table_find(&fl.table, t);
-			if (!p) {
-				snprintf(why, len, "PAPI_FLOPS_PMU names '%s', which is not in the formula table (papi_flops_avail --arch all lists it)", t);
-				return PAPI_ENOSUPP;
+		for (char *t = list, *next; t && rc == PAPI_OK; t = next) {
+			next = strchr(t, ',');
+			if (next)
+				*next++ = 0;
+			const struct pflops_pmu *p = *t ? pflops_table_find(&fl.table, t) : NULL;
+			if (!*t) {
+				snprintf(why, len, "PAPI_FLOPS_PMU='%.60s' has an empty PMU name; give table names separated by ',' (papi_flops_avail --arch all lists them), or unset it", env);
+				rc = PAPI_ENOSUPP;
+			} else if (!p) {
+				snprintf(why, len, "PAPI_FLOPS_PMU names '%.60s', which is not in the formula table (papi_flops_avail --arch all lists it)", t);
+				rc = PAPI_ENOSUPP;
 			}
-			add_kind(p, -1, 1, n > 0 || strcmp(p->sysfs, "cpu"));
+			for (int k = 0; rc == PAPI_OK && k < fl.nkinds; k++)
+				if (fl.kind[k].pmu == p) {
+					snprintf(why, len, "PAPI_FLOPS_PMU names %s twice (as '%.40s' the second time), which would count its FLOPs twice; name each core kind's PMU once", p->name, t);
+					rc = PAPI_ENOSUPP;
+				}
+			if (rc == PAPI_OK && add_kind(p, -1, 1, n > 0 || strcmp(p->sysfs, "cpu"))) {
+				snprintf(why, len, "PAPI_FLOPS_PMU names more than %d PMUs, one per core kind at most", PFLOPS_MAX_KINDS);
+				rc = PAPI_ENOSUPP;
+			}
 		}
-		return PAPI_OK;
+		free(list);
+		return rc;
 	}
 	if (force && *force) {
 		const struct pflops_pmu *p = pflops_table_find(&fl.table, force);
@@ -456,6 +481,13 @@ static int fl_init_component(int cidx)
 
 	/* hybrid kinds open on their own PMU: its type from sysfs */
 	fl.access = pr.access.code;
+	ci->hardware_intr = 1;	/* PAPI_overflow: perf sampling, flops_overflow.c */
+	ci->hardware_intr_sig = FL_OVF_SIGNAL;
+	if (flo_standin(NULL)) {
+		fl.access = PFLOPS_OK;
+		say_once("PAPI_FLOPS_TEST_SWEVENT=%s: every native event opens as that perf software event (a test stand-in: the values are not FLOPs)",
+			 getenv("PAPI_FLOPS_TEST_SWEVENT"));
+	}
 	for (int k = 0; k < fl.nkinds && fl.access == PFLOPS_OK; k++)
 		if (fl.kind[k].own_pmu && fl.kind[k].pmu &&
 		    (rc = pflops_perf_pmu_type(fl.kind[k].pmu->sysfs, &fl.kind[k].type, &err))) {
@@ -508,6 +540,7 @@ static int fl_init_control_state(hwd_control_state_t *c)
 
 static void close_set(struct fl_control *ctl)
 {
+	flo_disarm(&ctl->ovf);
 	pflops_perf_close(ctl->set);
 	ctl->set = NULL;
 	free(ctl->vals);
@@ -519,6 +552,7 @@ static void close_set(struct fl_control *ctl)
 static int fl_cleanup_eventset(hwd_control_state_t *c)
 {
 	close_set((struct fl_control *)c);
+	flo_release(&((struct fl_control *)c)->ovf, FL_OVF_SIGNAL);
 	return PAPI_OK;
 }
 
@@ -869,13 +903,13 @@ static int set_kinds(const struct fl_control *ctl, struct pflops_perf_kind *pk)
 	return fl.nkinds;
 }
 
+static int sample_layout(struct fl_control *ctl, int *nev, int *nslots);
+
 static int open_set(struct fl_control *ctl)
 {
-	struct pflops_perf_kind pk[PFLOPS_MAX_KINDS];
-	int nslots = 0, nk = set_kinds(ctl, pk);
-	int n = pflops_perf_layout(pk, nk, ctl->ev, sizeof(ctl->ev) / sizeof(ctl->ev[0]), ctl->counter_slot, &nslots);
-	if (n < 0)
-		return PAPI_ECOUNT;
+	int nslots = 0, n = 0, rc = sample_layout(ctl, &n, &nslots);
+	if (rc)
+		return rc;
 	if (!n)
 		return PAPI_OK;	/* only status events: nothing to open */
 	ctl->nev = n;
@@ -893,11 +927,17 @@ static int open_set(struct fl_control *ctl)
 		close_set(ctl);
 		return PAPI_ENOMEM;
 	}
-	int rc = pflops_perf_open(&ctl->set, ctl->ev, n, &a, &err);
+	rc = pflops_perf_open(&ctl->set, ctl->ev, n, &a, &err);
 	if (rc) {
 		say_once("%s", err.msg);
 		close_set(ctl);
 		return papi_code(rc);
+	}
+	char msg[PAPI_HUGE_STR_LEN];
+	if (flo_active(&ctl->ovf) && (rc = flo_arm(&ctl->ovf, ctl->set, n, FL_OVF_SIGNAL, msg, sizeof(msg)))) {
+		say_once("%s", msg);
+		close_set(ctl);
+		return rc;
 	}
 	return PAPI_OK;
 }
@@ -1022,6 +1062,72 @@ static int fl_read(hwd_context_t *ctx, hwd_control_state_t *c, long long **event
 		return rc;
 	*events = ctl->values;
 	return PAPI_OK;
+}
+
+/* ---- overflow (flops_overflow.c) ---- */
+
+/* The layout of the set's perf events, with sampling periods where an
+ * event overflows, and the test stand-in applied. */
+static int sample_layout(struct fl_control *ctl, int *nev, int *nslots)
+{
+	struct pflops_perf_kind pk[PFLOPS_MAX_KINDS];
+	int nk = set_kinds(ctl, pk);
+	int n = pflops_perf_layout(pk, nk, ctl->ev, sizeof(ctl->ev) / sizeof(ctl->ev[0]), ctl->counter_slot, nslots);
+	if (n < 0)
+		return PAPI_ECOUNT;
+	flo_standin_apply(ctl->ev, n);
+	*nev = n;
+	if (!flo_active(&ctl->ovf))
+		return PAPI_OK;
+	char names[FL_MAX_EVENTS][PAPI_MIN_STR_LEN], msg[PAPI_HUGE_STR_LEN];
+	const char *np[FL_MAX_EVENTS];
+	for (int i = 0; i < ctl->nevents; i++) {
+		char n[PAPI_MIN_STR_LEN - 8];
+		snprintf(names[i], sizeof(names[i]), "flops:::%s", fl_code_to_name(ctl->code[i], n, sizeof(n)) ? "?" : n);
+		np[i] = names[i];
+	}
+	for (int k = 0; k < nk; k++)
+		if (pk[k].split) {
+			say_once("PAPI_overflow on flops events cannot be done in a multiplexed event set (it needs more counters than the core has; a multiplexed counter samples only part of the time): overflow a set that fits the counters");
+			return PAPI_ECNFLCT;
+		}
+	int rc = flo_layout(&ctl->ovf, ctl->slot_of, ctl->nevents, pk, nk, ctl->counter_slot, ctl->ev, n, np, msg, sizeof(msg));
+	if (rc)
+		say_once("%s", msg);
+	return rc;
+}
+
+/* PAPI_overflow: refused with one sentence where it cannot be done (a
+ * status event, a multiplexed set, no counters), else the set reopens
+ * at PAPI_start with the event's counters sampling. */
+static int fl_set_overflow(EventSetInfo_t *ESI, int EventIndex, int threshold)
+{
+	struct fl_control *ctl = (struct fl_control *)ESI->ctl_state;
+	int pos = ESI->EventInfoArray[EventIndex].pos[0];
+	char name[PAPI_MIN_STR_LEN] = "?";
+	if (pos < 0 || pos >= ctl->nevents)
+		return PAPI_EINVAL;
+	fl_code_to_name(ctl->code[pos], name, sizeof(name));
+	if (threshold > 0 && ctl->slot_of[pos] < 0) {
+		say_once("PAPI_overflow on flops:::%s refused: a status event counts on no counter and cannot overflow; overflow a FLOP event (flops:::DP_OPS ...)",
+			 name);
+		return PAPI_EINVAL;
+	}
+	if (threshold > 0 && fl.access != PFLOPS_OK) {
+		say_once("PAPI_overflow on flops:::%s refused: %s", name, _flops_vector.cmp_info.disabled_reason);
+		return fl.papi_access;
+	}
+	close_set(ctl);
+	int rc = flo_set(&ctl->ovf, pos, threshold, FL_OVF_SIGNAL, _flops_vector.cmp_info.CmpIdx);
+	int n, nslots;
+	if (rc == PAPI_OK && threshold > 0 && (rc = sample_layout(ctl, &n, &nslots)))
+		flo_set(&ctl->ovf, pos, 0, FL_OVF_SIGNAL, _flops_vector.cmp_info.CmpIdx);
+	return rc;
+}
+
+static void fl_dispatch(int sig, hwd_siginfo_t *si, void *uc)
+{
+	flo_dispatch(_flops_vector.cmp_info.CmpIdx, offsetof(struct fl_control, ovf), si, uc);
 }
 
 /* ---- options ---- */
@@ -1230,8 +1336,10 @@ static int fl_code_to_info(unsigned int code, PAPI_event_info_t *info)
 	snprintf(info->units, sizeof(info->units), "%s",
 		 e == FL_UNCOVERED ? "ns" : e == FL_SCALED ? "" : e >= PFLOPS_VEC_DP ? "instructions" : "FLOP");
 	info->data_type = PAPI_DATATYPE_INT64;
-	info->value_type = PAPI_VALUETYPE_RUNNING_SUM;
-	info->timescope = PAPI_TIMESCOPE_SINCE_START;
+	/* SCALED is a 0/1 flag about the values read, not a sum; the other
+	 * status events (ns, instructions) add up since the start */
+	info->value_type = e == FL_SCALED ? PAPI_VALUETYPE_ABSOLUTE : PAPI_VALUETYPE_RUNNING_SUM;
+	info->timescope = e == FL_SCALED ? PAPI_TIMESCOPE_POINT : PAPI_TIMESCOPE_SINCE_START;
 	info->location = PAPI_LOCATION_CORE;
 	return PAPI_OK;
 }
@@ -1269,6 +1377,8 @@ papi_vector_t _flops_vector = {
 	.shutdown_component = fl_shutdown_component,
 	.ctl = fl_ctl,
 	.set_domain = fl_set_domain,
+	.set_overflow = fl_set_overflow,
+	.dispatch_timer = fl_dispatch,
 	.ntv_enum_events = fl_enum_events,
 	.ntv_name_to_code = fl_name_to_code,
 	.ntv_code_to_name = fl_code_to_name,

@@ -3,7 +3,7 @@
  *
  *   calib_fork fork N     the child runs N vaddps xmm and exits 0; the
  *                         parent runs 2N vmulps xmm, waits, exits 7.
- *   calib_fork vfork N    vfork + exec of "calib_fp vaddpd_z N" (next to
+ *   calib_fork vfork N    vfork + exec of "calib_fp vaddpd_y N" (next to
  *                         this program); the parent runs N vmulps xmm.
  *   calib_fork exec N     execs "calib_fp vsqrtpd_y N 9" directly.
  *   calib_fork execfp N   runs N vaddps xmm, then the same exec.
@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "vfork")) {
 		p = vfork();
 		if (p == 0) {
-			execl(prog, prog, "vaddpd_z", nbuf, (char *)NULL);
+			execl(prog, prog, "vaddpd_y", nbuf, (char *)NULL);
 			_exit(127);
 		}
 		mulps(n);

@@ -10,6 +10,8 @@
  * expected classes are written down in ctests/test_trace.c.
  */
 #include "calib.h"
+#include "calib_list.h"
+#include "pflops_cpufeat.h"
 
 /* Set the opmask registers the masked kernels use. */
 #define KSET "mov $0x0f, %%eax\n kmovw %%eax, %%k1\n" \
@@ -274,38 +276,66 @@ KERNEL(fma_kmix,
        "vfmadd231pd %%zmm1, %%zmm2, %%zmm0%{%%k5%}\n vfmadd231pd %%zmm1, %%zmm2, %%zmm3%{%%k6%}\n"
        "vfmadd231pd %%zmm1, %%zmm2, %%zmm0%{%%k7%}\n vfmadd231pd %%zmm1, %%zmm2, %%zmm3")
 
-struct kernel { const char *name; void (*fn)(long); };
-#define E(k) { #k, k }
-static const struct kernel kernels[] = {
-	E(addss), E(addsd), E(subps), E(addpd), E(mulsd), E(mulps), E(divss),
-	E(divpd), E(sqrtsd), E(sqrtps), E(rcpps), E(rsqrtss), E(dpps),
-	E(maxpd), E(minss), E(haddpd), E(addsubps),
-	E(vaddps_x), E(vaddpd_y), E(vsubps_y), E(vmulpd_y), E(vdivps_y),
-	E(vsqrtpd_y), E(vfmadd231sd), E(vfmadd231ss), E(vfmadd213pd_x),
-	E(vfnmsub231ps_y), E(vfmaddsub132pd_y), E(vaddsd),
-	E(vaddpd_z), E(vaddps_z), E(vmulps_z), E(vdivpd_z), E(vsqrtps_z),
-	E(vfmadd231pd_z), E(vfmadd231ps_z), E(vrcp14pd_z), E(vmaxps_z),
-	E(vaddpd_z_er), E(vaddps_y_evex),
-	E(vaddpd_z_k1), E(vfmadd231ps_z_k2z), E(vmulpd_y_k3), E(vaddsd_k4),
-	E(vaddsd_k1), E(vdivps_x_k1z),
-	E(vaddph_x), E(vaddph_y), E(vaddph_z), E(vaddsh), E(vmulph_z),
-	E(vdivph_y), E(vsqrtph_z), E(vfmadd231ph_z), E(vfmadd231sh),
-	E(vfmulcph_z), E(vfcmaddcph_y), E(vfmaddcsh), E(vfmulcph_z_k1),
-	E(vaddph_z_k2),
-	E(vdpbf16ps_z), E(vdpbf16ps_x), E(vdpbf16ps_y_k5),
-	E(intloop), E(vinsertf128), E(vandpd_y), E(bench16),
-	E(fadd), E(fmul), E(fdiv), E(fsqrt),
-	E(kmask_in_block), E(calls), E(flags_live), E(flags_rep), E(indirect),
-	E(daxpy_masked), E(fma_kmix),
-};
+struct kernel { const char *name, *feature; void (*fn)(long); };
+#define E(k, f) { #k, f, k },
+static const struct kernel kernels[] = { CALIB_FP_KERNELS(E) };
 
+static void say(const char *s)
+{
+	long n = 0, r = 1;	/* write(2, s, n) */
+
+	while (s[n])
+		n++;
+	__asm__ volatile("syscall" : "+a"(r) : "D"(2L), "S"(s), "d"(n)
+			 : "rcx", "r11", "memory");
+}
+
+static const char *getenv_(char **envp, const char *name)
+{
+	for (; *envp; envp++) {
+		const char *e = *envp, *n = name;
+
+		while (*n && *e == *n)
+			e++, n++;
+		if (!*n && *e == '=')
+			return e + 1;
+	}
+	return 0;
+}
+
+/* 77 (the tests' skip) with a sentence when this CPU lacks `f` */
+static int lacks(const char *k, const char *f, char **envp)
+{
+	const char *hide = getenv_(envp, PFLOPS_CPU_HIDE_ENV);
+
+	if (pflops_cpu_has(f, hide) == 1)
+		return 0;
+	say("calib_fp: ");
+	say(k);
+	say(": this CPU lacks ");
+	say(f);
+	say(pflops_cpu_has(f, 0) == 1 ? " (hidden by " PFLOPS_CPU_HIDE_ENV ")\n" : "\n");
+	return 77;
+}
+
+/*
+ * calib_fp --needs KERNEL: exit 0 if this CPU runs KERNEL, 77 (with the
+ * sentence) if it lacks the feature, 101 for an unknown kernel.
+ */
 int calib_main(int argc, char **argv)
 {
+	char **envp = argv + argc + 1;
+	int needs = argc == 3 && calib_streq(argv[1], "--needs");
+
 	if (argc < 3)
 		return 100;
 	for (unsigned i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
-		if (calib_streq(argv[1], kernels[i].name)) {
+		if (calib_streq(argv[1 + needs], kernels[i].name)) {
 			long n = calib_atol(argv[2]);
+			if (lacks(kernels[i].name, kernels[i].feature, envp))
+				return 77;
+			if (needs)
+				return 0;
 			if (n > 0)
 				kernels[i].fn(n);
 			return argc > 3 ? (int)calib_atol(argv[3]) : 0;

@@ -3,7 +3,7 @@
  *
  *   calib_region N: outside(N) [N vdivpd xmm], calib_kernel(N) [in
  *   libcalibk.so: N vaddpd ymm + calib_helper: N vmulpd xmm],
- *   main_kernel(N) [static, here: N vsubpd zmm], calib_kernel(N) again.
+ *   main_kernel(N) [static, here: 2N vsubpd ymm], calib_kernel(N) again.
  */
 #include <stdlib.h>
 
@@ -17,7 +17,8 @@ __attribute__((noinline)) static void outside(long n)
 
 __attribute__((noinline)) static void main_kernel(long n)
 {
-	__asm__ volatile("1: vsubpd %%zmm1, %%zmm2, %%zmm0\n dec %0\n jnz 1b"
+	__asm__ volatile("1: vsubpd %%ymm1, %%ymm2, %%ymm0\n vsubpd %%ymm1, %%ymm2, %%ymm0\n"
+			 " dec %0\n jnz 1b"
 			 : "+r"(n) : : "xmm0", "cc");
 }
 

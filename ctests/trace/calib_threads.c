@@ -1,9 +1,10 @@
 /*
  * calib_threads.c: NT threads, thread t runs (t+1)*N iterations of
- * vaddpd ymm; the main thread runs N iterations of vmulpd zmm.
+ * vaddpd ymm; the main thread runs N iterations of two vmulpd ymm (AVX
+ * only: the tests run on CPUs without AVX-512).
  *
  *   calib_threads NT N      expected: dp/256/add = N*NT*(NT+1)/2,
- *                                     dp/512/mul = N
+ *                                     dp/256/mul = 2N
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -32,7 +33,8 @@ int main(int argc, char **argv)
 		if (pthread_create(&th[i], NULL, worker, (void *)(size_t)i))
 			return 3;
 	n = n_iter;
-	__asm__ volatile("1: vmulpd %%zmm1, %%zmm2, %%zmm0\n dec %0\n jnz 1b"
+	__asm__ volatile("1: vmulpd %%ymm1, %%ymm2, %%ymm0\n vmulpd %%ymm1, %%ymm2, %%ymm0\n"
+			 " dec %0\n jnz 1b"
 			 : "+r"(n) : : "xmm0", "cc");
 	for (int i = 0; i < nt; i++)
 		pthread_join(th[i], NULL);

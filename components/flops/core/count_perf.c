@@ -77,6 +77,16 @@ int pflops_perf_count(const struct pflops_perf_set *set)
 	return set ? set->n : 0;
 }
 
+int pflops_perf_fd(const struct pflops_perf_set *set, int i)
+{
+	return set && i >= 0 && i < set->n ? set->fd[i] : -1;
+}
+
+int pflops_perf_precise(const struct pflops_perf_set *set, int i)
+{
+	return set && i >= 0 && i < set->n ? set->ev[i].precise_used : 0;
+}
+
 void pflops_perf_close(struct pflops_perf_set *set)
 {
 	if (!set)
@@ -195,7 +205,19 @@ int pflops_perf_open(struct pflops_perf_set **out, const struct pflops_perf_even
 		a.exclude_user = !!attr->exclude_user;
 		a.exclude_kernel = !!attr->exclude_kernel;
 		a.exclude_hv = !!attr->exclude_hv;
+		if (e->sample_period) {
+			a.sample_period = e->sample_period;
+			a.sample_type = PERF_SAMPLE_IP;
+			a.wakeup_events = 1;	/* a wakeup (the overflow signal) per sample */
+			a.precise_ip = e->precise > 3 ? 3 : e->precise < 0 ? 0 : e->precise;
+		}
 		long fd = pf_perf_event_open(&a, attr->tid, e->cpu, leader ? -1 : g->fd);
+		/* the PMU may not sample this event that precisely: take less */
+		while (fd < 0 && a.precise_ip && (errno == EINVAL || errno == EOPNOTSUPP)) {
+			a.precise_ip--;
+			fd = pf_perf_event_open(&a, attr->tid, e->cpu, leader ? -1 : g->fd);
+		}
+		e->precise_used = a.precise_ip;
 		if (fd < 0) {
 			int e2 = errno;
 			int rc = open_error(e, attr->tid, e2, err);
@@ -339,9 +361,18 @@ int pflops_perf_pmu_type(const char *pmu, uint32_t *type, struct pflops_error *e
 	const char *base = getenv("PAPI_FLOPS_SYSFS") ? getenv("PAPI_FLOPS_SYSFS") : "/sys/bus/event_source/devices";
 	char path[512];
 	snprintf(path, sizeof(path), "%s/%s/type", base, pmu);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return pf_err(err, PFLOPS_ENOPMU, "the kernel exposes no perf PMU '%s' (%s: %s)", pmu, path, strerror(errno));
+	/* PAPI_FLOPS_SYSFS is the user's: no FIFO to wait on in PAPI_library_init */
+	struct pflops_error own;
+	if (!err)
+		err = &own;
+	FILE *f = pf_input_open(path, "PMU type files", 1, err);
+	if (!f) {
+		if (err->code == PFLOPS_EINVAL)
+			return PFLOPS_EINVAL;
+		char why[PFLOPS_ERRMSG_MAX];
+		snprintf(why, sizeof(why), "%s", err->msg);
+		return pf_err(err, PFLOPS_ENOPMU, "the kernel exposes no perf PMU '%s' (%.400s)", pmu, why);
+	}
 	unsigned t;
 	int ok = fscanf(f, "%u", &t) == 1;
 	fclose(f);

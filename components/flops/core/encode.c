@@ -9,11 +9,48 @@
 #include <string.h>
 #include <perfmon/pfmlib.h>
 #include "pflops_internal.h"
+#include "pflops_builtin.h"
 
 /* x86 event-select bits: USR | OS | INT | EN, as libpfm4 sets them for PLM0|PLM3 */
 #define X86_EVTSEL_FLAGS 0x530000ULL
 
+/* libpfm4 holds the PMUs of the architecture it is built for only: an
+ * aarch64 build has no x86 PMU to encode the table's named x86 events. */
+#if defined(__x86_64__)
+#define HOST_ARCH PFLOPS_ARCH_X86
+#define HOST_ARCH_NAME "x86-64"
+#else
+#define HOST_ARCH PFLOPS_ARCH_ARM
+#define HOST_ARCH_NAME "aarch64"
+#endif
+
 static int pfm_ready;
+
+/* libpfm4's answers for another architecture's PMUs (pflops_builtin.h):
+ * recorded by pflops_gen x86-enc, replayed where this libpfm4 lacks them */
+static FILE *record;
+static const struct pflops_builtin_rec *replay;
+static int nreplay;
+
+void pf_encode_record(FILE *f)
+{
+	record = f;
+}
+
+void pf_encode_replay(const struct pflops_builtin_rec *r, int n)
+{
+	replay = r;
+	nreplay = n;
+}
+
+static const struct pflops_builtin_rec *replayed(const struct pflops_pmu *pmu, const char *a, const char *b)
+{
+	for (int i = 0; i < nreplay; i++)
+		if (!strcmp(replay[i].pmu, pmu->name) && !strcmp(replay[i].a, a) &&
+		    (b ? replay[i].b && !strcmp(replay[i].b, b) : !replay[i].b))
+			return &replay[i];
+	return NULL;
+}
 
 int pflops_encode_init(struct pflops_error *err)
 {
@@ -75,20 +112,36 @@ int pflops_encode(const struct pflops_pmu *pmu, const char *spec, uint64_t *conf
 					snprintf(fstr, fstrlen, "%s", spec);
 				return 0;
 			}
+		const struct pflops_builtin_rec *r = pmu->arch != HOST_ARCH ? replayed(pmu, spec, NULL) : NULL;
+		if (r) {
+			*config = r->config;
+			if (fstr)
+				snprintf(fstr, fstrlen, "%s", r->out);
+			return 0;
+		}
+		if (pmu->arch != HOST_ARCH)
+			return pf_err(err, PFLOPS_EENCODE,
+				      "pmu %s: '%s' is named for libpfm4, whose %s build has no %s PMU to encode it; "
+				      "a papi-flops built on %s lists it",
+				      pmu->name, spec, HOST_ARCH_NAME, pmu->arch == PFLOPS_ARCH_X86 ? "x86" : "Arm",
+				      pmu->arch == PFLOPS_ARCH_X86 ? "x86-64 (or presets/x86-libpfm.enc regenerated there)" : "aarch64");
 		return pf_err(err, PFLOPS_EENCODE, "libpfm4 cannot encode '%s': %s", full, pfm_strerror(rc));
 	}
 	*config = arg.count ? arg.codes[0] : 0;
-	if (fstr) {
-		/* canonical name: drop "pmu::" and the ":mod=value" list libpfm4 appends */
-		const char *n = fs ? fs : full;
-		const char *colons = strstr(n, "::");
-		snprintf(fstr, fstrlen, "%s", colons ? colons + 2 : n);
-		for (char *q = fstr; (q = strchr(q, ':')); q++)
-			if (strchr(q + 1, '=') && (!strchr(q + 1, ':') || strchr(q + 1, '=') < strchr(q + 1, ':'))) {
-				*q = 0;
-				break;
-			}
-	}
+	/* canonical name: drop "pmu::" and the ":mod=value" list libpfm4 appends */
+	char canon[256];
+	const char *n = fs ? fs : full;
+	const char *colons = strstr(n, "::");
+	snprintf(canon, sizeof(canon), "%s", colons ? colons + 2 : n);
+	for (char *q = canon; (q = strchr(q, ':')); q++)
+		if (strchr(q + 1, '=') && (!strchr(q + 1, ':') || strchr(q + 1, '=') < strchr(q + 1, ':'))) {
+			*q = 0;
+			break;
+		}
+	if (fstr)
+		snprintf(fstr, fstrlen, "%s", canon);
+	if (record && pmu->arch == PFLOPS_ARCH_X86)
+		fprintf(record, "enc\t%s\t%s\t0x%llx\t%s\n", pmu->name, spec, (unsigned long long)*config, canon);
 	free(arg.codes);
 	free(fs);
 	return 0;
@@ -110,7 +163,7 @@ int pflops_table_check_encodings(const struct pflops_table *t, struct pflops_err
 				if (pfm_get_pmu_info(k, &info) == PFM_SUCCESS && !strcmp(info.name, p->libpfm))
 					found = 1;
 			}
-			if (!found)
+			if (!found && p->arch == HOST_ARCH)
 				return pf_err(err, PFLOPS_EENCODE,
 					      "%s:%d: pmu %s: this libpfm4 (%d.%d) has no PMU '%s'; write 'libpfm none' and raw:0xCODE events",
 					      p->file, p->line, p->name, PFM_MAJ_VERSION(pfm_get_version()),
@@ -167,7 +220,21 @@ static const char *umask_named(int idx, uint64_t code)
 	return NULL;
 }
 
+static int encode_merge(const struct pflops_pmu *pmu, const char *a, const char *b, char *out, size_t len);
+
 int pf_encode_merge(const struct pflops_pmu *pmu, const char *a, const char *b, char *out, size_t len)
+{
+	if (pmu->arch != HOST_ARCH) {	/* what libpfm4 answered where it has this PMU */
+		const struct pflops_builtin_rec *r = replayed(pmu, a, b);
+		return r && (size_t)snprintf(out, len, "%s", r->out) < len ? 0 : -1;
+	}
+	int rc = encode_merge(pmu, a, b, out, len);
+	if (!rc && record && pmu->arch == PFLOPS_ARCH_X86)
+		fprintf(record, "merge\t%s\t%s\t%s\t%s\n", pmu->name, a, b, out);
+	return rc;
+}
+
+static int encode_merge(const struct pflops_pmu *pmu, const char *a, const char *b, char *out, size_t len)
 {
 	const char *ca = strchr(a, ':'), *cb = strchr(b, ':');
 	if (!pmu->libpfm[0] || !ca || !cb || ca - a != cb - b || strncmp(a, b, ca - a))

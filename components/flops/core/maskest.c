@@ -202,18 +202,6 @@ void pflops_mask_result(const struct pflops_mask_acc *a, double count, struct pf
 	r->hi = r->full * r->share_hi;
 }
 
-void pflops_mask_estimate(const struct pflops_mask_event *ev, const struct pflops_mask_sample *s, size_t n,
-			  double count, pflops_mask_read_fn read, void *arg, struct pflops_mask_result *r)
-{
-	struct pflops_mask_acc a;
-
-	memset(&a, 0, sizeof(a));
-	a.ev = ev;
-	for (size_t i = 0; i < n; i++)
-		pflops_mask_add(&a, &s[i], read, arg, NULL);
-	pflops_mask_result(&a, count, r);
-}
-
 /* ---------------------------------------------------------------------
  * Events and metrics.
  */

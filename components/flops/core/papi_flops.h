@@ -349,13 +349,24 @@ int pflops_probe_fit(const struct pflops_kind *k, unsigned metrics,
  * core PMU than the block's, cpu_atom or cpu_lowpower, are skipped; Arm
  * armv8_* and armv9_* names are taken) or symbolic
  * (fp_arith_inst_retired.scalar_double).  Each metric needs every counter
- * of its plan, either as recorded or as its separate umasks.
+ * of its plan, either as recorded or as its separate umasks.  Refused,
+ * naming file and line: a file that is not a regular one or passes
+ * 256 MiB, counts that are not whole numbers to 2^64-1 (or carry
+ * thousands separators, which perf -x never writes), one event on two
+ * lines, a duration_time that is not ns or passes 10 years.
  */
 struct pflops_perfstat {
 	double value[PFLOPS_NMETRIC];
 	unsigned metrics;	/* which value[] are set */
+	/* value[m] as the exact whole number, where metrics_whole has bit m:
+	 * counts are read as written (u64) and, where every weight is a whole
+	 * number, summed without rounding; a double rounds past 2^53 */
+	uint64_t whole[PFLOPS_NMETRIC];
+	unsigned metrics_whole;
 	double min_pct;		/* lowest counter running percentage (100: no multiplexing) */
 	int lines;		/* counter lines read */
+	double seconds;		/* the duration_time line (the run's wall time); 0: none */
+	int seconds_line;	/* its line; 0: none */
 };
 int pflops_perfstat_read(const char *path, const struct pflops_pmu *pmu,
 			 unsigned metrics, int sve_bits,

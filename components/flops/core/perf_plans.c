@@ -72,6 +72,43 @@ double pflops_perf_metric(const struct pflops_perf_kind *kinds, int nkinds, int 
 	return v;
 }
 
+int pflops_perf_sample(const struct pflops_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
+		       struct pflops_perf_event *ev, int n, int *owner, int s, uint64_t P, int tag,
+		       struct pflops_error *err)
+{
+	int nsample = 0;
+	if (!P)
+		return pf_err(err, PFLOPS_EINVAL, "an overflow threshold of 0");
+	for (int k = 0; k < nkinds; k++)
+		for (int c = 0; kinds[k].plan && c < kinds[k].plan->ncounters; c++) {
+			const struct pflops_counter *ct = &kinds[k].plan->counter[c];
+			double w = ct->weight[s];
+			if (w == 0)
+				continue;
+			if (w < 0)
+				return pf_err(err, PFLOPS_EINVAL,
+					      "%s has weight %g in the formula: a subtracted count cannot overflow", ct->spec, w);
+			int i = 0;
+			while (i < n && ev[i].slot != slot[k][c])
+				i++;
+			if (i == n)
+				return pf_err(err, PFLOPS_EINVAL, "counter %s is not in the layout", ct->spec);
+			if (owner[i] >= 0 && owner[i] != tag)
+				return pf_err(err, PFLOPS_ECNFLCT,
+					      "%s counts for two overflowing events of this set and can sample for one only",
+					      ev[i].name);
+			double q = (double)P / w, period = (double)(uint64_t)q;
+			ev[i].sample_period = (uint64_t)(period < q ? period + 1 : period);	/* ceil(P / w) */
+			if (!ev[i].sample_period)
+				ev[i].sample_period = 1;
+			owner[i] = tag;
+			nsample++;
+		}
+	if (!nsample)
+		return pf_err(err, PFLOPS_EUNAVAIL, "no counter of this set counts the event to overflow");
+	return nsample;
+}
+
 double pflops_perf_detected(const struct pflops_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
 			    const double *slots)
 {

@@ -17,9 +17,15 @@
  * identifies an event; the privilege and enable flags do not. */
 #define X86_KEY 0xff84ffffULL | (0xfULL << 32)
 
+/* perf's duration_time is the run's wall time in ns; a larger one is no
+ * run's (a run of 10 years), and a GFLOP/s from it would be nonsense */
+#define MAX_DURATION_NS (10 * 365.25 * 86400 * 1e9)
+/* events of one PMU in one file: perf stat -e takes a few hundred */
+#define MAX_EVENTS 65536
+
 struct rec {
 	uint64_t key;
-	double value;
+	uint64_t count;		/* as written: perf's counts are whole numbers to 2^64-1 */
 	double pct;
 	int line;
 	int counted;
@@ -86,8 +92,8 @@ static int identify(const struct pflops_pmu *pmu, const char *name, uint64_t *ke
 		*slash = 0;
 		/* hybrid files hold one line per core PMU (cpu_core, cpu_atom,
 		 * cpu_lowpower); ours is pmu->sysfs.  An Arm core's PMU is named
-		 * armv8_pmuv3_N (ACPI) or after the core (device tree:
-		 * armv8_neoverse_n1, armv9_neoverse_v2, armv9_cortex_a710) */
+		 * armv8_pmuv3_N (ACPI) or after the core (device tree; the
+		 * kernel's arm_pmuv3.c: armv8_neoverse_v2, armv9_neoverse_n2) */
 		int arm = pmu->arch == PFLOPS_ARCH_ARM && (!strncmp(ev, "armv8_", 6) || !strncmp(ev, "armv9_", 6));
 		if (strcmp(ev, pmu->sysfs) && strcmp(ev, "cpu") && !arm)
 			return -1;
@@ -124,32 +130,86 @@ static int parse_number(const char *s, double *v)
 	return end == s || *end || errno == ERANGE || !isfinite(*v) || *v < 0 || signbit(*v) ? -1 : 0;
 }
 
-/* A counter value: a whole number of events that fits perf's u64. */
-static int parse_count(const char *s, double *v)
+/* A counter value: a whole number of events that fits perf's u64, read
+ * digit by digit (no double: 2^53+1 keeps its last digit). */
+static int parse_count(const char *s, uint64_t *v)
 {
 	if (!*s || strspn(s, "0123456789") != strlen(s))
 		return -1;
 	errno = 0;
 	unsigned long long u = strtoull(s, NULL, 10);
-	*v = (double)u;
+	*v = u;
 	return errno == ERANGE ? -1 : 0;
 }
 
-static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec **recs, int *nrec,
-		      struct pflops_error *err)
+/* "1,234,567,,r531f03,...": a count written with thousands separators
+ * splits into fields of 1-3 digits, then of exactly 3.  perf stat -x
+ * never writes them (it turns --big-num off and refuses -B), so the file
+ * was not written by perf -x as it is. */
+static int grouped_digits(char *const *field, int nf)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return pf_err(err, PFLOPS_ESYS, "%s: cannot open: %s; give the file perf stat -x, -o FILE wrote", path, strerror(errno));
+	size_t n0 = strlen(field[0]);
+	if (nf < 2 || n0 < 1 || n0 > 3 || strspn(field[0], "0123456789") != n0)
+		return 0;
+	return strlen(field[1]) == 3 && strspn(field[1], "0123456789") == 3;
+}
+
+/* One event on two lines (twice in -e, or as ev:u and ev:k): the sum of
+ * either line alone is wrong.  Sorted by key, then line: the pair whose
+ * second line comes first, as a reader going down the file meets it. */
+static int by_key(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+	return x->key != y->key ? (x->key < y->key ? -1 : 1) : x->line - y->line;
+}
+
+static int twice(const char *path, const struct rec *recs, int n, struct pflops_error *err)
+{
+	if (n < 2)
+		return 0;
+	struct rec *s = malloc(n * sizeof(*s));
+	if (!s)
+		return pf_err(err, PFLOPS_ENOMEM, "%s: out of memory", path);
+	memcpy(s, recs, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), by_key);
+	int first = -1;
+	for (int i = 1; i < n; i++)
+		if (s[i].key == s[i - 1].key && (first < 0 || s[i].line < s[first].line))
+			first = i;
+	int rc = 0;
+	if (first >= 0)
+		rc = pf_err(err, PFLOPS_EINVAL,
+			    "%s:%d: %s is the event of line %d (%s) again; one event on two lines (twice in -e, or as :u and :k) cannot be summed right: record each event once, without modifiers",
+			    path, s[first].line, s[first].name, s[first - 1].line, s[first - 1].name);
+	free(s);
+	return rc;
+}
+
+static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec **recs, int *nrec, int *nother,
+		      struct pflops_perfstat *out, struct pflops_error *err)
+{
+	FILE *f = pf_input_open(path, "perf-stat files", PF_MAX_PERFSTAT_MIB, err);
+	if (!f) {
+		int code = err ? err->code : PFLOPS_EINVAL;
+		if (err && code != PFLOPS_EINVAL) {	/* the system's reason: say which file is meant */
+			char why[PFLOPS_ERRMSG_MAX];
+			snprintf(why, sizeof(why), "%s", err->msg);
+			pf_err(err, code, "%.400s; give the file perf stat -x, -o FILE wrote", why);
+		}
+		return code;
+	}
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
-	int ln = 0, rc = 0;
+	unsigned long long bytes = 0;
+	int ln = 0, rc = 0, rcap = 0;
 	*recs = NULL;
-	*nrec = 0;
+	*nrec = *nother = 0;
 	/* whole lines, however long: a comment's tail is never read as data */
 	while (!rc && (len = getline(&line, &cap, f)) >= 0) {
 		ln++;
+		if ((rc = pf_input_too_big(path, "perf-stat files", PF_MAX_PERFSTAT_MIB, bytes += len, err)))
+			break;
 		if (memchr(line, 0, len)) {
 			rc = pf_err(err, PFLOPS_EINVAL, "%s:%d: a NUL byte; not 'perf stat -x,' output", path, ln);
 			break;
@@ -166,6 +226,12 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 				break;
 			*c = 0;
 			p = c + 1;
+		}
+		if (grouped_digits(field, nf)) {
+			rc = pf_err(err, PFLOPS_EINVAL,
+				    "%s:%d: a count with thousands separators ('%s,%s...'); perf stat -x, never writes them (it turns --big-num off), so this is not perf's -x output as written: record with perf stat -x, -o FILE, or remove the separators",
+				    path, ln, field[0], field[1]);
+			break;
 		}
 		/* perf does not quote: "cpu/event=0xc7,umask=0x3/" spans fields */
 		while (nf > 3 && strchr(field[2], '/') && !strchr(strchr(field[2], '/') + 1, '/')) {
@@ -185,9 +251,10 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 		int id = identify(pmu, field[2], &r.key);
 		/* a counter of ours counts whole events; other lines (task-clock
 		 * in msec) may have a fraction, but no line has nan or a sign */
+		double other = 0;
 		if (field[0][0] == '<') {
 			r.counted = 0;	/* <not counted>, <not supported> */
-		} else if (id == 0 ? parse_count(field[0], &r.value) : parse_number(field[0], &r.value)) {
+		} else if (id == 0 ? parse_count(field[0], &r.count) : parse_number(field[0], &other)) {
 			rc = pf_err(err, PFLOPS_EINVAL,
 				    "%s:%d: bad count '%s' for %s; a count is a whole number from 0 to 2^64-1, as perf stat -x, prints it",
 				    path, ln, field[0], field[2]);
@@ -199,23 +266,52 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 				    path, ln, field[4], field[2]);
 			break;
 		}
+		if (!strcmp(field[2], "duration_time") && r.counted) {
+			if (strcmp(field[1], "ns") || other > MAX_DURATION_NS) {
+				rc = pf_err(err, PFLOPS_EINVAL,
+					    "%s:%d: duration_time '%s %s' is no run's wall time (perf writes it in ns, at most 10 years here); record it with perf stat -x, -e duration_time, or give --seconds",
+					    path, ln, field[0], field[1]);
+				break;
+			}
+			if (out->seconds_line) {
+				rc = pf_err(err, PFLOPS_EINVAL,
+					    "%s:%d: a second duration_time (line %d has one): which is the run's wall time? keep one run's lines in the file",
+					    path, ln, out->seconds_line);
+				break;
+			}
+			out->seconds = other / 1e9;
+			out->seconds_line = ln;
+		}
 		if (id == -1)
 			continue;	/* another PMU's line (hybrid files) */
-		if (id == -2)
-			r.key = ~0ULL;	/* kept so a needed-but-unknown event can be named */
-		struct rec *nr = realloc(*recs, (*nrec + 1) * sizeof(*nr));
-		if (!nr) {
-			rc = pf_err(err, PFLOPS_ENOMEM, "out of memory");
+		if (id == -2) {
+			(*nother)++;	/* an event of no formula's (task-clock) */
+			continue;
+		}
+		if (*nrec == MAX_EVENTS) {
+			rc = pf_err(err, PFLOPS_EINVAL,
+				    "%s:%d: more than %d events of %s; perf stat -x, writes one line per event: is this one run's output?",
+				    path, ln, MAX_EVENTS, pmu->name);
 			break;
 		}
-		*recs = nr;
-		nr[(*nrec)++] = r;
+		if (*nrec == rcap) {
+			rcap = rcap ? 2 * rcap : 16;
+			struct rec *nr = realloc(*recs, rcap * sizeof(*nr));
+			if (!nr) {
+				rc = pf_err(err, PFLOPS_ENOMEM, "%s:%d: out of memory", path, ln);
+				break;
+			}
+			*recs = nr;
+		}
+		(*recs)[(*nrec)++] = r;
 	}
+	if (!rc)
+		rc = twice(path, *recs, *nrec, err);
 	if (!rc && ferror(f))
 		rc = pf_err(err, PFLOPS_ESYS, "%s:%d: read error: %s", path, ln + 1, strerror(errno));
 	free(line);
 	fclose(f);
-	if (!rc && !*nrec)
+	if (!rc && !*nrec && !*nother)
 		rc = pf_err(err, PFLOPS_EINVAL, "%s: no counter lines for %s (%s) in it; is it 'perf stat -x,' output?",
 			    path, pmu->name, pmu->title);
 	if (rc) {
@@ -239,10 +335,10 @@ int pflops_perfstat_read(const char *path, const struct pflops_pmu *pmu, unsigne
 	memset(out, 0, sizeof(*out));
 	out->min_pct = 100;
 	struct rec *recs = NULL;
-	int n = 0, rc = parse_file(path, pmu, &recs, &n, err);
+	int n = 0, nother = 0, rc = parse_file(path, pmu, &recs, &n, &nother, out, err);
 	if (rc)
 		return rc;
-	out->lines = n;
+	out->lines = n + nother;
 	for (int m = 0; m < PFLOPS_NMETRIC && !rc; m++) {
 		if (!(metrics & (1u << m)))
 			continue;
@@ -250,15 +346,19 @@ int pflops_perfstat_read(const char *path, const struct pflops_pmu *pmu, unsigne
 		if ((rc = pflops_plan_make(&plan, pmu, 1u << m, sve_bits, err)))
 			break;
 		double v = 0;
+		/* the same sum in integers while every weight is whole (x86's
+		 * are; Arm's VL/128 may not be): a double rounds past 2^53 */
+		__int128 whole = 0;
+		int exact = 1;
 		for (int c = 0; c < plan.ncounters && !rc; c++) {
 			const struct pflops_counter *ct = &plan.counter[c];
 			const struct rec *r = find(recs, n, key_of(pmu, ct->config));
-			double count = 0;
+			unsigned __int128 count = 0;
 			if (r) {
 				if (!r->counted)
 					rc = pf_err(err, PFLOPS_EINVAL, "%s:%d: %s was not counted (%s needs it): the recording machine had no counter for it",
 						    path, r->line, r->name, pflops_metric_name(m));
-				count = r->value;
+				count = r->count;
 				if (r->pct < out->min_pct)
 					out->min_pct = r->pct;
 			} else {
@@ -277,15 +377,25 @@ int pflops_perfstat_read(const char *path, const struct pflops_pmu *pmu, unsigne
 							    pflops_metric_name(m));
 						break;
 					}
-					count += u->value;
+					count += u->count;
 					if (u->pct < out->min_pct)
 						out->min_pct = u->pct;
 				}
 			}
-			v += ct->weight[m] * count;
+			double w = ct->weight[m];
+			v += w * (double)count;
+			/* the table caps a weight at 1e6: the product fits 2^127 */
+			if (fabs(w) <= 1e6 && w == (double)(long long)w)
+				whole += (__int128)(long long)w * (__int128)count;
+			else
+				exact = 0;
 		}
 		if (!rc) {
-			out->value[m] = v;
+			out->value[m] = exact ? (double)whole : v;
+			if (exact && whole >= 0 && whole <= (__int128)UINT64_MAX) {
+				out->whole[m] = (uint64_t)whole;
+				out->metrics_whole |= 1u << m;
+			}
 			out->metrics |= 1u << m;
 		}
 	}

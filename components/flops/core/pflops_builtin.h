@@ -17,4 +17,14 @@ struct pflops_builtin_enc {
 };
 extern const struct pflops_builtin_enc pflops_builtin_encs[];
 extern const int pflops_builtin_nencs;
+/* libpfm4's answers for the x86 PMUs, recorded on x86-64
+ * (presets/x86-libpfm.enc) and replayed where libpfm4 has no x86 PMU (an
+ * aarch64 build): b NULL, the encoding of a (config, out its name);
+ * else a and b merged into out (pf_encode_merge). */
+struct pflops_builtin_rec {
+	const char *pmu, *a, *b, *out;
+	unsigned long long config;
+};
+extern const struct pflops_builtin_rec pflops_builtin_recs[];
+extern const int pflops_builtin_nrecs;
 #endif

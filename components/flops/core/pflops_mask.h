@@ -116,10 +116,6 @@ struct pflops_mask_result {
  * usable sample the share is unknown: estimate = full, interval [0, full]. */
 void pflops_mask_result(const struct pflops_mask_acc *a, double count, struct pflops_mask_result *r);
 
-/* Samples taken at once: zeroed accumulator, every sample added, result. */
-void pflops_mask_estimate(const struct pflops_mask_event *ev, const struct pflops_mask_sample *s, size_t n,
-			  double count, pflops_mask_read_fn read, void *arg, struct pflops_mask_result *r);
-
 /* ---------------------------------------------------------------------
  * From events to metrics.
  */

@@ -46,6 +46,12 @@ struct pflops_perf_event {
 	int kind;		/* core kind index (< PFLOPS_MAX_KINDS) */
 	int cpu;		/* -1: wherever the thread runs; else only on that CPU */
 	char name[64];		/* for messages: "cpu_core/FP_ARITH_INST_RETIRED:SCALAR/" */
+	/* sampling (overflow): 0 counts only; else the event overflows every
+	 * sample_period counts, records its IP (PERF_SAMPLE_IP) and wakes up
+	 * on each overflow; precise: the precise_ip tried first, lowered
+	 * until the kernel takes it (precise_used: what it took) */
+	uint64_t sample_period;
+	int precise, precise_used;
 };
 
 struct pflops_perf_attr {
@@ -82,6 +88,11 @@ int pflops_perf_open(struct pflops_perf_set **set, const struct pflops_perf_even
 		     const struct pflops_perf_attr *attr, struct pflops_error *err);
 void pflops_perf_close(struct pflops_perf_set *set);
 int pflops_perf_count(const struct pflops_perf_set *set);
+/* The file descriptor of event i (open order), -1 when none: a sampling
+ * event's, for its ring (mmap) and its overflow signal (fcntl). */
+int pflops_perf_fd(const struct pflops_perf_set *set, int i);
+/* The precise_ip event i was opened with. */
+int pflops_perf_precise(const struct pflops_perf_set *set, int i);
 
 /* start: zero and enable; stop: disable (values stay readable);
  * reset: zero without changing whether it runs.  Counts are zeroed by
@@ -126,6 +137,20 @@ int pflops_perf_layout(const struct pflops_perf_kind *kinds, int nkinds, struct 
 /* Planner slot s (a metric of the plans) from the summed slots. */
 double pflops_perf_metric(const struct pflops_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
 			  const double *slots, int s);
+/* Overflow every P units of planner slot s (a FLOP metric): every counter
+ * of the kinds' plans with a positive weight w for s samples with period
+ * ceil(P / w), so each overflow stands for P units (ceil(P / w) counts are
+ * w * ceil(P / w) units, at most w - 1 more than P: crediting P per
+ * overflow errs by less than w units in P) and the overflows number
+ * about slot / P.  The layout's events of
+ * those counters get their sample_period; owner[i] (n entries, -1 =
+ * none) is set to tag, and an event another tag already samples is
+ * PFLOPS_ECNFLCT (one perf event has one period), a negative weight
+ * PFLOPS_EINVAL (a subtracted count cannot overflow).  Returns the
+ * number of sampling events, or PFLOPS_EUNAVAIL when no counter counts s. */
+int pflops_perf_sample(const struct pflops_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
+		       struct pflops_perf_event *ev, int n, int *owner, int s, uint64_t P, int tag,
+		       struct pflops_error *err);
 /* What the plans' detector counters read (instructions left unweighted). */
 double pflops_perf_detected(const struct pflops_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
 			    const double *slots);

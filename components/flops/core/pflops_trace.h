@@ -68,6 +68,15 @@ struct pflops_trace_stats {
 				 * made writable (JIT, dlclose) */
 	uint64_t injected;	/* system calls run on the program's behalf */
 	uint64_t cache_setup_failed;	/* processes left on the stopping path */
+	uint64_t cache_as_bytes;	/* the most address space the cache took
+				 * in one process (counts against its
+				 * RLIMIT_AS, ulimit -v) */
+	uint64_t cache_as_limited;	/* the same, among processes with an
+				 * RLIMIT_AS: at most 1/8 of it */
+	uint64_t as_limit;	/* the smallest RLIMIT_AS of a traced process
+				 * (0: none) */
+	uint64_t as_too_small;	/* processes on the stopping path because
+				 * 1/8 of their RLIMIT_AS holds no cache */
 	uint64_t nocache[PFLOPS_NC_N];	/* blocks kept on the stopping path,
 				 * by reason (PFLOPS_NC_*) */
 	uint64_t native_resumes;/* --region: threads let run natively */
@@ -81,6 +90,10 @@ struct pflops_trace_stats {
 				 * detached, not waited for */
 	pid_t detached_pid;	/* one of them */
 	int region_found;	/* --region: the symbol was found in some object */
+	char region_refused[512];	/* --region: why the function was found
+				 * but not armed (its address is not an
+				 * instruction start, the file changed on
+				 * disk); "" when it was not */
 };
 
 enum pflops_engine {

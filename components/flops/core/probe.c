@@ -19,16 +19,6 @@
 #endif
 #include "pflops_internal.h"
 
-static const char *info(hwloc_obj_t o, const char *name)
-{
-	for (; o; o = o->parent) {
-		const char *v = hwloc_obj_get_info_by_name(o, name);
-		if (v)
-			return v;
-	}
-	return NULL;
-}
-
 static unsigned num(const char *s)
 {
 	return s ? (unsigned)strtoul(s, NULL, 0) : 0;
@@ -48,19 +38,19 @@ static int read_int(const char *path, int *v)
 static void identify(hwloc_topology_t topo, hwloc_const_bitmap_t set, struct pflops_kind *k)
 {
 	hwloc_obj_t pu = hwloc_get_obj_inside_cpuset_by_type(topo, set, HWLOC_OBJ_PU, 0);
-	const char *vendor = info(pu, "CPUVendor");
+	const char *vendor = pf_obj_info(pu, "CPUVendor");
 	if (vendor) {
 		snprintf(k->vendor, sizeof(k->vendor), "%s", pflops_vendor_word(vendor));
-		k->family = num(info(pu, "CPUFamilyNumber"));
-		k->model = num(info(pu, "CPUModelNumber"));
-		k->stepping = num(info(pu, "CPUStepping"));
-	} else if (info(pu, "CPUImplementer")) {	/* Linux on Arm: /proc/cpuinfo fields */
+		k->family = num(pf_obj_info(pu, "CPUFamilyNumber"));
+		k->model = num(pf_obj_info(pu, "CPUModelNumber"));
+		k->stepping = num(pf_obj_info(pu, "CPUStepping"));
+	} else if (pf_obj_info(pu, "CPUImplementer")) {	/* Linux on Arm: /proc/cpuinfo fields */
 		snprintf(k->vendor, sizeof(k->vendor), "arm");
-		k->family = num(info(pu, "CPUImplementer"));
-		k->model = num(info(pu, "CPUPart"));
-		k->stepping = num(info(pu, "CPUVariant"));
+		k->family = num(pf_obj_info(pu, "CPUImplementer"));
+		k->model = num(pf_obj_info(pu, "CPUPart"));
+		k->stepping = num(pf_obj_info(pu, "CPUVariant"));
 	}
-	const char *mn = info(pu, "CPUModel");
+	const char *mn = pf_obj_info(pu, "CPUModel");
 	snprintf(k->model_name, sizeof(k->model_name), "%s", mn ? mn : "");
 	/* SMT: some core of the kind holds more than one PU */
 	hwloc_obj_t core = NULL;
@@ -124,7 +114,8 @@ static int has_cap(int bit)
 /* Which hardware PMUs the kernel exposes to perf_event_open. */
 /* A core PMU's perf name: one the table names (`sysfs`: cpu, cpu_core,
  * cpu_atom, cpu_lowpower ...), or Arm's, which the kernel names per
- * system (armv8_pmuv3_0 with ACPI, armv9_neoverse_v2 from a device tree). */
+ * system: armv8_pmuv3_0 with ACPI, after the core from a device tree
+ * (arm_pmuv3.c: armv8_neoverse_v1/v2/v3, armv9_neoverse_n2/n3). */
 static int core_pmu(const struct pflops_table *t, const char *name)
 {
 	if (!strncmp(name, "armv8_", 6) || !strncmp(name, "armv9_", 6))

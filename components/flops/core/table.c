@@ -18,6 +18,7 @@ struct ctx {
 	struct pflops_error *err;
 	struct pflops_pmu *pmu;	/* block being read */
 	int nlines_in_block;	/* directives since `pmu` (for `like`) */
+	int pmus;		/* blocks this text opened */
 };
 
 /* every parse error reads "file:line: what is wrong; what to write" */
@@ -268,6 +269,7 @@ static int do_pmu(struct ctx *c, char *args)
 		return pf_err(c->err, PFLOPS_ENOMEM, "out of memory");
 	c->t->pmus = np;
 	struct pflops_pmu *p = &np[c->t->npmus++];
+	c->pmus++;
 	memset(p, 0, sizeof(*p));
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	snprintf(p->libpfm, sizeof(p->libpfm), "%s", name);
@@ -621,39 +623,44 @@ int pflops_table_parse(struct pflops_table *t, const char *text, const char *fil
 	}
 	if (!rc)
 		rc = pmu_finish(&c);
+	/* only comments: every CPU would read as unknown, the fault this file's */
+	if (!rc && !c.pmus)
+		rc = pf_err(err, PFLOPS_EINVAL, "%s: no PMU block in it (only comments or blank lines); a formula table holds 'pmu' blocks (presets/README.md)",
+			    c.file);
 	return rc;
 }
 
 int pflops_table_load_file(struct pflops_table *t, const char *path, struct pflops_error *err)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = pf_input_open(path, "formula tables", PF_MAX_TABLE_MIB, err);
 	if (!f)
-		return pf_err(err, PFLOPS_ENOENT, "%s: cannot open: %s", path, strerror(errno));
+		return err ? err->code : PFLOPS_EINVAL;
 	char *buf = NULL;
 	size_t len = 0, cap = 0, n;
 	char chunk[8192];
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+	int rc = 0;
+	while (!rc && (n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		if ((rc = pf_input_too_big(path, "formula tables", PF_MAX_TABLE_MIB, len + n, err)))
+			break;
 		if (len + n + 1 > cap) {
 			cap = (len + n + 1) * 2;
 			char *nb = realloc(buf, cap);
 			if (!nb) {
-				free(buf);
-				fclose(f);
-				return pf_err(err, PFLOPS_ENOMEM, "out of memory");
+				rc = pf_err(err, PFLOPS_ENOMEM, "%s: out of memory reading it (%zu bytes)", path, len + n);
+				break;
 			}
 			buf = nb;
 		}
 		memcpy(buf + len, chunk, n);
 		len += n;
 	}
-	int rerr = ferror(f);
+	if (!rc && ferror(f))
+		rc = pf_err(err, PFLOPS_ESYS, "%s: read error: %s", path, strerror(errno));
 	fclose(f);
-	if (rerr) {
+	if (rc || !buf) {
 		free(buf);
-		return pf_err(err, PFLOPS_ESYS, "%s: read error", path);
+		return rc ? rc : pf_err(err, PFLOPS_EINVAL, "%s: empty file: no PMU block in it; a formula table holds 'pmu' blocks (presets/README.md)", path);
 	}
-	if (!buf)
-		return pf_err(err, PFLOPS_EINVAL, "%s: empty table", path);
 	buf[len] = 0;
 	/* the parser stops at a NUL: the rest would be dropped unread */
 	const char *nul = memchr(buf, 0, len);
@@ -664,7 +671,7 @@ int pflops_table_load_file(struct pflops_table *t, const char *path, struct pflo
 		free(buf);
 		return pf_err(err, PFLOPS_EINVAL, "%s:%d: a NUL byte; the table is text (is this the right file?)", path, line);
 	}
-	int rc = pflops_table_parse(t, buf, path, err);
+	rc = pflops_table_parse(t, buf, path, err);
 	free(buf);
 	return rc;
 }

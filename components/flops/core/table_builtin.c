@@ -10,6 +10,18 @@ int pflops_table_builtin(struct pflops_table *t, struct pflops_error *err)
 {
 	const char *env = getenv("PAPI_FLOPS_TABLE");
 	if (env && *env) {
+		/* every name counts: an empty one (':', 'a.pft::b.pft') is a typo,
+		 * not "no table", which would read every CPU as unknown */
+		for (const char *f = env;; f++) {
+			size_t n = strcspn(f, ":");
+			if (!n)
+				return pf_err(err, PFLOPS_EINVAL,
+					      "PAPI_FLOPS_TABLE='%.200s' has an empty file name, so no PMU block would be read; give table files separated by ':', or unset it for the built-in table",
+					      env);
+			f += n;
+			if (!*f)
+				break;
+		}
 		char *list = strdup(env), *save = NULL;
 		if (!list)
 			return pf_err(err, PFLOPS_ENOMEM, "out of memory");
@@ -24,6 +36,7 @@ int pflops_table_builtin(struct pflops_table *t, struct pflops_error *err)
 		if (rc)
 			return rc;
 	}
+	pf_encode_replay(pflops_builtin_recs, pflops_builtin_nrecs);
 	for (int i = 0; i < pflops_builtin_nencs; i++) {
 		const struct pflops_builtin_enc *b = &pflops_builtin_encs[i];
 		struct pflops_pmu *p = (struct pflops_pmu *)pflops_table_find(t, b->pmu);

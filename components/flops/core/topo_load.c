@@ -85,9 +85,11 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/hwloc-cpuid-info", dir);
-	FILE *f = fopen(path, "r");
-	if (!f)
+	if (access(path, F_OK))
 		return pf_err(err, PFLOPS_EINVAL, "%s: not a CPUID dump (no hwloc-cpuid-info); give an hwloc XML file or a directory made by hwloc-gather-cpuid", dir);
+	FILE *f = pf_input_open(path, "CPUID dump files", PF_MAX_CPUID_MIB, err);
+	if (!f)
+		return err ? err->code : PFLOPS_EINVAL;
 	char first[32];
 	int ok = fgets(first, sizeof(first), f) && !strcmp(first, "Architecture: x86\n");
 	fclose(f);
@@ -106,6 +108,13 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 		unsigned long idx = strtoul(e->d_name + 2, &end, 10);
 		if (*end || !e->d_name[2] || !isdigit((unsigned char)e->d_name[2]))
 			continue;	/* hwloc skips these too */
+		/* hwloc reads every pu file in the child: no FIFO for it to wait on */
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		int rc = pf_input_check(path, "CPUID dump files", PF_MAX_CPUID_MIB, err);
+		if (rc) {
+			closedir(d);
+			return rc;
+		}
 		n++;
 		if (idx > max)
 			max = idx;
@@ -117,9 +126,8 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 	id->npus = n;
 
 	snprintf(path, sizeof(path), "%s/pu0", dir);
-	f = fopen(path, "r");
-	if (!f)
-		return pf_err(err, PFLOPS_EINVAL, "%s: cannot open: %s; " DUMP_FIX, path, strerror(errno));
+	if (!(f = pf_input_open(path, "CPUID dump files", PF_MAX_CPUID_MIB, err)))
+		return err ? err->code : PFLOPS_EINVAL;
 	unsigned l0[4], l1[4];
 	ok = dump_leaf(f, 0, l0) && dump_leaf(f, 1, l1);
 	fclose(f);
@@ -133,10 +141,16 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 		if (!isprint((unsigned char)id->vendor[i]))
 			id->vendor[i] = '?';
 	dump_fms(id->vendor, l1[0], id);
+#if !defined(__x86_64__)
+	/* hwloc builds its x86 backend, the one that replays, on x86 only */
+	return pf_err(err, PFLOPS_EINVAL, "%s: a CPUID dump of %s family %u model %u, which only an x86-64 hwloc replays; "
+		      "give an hwloc XML file of that machine instead (lstopo-no-graphics --of xml there)",
+		      dir, id->vendor, id->family, id->model);
+#endif
 	return 0;
 }
 
-static const char *pu_info(hwloc_obj_t o, const char *name)
+const char *pf_obj_info(hwloc_obj_t o, const char *name)
 {
 	for (; o; o = o->parent) {
 		const char *v = hwloc_obj_get_info_by_name(o, name);
@@ -150,8 +164,8 @@ static const char *pu_info(hwloc_obj_t o, const char *name)
 static int dump_replayed(hwloc_topology_t topo, const char *dir, const struct dump_id *id, struct pflops_error *err)
 {
 	hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo, 0);
-	const char *v = pu_info(pu, "CPUVendor"), *fa = pu_info(pu, "CPUFamilyNumber"),
-		   *mo = pu_info(pu, "CPUModelNumber"), *st = pu_info(pu, "CPUStepping");
+	const char *v = pf_obj_info(pu, "CPUVendor"), *fa = pf_obj_info(pu, "CPUFamilyNumber"),
+		   *mo = pf_obj_info(pu, "CPUModelNumber"), *st = pf_obj_info(pu, "CPUStepping");
 	int npus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
 	if (v && fa && mo && st && !strcmp(v, id->vendor) && strtoul(fa, NULL, 0) == id->family &&
 	    strtoul(mo, NULL, 0) == id->model && strtoul(st, NULL, 0) == id->stepping && npus == (int)id->npus)
@@ -312,7 +326,7 @@ int pf_topology_load(hwloc_topology_t *topo, const char *path, struct pflops_err
 		return pf_err(err, PFLOPS_ENOENT, "%s: cannot read topology: %s", path, strerror(errno));
 	int isdir = S_ISDIR(st.st_mode);
 	struct dump_id id;
-	int rc = isdir ? dump_check(path, &id, err) : 0;
+	int rc = isdir ? dump_check(path, &id, err) : pf_input_check(path, "topology XML files", PF_MAX_TOPOLOGY_MIB, err);
 	if (!rc)
 		rc = load_in_child(topo, path, isdir, err);
 	if (!rc && isdir && (rc = dump_replayed(*topo, path, &id, err)))

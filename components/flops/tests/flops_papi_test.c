@@ -6,7 +6,8 @@
  *   flops_papi_test EXPECT_PMU [counting|nocounting]
  *
  * Lists the component's events, round-trips every name and qualifier
- * through name -> code -> name and PAPI_get_event_info, adds FP_OPS,
+ * through name -> code -> name and PAPI_get_event_info (value types:
+ * SCALED absolute, counts running sums), adds FP_OPS,
  * DP_OPS and SP_OPS (those the PMU has) to one event set, and then either
  * counts (a machine with counters) or checks that PAPI_start fails with
  * the component's reason (this project's counter-less machines).  Prints
@@ -69,6 +70,14 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 3; i++)
 			if (!strcmp(name, want[i]))
 				have[i] = 1;
+		/* a flag is an absolute value of the moment, counts are running sums */
+		int flag = !strcmp(name, "flops:::SCALED");
+		if (!r3 && (info.value_type != (flag ? PAPI_VALUETYPE_ABSOLUTE : PAPI_VALUETYPE_RUNNING_SUM) ||
+			    info.timescope != (flag ? PAPI_TIMESCOPE_POINT : PAPI_TIMESCOPE_SINCE_START)))
+			CHECK(0, "%s: value type %d, time scope %d", name, info.value_type, info.timescope);
+		if (flag || !strcmp(name, "flops:::UNCOVERED_NS"))
+			CHECK(!r3 && info.value_type == (flag ? PAPI_VALUETYPE_ABSOLUTE : PAPI_VALUETYPE_RUNNING_SUM),
+			      "%s value type %s", name, info.value_type == PAPI_VALUETYPE_ABSOLUTE ? "absolute" : "running sum");
 		if (!strcmp(name, "flops:::DP_OPS") || !strcmp(name, "flops:::FP_OPS"))
 			CHECK(strstr(info.long_descr, "[") && strlen(info.long_descr) > 40,
 			      "%s long description has formula and class: %.100s...", name, info.long_descr);

@@ -21,6 +21,9 @@ if grep -A1 '^Name: *flops' "$out" | grep -q 'Disabled: events listed, counting 
 elif sed -n '/^Active components/,$p' "$out" | grep -q '^Name: *flops'; then
 	mode=counting
 	echo "ok:   papi_component_avail: flops active"
+elif [ -n "$TEST_WRAPPER" ] && grep -A1 '^Name: *flops' "$out" | grep -q 'Disabled: unknown CPU: the topology names no CPU vendor'; then
+	mode=nocounting	# an emulator (scripts/test-aarch64.sh): /proc/cpuinfo is the host's, another architecture's
+	echo "ok:   papi_component_avail under $TEST_WRAPPER: flops disabled, the host CPU being another architecture's"
 else
 	bad "papi_component_avail shows no flops component"; cat "$out"; mode=nocounting
 fi
@@ -35,6 +38,26 @@ for pmu in adl_glc lnc amd64_fam1ah_zen5; do
 	PAPI_FLOPS_PMU=$pmu $B/flops_papi_test $pmu $mode > "$out" 2>&1 || { bad "flops_papi_test $pmu"; cat "$out"; }
 	echo "== $pmu (PAPI_FLOPS_PMU): $(tail -n 1 "$out")"
 done
+
+# PAPI_FLOPS_PMU=srf / cwf on an E-core-only part's sysfs, where the kernel
+# registers the one core PMU as `cpu` (arch/x86/events/core.c, not hybrid):
+# the component counts on it and looks for no cpu_atom; a hybrid E-core
+# block (mtl_cmt, on cpu_atom) there names the PMU it does not find.
+# PAPI_FLOPS_SYSFS points the component at that sysfs.
+sys=$(mktemp -d) && mkdir "$sys/cpu" && echo 4 > "$sys/cpu/type"
+for pmu in srf cwf mtl_cmt; do
+	PAPI_FLOPS_SYSFS=$sys PAPI_FLOPS_PMU=$pmu $P/utils/papi_component_avail > "$out" 2>&1
+	reason=$(grep -A1 '^Name: *flops' "$out" | sed -n 2p)
+	case "$pmu:$reason" in
+	*perf_event_paranoid*) echo "skip: PAPI_FLOPS_PMU=$pmu: counting not permitted here: $reason" ;;
+	mtl_cmt:*"no perf PMU 'cpu_atom'"*) echo "ok:   PAPI_FLOPS_PMU=mtl_cmt on a cpu-only sysfs: names cpu_atom" ;;
+	mtl_cmt:*) bad "PAPI_FLOPS_PMU=mtl_cmt on a cpu-only sysfs: [$reason]" ;;
+	*Disabled*) bad "PAPI_FLOPS_PMU=$pmu on a cpu-only sysfs: $reason" ;;
+	*) sed -n '/^Active components/,$p' "$out" | grep -q '^Name: *flops' && echo "ok:   PAPI_FLOPS_PMU=$pmu: active on cpu" ||
+		{ bad "PAPI_FLOPS_PMU=$pmu: flops not active"; cat "$out"; } ;;
+	esac
+done
+rm -r "$sys"
 
 # papi_native_avail lists the events with formula, class and qualifiers.
 LIBPFM_FORCE_PMU=skx $P/utils/papi_native_avail -i flops > "$out" 2>&1
@@ -104,6 +127,62 @@ if [ $mode = nocounting ]; then
 	grep -q 'flops:::DP_OPS : *0' "$out" && bad "papi_command_line printed a zero count"
 fi
 [ $fail = 0 ] && echo "ok:   papi_command_line: added, refused with one sentence each, PAPI_FLOPS_MULTIPLEX, start refusal"
+# Presets from the component: in this libpapi PAPI_FP_OPS ... are each one
+# flops event, so papi_command_line adds and refuses them exactly as the
+# flops event, with the same sentence, and their notes say what they count.
+same() {	# same PMU METRIC: PAPI_<METRIC> and flops:::<METRIC> give the same verdict and stderr
+	ev=PAPI_$2; cl LIBPFM_FORCE_PMU=$1; a=$(grep -E '^PAPI flops component|^(Successfully added|Failed adding)' "$out" | sed 's/PAPI_'$2'$/EV/')
+	ev=flops:::$2; cl LIBPFM_FORCE_PMU=$1; b=$(grep -E '^PAPI flops component|^(Successfully added|Failed adding)' "$out" | sed 's/flops:::'$2'$/EV/')
+	[ -n "$a" ] && [ "$a" = "$b" ] && echo "ok:   $1: PAPI_$2 as flops:::$2: $(echo "$a" | grep -E 'added|adding')" ||
+		bad "$1: PAPI_$2 [$a] differs from flops:::$2 [$b]"
+}
+same skx FP_OPS; same skx DP_OPS; same snb FP_OPS; same snb VEC_DP; same icx FP_OPS; same spr FP_OPS; same amd64_fam19h_zen4 FP_OPS
+ev=PAPI_FP_OPS; cl LIBPFM_FORCE_PMU=skx
+[ "$(grep -c '^PAPI flops component: FP_OPS needs 5 hardware counters on Intel Skylake-SP' "$out")" = 1 ] ||
+	{ bad "skx PAPI_FP_OPS: not refused with the component's sentence"; cat "$out"; }
+LIBPFM_FORCE_PMU=skx $P/utils/papi_avail > "$out" 2>&1
+grep -q '^PAPI_FP_OPS .* Yes ' "$out" && grep -q '^PAPI_DP_OPS .* Yes ' "$out" && echo "ok:   skx: papi_avail lists PAPI_FP_OPS and PAPI_DP_OPS" ||
+	{ bad "skx: papi_avail does not list PAPI_FP_OPS / PAPI_DP_OPS as available"; grep _OPS "$out"; }
+note() {	# note PMU PRESET PIECE...: papi_avail -e shows the preset on flops:::, each piece in its note
+	LIBPFM_FORCE_PMU=$1 $P/utils/papi_avail -e $2 > "$out" 2>&1
+	grep -q "Native Code\[0\]: .*|flops:::${2#PAPI_}|" "$out" || { bad "$1 $2: not one flops:::${2#PAPI_} event"; cat "$out"; return; }
+	shift 2
+	for piece in "$@"; do grep -q "Developer's Notes: .*$piece" "$out" || { bad "$1 note lacks '$piece'"; cat "$out"; return; }; done
+	echo "ok:   papi_avail -e: the note says: $*"
+}
+note skx PAPI_VEC_DP "packed (SIMD) double-precision instructions only; one per instruction; scalar instructions are not counted"
+note skx PAPI_VEC_SP "packed (SIMD) single-precision instructions only"
+note snb PAPI_FP_OPS "each weighted by its lanes (PAPI 7.0's own PAPI_FP_OPS here adds scalar SSE and x87 uops unweighted); x87 is left out"
+# (PAPI 7.0 has no PAPI_HP_OPS: pflops_gen writes it only --have-hp)
+# no preset where the component has no formula: Zen 4 DP_OPS (all precisions together)
+LIBPFM_FORCE_PMU=amd64_fam19h_zen4 $P/utils/papi_avail > "$out" 2>&1
+grep -q '^PAPI_DP_OPS .* Yes ' "$out" && bad "zen4: PAPI_DP_OPS listed, flops:::DP_OPS cannot count" ||
+	echo "ok:   zen4: no PAPI_DP_OPS (flops:::DP_OPS cannot be counted there)"
+
+# PAPI_overflow (flops_overflow_test.c): without counters it is refused
+# with one sentence each (never PAPI_OK without samples); with page faults
+# standing in for the natives (PAPI_FLOPS_TEST_SWEVENT) the handler runs
+# exactly as often as the periods ceil(P / weight) make it, at the faulting
+# store, in threads, through the preset, FORCE_SW; a multiplexed set, a
+# status event, two overflowing events on shared counters are refused.
+if [ $mode = nocounting ]; then
+	LIBPFM_FORCE_PMU=skx $B/flops_overflow_test refuse > "$out" 2>&1 || { bad "flops_overflow_test refuse"; cat "$out"; }
+	for piece in "PAPI_overflow on flops:::DP_OPS refused: events listed, counting impossible: no hardware PMU" \
+		"PAPI_overflow on flops:::SCALED refused: a status event counts on no counter"; do
+		[ "$(grep -c "^PAPI flops component: $piece" "$out")" = 1 ] || { bad "overflow refusal: no (or repeated) '$piece'"; cat "$out"; }
+	done
+	echo "== overflow without counters: $(tail -n 1 "$out")"
+fi
+PAPI_FLOPS_TEST_SWEVENT=page-faults LIBPFM_FORCE_PMU=skx $B/flops_overflow_test standin > "$out" 2>&1 || { bad "flops_overflow_test standin"; cat "$out"; }
+grep -q "^PAPI flops component: PAPI_overflow on flops events cannot be done in a multiplexed event set" "$out" ||
+	{ bad "multiplexed overflow: no sentence"; cat "$out"; }
+grep "handler calls" "$out" | sed -n 1p
+echo "== overflow on page faults standing in for the natives: $(tail -n 1 "$out")"
+PAPI_FLOPS_TEST_SWEVENT=page-faults LIBPFM_FORCE_PMU=icx $B/flops_overflow_test shared > "$out" 2>&1 || { bad "flops_overflow_test shared"; cat "$out"; }
+grep -q "^PAPI flops component: PAPI_overflow on flops:::DP_OPS cannot be done: .* counts for two overflowing events" "$out" ||
+	{ bad "shared counters: no sentence"; cat "$out"; }
+echo "== overflow of two events on shared counters: $(tail -n 1 "$out")"
+
 # 64 threads under PAPI_thread_init (valgrind too, where installed).
 LIBPFM_FORCE_PMU=skx $B/flops_threads64 > "$out" 2>&1 || { bad "flops_threads64"; cat "$out"; }
 echo "== threads: $(tail -n 1 "$out")"

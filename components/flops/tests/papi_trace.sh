@@ -81,6 +81,14 @@ for c in exact threads fork shutdown preset; do
 	fi
 done
 
+# PAPI's presets where libpfm4 names this CPU's PMU (here forced: skx):
+# PAPI_DP_OPS and PAPI_FP_OPS are the component's events, read exactly.
+LIBPFM_FORCE_PMU=skx PAPI_FLOPS_SOURCE=trace timeout 60 $T preset > "$out" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q '^ok: *PAPI_DP_OPS 123457 (123457), PAPI_FP_OPS 124457' "$out" &&
+	echo "ok:   LIBPFM_FORCE_PMU=skx: PAPI_DP_OPS and PAPI_FP_OPS read exactly through the trace source" ||
+	{ bad "presets under skx: exit $rc"; cat "$out"; }
+
 # Already traced (a debugger, papi_flops_run): PAPI_start fails, saying why.
 $RUN -q -s trace -- env $NOLEAK PAPI_FLOPS_SOURCE=trace $T exact > "$out" 2>&1
 grep -q 'FAIL: PAPI_start' "$out" && grep -q 'PAPI_FLOPS_SOURCE=trace: cannot trace process .*not be traced already' "$out" &&

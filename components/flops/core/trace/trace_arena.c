@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
@@ -39,6 +40,11 @@
 #define MAX_CHUNKS 64
 #define REACH ((uint64_t)1 << 31)
 #define TABLE_BYTES (((PFLOPS_TABLE_N + PFLOPS_TABLE_OVER) * 16 + 4095) & ~4095)
+/* Under an RLIMIT_AS (ulimit -v) the cache takes at most this share of
+ * it: fewer slots (threads at once) and chunks (code); the rest of the
+ * limit is the program's.  Below one slot and one chunk, the process is
+ * traced by the stopping engine. */
+#define AS_SHARE 8
 
 uint64_t pflops_find_gadget(struct pflops_space *sp, pid_t tid)
 {
@@ -180,8 +186,52 @@ static int cpu_ok(void)
 	return (c >> 20) & 1;
 }
 
+uint64_t pflops_arena_as_bytes(const struct pflops_arena *a)
+{
+	return TABLE_BYTES + (uint64_t)a->nslots * PFLOPS_SLOT_BYTES +
+	       (uint64_t)a->nchunks * CHUNK_SIZE;
+}
+
+/* Slots and chunks for a process whose RLIMIT_AS is lim (0: none);
+ * -1 when its share of the limit holds less than one of each. */
+static int size_to_limit(uint64_t lim, int *nslots, size_t *max_chunks)
+{
+	uint64_t budget = lim / AS_SHARE, s, c;
+
+	*nslots = PFLOPS_MAX_SLOTS;
+	*max_chunks = MAX_CHUNKS;
+	if (!lim)
+		return 0;
+	if (budget < TABLE_BYTES + PFLOPS_SLOT_BYTES + CHUNK_SIZE)
+		return -1;
+	budget -= TABLE_BYTES;
+	/* half for slots, the rest for code */
+	s = budget / 2 / PFLOPS_SLOT_BYTES;
+	s = s < 1 ? 1 : s > PFLOPS_MAX_SLOTS ? PFLOPS_MAX_SLOTS : s;
+	c = (budget - s * PFLOPS_SLOT_BYTES) / CHUNK_SIZE;
+	if (!c)
+		return -1;
+	*nslots = (int)s;
+	*max_chunks = c > MAX_CHUNKS ? MAX_CHUNKS : (size_t)c;
+	return 0;
+}
+
+static void count_as(struct pflops_tracer *T, const struct pflops_arena *a)
+{
+	uint64_t n = pflops_arena_as_bytes(a);
+
+	if (n > T->st.cache_as_bytes)
+		T->st.cache_as_bytes = n;
+	if (a->as_limit && n > T->st.cache_as_limited)
+		T->st.cache_as_limited = n;
+}
+
 int pflops_arena_setup(struct pflops_tracer *T, struct pflops_thr *t)
 {
+	struct rlimit rl;
+	uint64_t lim = 0;
+	int nslots;
+	size_t max_chunks;
 	struct pflops_space *sp = t->sp;
 	struct pflops_arena *a;
 	struct piece tab, sl;
@@ -195,17 +245,33 @@ int pflops_arena_setup(struct pflops_tracer *T, struct pflops_thr *t)
 		sp->arena_failed = 1;
 		return PFLOPS_EUNAVAIL;
 	}
+	/* the limit the process has now (inherited, or its own setrlimit
+	 * before an exec) */
+	if (!prlimit(sp->pid, RLIMIT_AS, NULL, &rl) && rl.rlim_cur != RLIM_INFINITY) {
+		lim = rl.rlim_cur;
+		if (!T->st.as_limit || lim < T->st.as_limit)
+			T->st.as_limit = lim;
+	}
+	if (size_to_limit(lim, &nslots, &max_chunks)) {
+		sp->arena_failed = 1;
+		T->st.cache_setup_failed++;
+		T->st.as_too_small++;
+		return PFLOPS_EUNAVAIL;
+	}
 	a = calloc(1, sizeof *a);
 	if (!a)
 		return PFLOPS_ENOMEM;
 	a->slots_fd = -1;
+	a->nslots = nslots;
+	a->max_chunks = max_chunks;
+	a->as_limit = lim;
 	a->region = T->o->region != NULL;
 	rc = piece_new(T, t, TABLE_BYTES, PROT_READ, 0, 0, 1, 0, NULL, &tab);
 	if (rc)
 		goto fail;
 	a->table = tab.addr;
 	a->table_mem = tab.mem;
-	rc = piece_new(T, t, (size_t)PFLOPS_MAX_SLOTS * PFLOPS_SLOT_BYTES,
+	rc = piece_new(T, t, (size_t)a->nslots * PFLOPS_SLOT_BYTES,
 		       PROT_READ | PROT_WRITE, 0, 0, 0, 1, NULL, &sl);
 	if (rc)
 		goto fail;
@@ -217,6 +283,7 @@ int pflops_arena_setup(struct pflops_tracer *T, struct pflops_thr *t)
 		goto fail;
 	}
 	sp->arena = a;
+	count_as(T, a);
 	return 0;
 fail:
 	pflops_arena_free(a);
@@ -279,7 +346,7 @@ struct pflops_chunk *pflops_arena_chunk(struct pflops_tracer *T,
 		if (c->size - c->used >= need && reaches(c, lo, hi))
 			return c;
 	}
-	if (a->nchunks == MAX_CHUNKS || need > CHUNK_SIZE / 2)
+	if (a->nchunks >= a->max_chunks || need > CHUNK_SIZE / 2)
 		return NULL;
 	if (pflops_maps_load(&t->sp->maps, t->tid))
 		return NULL;
@@ -304,6 +371,7 @@ struct pflops_chunk *pflops_arena_chunk(struct pflops_tracer *T,
 	c->mem = p.mem;
 	c->size = CHUNK_SIZE;
 	c->used = pflops_ibl_emit(c, a->region);
+	count_as(T, a);
 	/* its `syscall` is ours: injection no longer depends on the
 	 * program's code staying mapped */
 	t->sp->gadget = c->addr;
@@ -325,7 +393,7 @@ int pflops_slot_init(struct pflops_arena *a, int slot)
 
 int pflops_slot_alloc(struct pflops_arena *a)
 {
-	for (int i = 0; i < PFLOPS_MAX_SLOTS; i++)
+	for (int i = 0; i < a->nslots; i++)
 		if (!a->slot_used[i])
 			return pflops_slot_init(a, i);
 	return -1;
@@ -333,7 +401,7 @@ int pflops_slot_alloc(struct pflops_arena *a)
 
 void pflops_slot_free(struct pflops_arena *a, int slot)
 {
-	if (a && slot >= 0 && slot < PFLOPS_MAX_SLOTS)
+	if (a && slot >= 0 && slot < a->nslots)
 		a->slot_used[slot] = 0;
 }
 
@@ -377,7 +445,7 @@ int pflops_arena_fork(struct pflops_tracer *T, struct pflops_thr *t,
 		return rc;
 	a->table = p.addr;
 	a->table_mem = p.mem;
-	rc = refork(T, t, pa->slots, (size_t)PFLOPS_MAX_SLOTS * PFLOPS_SLOT_BYTES,
+	rc = refork(T, t, pa->slots, (size_t)pa->nslots * PFLOPS_SLOT_BYTES,
 		    PROT_READ | PROT_WRITE, NULL, 1, &p);
 	if (rc)
 		return rc;

@@ -50,13 +50,16 @@ static int step(pid_t tid)
 static int put_back(struct pflops_tracer *T, struct pflops_thr *t, int *trapped)
 {
 	struct user_regs_struct r;
-	int dirty = 0;
+	int dirty = 0, ex;
 
 	if (pflops_getregs(t->tid, &r))
 		return -1;
 	if (*trapped && pflops_bp_has(t->sp, r.rip - 1)) {
 		r.rip--;	/* one of ours: the program's instruction is there */
 		dirty = 1;
+		*trapped = 0;
+	} else if (*trapped && !pflops_cache_trap_target(t, &r, &ex)) {
+		dirty = 1;	/* a copy's exit, the lookup routine: where it goes */
 		*trapped = 0;
 	}
 	for (int n = 0; t->sp->arena && pflops_arena_chunk_of(t->sp->arena, r.rip); n++) {
@@ -92,6 +95,51 @@ static int held_signal(pid_t tid, int status)
 	if (sig == SIGTRAP)
 		return !ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) && si.si_code == SI_KERNEL ? PFLOPS_DETACH_TRAP : 0;
 	return sig;
+}
+
+/* Is a SIGTRAP queued for the thread (not yet delivered)?  An int3 that
+ * a thread ran just as it was interrupted: the interrupt's stop comes
+ * first (the kernel reports it before dequeuing signals), the SIGTRAP
+ * stays queued and, once detached, kills the thread. */
+static int trap_queued(pid_t tid)
+{
+	char fn[64], line[128];
+	unsigned long long pend = 0;
+	FILE *f;
+
+	snprintf(fn, sizeof fn, "/proc/%d/status", (int)tid);
+	if (!(f = fopen(fn, "re")))
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "SigPnd: %llx", &pend) == 1)
+			break;
+	fclose(f);
+	return (pend >> (SIGTRAP - 1)) & 1;
+}
+
+/* Let a stopped thread take its queued SIGTRAP as a signal stop, so that
+ * the int3 it comes from is known (ours: dropped and the thread moved
+ * back; the program's: kept).  The thread runs no instruction: a
+ * stopped thread resumed with a signal queued stops again to report it.
+ * Returns -1 when the thread ended. */
+static int take_queued_trap(struct pflops_tracer *T, struct pflops_thr *t)
+{
+	int st;
+
+	/* SIGTRAP is synchronous: dequeued before any other signal */
+	for (int n = 0; n < 4 && t->detach_sig == 0 && trap_queued(t->tid); n++) {
+		if (ptrace(PTRACE_CONT, t->tid, NULL, NULL))
+			return 0;
+		while (waitpid(t->tid, &st, __WALL) < 0)
+			if (errno != EINTR)
+				return 0;
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			pflops_thread_drop(T, t->tid);
+			return -1;
+		}
+		t->detach_sig = held_signal(t->tid, st);
+	}
+	return 0;
 }
 
 int pflops_detach_rest(struct pflops_tracer *T)
@@ -152,8 +200,13 @@ int pflops_detach_rest(struct pflops_tracer *T)
 			left--;
 		}
 	}
-	/* 2. every thread back in the program's own code (our int3s still
-	 * tell where a thread trapped on one) */
+	/* 2. a SIGTRAP still queued is taken now, while our int3s tell
+	 * whose it is; then every thread back in the program's own code */
+	for (struct pflops_thr *t = T->threads, *next; t; t = next) {
+		next = t->next;
+		if (t->detach_sig >= 0)
+			take_queued_trap(T, t);
+	}
 	for (struct pflops_thr *t = T->threads; t; t = t->next) {
 		int trapped = t->detach_sig == PFLOPS_DETACH_TRAP;
 		if (t->detach_sig < 0 || !t->sp)

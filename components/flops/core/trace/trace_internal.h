@@ -207,6 +207,13 @@ int pflops_cache_sigtrap(struct pflops_tracer *T, struct pflops_thr *t,
 			 siginfo_t *si);
 /* a thread stopped at a clean point of a copy goes back to the original
  * address (its count corrected to what ran); -1 if not a clean point */
+/* A thread stopped on an int3 of the cache (a copy's exit stub, the
+ * lookup routine's miss or exit; rip one past it): r becomes where it
+ * goes in the program, with the registers the lookup routine saved put
+ * back; *exit: the copy's exit number, -1 for the lookup routine.
+ * -1 when rip - 1 is no such int3. */
+int pflops_cache_trap_target(struct pflops_thr *t, struct user_regs_struct *r,
+			     int *exit);
 int pflops_cache_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
 			 struct user_regs_struct *r);
 
@@ -300,6 +307,8 @@ int pflops_region_is_entry(struct pflops_region *r, pid_t pid, uint64_t pc);
 int pflops_region_scan(struct pflops_region *r, pid_t pid, uint64_t **found,
 		       size_t *nfound, size_t *nentries);
 int pflops_region_is_hook(const struct pflops_region *r, uint64_t pc);
+/* why an entry of the function was not armed (the first reason), or NULL */
+const char *pflops_region_refused(const struct pflops_region *r);
 
 /* trace_elf.c: ELF files mapped by the traced process. */
 struct pflops_elf {
@@ -310,11 +319,15 @@ struct pflops_elf_sym {
 	const char *name;
 	uint64_t value, size;
 	int global, weak;	/* binding: STB_GLOBAL, STB_WEAK (else local) */
+	unsigned shndx;		/* its section */
 };
 /* fn returns nonzero to stop the walk (that value is returned) */
 typedef int (*pflops_elf_sym_fn)(void *arg, const struct pflops_elf_sym *s);
 /* 0, or PFLOPS_ENOENT: missing, unreadable, not a 64-bit ELF file */
 int pflops_elf_open(struct pflops_elf *e, const char *path);
+/* e->p, e->size hold a file (any bytes): 0 when its headers are in
+ * bounds (what pflops_elf_open checks; the fuzz harness's entry point) */
+int pflops_elf_check(const struct pflops_elf *e);
 void pflops_elf_close(struct pflops_elf *e);
 /* defined functions (STT_FUNC, STT_GNU_IFUNC, value != 0) of the
  * .symtab sections (dynamic = 0) or the .dynsym ones (dynamic = 1) */
@@ -326,14 +339,34 @@ int pflops_elf_first_load(const struct pflops_elf *e, uint64_t *vaddr,
 /* the PT_LOAD segments, *v malloc'ed: a file offset `off` in one of
  * them is link-time address (the symbols' address space)
  * off - seg.off + seg.vaddr */
-struct pflops_elf_seg { uint64_t off, filesz, vaddr; };
+struct pflops_elf_seg { uint64_t off, filesz, vaddr; uint32_t flags; };
 int pflops_elf_loads(const struct pflops_elf *e, struct pflops_elf_seg **v,
 		     size_t *n);
-/* st_value of a defined function `sym` in file `path` (.symtab first,
- * then .dynsym), and the page-aligned vaddr/offset of its first
- * PT_LOAD (for the load bias). */
-int pflops_elf_lookup(const char *path, const char *sym, uint64_t *value,
-		      uint64_t *load_vaddr, uint64_t *load_off);
+/* A defined function `sym` in a file (.symtab first, then .dynsym): its
+ * st_value, the page-aligned vaddr/offset of the first PT_LOAD (for the
+ * load bias), and its first bytes in the file.  why[0] != 0: its address
+ * is not an instruction start, or cannot be shown to be one (not in an
+ * executable segment, inside an instruction of an enclosing function,
+ * not decodable): a sentence naming the file and the reason; no int3 may
+ * go there. */
+struct pflops_elf_hit {
+	uint64_t value, load_vaddr, load_off;
+	uint8_t code[16];	/* the file's bytes at value */
+	size_t ncode;
+	char why[320];
+};
+/* a section by name: its file offset, size and link-time address */
+int pflops_elf_section(const struct pflops_elf *e, const char *name,
+		       uint64_t *off, uint64_t *size, uint64_t *addr);
+/* trace_cfi.c: the start of the .eh_frame entry (a function's unwind
+ * information) that covers link-time address v and starts below it;
+ * -1 when none does */
+int pflops_cfi_enclosing(const struct pflops_elf *e, uint64_t v,
+			 uint64_t *start);
+int pflops_elf_lookup_e(const struct pflops_elf *e, const char *path,
+			const char *sym, struct pflops_elf_hit *h);
+int pflops_elf_lookup(const char *path, const char *sym,
+		      struct pflops_elf_hit *h);
 
 /* trace_prof.c: per-block counts for opts.block.  Every count the engine
  * adds to the run's mix through a block is added to that block's acc
@@ -402,12 +435,18 @@ struct pflops_arena {
 	uint8_t slot_used[PFLOPS_MAX_SLOTS];
 	struct pflops_chunk **chunks;	/* stable: blocks point to them */
 	size_t nchunks;
+	/* sized to the process's RLIMIT_AS (pflops_arena_setup) */
+	int nslots;		/* threads with a slot at once */
+	size_t max_chunks;
+	uint64_t as_limit;	/* that limit (0: none) */
 	int region;		/* lookup routine checks the region's stack */
 	struct pflops_block **ids;	/* block of each counter id */
 	uint32_t nids;
 };
 
 int pflops_arena_setup(struct pflops_tracer *T, struct pflops_thr *t);
+/* the address space the arena takes in its process (bytes) */
+uint64_t pflops_arena_as_bytes(const struct pflops_arena *a);
 void pflops_arena_free(struct pflops_arena *a);
 /* a chunk with `need` free bytes reachable (rel32) from [lo, hi) */
 struct pflops_chunk *pflops_arena_chunk(struct pflops_tracer *T,

@@ -253,6 +253,9 @@ int pflops_xlate_fork(struct pflops_space *sp, const struct pflops_space *parent
 	a->region = pa->region;
 	a->table = pa->table;
 	a->slots = pa->slots;
+	a->nslots = pa->nslots;		/* its RLIMIT_AS is the parent's */
+	a->max_chunks = pa->max_chunks;
+	a->as_limit = pa->as_limit;
 	a->ids = calloc(PFLOPS_MAX_IDS, sizeof *a->ids);
 	a->chunks = calloc(pa->nchunks ? pa->nchunks : 1, sizeof *a->chunks);
 	if (!a->ids || !a->chunks)

@@ -117,6 +117,9 @@ static void put_space(struct pflops_tracer *T, struct pflops_space *sp)
 {
 	if (sp && pflops_region_found(sp->region))
 		T->st.region_found = 1;
+	if (sp && pflops_region_refused(sp->region) && !T->st.region_refused[0])
+		snprintf(T->st.region_refused, sizeof T->st.region_refused, "%s",
+			 pflops_region_refused(sp->region));
 	pflops_space_put(sp);
 }
 

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "trace_internal.h"
 
@@ -38,6 +39,7 @@ struct pflops_region {
 	uint64_t *hooks;	/* runtime addresses of HOOK_SYM */
 	size_t nhooks;
 	size_t armed_e, armed_h;	/* returned by pflops_region_scan */
+	char *refused;		/* why an entry was not armed (first one) */
 };
 
 struct pflops_region *pflops_region_new(const char *sym)
@@ -56,6 +58,11 @@ int pflops_region_found(const struct pflops_region *r)
 	return r && r->nentries > 0;
 }
 
+const char *pflops_region_refused(const struct pflops_region *r)
+{
+	return r ? r->refused : NULL;
+}
+
 void pflops_region_free(struct pflops_region *r)
 {
 	for (size_t i = 0; i < r->nfiles; i++)
@@ -64,6 +71,7 @@ void pflops_region_free(struct pflops_region *r)
 	free(r->maps);
 	free(r->entries);
 	free(r->hooks);
+	free(r->refused);
 	free(r->sym);
 	free(r);
 }
@@ -97,6 +105,8 @@ struct pflops_region *pflops_region_copy(const struct pflops_region *r)
 	c->nhooks = r->nhooks;
 	c->armed_e = r->armed_e;
 	c->armed_h = r->armed_h;
+	if (r->refused)
+		c->refused = strdup(r->refused);
 	for (size_t i = 0; i < r->nfiles; i++)
 		if ((c->files[c->nfiles] = strdup(r->files[i])))
 			c->nfiles++;
@@ -131,9 +141,60 @@ static int add_addr(uint64_t **v, size_t *n, uint64_t a)
 	return 0;
 }
 
+static void refuse(struct pflops_region *r, const char *why)
+{
+	if (!r->refused)
+		r->refused = strdup(why);
+}
+
+/* The file's code as the process has it at `at`: the same bytes as the
+ * file on disk (else the file changed since it was mapped, and its
+ * symbols may not describe the code).  An int3 in memory matches any
+ * byte: it may be one of the tracer's (block ends, the loader hook). */
+static int same_code(pid_t pid, uint64_t at, const struct pflops_elf_hit *h)
+{
+	uint8_t m[sizeof h->code];
+	struct iovec l = { m, h->ncode }, rv = { (void *)(uintptr_t)at, h->ncode };
+
+	if (process_vm_readv(pid, &l, 1, &rv, 1, 0) != (ssize_t)h->ncode)
+		return 0;
+	for (size_t i = 0; i < h->ncode; i++)
+		if (m[i] != h->code[i] && m[i] != 0xcc)
+			return 0;
+	return 1;
+}
+
+/* A function found in a mapped file: where it is in the process, or a
+ * refusal when its address is not an instruction start or the file on
+ * disk is not the one mapped (replaced during the run: the maps say
+ * "(deleted)", or the code differs). */
+static void add_entry(struct pflops_region *r, pid_t pid, const char *path,
+		      const struct pflops_elf_hit *h, uint64_t bias, int deleted)
+{
+	char why[512];
+	uint64_t at = h->value + bias;
+
+	/* (no inode comparison: on overlayfs the maps show the lower
+	 * file's, stat the overlay's) */
+	if (h->why[0]) {
+		snprintf(why, sizeof why, "%s", h->why);
+	} else if (deleted) {
+		snprintf(why, sizeof why, "%s on disk is not the file the program mapped (replaced after it was loaded): "
+			 "its symbols may not describe the code that runs", path);
+	} else if (!same_code(pid, at, h)) {
+		snprintf(why, sizeof why, "the code at its address 0x%llx in the program differs from %s on disk "
+			 "(the file was changed after it was loaded)", (unsigned long long)h->value, path);
+	} else {
+		add_addr(&r->entries, &r->nentries, at);
+		return;
+	}
+	refuse(r, why);
+}
+
 /* Re-read the maps: remember executable ranges, search new files. */
 static void reload(struct pflops_region *r, pid_t pid)
 {
+	static const char del[] = " (deleted)";
 	char fn[64], line[4096 + 256];
 	FILE *f;
 
@@ -145,13 +206,18 @@ static void reload(struct pflops_region *r, pid_t pid)
 	while (fgets(line, sizeof line, f)) {
 		unsigned long lo, hi, off;
 		char perm[8];
-		int path_at = 0;
+		int path_at = 0, deleted = 0;
 
 		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &lo, &hi, perm,
 			   &off, &path_at) < 4 || !path_at)
 			continue;
 		char *path = line + path_at;
 		path[strcspn(path, "\n")] = 0;
+		size_t len = strlen(path);
+		if (len > sizeof del - 1 && !strcmp(path + len - (sizeof del - 1), del)) {
+			path[len - (sizeof del - 1)] = 0;	/* replaced on disk */
+			deleted = 1;
+		}
 		if (perm[2] == 'x') {
 			struct range *n = realloc(r->maps, (r->nmaps + 1) * sizeof *n);
 			if (n) {
@@ -161,18 +227,19 @@ static void reload(struct pflops_region *r, pid_t pid)
 		}
 		if (path[0] != '/' || seen_file(r, path))
 			continue;
-		uint64_t val, lv, lo_off;
-		int have_sym = pflops_elf_lookup(path, r->sym, &val, &lv, &lo_off) == 0;
-		uint64_t hval, hlv, hlo_off;
-		int have_hook = pflops_elf_lookup(path, HOOK_SYM, &hval, &hlv, &hlo_off) == 0;
+		struct pflops_elf_hit hs, hh;
+		int have_sym = pflops_elf_lookup(path, r->sym, &hs) == 0;
+		int have_hook = pflops_elf_lookup(path, HOOK_SYM, &hh) == 0;
 		/* the bias comes from the mapping of the first PT_LOAD, the
 		 * file's first mapping: look again when it is listed */
-		if ((have_sym && off != lo_off) || (have_hook && off != hlo_off))
+		if ((have_sym && off != hs.load_off) || (have_hook && off != hh.load_off))
 			continue;
 		if (have_sym)
-			add_addr(&r->entries, &r->nentries, val + (lo - lv));
+			add_entry(r, pid, path, &hs, lo - hs.load_vaddr, deleted);
+		/* the hook is the loader's, trusted as is (an int3 at the end
+		 * of its block, found by decoding from its start) */
 		if (have_hook)
-			add_addr(&r->hooks, &r->nhooks, hval + (lo - hlv));
+			add_addr(&r->hooks, &r->nhooks, hh.value + (lo - hh.load_vaddr));
 		add_file(r, path);
 	}
 	fclose(f);

@@ -279,32 +279,55 @@ static int is_trap(const struct pflops_arena *a, uint64_t addr)
 	       addr == x->addr + x->ex[pt->arg].stub;
 }
 
+/* Where a thread stopped on a cache int3 goes in the program (see
+ * trace_internal.h). */
+int pflops_cache_trap_target(struct pflops_thr *t, struct user_regs_struct *r,
+			     int *exit)
+{
+	struct pflops_arena *a = t->sp->arena;
+	uint64_t at = r->rip - 1;
+	struct pflops_chunk *ch;
+	const struct pflops_xpoint *pt;
+	struct pflops_xblock *from;
+
+	if (!a || !is_trap(a, at))
+		return -1;
+	ch = pflops_arena_chunk_of(a, at);
+	*exit = -1;
+	if (at == ch->ibl_miss || at == ch->ibl_exit) {
+		uint8_t *m = pflops_slot_mem(a, t->slot);
+		r->rip = r->rax;
+		memcpy(&r->rax, m + PFLOPS_SLOT_RAX, 8);
+		memcpy(&r->rcx, m + PFLOPS_SLOT_RCX, 8);
+		memcpy(&r->rdx, m + PFLOPS_SLOT_RDX, 8);
+		return 0;
+	}
+	from = pflops_xlate_find(a, at, &pt);
+	*exit = (int)pt->arg;
+	r->rip = from->ex[*exit].target;
+	return 0;
+}
+
 /* A copy's exit or the lookup routine trapped (the int3 at rip - 1):
  * decide where the thread goes, and link the way there for next time. */
 static int resolve_trap(struct pflops_tracer *T, struct pflops_thr *t,
 			struct user_regs_struct *r, int *dirty)
 {
 	struct pflops_arena *a = t->sp->arena;
-	uint64_t at = r->rip - 1, target;
-	struct pflops_chunk *ch = pflops_arena_chunk_of(a, at);
 	struct pflops_xblock *from = NULL;
 	const struct pflops_xpoint *pt;
-	int k = -1, rc;
+	uint64_t at = r->rip - 1, target;
+	int k, rc;
 
-	if (at == ch->ibl_miss || at == ch->ibl_exit) {
-		uint8_t *m = pflops_slot_mem(a, t->slot);
-		target = r->rax;
-		memcpy(&r->rax, m + PFLOPS_SLOT_RAX, 8);
-		memcpy(&r->rcx, m + PFLOPS_SLOT_RCX, 8);
-		memcpy(&r->rdx, m + PFLOPS_SLOT_RDX, 8);
-		T->st.ibl_misses++;
-	} else {
+	if (pflops_cache_trap_target(t, r, &k))
+		return PFLOPS_ESYS;	/* the caller saw is_trap() */
+	if (k >= 0) {
 		from = pflops_xlate_find(a, at, &pt);
-		k = (int)pt->arg;
-		target = from->ex[k].target;
 		T->st.cache_exits++;
+	} else {
+		T->st.ibl_misses++;
 	}
-	r->rip = target;
+	target = r->rip;
 	*dirty = 1;
 	rc = pflops_enter(T, t, r, dirty);
 	if (rc == 0 && t->mode == PFLOPS_M_CACHE) {

@@ -1,8 +1,9 @@
-# The tracer (exact FLOPs by ptrace + Zydis, no hardware counters), the
-# PMU models evaluated on its mix, their tests and benchmark.
+# The tracer (exact FLOPs by ptrace + Zydis, no hardware counters, x86-64
+# only for now), its tests and benchmark, the x86 calibration kernels
+# they trace and papi_flops_check runs.  The PMU models it feeds:
+# mk/model.mk.
 TRACE_CORE = components/flops/core
-CORE_SRCS += $(TRACE_CORE)/mix.c $(TRACE_CORE)/model.c \
-             $(TRACE_CORE)/trace/trace_decode.c $(TRACE_CORE)/trace/trace_blocks.c \
+CORE_SRCS += $(TRACE_CORE)/trace/trace_decode.c $(TRACE_CORE)/trace/trace_blocks.c \
              $(TRACE_CORE)/trace/trace_mem.c $(TRACE_CORE)/trace/trace_emul.c \
              $(TRACE_CORE)/trace/trace_xstate.c $(TRACE_CORE)/trace/trace_region.c \
              $(TRACE_CORE)/trace/trace_ptrace.c $(TRACE_CORE)/trace/trace_signal.c \
@@ -10,11 +11,11 @@ CORE_SRCS += $(TRACE_CORE)/mix.c $(TRACE_CORE)/model.c \
              $(TRACE_CORE)/trace/trace_arena.c $(TRACE_CORE)/trace/trace_reloc.c \
              $(TRACE_CORE)/trace/trace_xlate.c $(TRACE_CORE)/trace/trace_link.c \
              $(TRACE_CORE)/trace/trace_enter.c $(TRACE_CORE)/trace/trace_detach.c \
-             $(TRACE_CORE)/trace/trace_elf.c \
+             $(TRACE_CORE)/trace/trace_elf.c $(TRACE_CORE)/trace/trace_cfi.c \
              $(TRACE_CORE)/trace/trace_prof.c $(TRACE_CORE)/trace/trace_funcs.c
 CORE_LIBS += $(ZYDIS_LIBS)
 
-CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_model $(B)/ctests/test_funcs
+CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_funcs
 
 $(B)/ctests/test_trace: ctests/test_trace.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
@@ -24,25 +25,29 @@ $(B)/ctests/test_funcs: ctests/test_funcs.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
 
-$(B)/ctests/test_model: ctests/test_model.c $(CORE_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
-
 # Calibration programs the tests trace.  Own flags, never sanitized: the
 # freestanding ones (-nostdlib -static) have no libc for ASan to hook,
 # and their instruction mix must not change with the build flavour.
 TD = $(B)/ctests/trace
 CALIB_CFLAGS = -g -Wall -Wextra
 CALIB_FREE = -ffreestanding -fno-builtin -fno-stack-protector -fno-pie -no-pie \
-             -nostdlib -static -Ictests/trace
+             -nostdlib -static -Ictests/trace -Icomponents/flops/core
 TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
                $(TD)/calib_threads $(TD)/calib_fork $(TD)/calib_signal \
                $(TD)/libcalibk.so $(TD)/calib_region $(TD)/calib_regionx \
                $(TD)/calib_regioncxx $(TD)/calib_jit $(TD)/calib_gs $(TD)/calib_daemon \
-               $(TD)/calib_fp_stripped
+               $(TD)/calib_fp_stripped $(TD)/libcalibe.so $(TD)/calib_entryp \
+               $(TD)/calib_entryr \
+               $(TD)/calib_alloc
 CHECK_DEPS += $(TRACE_CALIBS)
+# --region at an address inside an instruction: refused, program untouched
+CHECK_SCRIPTS += ctests/test_region_entry.sh
+# daemons let go at the end of the run survive it (20 runs per engine)
+CHECK_SCRIPTS += ctests/test_daemon_detach.sh
+# the code cache under a ulimit -v: sized to it, said, or not used
+CHECK_SCRIPTS += ctests/test_trace_aslimit.sh
 
-$(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h
+$(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h ctests/trace/calib_list.h components/flops/core/pflops_cpufeat.h
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $(CALIB_FREE) $< -o $@
 # the same program without symbols (--by-function: code no symbol covers)
@@ -60,6 +65,9 @@ $(TD)/calib_threads: ctests/trace/calib_threads.c
 $(TD)/calib_daemon: ctests/trace/calib_daemon.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 $(CALIB_CFLAGS) $< -o $@
+$(TD)/calib_alloc: ctests/trace/calib_alloc.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@
 $(TD)/calib_gs: ctests/trace/calib_gs.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@
@@ -77,6 +85,15 @@ $(TD)/libcalibk.so: ctests/trace/calib_kernel.c
 	$(CC) -O2 $(CALIB_CFLAGS) -fPIC -shared $< -o $@
 $(TD)/calib_region: ctests/trace/calib_region.c $(TD)/libcalibk.so
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ -L$(TD) -lcalibk -Wl,-rpath,'$$ORIGIN'
+
+$(TD)/libcalibe.so: ctests/trace/calib_entry.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) -fPIC -shared $< -o $@
+$(TD)/calib_entryp: ctests/trace/calib_entryp.c $(TD)/libcalibe.so
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ -L$(TD) -lcalibe -Wl,-rpath,'$$ORIGIN'
+$(TD)/calib_entryr: ctests/trace/calib_entryr.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ -ldl
 
 $(TD)/calib_regionx: ctests/trace/calib_regionx.c
 	@mkdir -p $(dir $@)
@@ -103,3 +120,19 @@ bench-trace: $(B)/bench_trace $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_re
 	$(B)/bench_trace $(TD) $(BENCH_DGEMM)
 
 .PHONY: bench-trace
+
+# Tests that trace, or run the calibration kernels: the tools' trace and
+# model: sources, signals, papi_flops_check, the masked-lane estimator on
+# traced and sampled kernels and on decoded x86 code.
+CHECK_SCRIPTS += ctests/test_run.sh ctests/test_signals.sh ctests/test_check.sh
+CHECK_PROGS += $(B)/ctests/test_sampler $(B)/ctests/test_mask_trace $(B)/ctests/test_mask
+
+# The kernels papi_flops_check runs (installed as papi_flops_kernels).
+PF_KERNELS_BIN = $(TD)/calib_fp
+default-target: $(PF_KERNELS_BIN)
+install: install-kernels
+install-kernels: $(PF_KERNELS_BIN)
+	@$(INSTALL) -d $(DESTDIR)$(libexecdir)/papi-flops
+	@$(INSTALL) -m 755 $(PF_KERNELS_BIN) $(DESTDIR)$(libexecdir)/papi-flops/papi_flops_kernels
+	@echo "install: the calibration kernels in $(DESTDIR)$(libexecdir)/papi-flops"
+.PHONY: install-kernels

@@ -1,0 +1,39 @@
+#!/bin/sh
+# A daemon the traced program leaves behind survives the tracer letting
+# it go (issue 20 item 8): 20 runs per engine of calib_daemon in its spin
+# mode, whose daemon is stopped at an int3 of the tracer (or has its
+# SIGTRAP queued) about when the program ends.  Each daemon must then
+# finish its work; before the fix about 4 in 10 died of SIGTRAP.
+# At most 20 x (30 s + 5 s) per engine; about 1 s a run here.
+B=${B:-build}
+RUN=${RUN:-$B/papi_flops_run}
+TD=$B/ctests/trace
+N=${PF_DAEMON_RUNS:-20}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+want=$(awk 'BEGIN{x=1; for(i=0;i<1000000;i++) x=x*1.0000001+1e-9; printf "%.6f", x}')
+for engine in cache stop; do
+	good=0
+	for i in $(seq "$N"); do
+		rm -f "$tmp/fifo" "$tmp/out"; mkfifo "$tmp/fifo"
+		PFLOPS_TRACE_ENGINE=$engine timeout 30 $RUN --source trace -o /dev/null -- \
+			$TD/calib_daemon "$tmp/fifo" "$tmp/out" spin >/dev/null 2>"$tmp/err"; rc=$?
+		# the daemon spins 0.3 s, then waits for the FIFO (a dead one
+		# never opens it: the writer gives up after 5 s)
+		timeout 5 sh -c "echo go > $tmp/fifo" 2>/dev/null
+		j=0; while [ ! -s "$tmp/out" ] && [ $j -lt 50 ]; do sleep 0.1; j=$((j + 1)); done
+		if [ $rc = 0 ] && [ "$(cat "$tmp/out" 2>/dev/null)" = "$want" ]; then
+			good=$((good + 1))
+		else
+			echo "$engine: run $i: exit $rc, daemon wrote '$(cat "$tmp/out" 2>/dev/null)': $(cat "$tmp/err")"
+		fi
+	done
+	if [ $good = "$N" ]; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1)); echo "FAIL: $engine: $good of $N detached daemons finished their work"
+	fi
+done
+echo "test_daemon_detach: $pass passed, $fail failed"
+[ $fail = 0 ]

@@ -7,6 +7,9 @@
 # does worse with ours than with Debian's (passed -> skipped or failed,
 # skipped -> failed).  Exit 77 when libpapi or Debian's is missing.
 #   B=build scripts/papi-suite.sh [TEST...]     (default: every test)
+# FORCE_PMU=skx runs both with LIBPFM_FORCE_PMU=skx: libpfm4 then names a
+# PMU on a machine that exposes none, so PAPI loads its preset table
+# (PAPI_FP_OPS ... are the flops component's events in ours).
 B=${B:-build}
 OUT=${OUT:-$B/papi-suite.md}
 TIMEOUT=${TIMEOUT:-60}
@@ -70,18 +73,18 @@ n=0 worse=0 better=0; dp=0 ds=0 df=0 op=0 os=0 of=0
 	echo "The ctests, validation_tests and component tests (those of the components ours has) of $(basename "$(cat "$B/papi-src.path" 2>/dev/null)"), built from the source"
 	echo "our libpapi was built from; run on $(uname -m) $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1), $(date -u +%Y-%m-%d);"
 	echo "Debian's: $deb/libpapi.so.7.0; ours: $B/papi/src (flops component, \`PAPI_FLOPS_SOURCE=trace\`)."
-	echo "Made by \`make check-papi-suite\` (scripts/papi-suite.sh)."
+	echo "Made by \`make check-papi-suite\` (scripts/papi-suite.sh)${FORCE_PMU:+, both with LIBPFM_FORCE_PMU=$FORCE_PMU}."
 	echo
 	echo "| test | Debian's libpapi | ours, PAPI_FLOPS_SOURCE=trace | |"
 	echo "|---|---|---|---|"
 } > "$OUT.tmp"
 for p in $progs; do
 	name=${p#"$S"/src/}
-	a=$(run "$deb" "$p" PAPI_FLOPS_SOURCE=hw)
-	b=$(run "$ours" "$p" PAPI_FLOPS_SOURCE=trace PAPI_FLOPS_TRACER="$(cd "$B" && pwd)/papi_flops_run")
+	a=$(run "$deb" "$p" PAPI_FLOPS_SOURCE=hw ${FORCE_PMU:+LIBPFM_FORCE_PMU=$FORCE_PMU})
+	b=$(run "$ours" "$p" PAPI_FLOPS_SOURCE=trace PAPI_FLOPS_TRACER="$(cd "$B" && pwd)/papi_flops_run" ${FORCE_PMU:+LIBPFM_FORCE_PMU=$FORCE_PMU})
 	ra=$(rank "$a") rb=$(rank "$b") mark=""
 	if [ "$rb" -lt "$ra" ]; then	# once more: a loaded machine times out
-		b2=$(run "$ours" "$p" PAPI_FLOPS_SOURCE=trace PAPI_FLOPS_TRACER="$(cd "$B" && pwd)/papi_flops_run")
+		b2=$(run "$ours" "$p" PAPI_FLOPS_SOURCE=trace PAPI_FLOPS_TRACER="$(cd "$B" && pwd)/papi_flops_run" ${FORCE_PMU:+LIBPFM_FORCE_PMU=$FORCE_PMU})
 		b="$b2 (run again; first: $b)"
 		rb=$(rank "$b2")
 	fi

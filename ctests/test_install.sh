@@ -59,5 +59,34 @@ fi
 [ -n "$pmus" ] && force="LIBPFM_FORCE_PMU=skx" ev=DP_OPS || force="PAPI_FLOPS_PMU=arm_v2" ev=FP_OPS
 env $force "$bin/papi_command_line" flops:::$ev 2>&1 | grep -q "Successfully added: flops:::$ev" &&
 	ok "installed papi_command_line adds flops:::$ev ($force)" || bad "installed papi_command_line cannot add flops:::$ev ($force)"
+# a drop-in for Debian's libpapi: its components (sde; rocm_smi needs ROCm)
+# and every function it exports
+"$bin/papi_component_avail" 2>/dev/null | grep -q '^Name: *sde ' && ok "papi_component_avail shows the sde component, as Debian's" ||
+	bad "installed libpapi has no sde component (Debian's has)"
+deb=/usr/lib/$(gcc -print-multiarch 2>/dev/null)/libpapi.so.7.0
+if [ -f "$deb" ]; then
+	missing=$(nm -D --defined-only "$deb" | awk '$2 == "T" { print $3 }' | sort > "$tmp/deb.syms" &&
+		nm -D --defined-only "$lib"/libpapi.so.7.0 | awk '$2 == "T" { print $3 }' | sort | comm -23 "$tmp/deb.syms" -)
+	[ -z "$missing" ] && ok "installed libpapi exports every function Debian's libpapi.so.7.0 does" ||
+		bad "installed libpapi lacks Debian's $(echo $missing)"
+fi
+# papi-flops.pc: a client built with it loads this libpapi, no environment
+pc=$lib/pkgconfig/papi-flops.pc
+printf '#include <papi.h>\nint main(void) { return PAPI_library_init(PAPI_VER_CURRENT) == PAPI_VER_CURRENT ? 0 : 1; }\n' > "$tmp/c.c"
+if [ -f "$pc" ] && cc "$tmp/c.c" -o "$tmp/c" $(PKG_CONFIG_PATH=$lib/pkgconfig pkg-config --cflags --libs papi-flops) &&
+	[ "$(realpath "$(ldd "$tmp/c" | sed -n 's/.*libpapi.so[^ ]* => \([^ ]*\).*/\1/p')")" = "$(realpath "$lib"/libpapi.so.7.0)" ] &&
+	"$tmp/c"; then
+	ok "a client built with pkg-config papi-flops loads the installed libpapi without LD_LIBRARY_PATH"
+else
+	bad "pkg-config papi-flops: the client does not build, or loads another libpapi ($(ldd "$tmp/c" 2>&1 | grep libpapi))"
+fi
+# without counters: the installed libpapi finds its trace helper beside it
+# (../bin/papi_flops_run), nothing in the environment but the source
+if [ -x "$bin/papi_flops_run" ] && env -u PAPI_FLOPS_TRACER PATH=/usr/bin:/bin PAPI_FLOPS_SOURCE=trace \
+	"$bin/papi_command_line" flops:::DP_OPS 2>&1 | grep -Eq '^flops:::DP_OPS :[[:space:]]*40000000 FLOP'; then
+	ok "installed papi_command_line with PAPI_FLOPS_SOURCE=trace reads DP_OPS 40000000 (its loop), the helper found beside libpapi"
+else
+	bad "installed papi_command_line with PAPI_FLOPS_SOURCE=trace does not read DP_OPS 40000000"
+fi
 echo "test_install: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -17,7 +17,7 @@ $(B)/flops_overflow_test: components/flops/tests/flops_overflow_test.c $(PAPI_ST
 	$(CC) -I$(PAPI_BUILD)/src $(PF_CFLAGS) -rdynamic $< -o $@ $(LDFLAGS) -L$(PAPI_BUILD)/src -lpapi -lpthread -ldl -Wl,-rpath,$(abspath $(PAPI_BUILD)/src)
 $(B)/flops_threads64: components/flops/tests/flops_threads64.c $(PAPI_STAMP)
 	$(CC) -I$(PAPI_BUILD)/src $(PF_CFLAGS) $< -o $@ $(LDFLAGS) -L$(PAPI_BUILD)/src -lpapi -lpthread -Wl,-rpath,$(abspath $(PAPI_BUILD)/src)
-$(B)/flops_papi_test: components/flops/tests/flops_papi_test.c $(PAPI_STAMP)
+$(B)/flops_papi_test: components/flops/tests/flops_papi_test.c components/flops/tests/check.h $(PAPI_STAMP)
 	$(CC) -I$(PAPI_BUILD)/src $(PF_CFLAGS) $< -o $@ $(LDFLAGS) -L$(PAPI_BUILD)/src -lpapi -Wl,-rpath,$(abspath $(PAPI_BUILD)/src)
 
 # make bench: instructions per read of the counting engine vs the floor.

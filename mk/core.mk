@@ -47,3 +47,6 @@ $(B)/ctests/%: ctests/%.c ctests/builtin_table.h ctests/odd_files.h $(CORE_LIB)
 CHECK_SCRIPTS += ctests/test_papi_csv.sh
 CHECK_DEPS += $(B)/ctests/probe_summary
 CHECK_SCRIPTS += ctests/test_probe.sh
+# The shared memory a traced process reads its own counts from, and the
+# component's helper (libpapi has them too: components/flops/Rules.flops).
+CORE_SRCS += components/flops/core/pub.c components/flops/core/pub_helper.c

@@ -2,7 +2,8 @@
 # ($(PAPI_SRC) from ./configure --with-papi-src, or Debian's source package
 # fetched by scripts/get-papi-src.sh) with components/flops/ and the
 # generated formula table added, configured with PAPI's default perf_event
-# and perf_event_uncore components plus flops, built without PAPI's tests.
+# and perf_event_uncore components plus flops and sde, built without
+# PAPI's tests.
 # Its built-in preset table is that tree's papi_events.csv with our FLOP
 # presets (pflops_gen papi-csv --component flops): PAPI_FP_OPS, PAPI_DP_OPS,
 # PAPI_SP_OPS, PAPI_HP_OPS, PAPI_VEC_DP, PAPI_VEC_SP are each one flops
@@ -30,6 +31,13 @@ endif
 PAPI_SAN_ENV = $(if $(SAN_CFLAGS),CFLAGS="$(SAN_CFLAGS)" LDFLAGS="$(SAN_CFLAGS)")
 $(B)/papi.sanflags: FORCE
 	@mkdir -p $(B); echo '$(SAN_CFLAGS)' | cmp -s - $@ || echo '$(SAN_CFLAGS)' > $@
+# Debian's libpapi has the sde component (and rocm_smi, which needs ROCm's
+# headers): ours has sde too, so that it is a drop-in replacement (the
+# same components' events, the same exported symbols).  A change of the
+# list reconfigures PAPI.
+PAPI_COMPONENTS = flops sde
+$(B)/papi.components: FORCE
+	@mkdir -p $(B); echo '$(PAPI_COMPONENTS)' | cmp -s - $@ || echo '$(PAPI_COMPONENTS)' > $@
 FORCE:
 
 papi: $(if $(filter no,$(PAPI_SRC)),,$(PAPI_STAMP))
@@ -41,7 +49,7 @@ $(B)/papi-src.path:
 
 # Configure once per source tree; the component's files are refreshed on
 # every change and PAPI's make rebuilds what depends on them.
-$(PAPI_BUILD)/src/Makefile: $(B)/papi-src.path $(B)/papi.sanflags $(PAPI_PATCHES)
+$(PAPI_BUILD)/src/Makefile: $(B)/papi-src.path $(B)/papi.sanflags $(PAPI_PATCHES) $(B)/papi.components
 	rm -rf $(PAPI_BUILD) && mkdir -p $(PAPI_BUILD)
 	src=$$(cat $(B)/papi-src.path) && cp -a "$$src/src" "$$src/man" $(PAPI_BUILD)/ && chmod -R u+w $(PAPI_BUILD)
 	for p in $(PAPI_PATCHES); do patch -s -p1 -d $(PAPI_BUILD) < $$p || { echo "$$p does not apply to $$(cat $(B)/papi-src.path)"; exit 1; }; done
@@ -51,7 +59,7 @@ $(PAPI_BUILD)/src/Makefile: $(B)/papi-src.path $(B)/papi.sanflags $(PAPI_PATCHES
 	  --includedir="$(includedir)" --mandir="$(mandir)" \
 	  --with-perf-events --with-pfm-incdir=/usr/include --with-pfm-libdir="$(PFM_LIBDIR)" \
 	  --with-shared-lib=yes --with-static-lib=no --with-shlib-tools --with-tests=no \
-	  --with-components="flops" $(PAPI_CROSS) > ../configure.log 2>&1 || { tail -30 ../configure.log; exit 1; }
+	  --with-components="$(PAPI_COMPONENTS)" $(PAPI_CROSS) > ../configure.log 2>&1 || { tail -30 ../configure.log; exit 1; }
 
 # PAPI's table with ours, built into libpapi (papi_events_table.h is made
 # from src/papi_events.csv by PAPI's own rule when the file changes).

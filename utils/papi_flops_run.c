@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include "pf_run_mask.h"
 #include "pf_run_funcs.h"
 #include "pf_mpi.h"
+#include "pf_papi_helper.h"
 #include "pf_version.h"
 
 #define PF_MAX_SECONDS (10 * 365.25 * 86400)	/* --seconds, as the perf-stat reader bounds duration_time */
@@ -35,6 +37,7 @@ static void usage(FILE *o)
 {
 	fprintf(o,
 		"usage: papi_flops_run [OPTIONS] -- PROGRAM [ARGS...]\n"
+		"       papi_flops_run --source trace|model:PMU --pid PID [OPTIONS]\n"
 		"       papi_flops_run --source perf-stat:FILE [--arch PMU] [--seconds S] [OPTIONS]\n"
 		"Run PROGRAM and report its floating-point operations.  The program keeps\n"
 		"stdout; the report goes to stderr, or to FILE with -o.\n"
@@ -46,6 +49,9 @@ static void usage(FILE *o)
 		"  -s, --source perf-stat:F  counts recorded with 'perf stat -x, -o F' elsewhere; no program run\n"
 		"  -m, --metrics LIST        comma list of FP_OPS,DP_OPS,SP_OPS,HP_OPS,BF16_OPS,VEC_DP,VEC_SP\n"
 		"                            (default: every metric the source can give)\n"
+		"  -p, --pid PID             trace and model: count the running process PID (its threads and\n"
+		"                            what it starts) until it ends or until Ctrl-C, then leave it\n"
+		"                            running untraced\n"
 		"  -r, --region SYMBOL       trace and model: count only inside calls to function SYMBOL\n"
 		"      --by-function[=N]     trace and model: FLOPs per function too (ELF symbols of the program\n"
 		"                            and its libraries; code without one grouped by mapping), the N\n"
@@ -118,6 +124,8 @@ static unsigned parse_metrics(const char *list)
 
 /* --by-function: the traced blocks go here (NULL: not asked) */
 static struct pflops_funcs *byfunc;
+/* --pid: the running process to count instead of a program (0: none) */
+static pid_t attach_pid;
 
 static int run_trace(char **argv, const char *region, int quiet, struct pflops_mix *mix, struct pf_report *r,
 		     struct pf_mask_model *mm)
@@ -134,7 +142,11 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 		o.progress = progress;
 	struct pflops_error err = { 0 };
 	double t0 = now();
-	int rc = pflops_trace_run(argv, &o, mix, &r->status, &err);
+	int rc, detached = 0;
+	if (attach_pid)
+		rc = pflops_trace_attach(attach_pid, &o, NULL, mix, &r->status, &detached, &err);
+	else
+		rc = pflops_trace_run(argv, &o, mix, &r->status, &err);
 	r->wall = now() - t0;
 	if (o.progress)
 		fprintf(stderr, "\r%60s\r", "");
@@ -152,14 +164,21 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 	if (region && !st.region_found && !st.interrupted) {
 		fprintf(stderr, "papi_flops_run: --region %s: no function of that name in %s or the libraries it loaded "
 				"(.symtab, .dynsym); nothing was counted: check the name (nm -D, nm) or build with symbols\n",
-			region, argv[0]);
+			region, attach_pid ? "the process" : argv[0]);
 		return EXIT_TOOL;
 	}
 	if (region && !st.region_calls)
 		pf_report_note(r, "the region function '%s' was never called: every count is 0", region);
 	else if (region)
 		pf_report_note(r, "counted only inside calls to %s", region);
-	if (st.interrupted)
+	if (attach_pid && detached) {
+		r->status = -1;	/* still running: no exit status */
+		pf_report_note(r, "process %d was counted from the attach for %.3f s, then detached%s: it runs on untraced",
+			       (int)attach_pid, r->wall, st.interrupted ? " at the interrupt" : "");
+	} else if (attach_pid) {
+		pf_report_note(r, "process %d was counted from the attach until it ended", (int)attach_pid);
+	}
+	if (st.interrupted && !attach_pid)
 		pf_report_note(r, "interrupted by %s: the program was %s; the counts cover the run up to then", strsignal(st.interrupted),
 			       st.killed ? "stopped (SIGKILL) after the 2 s it was given to end" : "given the signal and ended");
 	if (st.mask_unknown) {
@@ -173,7 +192,7 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 	if (st.invalidated)
 		pf_report_note(r, "%llu decoded blocks were dropped when their code was unmapped or made writable (JIT, dlclose) and decoded again if run",
 			       (unsigned long long)st.invalidated);
-	if (st.detached)
+	if (st.detached && !attach_pid)
 		pf_report_note(r, "%llu process%s (pid %d ...) still ran when the program ended: counted until then, then detached and not waited for",
 			       (unsigned long long)st.detached, st.detached == 1 ? "" : "es", (int)st.detached_pid);
 	if (st.cache_as_limited)
@@ -317,7 +336,7 @@ static int open_output(const char *path, FILE **o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CSV = 256, OPT_SECONDS, OPT_MASK, OPT_BYFUNC };
+	enum { OPT_CSV = 256, OPT_SECONDS, OPT_MASK, OPT_BYFUNC, OPT_PAPI_FD };
 	static const struct option opts[] = {
 		{ "source", required_argument, 0, 's' },  { "metrics", required_argument, 0, 'm' },
 		{ "region", required_argument, 0, 'r' },  { "arch", required_argument, 0, 'a' },
@@ -326,6 +345,7 @@ int main(int argc, char **argv)
 		{ "csv", no_argument, 0, OPT_CSV },	  { "field-separator", required_argument, 0, 'x' },
 		{ "quiet", no_argument, 0, 'q' },	  { "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, 'V' },	  { "by-function", optional_argument, 0, OPT_BYFUNC },
+		{ "pid", required_argument, 0, 'p' },	  { "papi-fd", required_argument, 0, OPT_PAPI_FD },
 		{ 0, 0, 0, 0 },
 	};
 	const char *source = "hw", *region = NULL, *arch = NULL, *output = NULL;
@@ -336,8 +356,21 @@ int main(int argc, char **argv)
 	unsigned mask_period = 0, top = 20;
 	int quiet = 0, by_function = 0, format_given = 0, c;
 	pf_output_init("papi_flops_run", EXIT_TOOL);	/* --help, --version: the program's stdout is its own */
-	while ((c = getopt_long(argc, argv, "+s:m:r:a:o:jx:qhV", opts, NULL)) != -1) {
+	const char *papi_fd = NULL;
+	while ((c = getopt_long(argc, argv, "+s:m:r:a:o:jx:qhVp:", opts, NULL)) != -1) {
 		switch (c) {
+		case 'p': {
+			char *end;
+			errno = 0;
+			long v = strtol(optarg, &end, 10);
+			if (end == optarg || *end || errno || v <= 0 || v > INT32_MAX) {
+				fprintf(stderr, "papi_flops_run: --pid takes the id of a running process, a number above 0 (got '%s')\n", optarg);
+				return 2;
+			}
+			attach_pid = (pid_t)v;
+			break;
+		}
+		case OPT_PAPI_FD: papi_fd = optarg; break;
 		case 's': source = optarg; break;
 		case 'm': metrics = parse_metrics(optarg); break;
 		case 'r': region = optarg; break;
@@ -396,7 +429,17 @@ int main(int argc, char **argv)
 	}
 	char **prog = argv + optind;
 	int perfstat = !strncmp(source, "perf-stat:", 10), traced = !strcmp(source, "trace") || !strncmp(source, "model:", 6);
-	if (!*prog && !perfstat) {
+	if (papi_fd)
+		return pf_papi_helper(papi_fd, attach_pid);
+	if (attach_pid && *prog) {
+		fprintf(stderr, "papi_flops_run: --pid counts a process that runs already; drop '%s' or --pid\n", *prog);
+		return 2;
+	}
+	if (attach_pid && !traced) {
+		fprintf(stderr, "papi_flops_run: --pid needs --source trace or model:PMU (attaching counters to a running process: perf stat -p)\n");
+		return 2;
+	}
+	if (!*prog && !perfstat && !attach_pid) {
 		fprintf(stderr, "papi_flops_run: no program given\n");
 		usage(stderr);
 		return 2;
@@ -452,8 +495,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
-	struct pf_report r = { .source = source, .status = -1, .asked = metrics, .program = perfstat ? NULL : prog[0],
-			       .mpi = &mpi };
+	char pidname[32];
+	snprintf(pidname, sizeof(pidname), "pid %d", (int)attach_pid);
+	struct pf_report r = { .source = source, .status = -1, .asked = metrics,
+			       .program = perfstat ? NULL : attach_pid ? pidname : prog[0], .mpi = &mpi };
 	if (by_function && !(byfunc = pflops_funcs_new(&err))) {
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
@@ -488,11 +533,13 @@ int main(int argc, char **argv)
 			pf_report_write(out, &r, format, sep);
 		if ((output || !quiet) && pf_output_close(out, output ? output : "standard error"))
 			rc = EXIT_TOOL;
-		if (!rc && r.interrupted) {
+		if (!rc && r.interrupted && attach_pid) {
+			rc = 0;	/* Ctrl-C is how a count of a running process ends */
+		} else if (!rc && r.interrupted) {
 			rc = 128 + r.interrupted;	/* as the shell reports an interrupted job */
 		} else if (!rc && r.status >= 0) {
 			if (WIFSIGNALED(r.status)) {
-				fprintf(stderr, "papi_flops_run: %s was killed by signal %d (%s)\n", prog[0], WTERMSIG(r.status),
+				fprintf(stderr, "papi_flops_run: %s was killed by signal %d (%s)\n", r.program, WTERMSIG(r.status),
 					strsignal(WTERMSIG(r.status)));
 				rc = 128 + WTERMSIG(r.status);
 			} else {

@@ -15,8 +15,20 @@
  * counters and what does, and FLOPs a reduced plan detected but did not
  * weight.
  *
- * Without counter access (no PMU exposed, perf_event_paranoid) the
- * component stays in PAPI_EDELAY_INIT: PAPI 7.0 enumerates, names and
+ * Where the counts come from (PAPI_FLOPS_SOURCE, read at init):
+ *   hw         the perf_event counters through the table's formulas;
+ *   trace      exact counts by a helper process tracing this one
+ *              (core/pub_helper.c): each thread reads its own counts
+ *              from shared memory without a system call (core/pub.c);
+ *   model:PMU  that trace read through PMU's formulas (core/model.c):
+ *              what a PAPI user on that CPU reads, with its classes.
+ * The trace sources count the thread's instructions between the
+ * snapshots of PAPI_start and PAPI_read; the component's own FP work
+ * (formulas in double) is measured between two snapshots of each read
+ * and taken out, so a loop of N FLOPs reads N.
+ *
+ * Without counter access (no PMU exposed, perf_event_paranoid) the hw
+ * source stays in PAPI_EDELAY_INIT: PAPI 7.0 enumerates, names and
  * describes the events of such a component (it refuses all that for a
  * disabled one), papi_component_avail prints the probe's sentence as the
  * disabled reason, and PAPI_start fails with PAPI_ENOSUPP / PAPI_EPERM.
@@ -41,6 +53,11 @@
 #include "core/pflops_evname.h"
 #include "core/pflops_perf.h"
 #include "flops_overflow.h"
+#include "core/pflops_pub.h"
+#include "core/pflops_pub_helper.h"
+#include "core/pflops_trace.h"
+#include <sys/syscall.h>
+#include <unistd.h>
 
 papi_vector_t _flops_vector;
 
@@ -66,7 +83,12 @@ struct fl_kind {
 	int ref;			/* opens a cycles time reference too (x86 hybrid) */
 };
 
+enum { FL_SRC_HW, FL_SRC_TRACE, FL_SRC_MODEL };
+
 static struct {
+	int source;		/* FL_SRC_*: PAPI_FLOPS_SOURCE */
+	struct pflops_pub *pub;	/* trace sources: the helper's counts */
+	pthread_mutex_t pub_lock;
 	struct pflops_table table;
 	struct fl_kind kind[PFLOPS_MAX_KINDS];
 	int nkinds;
@@ -99,6 +121,13 @@ struct fl_control {
 	double *slots;
 	long long values[FL_MAX_EVENTS];
 	struct flo_state ovf;		/* PAPI_overflow (flops_overflow.c) */
+	/* trace sources */
+	pid_t ttid;			/* the thread counted */
+	int hint;			/* its record (pflops_pub_read) */
+	int running;
+	struct pflops_mix start;	/* its counts at PAPI_start / reset */
+	struct pflops_mix own;		/* the component's own work since */
+	struct pflops_mix a, b, d;	/* scratch */
 };
 
 /* One sentence on stderr, once per process for each distinct text. */
@@ -228,6 +257,15 @@ static int code_ok(unsigned code, int known)
 	unsigned e = FL_ENTRY(code), wq = FL_WQ(code), pq = FL_PQ(code);
 	if (code & ~0xfffu || e >= FL_NENTRY || wq > PFLOPS_NWIDTH || pq > PFLOPS_NPREC)
 		return 0;
+	if (fl.source == FL_SRC_TRACE) {
+		/* the trace tells every width and precision apart: a width
+		 * of any metric, a precision of FP_OPS (the others are one) */
+		if (e >= PFLOPS_NMETRIC)
+			return !wq && !pq && e != FL_DETECT;
+		if (pq && (e != PFLOPS_FP_OPS || wq))
+			return 0;
+		return !(wq == 1 + PFLOPS_SCALAR && (e == PFLOPS_VEC_DP || e == PFLOPS_VEC_SP));
+	}
 	if (e >= PFLOPS_NMETRIC)
 		return !wq && !pq && (e != FL_DETECT || fl.detect_status[0]);
 	for (int k = 0; k < fl.nkinds; k++) {
@@ -342,34 +380,9 @@ static int choose_kinds(const struct pflops_probe *pr, char *why, size_t len)
 	return PAPI_OK;
 }
 
-static int fl_init_component(int cidx)
+/* What every source tells PAPI once its kinds are chosen. */
+static void set_info(PAPI_component_info_t *ci)
 {
-	struct pflops_error err = { 0 };
-	PAPI_component_info_t *ci = &_flops_vector.cmp_info;
-	ci->CmpIdx = cidx;
-	memset(&fl.kind, 0, sizeof(fl.kind));
-	fl.nkinds = 0;
-	if (pflops_table_builtin(&fl.table, &err)) {
-		fl_set_reason(PAPI_ENOSUPP, "formula table: %s", err.msg);
-		return PAPI_ENOSUPP;
-	}
-	struct pflops_probe pr;
-	if (pflops_probe_run(&pr, &fl.table, NULL, &err)) {
-		fl_set_reason(PAPI_ENOSUPP, "probe: %s", err.msg);
-		return PAPI_ENOSUPP;
-	}
-	fl.nmi_watchdog = pr.nmi_watchdog;
-	const char *mpx = getenv("PAPI_FLOPS_MULTIPLEX");
-	fl.multiplex_env = mpx && !strcmp(mpx, "1");
-	if (mpx && *mpx && strcmp(mpx, "0") && strcmp(mpx, "1"))
-		say_once("PAPI_FLOPS_MULTIPLEX=%.40s is neither 0 nor 1: taken as 0 (sets that do not fit the counters are refused); set it to 1 to multiplex them",
-			 mpx);
-	char why[256] = "";
-	int rc = choose_kinds(&pr, why, sizeof(why));
-	if (rc) {
-		fl_set_reason(rc, "%s", why);
-		return rc;
-	}
 	fl.detect_status[0] = 0;
 	for (int k = 0; k < fl.nkinds && !fl.detect_status[0]; k++)
 		if (fl.kind[k].pmu && fl.kind[k].pmu->detect.line)
@@ -387,7 +400,84 @@ static int fl_init_component(int cidx)
 	ci->default_domain = PAPI_DOM_USER;
 	ci->available_granularities = PAPI_GRN_THR;
 	ci->default_granularity = PAPI_GRN_THR;
-	snprintf(ci->support_version, sizeof(ci->support_version), "%s", fl.kind[0].pmu ? fl.kind[0].pmu->name : "?");
+	snprintf(ci->support_version, sizeof(ci->support_version), "%s",
+		 fl.source == FL_SRC_TRACE ? "trace" : fl.kind[0].pmu ? fl.kind[0].pmu->name : "?");
+}
+
+/* PAPI_FLOPS_SOURCE: 0, or a PAPI error with the disabled reason set. */
+static int choose_source(void)
+{
+	const char *src = getenv("PAPI_FLOPS_SOURCE");
+	fl.source = FL_SRC_HW;
+	if (!src || !*src || !strcmp(src, "hw"))
+		return PAPI_OK;
+	if (!strcmp(src, "trace")) {
+		fl.source = FL_SRC_TRACE;
+		return PAPI_OK;
+	}
+	if (!strncmp(src, "model:", 6)) {
+		const struct pflops_pmu *p = pflops_table_find(&fl.table, src + 6);
+		if (!p) {
+			fl_set_reason(PAPI_ENOSUPP, "PAPI_FLOPS_SOURCE=%.60s: no PMU '%.40s' in the formula table; 'papi_flops_avail --arch all' lists them",
+				      src, src + 6);
+			return PAPI_ENOSUPP;
+		}
+		fl.source = FL_SRC_MODEL;
+		add_kind(p, -1, 1, 0);
+		return PAPI_OK;
+	}
+	fl_set_reason(PAPI_ENOSUPP, "PAPI_FLOPS_SOURCE=%.60s is no source: use hw (the counters, the default), trace (exact, by a tracing helper, no counters needed) or model:PMU (the trace read through PMU's formulas)",
+		      src);
+	return PAPI_ENOSUPP;
+}
+
+static int fl_init_component(int cidx)
+{
+	struct pflops_error err = { 0 };
+	PAPI_component_info_t *ci = &_flops_vector.cmp_info;
+	ci->CmpIdx = cidx;
+	memset(&fl.kind, 0, sizeof(fl.kind));
+	fl.nkinds = 0;
+	if (pflops_table_builtin(&fl.table, &err)) {
+		fl_set_reason(PAPI_ENOSUPP, "formula table: %s", err.msg);
+		return PAPI_ENOSUPP;
+	}
+	int src_rc = choose_source();
+	if (src_rc)
+		return src_rc;
+	const char *mpx = getenv("PAPI_FLOPS_MULTIPLEX");
+	fl.multiplex_env = mpx && !strcmp(mpx, "1");
+	if (mpx && *mpx && strcmp(mpx, "0") && strcmp(mpx, "1"))
+		say_once("PAPI_FLOPS_MULTIPLEX=%.40s is neither 0 nor 1: taken as 0 (sets that do not fit the counters are refused); set it to 1 to multiplex them",
+			 mpx);
+	if (fl.source != FL_SRC_HW) {
+		/* counted by the helper's trace: no counter, no probe */
+		pthread_mutex_init(&fl.pub_lock, NULL);
+		fl.access = PFLOPS_OK;
+		set_info(ci);
+		if (fl.source == FL_SRC_TRACE)
+			snprintf(ci->description, sizeof(ci->description), "%s",
+				 "FLOP counts (FP_OPS, DP_OPS ...), exact: a helper traces this process (PAPI_FLOPS_SOURCE=trace)");
+		else
+			snprintf(ci->description, sizeof(ci->description), "FLOP counts (FP_OPS, DP_OPS ...): the trace read through %.20s's formulas (PAPI_FLOPS_SOURCE=model:%.20s)",
+				 fl.kind[0].pmu->name, fl.kind[0].pmu->name);
+		ci->disabled = PAPI_OK;
+		ci->disabled_reason[0] = 0;
+		return PAPI_OK;
+	}
+	struct pflops_probe pr;
+	if (pflops_probe_run(&pr, &fl.table, NULL, &err)) {
+		fl_set_reason(PAPI_ENOSUPP, "probe: %s", err.msg);
+		return PAPI_ENOSUPP;
+	}
+	fl.nmi_watchdog = pr.nmi_watchdog;
+	char why[256] = "";
+	int rc = choose_kinds(&pr, why, sizeof(why));
+	if (rc) {
+		fl_set_reason(rc, "%s (PAPI_FLOPS_SOURCE=trace counts FLOPs exactly without counters or formulas)", why);
+		return rc;
+	}
+	set_info(ci);
 
 	/* hybrid kinds open on their own PMU: its type from sysfs */
 	fl.access = pr.access.code;
@@ -411,7 +501,7 @@ static int fl_init_component(int cidx)
 		fl_set_reason(PAPI_EDELAY_INIT,
 			      "events listed, counting impossible: %s; fix: %s%s", pr.access.msg, pr.access.fix,
 			      fl.access == PFLOPS_ENOPMU
-				      ? " (without counters, papi-flops' papi_flops_run --source trace -- PROGRAM counts FLOPs exactly)"
+				      ? " (without counters, set PAPI_FLOPS_SOURCE=trace: this component then counts FLOPs exactly through a tracing helper)"
 				      : "");
 		return PAPI_OK;
 	}
@@ -422,6 +512,8 @@ static int fl_init_component(int cidx)
 
 static int fl_shutdown_component(void)
 {
+	if (fl.pub)
+		pflops_pub_helper_stop();	/* every thread let go, untraced */
 	pflops_table_free(&fl.table);
 	memset(&fl, 0, sizeof(fl));
 	return PAPI_OK;
@@ -598,6 +690,161 @@ static int replan(struct fl_control *ctl)
 	return PAPI_OK;
 }
 
+/* ---- the trace sources ---- */
+
+static int set_kinds(const struct fl_control *ctl, struct pflops_perf_kind *pk);
+
+static pid_t gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* model:PMU: every event the plans open has a model line (a `none` one
+ * cannot be modelled: as on a machine where it cannot be counted). */
+static int model_check(struct fl_control *ctl)
+{
+	static const struct pflops_mix zero;
+	for (int k = 0; k < fl.nkinds; k++)
+		for (int c = 0; ctl->planned[k] && c < ctl->plan[k].ncounters; c++)
+			for (int e = 0; e < ctl->plan[k].counter[c].nevents; e++) {
+				const struct pflops_pmu *p = fl.kind[k].pmu;
+				const struct pflops_event *ev = &p->events[ctl->plan[k].counter[c].events[e]];
+				struct pflops_error err = { 0 };
+				double n;
+				if (!ev->model || pflops_model_eval(ev->model, &zero, &n, &err)) {
+					say_once("PAPI_FLOPS_SOURCE=model:%s: event %s has no model of what it counts (%s): the set cannot be modelled",
+						 p->name, ev->alias, ev->model ? err.msg : "no model line in the table");
+					return PAPI_ENOEVNT;
+				}
+			}
+	return PAPI_OK;
+}
+
+/* The counted thread's counts now. */
+static int trace_snap(struct fl_control *ctl, struct pflops_mix *m)
+{
+	int rc = pflops_pub_read(fl.pub, ctl->ttid, &ctl->hint, m);
+	if (rc == PFLOPS_ESYS) {
+		say_once("PAPI_FLOPS_SOURCE=trace: the tracing helper stopped counting this process: %s",
+			 fl.pub->lost ? "more threads or code blocks than its shared memory holds" : fl.pub->msg);
+		return PAPI_ESYS;
+	}
+	return PAPI_OK;
+}
+
+/* model:PMU: each planned counter as PMU would count the mix d, into
+ * ctl->slots (the layout the hw source reads its counters into). */
+static int model_slots(struct fl_control *ctl, const struct pflops_mix *d)
+{
+	for (int i = 0; i < ctl->nslots; i++)
+		ctl->slots[i] = 0;
+	for (int k = 0; k < fl.nkinds; k++)
+		for (int c = 0; ctl->planned[k] && c < ctl->plan[k].ncounters; c++)
+			for (int e = 0; e < ctl->plan[k].counter[c].nevents; e++) {
+				const struct pflops_event *ev = &fl.kind[k].pmu->events[ctl->plan[k].counter[c].events[e]];
+				struct pflops_error err = { 0 };
+				double n = 0;
+				if (pflops_model_eval(ev->model, d, &n, &err)) {
+					say_once("%s", err.msg);
+					return PAPI_EINVAL;
+				}
+				ctl->slots[ctl->counter_slot[k][c]] += n;
+			}
+	return PAPI_OK;
+}
+
+/* Every entry of the set from the mix ctl->d (this read's counts). */
+static int trace_values(struct fl_control *ctl)
+{
+	struct pflops_perf_kind pk[PFLOPS_MAX_KINDS];
+	int nk = fl.source == FL_SRC_MODEL ? set_kinds(ctl, pk) : 0;
+	int rc;
+	if (fl.source == FL_SRC_MODEL && ctl->nev && (rc = model_slots(ctl, &ctl->d)))
+		return rc;
+	for (int i = 0; i < ctl->nevents; i++) {
+		unsigned e = FL_ENTRY(ctl->code[i]), wq = FL_WQ(ctl->code[i]), pq = FL_PQ(ctl->code[i]);
+		double v = 0;
+		if (fl.source == FL_SRC_MODEL && ctl->nev) {
+			if (ctl->slot_of[i] >= 0)
+				v = pflops_perf_metric(pk, nk, ctl->counter_slot, ctl->slots, ctl->slot_of[i]);
+			else if (e == FL_DETECT)
+				v = pflops_perf_detected(pk, nk, ctl->counter_slot, ctl->slots);
+		} else if (fl.source == FL_SRC_TRACE && e < PFLOPS_NMETRIC) {
+			double m[PFLOPS_NMETRIC];
+			ctl->a = ctl->d;
+			pflops_mix_keep(&ctl->a, (int)wq - 1, (int)pq - 1);
+			pflops_mix_metrics(&ctl->a, m);
+			v = m[e];
+		}
+		ctl->values[i] = (long long)(v + 0.5);
+	}
+	return PAPI_OK;
+}
+
+/* This read: counts since start less the component's own work so far;
+ * the work of this evaluation is measured and kept for the next. */
+static int trace_read(struct fl_control *ctl)
+{
+	int rc = trace_snap(ctl, &ctl->b);
+	if (rc)
+		return rc;
+	pflops_mix_sub(&ctl->d, &ctl->b, &ctl->start);
+	pflops_mix_sub(&ctl->d, &ctl->d, &ctl->own);
+	rc = trace_values(ctl);
+	/* ctl->b: before; ctl->a: after (trace_values is done with it) */
+	if (trace_snap(ctl, &ctl->a) == PAPI_OK) {
+		pflops_mix_sub(&ctl->d, &ctl->a, &ctl->b);
+		pflops_mix_add(&ctl->own, &ctl->d);
+	}
+	return rc;
+}
+
+/* The model's counters are laid out as the hw source's (no perf open). */
+static int model_layout(struct fl_control *ctl)
+{
+	struct pflops_perf_kind pk[PFLOPS_MAX_KINDS];
+	int nslots = 0, nk = set_kinds(ctl, pk);
+	free(ctl->slots);
+	ctl->slots = NULL;
+	int n = pflops_perf_layout(pk, nk, ctl->ev, sizeof(ctl->ev) / sizeof(ctl->ev[0]), ctl->counter_slot, &nslots);
+	if (n < 0)
+		return PAPI_ECOUNT;
+	ctl->nev = n;
+	ctl->nslots = nslots;
+	if (n && !(ctl->slots = calloc(nslots ? nslots : 1, sizeof(*ctl->slots))))
+		return PAPI_ENOMEM;
+	return PAPI_OK;
+}
+
+static int trace_start(struct fl_control *ctl)
+{
+	char why[PAPI_HUGE_STR_LEN];
+	pthread_mutex_lock(&fl.pub_lock);
+	int rc = pflops_pub_helper_start(&fl.pub, why, sizeof(why));
+	pthread_mutex_unlock(&fl.pub_lock);
+	if (rc) {
+		say_once("PAPI_FLOPS_SOURCE=trace: %s", why);
+		return PAPI_ESYS;
+	}
+	if (ctl->tid) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/self/task/%lu", ctl->tid);
+		if (access(path, F_OK)) {
+			say_once("PAPI_FLOPS_SOURCE=%s counts the threads of this process only; thread %lu is not one: count other processes with papi_flops_run --source trace --pid PID",
+				 fl.source == FL_SRC_TRACE ? "trace" : "model", ctl->tid);
+			return PAPI_EINVAL;
+		}
+	}
+	if (fl.source == FL_SRC_MODEL && !ctl->slots && (rc = model_layout(ctl)))
+		return rc;
+	ctl->ttid = ctl->tid ? (pid_t)ctl->tid : gettid_();
+	ctl->hint = -1;
+	memset(ctl->values, 0, sizeof(ctl->values));
+	memset(&ctl->own, 0, sizeof(ctl->own));
+	ctl->running = 1;
+	return trace_snap(ctl, &ctl->start);	/* the last thing PAPI_start does here */
+}
+
 static int fl_update_control_state(hwd_control_state_t *c, NativeInfo_t *native, int count, hwd_context_t *ctx)
 {
 	struct fl_control *ctl = (struct fl_control *)c;
@@ -631,7 +878,12 @@ static int fl_update_control_state(hwd_control_state_t *c, NativeInfo_t *native,
 		}
 	}
 	ctl->nevents = count;
-	return replan(ctl);
+	if (fl.source == FL_SRC_TRACE)
+		return PAPI_OK;		/* nothing to plan: the mix has it all */
+	int rc = replan(ctl);
+	if (!rc && fl.source == FL_SRC_MODEL)
+		rc = model_check(ctl);
+	return rc;
 }
 
 /* ---- counting ---- */
@@ -693,6 +945,8 @@ static int open_set(struct fl_control *ctl)
 static int fl_start(hwd_context_t *ctx, hwd_control_state_t *c)
 {
 	struct fl_control *ctl = (struct fl_control *)c;
+	if (fl.source != FL_SRC_HW)
+		return trace_start(ctl);
 	if (fl.access != PFLOPS_OK) {
 		say_once("%s", _flops_vector.cmp_info.disabled_reason);
 		return fl.papi_access;
@@ -753,6 +1007,11 @@ static int fl_stop(hwd_context_t *ctx, hwd_control_state_t *c)
 {
 	struct fl_control *ctl = (struct fl_control *)c;
 	struct pflops_error err = { 0 };
+	if (fl.source != FL_SRC_HW) {
+		int rc = ctl->running ? trace_read(ctl) : PAPI_OK;
+		ctl->running = 0;	/* reads give these values from now on */
+		return rc;
+	}
 	if (!ctl->set)
 		return PAPI_OK;
 	if (pflops_perf_stop(ctl->set, &err)) {
@@ -784,6 +1043,11 @@ static int fl_reset(hwd_context_t *ctx, hwd_control_state_t *c)
 {
 	struct fl_control *ctl = (struct fl_control *)c;
 	struct pflops_error err = { 0 };
+	if (fl.source != FL_SRC_HW) {
+		memset(ctl->values, 0, sizeof(ctl->values));
+		memset(&ctl->own, 0, sizeof(ctl->own));
+		return ctl->running ? trace_snap(ctl, &ctl->start) : PAPI_OK;
+	}
 	if (ctl->set && pflops_perf_reset(ctl->set, &err))
 		return PAPI_ESYS;
 	return PAPI_OK;
@@ -793,7 +1057,7 @@ static int fl_read(hwd_context_t *ctx, hwd_control_state_t *c, long long **event
 {
 	struct fl_control *ctl = (struct fl_control *)c;
 	double detected;
-	int rc = collect(ctl, &detected);
+	int rc = fl.source == FL_SRC_HW ? collect(ctl, &detected) : ctl->running ? trace_read(ctl) : PAPI_OK;
 	if (rc)
 		return rc;
 	*events = ctl->values;
@@ -1013,6 +1277,13 @@ static void describe(unsigned code, char *out, size_t len)
 		l += snprintf(out + l, len - l, ", %s only", width_model[wq - 1]);
 	if (pq && l < len)
 		l += snprintf(out + l, len - l, ", %s only", prec_model[pq - 1]);
+	if (fl.source == FL_SRC_TRACE) {
+		snprintf(out + l, len - l, ". Source trace (PAPI_FLOPS_SOURCE=trace): every instruction this thread executes is decoded by a helper process tracing it [%s]",
+			 pflops_class_name(PFLOPS_EXACT));
+		return;
+	}
+	if (fl.source == FL_SRC_MODEL && l < len)
+		l += snprintf(out + l, len - l, ". Source model (PAPI_FLOPS_SOURCE=model:%s): the traced instructions read through this formula", fl.kind[0].pmu->name);
 	for (int k = 0; k < fl.nkinds && l < len; k++) {
 		const struct pflops_pmu *p = fl.kind[k].pmu;
 		if (!p)

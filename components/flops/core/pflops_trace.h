@@ -292,6 +292,38 @@ int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr,
 int pflops_model_eval(const char *spec, const struct pflops_mix *m,
 		      double *count, struct pflops_error *err);
 
+
+/* ------------------------------------------------------------------ */
+/* Attaching to a running process (trace_attach.c).                    */
+
+struct pflops_pub;
+struct pflops_attach_opts {
+	/* Written one byte once every thread is seized: 'r' (counting
+	 * from now on) or 'e' (failed: err says why); -1: none. */
+	int ready_fd;
+	/* A byte or end of file here, or opts->interrupt: detach; -1: none. */
+	int ctl_fd;
+	/* Per-thread counts for the process itself (pflops_pub.h), NULL:
+	 * none.  Its state says when counting started, failed or ended. */
+	struct pflops_pub *pub;
+};
+
+/*
+ * Trace the running process pid, every thread of it and what it starts
+ * (as pflops_trace_run does), adding what it executes to *mix, until it
+ * ends (*exit_status: its wait status; 0 with *detached = 1 when the
+ * tracer let go first) or until a detach request (a->ctl_fd,
+ * opts->interrupt): then every thread is put back in its own code and
+ * left running untraced, unharmed.  Needs ptrace permission over pid
+ * (same user; Yama ptrace_scope 1: an ancestor, or PR_SET_PTRACER).
+ * Returns 0, PFLOPS_ECHILD when pid cannot be traced (err says why),
+ * PFLOPS_ESYS when ptrace failed meanwhile.
+ */
+int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts,
+			const struct pflops_attach_opts *a,
+			struct pflops_mix *mix, int *exit_status, int *detached,
+			struct pflops_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -18,19 +18,7 @@
 #include <string.h>
 #include "papi.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                                       \
-	do {                                                                                                   \
-		if (cond) {                                                                                    \
-			printf("ok:   ");                                                                      \
-		} else {                                                                                       \
-			printf("FAIL: ");                                                                      \
-			failures++;                                                                            \
-		}                                                                                              \
-		printf(__VA_ARGS__);                                                                           \
-		printf("\n");                                                                                  \
-	} while (0)
+#include "check.h"
 
 static volatile double sink;
 

@@ -70,6 +70,7 @@ void pflops_count_block(struct pflops_tracer *T, struct pflops_thr *t,
 		return;
 	km = block_masks(T, t, b, k);
 	pflops_block_count(T->mix, b, n, km);
+	pflops_pub_count(T, t, b, n, -1, km);
 	pflops_prof_count(b, n, km);
 	fp_exec(T, t, b, 0, n, km);
 	if (n >= b->ninsts)
@@ -87,6 +88,7 @@ static void count_one(struct pflops_tracer *T, struct pflops_thr *t,
 		return;
 	km = block_masks(T, t, b, k);
 	pflops_block_count_one(T->mix, b, (uint32_t)idx, km);
+	pflops_pub_count(T, t, b, 0, idx, km);
 	pflops_prof_one(b, (uint32_t)idx, km);
 	fp_exec(T, t, b, (uint32_t)idx, (uint32_t)idx + 1, km);
 	if ((uint32_t)idx + 1 == b->ninsts) {
@@ -122,6 +124,7 @@ int pflops_set_mode(struct pflops_tracer *T, struct pflops_thr *t,
 			return -1;
 		if (t->slot < 0 && (t->slot = pflops_slot_alloc(a)) < 0)
 			return -1;
+		pflops_pub_slot(T, t);
 		if (!(m = pflops_slot_mem(a, t->slot)))
 			return -1;
 		memcpy(m + PFLOPS_SLOT_RSP0, &t->region_sp, 8);

@@ -168,6 +168,9 @@ struct pflops_tracer {
 	size_t ndefer, defer_cap;
 	struct timespec int_at;	/* when an interrupt was first seen */
 	struct pflops_prof *prof;	/* opts.block: per-block counts */
+	/* attached (trace_attach.c): counts published to the process */
+	struct pflops_pub *pub;
+	const struct pflops_space *pub_sp;	/* the space published */
 };
 
 int pflops_fail(struct pflops_error *err, int code, const char *fmt, ...)
@@ -552,5 +555,23 @@ struct pflops_reloc {
 };
 int pflops_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr,
 			struct pflops_reloc *r);
+
+/* trace_pub.c: counts the traced process reads itself (pflops_pub.h);
+ * each does nothing unless T->pub is set.  idx < 0: instructions [0, n)
+ * of b ran, else instruction idx alone. */
+struct pflops_pub;
+void pflops_pub_count(struct pflops_tracer *T, struct pflops_thr *t,
+		      const struct pflops_block *b, uint32_t n, int idx,
+		      const uint64_t *k);
+void pflops_pub_slot(struct pflops_tracer *T, struct pflops_thr *t);
+void pflops_pub_block(struct pflops_tracer *T, const struct pflops_space *sp,
+		      uint32_t id, const struct pflops_block *b);
+void pflops_pub_forget(struct pflops_tracer *T, pid_t tid);
+
+/* trace_ptrace.c, for the attach loop (trace_attach.c) */
+int pflops_engine_handle(struct pflops_tracer *T, pid_t tid, int status);
+int pflops_engine_pick(const struct pflops_trace_opts *o, int *engine,
+		       struct pflops_error *err);
+void pflops_engine_kill_all(struct pflops_tracer *T);
 
 #endif

@@ -715,3 +715,20 @@ void pflops_trace_status_str(int status, char *buf, size_t len)
 	else
 		snprintf(buf, len, "wait status 0x%x", (unsigned)status);
 }
+
+/* The engine's steps, for the attach loop (trace_attach.c). */
+int pflops_engine_handle(struct pflops_tracer *T, pid_t tid, int status)
+{
+	return handle(T, tid, status);
+}
+
+int pflops_engine_pick(const struct pflops_trace_opts *o, int *engine,
+		       struct pflops_error *err)
+{
+	return pick_engine(o, engine, err);
+}
+
+void pflops_engine_kill_all(struct pflops_tracer *T)
+{
+	kill_all(T);
+}

@@ -371,6 +371,7 @@ uint64_t pflops_xlate(struct pflops_tracer *T, struct pflops_thr *t,
 	x->npt = e.npt;
 	e.pt = NULL;
 	ch->used = (ch->used + e.n + 15) & ~(size_t)15;
+	pflops_pub_block(T, sp, x->id, b);
 	a->ids[a->nids++] = b;
 	b->x = x;
 	x = NULL;

@@ -1,0 +1,97 @@
+/*
+ * pflops_pub.h: a traced process reads its own exact counts.
+ *
+ * The flops component's trace source (PAPI_FLOPS_SOURCE=trace) has a
+ * helper process trace every thread of the process that called PAPI
+ * (papi_flops_run --pid, pflops_trace_attach).  The helper keeps, in a
+ * shared memory both map (a memfd the process creates), what each
+ * thread needs to add up its own counts without a system call:
+ *
+ *   per thread   what the tracer counted for it stop by stop (its `base`
+ *                mix: blocks off the code cache, signals, partial runs)
+ *                and where its counters of the code cache lie in the
+ *                process (its %gs slot: one 64-bit count per block id);
+ *   per block id the FP instructions of that cached block, so that
+ *                count x instructions gives the block's part of the mix.
+ *
+ * A thread's base changes only while that thread is in a ptrace stop, so
+ * a thread reading its own record never races the tracer; a seqlock
+ * covers reads of other threads.  Block ids are published before any
+ * thread runs the block (nblk is stored last, with release order).
+ * Everything here is integer code: the reader's own instructions add
+ * no FLOPs to what it reads.
+ */
+#ifndef PFLOPS_PUB_H
+#define PFLOPS_PUB_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "papi_flops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PFLOPS_PUB_MAGIC 0x31627570736c6670ULL	/* "pflspub1" */
+#define PFLOPS_PUB_THREADS 1024
+#define PFLOPS_PUB_BLOCKS 262144	/* = the code cache's PFLOPS_MAX_IDS */
+#define PFLOPS_PUB_FPS (4u << 20)
+#define PFLOPS_PUB_SLOT_CNT 4096	/* = PFLOPS_SLOT_CNT: counters in a slot */
+
+enum { PFLOPS_PUB_STARTING, PFLOPS_PUB_ATTACHED, PFLOPS_PUB_FAILED,
+       PFLOPS_PUB_DETACHED };
+
+struct pflops_pub_thr {
+	int32_t tid;		/* 0: a free record */
+	uint32_t seq;		/* odd while the tracer writes base */
+	uint64_t slot;		/* the thread's counter slot in the traced
+				 * process (0: none yet) */
+	struct pflops_mix base;	/* counted by the tracer itself */
+};
+
+struct pflops_pub_blk {		/* one cached block: runs count in full */
+	uint32_t fp, nfp;	/* its FP instructions: fp[fp .. fp+nfp) */
+	uint32_t ninsts;
+	uint32_t extra[PFLOPS_NEXTRA];
+};
+
+struct pflops_pub_fp {
+	uint8_t prec, width, op, lanes;
+};
+
+struct pflops_pub {
+	/* these four first, at fixed places in every version: a helper
+	 * of another papi-flops version says so here */
+	uint64_t magic;		/* set by the helper once it counts */
+	uint32_t size;		/* sizeof(struct pflops_pub) of the library */
+	uint32_t state;		/* PFLOPS_PUB_* */
+	char msg[512];		/* why it failed or detached */
+	int32_t pid;		/* the traced process */
+	uint32_t nblk;		/* block ids published (release/acquire) */
+	uint32_t nfp;
+	uint32_t lost;		/* threads or blocks that did not fit: reads
+				 * are refused, never short */
+	struct pflops_pub_thr thr[PFLOPS_PUB_THREADS];
+	struct pflops_pub_blk blk[PFLOPS_PUB_BLOCKS];
+	struct pflops_pub_fp fp[PFLOPS_PUB_FPS];
+};
+
+/* The counts of thread tid so far into *m (overwritten).  *hint: where
+ * its record was last found (any value to start).  0, or PFLOPS_ENOENT
+ * (the tracer has not seen the thread count anything: *m is zero),
+ * PFLOPS_ESYS when the tracer lost track (msg says why). */
+int pflops_pub_read(const struct pflops_pub *p, pid_t tid, int *hint,
+		    struct pflops_mix *m);
+
+/* *d = a - b (each count; the mixes only grow) */
+void pflops_mix_sub(struct pflops_mix *d, const struct pflops_mix *a,
+		    const struct pflops_mix *b);
+/* *d += a */
+void pflops_mix_add(struct pflops_mix *d, const struct pflops_mix *a);
+/* keep only width w (>= 0) and precision p (>= 0) of m; -1: all */
+void pflops_mix_keep(struct pflops_mix *m, int w, int p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

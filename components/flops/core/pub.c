@@ -1,0 +1,93 @@
+/*
+ * pub.c: a traced thread adds up its own counts from the tracer's shared
+ * memory (pflops_pub.h).  Integer code only: what it runs is counted
+ * too, and must add no FLOP.
+ */
+#include <string.h>
+#include "pflops_pub.h"
+
+/* The mix as flat arrays of counters (it is nothing but uint64_t). */
+#define MIX_WORDS (sizeof(struct pflops_mix) / sizeof(uint64_t))
+
+void pflops_mix_sub(struct pflops_mix *d, const struct pflops_mix *a, const struct pflops_mix *b)
+{
+	uint64_t *o = (uint64_t *)d;
+	const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
+	for (size_t i = 0; i < MIX_WORDS; i++)
+		o[i] = x[i] - y[i];
+}
+
+void pflops_mix_add(struct pflops_mix *d, const struct pflops_mix *a)
+{
+	uint64_t *o = (uint64_t *)d;
+	const uint64_t *x = (const uint64_t *)a;
+	for (size_t i = 0; i < MIX_WORDS; i++)
+		o[i] += x[i];
+}
+
+void pflops_mix_keep(struct pflops_mix *m, int w, int p)
+{
+	for (int pr = 0; pr < PFLOPS_NPREC; pr++)
+		for (int wd = 0; wd < PFLOPS_NWIDTH; wd++) {
+			if ((w < 0 || wd == w) && (p < 0 || pr == p))
+				continue;
+			memset(m->insts[pr][wd], 0, sizeof(m->insts[pr][wd]));
+			memset(m->masked[pr][wd], 0, sizeof(m->masked[pr][wd]));
+			memset(m->lanes_full[pr][wd], 0, sizeof(m->lanes_full[pr][wd]));
+			memset(m->lanes_active[pr][wd], 0, sizeof(m->lanes_active[pr][wd]));
+		}
+}
+
+static int find(const struct pflops_pub *p, pid_t tid, int *hint)
+{
+	if (*hint >= 0 && *hint < PFLOPS_PUB_THREADS &&
+	    __atomic_load_n(&p->thr[*hint].tid, __ATOMIC_ACQUIRE) == tid)
+		return *hint;
+	for (int i = 0; i < PFLOPS_PUB_THREADS; i++)
+		if (__atomic_load_n(&p->thr[i].tid, __ATOMIC_ACQUIRE) == tid)
+			return *hint = i;
+	return -1;
+}
+
+int pflops_pub_read(const struct pflops_pub *p, pid_t tid, int *hint, struct pflops_mix *m)
+{
+	const struct pflops_pub_thr *t;
+	uint64_t slot;
+	uint32_t s0;
+	int i;
+
+	memset(m, 0, sizeof(*m));
+	if (p->magic != PFLOPS_PUB_MAGIC || __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != PFLOPS_PUB_ATTACHED ||
+	    __atomic_load_n(&p->lost, __ATOMIC_RELAXED))
+		return PFLOPS_ESYS;
+	if ((i = find(p, tid, hint)) < 0)
+		return PFLOPS_ENOENT;
+	t = &p->thr[i];
+	do {	/* the thread's own record is stable: it is running */
+		while ((s0 = __atomic_load_n(&t->seq, __ATOMIC_ACQUIRE)) & 1)
+			;
+		memcpy(m, &t->base, sizeof(*m));
+		slot = t->slot;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (__atomic_load_n(&t->seq, __ATOMIC_RELAXED) != s0);
+	if (!slot)
+		return 0;
+	const volatile uint64_t *cnt = (const volatile uint64_t *)(uintptr_t)(slot + PFLOPS_PUB_SLOT_CNT);
+	uint32_t n = __atomic_load_n(&p->nblk, __ATOMIC_ACQUIRE);
+	for (uint32_t id = 0; id < n; id++) {
+		uint64_t c = cnt[id];
+		if (!c)
+			continue;
+		const struct pflops_pub_blk *b = &p->blk[id];
+		m->total_insts += c * b->ninsts;
+		for (uint32_t k = 0; k < b->nfp; k++) {
+			const struct pflops_pub_fp *e = &p->fp[b->fp + k];
+			m->insts[e->prec][e->width][e->op] += c;
+			m->lanes_full[e->prec][e->width][e->op] += c * e->lanes;
+			m->lanes_active[e->prec][e->width][e->op] += c * e->lanes;
+		}
+		for (int x = 0; x < PFLOPS_NEXTRA; x++)
+			m->extra[x] += c * b->extra[x];
+	}
+	return 0;
+}

@@ -1,0 +1,517 @@
+/*
+ * flops_trace_test: the flops component's trace sources through PAPI's
+ * public API, in the libpapi built with it, on known loops.  Run with
+ * PAPI_FLOPS_SOURCE=trace (or model:PMU for the `model` case) by
+ * tests/papi_trace.sh:
+ *
+ *   flops_trace_test exact      DP/SP/FP_OPS, a width qualifier, reads in
+ *                               a row, PAPI_reset, PAPI_accum, PAPI_stop
+ *   flops_trace_test threads    16 threads, each its own set and count
+ *   flops_trace_test preset     PAPI_DP_OPS / PAPI_FP_OPS
+ *   flops_trace_test fork       fork + exec of a child after PAPI_start
+ *   flops_trace_test exit-thread  a thread calls exit(7) while counting
+ *   flops_trace_test wait N     counts, prints "ready", runs N s (killed)
+ *   flops_trace_test model LIST prints METRIC,VALUE of the kernels for
+ *                               each metric of LIST (FP_OPS,DP_OPS ...)
+ *   flops_trace_test region     the kernels, not counted: for
+ *                               papi_flops_run --region to compare
+ *   flops_trace_test shutdown   PAPI_shutdown, then FP work untraced
+ *   flops_trace_test crash      SIGSEGV while counting
+ *   flops_trace_test exec       execs sh (exit 4) while counting
+ *   flops_trace_test late S     no PAPI: sleeps S s, runs the kernels, exits 3
+ *   flops_trace_test spin S     no PAPI: FP work for S s, prints "spun"
+ *   flops_trace_test work N     no PAPI: the kernels N times (make bench)
+ *   flops_trace_test papiwork N the same inside a flops:::FP_OPS set
+ *
+ * The kernels are asm loops with a known FLOP count per iteration; the
+ * AVX ones are skipped (SKIP line naming the feature) where CPUID lacks
+ * it.  One line per check; exit 0 passed, 1 failed, 77 skipped.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "papi.h"
+
+#include "check.h"
+
+/* n scalar DP adds: n FLOPs */
+__attribute__((noinline)) void kernel_dp(long n)
+{
+	__asm__ volatile("pxor %%xmm0, %%xmm0\n"
+			 "1: addsd %%xmm0, %%xmm0\n"
+			 "dec %0\n"
+			 "jnz 1b\n"
+			 : "+r"(n) : : "xmm0", "cc");
+}
+
+/* n scalar SP multiplies: n FLOPs */
+__attribute__((noinline)) void kernel_sp(long n)
+{
+	__asm__ volatile("pxor %%xmm1, %%xmm1\n"
+			 "1: mulss %%xmm1, %%xmm1\n"
+			 "dec %0\n"
+			 "jnz 1b\n"
+			 : "+r"(n) : : "xmm1", "cc");
+}
+
+/* n 256-bit DP FMAs: 8 n FLOPs (needs AVX2+FMA) */
+__attribute__((noinline, target("avx2,fma"))) void kernel_fma256(long n)
+{
+	__asm__ volatile("vxorpd %%ymm2, %%ymm2, %%ymm2\n"
+			 "1: vfmadd231pd %%ymm2, %%ymm2, %%ymm2\n"
+			 "dec %0\n"
+			 "jnz 1b\n"
+			 "vzeroupper\n"
+			 : "+r"(n) : : "xmm2", "cc");
+}
+
+/* n 512-bit DP adds: 8 n FLOPs (needs AVX-512F) */
+__attribute__((noinline, target("avx512f"))) void kernel_add512(long n)
+{
+	__asm__ volatile("vxorpd %%zmm3, %%zmm3, %%zmm3\n"
+			 "1: vaddpd %%zmm3, %%zmm3, %%zmm3\n"
+			 "dec %0\n"
+			 "jnz 1b\n"
+			 "vzeroupper\n"
+			 : "+r"(n) : : "xmm3", "cc");
+}
+
+/* n 512-bit DP adds under opmask k1 = 0x0f: 4 n FLOPs done, 8 n by a
+ * PMU that counts masked lanes in full (needs AVX-512F) */
+__attribute__((noinline, target("avx512f"))) void kernel_add512_masked(long n)
+{
+	__asm__ volatile("vxorpd %%zmm4, %%zmm4, %%zmm4\n"
+			 "mov $0x0f, %%eax\n"
+			 "kmovw %%eax, %%k1\n"
+			 "1: vaddpd %%zmm4, %%zmm4, %%zmm4%{%%k1%}\n"
+			 "dec %0\n"
+			 "jnz 1b\n"
+			 "vzeroupper\n"
+			 : "+r"(n) : : "xmm4", "eax", "k1", "cc");
+}
+
+static int have_fma, have_512;
+
+static void cpu_features(void)
+{
+	__builtin_cpu_init();
+	have_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+	have_512 = __builtin_cpu_supports("avx512f");
+}
+
+static int add(int set, const char *name)
+{
+	int rc = PAPI_add_named_event(set, name);
+	CHECK(rc == PAPI_OK, "PAPI_add_named_event(%s): %s", name, rc == PAPI_OK ? "added" : PAPI_strerror(rc));
+	return rc;
+}
+
+static int new_set(void)
+{
+	int set = PAPI_NULL, rc = PAPI_create_eventset(&set);
+	if (rc != PAPI_OK) {
+		printf("FAIL: PAPI_create_eventset: %s\n", PAPI_strerror(rc));
+		exit(1);
+	}
+	return set;
+}
+
+static void init(void)
+{
+	int rc = PAPI_library_init(PAPI_VER_CURRENT);
+	if (rc != PAPI_VER_CURRENT) {
+		printf("FAIL: PAPI_library_init: %s\n", PAPI_strerror(rc));
+		exit(1);
+	}
+}
+
+static int case_exact(void)
+{
+	int set = new_set();
+	long long v[4], acc[4] = { 0 };
+	const long N = 1000003, M = 500009, F = 100019, Z = 70001;
+	int nev = 3;
+	add(set, "flops:::DP_OPS");
+	add(set, "flops:::SP_OPS");
+	add(set, "flops:::FP_OPS");
+	if (have_512)
+		nev += add(set, "flops:::FP_OPS:W512") == PAPI_OK;
+	else
+		printf("SKIP: FP_OPS:W512 kernel: this CPU lacks AVX-512F\n");
+	int rc = PAPI_start(set);
+	CHECK(rc == PAPI_OK, "PAPI_start: %s", PAPI_strerror(rc));
+	if (rc)
+		return 1;
+	rc = PAPI_read(set, v);
+	CHECK(rc == PAPI_OK && v[0] == 0 && v[1] == 0 && v[2] == 0, "read right after start: DP %lld SP %lld FP %lld (0 0 0)",
+	      v[0], v[1], v[2]);
+	kernel_dp(N);
+	PAPI_read(set, v);
+	CHECK(v[0] == N && v[1] == 0 && v[2] == N, "after %ld DP adds: DP %lld SP %lld FP %lld", N, v[0], v[1], v[2]);
+	kernel_sp(M);
+	PAPI_read(set, v);
+	CHECK(v[0] == N && v[1] == M && v[2] == N + M, "then %ld SP muls: DP %lld SP %lld FP %lld", M, v[0], v[1], v[2]);
+	long long dp = N, fp = N + M, w512 = 0;
+	if (have_fma) {
+		kernel_fma256(F);
+		dp += 8 * F;
+		fp += 8 * F;
+		PAPI_read(set, v);
+		CHECK(v[0] == dp && v[2] == fp, "then %ld 256-bit DP FMAs: DP %lld (%lld) FP %lld (%lld)", F, v[0], dp, v[2], fp);
+	} else {
+		printf("SKIP: 256-bit FMA kernel: this CPU lacks AVX2+FMA\n");
+	}
+	if (have_512) {
+		kernel_add512(Z);
+		dp += 8 * Z;
+		fp += 8 * Z;
+		w512 += 8 * Z;
+		PAPI_read(set, v);
+		CHECK(v[0] == dp && v[2] == fp && v[3] == w512, "then %ld 512-bit DP adds: DP %lld (%lld) FP %lld FP_OPS:W512 %lld (%lld)", Z,
+		      v[0], dp, v[2], v[3], w512);
+	}
+	/* reads in a row: the component's own work is not counted */
+	long long again[4];
+	PAPI_read(set, v);
+	PAPI_read(set, again);
+	CHECK(!memcmp(v, again, nev * sizeof(v[0])) && v[0] == dp, "two reads in a row without work: DP %lld then %lld", v[0], again[0]);
+	rc = PAPI_reset(set);
+	kernel_dp(N);
+	PAPI_read(set, v);
+	CHECK(rc == PAPI_OK && v[0] == N && v[2] == N, "PAPI_reset, %ld DP adds: DP %lld FP %lld", N, v[0], v[2]);
+	rc = PAPI_accum(set, acc);
+	kernel_sp(M);
+	rc |= PAPI_accum(set, acc);
+	CHECK(rc == PAPI_OK && acc[0] == N && acc[1] == M && acc[2] == N + M, "PAPI_accum twice: DP %lld SP %lld FP %lld (%ld %ld %ld)",
+	      acc[0], acc[1], acc[2], N, M, N + M);
+	kernel_dp(N);
+	rc = PAPI_stop(set, v);
+	CHECK(rc == PAPI_OK && v[0] == N && v[1] == 0, "PAPI_stop after %ld DP adds: DP %lld SP %lld", N, v[0], v[1]);
+	kernel_dp(N);
+	rc = PAPI_read(set, again);
+	CHECK(rc != PAPI_OK || !memcmp(v, again, nev * sizeof(v[0])), "stopped: work after PAPI_stop not counted");
+	rc = PAPI_start(set);
+	kernel_sp(M);
+	rc |= PAPI_stop(set, v);
+	CHECK(rc == PAPI_OK && v[0] == 0 && v[1] == M, "started again: SP %lld (%ld) DP %lld (0)", v[1], M, v[0]);
+	return 0;
+}
+
+struct thr {
+	int idx;
+	long long dp, fp;
+	int rc;
+};
+
+static void *thread_main(void *arg)
+{
+	struct thr *t = arg;
+	int set = PAPI_NULL;
+	long long v[2];
+	t->rc = PAPI_register_thread();
+	t->rc |= PAPI_create_eventset(&set);
+	t->rc |= PAPI_add_named_event(set, "flops:::DP_OPS");
+	t->rc |= PAPI_add_named_event(set, "flops:::FP_OPS");
+	t->rc |= PAPI_start(set);
+	kernel_dp(10000L * (t->idx + 1));
+	kernel_sp(1000L * (t->idx + 1));
+	t->rc |= PAPI_stop(set, v);
+	t->dp = v[0];
+	t->fp = v[1];
+	PAPI_cleanup_eventset(set);
+	PAPI_destroy_eventset(&set);
+	PAPI_unregister_thread();
+	return NULL;
+}
+
+static int case_threads(void)
+{
+	enum { NT = 16 };
+	pthread_t th[NT];
+	struct thr t[NT];
+	int rc = PAPI_thread_init((unsigned long (*)(void))pthread_self);
+	CHECK(rc == PAPI_OK, "PAPI_thread_init");
+	/* the main thread counts too, around the threads' work */
+	int set = new_set();
+	long long v[1];
+	add(set, "flops:::DP_OPS");
+	PAPI_start(set);
+	for (int i = 0; i < NT; i++) {
+		t[i] = (struct thr){ .idx = i };
+		pthread_create(&th[i], NULL, thread_main, &t[i]);
+	}
+	int bad = 0;
+	for (int i = 0; i < NT; i++) {
+		pthread_join(th[i], NULL);
+		long long dp = 10000LL * (i + 1), fp = dp + 1000LL * (i + 1);
+		if (t[i].rc || t[i].dp != dp || t[i].fp != fp) {
+			printf("FAIL: thread %d: DP %lld (%lld) FP %lld (%lld) rc %d\n", i, t[i].dp, dp, t[i].fp, fp, t[i].rc);
+			bad++;
+		}
+	}
+	kernel_dp(777);
+	PAPI_stop(set, v);
+	CHECK(!bad, "16 threads, each its own set: DP_OPS 10000*(i+1) and FP_OPS 11000*(i+1) exact in every one");
+	CHECK(v[0] == 777, "the main thread's set counts its own work only: DP %lld (777)", v[0]);
+	return 0;
+}
+
+static int case_preset(void)
+{
+	int set = new_set(), code;
+	long long v[2];
+	int rc = PAPI_event_name_to_code("PAPI_DP_OPS", &code);
+	PAPI_event_info_t info;
+	if (rc == PAPI_OK && PAPI_get_event_info(code, &info) == PAPI_OK)
+		printf("note: PAPI_DP_OPS is %s of %u native event(s): %s\n", info.derived[0] ? info.derived : "one",
+		       info.count, info.count ? info.name[0] : "none");
+	rc = PAPI_add_event(set, code);
+	if (rc != PAPI_OK && (rc == PAPI_ECMP || rc == PAPI_ECMP_DISABLED || rc == PAPI_ENOEVNT || !info.count || strncmp(info.name[0], "flops:::", 8))) {
+		/* PAPI's table maps the preset to this CPU's perf_event
+		 * natives, whose component has no counters here */
+		printf("SKIP: PAPI_DP_OPS: %s (it maps to %s, not to flops:::DP_OPS)\n", PAPI_strerror(rc),
+		       info.count ? info.name[0] : "no native event");
+		return 77;
+	}
+	CHECK(rc == PAPI_OK, "PAPI_add_event(PAPI_DP_OPS): %s", PAPI_strerror(rc));
+	rc = PAPI_add_named_event(set, "PAPI_FP_OPS");
+	CHECK(rc == PAPI_OK, "PAPI_add_named_event(PAPI_FP_OPS): %s", PAPI_strerror(rc));
+	rc = PAPI_start(set);
+	CHECK(rc == PAPI_OK, "PAPI_start with presets: %s", PAPI_strerror(rc));
+	kernel_dp(123457);
+	kernel_sp(1000);
+	rc = PAPI_stop(set, v);
+	CHECK(rc == PAPI_OK && v[0] == 123457 && v[1] == 124457, "PAPI_DP_OPS %lld (123457), PAPI_FP_OPS %lld (124457)", v[0], v[1]);
+	return 0;
+}
+
+static int case_fork(void)
+{
+	int set = new_set();
+	long long v[1];
+	add(set, "flops:::DP_OPS");
+	PAPI_start(set);
+	kernel_dp(1000);
+	pid_t c = fork();
+	if (c == 0) {
+		kernel_dp(5000);	/* the child's: not the parent's */
+		execl("/bin/sh", "sh", "-c", "exit 5", (char *)NULL);
+		_exit(127);
+	}
+	int st = 0;
+	waitpid(c, &st, 0);
+	kernel_dp(2000);
+	int rc = PAPI_stop(set, v);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 5, "forked child exec'd sh and exited 5 (status 0x%x)", st);
+	CHECK(rc == PAPI_OK && v[0] == 3000, "parent's DP_OPS over fork+exec+wait: %lld (3000)", v[0]);
+	return 0;
+}
+
+static void *exit_thread(void *arg)
+{
+	(void)arg;
+	kernel_dp(1000);
+	exit(7);
+}
+
+static int case_exit_thread(void)
+{
+	int set = new_set();
+	pthread_t th;
+	add(set, "flops:::DP_OPS");
+	PAPI_start(set);
+	kernel_dp(1000);
+	fflush(stdout);
+	pthread_create(&th, NULL, exit_thread, NULL);
+	pthread_join(th, NULL);
+	return 1;	/* not reached: exit(7) from the thread */
+}
+
+static int case_wait(int secs)
+{
+	int set = new_set();
+	long long v[1];
+	add(set, "flops:::DP_OPS");
+	PAPI_start(set);
+	kernel_dp(1000);
+	PAPI_read(set, v);
+	printf("ready %lld\n", v[0]);
+	fflush(stdout);
+	for (int i = 0; i < secs * 10; i++) {
+		kernel_dp(100000);
+		usleep(100000);
+	}
+	return 0;
+}
+
+void region_body(void);
+
+static int case_model(const char *list)
+{
+	int set = new_set(), n = 0, rc = PAPI_OK;
+	long long v[8];
+	char buf[256], *names[8];
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && n < 8; t = strtok_r(NULL, ",", &save)) {
+		char ev[96];
+		snprintf(ev, sizeof(ev), "flops:::%s", t);
+		names[n++] = t;
+		rc |= PAPI_add_named_event(set, ev);
+	}
+	rc |= PAPI_start(set);
+	region_body();
+	rc |= PAPI_stop(set, v);
+	if (rc != PAPI_OK) {
+		printf("FAIL: model: adding, starting or stopping %s failed\n", list);
+		return 1;
+	}
+	for (int i = 0; i < n; i++)
+		printf("%s,%lld\n", names[i], v[i]);
+	return 0;
+}
+
+/* the kernels of the `model` case, as one function for --region */
+__attribute__((noinline)) void region_body(void)
+{
+	kernel_dp(100003);
+	kernel_sp(20011);
+	if (have_fma)
+		kernel_fma256(3001);
+	if (have_512) {
+		kernel_add512(1009);
+		kernel_add512_masked(2003);
+	}
+}
+
+static int case_shutdown(void)
+{
+	int set = new_set();
+	long long v[1];
+	add(set, "flops:::DP_OPS");
+	PAPI_start(set);
+	kernel_dp(4242);
+	PAPI_stop(set, v);
+	CHECK(v[0] == 4242, "before PAPI_shutdown: DP %lld (4242)", v[0]);
+	PAPI_shutdown();
+	/* untraced now: a traced process shows a tracer in /proc */
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	int tracer = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "TracerPid:", 10))
+			tracer = atoi(line + 10);
+	if (f)
+		fclose(f);
+	CHECK(tracer == 0, "after PAPI_shutdown the process is no longer traced (TracerPid %d)", tracer);
+	kernel_dp(1000000);
+	return 0;
+}
+
+/* exec while counting: the new image runs untraced (it prints its
+ * TracerPid line) and its status is the program's */
+static int case_exec(void)
+{
+	int set = new_set();
+	add(set, "flops:::DP_OPS");
+	PAPI_start(set);
+	kernel_dp(1000);
+	execl("/bin/sh", "sh", "-c", "sleep 0.5; grep TracerPid /proc/$$/status; exit 4", (char *)NULL);
+	return 1;
+}
+
+/* not NULL: UBSan would report a null store instead of the fault */
+static volatile int *volatile nowhere = (volatile int *)16;
+
+static int case_crash(void)
+{
+	int set = new_set();
+	add(set, "flops:::DP_OPS");
+	PAPI_start(set);
+	kernel_dp(1000);
+	fflush(stdout);
+	*nowhere = 1;	/* SIGSEGV while counting */
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *c = argc > 1 ? argv[1] : "exact";
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	cpu_features();
+	if (!strcmp(c, "region")) {
+		region_body();
+		return 0;
+	}
+	if (!strcmp(c, "late")) {	/* for papi_flops_run --pid: attached while it sleeps */
+		sleep(argc > 2 ? atoi(argv[2]) : 1);
+		region_body();
+		return 3;
+	}
+	if (!strcmp(c, "work") || !strcmp(c, "papiwork")) {
+		/* make bench: the unmasked kernels N times, alone or in a set */
+		int n = argc > 2 ? atoi(argv[2]) : 100, set = PAPI_NULL;
+		long long v = 0;
+		if (c[0] == 'p') {
+			init();
+			if (PAPI_create_eventset(&set) || PAPI_add_named_event(set, "flops:::FP_OPS") || PAPI_start(set))
+				return 1;
+		}
+		for (int i = 0; i < n; i++) {	/* unmasked: the code cache's speed */
+			kernel_dp(100003);
+			kernel_sp(20011);
+			if (have_fma)
+				kernel_fma256(3001);
+			if (have_512)
+				kernel_add512(1009);
+		}
+		if (c[0] == 'p' && PAPI_stop(set, &v))
+			return 1;
+		if (c[0] == 'p')
+			printf("FP_OPS %lld\n", v);
+		return 0;
+	}
+	if (!strcmp(c, "spin")) {	/* FP work for N s, then "spun" */
+		int n = argc > 2 ? atoi(argv[2]) : 3;
+		for (int i = 0; i < n * 20; i++) {
+			kernel_dp(200000);
+			usleep(50000);
+		}
+		printf("spun\n");
+		return 0;
+	}
+	init();
+	int rc;
+	if (!strcmp(c, "exact"))
+		rc = case_exact();
+	else if (!strcmp(c, "threads"))
+		rc = case_threads();
+	else if (!strcmp(c, "preset")) {
+		if ((rc = case_preset()) == 77)
+			return 77;	/* skipped, said why */
+	}
+	else if (!strcmp(c, "fork"))
+		rc = case_fork();
+	else if (!strcmp(c, "exit-thread"))
+		rc = case_exit_thread();
+	else if (!strcmp(c, "wait"))
+		rc = case_wait(argc > 2 ? atoi(argv[2]) : 5);
+	else if (!strcmp(c, "model"))
+		return case_model(argc > 2 ? argv[2] : "FP_OPS,DP_OPS");
+	else if (!strcmp(c, "shutdown"))
+		rc = case_shutdown();
+	else if (!strcmp(c, "crash"))
+		rc = case_crash();
+	else if (!strcmp(c, "exec"))
+		rc = case_exec();
+	else {
+		fprintf(stderr, "flops_trace_test: unknown case %s\n", c);
+		return 2;
+	}
+	return rc || failures ? 1 : 0;
+}

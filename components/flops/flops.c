@@ -463,6 +463,11 @@ static int fl_init_component(int cidx)
 				 fl.kind[0].pmu->name, fl.kind[0].pmu->name);
 		ci->disabled = PAPI_OK;
 		ci->disabled_reason[0] = 0;
+		/* PAPI_overflow comes to fl_set_overflow, which refuses it (with
+		 * hardware_intr 0 PAPI would take it and never call the handler);
+		 * PAPI_OVERFLOW_FORCE_SW still runs on PAPI's timer */
+		ci->hardware_intr = 1;
+		ci->hardware_intr_sig = FL_OVF_SIGNAL;
 		return PAPI_OK;
 	}
 	struct pflops_probe pr;
@@ -1108,6 +1113,14 @@ static int fl_set_overflow(EventSetInfo_t *ESI, int EventIndex, int threshold)
 	if (pos < 0 || pos >= ctl->nevents)
 		return PAPI_EINVAL;
 	fl_code_to_name(ctl->code[pos], name, sizeof(name));
+	/* the trace's own overflow (every P FLOPs, at the instruction) is not
+	 * built yet: never PAPI_OK without samples */
+	if (threshold > 0 && fl.source != FL_SRC_HW) {
+		say_once("PAPI_overflow on flops:::%s refused: PAPI_FLOPS_SOURCE=%s has no overflow yet (only the hw source, on counters, "
+			 "overflows); read the counts with PAPI_read, or PAPI_overflow with PAPI_OVERFLOW_FORCE_SW (PAPI's timer)",
+			 name, fl.source == FL_SRC_TRACE ? "trace" : "model");
+		return PAPI_ENOSUPP;
+	}
 	if (threshold > 0 && ctl->slot_of[pos] < 0) {
 		say_once("PAPI_overflow on flops:::%s refused: a status event counts on no counter and cannot overflow; overflow a FLOP event (flops:::DP_OPS ...)",
 			 name);

@@ -1,8 +1,9 @@
 #!/bin/sh
 # The whole test suite: unit and integration tests (make check), the same
 # as a CPU without AVX-512 and without AVX512-FP16 runs it, under
-# ASan+UBSan and under valgrind, a short run of every fuzz harness, and
-# an aarch64 cross build tested under qemu-user.
+# ASan+UBSan and under valgrind, a short run of every fuzz harness, PAPI's
+# own test suite against Debian's libpapi and ours, and an aarch64 cross
+# build tested under qemu-user.
 # Every suite runs even when one fails; a table at the end says what
 # passed, failed and was skipped (and why).  Installs what is missing
 # first, saying what.  Exit status: 0 only when no suite failed.
@@ -57,6 +58,9 @@ suite check-nofp16 nofp16
 suite check-asan make check-asan
 suite check-valgrind make check-valgrind
 suite fuzz-smoke make fuzz-smoke
+# PAPI's own tests against Debian's libpapi and ours (PAPI_FLOPS_SOURCE=trace):
+# none may do worse with ours
+suite papi-suite make check-papi-suite
 # aarch64: a cross build whose tests run under qemu-user (it installs its
 # own packages: arm64 multiarch, the cross compiler, qemu-user)
 if [ "$(uname -m)" = x86_64 ] && { command -v qemu-aarch64 || apt-cache show qemu-user; } >/dev/null 2>&1; then

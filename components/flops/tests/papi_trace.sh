@@ -89,7 +89,7 @@ rc=$?
 
 # The FLOP presets under the trace sources are the component's whatever
 # PMU libpfm4 detects: none here without LIBPFM_FORCE_PMU (this CPU may be
-# one libpfm4 does not know), Zen 4 (no DP_OPS formula), Nehalem (PAPI's
+# one libpfm4 does not know), Zen 4 (no DP_OPS formula), Westmere (PAPI's
 # own PAPI_DP_OPS row on perf_event natives, kept by papi-flops' table).
 PAPI_FLOPS_SOURCE=trace $P/utils/papi_command_line PAPI_DP_OPS flops:::DP_OPS PAPI_FP_OPS > "$out" 2>&1
 a=$(sed -n 's/^PAPI_DP_OPS :[[:space:]]*\([0-9]*\).*/\1/p' "$out") b=$(sed -n 's/^flops:::DP_OPS :[[:space:]]*\([0-9]*\).*/\1/p' "$out")
@@ -102,7 +102,7 @@ for ev in PAPI_FP_OPS PAPI_DP_OPS PAPI_SP_OPS PAPI_VEC_DP PAPI_VEC_SP; do
 	grep -q "^$ev .* Yes .*(papi-flops exact: .*PAPI_FLOPS_SOURCE=trace.*Counted by flops:::${ev#PAPI_}\." "$out" ||
 		{ bad "papi_avail under trace: $ev not available with its note"; grep "^$ev " "$out"; }
 done && echo "ok:   papi_avail under trace: PAPI_FP_OPS, PAPI_DP_OPS, PAPI_SP_OPS, PAPI_VEC_DP, PAPI_VEC_SP available, noted exact"
-for pmu in amd64_fam19h_zen4 nhm; do
+for pmu in amd64_fam19h_zen4 wsm; do
 	LIBPFM_FORCE_PMU=$pmu PAPI_FLOPS_SOURCE=trace timeout 60 $T preset > "$out" 2>&1
 	rc=$?
 	[ $rc = 0 ] && grep -q '^note: PAPI_DP_OPS is .* of 1 native event(s): flops:::DP_OPS$' "$out" &&

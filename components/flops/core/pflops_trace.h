@@ -195,8 +195,22 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
 		     struct pflops_mix *mix, int *exit_status,
 		     struct pflops_error *err);
 
-/* "exited with status 3", "killed by signal 11 (Segmentation fault)". */
+/* "exited with status 3", "killed by signal 11 (Segmentation fault)".
+ * Every source reports the program's wait status: wait_status.c. */
 void pflops_trace_status_str(int status, char *buf, size_t len);
+
+/* NULL where this build has the tracer (x86-64); else why not (aarch64,
+ * where trace_none.c stands in for core/trace/).  Inline: the component,
+ * which links no tracer, asks too. */
+#define PFLOPS_TRACE_ARCH_ONLY "the trace source (and model:PMU, which reads the trace) is x86-64 only for now"
+static inline const char *pflops_trace_unavailable(void)
+{
+#if defined(__x86_64__)
+	return NULL;
+#else
+	return PFLOPS_TRACE_ARCH_ONLY;
+#endif
+}
 
 /* ------------------------------------------------------------------ */
 /* FLOPs per function (trace_funcs.c): blocks (pflops_trace_opts.block)

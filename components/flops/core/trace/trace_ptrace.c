@@ -704,17 +704,6 @@ out:
 	return rc;
 }
 
-void pflops_trace_status_str(int status, char *buf, size_t len)
-{
-	if (WIFEXITED(status))
-		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(buf, len, "killed by signal %d (%s)%s", WTERMSIG(status),
-			 strsignal(WTERMSIG(status)),
-			 WCOREDUMP(status) ? ", core dumped" : "");
-	else
-		snprintf(buf, len, "wait status 0x%x", (unsigned)status);
-}
 
 /* The engine's steps, for the attach loop (trace_attach.c). */
 int pflops_engine_handle(struct pflops_tracer *T, pid_t tid, int status)

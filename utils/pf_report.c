@@ -514,6 +514,10 @@ static void json_write(FILE *o, const struct pf_report *r)
 			r->widths[1], r->widths[2], r->widths[3]);
 	json_mask(o, r);
 	json_byfunc(o, r);
+	if (r->sample) {
+		fprintf(o, ", \"sample\": ");
+		r->sample_json(o, r->sample);
+	}
 	fprintf(o, ", \"caveats\": [");
 	int first = 1;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
@@ -725,6 +729,8 @@ void pf_report_write(FILE *o, const struct pf_report *r, enum pf_format f, char 
 		text_widths(o, r);
 		text_mask(o, r);
 		text_byfunc(o, r);
+		if (r->sample)
+			r->sample_text(o, r->sample);
 		text_caveats(o, r);
 		break;
 	}

@@ -236,6 +236,14 @@ void pflops_funcs_add(void *funcs, const struct pflops_trace_block *b);
 int pflops_funcs_list(struct pflops_funcs *f, const struct pflops_func *const **v,
 		      size_t *n, struct pflops_error *err);
 void pflops_funcs_free(struct pflops_funcs *f);
+/* The function holding one address, named as above: path and map_start
+ * as a block's (path NULL or not a file: anonymous memory at map_start),
+ * offset the address's in the file.  Into buf the symbol (returns 1) or
+ * the group's name for code no symbol covers (returns 0): "libm.so.6 (no
+ * symbol)", "[anon 0x7f...]"; *object the file (NULL: anonymous), valid
+ * until pflops_funcs_free.  PFLOPS_ENOMEM. */
+int pflops_funcs_name(struct pflops_funcs *f, const char *path, uint64_t map_start, uint64_t offset,
+		      char *buf, size_t len, const char **object);
 
 /* ------------------------------------------------------------------ */
 /* One decoded instruction, classified (trace_decode.c).               */

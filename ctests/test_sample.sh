@@ -1,0 +1,80 @@
+#!/bin/sh
+# papi_flops_run --sample P: a FLOP profile per function and call path.
+# hw: no counters here, so perf software events stand in for the natives
+# (PAPI_FLOPS_TEST_SWEVENT, as for the component): page-faults (exact
+# counts: periods and crediting) and task-clock (stacks of the FP
+# functions).  The stand-in's numbers are not FLOPs; the tool says so.
+B=${B:-build}
+RUN=$B/papi_flops_run
+S=$B/ctests/trace/calib_sample
+[ -x "$S" ] || { echo "SKIP: $S not built"; exit 77; }
+command -v jq >/dev/null || { echo "FAIL: jq not found: apt-get install jq (scripts/install-deps.sh installs it)"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+jq_is() { v=$(jq -r "$2" "$1" 2>&1); [ "$v" = "$3" ] && ok || bad "$1: $2 = '$v', expected '$3'"; }
+
+# ---- usage ----
+for args in "--folded $tmp/x --source trace" "--top 3 --source trace" "--sample 0" "--sample -5" "--sample 1x" \
+	    "--sample 100 --source model:skx" "--sample 100 --csv" "--sample 100 --mask-sampling 7"; do
+	$RUN $args -- $S 10 >/dev/null 2>"$tmp/e"; rc=$?
+	[ $rc = 2 ] && [ -s "$tmp/e" ] && ok || bad "papi_flops_run $args: exit $rc, expected 2 with a sentence: $(cat "$tmp/e")"
+done
+
+# ---- hw, page-faults standing in: periods and crediting, exactly ----
+# skx's FP_OPS has natives of weight 1, 2, 4, 8, 16: periods
+# ceil(64 / w); every native counts the same faults; each sample credits 64
+if PAPI_FLOPS_TEST_SWEVENT=page-faults PAPI_FLOPS_PMU=skx $RUN --sample 64 --json -o "$tmp/pf.json" --folded "$tmp/pf.folded" \
+	-- $S 1000 3000 >"$tmp/out" 2>"$tmp/err"; then
+	ok
+	grep -q "stand-in.*not FLOPs" "$tmp/err" && ok || bad "stand-in run: no word on stderr that the numbers are not FLOPs: $(cat "$tmp/err")"
+	jq_is "$tmp/pf.json" '.sample.test_standin' page-faults
+	jq_is "$tmp/pf.json" '[.sample.natives[] | select(.weight > 0) | .period == ((64 + .weight - 1) / .weight | floor)] | all' true
+	jq_is "$tmp/pf.json" '[.sample.natives[] | .weight] | sort | unique | map(tostring) | join(",")' "1,2,4,8,16"
+	jq_is "$tmp/pf.json" '.sample.sampled == .sample.samples * 64' true
+	jq_is "$tmp/pf.json" '.sample.counted == .metrics.FP_OPS' true
+	# samples = sum of count / period over the natives (a count's
+	# remainder under its period, per CPU the program ran on, is not a sample)
+	jq_is "$tmp/pf.json" '([.sample.natives[] | select(.period > 0) | (.count / .period | floor)] | add) as $e
+		| (.sample.samples <= $e) and (.sample.samples >= $e - 2 * (.sample.natives | length))' true
+	jq_is "$tmp/pf.json" '.sample.counted >= 3000 * 44' true	# 44: the weights' sum, 3000 faults at least
+	jq_is "$tmp/pf.json" '.sample.by_function[0].function' touch
+	jq_is "$tmp/pf.json" '.sample.by_function[0].samples * 10 > .sample.samples * 9' true
+	jq_is "$tmp/pf.json" '[.sample.by_path[] | select(.path[-2:] == ["main", "touch"])] | length' 1
+	jq_is "$tmp/pf.json" '([.sample.by_function[].samples] | add) == .sample.samples' true
+	# the folded file: every path, FLOPs adding up to the samples x P
+	tot=$(awk '{ s += $NF } END { print s }' "$tmp/pf.folded")
+	jq_is "$tmp/pf.json" ".sample.sampled == $tot" true
+	grep -q ';main;touch [0-9]*$' "$tmp/pf.folded" && ok || bad "folded: no ...;main;touch line: $(head -5 "$tmp/pf.folded")"
+	[ ! -s "$tmp/out" ] && ok || bad "the program's stdout got the report"
+else
+	bad "page-faults stand-in run failed: $(cat "$tmp/err")"
+fi
+
+# ---- hw, task-clock standing in: the stacks of the FP functions ----
+# calib_sample N: kern_a 4N loop turns (N via caller_x, 3N via caller_y),
+# kern_b N, the same loop: time (the stand-in) goes as the turns
+if PAPI_FLOPS_TEST_SWEVENT=task-clock $RUN --sample 200000 --json -o "$tmp/tc.json" -- $S 20000000 >"$tmp/out" 2>"$tmp/err"; then
+	ok
+	jq_is "$tmp/tc.json" '.sample.by_function[0].function' kern_a
+	jq_is "$tmp/tc.json" '.sample.by_function[1].function' kern_b
+	jq_is "$tmp/tc.json" '(.sample.by_function[0].samples > 2 * .sample.by_function[1].samples)' true
+	for p in caller_x,kern_a caller_y,kern_a kern_b; do
+		jq_is "$tmp/tc.json" "[.sample.by_path[] | select(.path | join(\",\") | test(\"(^|,)main,$p\$\"))] | length" 1
+	done
+	jq_is "$tmp/tc.json" '([.sample.by_path[] | select(.path[-2:] == ["caller_y", "kern_a"]) | .samples] | add) >
+		([.sample.by_path[] | select(.path[-2:] == ["caller_x", "kern_a"]) | .samples] | add)' true
+else
+	bad "task-clock stand-in run failed: $(cat "$tmp/err")"
+fi
+
+# ---- hw without counters and without a stand-in: refused, with the fix ----
+if [ ! -e /sys/bus/event_source/devices/cpu/format ] && [ ! -e /sys/bus/event_source/devices/cpu_core ]; then
+	$RUN --sample 1000 -- $S 10 >/dev/null 2>"$tmp/e"; rc=$?
+	[ $rc = 125 ] && grep -q "source trace" "$tmp/e" && ok || bad "hw --sample without counters: exit $rc: $(cat "$tmp/e")"
+fi
+
+echo "test_sample: $pass passed, $fail failed"
+[ $fail = 0 ]

@@ -70,6 +70,58 @@ else
 	bad "task-clock stand-in run failed: $(cat "$tmp/err")"
 fi
 
+# ---- trace: exact overflows, stacks unwound by CFI ----
+# calib_sample 100000: kern_a 800,000 FP_OPS (200,000 via caller_x, then
+# 600,000 via caller_y), kern_b 100,000, nothing else; at P = 1000 every
+# stretch ends on a multiple of P, so the profile is exact
+trace_ok=0
+$RUN --source trace --sample 1000 --by-function=0 --json -o "$tmp/t.json" --folded "$tmp/t.folded" -- $S 100000 >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ $rc != 0 ] && grep -q "does not deliver them" "$tmp/err"; then
+	echo "SKIP: test_sample: --sample --source trace: $(cat "$tmp/err")"
+elif [ $rc = 0 ]; then
+	ok
+	trace_ok=1
+	jq_is "$tmp/t.json" '.metrics.FP_OPS' 900000
+	jq_is "$tmp/t.json" '.sample | "\(.samples) \(.sampled) \(.counted) \(.source)"' "900 900000 900000 trace"
+	jq_is "$tmp/t.json" '[.sample.by_function[] | "\(.function)=\(.flops)"] | join(" ")' "kern_a=800000 kern_b=100000"
+	jq_is "$tmp/t.json" '[.by_function.rows[] | "\(.function)=\(.FP_OPS)"] | join(" ")' "kern_a=800000 kern_b=100000"
+	jq_is "$tmp/t.json" '[.sample.by_path[] | "\(.path[-3:] | join(";"))=\(.flops)"] | join(" ")' \
+		"main;caller_y;kern_a=600000 main;caller_x;kern_a=200000 libc.so.6 (no symbol);main;kern_b=100000"
+	grep -q '^_start;__libc_start_main;.*;main;caller_x;kern_a 200000$' "$tmp/t.folded" && ok || bad "trace folded: $(cat "$tmp/t.folded")"
+	[ ! -s "$tmp/out" ] && ok || bad "trace: the program's stdout got the report"
+else
+	bad "trace --sample: exit $rc: $(cat "$tmp/err")"
+fi
+# a period that does not divide the stretches: each function within P of
+# --by-function per stretch (kern_a: 2 calls), the total within P
+if [ $trace_ok = 1 ]; then
+	for P in 777 65536; do
+		$RUN --source trace --sample $P --by-function=0 --json -o "$tmp/p.json" -- $S 100000 >/dev/null 2>"$tmp/err" || bad "trace --sample $P: $(cat "$tmp/err")"
+		jq_is "$tmp/p.json" ".sample.samples == (900000 / $P | floor)" true
+		jq_is "$tmp/p.json" ". as \$r | [.by_function.rows[] | .function as \$f | .FP_OPS as \$x |
+			(([\$r.sample.by_function[] | select(.function == \$f) | .flops] | add) // 0) as \$y |
+			((\$x - \$y) | fabs) <= 2 * $P] | all" true
+	done
+fi
+# -O2 without frame pointers: the same paths, from the files' CFI
+if [ $trace_ok = 1 ]; then
+	$RUN --source trace --sample 1000 --json -o "$tmp/n.json" -- ${S}_nofp 100000 >/dev/null 2>"$tmp/err" || bad "trace nofp: $(cat "$tmp/err")"
+	jq_is "$tmp/n.json" '[.sample.by_path[] | "\(.path[-3:] | join(";"))=\(.flops)"] | join(" ")' \
+		"main;caller_y;kern_a=600000 main;caller_x;kern_a=200000 libc.so.6 (no symbol);main;kern_b=100000"
+fi
+# OpenBLAS dgemm (make bench's program): the kernel function named, with
+# --by-function's FLOPs within the error the profile states
+D=$B/bench_dgemm
+if [ $trace_ok = 1 ] && [ -x "$D" ]; then
+	OPENBLAS_NUM_THREADS=1 $RUN --source trace --sample 100000 --by-function=0 --json -o "$tmp/d.json" -- $D 200 1 >/dev/null 2>"$tmp/err" ||
+		bad "dgemm: $(cat "$tmp/err")"
+	jq_is "$tmp/d.json" '.sample.by_function[0].function == .by_function.rows[0].function' true
+	jq_is "$tmp/d.json" '(.sample.by_function[0].flops - .by_function.rows[0].FP_OPS | fabs) <= 2 * .sample.by_function[0].error' true
+	jq -r '"dgemm 200: \(.sample.by_function[0].function) \(.sample.by_function[0].flops) sampled, \(.by_function.rows[0].FP_OPS) exact"' "$tmp/d.json"
+elif [ $trace_ok = 1 ]; then
+	echo "SKIP: test_sample: dgemm: $D not built (make bench builds it where libopenblas-dev is installed)"
+fi
+
 # ---- hw without counters and without a stand-in: refused, with the fix ----
 if [ ! -e /sys/bus/event_source/devices/cpu/format ] && [ ! -e /sys/bus/event_source/devices/cpu_core ]; then
 	$RUN --sample 1000 -- $S 10 >/dev/null 2>"$tmp/e"; rc=$?

@@ -28,6 +28,9 @@
 #include "pf_run_funcs.h"
 #include "pf_sample.h"
 #include "pf_sample_hw.h"
+#if defined(__x86_64__)
+#include "pf_sample_trace.h"
+#endif
 #include "pf_mpi.h"
 #include "pf_papi_helper.h"
 #include "pf_version.h"
@@ -134,6 +137,10 @@ static unsigned parse_metrics(const char *list)
 
 /* --by-function: the traced blocks go here (NULL: not asked) */
 static struct pflops_funcs *byfunc;
+#if defined(__x86_64__)
+/* --sample with the trace source: its sampler (NULL: not asked) */
+static struct pf_sample_trace *strace;
+#endif
 /* --pid: the running process to count instead of a program (0: none) */
 static pid_t attach_pid;
 
@@ -148,6 +155,10 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 	}
 	if (mm)
 		pf_mask_model_opts(mm, &o);
+#if defined(__x86_64__)
+	if (strace)
+		pf_sample_trace_opts(strace, &o);
+#endif
 	if (!quiet && isatty(2))
 		o.progress = progress;
 	struct pflops_error err = { 0 };
@@ -580,8 +591,20 @@ int main(int argc, char **argv)
 		r.started = epoch_now();
 	}
 	if (!strcmp(source, "trace") && sample) {
-		fprintf(stderr, "papi_flops_run: --sample --source trace needs the tracer's overflow, which this build lacks; use --by-function for exact FLOPs per function\n");
+#if defined(__x86_64__)
+		if (!(strace = pf_sample_trace_new(sample_metric, sample))) {
+			rc = EXIT_TOOL;
+		} else {
+			rc = source_trace(prog, region, quiet, &r);
+			prof = pf_sample_trace_end(strace, rc ? 0 : r.v[sample_metric]);
+			if (!rc && !prof)
+				rc = EXIT_TOOL;
+			strace = NULL;
+		}
+#else
+		fprintf(stderr, "papi_flops_run: --sample --source trace: the trace source is x86-64 only for now\n");
 		rc = EXIT_TOOL;
+#endif
 	} else if (!strcmp(source, "trace")) {
 		rc = source_trace(prog, region, quiet, &r);
 	} else if (!strncmp(source, "model:", 6)) {

@@ -452,10 +452,7 @@ static void json_byfunc(FILE *o, const struct pf_report *r)
 		fprintf(o, "%s{", i ? ", " : "");
 		pf_json_kv(o, "function", f->name, 1);
 		fprintf(o, "\"object\": ");
-		if (f->object)
-			pf_json_str(o, f->object);
-		else
-			fprintf(o, "null");
+		pf_json_str_or_null(o, f->object);
 		fprintf(o, ", \"symbol\": %s, ", f->has_symbol ? "true" : "false");
 		pf_json_kv(o, "address", addr, 1);
 		json_func_values(o, r, f->v);

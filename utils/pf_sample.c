@@ -371,10 +371,7 @@ void pf_sample_json(FILE *o, const void *sv)
 		fprintf(o, "%s{", i ? ", " : "");
 		pf_json_kv(o, "function", f->name, 1);
 		fprintf(o, "\"object\": ");
-		if (f->object)
-			pf_json_str(o, f->object);
-		else
-			fprintf(o, "null");
+		pf_json_str_or_null(o, f->object);
 		fprintf(o, ", \"samples\": %llu, \"flops\": %.0f, \"error\": %.0f}", (unsigned long long)rf[i].n,
 			(double)rf[i].n * P, row_error(s, rf[i].n));
 	}

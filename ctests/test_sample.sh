@@ -35,6 +35,8 @@ if PAPI_FLOPS_TEST_SWEVENT=page-faults PAPI_FLOPS_PMU=skx $RUN --sample 64 --jso
 	jq_is "$tmp/pf.json" '[.sample.natives[] | .weight] | sort | unique | map(tostring) | join(",")' "1,2,4,8,16"
 	jq_is "$tmp/pf.json" '.sample.sampled == .sample.samples * 64' true
 	jq_is "$tmp/pf.json" '.sample.counted == .metrics.FP_OPS' true
+	# (per native, this kernel records all the samples of one fault
+	# under one event's id: only their sum is checked)
 	# samples = sum of count / period over the natives (a count's
 	# remainder under its period, per CPU the program ran on, is not a sample)
 	jq_is "$tmp/pf.json" '([.sample.natives[] | select(.period > 0) | (.count / .period | floor)] | add) as $e

@@ -35,6 +35,7 @@ struct pf_sample_trace {
 	unw_addr_space_t as;
 	struct proc procs[MAX_PROCS];
 	int nprocs;
+	pid_t last_pid;		/* whose unwind information libunwind caches */
 	/* the overflow being unwound (the accessors' context) */
 	const struct user_regs_struct *regs;
 	pid_t tid;
@@ -169,6 +170,9 @@ static void on_overflow(void *arg, const struct pflops_trace_overflow *o)
 	int ids[PF_SAMPLE_MAX_FRAMES], n = 0;
 	unw_cursor_t c;
 	cur = t;
+	if (o->pid != t->last_pid)	/* its cache is by address: another process, other code */
+		unw_flush_cache(t->as, 0, 0);
+	t->last_pid = o->pid;
 	t->regs = o->regs;
 	t->tid = o->tid;
 	if (p->upt && unw_init_remote(&c, t->as, p->upt) == 0) {

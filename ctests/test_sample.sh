@@ -73,23 +73,23 @@ else
 fi
 
 # ---- trace: exact overflows, stacks unwound by CFI ----
-# calib_sample 100000: kern_a 800,000 FP_OPS (200,000 via caller_x, then
-# 600,000 via caller_y), kern_b 100,000, nothing else; at P = 1000 every
+# calib_sample 20000: kern_a 160,000 FP_OPS (40,000 via caller_x, then
+# 120,000 via caller_y), kern_b 20,000, nothing else; at P = 1000 every
 # stretch ends on a multiple of P, so the profile is exact
 trace_ok=0
-$RUN --source trace --sample 1000 --by-function=0 --json -o "$tmp/t.json" --folded "$tmp/t.folded" -- $S 100000 >"$tmp/out" 2>"$tmp/err"; rc=$?
+$RUN --source trace --sample 1000 --by-function=0 --json -o "$tmp/t.json" --folded "$tmp/t.folded" -- $S 20000 >"$tmp/out" 2>"$tmp/err"; rc=$?
 if [ $rc != 0 ] && grep -q "does not deliver them" "$tmp/err"; then
 	echo "SKIP: test_sample: --sample --source trace: $(cat "$tmp/err")"
 elif [ $rc = 0 ]; then
 	ok
 	trace_ok=1
-	jq_is "$tmp/t.json" '.metrics.FP_OPS' 900000
-	jq_is "$tmp/t.json" '.sample | "\(.samples) \(.sampled) \(.counted) \(.source)"' "900 900000 900000 trace"
-	jq_is "$tmp/t.json" '[.sample.by_function[] | "\(.function)=\(.flops)"] | join(" ")' "kern_a=800000 kern_b=100000"
-	jq_is "$tmp/t.json" '[.by_function.rows[] | "\(.function)=\(.FP_OPS)"] | join(" ")' "kern_a=800000 kern_b=100000"
+	jq_is "$tmp/t.json" '.metrics.FP_OPS' 180000
+	jq_is "$tmp/t.json" '.sample | "\(.samples) \(.sampled) \(.counted) \(.source)"' "180 180000 180000 trace"
+	jq_is "$tmp/t.json" '[.sample.by_function[] | "\(.function)=\(.flops)"] | join(" ")' "kern_a=160000 kern_b=20000"
+	jq_is "$tmp/t.json" '[.by_function.rows[] | "\(.function)=\(.FP_OPS)"] | join(" ")' "kern_a=160000 kern_b=20000"
 	jq_is "$tmp/t.json" '[.sample.by_path[] | "\(.path[-3:] | join(";"))=\(.flops)"] | join(" ")' \
-		"main;caller_y;kern_a=600000 main;caller_x;kern_a=200000 libc.so.6 (no symbol);main;kern_b=100000"
-	grep -q '^_start;__libc_start_main;.*;main;caller_x;kern_a 200000$' "$tmp/t.folded" && ok || bad "trace folded: $(cat "$tmp/t.folded")"
+		"main;caller_y;kern_a=120000 main;caller_x;kern_a=40000 libc.so.6 (no symbol);main;kern_b=20000"
+	grep -q '^_start;__libc_start_main;.*;main;caller_x;kern_a 40000$' "$tmp/t.folded" && ok || bad "trace folded: $(cat "$tmp/t.folded")"
 	[ ! -s "$tmp/out" ] && ok || bad "trace: the program's stdout got the report"
 else
 	bad "trace --sample: exit $rc: $(cat "$tmp/err")"
@@ -98,8 +98,8 @@ fi
 # --by-function per stretch (kern_a: 2 calls), the total within P
 if [ $trace_ok = 1 ]; then
 	for P in 777 65536; do
-		$RUN --source trace --sample $P --by-function=0 --json -o "$tmp/p.json" -- $S 100000 >/dev/null 2>"$tmp/err" || bad "trace --sample $P: $(cat "$tmp/err")"
-		jq_is "$tmp/p.json" ".sample.samples == (900000 / $P | floor)" true
+		$RUN --source trace --sample $P --by-function=0 --json -o "$tmp/p.json" -- $S 20000 >/dev/null 2>"$tmp/err" || bad "trace --sample $P: $(cat "$tmp/err")"
+		jq_is "$tmp/p.json" ".sample.samples == (180000 / $P | floor)" true
 		jq_is "$tmp/p.json" ". as \$r | [.by_function.rows[] | .function as \$f | .FP_OPS as \$x |
 			(([\$r.sample.by_function[] | select(.function == \$f) | .flops] | add) // 0) as \$y |
 			((\$x - \$y) | fabs) <= 2 * $P] | all" true
@@ -107,9 +107,9 @@ if [ $trace_ok = 1 ]; then
 fi
 # -O2 without frame pointers: the same paths, from the files' CFI
 if [ $trace_ok = 1 ]; then
-	$RUN --source trace --sample 1000 --json -o "$tmp/n.json" -- ${S}_nofp 100000 >/dev/null 2>"$tmp/err" || bad "trace nofp: $(cat "$tmp/err")"
+	$RUN --source trace --sample 1000 --json -o "$tmp/n.json" -- ${S}_nofp 20000 >/dev/null 2>"$tmp/err" || bad "trace nofp: $(cat "$tmp/err")"
 	jq_is "$tmp/n.json" '[.sample.by_path[] | "\(.path[-3:] | join(";"))=\(.flops)"] | join(" ")' \
-		"main;caller_y;kern_a=600000 main;caller_x;kern_a=200000 libc.so.6 (no symbol);main;kern_b=100000"
+		"main;caller_y;kern_a=120000 main;caller_x;kern_a=40000 libc.so.6 (no symbol);main;kern_b=20000"
 fi
 # OpenBLAS dgemm (make bench's program): the kernel function named, with
 # --by-function's FLOPs within the error the profile states

@@ -15,3 +15,6 @@ $(B)/ctests/trace/calib_sample_nofp: ctests/trace/calib_sample.c
 	$(CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls $(CALIB_CFLAGS) $< -o $@
 CHECK_DEPS += $(B)/ctests/trace/calib_sample $(B)/ctests/trace/calib_sample_nofp
 CHECK_SCRIPTS += ctests/test_sample.sh
+# OpenBLAS dgemm (make bench's program, where libopenblas-dev is
+# installed: trace.mk sets BENCH_DGEMM): the kernel named with its FLOPs
+CHECK_DEPS += $(BENCH_DGEMM)

@@ -105,6 +105,16 @@ if [ $trace_ok = 1 ]; then
 			((\$x - \$y) | fabs) <= 2 * $P] | all" true
 	done
 fi
+# threads: each its own count (calib_threads 3 1000: workers 4000, 8000,
+# 12000 DP FLOPs of vaddpd ymm, main 8000 of vmulpd ymm), each multiple
+# of P crossed in a thread is one sample of that thread's stack
+T=$B/ctests/trace/calib_threads
+if [ $trace_ok = 1 ] && [ -x "$T" ]; then
+	$RUN --source trace --sample 1000 --json -o "$tmp/th.json" -- $T 3 1000 >/dev/null 2>"$tmp/err" || bad "trace threads: $(cat "$tmp/err")"
+	jq_is "$tmp/th.json" '.sample.samples' 32
+	jq_is "$tmp/th.json" '[.sample.by_function[] | "\(.function)=\(.flops)"] | join(" ")' "worker=24000 main=8000"
+	jq_is "$tmp/th.json" '[.sample.by_path[] | .path[-1]] | join(" ")' "worker main"
+fi
 # -O2 without frame pointers: the same paths, from the files' CFI
 if [ $trace_ok = 1 ]; then
 	$RUN --source trace --sample 1000 --json -o "$tmp/n.json" -- ${S}_nofp 20000 >/dev/null 2>"$tmp/err" || bad "trace nofp: $(cat "$tmp/err")"

@@ -33,6 +33,9 @@ enum {
 	PFLOPS_NC_REACH,	/* RIP-relative operand out of reach */
 	PFLOPS_NC_FULL,		/* out of cache space or counter ids */
 	PFLOPS_NC_NOTIFY,	/* the dynamic loader's notification hook */
+	PFLOPS_NC_OVF,		/* overflow asked: more weight than
+				 * PFLOPS_OVF_GUARD before the block's first
+				 * instruction that sets every flag, or none */
 	PFLOPS_NC_N
 };
 
@@ -80,6 +83,12 @@ struct pflops_trace_stats {
 	uint64_t nocache[PFLOPS_NC_N];	/* blocks kept on the stopping path,
 				 * by reason (PFLOPS_NC_*) */
 	uint64_t native_resumes;/* --region: threads let run natively */
+	/* overflow (opts.overflow) */
+	uint64_t overflows;	/* calls of opts.overflow */
+	uint64_t ovf_exits;	/* threads that left the cache near a crossing */
+	uint64_t ovf_steps;	/* blocks single-stepped to reach a crossing */
+	uint64_t ovf_late;	/* crossings seen only after the instruction
+				 * ran (regs NULL in the call): 0 by design */
 	uint64_t group_stops;	/* job-control stops of the program, kept */
 	int interrupted;	/* the signal that interrupted the run (0: none):
 				 * the counts are partial */
@@ -157,7 +166,7 @@ struct pflops_trace_overflow {
 	uint64_t crossings;	/* multiples of the period it crossed: 1,
 				 * more when its weight exceeds the period */
 	uint64_t period;	/* the thread's period */
-	const struct user_regs_struct *regs;
+	const struct user_regs_struct *regs;	/* NULL: seen late (stats.ovf_late) */
 };
 typedef void (*pflops_trace_overflow_fn)(void *arg,
 					 const struct pflops_trace_overflow *o);

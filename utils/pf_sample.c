@@ -303,7 +303,9 @@ void pf_sample_text(FILE *o, const void *sv)
 	if (s->lost)
 		fprintf(o, "; %s sample records lost (ring full)", pf_grouped((double)s->lost, c, sizeof(c)));
 	if (s->unwound_short)
-		fprintf(o, "; %s stacks cut short", pf_grouped((double)s->unwound_short, c, sizeof(c)));
+		fprintf(o, "; %s stacks cut short (too deep, or at a function without %s: their paths start there)",
+			pf_grouped((double)s->unwound_short, c, sizeof(c)),
+			s->exact ? "call-frame information, such as hand-written assembly" : "a frame pointer");
 	fprintf(o, "\n");
 	for (int i = 0; i < s->nnative; i++)
 		fprintf(o, "  %-40s weight %-3g period %-12llu samples %s\n", s->native[i].name, s->native[i].weight,

@@ -188,7 +188,10 @@ static void on_overflow(void *arg, const struct pflops_trace_overflow *o)
 			ids[n++] = id;
 			more = unw_step(&c);
 		}
-		if (n == PF_SAMPLE_MAX_FRAMES && more > 0)
+		unw_proc_info_t pi;
+		/* cut: too deep, or ended at a function without call-frame
+		 * information (hand-written assembly: OpenBLAS's kernels) */
+		if ((n == PF_SAMPLE_MAX_FRAMES && more > 0) || (n && unw_get_proc_info(&c, &pi) < 0))
 			t->prof->unwound_short++;
 	}
 	if (!n) {	/* no unwind information at all: the address alone */

@@ -452,10 +452,7 @@ static void json_byfunc(FILE *o, const struct pf_report *r)
 		fprintf(o, "%s{", i ? ", " : "");
 		pf_json_kv(o, "function", f->name, 1);
 		fprintf(o, "\"object\": ");
-		if (f->object)
-			pf_json_str(o, f->object);
-		else
-			fprintf(o, "null");
+		pf_json_str_or_null(o, f->object);
 		fprintf(o, ", \"symbol\": %s, ", f->has_symbol ? "true" : "false");
 		pf_json_kv(o, "address", addr, 1);
 		json_func_values(o, r, f->v);
@@ -514,6 +511,10 @@ static void json_write(FILE *o, const struct pf_report *r)
 			r->widths[1], r->widths[2], r->widths[3]);
 	json_mask(o, r);
 	json_byfunc(o, r);
+	if (r->sample) {
+		fprintf(o, ", \"sample\": ");
+		r->sample_json(o, r->sample);
+	}
 	fprintf(o, ", \"caveats\": [");
 	int first = 1;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
@@ -725,6 +726,8 @@ void pf_report_write(FILE *o, const struct pf_report *r, enum pf_format f, char 
 		text_widths(o, r);
 		text_mask(o, r);
 		text_byfunc(o, r);
+		if (r->sample)
+			r->sample_text(o, r->sample);
 		text_caveats(o, r);
 		break;
 	}

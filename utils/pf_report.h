@@ -79,6 +79,12 @@ struct pf_report {
 				 * masked-full */
 	const struct pf_mpi *mpi;	/* the MPI rank (docs/mpi.md); NULL or rank < 0:
 					 * none, and no job section */
+	/* --sample's profile (utils/pf_sample.h), written after the
+	 * functions: text, and the value of JSON's "sample"; NULL: none
+	 * (pointers, so that papi_flops_report links without it) */
+	const void *sample;
+	void (*sample_text)(FILE *o, const void *sample);
+	void (*sample_json)(FILE *o, const void *sample);
 	double started, ended;	/* the run's start and end, seconds since 1970
 				 * (UTC); 0: no program run.  papi_flops_report
 				 * takes the job's wall time from them */

@@ -12,10 +12,17 @@ CORE_SRCS += $(TRACE_CORE)/trace/trace_decode.c $(TRACE_CORE)/trace/trace_blocks
              $(TRACE_CORE)/trace/trace_xlate.c $(TRACE_CORE)/trace/trace_link.c \
              $(TRACE_CORE)/trace/trace_enter.c $(TRACE_CORE)/trace/trace_detach.c \
              $(TRACE_CORE)/trace/trace_elf.c $(TRACE_CORE)/trace/trace_cfi.c \
-             $(TRACE_CORE)/trace/trace_prof.c $(TRACE_CORE)/trace/trace_funcs.c
+             $(TRACE_CORE)/trace/trace_prof.c $(TRACE_CORE)/trace/trace_funcs.c \
+             $(TRACE_CORE)/trace/trace_ovf.c
 CORE_LIBS += $(ZYDIS_LIBS)
 
 CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_funcs
+# overflow every P FLOPs (pflops_trace_opts.overflow)
+CHECK_PROGS += $(B)/ctests/test_trace_ovf
+
+$(B)/ctests/test_trace_ovf: ctests/test_trace_ovf.c $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
 
 $(B)/ctests/test_trace: ctests/test_trace.c $(CORE_LIB)
 	@mkdir -p $(dir $@)

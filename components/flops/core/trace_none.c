@@ -53,6 +53,12 @@ void pflops_funcs_free(struct pflops_funcs *f)
 {
 }
 
+int pflops_funcs_name(struct pflops_funcs *f, const char *path, uint64_t map_start, uint64_t offset,
+		      char *buf, size_t len, const char **object)
+{
+	return PFLOPS_EUNAVAIL;
+}
+
 /* The masked-lane estimator decodes sampled x86 code (AVX-512 opmasks). */
 int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pflops_insn *out)
 {

@@ -72,6 +72,7 @@ void pflops_count_block(struct pflops_tracer *T, struct pflops_thr *t,
 	pflops_block_count(T->mix, b, n, km);
 	pflops_pub_count(T, t, b, n, -1, km);
 	pflops_prof_count(b, n, km);
+	pflops_ovf_count(T, t, b, 0, n, km);
 	fp_exec(T, t, b, 0, n, km);
 	if (n >= b->ninsts)
 		b->execs++;
@@ -90,6 +91,7 @@ static void count_one(struct pflops_tracer *T, struct pflops_thr *t,
 	pflops_block_count_one(T->mix, b, (uint32_t)idx, km);
 	pflops_pub_count(T, t, b, 0, idx, km);
 	pflops_prof_one(b, (uint32_t)idx, km);
+	pflops_ovf_count(T, t, b, (uint32_t)idx, (uint32_t)idx + 1, km);
 	fp_exec(T, t, b, (uint32_t)idx, (uint32_t)idx + 1, km);
 	if ((uint32_t)idx + 1 == b->ninsts) {
 		for (int x = 0; x < PFLOPS_NEXTRA; x++)
@@ -117,6 +119,8 @@ int pflops_set_mode(struct pflops_tracer *T, struct pflops_thr *t,
 {
 	uint64_t gs = t->prog_gs;
 
+	if (t->mode == PFLOPS_M_CACHE && mode != PFLOPS_M_CACHE)
+		pflops_ovf_sync(T, t, 0);	/* what it ran there */
 	if (mode == PFLOPS_M_CACHE) {
 		struct pflops_arena *a = t->sp->arena;
 		uint8_t *m;
@@ -128,6 +132,7 @@ int pflops_set_mode(struct pflops_tracer *T, struct pflops_thr *t,
 		if (!(m = pflops_slot_mem(a, t->slot)))
 			return -1;
 		memcpy(m + PFLOPS_SLOT_RSP0, &t->region_sp, 8);
+		pflops_ovf_sync(T, t, 1);
 		gs = pflops_slot_addr(a, t->slot);
 	}
 	if (r->gs_base != gs) {
@@ -215,6 +220,7 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 	for (int guard = 0; guard < 1000; guard++) {
 		uint64_t pc = r->rip;
 		struct pflops_block *b;
+		int near;
 
 		if (sp->region && sp->arena && pflops_region_is_hook(sp->region, pc)) {
 			arm_region(T, t, 1);
@@ -264,14 +270,17 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 		if (sp->region && sp->arena)
 			arm_region(T, t, 0);	/* found by a lazy reload */
 		if (T->engine == PFLOPS_ENGINE_CACHE && sp->arena &&
-		    pflops_counting(T, t) && !T->o->single_step) {
+		    pflops_counting(T, t) && !T->o->single_step &&
+		    pflops_ovf_cache_ok(T, t)) {
 			int was = b->nocache, fresh = !b->x;
 			uint64_t entry = pflops_xlate(T, t, b);
 			if (!was && b->nocache)
 				T->st.nocache[b->nocache]++;
 			if (entry && fresh)
 				pflops_xlate_ahead(T, t, b, AHEAD);
-			if (entry && pflops_set_mode(T, t, r, PFLOPS_M_CACHE, dirty) == 0) {
+			/* (a new copy may have raised sp->ovf_maxpre) */
+			if (entry && pflops_ovf_cache_ok(T, t) &&
+			    pflops_set_mode(T, t, r, PFLOPS_M_CACHE, dirty) == 0) {
 				r->rip = entry;
 				*dirty = 1;
 				t->blk = NULL;
@@ -310,12 +319,21 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 			r->rip = tr;
 			*dirty = 1;
 		}
+		near = !t->tramp && pflops_ovf_near(T, t, b);
 		if (b->mode == PFLOPS_BLK_SYSCALL) {
+			/* (a crossing here is seen late: stepping would
+			 * skip the system call's stops) */
 			t->resume = PTRACE_SYSCALL;
-		} else if (b->mode == PFLOPS_BLK_STEP) {
+		} else if (b->mode == PFLOPS_BLK_STEP || near) {
+			/* stepped, or the overflow's crossing is in this
+			 * run: stepped to the instruction that crosses */
+			if (b->mode != PFLOPS_BLK_STEP)
+				T->st.ovf_steps++;
 			t->resume = PTRACE_SINGLESTEP;
 			t->step_pc = r->rip;
 			t->step_idx = 0;
+			if (!t->tramp)
+				pflops_ovf_at(T, t, b, 0, r);
 		} else {
 			t->resume = PTRACE_CONT;
 		}
@@ -432,6 +450,7 @@ static int on_step(struct pflops_tracer *T, struct pflops_thr *t)
 	}
 	t->step_idx++;
 	t->step_pc = r.rip;
+	pflops_ovf_at(T, t, b, (uint32_t)t->step_idx, &r);
 	if (t->step_idx + 1 == (int)b->ninsts && emulable(b) &&
 	    pflops_bp_has(t->sp, r.rip)) {
 		/* the block's branch carries an int3 (another block ends

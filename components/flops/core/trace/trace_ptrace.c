@@ -97,6 +97,7 @@ struct pflops_thr *pflops_thread_add(struct pflops_tracer *T, pid_t tid, int sta
 	t->resume = PTRACE_CONT;
 	t->mode = PFLOPS_M_STOP;
 	t->slot = -1;
+	pflops_ovf_thread(T, t);
 	t->next = T->threads;
 	T->threads = t;
 	T->st.threads++;
@@ -258,7 +259,8 @@ static int on_syscall(struct pflops_tracer *T, struct pflops_thr *t)
 		return 0;
 	if ((rc = after_syscall(T, t, &r, &dirty)))
 		return rc;
-	if (t->mode == PFLOPS_M_CACHE && t->sys_nr != SYS_rt_sigreturn &&
+	if (!pflops_ovf_rearm(T, t) &&
+	    t->mode == PFLOPS_M_CACHE && t->sys_nr != SYS_rt_sigreturn &&
 	    t->sp->arena && pflops_arena_chunk_of(t->sp->arena, r.rip)) {
 		/* back in the copy, after its syscall */
 		if (dirty && (rc = pflops_setregs(T, t, &r)))

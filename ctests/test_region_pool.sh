@@ -12,7 +12,7 @@ B=${B:-build}
 RUN=$B/papi_flops_run
 TD=$B/ctests/trace
 P=$TD/calib_pool
-N=200000
+N=20000
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0

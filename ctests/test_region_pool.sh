@@ -42,9 +42,8 @@ for e in stop cache; do
 		bad "$e pool: rc $? $(cat "$tmp/pool$e.err")"
 	fi
 
-	# OpenMP: the team made by a parallel region before the call; passive
-	# waiting (futex), then the default (spinning) where only the count is
-	# certain: a spinning worker is running code when the call begins
+	# OpenMP: the team made by a parallel region before the call, waiting
+	# in a futex (passive) or spinning when the call begins
 	OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive run $e omp$e omp_kernel $P omp $N; rc=$?
 	if [ $rc = 3 ]; then
 		echo "SKIP: test_region_pool: calib_pool was built without OpenMP (the compiler lacks -fopenmp)"
@@ -53,9 +52,11 @@ for e in stop cache; do
 		[ "$(j omp$e '[.region_threads[] | select(.role == "pool" and .flops > 0)] | length')" = 1 ] &&
 			[ "$(j omp$e '[.region_threads[] | select(.role == "caller" and .flops > 0)] | length')" = 1 ] &&
 			sum_ok omp$e && no_note omp$e && ok || bad "$e omp: threads $(j omp$e -c .region_threads) $(j omp$e -c .caveats)"
-		OMP_NUM_THREADS=2 run $e ompspin$e omp_kernel $P omp $N &&
-			[ "$(j ompspin$e .metrics.DP_OPS)" = $((4 * N)) ] && sum_ok ompspin$e &&
-			ok || bad "$e omp (spinning team): DP_OPS $(j ompspin$e .metrics.DP_OPS), want $((4 * N))"
+		# spinning (PAUSE loop) when each call begins: waiting too
+		OMP_NUM_THREADS=2 OMP_WAIT_POLICY=active run $e ompspin$e omp_kernel $P ompspin $N &&
+			[ "$(j ompspin$e .metrics.DP_OPS)" = $((4 * N)) ] && sum_ok ompspin$e && no_note ompspin$e &&
+			[ "$(j ompspin$e '[.region_threads[] | select(.role == "pool" and .flops > 0)] | length')" = 1 ] &&
+			ok || bad "$e omp (spinning team): DP_OPS $(j ompspin$e .metrics.DP_OPS), want $((4 * N)); $(j ompspin$e -c .region_threads) $(j ompspin$e -c .caveats)"
 	else
 		bad "$e omp: rc $rc $(cat "$tmp/omp$e.err")"
 	fi

@@ -7,6 +7,8 @@
  *   calib_pool omp N    OpenMP: a parallel region outside, then
  *                       omp_kernel(N), outside again, omp_kernel(N):
  *                       region omp_kernel = 4N
+ *   calib_pool ompspin N  the same without the pauses between: the team
+ *                       spins when each call begins (OMP_WAIT_POLICY=active)
  *   calib_pool pool N   two pthread workers waiting on a condition
  *                       variable do pool_kernel(N)'s halves (main
  *                       waits): region pool_kernel = 2N, twice: 4N
@@ -15,7 +17,7 @@
  *                       (2N): the region also counts some of the other
  *                       thread's, and the report must say so
  *
- * Prints nothing (stdout is the program's); exits 0 (omp: 3 when built
+ * Prints nothing (stdout is the program's); exits 0 (omp, ompspin: 3 when built
  * without OpenMP).
  */
 #include <pthread.h>
@@ -64,13 +66,13 @@ __attribute__((noinline)) static void omp_outside(long n)
 		xs[i] = (xs[i] * 0.5 + 1.0) * 0.75;
 }
 
-static int run_omp(long n)
+static int run_omp(long n, int gap)
 {
 	omp_outside(n);	/* the team exists before the first call */
-	nap(50);	/* and waits (futex) when it comes */
+	nap(gap);	/* and waits (futex) when it comes, or spins */
 	omp_kernel(n);
 	omp_outside(n);
-	nap(50);
+	nap(gap);
 	omp_kernel(n);
 	return 0;
 }
@@ -196,9 +198,9 @@ int main(int argc, char **argv)
 		return 2;
 	if (!(xs = calloc((size_t)n, sizeof *xs)))
 		return 1;
-	if (!strcmp(argv[1], "omp")) {
+	if (!strcmp(argv[1], "omp") || !strcmp(argv[1], "ompspin")) {
 #ifdef _OPENMP
-		return run_omp(n);
+		return run_omp(n, argv[1][3] ? 0 : 50);
 #else
 		return 3;	/* built without OpenMP */
 #endif

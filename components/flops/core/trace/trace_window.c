@@ -186,6 +186,45 @@ static int restarting(const struct user_regs_struct *r)
 	       (rax == -512 || rax == -513 || rax == -514 || rax == -516);
 }
 
+static int has_pause(struct pflops_space *sp, pid_t tid, const struct pflops_block *b)
+{
+	uint8_t op[2];
+
+	for (uint32_t i = 0; i < b->ninsts; i++)
+		if (pflops_mem_read(sp, tid, b->start + b->offs[i], op, 2) == 2 &&
+		    op[0] == 0xf3 && op[1] == 0x90)
+			return 1;
+	return 0;
+}
+
+/* In a spin-wait loop: a PAUSE (the CPU's spin-wait hint: libgomp's
+ * wait before it sleeps) in the block at pc or within two branches of
+ * it, and no FP instruction in the block at pc. */
+static int spinning(struct pflops_tracer *T, struct pflops_thr *t, uint64_t pc)
+{
+	uint64_t q[7];
+	int n = 1;
+
+	q[0] = pc;
+	for (int i = 0; i < n; i++) {
+		struct pflops_block *b = pflops_block_get(t->sp, t->tid, q[i], 0,
+							  &T->st.blocks_decoded);
+		if (!b || (i == 0 && b->nfp))
+			return 0;
+		if (has_pause(t->sp, t->tid, b))
+			return 1;
+		if (i >= 3)
+			continue;	/* two branches away: no further */
+		if ((b->term.term == PFLOPS_T_JCC || b->term.term == PFLOPS_T_JMP ||
+		     b->term.term == PFLOPS_T_LOOP) && !b->term.ind && b->term.target)
+			q[n++] = b->term.target;
+		if (b->term.term == PFLOPS_T_JCC || b->term.term == PFLOPS_T_LOOP ||
+		    b->term.term == PFLOPS_T_NONE)
+			q[n++] = b->end;
+	}
+	return 0;
+}
+
 /*
  * The PTRACE_INTERRUPT stop of a thread sent to join a window or to
  * leave the cache after one.  Returns the restart's result.
@@ -199,8 +238,8 @@ int pflops_win_stop(struct pflops_tracer *T, struct pflops_thr *t)
 	if (pflops_getregs(t->tid, &r))
 		return 0;
 	if (join && t->win_busy < 0)
-		/* in the kernel (a system call): waiting for work */
-		t->win_busy = (int64_t)r.orig_rax < 0;
+		/* in the kernel (a system call) or spinning: waiting */
+		t->win_busy = (int64_t)r.orig_rax < 0 && !spinning(T, t, r.rip);
 	if (t->mode == PFLOPS_M_NATIVE && pflops_counting(T, t)) {
 		if (restarting(&r)) {
 			/* count from the return of the restarted call */

@@ -173,9 +173,9 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 		pf_report_note(r, "counted only inside calls to %s: every thread's work from an entry to its return%s",
 			       region, st.region_nthreads > 1 || st.region_more_threads ? " (FLOPs per thread: --json)" : "");
 	if (region && st.region_busy_threads)
-		pf_report_note(r, "%llu thread%s running (not waiting) when a call to %s began did FP work during it: "
+		pf_report_note(r, "%llu time%s a thread that was running (not waiting) when a call to %s began did FP work during it: "
 			       "%llu FLOPs counted that may be unrelated concurrent work, not %s's (docs/trace-engine.md)",
-			       (unsigned long long)st.region_busy_threads, st.region_busy_threads == 1 ? " that was" : "s that were",
+			       (unsigned long long)st.region_busy_threads, st.region_busy_threads == 1 ? "" : "s",
 			       region, (unsigned long long)st.region_busy_flops, region);
 	if (region) {
 		r->region.n = st.region_nthreads;

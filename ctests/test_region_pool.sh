@@ -62,6 +62,16 @@ for e in stop cache; do
 		bad "$e omp: rc $rc $(cat "$tmp/omp$e.err")"
 	fi
 
+	# many short calls while two threads wait in a futex all along: each
+	# call stops them inside the system call, which must carry on as if
+	# nothing happened (the program checks the futex's return)
+	if run $e many$e tiny_kernel $P many 500; then
+		[ "$(j many$e .metrics.DP_OPS)" = 1000 ] && [ "$(j many$e .exit_status)" = 0 ] && no_note many$e && ok ||
+			bad "$e many: DP_OPS $(j many$e .metrics.DP_OPS), want 1000; exit $(j many$e .exit_status)"
+	else
+		bad "$e many: rc $? $(cat "$tmp/many$e.err")"
+	fi
+
 	# a busy thread that is not the kernel's: counted, and said
 	if run $e busy$e busy_kernel $P busy $N; then
 		grep -q "1 time a thread that was running (not waiting) when a call to busy_kernel began did FP work during it: [0-9]* FLOPs counted that may be unrelated" \

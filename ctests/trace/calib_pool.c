@@ -12,6 +12,10 @@
  *   calib_pool pool N   two pthread workers waiting on a condition
  *                       variable do pool_kernel(N)'s halves (main
  *                       waits): region pool_kernel = 2N, twice: 4N
+ *   calib_pool many N   N calls of tiny_kernel (2 FLOPs) while two threads
+ *                       wait on a condition variable all along: each
+ *                       call interrupts them in their futex wait (the
+ *                       kernel restarts it): region tiny_kernel = 2N
  *   calib_pool busy N   a thread that is not the kernel's does FP work
  *                       all along while main runs busy_kernel(N) alone
  *                       (2N): the region also counts some of the other
@@ -155,6 +159,43 @@ static int run_pool(long n)
 	return 0;
 }
 
+/* ---- many short calls beside idle threads ------------------------- */
+static volatile double acc;
+
+static void *idle(void *p)
+{
+	(void)p;
+	pthread_mutex_lock(&mu);
+	while (!quit)
+		pthread_cond_wait(&go_cv, &mu);
+	pthread_mutex_unlock(&mu);
+	return NULL;
+}
+
+__attribute__((noinline)) void tiny_kernel(long i)
+{
+	acc = acc * 0.5 + (double)i;
+}
+
+static int run_many(long n)
+{
+	pthread_t th[NW];
+
+	for (int i = 0; i < NW; i++)
+		if (pthread_create(&th[i], NULL, idle, NULL))
+			return 1;
+	nap(20);
+	for (long i = 0; i < n; i++)
+		tiny_kernel(i);
+	pthread_mutex_lock(&mu);
+	quit = 1;
+	pthread_cond_broadcast(&go_cv);
+	pthread_mutex_unlock(&mu);
+	for (int i = 0; i < NW; i++)
+		pthread_join(th[i], NULL);
+	return 0;
+}
+
 /* ---- unrelated concurrent FP work --------------------------------- */
 static atomic_int busy_on, busy_stop;
 
@@ -209,5 +250,7 @@ int main(int argc, char **argv)
 		return run_pool(n);
 	if (!strcmp(argv[1], "busy"))
 		return run_busy(n);
+	if (!strcmp(argv[1], "many"))
+		return run_many(n);
 	return 2;
 }

@@ -311,6 +311,8 @@ void pflops_win_enter(struct pflops_tracer *T, struct pflops_thr *t);
 void pflops_win_leave(struct pflops_tracer *T, struct pflops_thr *t);
 void pflops_win_drop(struct pflops_tracer *T, struct pflops_thr *t);
 int pflops_win_stop(struct pflops_tracer *T, struct pflops_thr *t);
+/* stopped where the kernel will restart an interrupted system call */
+int pflops_sys_restarting(const struct user_regs_struct *r);
 void pflops_win_flops(struct pflops_tracer *T, struct pflops_thr *t, uint64_t before);
 
 /* trace_region.c */

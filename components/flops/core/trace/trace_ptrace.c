@@ -261,9 +261,15 @@ static int on_syscall(struct pflops_tracer *T, struct pflops_thr *t)
 		return rc;
 	if (t->mode == PFLOPS_M_CACHE && t->sys_nr != SYS_rt_sigreturn &&
 	    t->sp->arena && pflops_arena_chunk_of(t->sp->arena, r.rip) &&
-	    (pflops_counting(T, t) ||
-	     ((int64_t)r.rax <= -512 && (int64_t)r.rax >= -4095))) {
+	    (pflops_counting(T, t) || pflops_sys_restarting(&r))) {
 		/* back in the copy, after its syscall */
+		if (dirty && (rc = pflops_setregs(T, t, &r)))
+			return rc;
+		return pflops_restart(T, t, PTRACE_SYSCALL, 0);
+	}
+	if (t->mode == PFLOPS_M_NATIVE && pflops_sys_restarting(&r)) {
+		/* --region: a thread sent to join a window, in a system
+		 * call that the kernel restarts (rip must not move) */
 		if (dirty && (rc = pflops_setregs(T, t, &r)))
 			return rc;
 		return pflops_restart(T, t, PTRACE_SYSCALL, 0);

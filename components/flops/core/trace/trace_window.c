@@ -178,7 +178,7 @@ void pflops_win_drop(struct pflops_tracer *T, struct pflops_thr *t)
 
 /* stopped on its way back from a system call that the kernel restarts
  * (rip may not move: the kernel backs it up over the syscall) */
-static int restarting(const struct user_regs_struct *r)
+int pflops_sys_restarting(const struct user_regs_struct *r)
 {
 	int64_t rax = (int64_t)r->rax;
 
@@ -241,7 +241,7 @@ int pflops_win_stop(struct pflops_tracer *T, struct pflops_thr *t)
 		/* in the kernel (a system call) or spinning: waiting */
 		t->win_busy = (int64_t)r.orig_rax < 0 && !spinning(T, t, r.rip);
 	if (t->mode == PFLOPS_M_NATIVE && pflops_counting(T, t)) {
-		if (restarting(&r)) {
+		if (pflops_sys_restarting(&r)) {
 			/* count from the return of the restarted call */
 			t->in_syscall = 0;
 			t->resume = PTRACE_SYSCALL;
@@ -250,7 +250,7 @@ int pflops_win_stop(struct pflops_tracer *T, struct pflops_thr *t)
 		return pflops_go(T, t, &r, 0);
 	}
 	if (t->mode == PFLOPS_M_CACHE && !pflops_counting(T, t) &&
-	    !t->in_syscall && !t->roll_sig && !restarting(&r))
+	    !t->in_syscall && !t->roll_sig && !pflops_sys_restarting(&r))
 		return pflops_go(T, t, &r, 0);
 	return pflops_restart(T, t, t->resume, 0);
 }

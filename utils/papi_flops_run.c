@@ -191,7 +191,19 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 	if (region && !st.region_calls)
 		pf_report_note(r, "the region function '%s' was never called: every count is 0", region);
 	else if (region)
-		pf_report_note(r, "counted only inside calls to %s", region);
+		pf_report_note(r, "counted only inside calls to %s: every thread's work from an entry to its return%s",
+			       region, st.region_nthreads > 1 || st.region_more_threads ? " (FLOPs per thread: --json)" : "");
+	if (region && st.region_busy_threads)
+		pf_report_note(r, "%llu time%s a thread that was running (not waiting) when a call to %s began did FP work during it: "
+			       "%llu FLOPs counted that may be unrelated concurrent work, not %s's (docs/trace-engine.md)",
+			       (unsigned long long)st.region_busy_threads, st.region_busy_threads == 1 ? "" : "s",
+			       region, (unsigned long long)st.region_busy_flops, region);
+	if (region) {
+		r->region.n = st.region_nthreads;
+		memcpy(r->region.t, st.region_thread, sizeof r->region.t);
+		r->region.more_threads = st.region_more_threads;
+		r->region.more_flops = st.region_more_flops;
+	}
 	if (attach_pid && detached) {
 		r->status = -1;	/* still running: no exit status */
 		pf_report_note(r, "process %d was counted from the attach for %.3f s, then detached%s: it runs on untraced",

@@ -463,6 +463,25 @@ static void json_byfunc(FILE *o, const struct pf_report *r)
 	fprintf(o, "}}");
 }
 
+/* "region_threads": [{"tid", "role", "flops"}...], "region_threads_more" */
+static void json_region(FILE *o, const struct pf_report *r)
+{
+	static const char *const role[] = { "caller", "pool", "running" };
+	const struct pf_region_threads *g = &r->region;
+
+	if (!g->n)
+		return;
+	fprintf(o, ", \"region_threads\": [");
+	for (uint32_t i = 0; i < g->n; i++) {
+		const struct pflops_region_thread *e = &g->t[i];
+		fprintf(o, "%s{\"tid\": %d, ", i ? ", " : "", (int)e->tid);
+		pf_json_kv(o, "role", e->role >= 0 && e->role <= PFLOPS_RT_RUNNING ? role[e->role] : "?", 1);
+		fprintf(o, "\"flops\": %llu}", (unsigned long long)e->flops);
+	}
+	fprintf(o, "], \"region_threads_more\": {\"threads\": %llu, \"flops\": %llu}",
+		(unsigned long long)g->more_threads, (unsigned long long)g->more_flops);
+}
+
 /* in an MPI job: "rank", "size" (null: unknown), "host", "launcher",
  * "killed_by" (the program's signal), "started", "ended" */
 static void json_job(FILE *o, const struct pf_report *r)
@@ -515,6 +534,7 @@ static void json_write(FILE *o, const struct pf_report *r)
 		fprintf(o, ", \"sample\": ");
 		r->sample_json(o, r->sample);
 	}
+	json_region(o, r);
 	fprintf(o, ", \"caveats\": [");
 	int first = 1;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)

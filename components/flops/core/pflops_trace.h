@@ -36,10 +36,30 @@ enum {
 	PFLOPS_NC_OVF,		/* overflow asked: more weight than
 				 * PFLOPS_OVF_GUARD before the block's first
 				 * instruction that sets every flag, or none */
+	PFLOPS_NC_REGION,	/* --region: the function's entry (each call
+				 * stops there: its thread joins the window) */
 	PFLOPS_NC_N
 };
 
 /* Per-run statistics of the tracer itself (how it spent its stops). */
+/* --region: one thread's FLOPs counted in the region's windows (a
+ * window: from an entry of the function to the return on the thread that
+ * called it; every thread of the process counts in it). */
+enum pflops_region_role {
+	PFLOPS_RT_CALLER,	/* called the function */
+	PFLOPS_RT_POOL,		/* started in a window, or waiting in a system
+				 * call when one opened: worked for the call */
+	PFLOPS_RT_RUNNING,	/* was running program code when a window
+				 * opened and did FP work in it: possibly
+				 * unrelated concurrent work */
+};
+#define PFLOPS_REGION_THREADS 64
+struct pflops_region_thread {
+	int32_t tid;
+	int32_t role;		/* enum pflops_region_role */
+	uint64_t flops;		/* exact FLOPs (all precisions) in windows */
+};
+
 struct pflops_trace_stats {
 	uint64_t stops;		/* ptrace stops handled */
 	uint64_t block_stops;	/* breakpoint stops at block ends */
@@ -103,6 +123,18 @@ struct pflops_trace_stats {
 				 * but not armed (its address is not an
 				 * instruction start, the file changed on
 				 * disk); "" when it was not */
+	/* --region with threads (trace_window.c) */
+	uint64_t region_windows;	/* windows opened (outermost calls
+				 * while no other thread was inside) */
+	uint64_t region_joined;	/* threads stopped to count in a window */
+	uint64_t region_busy_threads;	/* threads (per window) that were
+				 * running program code when it opened and
+				 * did FP work in it */
+	uint64_t region_busy_flops;	/* their FLOPs in those windows */
+	uint32_t region_nthreads;	/* threads listed in region_thread */
+	uint64_t region_more_threads;	/* threads with FLOPs not listed */
+	uint64_t region_more_flops;	/* and their FLOPs */
+	struct pflops_region_thread region_thread[PFLOPS_REGION_THREADS];
 };
 
 enum pflops_engine {

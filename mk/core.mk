@@ -1,6 +1,7 @@
 # The core library, the table generator and the generated files.
 PRESET_FILES = $(sort $(wildcard presets/*.pft))
-GEN_CORE_SRCS = components/flops/core/error.c components/flops/core/formula.c components/flops/core/input.c \
+GEN_CORE_SRCS = components/flops/core/error.c components/flops/core/metric.c \
+                components/flops/core/formula.c components/flops/core/input.c \
                 components/flops/core/table.c components/flops/core/encode.c \
                 components/flops/core/plan.c
 CORE_SRCS += $(GEN_CORE_SRCS) components/flops/core/table_builtin.c \

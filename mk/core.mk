@@ -47,6 +47,9 @@ $(B)/ctests/%: ctests/%.c ctests/builtin_table.h ctests/odd_files.h $(CORE_LIB)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
 CHECK_SCRIPTS += ctests/test_papi_csv.sh
 CHECK_DEPS += $(B)/ctests/probe_summary
+# Every consumer of the metric registry agrees with it (papi_flops.h).
+CHECK_DEPS += $(B)/ctests/registry_list
+CHECK_SCRIPTS += ctests/test_registry.sh
 CHECK_SCRIPTS += ctests/test_probe.sh
 # The shared memory a traced process reads its own counts from, and the
 # component's helper (libpapi has them too: components/flops/Rules.flops).

@@ -19,6 +19,8 @@ same() {
 cut -d' ' -f1 "$tmp/reg" >"$tmp/names"
 n=$(wc -l <"$tmp/names")
 [ "$n" -ge 7 ] && [ "$(sort -u "$tmp/names" | wc -l)" = "$n" ] && ok || bad "registry: $n rows, or a name twice"
+# the trace source (x86-64 builds) gives every metric, every qualifier
+ARCH=$(sed -n 's/^ARCH *= *//p' Makefile 2>/dev/null)
 spaced=$(tr '\n' ' ' <"$tmp/names" | sed 's/ $//')
 commas=$(tr '\n' ',' <"$tmp/names" | sed 's/,$//')
 
@@ -42,7 +44,7 @@ done
 "$B/papi_flops_run" --help | grep -qF "comma list of $commas" && ok || bad "papi_flops_run --help does not list $commas"
 "$B/papi_flops_run" --metrics NO_SUCH -- true 2>&1 | grep -qF "use $spaced" && ok ||
 	bad "papi_flops_run --metrics NO_SUCH does not name $spaced"
-if [ "$(uname -m)" = x86_64 ]; then
+if [ "$ARCH" = x86_64 ]; then
 	"$B/papi_flops_run" --source trace --json -o "$tmp/r.json" -- true || bad "papi_flops_run --source trace --json"
 	jq -r '.metrics | keys_unsorted[]' "$tmp/r.json" >"$tmp/rows"
 	same "$tmp/rows" "papi_flops_run --json metrics keys"
@@ -59,7 +61,7 @@ fi
 # The component (our libpapi): papi_native_avail lists the registry's
 # metrics, then the status events, with the registry's units and, under the
 # trace source (every metric, every qualifier), its qualifiers
-if [ -f "$B/papi/.built" ] && [ "$(uname -m)" = x86_64 ]; then
+if [ -f "$B/papi/.built" ] && [ "$ARCH" = x86_64 ]; then
 	PAPI_FLOPS_SOURCE=trace LD_LIBRARY_PATH="$P${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 		"$P/utils/papi_native_avail" -i flops >"$tmp/native" 2>&1 || bad "papi_native_avail -i flops: $(tail -3 "$tmp/native")"
 	awk '$2 ~ /^flops:::/ {sub("flops:::", "", $2); print $2}' "$tmp/native" | grep -vx 'SCALED\|UNCOVERED_NS' >"$tmp/rows"
@@ -95,6 +97,16 @@ if [ -f "$B/papi/papi_events.csv" ]; then
 	comm -13 "$tmp/want" "$tmp/got" >"$tmp/extra"
 	[ -s "$tmp/got" ] && [ ! -s "$tmp/extra" ] && ok || bad "component presets not the registry's: $(cat "$tmp/extra")"
 fi
+
+# The pages that list every metric name each one (a new metric is
+# documented where users look for the list)
+for doc in README.md docs/README.md presets/README.md components/flops/README.md \
+	docs/man/papi_flops_run.1 docs/man/papi_flops_avail.1; do
+	[ -f "$doc" ] || continue
+	for m in $spaced; do
+		grep -qw "$m" "$doc" && ok || bad "$doc does not name $m (docs/adding-a-metric.md)"
+	done
+done
 
 echo "test_registry: $pass passed, $fail failed ($n metrics: $spaced)"
 [ $fail = 0 ]

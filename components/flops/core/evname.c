@@ -54,8 +54,8 @@ int pflops_evname_parse(const char *name, const char *detect_status, struct pflo
 		if (!found)
 			return pf_err(err, PFLOPS_ENOENT,
 				      "bad qualifier '%.*s' in flops event %s (one width %s and one precision %s, on metrics only)",
-				      (int)(n < 40 ? n : 40), q, head, PFLOPS_WIDTHS(QUAL_SP) + 1,
-				      PFLOPS_PRECS(QUAL_SP) + 1);
+				      (int)(n < 40 ? n : 40), q, head, &PFLOPS_WIDTHS(QUAL_SP)[1],
+				      &PFLOPS_PRECS(QUAL_SP)[1]);
 		q += n;
 	}
 	*out = e;

@@ -52,7 +52,7 @@ static void usage(FILE *o)
 		"  -s, --source trace        exact count of every executed instruction, no counters needed\n"
 		"  -s, --source model:PMU    the trace, read as PMU's counters would read it (skx, zen4 ...)\n"
 		"  -s, --source perf-stat:F  counts recorded with 'perf stat -x, -o F' elsewhere; no program run\n"
-		"  -m, --metrics LIST        comma list of FP_OPS,DP_OPS,SP_OPS,HP_OPS,BF16_OPS,VEC_DP,VEC_SP\n"
+		"  -m, --metrics LIST        comma list of %s\n"
 		"                            (default: every metric the source can give)\n"
 		"  -p, --pid PID             trace and model: count the running process PID (its threads and\n"
 		"                            what it starts) until it ends or until Ctrl-C, then leave it\n"
@@ -89,7 +89,8 @@ static void usage(FILE *o)
 		"  -V, --version             the version\n"
 		"\n"
 		"Exit status: the program's; 128+N if it was killed by signal N; 125 if\n"
-		"papi_flops_run could not count (it says why); 2 on bad usage.  papi_flops_run(1).\n");
+		"papi_flops_run could not count (it says why); 2 on bad usage.  papi_flops_run(1).\n",
+		PFLOPS_METRIC_NAMES_COMMA);
 }
 
 static double now(void)
@@ -122,14 +123,14 @@ static unsigned parse_metrics(const char *list)
 	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		int m = pflops_metric_from_name(t);
 		if (m < 0) {
-			fprintf(stderr, "papi_flops_run: unknown metric '%s'; use FP_OPS DP_OPS SP_OPS HP_OPS BF16_OPS VEC_DP VEC_SP\n", t);
+			fprintf(stderr, "papi_flops_run: unknown metric '%s'; use %s\n", t, PFLOPS_METRIC_NAMES);
 			exit(2);
 		}
 		set |= 1u << m;
 	}
 	if (!set) {
-		fprintf(stderr, "papi_flops_run: --metrics '%s' names no metric; use FP_OPS DP_OPS SP_OPS HP_OPS BF16_OPS VEC_DP VEC_SP, or leave it out for all\n",
-			list);
+		fprintf(stderr, "papi_flops_run: --metrics '%s' names no metric; use %s, or leave it out for all\n",
+			list, PFLOPS_METRIC_NAMES);
 		exit(2);
 	}
 	return set;
@@ -523,7 +524,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_flops_run: --by-function needs --source trace or model:PMU (counters cannot tell functions apart)\n");
 		return 2;
 	}
-	if (by_function && metrics && !(metrics & ~(1u << PFLOPS_VEC_DP | 1u << PFLOPS_VEC_SP))) {
+	if (by_function && metrics && !(metrics & pf_flop_metrics())) {
 		fprintf(stderr, "papi_flops_run: --by-function lists FLOP metrics; add FP_OPS (or DP_OPS, SP_OPS ...) to --metrics\n");
 		return 2;
 	}

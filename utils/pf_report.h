@@ -107,6 +107,8 @@ void pf_report_note(struct pf_report *r, const char *fmt, ...) __attribute__((fo
 
 /* The unit of a metric's count: "FLOP", or "instructions" for VEC_*. */
 const char *pf_metric_unit(enum pflops_metric m);
+/* bit mask of the FLOP metrics (not VEC_DP, VEC_SP) */
+unsigned pf_flop_metrics(void);
 
 /* Shared with papi_flops_report: a count rounded to an integer with
  * thousands separators ("1,234,567"); one CSV field, quoted (RFC 4180)

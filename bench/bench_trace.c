@@ -3,8 +3,10 @@
  * engine: native, stopping (a ptrace stop per block), instrumented (the
  * code cache), wall time of the whole program and slowdown.
  *
- *   bench_trace DIR [DGEMM]   DIR holds calib_fp and calib_daxpy_O2;
- *                             DGEMM: the OpenBLAS benchmark program
+ *   bench_trace DIR [DGEMM|- [CFILE]]
+ *        DIR holds calib_fp and calib_daxpy_O2; DGEMM: the OpenBLAS
+ *        benchmark program ("-": not built); CFILE: the C file gcc
+ *        compiles in the real-program table (bench_progs.c)
  *
  * The stopping engine is timed on a smaller run where the full one
  * would take minutes, and scaled (marked "~").  A second table gives
@@ -23,6 +25,7 @@
 
 #include "pflops_trace.h"
 #include "pflops_cpufeat.h"
+#include "bench_progs.h"
 
 /* bench16 is AVX-512 code */
 static int avx512;
@@ -202,8 +205,14 @@ static void byfunc_table(const char *dir, const char *fp, const char *dx,
 int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : "build/ctests/trace";
-	const char *dgemm = argc > 2 ? argv[2] : NULL;
+	const char *dgemm = argc > 2 && strcmp(argv[2], "-") ? argv[2] : NULL;
+	const char *cfile = argc > 3 ? argv[3] : NULL;
 	char fp[1024], dx[1024];
+
+	if (getenv("BENCH_PROGS") && *getenv("BENCH_PROGS")) {
+		bench_programs(dgemm, cfile);	/* only those rows */
+		return 0;
+	}
 
 	snprintf(fp, sizeof fp, "%s/calib_fp", dir);
 	snprintf(dx, sizeof dx, "%s/calib_daxpy_O2", dir);
@@ -231,6 +240,7 @@ int main(int argc, char **argv)
 		printf("(~: the stopping engine timed on a fraction of the work "
 		       "and scaled)\n");
 		byfunc_table(dir, fp, dx, NULL);
+		bench_programs(NULL, cfile);
 		return 0;
 	}
 	setenv("OPENBLAS_NUM_THREADS", "1", 1);
@@ -263,5 +273,6 @@ int main(int argc, char **argv)
 	printf("(~: the stopping engine timed on a fraction of the work and "
 	       "scaled)\n");
 	byfunc_table(dir, fp, dx, dgemm);
+	bench_programs(dgemm, cfile);
 	return 0;
 }

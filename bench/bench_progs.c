@@ -37,16 +37,6 @@
 #define NATIVE_REPS 3
 #define TRACED_REPS 2
 
-/* one run, native or traced */
-struct meas {
-	double wall, cpu;	/* s; cpu: user + system of the whole tree */
-	double tracer_cpu;	/* s, the tracer's own (traced runs) */
-	long rss_kb;		/* the tracer's peak RSS */
-	int timed_out, status, failed;
-	uint64_t flops;
-	struct pflops_trace_stats st;
-	char err[600];
-};
 
 /* what the tracer's child sends back through a pipe */
 struct report {
@@ -122,11 +112,12 @@ static void on_alarm(int sig)
 /* the tracer's child: trace argv, send a struct report down fd.  At the
  * limit the tracer is interrupted (it kills the program and returns what
  * it counted, with its stats). */
-static void tracer_child(char *const argv[], double limit, int fd)
+static void tracer_child(char *const argv[], int engine, double limit, int fd)
 {
 	struct report r = { 0 };
 	struct pflops_mix m = { 0 };
-	struct pflops_trace_opts o = { .stats = &r.st, .interrupt = &stop_now };
+	struct pflops_trace_opts o = { .engine = engine, .stats = &r.st,
+				       .interrupt = &stop_now };
 	struct pflops_error err = { 0 };
 	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
 	struct itimerval it = { .it_value = { (time_t)limit,
@@ -154,8 +145,9 @@ static void tracer_child(char *const argv[], double limit, int fd)
  * after limit seconds.  The bench is a child subreaper, so what a killed
  * tracer leaves (its tracees, which PTRACE_O_EXITKILL kills) comes back
  * here and its CPU time is counted too. */
-static void run(char *const argv[], int traced, double limit, struct meas *m)
+static void run(char *const argv[], int engine, double limit, struct bench_run *m)
 {
+	int traced = engine != BENCH_NATIVE;
 	int p[2] = { -1, -1 }, st;
 	struct report r = { 0 };
 	struct rusage ru;
@@ -163,6 +155,7 @@ static void run(char *const argv[], int traced, double limit, struct meas *m)
 	pid_t pid;
 
 	memset(m, 0, sizeof *m);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);	/* what a killed tracer leaves */
 	if (traced && pipe(p)) {
 		m->failed = 1;
 		snprintf(m->err, sizeof m->err, "pipe: %s", strerror(errno));
@@ -173,7 +166,7 @@ static void run(char *const argv[], int traced, double limit, struct meas *m)
 		setpgid(0, 0);
 		if (traced) {
 			close(p[0]);
-			tracer_child(argv, limit, p[1]);
+			tracer_child(argv, engine, limit, p[1]);
 		}
 		quiet();
 		execv(argv[0], argv);
@@ -263,15 +256,13 @@ static void run(char *const argv[], int traced, double limit, struct meas *m)
 	}
 }
 
-/* best (least) wall and CPU time of n runs, each on its own; the stats
- * of the run with the least CPU time */
-static int best(char *const argv[], int traced, int n, double limit,
-		struct meas *b)
+int bench_best(char *const argv[], int engine, int n, double limit,
+	       struct bench_run *b)
 {
-	struct meas m;
+	struct bench_run m;
 
 	for (int i = 0; i < n; i++) {
-		run(argv, traced, limit, &m);
+		run(argv, engine, limit, &m);
 		if (m.failed || m.timed_out) {
 			*b = m;
 			return -1;
@@ -306,21 +297,21 @@ static int has_module(const char *python, const char *mod)
 {
 	char code[128];
 	char *a[] = { (char *)python, "-c", code, NULL };
-	struct meas m;
+	struct bench_run m;
 
 	snprintf(code, sizeof code, "import %s", mod);
-	run(a, 0, 30, &m);
+	run(a, BENCH_NATIVE, 30, &m);
 	return !m.failed && !m.timed_out;
 }
 
-static void ratio(char *buf, size_t n, const struct meas *t, double native)
+static void ratio(char *buf, size_t n, const struct bench_run *t, double native)
 {
 	snprintf(buf, n, "%s%.1fx", t->timed_out ? ">" : "", t->cpu / native);
 }
 
 struct done {
 	const char *name;
-	struct meas t;
+	struct bench_run t;
 	double native_cpu;
 };
 
@@ -401,7 +392,6 @@ void bench_programs(const char *dgemm, const char *cfile)
 	struct done d[sizeof progs / sizeof progs[0]];
 	char skipped[2048] = "";
 
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	printf("\nreal programs, native and traced (code cache): time and CPU-time ratio\n"
 	       "(tracer + program), best of %d native and %d traced runs, limit %.0f s\n",
 	       NATIVE_REPS, TRACED_REPS, limit);
@@ -411,7 +401,7 @@ void bench_programs(const char *dgemm, const char *cfile)
 		struct prog *p = &progs[i];
 		char path[1024], r[32], why[1400] = "";
 		const char *exe = p->argv[0] ? which(p->argv[0], path, sizeof path) : NULL;
-		struct meas n, t;
+		struct bench_run n, t;
 
 		if (!wanted(p->name))
 			continue;
@@ -429,7 +419,7 @@ void bench_programs(const char *dgemm, const char *cfile)
 				setenv("OPENBLAS_NUM_THREADS", p->threads, 1);
 			else
 				unsetenv("OPENBLAS_NUM_THREADS");
-			if (best(p->argv, 0, NATIVE_REPS, 5 * limit, &n))
+			if (bench_best(p->argv, BENCH_NATIVE, NATIVE_REPS, 5 * limit, &n))
 				snprintf(why, sizeof why, "native run: %s", n.timed_out ?
 					 "over 5 x the limit" : n.err);
 		}
@@ -440,7 +430,7 @@ void bench_programs(const char *dgemm, const char *cfile)
 			continue;
 		}
 		fflush(stdout);
-		best(p->argv, 1, TRACED_REPS, limit, &t);
+		bench_best(p->argv, PFLOPS_ENGINE_AUTO, TRACED_REPS, limit, &t);
 		if (t.failed && !t.timed_out) {
 			printf("%-38s %7.3fs %7.3fs  traced run failed: %s\n", p->name,
 			       n.wall, n.cpu, t.err);

@@ -232,11 +232,10 @@ static void run(char *const argv[], int engine, double limit, struct bench_run *
 	}
 	if (!traced) {
 		m->status = st;
-		m->failed = !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+		m->failed = !WIFEXITED(st) || WEXITSTATUS(st) == 127;
 		if (m->failed)
 			snprintf(m->err, sizeof m->err, "%s", WIFEXITED(st) ?
-				 (WEXITSTATUS(st) == 127 ? "could not run" : "exit status not 0") :
-				 strsignal(WTERMSIG(st)));
+				 "could not run" : strsignal(WTERMSIG(st)));
 		return;
 	}
 	m->timed_out = r.timed_out;
@@ -245,7 +244,7 @@ static void run(char *const argv[], int engine, double limit, struct bench_run *
 	m->tracer_cpu = r.tracer_cpu;
 	m->rss_kb = r.rss_kb;
 	m->st = r.st;
-	m->failed = !r.ok || r.timed_out || !WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0;
+	m->failed = !r.ok || r.timed_out || !WIFEXITED(r.status);
 	if (!r.ok)
 		snprintf(m->err, sizeof m->err, "%s", r.err);
 	else if (m->failed) {
@@ -422,6 +421,9 @@ void bench_programs(const char *dgemm, const char *cfile)
 			if (bench_best(p->argv, BENCH_NATIVE, NATIVE_REPS, 5 * limit, &n))
 				snprintf(why, sizeof why, "native run: %s", n.timed_out ?
 					 "over 5 x the limit" : n.err);
+			else if (WEXITSTATUS(n.status))
+				snprintf(why, sizeof why, "native run: exit status %d",
+					 WEXITSTATUS(n.status));
 		}
 		if (why[0]) {
 			printf("%-38s skipped: %s\n", p->name, why);
@@ -431,6 +433,9 @@ void bench_programs(const char *dgemm, const char *cfile)
 		}
 		fflush(stdout);
 		bench_best(p->argv, PFLOPS_ENGINE_AUTO, TRACED_REPS, limit, &t);
+		if (!t.failed && t.status != n.status)
+			snprintf(t.err, sizeof t.err, "exit status %d, native 0",
+				 WEXITSTATUS(t.status)), t.failed = 1;
 		if (t.failed && !t.timed_out) {
 			printf("%-38s %7.3fs %7.3fs  traced run failed: %s\n", p->name,
 			       n.wall, n.cpu, t.err);

@@ -145,14 +145,15 @@ static double best_native(char *const argv[], int n)
 static void row(const char *what, double native, double stop, int scaled,
 		double cache, uint64_t flops_stop, uint64_t flops_cache)
 {
-	char s[32];
+	char s[32], r[32] = "-";
 
-	if (stop < 0)
-		snprintf(s, sizeof s, "> %.0f s", STOP_LIMIT);
-	else
+	if (stop >= 0) {
 		snprintf(s, sizeof s, "%s%.3f s", scaled ? "~" : "", stop);
-	printf("%-34s %9.3f s %12s %9.3f s %9.0fx %8.1fx%s\n", what, native, s,
-	       cache, stop / native, cache / native,
+		snprintf(r, sizeof r, "%.0fx", stop / native);
+	} else
+		snprintf(s, sizeof s, "-");
+	printf("%-34s %9.3f s %12s %9.3f s %10s %8.1fx%s\n", what, native, s,
+	       cache, r, cache / native,
 	       stop >= 0 && flops_stop != flops_cache ? "  FLOPs DIFFER" : "");
 }
 
@@ -173,9 +174,13 @@ static double bench(const char *what, char **argv_full, char **argv_small,
 	}
 	if (known)
 		stop = *known;
-	else
-		stop = bench_best(argv_small ? argv_small : argv_full,
-				  PFLOPS_ENGINE_STOP, 1, STOP_LIMIT, &s) ? -1 : s.cpu;
+	else if (bench_best(argv_small ? argv_small : argv_full,
+			    PFLOPS_ENGINE_STOP, 1, STOP_LIMIT, &s)) {
+		printf("%-34s stopping engine: %s\n", what, s.timed_out ?
+		       "past the limit" : s.err);
+		stop = -1;
+	} else
+		stop = s.cpu;
 	if (bench_best(argv_full, PFLOPS_ENGINE_CACHE, 2, STOP_LIMIT, &c)) {
 		printf("%-34s traced run: %s\n", what, c.timed_out ? "past the limit" : c.err);
 		return stop;

@@ -8,10 +8,13 @@
  * CPU time is the tracer's plus the program's (all its threads and child
  * processes), from wait4's rusage: the machine is shared, and CPU time
  * moves less with the load than wall time.  Each run is a child process
- * (the tracer in its own child, so its peak RSS is its own); one that
- * passes BENCH_LIMIT seconds (default 60) is killed, with everything it
- * started, and shown as "> limit".  A program that is not installed is
- * skipped, with the reason.  Not a timed test: it prints, it does not fail.
+ * (the tracer in its own child, so its peak RSS is its own).  A traced
+ * run that passes BENCH_LIMIT seconds of wall time (default 60) is
+ * interrupted: the tracer kills the program and returns its stats, and
+ * the row says ">Ns" and "unfin" (a tracer that does not return is
+ * killed 30 s later, with all it started).  A program that is not
+ * installed, or fails natively, is skipped, with the reason.  Not a
+ * timed test: it prints, it does not fail.
  *
  * Environment: BENCH_LIMIT (seconds), BENCH_PROGS (comma-separated words:
  * only the rows whose name holds one), PFLOPS_TRACE_ENGINE (stop|cache).
@@ -29,14 +32,15 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <dirent.h>
 
 #include "pflops_trace.h"
 #include "bench_progs.h"
 
 #define NATIVE_REPS 3
 #define TRACED_REPS 2
-
 
 /* what the tracer's child sends back through a pipe */
 struct report {
@@ -56,6 +60,8 @@ struct prog {
 	const char *need;	/* a Python module the program imports */
 	const char *pkg;	/* what installs it */
 	const char *absent;	/* known missing already: why */
+	const char *input;	/* hpcc: its hpccinf.txt, written to a fresh
+				 * directory that the program runs in */
 };
 
 static double now(void)
@@ -348,6 +354,84 @@ static void stats_table(const struct done *d, int n)
 	       "per stop; MFLOP: counted (until the limit where stopped there).\n");
 }
 
+/* a fresh directory holding hpccinf.txt, made the current one; the
+ * previous one in old.  -1: could not. */
+static int enter_input_dir(const char *input, char *dir, size_t dn, char *old, size_t on)
+{
+	char f[1100];
+	FILE *fp;
+
+	snprintf(dir, dn, "/tmp/pflops-bench.XXXXXX");
+	if (!getcwd(old, on) || !mkdtemp(dir))
+		return -1;
+	snprintf(f, sizeof f, "%s/hpccinf.txt", dir);
+	if (!(fp = fopen(f, "w")) || fputs(input, fp) < 0 || fclose(fp) || chdir(dir)) {
+		if (fp)
+			fclose(fp);
+		return -1;
+	}
+	return 0;
+}
+
+/* back to old; dir and what the program wrote there removed */
+static void leave_input_dir(const char *dir, const char *old)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char f[1400];
+
+	if (chdir(old))
+		fprintf(stderr, "bench_progs: cannot go back to %s\n", old);
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(f, sizeof f, "%s/%s", dir, e->d_name);
+			unlink(f);
+		}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+/* HPL's input format (positional lines): N=1000, NB=80, one process
+ * (P=Q=1), the rest as HPCC's example input */
+static const char hpccinf[] =
+	"HPLinpack benchmark input file\n"
+	"make bench (papi-flops)\n"
+	"HPL.out      output file name (if any)\n"
+	"8            device out (6=stdout,7=stderr,file)\n"
+	"1            # of problems sizes (N)\n"
+	"1000         Ns\n"
+	"1            # of NBs\n"
+	"80           NBs\n"
+	"0            PMAP process mapping (0=Row-,1=Column-major)\n"
+	"1            # of process grids (P x Q)\n"
+	"1            Ps\n"
+	"1            Qs\n"
+	"16.0         threshold\n"
+	"1            # of panel fact\n"
+	"2            PFACTs (0=left, 1=Crout, 2=Right)\n"
+	"1            # of recursive stopping criterium\n"
+	"4            NBMINs (>= 1)\n"
+	"1            # of panels in recursion\n"
+	"2            NDIVs\n"
+	"1            # of recursive panel fact.\n"
+	"1            RFACTs (0=left, 1=Crout, 2=Right)\n"
+	"1            # of broadcast\n"
+	"1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)\n"
+	"1            # of lookahead depth\n"
+	"1            DEPTHs (>=0)\n"
+	"2            SWAP (0=bin-exch,1=long,2=mix)\n"
+	"64           swapping threshold\n"
+	"0            L1 in (0=transposed,1=no-transposed) form\n"
+	"0            U  in (0=transposed,1=no-transposed) form\n"
+	"1            Equilibration (0=no,1=yes)\n"
+	"8            memory alignment in double (> 0)\n"
+	"##### This line (no. 32) is ignored (it serves as a separator). ######\n"
+	"0            Number of additional problem sizes for PTRANS\n"
+	"1200 10000 30000  values of N\n"
+	"0            number of additional blocking sizes for PTRANS\n"
+	"40 9 8 13 13 20 16 32 64  values of NB\n";
+
 void bench_programs(const char *dgemm, const char *cfile)
 {
 	const char *limit_s = getenv("BENCH_LIMIT");
@@ -373,6 +457,8 @@ void bench_programs(const char *dgemm, const char *cfile)
 		  .argv = { (char *)py, "-c", npsolve }, .need = "numpy", .pkg = "python3-numpy" },
 		{ .name = "numpy matmul n=1000", .target = 20, .threads = "1",
 		  .argv = { (char *)py, "-c", npmatmul }, .need = "numpy", .pkg = "python3-numpy" },
+		{ .name = "hpcc N=1000, 1 process", .target = 20,
+		  .threads = "1", .argv = { "hpcc" }, .pkg = "hpcc", .input = hpccinf },
 		{ .name = "python3 import json,email,http,asyncio", .target = 5,
 		  .argv = { (char *)py, "-c", pyimport }, .pkg = "python3" },
 		{ .name = "python3 float loop 1e6", .target = 20,
@@ -398,7 +484,8 @@ void bench_programs(const char *dgemm, const char *cfile)
 	       "nat CPU", "trc wall", "trc CPU", "CPU x", "target", "", "trc RSS");
 	for (int i = 0; i < np; i++) {
 		struct prog *p = &progs[i];
-		char path[1024], r[32], why[1400] = "";
+		char path[1024], r[32], why[1400] = "", dir[64], old[1024];
+		int in_dir = 0;
 		const char *exe = p->argv[0] ? which(p->argv[0], path, sizeof path) : NULL;
 		struct bench_run n, t;
 
@@ -412,6 +499,13 @@ void bench_programs(const char *dgemm, const char *cfile)
 		else if (p->need && !has_module(exe, p->need))
 			snprintf(why, sizeof why, "%s cannot import %s (%s: scripts/install-deps.sh --bench)",
 				 exe, p->need, p->pkg);
+		if (!why[0] && p->input) {
+			if (enter_input_dir(p->input, dir, sizeof dir, old, sizeof old))
+				snprintf(why, sizeof why, "cannot make its input directory: %s",
+					 strerror(errno));
+			else
+				in_dir = 1;
+		}
 		if (!why[0]) {
 			p->argv[0] = (char *)exe;
 			if (p->threads)
@@ -425,6 +519,8 @@ void bench_programs(const char *dgemm, const char *cfile)
 				snprintf(why, sizeof why, "native run: exit status %d",
 					 WEXITSTATUS(n.status));
 		}
+		if (in_dir && why[0])
+			leave_input_dir(dir, old);
 		if (why[0]) {
 			printf("%-38s skipped: %s\n", p->name, why);
 			snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped),
@@ -433,6 +529,8 @@ void bench_programs(const char *dgemm, const char *cfile)
 		}
 		fflush(stdout);
 		bench_best(p->argv, PFLOPS_ENGINE_AUTO, TRACED_REPS, limit, &t);
+		if (in_dir)
+			leave_input_dir(dir, old);
 		if (!t.failed && t.status != n.status)
 			snprintf(t.err, sizeof t.err, "exit status %d, native 0",
 				 WEXITSTATUS(t.status)), t.failed = 1;

@@ -21,9 +21,10 @@ MAIN="gcc make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-
 # (test_mpi.sh runs papi_flops_run under a real mpirun; the tools link no MPI).
 TESTS="g++ jq groff-base valgrind clang libclang-rt-14-dev libopenblas-dev openmpi-bin libopenmpi-dev"
 # make bench: real programs under the tracer (bench/bench_progs.c):
-# OpenBLAS, numpy (Debian's python3), node, LuaJIT and PyPy (JITs); gcc
-# is in MAIN.  Any missing one is skipped by the bench, with the reason.
-BENCH="libopenblas-dev python3 python3-numpy nodejs luajit pypy3"
+# OpenBLAS, numpy (Debian's python3), hpcc (HPL, one MPI process), node,
+# LuaJIT and PyPy (JITs); gcc is in MAIN.  Any missing one is skipped by
+# the bench, with the reason.
+BENCH="libopenblas-dev python3 python3-numpy hpcc nodejs luajit pypy3"
 PKGS=$MAIN
 missing_only=0
 for a in "$@"; do

@@ -104,7 +104,7 @@ $(TD)/calib_regioncxx: ctests/trace/calib_regioncxx.cc
 
 # `make bench`: wall time native / stopping engine / code cache per
 # kernel, OpenBLAS dgemm (Debian's libopenblas-dev) when it is installed,
-# then real programs (bench/bench_progs.c: numpy, python3, gcc on a
+# then real programs (bench/bench_progs.c: numpy, hpcc, python3, gcc on a
 # generated 2,050-line file, node, luajit, pypy3; scripts/install-deps.sh
 # --bench installs them; a missing one is skipped).  BENCH_PROGS=word,...
 # runs only those programs' rows (and not the kernels); BENCH_LIMIT=s

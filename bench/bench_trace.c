@@ -1,10 +1,15 @@
 /*
  * bench_trace.c: how much slower a program runs under the tracer, per
  * engine: native, stopping (a ptrace stop per block), instrumented (the
- * code cache), wall time of the whole program and slowdown.
+ * code cache): CPU time of the tracer and the whole program (start-up
+ * included, each run a child process: bench_progs.c) and slowdown; then
+ * --region and per-block counts (wall time), then real programs
+ * (bench_programs).
  *
- *   bench_trace DIR [DGEMM]   DIR holds calib_fp and calib_daxpy_O2;
- *                             DGEMM: the OpenBLAS benchmark program
+ *   bench_trace DIR [DGEMM|- [CFILE]]
+ *        DIR holds calib_fp and calib_daxpy_O2; DGEMM: the OpenBLAS
+ *        benchmark program ("-": not built); CFILE: the C file gcc
+ *        compiles in the real-program table (bench_progs.c)
  *
  * The stopping engine is timed on a smaller run where the full one
  * would take minutes, and scaled (marked "~").  A second table gives
@@ -23,6 +28,11 @@
 
 #include "pflops_trace.h"
 #include "pflops_cpufeat.h"
+#include "bench_progs.h"
+
+/* the stopping engine's runs (seconds of wall time): dgemm 600^3 takes
+ * minutes on a loaded machine */
+#define STOP_LIMIT 900.0
 
 /* bench16 is AVX-512 code */
 static int avx512;
@@ -135,41 +145,54 @@ static double best_native(char *const argv[], int n)
 static void row(const char *what, double native, double stop, int scaled,
 		double cache, uint64_t flops_stop, uint64_t flops_cache)
 {
-	char s[32];
+	char s[32], r[32] = "-";
 
-	snprintf(s, sizeof s, "%s%.3f s", scaled ? "~" : "", stop);
-	printf("%-34s %9.3f s %12s %9.3f s %9.0fx %8.1fx%s\n", what, native, s,
-	       cache, stop / native, cache / native,
-	       flops_stop != flops_cache ? "  FLOPs DIFFER" : "");
+	if (stop >= 0) {
+		snprintf(s, sizeof s, "%s%.3f s", scaled ? "~" : "", stop);
+		snprintf(r, sizeof r, "%.0fx", stop / native);
+	} else
+		snprintf(s, sizeof s, "-");
+	printf("%-34s %9.3f s %12s %9.3f s %10s %8.1fx%s\n", what, native, s,
+	       cache, r, cache / native,
+	       stop >= 0 && flops_stop != flops_cache ? "  FLOPs DIFFER" : "");
 }
 
 /* argv_full: the measured run; argv_small: the same at 1/scale of the
- * work for the stopping engine (NULL: run it at full size).  Returns
- * the stopping engine's (unscaled) time; *known: reuse it instead. */
+ * work for the stopping engine (NULL: run it at full size).  CPU time of
+ * the tracer and the program (bench_best), best of 3 native, 2 cached.
+ * Returns the stopping engine's (unscaled) CPU time, -1 past its limit;
+ * *known: reuse it instead. */
 static double bench(const char *what, char **argv_full, char **argv_small,
 		    double scale, const double *known)
 {
-	struct pflops_mix ms, mc;
-	struct pflops_trace_stats ss, sc;
-	double native = best_native(argv_full, 3);
-	double stop = known ? *known :
-		run_traced(argv_small ? argv_small : argv_full,
-			   PFLOPS_ENGINE_STOP, NULL, &ms, &ss);
-	double measured = stop;
-	double cache = run_traced(argv_full, PFLOPS_ENGINE_CACHE, NULL, &mc, &sc);
-	double c2 = run_traced(argv_full, PFLOPS_ENGINE_CACHE, NULL, &mc, &sc);
-	uint64_t fs = pflops_mix_flops(&ms, -1), fc = pflops_mix_flops(&mc, -1);
+	struct bench_run n, s = { 0 }, c;
+	double stop;
 
-	if (argv_small || known) {
-		stop *= scale;
-		fs = fc;	/* different sizes: compared by the tests */
+	if (bench_best(argv_full, BENCH_NATIVE, 3, STOP_LIMIT, &n)) {
+		printf("%-34s native run: %s\n", what, n.err);
+		return -1;
 	}
-	row(what, native, stop, argv_small || known, c2 < cache ? c2 : cache, fs, fc);
-	return measured;
+	if (known)
+		stop = *known;
+	else if (bench_best(argv_small ? argv_small : argv_full,
+			    PFLOPS_ENGINE_STOP, 1, STOP_LIMIT, &s)) {
+		printf("%-34s stopping engine: %s\n", what, s.timed_out ?
+		       "past the limit" : s.err);
+		stop = -1;
+	} else
+		stop = s.cpu;
+	if (bench_best(argv_full, PFLOPS_ENGINE_CACHE, 2, STOP_LIMIT, &c)) {
+		printf("%-34s traced run: %s\n", what, c.timed_out ? "past the limit" : c.err);
+		return stop;
+	}
+	row(what, n.cpu, stop >= 0 ? stop * scale : -1, argv_small || known,
+	    c.cpu, argv_small || known ? c.flops : s.flops, c.flops);
+	return stop;
 }
 
 static void header(void)
 {
+	printf("CPU time (tracer + program), best of 3 native and 2 cached runs:\n");
 	printf("%-34s %11s %12s %11s %10s %9s\n", "program (whole run)", "native",
 	       "stop", "cache", "stop/nat", "cache/nat");
 }
@@ -202,8 +225,14 @@ static void byfunc_table(const char *dir, const char *fp, const char *dx,
 int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : "build/ctests/trace";
-	const char *dgemm = argc > 2 ? argv[2] : NULL;
+	const char *dgemm = argc > 2 && strcmp(argv[2], "-") ? argv[2] : NULL;
+	const char *cfile = argc > 3 ? argv[3] : NULL;
 	char fp[1024], dx[1024];
+
+	if (getenv("BENCH_PROGS") && *getenv("BENCH_PROGS")) {
+		bench_programs(dgemm, cfile);	/* only those rows */
+		return 0;
+	}
 
 	snprintf(fp, sizeof fp, "%s/calib_fp", dir);
 	snprintf(dx, sizeof dx, "%s/calib_daxpy_O2", dir);
@@ -231,6 +260,7 @@ int main(int argc, char **argv)
 		printf("(~: the stopping engine timed on a fraction of the work "
 		       "and scaled)\n");
 		byfunc_table(dir, fp, dx, NULL);
+		bench_programs(NULL, cfile);
 		return 0;
 	}
 	setenv("OPENBLAS_NUM_THREADS", "1", 1);
@@ -263,5 +293,6 @@ int main(int argc, char **argv)
 	printf("(~: the stopping engine timed on a fraction of the work and "
 	       "scaled)\n");
 	byfunc_table(dir, fp, dx, dgemm);
+	bench_programs(dgemm, cfile);
 	return 0;
 }

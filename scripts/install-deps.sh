@@ -4,7 +4,8 @@
 # quick start, the test script and CI, so they can never disagree.
 #   install-deps.sh                 what the build and the main job need
 #   install-deps.sh --tests         that and what the test suites need
-#   install-deps.sh [--tests] --missing   print the missing packages; change nothing
+#   install-deps.sh --bench         that and the programs `make bench` traces
+#   install-deps.sh [--tests] [--bench] --missing   print the missing packages; change nothing
 set -e
 # The build and the tools: the compiler, PAPI (headers, its preset table,
 # its source package's tools: dpkg-dev for apt-get source), libpfm4, hwloc,
@@ -19,13 +20,19 @@ MAIN="gcc make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-
 # (traced dgemm in make bench and the tests), openmpi-bin + libopenmpi-dev
 # (test_mpi.sh runs papi_flops_run under a real mpirun; the tools link no MPI).
 TESTS="g++ jq groff-base valgrind clang libclang-rt-14-dev libopenblas-dev openmpi-bin libopenmpi-dev"
+# make bench: real programs under the tracer (bench/bench_progs.c):
+# OpenBLAS, numpy (Debian's python3), hpcc (HPL, one MPI process), node,
+# LuaJIT and PyPy (JITs); gcc is in MAIN.  Any missing one is skipped by
+# the bench, with the reason.
+BENCH="libopenblas-dev python3 python3-numpy hpcc nodejs luajit pypy3"
 PKGS=$MAIN
 missing_only=0
 for a in "$@"; do
 	case $a in
-	--tests) PKGS="$MAIN $TESTS" ;;
+	--tests) PKGS="$PKGS $TESTS" ;;
+	--bench) PKGS="$PKGS $BENCH" ;;
 	--missing) missing_only=1 ;;
-	*) echo "install-deps: unknown option '$a' (--tests, --missing)" >&2; exit 2 ;;
+	*) echo "install-deps: unknown option '$a' (--tests, --bench, --missing)" >&2; exit 2 ;;
 	esac
 done
 missing=""

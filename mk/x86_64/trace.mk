@@ -119,21 +119,29 @@ $(TD)/calib_regioncxx: ctests/trace/calib_regioncxx.cc
 	$(CXX) -O2 $(CALIB_CFLAGS) $< -o $@
 
 # `make bench`: wall time native / stopping engine / code cache per
-# kernel, OpenBLAS dgemm (Debian's libopenblas-dev) when it is installed.
+# kernel, OpenBLAS dgemm (Debian's libopenblas-dev) when it is installed,
+# then real programs (bench/bench_progs.c: numpy, hpcc, python3, gcc on a
+# generated 2,050-line file, node, luajit, pypy3; scripts/install-deps.sh
+# --bench installs them; a missing one is skipped).  BENCH_PROGS=word,...
+# runs only those programs' rows (and not the kernels); BENCH_LIMIT=s
+# (default 60) bounds each traced run.
 OPENBLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
 OPENBLAS_LIBS := $(shell pkg-config --libs openblas 2>/dev/null)
 BENCH_TARGETS += bench-trace
-$(B)/bench_trace: bench/bench_trace.c $(CORE_LIB)
+$(B)/bench_trace: bench/bench_trace.c bench/bench_progs.c bench/bench_progs.h $(CORE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS)
+	$(CC) $(CPPFLAGS) $(PF_CFLAGS) bench/bench_trace.c bench/bench_progs.c -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS)
 $(B)/bench_dgemm: bench/bench_dgemm.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -Wall -Wextra $(OPENBLAS_CFLAGS) $< -o $@ $(OPENBLAS_LIBS)
+$(B)/bench_big.c: bench/gen_big_c.sh
+	@mkdir -p $(dir $@)
+	sh bench/gen_big_c.sh > $@
 ifneq ($(OPENBLAS_LIBS),)
 BENCH_DGEMM = $(B)/bench_dgemm
 endif
-bench-trace: $(B)/bench_trace $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_regioncxx $(BENCH_DGEMM)
-	$(B)/bench_trace $(TD) $(BENCH_DGEMM)
+bench-trace: $(B)/bench_trace $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_regioncxx $(BENCH_DGEMM) $(B)/bench_big.c
+	$(B)/bench_trace $(TD) $(or $(BENCH_DGEMM),-) $(B)/bench_big.c
 
 .PHONY: bench-trace
 

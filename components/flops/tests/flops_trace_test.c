@@ -18,7 +18,7 @@
  *   flops_trace_test shutdown   PAPI_shutdown, then FP work untraced
  *   flops_trace_test crash      SIGSEGV while counting
  *   flops_trace_test exec       execs sh (exit 4) while counting
- *   flops_trace_test late S     no PAPI: sleeps S s, runs the kernels, exits 3
+ *   flops_trace_test late S     no PAPI: once traced, sleeps S s, runs the kernels, exits 3
  *   flops_trace_test spin S     no PAPI: FP work for S s, prints "spun"
  *   flops_trace_test work N     no PAPI: the kernels N times (make bench)
  *   flops_trace_test papiwork N the same inside a flops:::FP_OPS set
@@ -439,6 +439,21 @@ static int case_crash(void)
 	return 1;
 }
 
+/* TracerPid of /proc/self/status is not 0 */
+static int traced(void)
+{
+	char line[256];
+	int pid = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+	if (!f)
+		return 1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &pid) == 1)
+			break;
+	fclose(f);
+	return pid != 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "exact";
@@ -449,6 +464,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(c, "late")) {	/* for papi_flops_run --pid: attached while it sleeps */
+		/* until a tracer holds it (at most 60 s: a loaded machine is
+		 * slow to start one), then S s more for it to take over */
+		for (int i = 0; i < 600 && !traced(); i++)
+			usleep(100000);
 		sleep(argc > 2 ? atoi(argv[2]) : 1);
 		region_body();
 		return 3;

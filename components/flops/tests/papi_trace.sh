@@ -138,7 +138,6 @@ cmp_run model:amd64_fam19h_zen4 FP_OPS
 # running unharmed.
 env $NOLEAK $T late 1 > "$out" 2>&1 &
 pid=$!
-sleep 0.3
 $RUN -s trace --pid $pid -m DP_OPS -x, -o "$err"
 wait $pid
 rc=$?

@@ -225,10 +225,14 @@ struct pflops_trace_opts {
 	pflops_trace_overflow_fn overflow;
 	void *overflow_arg;
 	/* If set: called at each system-call stop of a thread (with
-	 * overflow_weight set); returning 1 restarts its
-	 * count at 0 with period *period (0: none for it), 0 leaves it.  A
-	 * traced process changes its own period this way: it writes it
-	 * where the callback looks, then makes any system call. */
+	 * overflow_weight set); returning 1 restarts its count at 0 with
+	 * period *period (0: none for it), 2 does the same after
+	 * overflow_weight changed (every block of the thread's process is
+	 * then decoded and translated afresh: costly, for rare changes;
+	 * other threads already running a copy finish it with the old
+	 * weights), 0 leaves it.  A traced process changes its own period
+	 * this way: it writes it where the callback looks, then makes any
+	 * system call. */
 	int (*overflow_rearm)(void *arg, pid_t tid, uint64_t *period);
 };
 

@@ -13,6 +13,9 @@
  *                                  floor(its FLOPs / P) calls, its own
  *   flops_trace_ovf_test refuse    a status event, two overflowing events in
  *                                  one set: an error, never PAPI_OK
+ *   flops_trace_ovf_test preset    PAPI_DP_OPS (where PAPI's presets load:
+ *                                  LIBPFM_FORCE_PMU=skx) as hpcrun -e
+ *                                  PAPI_DP_OPS@P names it; exit 77 without
  *
  * The kernels are SSE2 asm loops (every x86-64 has them) between labels,
  * so the handler can tell an address in the loop.  Exit 0 passed, 1
@@ -105,6 +108,42 @@ static void loop(void)
 	rc = run("flops:::DP_OPS:W256", 1000, 100000, &v, &t);
 	CHECK(rc == PAPI_OK && v == 0 && t.calls == 0, "DP_OPS:W256 (no 256-bit work): %s, read %lld, %ld calls",
 	      PAPI_strerror(rc), v, t.calls);
+
+	/* PAPI_profil on top: every overflow in a bin of the loop */
+	static unsigned short bins[64];
+	int set = PAPI_NULL, code = 0;
+	long sum = 0;
+	memset(bins, 0, sizeof(bins));
+	PAPI_create_eventset(&set);
+	PAPI_event_name_to_code("flops:::DP_OPS", &code);
+	PAPI_add_event(set, code);
+	rc = PAPI_profil(bins, sizeof(bins), (vptr_t)kovf_lo, 65536, set, code, 100000, PAPI_PROFIL_POSIX);
+	if (rc == PAPI_OK && (rc = PAPI_start(set)) == PAPI_OK) {
+		kernel_ovf(5000000);
+		rc = PAPI_stop(set, &v);
+	}
+	for (size_t i = 0; i < sizeof(bins) / sizeof(bins[0]); i++)
+		sum += bins[i];
+	CHECK(rc == PAPI_OK && sum == 100, "PAPI_profil on DP_OPS, P = 100000: %s, %ld samples in the loop's bins (100)",
+	      PAPI_strerror(rc), sum);
+	PAPI_profil(bins, sizeof(bins), (vptr_t)kovf_lo, 65536, set, code, 0, PAPI_PROFIL_POSIX);
+	PAPI_cleanup_eventset(set);
+	PAPI_destroy_eventset(&set);
+}
+
+static int preset(void)
+{
+	struct tally t;
+	long long v = 0;
+	if (PAPI_query_event(PAPI_DP_OPS) != PAPI_OK) {
+		printf("SKIP: flops_trace_ovf_test preset: PAPI_DP_OPS does not exist here (no preset table loaded)\n");
+		return 77;
+	}
+	int rc = run("PAPI_DP_OPS", 100000, 5000000, &v, &t);
+	CHECK(rc == PAPI_OK && v == 10000000 && t.calls == 100 && t.in_loop == 100,
+	      "PAPI_DP_OPS, 10000000 FLOPs, P = 100000: %s, read %lld, %ld handler calls (100), %ld in the loop",
+	      PAPI_strerror(rc), v, t.calls, t.in_loop);
+	return 0;
 }
 
 struct thr {
@@ -181,6 +220,10 @@ int main(int argc, char **argv)
 		threads();
 	else if (!strcmp(mode, "refuse"))
 		refuse();
+	else if (!strcmp(mode, "preset")) {
+		if (preset() == 77)
+			return 77;
+	}
 	else
 		return 2;
 	PAPI_shutdown();

@@ -159,6 +159,8 @@ struct pflops_thr {
 	int64_t ovf_rem;
 	uint64_t ovf_s;
 	int ovf_hold;		/* left the cache near a crossing: stay out */
+	int ovf_stepping;	/* t->blk single-stepped to its crossing (its
+				 * instructions counted one by one) */
 	unsigned ovf_idle;	/* blocks without weight run since on stops */
 	struct pflops_thr *next;
 };

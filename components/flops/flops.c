@@ -866,7 +866,8 @@ static int trace_ovf_arm(struct fl_control *ctl, int on)
 		fl.pub->ovf_signal = FL_OVF_SIGNAL;
 		r->tail = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 		r->period = (uint64_t)ctl->ovf.threshold[pos];
-		__atomic_add_fetch(&fl_ovf_users, 1, __ATOMIC_ACQ_REL);
+		if (!ctl->ovf_armed)	/* else PAPI_reset: the count restarts */
+			__atomic_add_fetch(&fl_ovf_users, 1, __ATOMIC_ACQ_REL);
 		ctl->ovf_armed = 1;
 	} else {
 		if (!ctl->ovf_armed)
@@ -1149,6 +1150,9 @@ static int fl_reset(hwd_context_t *ctx, hwd_control_state_t *c)
 	if (fl.source != FL_SRC_HW) {
 		memset(ctl->values, 0, sizeof(ctl->values));
 		memset(&ctl->own, 0, sizeof(ctl->own));
+		int rc = ctl->running && ctl->ovf_armed ? trace_ovf_arm(ctl, 1) : PAPI_OK;
+		if (rc)
+			return rc;
 		return ctl->running ? trace_snap(ctl, &ctl->start) : PAPI_OK;
 	}
 	if (ctl->set && pflops_perf_reset(ctl->set, &err))

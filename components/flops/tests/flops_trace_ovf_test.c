@@ -109,6 +109,34 @@ static void loop(void)
 	CHECK(rc == PAPI_OK && v == 0 && t.calls == 0, "DP_OPS:W256 (no 256-bit work): %s, read %lld, %ld calls",
 	      PAPI_strerror(rc), v, t.calls);
 
+	/* PAPI_reset restarts the overflow count with the value */
+	{
+		int set = PAPI_NULL, code = 0;
+		long c1 = -1;
+		memset(&t, 0, sizeof(t));
+		mine = &t;
+		t.vector = 1;
+		PAPI_create_eventset(&set);
+		PAPI_event_name_to_code("flops:::DP_OPS", &code);
+		PAPI_add_event(set, code);
+		rc = PAPI_overflow(set, code, 100000, 0, handler);
+		if (rc == PAPI_OK && (rc = PAPI_start(set)) == PAPI_OK) {
+			kernel_ovf(45000);		/* 90000 */
+			if ((rc = PAPI_reset(set)) == PAPI_OK) {
+				kernel_ovf(10000);	/* 20000 since the reset */
+				c1 = t.calls;
+				kernel_ovf(40000);	/* 100000 */
+				rc = PAPI_stop(set, &v);
+			}
+		}
+		CHECK(rc == PAPI_OK && c1 == 0 && t.calls == 1 && v == 100000,
+		      "PAPI_reset restarts the count: %s, %ld calls 20000 FLOPs after it (0), %ld at 100000 (1), read %lld",
+		      PAPI_strerror(rc), c1, t.calls, v);
+		PAPI_cleanup_eventset(set);
+		PAPI_destroy_eventset(&set);
+		mine = NULL;
+	}
+
 	/* PAPI_profil on top: every overflow in a bin of the loop */
 	static unsigned short bins[64];
 	int set = PAPI_NULL, code = 0;

@@ -6,7 +6,8 @@ GEN_CORE_SRCS = components/flops/core/error.c components/flops/core/formula.c co
 CORE_SRCS += $(GEN_CORE_SRCS) components/flops/core/table_builtin.c \
              components/flops/core/probe.c components/flops/core/topo_load.c \
              components/flops/core/perfstat.c \
-             components/flops/core/sources.c components/flops/core/count_child.c
+             components/flops/core/sources.c components/flops/core/count_child.c \
+             components/flops/core/wait_status.c
 
 PFLOPS_GEN   = $(B)/pflops_gen
 # libpfm4's answers for the x86 PMUs, for a libpfm4 without them (aarch64):

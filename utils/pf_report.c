@@ -452,10 +452,7 @@ static void json_byfunc(FILE *o, const struct pf_report *r)
 		fprintf(o, "%s{", i ? ", " : "");
 		pf_json_kv(o, "function", f->name, 1);
 		fprintf(o, "\"object\": ");
-		if (f->object)
-			pf_json_str(o, f->object);
-		else
-			fprintf(o, "null");
+		pf_json_str_or_null(o, f->object);
 		fprintf(o, ", \"symbol\": %s, ", f->has_symbol ? "true" : "false");
 		pf_json_kv(o, "address", addr, 1);
 		json_func_values(o, r, f->v);
@@ -464,6 +461,25 @@ static void json_byfunc(FILE *o, const struct pf_report *r)
 	fprintf(o, "], \"rest\": {\"functions\": %zu, ", b->nfuncs - b->nrows);
 	json_func_values(o, r, b->rest);
 	fprintf(o, "}}");
+}
+
+/* "region_threads": [{"tid", "role", "flops"}...], "region_threads_more" */
+static void json_region(FILE *o, const struct pf_report *r)
+{
+	static const char *const role[] = { "caller", "pool", "running" };
+	const struct pf_region_threads *g = &r->region;
+
+	if (!g->n)
+		return;
+	fprintf(o, ", \"region_threads\": [");
+	for (uint32_t i = 0; i < g->n; i++) {
+		const struct pflops_region_thread *e = &g->t[i];
+		fprintf(o, "%s{\"tid\": %d, ", i ? ", " : "", (int)e->tid);
+		pf_json_kv(o, "role", e->role >= 0 && e->role <= PFLOPS_RT_RUNNING ? role[e->role] : "?", 1);
+		fprintf(o, "\"flops\": %llu}", (unsigned long long)e->flops);
+	}
+	fprintf(o, "], \"region_threads_more\": {\"threads\": %llu, \"flops\": %llu}",
+		(unsigned long long)g->more_threads, (unsigned long long)g->more_flops);
 }
 
 /* in an MPI job: "rank", "size" (null: unknown), "host", "launcher",
@@ -514,6 +530,11 @@ static void json_write(FILE *o, const struct pf_report *r)
 			r->widths[1], r->widths[2], r->widths[3]);
 	json_mask(o, r);
 	json_byfunc(o, r);
+	if (r->sample) {
+		fprintf(o, ", \"sample\": ");
+		r->sample_json(o, r->sample);
+	}
+	json_region(o, r);
 	fprintf(o, ", \"caveats\": [");
 	int first = 1;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
@@ -725,6 +746,8 @@ void pf_report_write(FILE *o, const struct pf_report *r, enum pf_format f, char 
 		text_widths(o, r);
 		text_mask(o, r);
 		text_byfunc(o, r);
+		if (r->sample)
+			r->sample_text(o, r->sample);
 		text_caveats(o, r);
 		break;
 	}

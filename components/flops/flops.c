@@ -59,6 +59,7 @@
 #include "core/pflops_pub.h"
 #include "core/pflops_pub_helper.h"
 #include "core/pflops_trace.h"
+#include "core/pflops_trace.h"
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -418,6 +419,11 @@ static int choose_source(void)
 	fl.source = FL_SRC_HW;
 	if (!src || !*src || !strcmp(src, "hw"))
 		return PAPI_OK;
+	if ((!strcmp(src, "trace") || !strncmp(src, "model:", 6)) && pflops_trace_unavailable()) {
+		fl_set_reason(PAPI_ENOSUPP, "PAPI_FLOPS_SOURCE=%.60s: %s; unset it to count with the hardware counters",
+			      src, pflops_trace_unavailable());
+		return PAPI_ENOSUPP;
+	}
 	if (!strcmp(src, "trace")) {
 		fl.source = FL_SRC_TRACE;
 		return PAPI_OK;
@@ -487,7 +493,10 @@ static int fl_init_component(int cidx)
 	char why[256] = "";
 	int rc = choose_kinds(&pr, why, sizeof(why));
 	if (rc) {
-		fl_set_reason(rc, "%s (PAPI_FLOPS_SOURCE=trace counts FLOPs exactly without counters or formulas)", why);
+		if (pflops_trace_unavailable())
+			fl_set_reason(rc, "%s", why);
+		else
+			fl_set_reason(rc, "%s (PAPI_FLOPS_SOURCE=trace counts FLOPs exactly without counters or formulas)", why);
 		return rc;
 	}
 	set_info(ci);
@@ -513,9 +522,10 @@ static int fl_init_component(int cidx)
 		fl.papi_access = fl.access == PFLOPS_EPERM ? PAPI_EPERM : PAPI_ENOSUPP;
 		fl_set_reason(PAPI_EDELAY_INIT,
 			      "events listed, counting impossible: %s; fix: %s%s", pr.access.msg, pr.access.fix,
-			      fl.access == PFLOPS_ENOPMU
-				      ? " (without counters, set PAPI_FLOPS_SOURCE=trace: this component then counts FLOPs exactly through a tracing helper)"
-				      : "");
+			      fl.access != PFLOPS_ENOPMU ? ""
+			      : pflops_trace_unavailable()
+				      ? " (no count without counters here: the trace source is x86-64 only for now)"
+				      : " (without counters, set PAPI_FLOPS_SOURCE=trace: this component then counts FLOPs exactly through a tracing helper)");
 		return PAPI_OK;
 	}
 	ci->disabled = PAPI_OK;

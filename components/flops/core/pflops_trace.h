@@ -36,10 +36,30 @@ enum {
 	PFLOPS_NC_OVF,		/* overflow asked: more weight than
 				 * PFLOPS_OVF_GUARD before the block's first
 				 * instruction that sets every flag, or none */
+	PFLOPS_NC_REGION,	/* --region: the function's entry (each call
+				 * stops there: its thread joins the window) */
 	PFLOPS_NC_N
 };
 
 /* Per-run statistics of the tracer itself (how it spent its stops). */
+/* --region: one thread's FLOPs counted in the region's windows (a
+ * window: from an entry of the function to the return on the thread that
+ * called it; every thread of the process counts in it). */
+enum pflops_region_role {
+	PFLOPS_RT_CALLER,	/* called the function */
+	PFLOPS_RT_POOL,		/* started in a window, or waiting in a system
+				 * call when one opened: worked for the call */
+	PFLOPS_RT_RUNNING,	/* was running program code when a window
+				 * opened and did FP work in it: possibly
+				 * unrelated concurrent work */
+};
+#define PFLOPS_REGION_THREADS 64
+struct pflops_region_thread {
+	int32_t tid;
+	int32_t role;		/* enum pflops_region_role */
+	uint64_t flops;		/* exact FLOPs (all precisions) in windows */
+};
+
 struct pflops_trace_stats {
 	uint64_t stops;		/* ptrace stops handled */
 	uint64_t block_stops;	/* breakpoint stops at block ends */
@@ -103,6 +123,18 @@ struct pflops_trace_stats {
 				 * but not armed (its address is not an
 				 * instruction start, the file changed on
 				 * disk); "" when it was not */
+	/* --region with threads (trace_window.c) */
+	uint64_t region_windows;	/* windows opened (outermost calls
+				 * while no other thread was inside) */
+	uint64_t region_joined;	/* threads stopped to count in a window */
+	uint64_t region_busy_threads;	/* threads (per window) that were
+				 * running program code when it opened and
+				 * did FP work in it */
+	uint64_t region_busy_flops;	/* their FLOPs in those windows */
+	uint32_t region_nthreads;	/* threads listed in region_thread */
+	uint64_t region_more_threads;	/* threads with FLOPs not listed */
+	uint64_t region_more_flops;	/* and their FLOPs */
+	struct pflops_region_thread region_thread[PFLOPS_REGION_THREADS];
 };
 
 enum pflops_engine {
@@ -252,8 +284,22 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
 		     struct pflops_mix *mix, int *exit_status,
 		     struct pflops_error *err);
 
-/* "exited with status 3", "killed by signal 11 (Segmentation fault)". */
+/* "exited with status 3", "killed by signal 11 (Segmentation fault)".
+ * Every source reports the program's wait status: wait_status.c. */
 void pflops_trace_status_str(int status, char *buf, size_t len);
+
+/* NULL where this build has the tracer (x86-64); else why not (aarch64,
+ * where trace_none.c stands in for core/trace/).  Inline: the component,
+ * which links no tracer, asks too. */
+#define PFLOPS_TRACE_ARCH_ONLY "the trace source (and model:PMU, which reads the trace) is x86-64 only for now"
+static inline const char *pflops_trace_unavailable(void)
+{
+#if defined(__x86_64__)
+	return NULL;
+#else
+	return PFLOPS_TRACE_ARCH_ONLY;
+#endif
+}
 
 /* ------------------------------------------------------------------ */
 /* FLOPs per function (trace_funcs.c): blocks (pflops_trace_opts.block)
@@ -293,6 +339,14 @@ void pflops_funcs_add(void *funcs, const struct pflops_trace_block *b);
 int pflops_funcs_list(struct pflops_funcs *f, const struct pflops_func *const **v,
 		      size_t *n, struct pflops_error *err);
 void pflops_funcs_free(struct pflops_funcs *f);
+/* The function holding one address, named as above: path and map_start
+ * as a block's (path NULL or not a file: anonymous memory at map_start),
+ * offset the address's in the file.  Into buf the symbol (returns 1) or
+ * the group's name for code no symbol covers (returns 0): "libm.so.6 (no
+ * symbol)", "[anon 0x7f...]"; *object the file (NULL: anonymous), valid
+ * until pflops_funcs_free.  PFLOPS_ENOMEM. */
+int pflops_funcs_name(struct pflops_funcs *f, const char *path, uint64_t map_start, uint64_t offset,
+		      char *buf, size_t len, const char **object);
 
 /* ------------------------------------------------------------------ */
 /* One decoded instruction, classified (trace_decode.c).               */

@@ -23,7 +23,7 @@
 
 int pflops_counting(const struct pflops_tracer *T, const struct pflops_thr *t)
 {
-	return !T->o->region || t->in_region;
+	return !T->o->region || t->in_region || (t->sp && t->sp->win_calls > 0);
 }
 
 /* The live opmask registers when the block has masked instructions;
@@ -63,13 +63,16 @@ static void fp_exec(struct pflops_tracer *T, struct pflops_thr *t,
 void pflops_count_block(struct pflops_tracer *T, struct pflops_thr *t,
 			struct pflops_block *b, uint32_t n)
 {
-	uint64_t k[8];
+	uint64_t k[8], f0;
 	const uint64_t *km;
 
 	if (!pflops_counting(T, t) || n == 0)
 		return;
 	km = block_masks(T, t, b, k);
+	f0 = T->o->region ? pflops_mix_flops(T->mix, -1) : 0;
 	pflops_block_count(T->mix, b, n, km);
+	if (T->o->region)
+		pflops_win_flops(T, t, f0);
 	pflops_pub_count(T, t, b, n, -1, km);
 	pflops_prof_count(b, n, km);
 	pflops_ovf_count(T, t, b, 0, n, km);
@@ -82,13 +85,16 @@ void pflops_count_block(struct pflops_tracer *T, struct pflops_thr *t,
 static void count_one(struct pflops_tracer *T, struct pflops_thr *t,
 		      struct pflops_block *b, int idx)
 {
-	uint64_t k[8];
+	uint64_t k[8], f0;
 	const uint64_t *km;
 
 	if (!pflops_counting(T, t))
 		return;
 	km = block_masks(T, t, b, k);
+	f0 = T->o->region ? pflops_mix_flops(T->mix, -1) : 0;
 	pflops_block_count_one(T->mix, b, (uint32_t)idx, km);
+	if (T->o->region)
+		pflops_win_flops(T, t, f0);
 	pflops_pub_count(T, t, b, 0, idx, km);
 	pflops_prof_one(b, (uint32_t)idx, km);
 	pflops_ovf_count(T, t, b, (uint32_t)idx, (uint32_t)idx + 1, km);
@@ -123,6 +129,10 @@ int pflops_set_mode(struct pflops_tracer *T, struct pflops_thr *t,
 		pflops_ovf_sync(T, t, 0);	/* what it ran there */
 	if (mode == PFLOPS_M_CACHE) {
 		struct pflops_arena *a = t->sp->arena;
+		/* the lookup routine leaves the cache above rsp0: the
+		 * function's return; a thread counting for a window of
+		 * another's call stays */
+		uint64_t rsp0 = t->in_region ? t->region_sp : PFLOPS_WIN_RSP0;
 		uint8_t *m;
 		if (!a)
 			return -1;
@@ -131,7 +141,7 @@ int pflops_set_mode(struct pflops_tracer *T, struct pflops_thr *t,
 		pflops_pub_slot(T, t);
 		if (!(m = pflops_slot_mem(a, t->slot)))
 			return -1;
-		memcpy(m + PFLOPS_SLOT_RSP0, &t->region_sp, 8);
+		memcpy(m + PFLOPS_SLOT_RSP0, &rsp0, 8);
 		pflops_ovf_sync(T, t, 1);
 		gs = pflops_slot_addr(a, t->slot);
 	}
@@ -227,8 +237,10 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 			drop_unmapped(T, t);
 		}
 		if (T->o->region) {
-			if (t->in_region && r->rsp > t->region_sp)
+			if (t->in_region && r->rsp > t->region_sp) {
 				t->in_region = 0;
+				pflops_win_leave(T, t);
+			}
 			if (!t->in_region && sp->region &&
 			    pflops_region_is_entry(sp->region, sp->pid, pc)) {
 				errno = 0;
@@ -238,9 +250,10 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 					t->region_ret = (uint64_t)ra;
 					t->region_sp = r->rsp;
 					T->st.region_calls++;
+					pflops_win_enter(T, t);
 				}
 			}
-			if (!t->in_region && sp->arena) {
+			if (!pflops_counting(T, t) && sp->arena) {
 				/* native; a branch of ours on the way is run here */
 				if (pflops_bp_has(sp, pc)) {
 					b = pflops_block_get(sp, t->tid, pc, 0,

@@ -110,6 +110,8 @@ struct pflops_space {
 	struct pflops_prof *prof;	/* per-block counts asked (opts.block) */
 	uint64_t ovf_maxpre;	/* overflow: the most weight a copy runs
 				 * before its check (<= PFLOPS_OVF_GUARD) */
+	int win_calls;		/* --region: threads inside the function (the
+				 * window is open while > 0: trace_window.c) */
 };
 
 /* Thread modes (see the top of this file). */
@@ -136,6 +138,15 @@ struct pflops_thr {
 	uint64_t tramp_back;	/* the displaced copy's jump back */
 	int in_region;
 	uint64_t region_ret, region_sp;
+	/* --region windows (trace_window.c) */
+	int win_join;		/* interrupted to count in the window */
+	int win_leave;		/* interrupted to leave the cache after one */
+	int win_busy;		/* 1: ran program code when the window opened,
+				 * -1: not known yet, 0: waited or started in it */
+	int win_caller;		/* called the function (some time) */
+	int win_ran;		/* did FP work in a window it was busy at */
+	uint64_t win_flops;	/* FLOPs it counted in windows */
+	uint64_t win_open_flops;	/* win_flops when the last one opened */
 	int slot;		/* counter slot in sp->arena, -1: none */
 	uint64_t prog_gs;	/* the program's own %gs base */
 	int resend_sig;		/* a signal held back while we used the
@@ -310,6 +321,17 @@ const struct pflops_map *pflops_maps_find(struct pflops_maps *m, pid_t pid,
  * `reach` of every byte of [lo, hi); 0 if none. */
 uint64_t pflops_maps_gap_near(const struct pflops_maps *m, uint64_t lo,
 			      uint64_t hi, uint64_t size, uint64_t reach);
+
+/* trace_window.c: --region's windows (a call, every thread counting) */
+#define PFLOPS_WIN_RSP0 (1ULL << 63)	/* slot RSP0 of a thread counting
+					 * for the window: never left */
+void pflops_win_enter(struct pflops_tracer *T, struct pflops_thr *t);
+void pflops_win_leave(struct pflops_tracer *T, struct pflops_thr *t);
+void pflops_win_drop(struct pflops_tracer *T, struct pflops_thr *t);
+int pflops_win_stop(struct pflops_tracer *T, struct pflops_thr *t);
+/* stopped where the kernel will restart an interrupted system call */
+int pflops_sys_restarting(const struct user_regs_struct *r);
+void pflops_win_flops(struct pflops_tracer *T, struct pflops_thr *t, uint64_t before);
 
 /* trace_region.c */
 /* the region's symbol was found in some object of the process */

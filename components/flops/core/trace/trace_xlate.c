@@ -59,6 +59,8 @@ int pflops_xlate_check(struct pflops_space *sp, pid_t tid,
 		return b->nocache = PFLOPS_NC_MODE;
 	if (sp->region && pflops_region_is_hook(sp->region, b->start))
 		return b->nocache = PFLOPS_NC_NOTIFY;
+	if (b->region_entry)	/* a call from the cache must stop there */
+		return b->nocache = PFLOPS_NC_REGION;
 	m = pflops_maps_find(&sp->maps, tid, b->start);
 	if (!m || m->w || !m->x)
 		return b->nocache = PFLOPS_NC_WRITABLE;

@@ -33,9 +33,9 @@ enum {
 	PFLOPS_NC_REACH,	/* RIP-relative operand out of reach */
 	PFLOPS_NC_FULL,		/* out of cache space or counter ids */
 	PFLOPS_NC_NOTIFY,	/* the dynamic loader's notification hook */
-	PFLOPS_NC_OVF,		/* overflow asked: more weight than
-				 * PFLOPS_OVF_GUARD before the block's first
-				 * instruction that sets every flag, or none */
+	PFLOPS_NC_OVF,		/* overflow asked: more weight than 1024
+				 * before the block's first instruction that
+				 * rewrites the flags, or none there */
 	PFLOPS_NC_REGION,	/* --region: the function's entry (each call
 				 * stops there: its thread joins the window) */
 	PFLOPS_NC_N

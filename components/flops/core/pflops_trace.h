@@ -33,9 +33,9 @@ enum {
 	PFLOPS_NC_REACH,	/* RIP-relative operand out of reach */
 	PFLOPS_NC_FULL,		/* out of cache space or counter ids */
 	PFLOPS_NC_NOTIFY,	/* the dynamic loader's notification hook */
-	PFLOPS_NC_OVF,		/* overflow asked: more weight than
-				 * PFLOPS_OVF_GUARD before the block's first
-				 * instruction that sets every flag, or none */
+	PFLOPS_NC_OVF,		/* overflow asked: more weight than 1024
+				 * before the block's first instruction that
+				 * rewrites the flags, or none there */
 	PFLOPS_NC_REGION,	/* --region: the function's entry (each call
 				 * stops there: its thread joins the window) */
 	PFLOPS_NC_N
@@ -257,10 +257,14 @@ struct pflops_trace_opts {
 	pflops_trace_overflow_fn overflow;
 	void *overflow_arg;
 	/* If set: called at each system-call stop of a thread (with
-	 * overflow_weight set); returning 1 restarts its
-	 * count at 0 with period *period (0: none for it), 0 leaves it.  A
-	 * traced process changes its own period this way: it writes it
-	 * where the callback looks, then makes any system call. */
+	 * overflow_weight set); returning 1 restarts its count at 0 with
+	 * period *period (0: none for it), 2 does the same after
+	 * overflow_weight changed (every block of the thread's process is
+	 * then decoded and translated afresh: costly, for rare changes;
+	 * other threads already running a copy finish it with the old
+	 * weights), 0 leaves it.  A traced process changes its own period
+	 * this way: it writes it where the callback looks, then makes any
+	 * system call. */
 	int (*overflow_rearm)(void *arg, pid_t tid, uint64_t *period);
 };
 

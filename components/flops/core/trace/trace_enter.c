@@ -304,6 +304,7 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 		if (pflops_set_mode(T, t, r, PFLOPS_M_STOP, dirty))
 			return fail(T->err, PFLOPS_ESYS, "cannot set the %%gs base");
 		t->blk = b;
+		t->ovf_stepping = 0;
 		if (b->mode == PFLOPS_BLK_BP &&
 		    pflops_bp_insert(sp, t->tid, b->last) != 0)
 			b->mode = PFLOPS_BLK_STEP;	/* unwritable code */
@@ -340,8 +341,10 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 		} else if (b->mode == PFLOPS_BLK_STEP || near) {
 			/* stepped, or the overflow's crossing is in this
 			 * run: stepped to the instruction that crosses */
-			if (b->mode != PFLOPS_BLK_STEP)
+			if (b->mode != PFLOPS_BLK_STEP) {
 				T->st.ovf_steps++;
+				t->ovf_stepping = 1;
+			}
 			t->resume = PTRACE_SINGLESTEP;
 			t->step_pc = r->rip;
 			t->step_idx = 0;

@@ -163,13 +163,15 @@ struct pflops_thr {
 				 * signal to pass on (0: none) */
 	/* overflow (trace_ovf.c): the thread's weighted count, its period
 	 * and what remains to the next multiple (the slot's OVF word holds
-	 * ovf_rem - PFLOPS_OVF_GUARD while it runs in the cache; ovf_s is
+	 * ovf_rem - sp->ovf_maxpre while it runs in the cache; ovf_s is
 	 * what was written there) */
 	uint64_t ovf_period;
 	uint64_t ovf_count;
 	int64_t ovf_rem;
 	uint64_t ovf_s;
 	int ovf_hold;		/* left the cache near a crossing: stay out */
+	int ovf_stepping;	/* t->blk single-stepped to its crossing (its
+				 * instructions counted one by one) */
 	unsigned ovf_idle;	/* blocks without weight run since on stops */
 	struct pflops_thr *next;
 };
@@ -619,9 +621,12 @@ void pflops_pub_forget(struct pflops_tracer *T, pid_t tid);
 
 /* trace_ovf.c: overflow of a thread's weighted count (opts.overflow).
  * Cached blocks subtract their weight from the slot's OVF word at their
- * counter increment and trap when it reaches 0, PFLOPS_OVF_GUARD before
- * the crossing at the latest; the thread then runs on the stopping path,
- * single-stepping the block in which the crossing falls. */
+ * counter increment and trap when it reaches 0, the guard (the most
+ * weight a copy runs before its check, sp->ovf_maxpre) before the
+ * crossing at the latest; the thread then runs on the stopping path,
+ * single-stepping the block in which the crossing falls.  A block with
+ * more than PFLOPS_OVF_GUARD before its check stays on the stopping
+ * path (PFLOPS_NC_OVF). */
 #define PFLOPS_OVF_GUARD 1024	/* at most this weight before the check */
 int pflops_ovf_on(const struct pflops_tracer *T);
 void pflops_ovf_thread(struct pflops_tracer *T, struct pflops_thr *t);

@@ -227,7 +227,8 @@ static int stop_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig)
 	if (dirty && (rc = pflops_setregs(T, t, &r)))
 		return rc;
 	/* count what ran of the interrupted block */
-	if (t->blk && t->blk->mode != PFLOPS_BLK_STEP && !t->in_syscall) {
+	if (t->blk && t->blk->mode != PFLOPS_BLK_STEP && !t->ovf_stepping &&
+	    !t->in_syscall) {
 		int idx = pflops_block_index(t->blk, r.rip);
 		if (idx > 0)
 			pflops_count_block(T, t, t->blk, (uint32_t)idx);

@@ -127,6 +127,36 @@ static struct pflops_funcs *byfunc;
 /* --pid: the running process to count instead of a program (0: none) */
 static pid_t attach_pid;
 
+/* What the tracer changed so the program behaves as untraced, and what
+ * it could not hide (inherent to ptrace): docs/trace-engine.md. */
+static void trace_notes(struct pf_report *r, const struct pflops_trace_stats *st)
+{
+	if (st->rseq_refused)
+		pf_report_note(r, "rseq registration refused %llu time%s (ENOSYS, as under valgrind): the program and glibc "
+			       "ran without restartable sequences", (unsigned long long)st->rseq_refused,
+			       st->rseq_refused == 1 ? "" : "s");
+	if (st->rseq_kept)
+		pf_report_note(r, "%llu thread%s had rseq registered before the tracer could refuse it (--pid, or outside "
+			       "--region): rseq critical sections run in the code cache do not restart when preempted",
+			       (unsigned long long)st->rseq_kept, st->rseq_kept == 1 ? "" : "s");
+	if (st->untraced_cleared)
+		pf_report_note(r, "%llu clone(CLONE_UNTRACED) traced anyway (the child starts in the code cache)",
+			       (unsigned long long)st->untraced_cleared);
+	if (st->prog_ptrace)
+		pf_report_note(r, "the program called ptrace %llu time%s: under papi_flops_run it is traced already, so "
+			       "attaching to itself or its threads fails (inherent to ptrace: debuggers, LeakSanitizer)",
+			       (unsigned long long)st->prog_ptrace, st->prog_ptrace == 1 ? "" : "s");
+	if (st->status_reads)
+		pf_report_note(r, "the program read /proc/.../status %llu time%s, whose TracerPid shows the tracer "
+			       "(inherent to ptrace)", (unsigned long long)st->status_reads,
+			       st->status_reads == 1 ? "" : "s");
+	if (st->seccomp)
+		pf_report_note(r, "%llu process%s turned seccomp on: no system call was injected into %s since; code "
+			       "beyond the code cache %s had ran on the stopping path (same counts, slower)",
+			       (unsigned long long)st->seccomp, st->seccomp == 1 ? "" : "es",
+			       st->seccomp == 1 ? "it" : "them", st->seccomp == 1 ? "it" : "they");
+}
+
 static int run_trace(char **argv, const char *region, int quiet, struct pflops_mix *mix, struct pf_report *r,
 		     struct pf_mask_model *mm)
 {
@@ -205,6 +235,7 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 		pf_report_note(r, "%llu process%s traced by the stopping engine (same counts, a stop per block: slower): "
 			       "1/8 of a ulimit -v of %.0f MiB is too small for the code cache",
 			       (unsigned long long)st.as_too_small, st.as_too_small == 1 ? " was" : "es were", st.as_limit / 1048576.0);
+	trace_notes(r, &st);
 	pf_report_note(r, "wall time is that of the traced run (the tracer's own work included); GFLOP/s are not given");
 	pflops_mix_widths(mix, r->widths);
 	r->have_widths = 1;

@@ -94,6 +94,24 @@ struct pflops_trace_stats {
 				 * but not armed (its address is not an
 				 * instruction start, the file changed on
 				 * disk); "" when it was not */
+	/* Transparency (docs/trace-engine.md#transparency): what the tracer
+	 * changed so the program behaves as untraced, and what it could not */
+	uint64_t rseq_refused;	/* rseq registrations answered ENOSYS (glibc
+				 * then runs without rseq, as under valgrind) */
+	uint64_t rseq_kept;	/* threads whose rseq was registered untraced
+				 * (--pid, or outside --region) and then ran in
+				 * the cache: rseq critical sections do not
+				 * abort there */
+	uint64_t untraced_cleared;	/* clone(CLONE_UNTRACED) traced anyway */
+	uint64_t prog_ptrace;	/* ptrace() calls of the program: a process
+				 * has one tracer, they fail (LeakSanitizer,
+				 * debuggers, anti-debugging) */
+	uint64_t status_reads;	/* opens of /proc/.../status, where TracerPid
+				 * shows the tracer */
+	uint64_t seccomp;	/* processes that turned seccomp on: no system
+				 * call is injected in them from then on; new
+				 * code beyond the cache they have runs on the
+				 * stopping path */
 };
 
 enum pflops_engine {

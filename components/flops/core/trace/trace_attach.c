@@ -211,6 +211,7 @@ int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const s
 	T.sfd = -1;
 	T.progress_ms = T.o->progress_ms ? T.o->progress_ms : 500;
 	T.pub = a->pub;
+	T.attached = 1;
 	clock_gettime(CLOCK_MONOTONIC, &T.last);
 	if (!(sp = pflops_space_new(pid, T.o->region)) || (T.o->block && !(T.prof = pflops_prof_new(T.o)))) {
 		pflops_space_put(sp);

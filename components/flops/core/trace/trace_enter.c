@@ -232,6 +232,7 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 					t->region_ret = (uint64_t)ra;
 					t->region_sp = r->rsp;
 					T->st.region_calls++;
+					pflops_sys_rseq_check(T, t);
 				}
 			}
 			if (!t->in_region && sp->arena) {

@@ -103,6 +103,8 @@ struct pflops_space {
 	uint64_t gadget;		/* a `syscall` instruction (injection) */
 	struct pflops_arena *arena;	/* code cache; NULL until needed */
 	int arena_failed;		/* setup failed: stopping path only */
+	int no_inject;			/* it turned on seccomp: no system call
+					 * may be injected (trace_sys.c) */
 	struct pflops_prof *prof;	/* per-block counts asked (opts.block) */
 };
 
@@ -120,6 +122,11 @@ struct pflops_thr {
 	int in_syscall;		/* between syscall-entry and -exit stops */
 	long sys_nr;		/* the syscall between those stops */
 	uint64_t sys_args[6];
+	int sys_refused;	/* this syscall was refused at entry: the
+				 * -errno it returns (trace_sys.c) */
+	uint64_t sys_undo_addr, sys_undo_val;	/* a word of the program's
+				 * memory changed at entry, put back at exit */
+	int rseq_checked;	/* --region: its rseq registration looked at */
 	int to_handler;		/* a caught signal was injected */
 	int raw_step;		/* a branch runs for real (see go()) */
 	uint64_t reinsert;	/* breakpoint lifted to run a faulting branch */
@@ -171,6 +178,8 @@ struct pflops_tracer {
 	/* attached (trace_attach.c): counts published to the process */
 	struct pflops_pub *pub;
 	const struct pflops_space *pub_sp;	/* the space published */
+	int attached;		/* pflops_trace_attach: the program ran
+				 * untraced before (its rseq may be set) */
 };
 
 int pflops_fail(struct pflops_error *err, int code, const char *fmt, ...)
@@ -199,6 +208,20 @@ int pflops_getregs(pid_t tid, struct user_regs_struct *r);
 int pflops_on_sigtrap(struct pflops_tracer *T, struct pflops_thr *t);
 int pflops_setregs(struct pflops_tracer *T, struct pflops_thr *t,
 		   const struct user_regs_struct *r);
+
+/* trace_sys.c: what the tracer changes at a system call so that the
+ * program behaves as it does untraced (docs/trace-engine.md,
+ * "Transparency"); entry: at the syscall-entry stop (regs of it,
+ * t->sys_nr and t->sys_args set), exit: at its exit stop. */
+int pflops_sys_entry(struct pflops_tracer *T, struct pflops_thr *t,
+		     struct user_regs_struct *r);
+void pflops_sys_exit(struct pflops_tracer *T, struct pflops_thr *t,
+		     struct user_regs_struct *r, int *dirty);
+/* a clone/fork/vfork event of t: 1 when the child shares t's memory */
+int pflops_sys_shares_vm(struct pflops_tracer *T, struct pflops_thr *t, int ev);
+/* a thread that may have registered rseq untraced (attached, or
+ * entering --region): stats.rseq_kept when it did */
+void pflops_sys_rseq_check(struct pflops_tracer *T, struct pflops_thr *t);
 
 /* trace_signal.c: signals in each mode, and the cache's own traps */
 int pflops_on_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig,

@@ -1,0 +1,76 @@
+#!/bin/sh
+# The tracer's transparency (docs/trace-engine.md#transparency): small
+# programs written to hit what a dynamic translator under ptrace can get
+# wrong (ctests/transp/), each run natively and under papi_flops_run
+# --source trace with both engines; stdout and the exit status must be
+# the native ones and DP_OPS the program's known count.  Where a
+# difference is inherent to ptrace (LeakSanitizer attaching to its own
+# threads) the run must still end and the report must say why.
+B=${B:-build}
+RUN=$B/papi_flops_run
+TP=$B/ctests/transp
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# native NAME DP ENGINES CMD...: stdout and status native vs traced, DP_OPS
+same() {
+	name=$1 dp=$2 engines=$3; shift 3
+	timeout 60 "$@" >"$tmp/native.out" 2>"$tmp/native.err"; nrc=$?
+	for e in $engines; do
+		PFLOPS_TRACE_ENGINE=$e timeout 120 $RUN --source trace --json -o "$tmp/$e.json" -- "$@" \
+			>"$tmp/$e.out" 2>"$tmp/$e.err"; rc=$?
+		if [ $rc != $nrc ] || ! cmp -s "$tmp/native.out" "$tmp/$e.out"; then
+			bad "$name ($e): exit $rc, stdout '$(cat "$tmp/$e.out")'; natively exit $nrc, '$(cat "$tmp/native.out")'; $(tail -3 "$tmp/$e.err")"
+			continue
+		fi
+		got=$(jq -r .metrics.DP_OPS "$tmp/$e.json" 2>/dev/null)
+		[ "$got" = "$dp" ] && ok || bad "$name ($e): DP_OPS $got, expected $dp"
+	done
+}
+# caveat ENGINE TEXT: the last run's report says TEXT
+caveat() {
+	jq -r '.caveats[]?' "$tmp/$1.json" | grep -q "$2" && ok || bad "$name ($1): no note '$2' in: $(jq -c .caveats "$tmp/$1.json")"
+}
+
+# 1. rseq: refused (ENOSYS) as valgrind does, so no critical section runs
+#    unrestartable in the cache (or restarts forever at the stopping
+#    path's stops): glibc's own registration falls back, and so does a
+#    program registering its own; no per-CPU update is lost
+same "rseq, glibc's registration" 200000 "cache stop" $TP/tp_rseq 2000
+caveat stop "rseq registration refused [0-9]* times* (ENOSYS"
+GLIBC_TUNABLES=glibc.pthread.rseq=0 same "rseq, the program's own" 200000 "cache stop" $TP/tp_rseq 2000
+
+# 2. clone flags: children sharing the memory without being threads,
+#    without an exit signal, with another exit signal, CLONE_UNTRACED
+#    (followed anyway: the child starts in the code cache)
+for m in vm vmfs vm0 untraced sig clone3; do
+	same "clone $m" 12000 "cache stop" $TP/tp_clone $m
+done
+caveat cache "clone(CLONE_UNTRACED) traced anyway"
+
+# 3. strict seccomp: no system call may be injected after it
+same "seccomp strict" 44000 "cache stop" $TP/tp_seccomp
+caveat cache "1 process turned seccomp on"
+
+# 4. AddressSanitizer: with LeakSanitizer off it runs as natively; with
+#    it on (its helper ptrace-attaches to the program's threads, which
+#    fails under a tracer as under gdb or strace) the run ends, LeakSanitizer
+#    says it cannot work under ptrace, and the report says why
+if [ -x $TP/tp_asan ]; then
+	ASAN_OPTIONS=detect_leaks=0 same "asan" 12000 cache $TP/tp_asan
+	PFLOPS_TRACE_ENGINE=cache timeout 120 $RUN --source trace --json -o "$tmp/lsan.json" -- $TP/tp_asan \
+		>"$tmp/lsan.out" 2>"$tmp/lsan.err"; rc=$?
+	name="asan + LeakSanitizer"
+	[ $rc != 124 ] && [ "$(jq -r .metrics.DP_OPS "$tmp/lsan.json")" = 12000 ] && ok ||
+		bad "$name: exit $rc (124: it hung), DP_OPS $(jq -r .metrics.DP_OPS "$tmp/lsan.json" 2>&1)"
+	jq -r '.caveats[]?' "$tmp/lsan.json" | grep -q "the program called ptrace .*inherent to ptrace" && ok ||
+		bad "$name: no note on ptrace: $(jq -c .caveats "$tmp/lsan.json")"
+else
+	echo "SKIP: test_transp asan: no ASan build of tp_asan (libasan missing)"
+fi
+
+echo "test_transp: $pass passed, $fail failed"
+[ $fail = 0 ]

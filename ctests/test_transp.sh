@@ -51,11 +51,17 @@ for m in vm vmfs vm0 untraced sig clone3; do
 done
 caveat cache "clone(CLONE_UNTRACED) traced anyway"
 
-# 3. strict seccomp: no system call may be injected after it
+# 3. registers: %rcx after syscall, the %gs base written by wrgsbase,
+#    a program single-stepping itself with EFLAGS.TF
+same "rcx after syscall" 40000 "cache stop" $TP/tp_regs rcx
+same "wrgsbase" 40000 "cache stop" $TP/tp_regs gs
+same "EFLAGS.TF" 8040 "cache stop" $TP/tp_regs tf
+
+# 4. strict seccomp: no system call may be injected after it
 same "seccomp strict" 44000 "cache stop" $TP/tp_seccomp
 caveat cache "1 process turned seccomp on"
 
-# 4. AddressSanitizer: with LeakSanitizer off it runs as natively; with
+# 5. AddressSanitizer: with LeakSanitizer off it runs as natively; with
 #    it on (its helper ptrace-attaches to the program's threads, which
 #    fails under a tracer as under gdb or strace) the run ends, LeakSanitizer
 #    says it cannot work under ptrace, and the report says why

@@ -150,6 +150,10 @@ static void trace_notes(struct pf_report *r, const struct pflops_trace_stats *st
 		pf_report_note(r, "the program read /proc/.../status %llu time%s, whose TracerPid shows the tracer "
 			       "(inherent to ptrace)", (unsigned long long)st->status_reads,
 			       st->status_reads == 1 ? "" : "s");
+	if (st->self_traps)
+		pf_report_note(r, "the program's SIGTRAP handler ran %llu time%s (it single-steps itself, EFLAGS.TF): "
+			       "each run is counted from its first system call or branch on, not before (a few "
+			       "instructions)", (unsigned long long)st->self_traps, st->self_traps == 1 ? "" : "s");
 	if (st->seccomp)
 		pf_report_note(r, "%llu process%s turned seccomp on: no system call was injected into %s since; code "
 			       "beyond the code cache %s had ran on the stopping path (same counts, slower)",

@@ -108,6 +108,10 @@ struct pflops_trace_stats {
 				 * debuggers, anti-debugging) */
 	uint64_t status_reads;	/* opens of /proc/.../status, where TracerPid
 				 * shows the tracer */
+	uint64_t self_traps;	/* SIGTRAPs run by a handler of the program
+				 * (it single-steps itself with EFLAGS.TF):
+				 * each handler uncounted up to its first
+				 * system call or block end */
 	uint64_t seccomp;	/* processes that turned seccomp on: no system
 				 * call is injected in them from then on; new
 				 * code beyond the cache they have runs on the

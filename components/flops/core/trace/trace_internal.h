@@ -219,6 +219,11 @@ void pflops_sys_exit(struct pflops_tracer *T, struct pflops_thr *t,
 		     struct user_regs_struct *r, int *dirty);
 /* a clone/fork/vfork event of t: 1 when the child shares t's memory */
 int pflops_sys_shares_vm(struct pflops_tracer *T, struct pflops_thr *t, int ev);
+/* EFLAGS.TF set by the program (popf, sigreturn): it steps itself */
+#define PFLOPS_TF 0x100ULL
+/* the program's single-step trap that a branch we emulated would have
+ * raised: sent to it before it runs on (as a held signal) */
+void pflops_sys_owe_trap(struct pflops_thr *t);
 /* a thread that may have registered rseq untraced (attached, or
  * entering --region): stats.rseq_kept when it did */
 void pflops_sys_rseq_check(struct pflops_tracer *T, struct pflops_thr *t);
@@ -569,6 +574,7 @@ struct pflops_reloc {
 	uint8_t rip_rel;	/* has a RIP-relative memory operand */
 	uint8_t disp_off;	/* offset of its disp32 */
 	uint8_t uses_gs;	/* %gs segment, rd/wrgsbase, loads of %gs */
+	uint8_t pops_flags;	/* popf: may set EFLAGS.TF (trace_sys.c) */
 	uint8_t kills_flags;	/* writes OF SF ZF AF PF, reads none */
 	uint8_t ind_modrm;	/* indirect jmp/call: offset of the ModRM */
 	uint8_t ind_rex;	/* its REX byte (0 if none) */

@@ -29,6 +29,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -191,4 +192,14 @@ void pflops_sys_rseq_check(struct pflops_tracer *T, struct pflops_thr *t)
 	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, t->tid, (void *)sizeof c, &c) > 0 &&
 	    c.ptr)
 		T->st.rseq_kept++;
+}
+
+void pflops_sys_owe_trap(struct pflops_thr *t)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof si);
+	si.si_signo = SIGTRAP;
+	si.si_code = TRAP_TRACE;
+	pflops_hold_signal(t, SIGTRAP, &si);
 }

@@ -78,5 +78,17 @@ else
 	echo "SKIP: test_transp asan: no ASan build of tp_asan (libasan missing)"
 fi
 
+# 6. fallbacks to the stopping path are said, with the same counts:
+#    blocks using %gs (the cache owns it), and threads beyond the counter
+#    slots (31 under a 1 GiB ulimit -v: 40 threads, many at once)
+name="fallback notes"
+PFLOPS_TRACE_ENGINE=cache $RUN --source trace --json -o "$tmp/cache.json" -- $TP/tp_regs gs >/dev/null 2>&1
+if $TP/tp_regs gs | grep -q SKIP; then echo "SKIP: test_transp: %gs fallback note: no FSGSBASE"
+else caveat cache "blocks on the stopping path (same counts, a stop per run): .*[0-9] using %gs"; fi
+$RUN --source trace --json -o "$tmp/cache.json" -- sh -c "ulimit -v 1048576; exec $B/ctests/trace/calib_threads 40 20000" >/dev/null 2>&1
+# 4 x (20000 x 40 x 41 / 2 adds + 2 x 20000 muls)
+[ "$(jq -r .metrics.DP_OPS "$tmp/cache.json")" = 65760000 ] && ok || bad "$name: 40 threads: DP_OPS $(jq -r .metrics.DP_OPS "$tmp/cache.json")"
+caveat cache "[0-9]* threads* ran on the stopping path (same counts, slower): more threads at once than the code cache's"
+
 echo "test_transp: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -127,10 +127,34 @@ static struct pflops_funcs *byfunc;
 /* --pid: the running process to count instead of a program (0: none) */
 static pid_t attach_pid;
 
-/* What the tracer changed so the program behaves as untraced, and what
- * it could not hide (inherent to ptrace): docs/trace-engine.md. */
+/* What the tracer changed so the program behaves as untraced, what it
+ * could not hide (inherent to ptrace), and its fallbacks to the stopping
+ * path (same counts, slower): docs/trace-engine.md#transparency. */
 static void trace_notes(struct pf_report *r, const struct pflops_trace_stats *st)
 {
+	static const char *const why[PFLOPS_NC_N] = {
+		[PFLOPS_NC_MASK] = "masked AVX-512", [PFLOPS_NC_MODE] = "stepped or undecodable",
+		[PFLOPS_NC_GS] = "using %gs", [PFLOPS_NC_REACH] = "no cache memory within 2 GiB",
+		[PFLOPS_NC_FULL] = "code cache full (262144 blocks or 256 MiB of copies a process)",
+	};
+	char buf[PF_REPORT_NOTE_LEN];
+	size_t n = 0;
+
+	for (int i = 0; i < PFLOPS_NC_N; i++)
+		if (why[i] && st->nocache[i] && n < sizeof buf)
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%llu %s", n ? ", " : "",
+					      (unsigned long long)st->nocache[i], why[i]);
+	if (n)
+		pf_report_note(r, "blocks on the stopping path (same counts, a stop per run): %s", buf);
+	if (st->slotless_threads)
+		pf_report_note(r, "%llu thread%s ran on the stopping path (same counts, slower): more threads at once than "
+			       "the code cache's 256 counter slots (fewer under a ulimit -v)",
+			       (unsigned long long)st->slotless_threads, st->slotless_threads == 1 ? "" : "s");
+	if (st->cache_setup_failed > st->as_too_small)
+		pf_report_note(r, "%llu process%s traced by the stopping engine (same counts, slower): the code cache "
+			       "could not be set up (no SSE4.2, or a seccomp filter refusing memfd_create or mmap)",
+			       (unsigned long long)(st->cache_setup_failed - st->as_too_small),
+			       st->cache_setup_failed - st->as_too_small == 1 ? " was" : "es were");
 	if (st->rseq_refused)
 		pf_report_note(r, "rseq registration refused %llu time%s (ENOSYS, as under valgrind): the program and glibc "
 			       "ran without restartable sequences", (unsigned long long)st->rseq_refused,

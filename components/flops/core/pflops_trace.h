@@ -108,6 +108,10 @@ struct pflops_trace_stats {
 				 * debuggers, anti-debugging) */
 	uint64_t status_reads;	/* opens of /proc/.../status, where TracerPid
 				 * shows the tracer */
+	uint64_t slotless_threads;	/* threads that ran (some) cached blocks
+				 * on the stopping path: every counter slot
+				 * was taken (more than 256 threads at once,
+				 * fewer under a ulimit -v) */
 	uint64_t self_traps;	/* SIGTRAPs run by a handler of the program
 				 * (it single-steps itself with EFLAGS.TF):
 				 * each handler uncounted up to its first

@@ -289,6 +289,10 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 				t->resume = PTRACE_SYSCALL;
 				return 0;
 			}
+			if (entry && t->slot < 0 && !t->slotless) {
+				t->slotless = 1;	/* no counter slot free */
+				T->st.slotless_threads++;
+			}
 		}
 		if (pflops_set_mode(T, t, r, PFLOPS_M_STOP, dirty))
 			return fail(T->err, PFLOPS_ESYS, "cannot set the %%gs base");

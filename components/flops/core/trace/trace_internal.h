@@ -127,6 +127,7 @@ struct pflops_thr {
 	uint64_t sys_undo_addr, sys_undo_val;	/* a word of the program's
 				 * memory changed at entry, put back at exit */
 	int rseq_checked;	/* --region: its rseq registration looked at */
+	int slotless;		/* counted in stats.slotless_threads */
 	int to_handler;		/* a caught signal was injected */
 	int raw_step;		/* a branch runs for real (see go()) */
 	uint64_t reinsert;	/* breakpoint lifted to run a faulting branch */

@@ -127,6 +127,14 @@ static struct pflops_funcs *byfunc;
 /* --pid: the running process to count instead of a program (0: none) */
 static pid_t attach_pid;
 
+/* A note on n things when there are any: fmt takes n (%llu), then "s"
+ * or "" (%s) */
+static void count_note(struct pf_report *r, uint64_t n, const char *fmt)
+{
+	if (n)
+		pf_report_note(r, fmt, (unsigned long long)n, n == 1 ? "" : "s");
+}
+
 /* What the tracer changed so the program behaves as untraced, what it
  * could not hide (inherent to ptrace), and its fallbacks to the stopping
  * path (same counts, slower): docs/trace-engine.md#transparency. */
@@ -146,38 +154,27 @@ static void trace_notes(struct pf_report *r, const struct pflops_trace_stats *st
 					      (unsigned long long)st->nocache[i], why[i]);
 	if (n)
 		pf_report_note(r, "blocks on the stopping path (same counts, a stop per run): %s", buf);
-	if (st->slotless_threads)
-		pf_report_note(r, "%llu thread%s ran on the stopping path (same counts, slower): more threads at once than "
-			       "the code cache's 256 counter slots (fewer under a ulimit -v)",
-			       (unsigned long long)st->slotless_threads, st->slotless_threads == 1 ? "" : "s");
+	count_note(r, st->slotless_threads, "%llu thread%s ran on the stopping path (same counts, slower): more "
+		   "threads at once than the code cache's 256 counter slots (fewer under a ulimit -v)");
 	if (st->cache_setup_failed > st->as_too_small)
 		pf_report_note(r, "%llu process%s traced by the stopping engine (same counts, slower): the code cache "
 			       "could not be set up (no SSE4.2, or a seccomp filter refusing memfd_create or mmap)",
 			       (unsigned long long)(st->cache_setup_failed - st->as_too_small),
 			       st->cache_setup_failed - st->as_too_small == 1 ? " was" : "es were");
-	if (st->rseq_refused)
-		pf_report_note(r, "rseq registration refused %llu time%s (ENOSYS, as under valgrind): the program and glibc "
-			       "ran without restartable sequences", (unsigned long long)st->rseq_refused,
-			       st->rseq_refused == 1 ? "" : "s");
-	if (st->rseq_kept)
-		pf_report_note(r, "%llu thread%s had rseq registered before the tracer could refuse it (--pid, or outside "
-			       "--region): rseq critical sections run in the code cache do not restart when preempted",
-			       (unsigned long long)st->rseq_kept, st->rseq_kept == 1 ? "" : "s");
+	count_note(r, st->rseq_refused, "rseq registration refused %llu time%s (ENOSYS, as under valgrind): the "
+		   "program and glibc ran without restartable sequences");
+	count_note(r, st->rseq_kept, "%llu thread%s had rseq registered before the tracer could refuse it (--pid, "
+		   "or outside --region): rseq critical sections run in the code cache do not restart when preempted");
 	if (st->untraced_cleared)
 		pf_report_note(r, "%llu clone(CLONE_UNTRACED) traced anyway (the child starts in the code cache)",
 			       (unsigned long long)st->untraced_cleared);
-	if (st->prog_ptrace)
-		pf_report_note(r, "the program called ptrace %llu time%s: under papi_flops_run it is traced already, so "
-			       "attaching to itself or its threads fails (inherent to ptrace: debuggers, LeakSanitizer)",
-			       (unsigned long long)st->prog_ptrace, st->prog_ptrace == 1 ? "" : "s");
-	if (st->status_reads)
-		pf_report_note(r, "the program read /proc/.../status %llu time%s, whose TracerPid shows the tracer "
-			       "(inherent to ptrace)", (unsigned long long)st->status_reads,
-			       st->status_reads == 1 ? "" : "s");
-	if (st->self_traps)
-		pf_report_note(r, "the program's SIGTRAP handler ran %llu time%s (it single-steps itself, EFLAGS.TF): "
-			       "each run is counted from its first system call or branch on, not before (a few "
-			       "instructions)", (unsigned long long)st->self_traps, st->self_traps == 1 ? "" : "s");
+	count_note(r, st->prog_ptrace, "the program called ptrace %llu time%s: under papi_flops_run it is traced "
+		   "already, so attaching to itself or its threads fails (inherent to ptrace: debuggers, LeakSanitizer)");
+	count_note(r, st->status_reads, "the program read /proc/.../status %llu time%s, whose TracerPid shows the "
+		   "tracer (inherent to ptrace)");
+	count_note(r, st->self_traps, "the program's SIGTRAP handler ran %llu time%s (it single-steps itself, "
+		   "EFLAGS.TF): each run is counted from its first system call or branch on, not before (a few "
+		   "instructions)");
 	if (st->seccomp)
 		pf_report_note(r, "%llu process%s turned seccomp on: no system call was injected into %s since; code "
 			       "beyond the code cache %s had ran on the stopping path (same counts, slower)",

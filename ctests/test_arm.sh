@@ -42,6 +42,20 @@ else
 	echo "$out" | grep -q "^No counters *: the trace source, which needs none, $X86_ONLY" && ok || bad "avail without PMU: $out"
 fi
 
+# the component in our libpapi: PAPI_FLOPS_SOURCE=trace is refused with the
+# sentence; without counters its reason never suggests the trace source
+PCA=$B/papi/src/utils/papi_component_avail
+if [ -e "$PCA" ]; then
+	out=$(PAPI_FLOPS_SOURCE=trace $PCA 2>&1 | grep -A1 '^Name: *flops')
+	echo "$out" | grep -q "Disabled: PAPI_FLOPS_SOURCE=trace: the trace source .*$X86_ONLY; unset it" && ok ||
+		bad "component, PAPI_FLOPS_SOURCE=trace: $out"
+	out=$($PCA 2>&1 | grep -A1 '^Name: *flops')
+	echo "$out" | grep -q "Disabled" && ! echo "$out" | grep -q "set PAPI_FLOPS_SOURCE=trace" && ok ||
+		bad "component, hw source: $out"
+else
+	echo "SKIP: test_arm.sh: component: no $PCA (built without --with-papi-src)"
+fi
+
 # the Arm formulas: Neoverse V2's FP_OPS, its events as perf names them
 out=$($AVAIL --arch neoverse_v2 --perf FP_OPS 2>&1); rc=$?
 [ $rc = 0 ] && echo "$out" | grep -q "r80c0" && ok || bad "avail --perf neoverse_v2: rc=$rc $out"

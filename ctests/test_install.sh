@@ -91,5 +91,41 @@ if [ -x "$bin/papi_flops_run" ] && env -u PAPI_FLOPS_TRACER PATH=/usr/bin:/bin P
 else
 	bad "installed papi_command_line with PAPI_FLOPS_SOURCE=trace does not read DP_OPS 40000000"
 fi
+# libpflops.a exports papi_flops.h's functions and nothing else (mk/publib.mk):
+# each global it defines is declared there, the core's helpers are local,
+# and a client of the header links with it and the libraries it names
+a=$lib/libpflops.a h=$(dirname "$lib")/include/papi_flops.h
+syms=$(nm -g --defined-only "$a" 2>/dev/null | awk 'NF == 3 { print $3 }')
+undeclared=$(for f in $syms; do grep -q "[ *]$f(" "$h" || echo "$f"; done)
+if [ -n "$syms" ] && [ -z "$undeclared" ] && ! echo "$syms" | grep -qx 'pf_err'; then
+	ok "libpflops.a exports $(echo "$syms" | wc -l) functions, each declared in papi_flops.h"
+else
+	bad "libpflops.a exports what papi_flops.h does not declare: $(echo $undeclared | cut -c1-300)"
+fi
+cat > "$tmp/pc.c" <<'EOC'
+#include <stdio.h>
+#include <papi_flops.h>
+int main(void)
+{
+	struct pflops_table t;
+	struct pflops_error err;
+	if (pflops_table_builtin(&t, &err))
+		return 1;
+	const struct pflops_pmu *p = pflops_table_find(&t, "skx");
+	printf("%s %s\n", p ? "skx" : "none", pflops_metric_name(PFLOPS_DP_OPS));
+	pflops_table_free(&t);
+	return 0;
+}
+EOC
+if cc $san -I"$(dirname "$h")" "$tmp/pc.c" -o "$tmp/pc" "$a" -lpfm -lhwloc -lm $(nm "$a" | grep -q ' U Zydis' && echo -lZydis -lZycore) -lpthread \
+	2> "$tmp/pc.err" && [ "$("$tmp/pc")" = "skx DP_OPS" ]; then
+	ok "a client of papi_flops.h links with the installed libpflops.a and runs"
+else
+	bad "a client of papi_flops.h does not link with libpflops.a or runs wrong: $(head -c 400 "$tmp/pc.err")"
+fi
+# an internal function is no API: calling one does not link
+printf 'int pf_err(void *, int, const char *, ...);\nint main(void) { return pf_err(0, 0, ""); }\n' > "$tmp/pi.c"
+cc $san "$tmp/pi.c" -o "$tmp/pi" "$a" -lpfm -lhwloc -lm -lpthread $(nm "$a" | grep -q " U Zydis" && echo -lZydis -lZycore) 2>/dev/null &&
+	bad "a client calling the core's pf_err links with libpflops.a" || ok "the core's helpers (pf_err) are not exported"
 echo "test_install: $pass passed, $fail failed"
 [ $fail = 0 ]

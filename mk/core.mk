@@ -1,12 +1,14 @@
 # The core library, the table generator and the generated files.
 PRESET_FILES = $(sort $(wildcard presets/*.pft))
-GEN_CORE_SRCS = components/flops/core/error.c components/flops/core/formula.c components/flops/core/input.c \
+GEN_CORE_SRCS = components/flops/core/error.c components/flops/core/metric.c \
+                components/flops/core/formula.c components/flops/core/input.c \
                 components/flops/core/table.c components/flops/core/encode.c \
                 components/flops/core/plan.c
 CORE_SRCS += $(GEN_CORE_SRCS) components/flops/core/table_builtin.c \
              components/flops/core/probe.c components/flops/core/topo_load.c \
              components/flops/core/perfstat.c \
-             components/flops/core/sources.c components/flops/core/count_child.c
+             components/flops/core/sources.c components/flops/core/count_child.c \
+             components/flops/core/wait_status.c
 
 PFLOPS_GEN   = $(B)/pflops_gen
 # libpfm4's answers for the x86 PMUs, for a libpfm4 without them (aarch64):
@@ -46,6 +48,9 @@ $(B)/ctests/%: ctests/%.c ctests/builtin_table.h ctests/odd_files.h $(CORE_LIB)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
 CHECK_SCRIPTS += ctests/test_papi_csv.sh
 CHECK_DEPS += $(B)/ctests/probe_summary
+# Every consumer of the metric registry agrees with it (papi_flops.h).
+CHECK_DEPS += $(B)/ctests/registry_list
+CHECK_SCRIPTS += ctests/test_registry.sh
 CHECK_SCRIPTS += ctests/test_probe.sh
 # The shared memory a traced process reads its own counts from, and the
 # component's helper (libpapi has them too: components/flops/Rules.flops).

@@ -13,11 +13,11 @@ $(B)/papi_flops_avail: utils/papi_flops_avail.c utils/pf_output.c utils/pf_outpu
 
 UTILS += $(B)/papi_flops_run
 MAN_PAGES += docs/man/papi_flops_run.1
-PF_RUN_SRCS = utils/papi_flops_run.c utils/pf_run_hw.c utils/pf_run_mask.c utils/pf_run_funcs.c utils/pf_report.c utils/pf_mpi.c \
-              utils/pf_signal.c utils/pf_output.c utils/pf_papi_helper.c
-$(B)/papi_flops_run: $(PF_RUN_SRCS) utils/pf_output.h utils/pf_signal.h utils/pf_run_hw.h utils/pf_run_mask.h utils/pf_run_funcs.h utils/pf_report.h utils/pf_mpi.h \
+PF_RUN_SRCS += utils/papi_flops_run.c utils/pf_run_hw.c utils/pf_run_mask.c utils/pf_run_funcs.c utils/pf_report.c utils/pf_mpi.c \
+              utils/pf_signal.c utils/pf_output.c utils/pf_papi_helper.c utils/pf_sample.c utils/pf_sample_hw.c
+$(B)/papi_flops_run: $(PF_RUN_SRCS) utils/pf_output.h utils/pf_signal.h utils/pf_run_hw.h utils/pf_run_mask.h utils/pf_run_funcs.h utils/pf_report.h utils/pf_mpi.h utils/pf_sample.h utils/pf_sample_hw.h utils/pf_sample_trace.h \
                      utils/pf_json.h utils/pf_papi_helper.h $(PF_VERSION_H) $(CORE_LIB)
-	$(CC) $(CPPFLAGS) -Iutils $(PF_CFLAGS) $(PF_RUN_SRCS) -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS)
+	$(CC) $(CPPFLAGS) -Iutils $(PF_CFLAGS) $(PF_RUN_SRCS) -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(PF_RUN_LIBS) -lm
 CHECK_SCRIPTS += ctests/test_avail.sh ctests/test_tools.sh
 
 UTILS += $(B)/papi_flops_check

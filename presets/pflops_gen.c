@@ -178,22 +178,12 @@ static int read_enc(const char *path)
 /* ------------------------------------------------------------------ */
 /* PAPI CSV */
 
-static const char *const papi_name[PFLOPS_NMETRIC] = {
-	"PAPI_FP_OPS", "PAPI_DP_OPS", "PAPI_SP_OPS", "PAPI_HP_OPS", NULL, "PAPI_VEC_DP", "PAPI_VEC_SP",
-};
-
-/* What our preset counts, in its note: where PAPI's own rows meant
- * something else (VEC_* counting scalar instructions or lanes, FP_OPS
- * unweighted), a PAPI user reads the meaning where he looks. */
-static const char *const papi_meaning[PFLOPS_NMETRIC] = {
-	"FLOPs of every precision; a packed instruction counts its lanes",
-	"double-precision FLOPs; a packed instruction counts its lanes",
-	"single-precision FLOPs; a packed instruction counts its lanes",
-	"half-precision FLOPs; a packed instruction counts its lanes",
-	NULL,
-	"packed (SIMD) double-precision instructions only; one per instruction; scalar instructions are not counted",
-	"packed (SIMD) single-precision instructions only; one per instruction; scalar instructions are not counted",
-};
+/* The PAPI preset of metric m (NULL: none), and what our preset counts,
+ * in its note: where PAPI's own rows meant something else (VEC_* counting
+ * scalar instructions or lanes, FP_OPS unweighted), a PAPI user reads the
+ * meaning where he looks.  Both from the registry (papi_flops.h). */
+#define papi_name(m) pflops_metric_info(m)->papi
+#define papi_meaning(m) pflops_metric_info(m)->papi_meaning
 
 /* --component NAME: our rows name NAME:::METRIC, one event each */
 static const char *component;
@@ -204,8 +194,8 @@ static int is_flop_preset(const char *line)
 	if (strncmp(line, "PRESET,", 7))
 		return 0;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
-		if (papi_name[m] && !strncmp(line + 7, papi_name[m], strlen(papi_name[m])) &&
-		    line[7 + strlen(papi_name[m])] == ',')
+		if (papi_name(m) && !strncmp(line + 7, papi_name(m), strlen(papi_name(m))) &&
+		    line[7 + strlen(papi_name(m))] == ',')
 			return m + 1;
 	return 0;
 }
@@ -225,7 +215,7 @@ static void emit_note(FILE *o, const struct pflops_metric_def *d, int m, const c
 	char note[768], text[1024];
 	snprintf(text, sizeof(text), "%s%s%s%s%s%s%s papi-flops meaning: %s.", left_out, d->caveat ? d->caveat : "",
 		 component ? " Counted by " : "", component ? component : "", component ? ":::" : "",
-		 component ? pflops_metric_name(m) : "", component ? "." : "", papi_meaning[m]);
+		 component ? pflops_metric_name(m) : "", component ? "." : "", papi_meaning(m));
 	note_text(note, sizeof(note), text);
 	fprintf(o, ",NOTE,\"papi-flops %s: %s\"\n", pflops_class_name(d->klass), note);
 }
@@ -233,17 +223,17 @@ static void emit_note(FILE *o, const struct pflops_metric_def *d, int m, const c
 static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
 {
 	const struct pflops_metric_def *d = &p->metrics[m];
-	if (!papi_name[m] || (m == PFLOPS_HP_OPS && !have_hp))
+	if (!papi_name(m) || (m == PFLOPS_HP_OPS && !have_hp))
 		return 0;
 	if (d->klass == PFLOPS_UNAVAILABLE) {
-		fprintf(o, "# %s: not available: %s\n", papi_name[m], d->caveat);
+		fprintf(o, "# %s: not available: %s\n", papi_name(m), d->caveat);
 		return 0;
 	}
 	if (component) {
 		/* the component plans the counters (and refuses, or multiplexes,
 		 * what does not fit them): any formula is one native event */
-		fprintf(o, "# %s = %s  [%s]\nPRESET,%s,NOT_DERIVED,%s:::%s", papi_name[m], d->formula,
-			pflops_class_name(d->klass), papi_name[m], component, pflops_metric_name(m));
+		fprintf(o, "# %s = %s  [%s]\nPRESET,%s,NOT_DERIVED,%s:::%s", papi_name(m), d->formula,
+			pflops_class_name(d->klass), papi_name(m), component, pflops_metric_name(m));
 		emit_note(o, d, m, "");
 		return 1;
 	}
@@ -258,7 +248,7 @@ static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
 	struct pflops_plan plan;
 	struct pflops_error err = { 0 };
 	if (pflops_plan_fit(&plan, &named, 1u << m, 0, 8, NULL, &err)) {
-		fprintf(o, "# %s: %s\n", papi_name[m], err.msg);
+		fprintf(o, "# %s: %s\n", papi_name(m), err.msg);
 		return 0;
 	}
 	char left_out[160] = "";
@@ -266,11 +256,11 @@ static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
 		int part = p->detect.part;
 		plan.ncounters--;	/* the detector is last */
 		plan.cost -= plan.counter[plan.ncounters].cost;
-		int preset = papi_name[part] && (part != PFLOPS_HP_OPS || have_hp);
+		int preset = papi_name(part) && (part != PFLOPS_HP_OPS || have_hp);
 		snprintf(left_out, sizeof(left_out), "%s is not included (it is %s%s): ", pflops_metric_name(part),
-			 preset ? papi_name[part] : "flops:::", preset ? "" : pflops_metric_name(part));
+			 preset ? papi_name(part) : "flops:::", preset ? "" : pflops_metric_name(part));
 	}
-	fprintf(o, "# %s = %s  [%s, %d counter%s]%s%s\n", papi_name[m], d->formula, pflops_class_name(d->klass),
+	fprintf(o, "# %s = %s  [%s, %d counter%s]%s%s\n", papi_name(m), d->formula, pflops_class_name(d->klass),
 		plan.cost, plan.cost == 1 ? "" : "s", left_out[0] ? "\n#   " : "", left_out);
 	for (int c = 0; c < plan.ncounters; c++)
 		if (!plan.counter[c].pfm_encoded) {
@@ -298,9 +288,9 @@ static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
 			k += snprintf(postfix + k, sizeof(postfix) - k, "+|");
 	}
 	if (plan.ncounters == 1 && plan.counter[0].weight[m] == 1)
-		fprintf(o, "PRESET,%s,NOT_DERIVED", papi_name[m]);
+		fprintf(o, "PRESET,%s,NOT_DERIVED", papi_name(m));
 	else
-		fprintf(o, "PRESET,%s,DERIVED_POSTFIX,%s", papi_name[m], postfix);
+		fprintf(o, "PRESET,%s,DERIVED_POSTFIX,%s", papi_name(m), postfix);
 	for (int c = 0; c < plan.ncounters; c++) {
 		char canon[160];
 		uint64_t cfg;

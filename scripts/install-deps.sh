@@ -12,7 +12,7 @@ set -e
 # build compiles a Fortran helper; patchelf: run paths of the installed libpapi;
 # patch: patches/papi-*.patch on the build's copy of the PAPI source.
 MAIN="gcc make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-nox
-      libcmocka-dev libzydis-dev dpkg-dev gfortran patchelf patch"
+      libcmocka-dev libzydis-dev libunwind-dev dpkg-dev gfortran patchelf patch"
 # The tests: g++ (a tracer test leaves a --region function by a C++
 # exception), jq (JSON reports), groff-base (man page lint), valgrind,
 # clang + libclang-rt-14-dev (libFuzzer, sanitizers), libopenblas-dev

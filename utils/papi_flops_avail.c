@@ -20,7 +20,7 @@ static void usage(FILE *o)
 	fprintf(o,
 		"usage: papi_flops_avail [--arch PMU|all] [--topology FILE|DIR] [--json]\n"
 		"                        [--perf [METRIC]] [--save-topology FILE]\n"
-		"List the FLOP metrics (FP_OPS DP_OPS SP_OPS HP_OPS BF16_OPS VEC_DP VEC_SP) a CPU\n"
+		"List the FLOP metrics (%s) a CPU\n"
 		"can count: formula, native events and codes, counters needed, accuracy, caveat.\n"
 		"\n"
 		"  (no option)             this machine: counter access, each kind of core, every metric\n"
@@ -35,7 +35,8 @@ static void usage(FILE *o)
 		"  -h, --help              this text\n"
 		"  -V, --version           the version\n"
 		"\n"
-		"Exit status: 0, 1 on an error (said on stderr), 2 on bad usage.  papi_flops_avail(1).\n");
+		"Exit status: 0, 1 on an error (said on stderr), 2 on bad usage.  papi_flops_avail(1).\n",
+		PFLOPS_METRIC_NAMES);
 }
 
 /* Opmask sampling is an x86 question (AVX-512 masks); the trace is x86-64 only. */
@@ -250,8 +251,7 @@ int main(int argc, char **argv)
 	if (perf && perf_metric) {
 		int m = pflops_metric_from_name(perf_metric);
 		if (m < 0) {
-			fprintf(stderr, "papi_flops_avail: unknown metric '%s'; use FP_OPS DP_OPS SP_OPS HP_OPS BF16_OPS VEC_DP VEC_SP\n",
-				perf_metric);
+			fprintf(stderr, "papi_flops_avail: unknown metric '%s'; use %s\n", perf_metric, PFLOPS_METRIC_NAMES);
 			pflops_table_free(&t);
 			return 2;
 		}

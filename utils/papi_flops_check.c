@@ -220,7 +220,7 @@ static int mask_check(const struct pflops_table *t, const struct pflops_probe *p
 			failures++;
 			continue;
 		}
-		double exact = (double)pflops_mix_flops(&mix, k->metric == PFLOPS_DP_OPS ? PFLOPS_DP : PFLOPS_SP);
+		double exact = (double)pflops_mix_flops(&mix, pflops_metric_info(k->metric)->prec);
 		double full = 0, est7 = 0, lo7 = 0, hi7 = 0, bias = 0, maxerr = 0;
 		int covered = 0, zero_ok = 1;
 		for (int j = 0; j < ns; j++) {
@@ -399,12 +399,18 @@ int main(int argc, char **argv)
 	}
 	if (!json) {
 		printf("\nKernels (%ld iterations, %d runs each): exact FLOPs by analysis vs the trace\n", iters, runs);
-		printf("  %-20s %12s %12s %12s %12s %12s  %s\n", "kernel", "FP_OPS", "DP_OPS", "SP_OPS", "HP_OPS", "BF16_OPS",
-		       "trace");
-		for (int i = 0; i < nres; i++)
-			printf("  %-20s %12.0f %12.0f %12.0f %12.0f %12.0f  %s\n", res[i].k->name, res[i].exact[0],
-			       res[i].exact[1], res[i].exact[2], res[i].exact[3], res[i].exact[4],
-			       res[i].trace_ok ? "exact" : "FAIL");
+		printf("  %-20s", "kernel");	/* a column per FLOP metric */
+		for (int m = 0; m < PFLOPS_NMETRIC; m++)
+			if (pflops_metric_is_flop(m))
+				printf(" %12s", pflops_metric_name(m));
+		printf("  %s\n", "trace");
+		for (int i = 0; i < nres; i++) {
+			printf("  %-20s", res[i].k->name);
+			for (int m = 0; m < PFLOPS_NMETRIC; m++)
+				if (pflops_metric_is_flop(m))
+					printf(" %12.0f", res[i].exact[m]);
+			printf("  %s\n", res[i].trace_ok ? "exact" : "FAIL");
+		}
 		/* by feature, in table order: "lacks avx512f: a, b; avx512_fp16: c" */
 		for (int i = 0; i < nlacked; i++) {
 			const char *f = pf_kernel_feature(lacked[i]);

@@ -26,6 +26,11 @@
 #include "pf_run_hw.h"
 #include "pf_run_mask.h"
 #include "pf_run_funcs.h"
+#include "pf_sample.h"
+#include "pf_sample_hw.h"
+#if defined(__x86_64__)
+#include "pf_sample_trace.h"
+#endif
 #include "pf_mpi.h"
 #include "pf_papi_helper.h"
 #include "pf_version.h"
@@ -47,7 +52,7 @@ static void usage(FILE *o)
 		"  -s, --source trace        exact count of every executed instruction, no counters needed\n"
 		"  -s, --source model:PMU    the trace, read as PMU's counters would read it (skx, zen4 ...)\n"
 		"  -s, --source perf-stat:F  counts recorded with 'perf stat -x, -o F' elsewhere; no program run\n"
-		"  -m, --metrics LIST        comma list of FP_OPS,DP_OPS,SP_OPS,HP_OPS,BF16_OPS,VEC_DP,VEC_SP\n"
+		"  -m, --metrics LIST        comma list of %s\n"
 		"                            (default: every metric the source can give)\n"
 		"  -p, --pid PID             trace and model: count the running process PID (its threads and\n"
 		"                            what it starts) until it ends or until Ctrl-C, then leave it\n"
@@ -56,6 +61,14 @@ static void usage(FILE *o)
 		"      --by-function[=N]     trace and model: FLOPs per function too (ELF symbols of the program\n"
 		"                            and its libraries; code without one grouped by mapping), the N\n"
 		"                            with most listed (default 20; 0: all), the others summed\n"
+		"      --sample P            hw and trace: a FLOP profile too: an overflow every P FLOPs (of\n"
+		"                            FP_OPS, or the first FLOP metric of --metrics) with its call\n"
+		"                            stack; FLOPs per function and per call path, each sample standing\n"
+		"                            for P FLOPs, with the error it carries (trace: exact crossings,\n"
+		"                            hw: sampled, stacks from frame pointers)\n"
+		"      --top N               --sample: rows listed per table (default 20; 0: all)\n"
+		"      --folded FILE         --sample: every call path into FILE as flame-graph input\n"
+		"                            (frame;frame;frame FLOPs, outermost first)\n"
 		"      --mask-sampling N     hw, model: correct masked AVX-512 lanes (masked-full metrics) from\n"
 		"                            the opmask registers sampled every N counts of each FP_ARITH event\n"
 		"                            (hw needs a kernel with perf SIMD-register sampling; model takes\n"
@@ -76,7 +89,8 @@ static void usage(FILE *o)
 		"  -V, --version             the version\n"
 		"\n"
 		"Exit status: the program's; 128+N if it was killed by signal N; 125 if\n"
-		"papi_flops_run could not count (it says why); 2 on bad usage.  papi_flops_run(1).\n");
+		"papi_flops_run could not count (it says why); 2 on bad usage.  papi_flops_run(1).\n",
+		PFLOPS_METRIC_NAMES_COMMA);
 }
 
 static double now(void)
@@ -109,14 +123,14 @@ static unsigned parse_metrics(const char *list)
 	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		int m = pflops_metric_from_name(t);
 		if (m < 0) {
-			fprintf(stderr, "papi_flops_run: unknown metric '%s'; use FP_OPS DP_OPS SP_OPS HP_OPS BF16_OPS VEC_DP VEC_SP\n", t);
+			fprintf(stderr, "papi_flops_run: unknown metric '%s'; use %s\n", t, PFLOPS_METRIC_NAMES);
 			exit(2);
 		}
 		set |= 1u << m;
 	}
 	if (!set) {
-		fprintf(stderr, "papi_flops_run: --metrics '%s' names no metric; use FP_OPS DP_OPS SP_OPS HP_OPS BF16_OPS VEC_DP VEC_SP, or leave it out for all\n",
-			list);
+		fprintf(stderr, "papi_flops_run: --metrics '%s' names no metric; use %s, or leave it out for all\n",
+			list, PFLOPS_METRIC_NAMES);
 		exit(2);
 	}
 	return set;
@@ -124,6 +138,10 @@ static unsigned parse_metrics(const char *list)
 
 /* --by-function: the traced blocks go here (NULL: not asked) */
 static struct pflops_funcs *byfunc;
+#if defined(__x86_64__)
+/* --sample with the trace source: its sampler (NULL: not asked) */
+static struct pf_sample_trace *strace;
+#endif
 /* --pid: the running process to count instead of a program (0: none) */
 static pid_t attach_pid;
 
@@ -193,6 +211,10 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 	}
 	if (mm)
 		pf_mask_model_opts(mm, &o);
+#if defined(__x86_64__)
+	if (strace)
+		pf_sample_trace_opts(strace, &o);
+#endif
 	if (!quiet && isatty(2))
 		o.progress = progress;
 	struct pflops_error err = { 0 };
@@ -225,7 +247,19 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 	if (region && !st.region_calls)
 		pf_report_note(r, "the region function '%s' was never called: every count is 0", region);
 	else if (region)
-		pf_report_note(r, "counted only inside calls to %s", region);
+		pf_report_note(r, "counted only inside calls to %s: every thread's work from an entry to its return%s",
+			       region, st.region_nthreads > 1 || st.region_more_threads ? " (FLOPs per thread: --json)" : "");
+	if (region && st.region_busy_threads)
+		pf_report_note(r, "%llu time%s a thread that was running (not waiting) when a call to %s began did FP work during it: "
+			       "%llu FLOPs counted that may be unrelated concurrent work, not %s's (docs/trace-engine.md)",
+			       (unsigned long long)st.region_busy_threads, st.region_busy_threads == 1 ? "" : "s",
+			       region, (unsigned long long)st.region_busy_flops, region);
+	if (region) {
+		r->region.n = st.region_nthreads;
+		memcpy(r->region.t, st.region_thread, sizeof r->region.t);
+		r->region.more_threads = st.region_more_threads;
+		r->region.more_flops = st.region_more_flops;
+	}
 	if (attach_pid && detached) {
 		r->status = -1;	/* still running: no exit status */
 		pf_report_note(r, "process %d was counted from the attach for %.3f s, then detached%s: it runs on untraced",
@@ -392,7 +426,7 @@ static int open_output(const char *path, FILE **o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CSV = 256, OPT_SECONDS, OPT_MASK, OPT_BYFUNC, OPT_PAPI_FD };
+	enum { OPT_CSV = 256, OPT_SECONDS, OPT_MASK, OPT_BYFUNC, OPT_PAPI_FD, OPT_SAMPLE, OPT_TOP, OPT_FOLDED };
 	static const struct option opts[] = {
 		{ "source", required_argument, 0, 's' },  { "metrics", required_argument, 0, 'm' },
 		{ "region", required_argument, 0, 'r' },  { "arch", required_argument, 0, 'a' },
@@ -402,6 +436,8 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, 0, 'q' },	  { "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, 'V' },	  { "by-function", optional_argument, 0, OPT_BYFUNC },
 		{ "pid", required_argument, 0, 'p' },	  { "papi-fd", required_argument, 0, OPT_PAPI_FD },
+		{ "sample", required_argument, 0, OPT_SAMPLE }, { "top", required_argument, 0, OPT_TOP },
+		{ "folded", required_argument, 0, OPT_FOLDED },
 		{ 0, 0, 0, 0 },
 	};
 	const char *source = "hw", *region = NULL, *arch = NULL, *output = NULL;
@@ -412,7 +448,10 @@ int main(int argc, char **argv)
 	unsigned mask_period = 0, top = 20;
 	int quiet = 0, by_function = 0, format_given = 0, c;
 	pf_output_init("papi_flops_run", EXIT_TOOL);	/* --help, --version: the program's stdout is its own */
-	const char *papi_fd = NULL;
+	const char *papi_fd = NULL, *folded = NULL;
+	uint64_t sample = 0;
+	unsigned sample_top = 20;
+	int top_given = 0;
 	while ((c = getopt_long(argc, argv, "+s:m:r:a:o:jx:qhVp:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': {
@@ -465,6 +504,30 @@ int main(int argc, char **argv)
 			mask_period = (unsigned)v;
 			break;
 		}
+		case OPT_SAMPLE: {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (end == optarg || *end || errno || v < 1 || v > 1000000000000000ULL || optarg[0] == '-') {
+				fprintf(stderr, "papi_flops_run: --sample takes the FLOPs per sample, a count from 1 to 10^15 (got '%s')\n", optarg);
+				return 2;
+			}
+			sample = v;
+			break;
+		}
+		case OPT_TOP: {
+			char *end;
+			errno = 0;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (end == optarg || *end || errno || v > 1000000 || optarg[0] == '-') {
+				fprintf(stderr, "papi_flops_run: --top takes how many rows to list, 0 (all) to 1000000 (got '%s')\n", optarg);
+				return 2;
+			}
+			sample_top = (unsigned)v;
+			top_given = 1;
+			break;
+		}
+		case OPT_FOLDED: folded = optarg; break;
 		case OPT_BYFUNC: {
 			char *end;
 			errno = 0;
@@ -517,8 +580,40 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_flops_run: --by-function needs --source trace or model:PMU (counters cannot tell functions apart)\n");
 		return 2;
 	}
-	if (by_function && metrics && !(metrics & ~(1u << PFLOPS_VEC_DP | 1u << PFLOPS_VEC_SP))) {
+	if (by_function && metrics && !(metrics & pf_flop_metrics())) {
 		fprintf(stderr, "papi_flops_run: --by-function lists FLOP metrics; add FP_OPS (or DP_OPS, SP_OPS ...) to --metrics\n");
+		return 2;
+	}
+	if ((folded || top_given) && !sample) {
+		fprintf(stderr, "papi_flops_run: %s goes with --sample P (the profile it lists or writes)\n", folded ? "--folded" : "--top");
+		return 2;
+	}
+	if (sample && strcmp(source, "hw") && strcmp(source, "trace")) {
+		fprintf(stderr, "papi_flops_run: --sample needs --source hw or trace (a %s count has no addresses to sample)\n",
+			perfstat ? "perf-stat" : "model");
+		return 2;
+	}
+	if (sample && mask_period) {
+		fprintf(stderr, "papi_flops_run: --sample and --mask-sampling sample the counters differently: run them one at a time\n");
+		return 2;
+	}
+	if (sample && attach_pid) {
+		fprintf(stderr, "papi_flops_run: --sample profiles a program it starts: drop --pid, or --sample\n");
+		return 2;
+	}
+	int sample_metric = PFLOPS_FP_OPS;
+	if (sample && metrics && !(metrics >> PFLOPS_FP_OPS & 1)) {
+		sample_metric = -1;
+		for (int m = 0; m < PFLOPS_NMETRIC && sample_metric < 0; m++)
+			if (metrics >> m & 1 && pflops_metric_is_flop(m))
+				sample_metric = m;
+		if (sample_metric < 0) {
+			fprintf(stderr, "papi_flops_run: --sample counts FLOPs; add FP_OPS (or DP_OPS, SP_OPS ...) to --metrics\n");
+			return 2;
+		}
+	}
+	if (sample && format == PF_FORMAT_CSV) {
+		fprintf(stderr, "papi_flops_run: --sample's profile is written as text or JSON (--json), and with --folded FILE for flame graphs; drop --csv\n");
 		return 2;
 	}
 	if (region && !traced) {
@@ -555,6 +650,7 @@ int main(int argc, char **argv)
 	snprintf(pidname, sizeof(pidname), "pid %d", (int)attach_pid);
 	struct pf_report r = { .source = source, .status = -1, .asked = metrics,
 			       .program = perfstat ? NULL : attach_pid ? pidname : prog[0], .mpi = &mpi };
+	struct pf_sample *prof = NULL;
 	if (by_function && !(byfunc = pflops_funcs_new(&err))) {
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
@@ -563,12 +659,29 @@ int main(int argc, char **argv)
 		pf_signal_install();	/* Ctrl-C, kill: stop the program, report what was counted */
 		r.started = epoch_now();
 	}
-	if (!strcmp(source, "trace")) {
+	if (!strcmp(source, "trace") && sample) {
+#if defined(__x86_64__)
+		if (!(strace = pf_sample_trace_new(sample_metric, sample))) {
+			rc = EXIT_TOOL;
+		} else {
+			rc = source_trace(prog, region, quiet, &r);
+			prof = pf_sample_trace_end(strace, rc ? 0 : r.v[sample_metric]);
+			if (!rc && !prof)
+				rc = EXIT_TOOL;
+			strace = NULL;
+		}
+#else
+		fprintf(stderr, "papi_flops_run: --sample --source trace: the trace source is x86-64 only for now\n");
+		rc = EXIT_TOOL;
+#endif
+	} else if (!strcmp(source, "trace")) {
 		rc = source_trace(prog, region, quiet, &r);
 	} else if (!strncmp(source, "model:", 6)) {
 		rc = source_model(&t, source + 6, prog, region, quiet, mask_period, &r);
 	} else if (perfstat) {
 		rc = source_perfstat(&t, source + 10, arch, seconds, &r);
+	} else if (!strcmp(source, "hw") && sample) {
+		rc = pf_sample_hw(&t, prog, metrics, sample_metric, sample, &r, &prof);
 	} else if (!strcmp(source, "hw") && mask_period) {
 		rc = pf_mask_hw(&t, prog, metrics, mask_period, &r);
 	} else if (!strcmp(source, "hw")) {
@@ -584,6 +697,14 @@ int main(int argc, char **argv)
 	if (!rc && byfunc)
 		rc = pf_byfunc_fill(&r, byfunc, r.pmu, top);
 	r.interrupted = pf_signal_seen();
+	if (!rc && prof) {
+		prof->top = sample_top;
+		r.sample = prof;
+		r.sample_text = pf_sample_text;
+		r.sample_json = pf_sample_json;
+		if (folded && pf_sample_folded(prof, folded))
+			rc = EXIT_TOOL;
+	}
 	if (!rc) {
 		if (output || !quiet)
 			pf_report_write(out, &r, format, sep);
@@ -605,6 +726,7 @@ int main(int argc, char **argv)
 	}
 	pf_byfunc_free(&r.byfunc);
 	pflops_funcs_free(byfunc);
+	pf_sample_free(prof);
 	pflops_table_free(&t);
 	return rc;
 }

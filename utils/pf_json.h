@@ -21,6 +21,15 @@ static inline void pf_json_str(FILE *o, const char *s)
 	fputc('"', o);
 }
 
+/* a string, or null for NULL */
+static inline void pf_json_str_or_null(FILE *o, const char *s)
+{
+	if (s)
+		pf_json_str(o, s);
+	else
+		fputs("null", o);
+}
+
 /* "key": "value" */
 static inline void pf_json_kv(FILE *o, const char *k, const char *v, int comma)
 {

@@ -30,7 +30,15 @@ void pf_report_note(struct pf_report *r, const char *fmt, ...)
 
 const char *pf_metric_unit(enum pflops_metric m)
 {
-	return is_flop(m) ? "FLOP" : "instructions";
+	return pflops_metric_info(m)->unit;
+}
+
+unsigned pf_flop_metrics(void)
+{
+	unsigned set = 0;
+	for (int m = 0; m < PFLOPS_NMETRIC; m++)
+		set |= is_flop(m) ? 1u << m : 0;
+	return set;
 }
 
 static enum pflops_class klass(const struct pf_report *r, int m)
@@ -233,11 +241,12 @@ static void text_widths(FILE *o, const struct pf_report *r)
 {
 	if (!r->have_widths)
 		return;
-	char w[PFLOPS_NWIDTH][64];
-	for (int i = 0; i < PFLOPS_NWIDTH; i++)
-		grouped(r->widths[i], w[i], sizeof(w[i]));
-	fprintf(o, "\nFLOPs by vector width (exact, all precisions)\n"
-		   "  scalar %s, 128-bit %s, 256-bit %s, 512-bit %s FLOP\n", w[0], w[1], w[2], w[3]);
+	char w[64];
+	fprintf(o, "\nFLOPs by vector width (exact, all precisions)\n");
+	for (int i = 0; i < PFLOPS_NWIDTH; i++)	/* "  scalar 0, 128-bit 0, ..." */
+		fprintf(o, "%s%s%s %s", i ? ", " : "  ", pflops_width_name(i), i != PFLOPS_SCALAR ? "-bit" : "",
+			grouped(r->widths[i], w, sizeof(w)));
+	fprintf(o, " FLOP\n");
 }
 
 /* the function column: "name (file)" */
@@ -261,12 +270,12 @@ static double share(const struct pf_report *r, const double *v)
 	return r->v[b->key] > 0 ? v[b->key] / r->v[b->key] : 0;
 }
 
-/* the text table's columns: the sort key, then the other metrics (BF16
- * only where the run did any) */
+/* the text table's columns: the sort key, then the other metrics (a
+ * sparse one, BF16, only where the run did any) */
 static int text_column(const struct pf_report *r, int m)
 {
 	const struct pf_byfunc *b = &r->byfunc;
-	return m != b->key && b->metrics >> m & 1 && (m != PFLOPS_BF16_OPS || r->v[m] != 0);
+	return m != b->key && b->metrics >> m & 1 && (!pflops_metric_info(m)->sparse || r->v[m] != 0);
 }
 
 static void text_func_row(FILE *o, const struct pf_report *r, const double *v, const char *label)
@@ -452,10 +461,7 @@ static void json_byfunc(FILE *o, const struct pf_report *r)
 		fprintf(o, "%s{", i ? ", " : "");
 		pf_json_kv(o, "function", f->name, 1);
 		fprintf(o, "\"object\": ");
-		if (f->object)
-			pf_json_str(o, f->object);
-		else
-			fprintf(o, "null");
+		pf_json_str_or_null(o, f->object);
 		fprintf(o, ", \"symbol\": %s, ", f->has_symbol ? "true" : "false");
 		pf_json_kv(o, "address", addr, 1);
 		json_func_values(o, r, f->v);
@@ -464,6 +470,25 @@ static void json_byfunc(FILE *o, const struct pf_report *r)
 	fprintf(o, "], \"rest\": {\"functions\": %zu, ", b->nfuncs - b->nrows);
 	json_func_values(o, r, b->rest);
 	fprintf(o, "}}");
+}
+
+/* "region_threads": [{"tid", "role", "flops"}...], "region_threads_more" */
+static void json_region(FILE *o, const struct pf_report *r)
+{
+	static const char *const role[] = { "caller", "pool", "running" };
+	const struct pf_region_threads *g = &r->region;
+
+	if (!g->n)
+		return;
+	fprintf(o, ", \"region_threads\": [");
+	for (uint32_t i = 0; i < g->n; i++) {
+		const struct pflops_region_thread *e = &g->t[i];
+		fprintf(o, "%s{\"tid\": %d, ", i ? ", " : "", (int)e->tid);
+		pf_json_kv(o, "role", e->role >= 0 && e->role <= PFLOPS_RT_RUNNING ? role[e->role] : "?", 1);
+		fprintf(o, "\"flops\": %llu}", (unsigned long long)e->flops);
+	}
+	fprintf(o, "], \"region_threads_more\": {\"threads\": %llu, \"flops\": %llu}",
+		(unsigned long long)g->more_threads, (unsigned long long)g->more_flops);
 }
 
 /* in an MPI job: "rank", "size" (null: unknown), "host", "launcher",
@@ -510,10 +535,16 @@ static void json_write(FILE *o, const struct pf_report *r)
 	json_map(o, r, "gflop_per_second", sel_has_rate, val_rate);
 	json_map(o, r, "unavailable", missing, val_why);
 	if (r->have_widths)
-		fprintf(o, ", \"widths\": {\"scalar\": %.0f, \"128\": %.0f, \"256\": %.0f, \"512\": %.0f}", r->widths[0],
-			r->widths[1], r->widths[2], r->widths[3]);
+		for (int i = 0; i < PFLOPS_NWIDTH; i++)
+			fprintf(o, "%s\"%s\": %.0f%s", i ? ", " : ", \"widths\": {", pflops_width_name(i), r->widths[i],
+				i == PFLOPS_NWIDTH - 1 ? "}" : "");
 	json_mask(o, r);
 	json_byfunc(o, r);
+	if (r->sample) {
+		fprintf(o, ", \"sample\": ");
+		r->sample_json(o, r->sample);
+	}
+	json_region(o, r);
 	fprintf(o, ", \"caveats\": [");
 	int first = 1;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
@@ -689,10 +720,11 @@ static void csv_write(FILE *o, const struct pf_report *r, char sep)
 		csv_row(o, sep, "wall_time", num, "s", src, "",
 			r->wall_real ? NULL : "the traced run's time, the tracer's own work included");
 	}
-	static const char *wname[PFLOPS_NWIDTH] = { "FLOP_scalar", "FLOP_128bit", "FLOP_256bit", "FLOP_512bit" };
 	for (int i = 0; r->have_widths && i < PFLOPS_NWIDTH; i++) {
+		char wname[32];	/* FLOP_scalar, FLOP_128bit ... */
+		snprintf(wname, sizeof(wname), "FLOP_%s%s", pflops_width_name(i), i != PFLOPS_SCALAR ? "bit" : "");
 		snprintf(num, sizeof(num), "%.0f", r->widths[i]);
-		csv_row(o, sep, wname[i], num, "FLOP", src, "exact", "all precisions, by vector width");
+		csv_row(o, sep, wname, num, "FLOP", src, "exact", "all precisions, by vector width");
 	}
 	csv_byfunc(o, r, sep, src);
 	for (int i = 0; i < r->nnotes; i++)
@@ -725,6 +757,8 @@ void pf_report_write(FILE *o, const struct pf_report *r, enum pf_format f, char 
 		text_widths(o, r);
 		text_mask(o, r);
 		text_byfunc(o, r);
+		if (r->sample)
+			r->sample_text(o, r->sample);
 		text_caveats(o, r);
 		break;
 	}

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include "papi_flops.h"
 #include "pf_mpi.h"
+#include "pflops_trace.h"
 
 #define PF_REPORT_NOTES 16
 #define PF_REPORT_NOTE_LEN 320
@@ -50,6 +51,14 @@ struct pf_byfunc {
 	double rest[PFLOPS_NMETRIC];	/* the nfuncs - nrows not listed, summed */
 };
 
+/* --region: FLOPs per thread in the function's windows (trace, model;
+ * struct pflops_region_thread). */
+struct pf_region_threads {
+	uint32_t n;		/* 0: no region, or nothing counted */
+	struct pflops_region_thread t[PFLOPS_REGION_THREADS];
+	uint64_t more_threads, more_flops;	/* threads not listed */
+};
+
 struct pf_report {
 	const char *program;	/* argv[0]; NULL when no program ran (perf-stat) */
 	int status;		/* its wait status; -1: no program run */
@@ -70,6 +79,7 @@ struct pf_report {
 	int nnotes;
 	struct pf_mask mask;
 	struct pf_byfunc byfunc;
+	struct pf_region_threads region;
 	int interrupted;	/* the signal that ended the run early (0: none):
 				 * every count is partial */
 	unsigned scaled;	/* metrics extrapolated from multiplexed counters:
@@ -79,6 +89,12 @@ struct pf_report {
 				 * masked-full */
 	const struct pf_mpi *mpi;	/* the MPI rank (docs/mpi.md); NULL or rank < 0:
 					 * none, and no job section */
+	/* --sample's profile (utils/pf_sample.h), written after the
+	 * functions: text, and the value of JSON's "sample"; NULL: none
+	 * (pointers, so that papi_flops_report links without it) */
+	const void *sample;
+	void (*sample_text)(FILE *o, const void *sample);
+	void (*sample_json)(FILE *o, const void *sample);
 	double started, ended;	/* the run's start and end, seconds since 1970
 				 * (UTC); 0: no program run.  papi_flops_report
 				 * takes the job's wall time from them */
@@ -91,6 +107,8 @@ void pf_report_note(struct pf_report *r, const char *fmt, ...) __attribute__((fo
 
 /* The unit of a metric's count: "FLOP", or "instructions" for VEC_*. */
 const char *pf_metric_unit(enum pflops_metric m);
+/* bit mask of the FLOP metrics (not VEC_DP, VEC_SP) */
+unsigned pf_flop_metrics(void);
 
 /* Shared with papi_flops_report: a count rounded to an integer with
  * thousands separators ("1,234,567"); one CSV field, quoted (RFC 4180)

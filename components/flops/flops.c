@@ -56,6 +56,7 @@
 #include "core/pflops_pub.h"
 #include "core/pflops_pub_helper.h"
 #include "core/pflops_trace.h"
+#include "core/pflops_trace.h"
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -185,12 +186,9 @@ static int papi_code(int pflops_rc)
 
 /* ---- the table's model lines: width and precision of an event ---- */
 
-static const char *const width_model[] = { "scalar", "128", "256", "512" };
-static const char *const prec_model[] = { "x87", "hp", "bf16", "sp", "dp" };
-
 /* The single value of `key=` in an event's model line: its index in
- * names[], -1 when absent or a list (the event mixes several). */
-static int model_value(const struct pflops_event *e, const char *key, const char *const *names, int n)
+ * name(), -1 when absent or a list (the event mixes several). */
+static int model_value(const struct pflops_event *e, const char *key, const char *(*name)(int), int n)
 {
 	if (!e->model)
 		return -1;
@@ -202,9 +200,19 @@ static int model_value(const struct pflops_event *e, const char *key, const char
 	if (memchr(p, ',', len))
 		return -1;
 	for (int i = 0; i < n; i++)
-		if (strlen(names[i]) == len && !strncmp(p, names[i], len))
+		if (strlen(name(i)) == len && !strncmp(p, name(i), len))
 			return i;
 	return -1;
+}
+
+static const char *width_model(int w)
+{
+	return pflops_width_name((enum pflops_width)w);
+}
+
+static const char *prec_model(int p)
+{
+	return pflops_prec_name((enum pflops_prec)p);
 }
 
 static int event_width(const struct pflops_event *e)
@@ -259,12 +267,13 @@ static int code_ok(unsigned code, int known)
 		return 0;
 	if (fl.source == FL_SRC_TRACE) {
 		/* the trace tells every width and precision apart: a width
-		 * of any metric, a precision of FP_OPS (the others are one) */
+		 * the metric counts, a precision of one of all precisions */
 		if (e >= PFLOPS_NMETRIC)
 			return !wq && !pq && e != FL_DETECT;
-		if (pq && (e != PFLOPS_FP_OPS || wq))
+		const struct pflops_metric_info *mi = pflops_metric_info(e);
+		if (pq && (mi->prec >= 0 || wq))
 			return 0;
-		return !(wq == 1 + PFLOPS_SCALAR && (e == PFLOPS_VEC_DP || e == PFLOPS_VEC_SP));
+		return !wq || mi->widths >> (wq - 1) & 1;
 	}
 	if (e >= PFLOPS_NMETRIC)
 		return !wq && !pq && (e != FL_DETECT || fl.detect_status[0]);
@@ -411,6 +420,11 @@ static int choose_source(void)
 	fl.source = FL_SRC_HW;
 	if (!src || !*src || !strcmp(src, "hw"))
 		return PAPI_OK;
+	if ((!strcmp(src, "trace") || !strncmp(src, "model:", 6)) && pflops_trace_unavailable()) {
+		fl_set_reason(PAPI_ENOSUPP, "PAPI_FLOPS_SOURCE=%.60s: %s; unset it to count with the hardware counters",
+			      src, pflops_trace_unavailable());
+		return PAPI_ENOSUPP;
+	}
 	if (!strcmp(src, "trace")) {
 		fl.source = FL_SRC_TRACE;
 		return PAPI_OK;
@@ -479,7 +493,10 @@ static int fl_init_component(int cidx)
 	char why[256] = "";
 	int rc = choose_kinds(&pr, why, sizeof(why));
 	if (rc) {
-		fl_set_reason(rc, "%s (PAPI_FLOPS_SOURCE=trace counts FLOPs exactly without counters or formulas)", why);
+		if (pflops_trace_unavailable())
+			fl_set_reason(rc, "%s", why);
+		else
+			fl_set_reason(rc, "%s (PAPI_FLOPS_SOURCE=trace counts FLOPs exactly without counters or formulas)", why);
 		return rc;
 	}
 	set_info(ci);
@@ -505,9 +522,10 @@ static int fl_init_component(int cidx)
 		fl.papi_access = fl.access == PFLOPS_EPERM ? PAPI_EPERM : PAPI_ENOSUPP;
 		fl_set_reason(PAPI_EDELAY_INIT,
 			      "events listed, counting impossible: %s; fix: %s%s", pr.access.msg, pr.access.fix,
-			      fl.access == PFLOPS_ENOPMU
-				      ? " (without counters, set PAPI_FLOPS_SOURCE=trace: this component then counts FLOPs exactly through a tracing helper)"
-				      : "");
+			      fl.access != PFLOPS_ENOPMU ? ""
+			      : pflops_trace_unavailable()
+				      ? " (no count without counters here: the trace source is x86-64 only for now)"
+				      : " (without counters, set PAPI_FLOPS_SOURCE=trace: this component then counts FLOPs exactly through a tracing helper)");
 		return PAPI_OK;
 	}
 	ci->disabled = PAPI_OK;
@@ -593,9 +611,9 @@ static void fits_instead(const struct fl_kind *kd, unsigned asked, char *out, si
 {
 	int n = 0;
 	out[0] = 0;
-	for (int m = 0; m <= PFLOPS_BF16_OPS; m++) {
+	for (int m = 0; m < PFLOPS_NMETRIC; m++) {
 		struct pflops_plan plan;
-		if (asked == 1u << m || kd->pmu->metrics[m].klass == PFLOPS_UNAVAILABLE ||
+		if (!pflops_metric_is_flop(m) || asked == 1u << m || kd->pmu->metrics[m].klass == PFLOPS_UNAVAILABLE ||
 		    pflops_plan_fit(&plan, kd->pmu, 1u << m, 0, kd->budget, NULL, NULL) || plan.cost > kd->budget)
 			continue;
 		size_t l = strlen(out);
@@ -1279,17 +1297,11 @@ static void describe(unsigned code, char *out, size_t len)
 		}
 		return;
 	}
-	static const char *const what[PFLOPS_NMETRIC] = {
-		"Floating-point operations, all precisions", "Double-precision floating-point operations",
-		"Single-precision floating-point operations", "Half-precision (FP16) floating-point operations",
-		"BFloat16 floating-point operations", "Packed double-precision instructions",
-		"Packed single-precision instructions",
-	};
-	size_t l = snprintf(out, len, "%s", what[e]);
+	size_t l = snprintf(out, len, "%s", pflops_metric_info(e)->descr);
 	if (wq)
-		l += snprintf(out + l, len - l, ", %s only", width_model[wq - 1]);
+		l += snprintf(out + l, len - l, ", %s only", width_model(wq - 1));
 	if (pq && l < len)
-		l += snprintf(out + l, len - l, ", %s only", prec_model[pq - 1]);
+		l += snprintf(out + l, len - l, ", %s only", prec_model(pq - 1));
 	if (fl.source == FL_SRC_TRACE) {
 		snprintf(out + l, len - l, ". Source trace (PAPI_FLOPS_SOURCE=trace): every instruction this thread executes is decoded by a helper process tracing it [%s]",
 			 pflops_class_name(PFLOPS_EXACT));
@@ -1312,8 +1324,8 @@ static void describe(unsigned code, char *out, size_t len)
 	}
 	if ((wq || pq) && l < len) {
 		/* papi_native_avail shows what follows "masks:" for a qualifier */
-		l += snprintf(out + l, len - l, " masks:%s%s%s only:", wq ? width_model[wq - 1] : "", wq && pq ? " " : "",
-			      pq ? prec_model[pq - 1] : "");
+		l += snprintf(out + l, len - l, " masks:%s%s%s only:", wq ? width_model(wq - 1) : "", wq && pq ? " " : "",
+			      pq ? prec_model(pq - 1) : "");
 		for (int k = 0; k < fl.nkinds && l < len; k++) {
 			const struct pflops_pmu *p = fl.kind[k].pmu;
 			if (!p || !qualifier_ok(p, e, wq, pq))
@@ -1347,7 +1359,8 @@ static int fl_code_to_info(unsigned int code, PAPI_event_info_t *info)
 	unsigned e = FL_ENTRY(code);
 	snprintf(info->short_descr, sizeof(info->short_descr), "%s", info->symbol);
 	snprintf(info->units, sizeof(info->units), "%s",
-		 e == FL_UNCOVERED ? "ns" : e == FL_SCALED ? "" : e >= PFLOPS_VEC_DP ? "instructions" : "FLOP");
+		 e == FL_UNCOVERED ? "ns" : e == FL_SCALED ? "" : e < PFLOPS_NMETRIC ? pflops_metric_info(e)->unit
+		 : "instructions");
 	info->data_type = PAPI_DATATYPE_INT64;
 	/* SCALED is a 0/1 flag about the values read, not a sum; the other
 	 * status events (ns, instructions) add up since the start */

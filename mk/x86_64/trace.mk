@@ -6,16 +6,24 @@ TRACE_CORE = components/flops/core
 CORE_SRCS += $(TRACE_CORE)/trace/trace_decode.c $(TRACE_CORE)/trace/trace_blocks.c \
              $(TRACE_CORE)/trace/trace_mem.c $(TRACE_CORE)/trace/trace_emul.c \
              $(TRACE_CORE)/trace/trace_xstate.c $(TRACE_CORE)/trace/trace_region.c \
+             $(TRACE_CORE)/trace/trace_window.c \
              $(TRACE_CORE)/trace/trace_ptrace.c $(TRACE_CORE)/trace/trace_signal.c \
              $(TRACE_CORE)/trace/trace_maps.c $(TRACE_CORE)/trace/trace_inject.c \
              $(TRACE_CORE)/trace/trace_arena.c $(TRACE_CORE)/trace/trace_reloc.c \
              $(TRACE_CORE)/trace/trace_xlate.c $(TRACE_CORE)/trace/trace_link.c \
              $(TRACE_CORE)/trace/trace_enter.c $(TRACE_CORE)/trace/trace_detach.c \
              $(TRACE_CORE)/trace/trace_elf.c $(TRACE_CORE)/trace/trace_cfi.c \
-             $(TRACE_CORE)/trace/trace_prof.c $(TRACE_CORE)/trace/trace_funcs.c
+             $(TRACE_CORE)/trace/trace_prof.c $(TRACE_CORE)/trace/trace_funcs.c \
+             $(TRACE_CORE)/trace/trace_ovf.c
 CORE_LIBS += $(ZYDIS_LIBS)
 
 CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_funcs
+# overflow every P FLOPs (pflops_trace_opts.overflow)
+CHECK_PROGS += $(B)/ctests/test_trace_ovf
+
+$(B)/ctests/test_trace_ovf: ctests/test_trace_ovf.c $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
 
 $(B)/ctests/test_trace: ctests/test_trace.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
@@ -46,6 +54,9 @@ CHECK_SCRIPTS += ctests/test_region_entry.sh
 CHECK_SCRIPTS += ctests/test_daemon_detach.sh
 # the code cache under a ulimit -v: sized to it, said, or not used
 CHECK_SCRIPTS += ctests/test_trace_aslimit.sh
+# --region F with thread pools: OpenMP, pthreads, OpenBLAS if installed
+CHECK_SCRIPTS += ctests/test_region_pool.sh
+CHECK_DEPS += $(TD)/calib_pool $(BENCH_DGEMM)
 
 $(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h ctests/trace/calib_list.h components/flops/core/pflops_cpufeat.h
 	@mkdir -p $(dir $@)
@@ -62,6 +73,11 @@ $(TD)/calib_daxpy_O3: ctests/trace/calib_daxpy.c ctests/trace/calib.h
 $(TD)/calib_threads: ctests/trace/calib_threads.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ $(PTHREAD_LIBS)
+# OpenMP where the compiler has it (gcc: libgomp; clang: libomp-dev)
+OPENMP_CFLAGS := $(shell echo 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo -fopenmp)
+$(TD)/calib_pool: ctests/trace/calib_pool.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -ffp-contract=off $(OPENMP_CFLAGS) $(CALIB_CFLAGS) $< -o $@ $(PTHREAD_LIBS)
 $(TD)/calib_daemon: ctests/trace/calib_daemon.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 $(CALIB_CFLAGS) $< -o $@

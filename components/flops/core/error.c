@@ -41,22 +41,9 @@ const char *pflops_strerror(int code)
 	return "unknown error";
 }
 
-static const char *const metric_names[PFLOPS_NMETRIC] = {
-	"FP_OPS", "DP_OPS", "SP_OPS", "HP_OPS", "BF16_OPS", "VEC_DP", "VEC_SP",
-};
 static const char *const class_names[PFLOPS_NCLASS] = {
 	"exact", "masked-full", "speculative", "estimate", "unavailable",
 };
-
-const char *pflops_metric_name(enum pflops_metric m)
-{
-	return (unsigned)m < PFLOPS_NMETRIC ? metric_names[m] : "?";
-}
-
-int pflops_metric_is_flop(enum pflops_metric m)
-{
-	return m != PFLOPS_VEC_DP && m != PFLOPS_VEC_SP;
-}
 
 unsigned pflops_pmu_available(const struct pflops_pmu *pmu)
 {
@@ -64,17 +51,6 @@ unsigned pflops_pmu_available(const struct pflops_pmu *pmu)
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
 		set |= pmu->metrics[m].klass != PFLOPS_UNAVAILABLE ? 1u << m : 0;
 	return set;
-}
-
-int pflops_metric_from_name(const char *name)
-{
-	/* accept PAPI spellings too: PAPI_DP_OPS */
-	if (!strncasecmp(name, "PAPI_", 5))
-		name += 5;
-	for (int i = 0; i < PFLOPS_NMETRIC; i++)
-		if (!strcasecmp(name, metric_names[i]))
-			return i;
-	return -1;
 }
 
 const char *pflops_class_name(enum pflops_class c)

@@ -5,8 +5,11 @@
 #include "pflops_internal.h"
 #include "pflops_evname.h"
 
-const char *const pflops_width_qual[PFLOPS_NWIDTH] = { "SCALAR", "W128", "W256", "W512" };
-const char *const pflops_prec_qual[PFLOPS_NPREC] = { "X87", "HP", "BF16", "SP", "DP" };
+#define QUAL(id, ...) #id,
+const char *const pflops_width_qual[PFLOPS_NWIDTH] = { PFLOPS_WIDTHS(QUAL) };
+const char *const pflops_prec_qual[PFLOPS_NPREC] = { PFLOPS_PRECS(QUAL) };
+#undef QUAL
+#define QUAL_SP(id, ...) " " #id	/* " SCALAR W128 ..." */
 
 /* name[0..len) equals word, case-insensitively */
 static int is(const char *name, size_t len, const char *word)
@@ -35,8 +38,7 @@ int pflops_evname_parse(const char *name, const char *detect_status, struct pflo
 	else if (detect_status && *detect_status && is(name, len, detect_status))
 		e.entry = PFLOPS_EV_DETECT;
 	else
-		return pf_err(err, PFLOPS_ENOENT, "no flops event '%s' (FP_OPS DP_OPS SP_OPS HP_OPS BF16_OPS VEC_DP VEC_SP ...)",
-			      head);
+		return pf_err(err, PFLOPS_ENOENT, "no flops event '%s' (%s ...)", head, PFLOPS_METRIC_NAMES);
 	for (const char *q = name + len; *q;) {
 		q++;	/* the ':' */
 		size_t n = strcspn(q, ":");
@@ -51,8 +53,9 @@ int pflops_evname_parse(const char *name, const char *detect_status, struct pflo
 		}
 		if (!found)
 			return pf_err(err, PFLOPS_ENOENT,
-				      "bad qualifier '%.*s' in flops event %s (one width SCALAR W128 W256 W512 and one precision X87 HP BF16 SP DP, on metrics only)",
-				      (int)(n < 40 ? n : 40), q, head);
+				      "bad qualifier '%.*s' in flops event %s (one width %s and one precision %s, on metrics only)",
+				      (int)(n < 40 ? n : 40), q, head, &PFLOPS_WIDTHS(QUAL_SP)[1],
+				      &PFLOPS_PRECS(QUAL_SP)[1]);
 		q += n;
 	}
 	*out = e;

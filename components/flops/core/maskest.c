@@ -13,11 +13,13 @@
 /* Elements of one full register of this class (scalar: 1). */
 static unsigned lanes_of(int prec, int width)
 {
-	static const unsigned bits[PFLOPS_NPREC] = { 0, 16, 16, 32, 64 };
-	static const unsigned wbits[PFLOPS_NWIDTH] = { 0, 128, 256, 512 };
+#define BITS(id, name, bits) bits,
+	static const unsigned bits[PFLOPS_NPREC] = { PFLOPS_PRECS(BITS) };
+	static const unsigned wbits[PFLOPS_NWIDTH] = { PFLOPS_WIDTHS(BITS) };
+#undef BITS
 	if (width == PFLOPS_SCALAR)
 		return 1;
-	return prec == PFLOPS_X87 ? 0 : wbits[width] / bits[prec];
+	return bits[prec] ? wbits[width] / bits[prec] : 0;	/* x87: no packed form */
 }
 
 int pflops_mask_event_from_model(const char *model, struct pflops_mask_event *ev, struct pflops_error *err)

@@ -1,5 +1,6 @@
 /*
- * mix.c: FLOPs of an instruction mix, and the names of its classes.
+ * mix.c: FLOPs of an instruction mix, and the names of its operations
+ * (precisions and widths: metric.c).
  */
 #include "papi_flops.h"
 
@@ -38,18 +39,6 @@ uint64_t pflops_mix_flops(const struct pflops_mix *m, int prec)
 				       pflops_op_flops((enum pflops_op)o);
 	}
 	return sum;
-}
-
-const char *pflops_prec_name(enum pflops_prec p)
-{
-	static const char *const n[] = { "x87", "hp", "bf16", "sp", "dp" };
-	return (unsigned)p < PFLOPS_NPREC ? n[p] : "?";
-}
-
-const char *pflops_width_name(enum pflops_width w)
-{
-	static const char *const n[] = { "scalar", "128", "256", "512" };
-	return (unsigned)w < PFLOPS_NWIDTH ? n[w] : "?";
 }
 
 const char *pflops_op_name(enum pflops_op o)

@@ -55,10 +55,15 @@ const char *pflops_strerror(int code);
  * Instruction classes: what the tracer counts and what the per-PMU
  * models read.  One cell per (precision, width, operation).
  */
-enum pflops_prec { PFLOPS_X87, PFLOPS_HP, PFLOPS_BF16, PFLOPS_SP, PFLOPS_DP,
-		   PFLOPS_NPREC };
-enum pflops_width { PFLOPS_SCALAR, PFLOPS_W128, PFLOPS_W256, PFLOPS_W512,
-		    PFLOPS_NWIDTH };
+/* Precisions and widths, each once: X(ID, NAME, BITS) gives PFLOPS_ID,
+ * the component's qualifier ID (DP_OPS:W512, FP_OPS:SP), NAME (the word of
+ * the table's model lines and the reports: pflops_prec_name()) and BITS,
+ * of an element or a register (0: x87, no packed form; scalar). */
+#define PFLOPS_PRECS(X) X(X87, "x87", 0) X(HP, "hp", 16) X(BF16, "bf16", 16) X(SP, "sp", 32) X(DP, "dp", 64)
+#define PFLOPS_WIDTHS(X) X(SCALAR, "scalar", 0) X(W128, "128", 128) X(W256, "256", 256) X(W512, "512", 512)
+#define PFLOPS_ENUM_(id, ...) PFLOPS_##id,
+enum pflops_prec { PFLOPS_PRECS(PFLOPS_ENUM_) PFLOPS_NPREC };
+enum pflops_width { PFLOPS_WIDTHS(PFLOPS_ENUM_) PFLOPS_NWIDTH };
 enum pflops_op {
 	PFLOPS_OP_ADD,		/* add, sub, addsub, hadd, hsub */
 	PFLOPS_OP_MUL,
@@ -101,9 +106,50 @@ const char *pflops_op_name(enum pflops_op o);
 /* ---------------------------------------------------------------------
  * The presets table (the presets/ .pft files; format: presets/README.md).
  */
-enum pflops_metric { PFLOPS_FP_OPS, PFLOPS_DP_OPS, PFLOPS_SP_OPS, PFLOPS_HP_OPS,
-		     PFLOPS_BF16_OPS, PFLOPS_VEC_DP, PFLOPS_VEC_SP,
-		     PFLOPS_NMETRIC };
+
+/* The metric registry: every metric once, in report order.  The enum,
+ * the names (the tools' rows, JSON and CSV keys, flops:::NAME), the
+ * component's events and description, the trace's values and the PAPI
+ * preset rows all come from it; adding one: docs/adding-a-metric.md.
+ *   X(NAME, UNIT, PREC, WIDTHS, SPARSE, PAPI, DESCRIPTION, PAPI_MEANING)
+ * UNIT    FLOP (elements x FLOPs per element) or INSTS (instructions, an
+ *         FMA counted twice as the PMUs do): pflops_metric_is_flop()
+ * PREC    the precision counted (PFLOPS_DP ...), -1 for all of them
+ * WIDTHS  the widths counted: bit mask of enum pflops_width
+ * SPARSE  1: rare in code (a by-function column only where a run did any)
+ * PAPI    the PAPI preset it stands for (NULL: none), with the meaning
+ *         our preset's note gives it */
+#define PFLOPS_WIDTHS_ALL ((1u << PFLOPS_NWIDTH) - 1)
+#define PFLOPS_WIDTHS_PACKED (PFLOPS_WIDTHS_ALL & ~(1u << PFLOPS_SCALAR))
+#define PFLOPS_METRICS(X) \
+	X(FP_OPS, FLOP, -1, PFLOPS_WIDTHS_ALL, 0, "PAPI_FP_OPS", \
+	  "Floating-point operations, all precisions", \
+	  "FLOPs of every precision; a packed instruction counts its lanes") \
+	X(DP_OPS, FLOP, PFLOPS_DP, PFLOPS_WIDTHS_ALL, 0, "PAPI_DP_OPS", \
+	  "Double-precision floating-point operations", \
+	  "double-precision FLOPs; a packed instruction counts its lanes") \
+	X(SP_OPS, FLOP, PFLOPS_SP, PFLOPS_WIDTHS_ALL, 0, "PAPI_SP_OPS", \
+	  "Single-precision floating-point operations", \
+	  "single-precision FLOPs; a packed instruction counts its lanes") \
+	X(HP_OPS, FLOP, PFLOPS_HP, PFLOPS_WIDTHS_ALL, 0, "PAPI_HP_OPS", \
+	  "Half-precision (FP16) floating-point operations", \
+	  "half-precision FLOPs; a packed instruction counts its lanes") \
+	X(BF16_OPS, FLOP, PFLOPS_BF16, PFLOPS_WIDTHS_ALL, 1, NULL, \
+	  "BFloat16 floating-point operations", NULL) \
+	X(VEC_DP, INSTS, PFLOPS_DP, PFLOPS_WIDTHS_PACKED, 0, "PAPI_VEC_DP", \
+	  "Packed double-precision instructions", \
+	  "packed (SIMD) double-precision instructions only; one per instruction; scalar instructions are not counted") \
+	X(VEC_SP, INSTS, PFLOPS_SP, PFLOPS_WIDTHS_PACKED, 0, "PAPI_VEC_SP", \
+	  "Packed single-precision instructions", \
+	  "packed (SIMD) single-precision instructions only; one per instruction; scalar instructions are not counted")
+
+enum pflops_metric { PFLOPS_METRICS(PFLOPS_ENUM_) PFLOPS_NMETRIC };
+/* "FP_OPS DP_OPS ... VEC_SP" and "FP_OPS,DP_OPS,...,VEC_SP" (expressions,
+ * for usage texts and error messages) */
+#define PFLOPS_MNAME_SP_(id, ...) " " #id
+#define PFLOPS_MNAME_CM_(id, ...) "," #id
+#define PFLOPS_METRIC_NAMES (&PFLOPS_METRICS(PFLOPS_MNAME_SP_)[1])
+#define PFLOPS_METRIC_NAMES_COMMA (&PFLOPS_METRICS(PFLOPS_MNAME_CM_)[1])
 enum pflops_class { PFLOPS_EXACT, PFLOPS_MASKED_FULL, PFLOPS_SPECULATIVE,
 		    PFLOPS_ESTIMATE, PFLOPS_UNAVAILABLE, PFLOPS_NCLASS };
 enum pflops_arch { PFLOPS_ARCH_X86, PFLOPS_ARCH_ARM };
@@ -188,6 +234,20 @@ struct pflops_table {
 	struct pflops_pmu *pmus;
 };
 
+/* A metric's row of the registry (PFLOPS_METRICS). */
+struct pflops_metric_info {
+	const char *name;	/* "DP_OPS" */
+	const char *unit;	/* "FLOP" or "instructions" */
+	int flop;		/* 1: FLOPs; 0: instructions (VEC_DP, VEC_SP) */
+	int prec;		/* enum pflops_prec counted, -1 all */
+	unsigned widths;	/* bit mask of enum pflops_width counted */
+	int sparse;		/* rare in code: a by-function column only where a run did any */
+	const char *papi;	/* "PAPI_DP_OPS" or NULL */
+	const char *descr;	/* what it counts, one phrase */
+	const char *papi_meaning;	/* the note of our PAPI preset row */
+};
+/* NULL for a value outside enum pflops_metric */
+const struct pflops_metric_info *pflops_metric_info(enum pflops_metric m);
 const char *pflops_metric_name(enum pflops_metric m);	/* "DP_OPS" */
 /* 1 for a FLOP metric, 0 for VEC_DP / VEC_SP (packed instruction counts). */
 int pflops_metric_is_flop(enum pflops_metric m);

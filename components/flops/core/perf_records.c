@@ -131,6 +131,8 @@ int pflops_sample_parse(const struct pflops_sample_format *f, const void *rec, s
 	if (t & PERF_SAMPLE_CALLCHAIN) {
 		if (u64(&c, &skip) || skip > (uint64_t)(c.end - c.p) / 8)
 			return pf_err(err, PFLOPS_EINVAL, "sample record truncated in its callchain (%u bytes)", h.size);
+		out->callchain = c.p;
+		out->nr_callchain = skip;
 		c.p += skip * 8;
 	}
 	if (t & PERF_SAMPLE_RAW) {

@@ -33,6 +33,7 @@ struct pflops_sampler_event {
 	uint64_t period;	/* sample every period counts; 0: count only */
 	int opmask;		/* ask k0-k7 with each sample */
 	int precise;		/* precise_ip to try first; lowered until the kernel takes it */
+	int callchain;		/* ask the user call chain with each sample (frame pointers) */
 	char name[64];		/* for messages */
 	/* after open */
 	int precise_used;
@@ -72,6 +73,12 @@ void pflops_sampler_stats(const struct pflops_sampler *s, struct pflops_sampler_
  * mapped there (MMAP2 records; a forked child sees its parent's until it
  * execs).  0 for anonymous or unknown memory. */
 size_t pflops_sampler_read_code(void *sampler, uint32_t pid, uint64_t addr, uint8_t *buf, size_t len);
+/* Where addr lies in pid's memory: the file mapped there (MMAP2
+ * records; NULL: anonymous or unknown, then 0), that mapping's start and
+ * addr's offset in the file.  *path stays valid until the sampler is
+ * closed. */
+int pflops_sampler_where(const struct pflops_sampler *s, uint32_t pid, uint64_t addr, const char **path,
+			 uint64_t *map_start, uint64_t *offset);
 void pflops_sampler_close(struct pflops_sampler *s);
 
 #ifdef __cplusplus

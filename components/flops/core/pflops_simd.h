@@ -108,7 +108,19 @@ struct pflops_sample_rec {
 	uint64_t id, ip, time, addr, period, stream_id, phys_addr;
 	uint32_t pid, tid, cpu;
 	struct pflops_sample_regs user, intr;
+	/* PERF_SAMPLE_CALLCHAIN: nr_callchain addresses (PERF_CONTEXT_*
+	 * markers among them) at callchain, inside the record: valid while
+	 * the record is, maybe unaligned (pflops_sample_frame reads one) */
+	const uint8_t *callchain;
+	uint64_t nr_callchain;
 };
+
+static inline uint64_t pflops_sample_frame(const struct pflops_sample_rec *r, uint64_t i)
+{
+	uint64_t v;
+	__builtin_memcpy(&v, r->callchain + 8 * i, 8);
+	return v;
+}
 
 /* Parse a PERF_RECORD_SAMPLE: rec points at its header, len is the
  * header's size.  Fails with PFLOPS_EINVAL naming the cause: a record

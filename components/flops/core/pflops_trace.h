@@ -33,10 +33,33 @@ enum {
 	PFLOPS_NC_REACH,	/* RIP-relative operand out of reach */
 	PFLOPS_NC_FULL,		/* out of cache space or counter ids */
 	PFLOPS_NC_NOTIFY,	/* the dynamic loader's notification hook */
+	PFLOPS_NC_OVF,		/* overflow asked: more weight than
+				 * PFLOPS_OVF_GUARD before the block's first
+				 * instruction that sets every flag, or none */
+	PFLOPS_NC_REGION,	/* --region: the function's entry (each call
+				 * stops there: its thread joins the window) */
 	PFLOPS_NC_N
 };
 
 /* Per-run statistics of the tracer itself (how it spent its stops). */
+/* --region: one thread's FLOPs counted in the region's windows (a
+ * window: from an entry of the function to the return on the thread that
+ * called it; every thread of the process counts in it). */
+enum pflops_region_role {
+	PFLOPS_RT_CALLER,	/* called the function */
+	PFLOPS_RT_POOL,		/* started in a window, or waiting in a system
+				 * call when one opened: worked for the call */
+	PFLOPS_RT_RUNNING,	/* was running program code when a window
+				 * opened and did FP work in it: possibly
+				 * unrelated concurrent work */
+};
+#define PFLOPS_REGION_THREADS 64
+struct pflops_region_thread {
+	int32_t tid;
+	int32_t role;		/* enum pflops_region_role */
+	uint64_t flops;		/* exact FLOPs (all precisions) in windows */
+};
+
 struct pflops_trace_stats {
 	uint64_t stops;		/* ptrace stops handled */
 	uint64_t block_stops;	/* breakpoint stops at block ends */
@@ -80,6 +103,12 @@ struct pflops_trace_stats {
 	uint64_t nocache[PFLOPS_NC_N];	/* blocks kept on the stopping path,
 				 * by reason (PFLOPS_NC_*) */
 	uint64_t native_resumes;/* --region: threads let run natively */
+	/* overflow (opts.overflow) */
+	uint64_t overflows;	/* calls of opts.overflow */
+	uint64_t ovf_exits;	/* threads that left the cache near a crossing */
+	uint64_t ovf_steps;	/* blocks single-stepped to reach a crossing */
+	uint64_t ovf_late;	/* crossings seen only after the instruction
+				 * ran (regs NULL in the call): 0 by design */
 	uint64_t group_stops;	/* job-control stops of the program, kept */
 	int interrupted;	/* the signal that interrupted the run (0: none):
 				 * the counts are partial */
@@ -94,6 +123,18 @@ struct pflops_trace_stats {
 				 * but not armed (its address is not an
 				 * instruction start, the file changed on
 				 * disk); "" when it was not */
+	/* --region with threads (trace_window.c) */
+	uint64_t region_windows;	/* windows opened (outermost calls
+				 * while no other thread was inside) */
+	uint64_t region_joined;	/* threads stopped to count in a window */
+	uint64_t region_busy_threads;	/* threads (per window) that were
+				 * running program code when it opened and
+				 * did FP work in it */
+	uint64_t region_busy_flops;	/* their FLOPs in those windows */
+	uint32_t region_nthreads;	/* threads listed in region_thread */
+	uint64_t region_more_threads;	/* threads with FLOPs not listed */
+	uint64_t region_more_flops;	/* and their FLOPs */
+	struct pflops_region_thread region_thread[PFLOPS_REGION_THREADS];
 	/* Transparency (docs/trace-engine.md#transparency): what the tracer
 	 * changed so the program behaves as untraced, and what it could not */
 	uint64_t rseq_refused;	/* rseq registrations answered ENOSYS (glibc
@@ -166,6 +207,28 @@ struct pflops_trace_block {
 };
 typedef void (*pflops_trace_block_fn)(void *arg, const struct pflops_trace_block *b);
 
+/* One crossing of a multiple of the overflow period by a thread's
+ * weighted FLOP count (see pflops_trace_opts.overflow).  The thread is
+ * stopped before the FP instruction that crossed it runs: regs->rip ==
+ * addr, its original address (never a code-cache one), and the other
+ * registers are the program's at that point (enough to unwind its
+ * stack; %gs_base is the program's own). */
+struct user_regs_struct;
+struct pflops_insn;
+struct pflops_trace_overflow {
+	int32_t pid, tid;	/* the process and thread */
+	uint64_t addr;		/* the FP instruction that crossed it */
+	uint64_t count;		/* the thread's weighted count, that
+				 * instruction included, since its count
+				 * last (re)started */
+	uint64_t crossings;	/* multiples of the period it crossed: 1,
+				 * more when its weight exceeds the period */
+	uint64_t period;	/* the thread's period */
+	const struct user_regs_struct *regs;	/* NULL: seen late (stats.ovf_late) */
+};
+typedef void (*pflops_trace_overflow_fn)(void *arg,
+					 const struct pflops_trace_overflow *o);
+
 struct pflops_trace_opts {
 	/* Count only inside calls to this function (ELF .symtab/.dynsym of
 	 * the executable or any shared library it loads); NULL: count all. */
@@ -203,6 +266,28 @@ struct pflops_trace_opts {
 	 * stats->interrupted says so.  Install the handler without
 	 * SA_RESTART. */
 	const volatile sig_atomic_t *interrupt;
+	/* Overflow (docs/trace-engine.md#overflow): each traced thread keeps
+	 * an exact running count of a FLOP weight, and `overflow` is called
+	 * at each FP instruction whose weight takes it across a multiple of
+	 * its period, where counting applies (region).  overflow_weight
+	 * gives an executed FP instruction's weight (e.g. its DP FLOPs;
+	 * only the FP fields of *in are set): called when a block is
+	 * translated with active_lanes = in->lanes, and for instructions
+	 * with an opmask at each run with the lanes active.  Weights must
+	 * stay below 2^31.  Code-cache blocks with FP instructions of
+	 * weight > 0 subtract their weight from a per-thread word and leave
+	 * the cache only near a crossing; other blocks are unchanged. */
+	uint64_t (*overflow_weight)(void *arg, const struct pflops_insn *in,
+				    unsigned active_lanes);
+	uint64_t overflow_period;	/* every thread's at its start; 0: off */
+	pflops_trace_overflow_fn overflow;
+	void *overflow_arg;
+	/* If set: called at each system-call stop of a thread (with
+	 * overflow_weight set); returning 1 restarts its
+	 * count at 0 with period *period (0: none for it), 0 leaves it.  A
+	 * traced process changes its own period this way: it writes it
+	 * where the callback looks, then makes any system call. */
+	int (*overflow_rearm)(void *arg, pid_t tid, uint64_t *period);
 };
 
 
@@ -221,8 +306,22 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
 		     struct pflops_mix *mix, int *exit_status,
 		     struct pflops_error *err);
 
-/* "exited with status 3", "killed by signal 11 (Segmentation fault)". */
+/* "exited with status 3", "killed by signal 11 (Segmentation fault)".
+ * Every source reports the program's wait status: wait_status.c. */
 void pflops_trace_status_str(int status, char *buf, size_t len);
+
+/* NULL where this build has the tracer (x86-64); else why not (aarch64,
+ * where trace_none.c stands in for core/trace/).  Inline: the component,
+ * which links no tracer, asks too. */
+#define PFLOPS_TRACE_ARCH_ONLY "the trace source (and model:PMU, which reads the trace) is x86-64 only for now"
+static inline const char *pflops_trace_unavailable(void)
+{
+#if defined(__x86_64__)
+	return NULL;
+#else
+	return PFLOPS_TRACE_ARCH_ONLY;
+#endif
+}
 
 /* ------------------------------------------------------------------ */
 /* FLOPs per function (trace_funcs.c): blocks (pflops_trace_opts.block)
@@ -262,6 +361,14 @@ void pflops_funcs_add(void *funcs, const struct pflops_trace_block *b);
 int pflops_funcs_list(struct pflops_funcs *f, const struct pflops_func *const **v,
 		      size_t *n, struct pflops_error *err);
 void pflops_funcs_free(struct pflops_funcs *f);
+/* The function holding one address, named as above: path and map_start
+ * as a block's (path NULL or not a file: anonymous memory at map_start),
+ * offset the address's in the file.  Into buf the symbol (returns 1) or
+ * the group's name for code no symbol covers (returns 0): "libm.so.6 (no
+ * symbol)", "[anon 0x7f...]"; *object the file (NULL: anonymous), valid
+ * until pflops_funcs_free.  PFLOPS_ENOMEM. */
+int pflops_funcs_name(struct pflops_funcs *f, const char *path, uint64_t map_start, uint64_t offset,
+		      char *buf, size_t len, const char **object);
 
 /* ------------------------------------------------------------------ */
 /* One decoded instruction, classified (trace_decode.c).               */

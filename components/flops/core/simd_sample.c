@@ -303,6 +303,18 @@ size_t pflops_sampler_read_code(void *sampler, uint32_t pid, uint64_t addr, uint
 	return got > 0 ? (size_t)got : 0;
 }
 
+int pflops_sampler_where(const struct pflops_sampler *s, uint32_t pid, uint64_t addr, const char **path,
+			 uint64_t *map_start, uint64_t *offset)
+{
+	const struct map *m = find_map(s, pid, addr);
+	if (!m)
+		return 0;
+	*path = s->files[m->file].name;
+	*map_start = m->addr;
+	*offset = m->pgoff + (addr - m->addr);
+	return 1;
+}
+
 void pflops_sampler_close(struct pflops_sampler *s)
 {
 	if (!s)
@@ -341,6 +353,12 @@ static int open_one(struct pflops_sampler_event *e, pid_t tid, int cpu, int side
 			at->sample_id_all = 1;
 			at->wakeup_events = 64;
 			at->precise_ip = (unsigned)p;
+			if (e->callchain) {	/* the user stack only, walked by the kernel */
+				/* and no PERIOD: with it a software event samples
+				 * every count, whatever its period (a stand-in's test) */
+				at->sample_type = (at->sample_type | PERF_SAMPLE_CALLCHAIN) & ~(uint64_t)PERF_SAMPLE_PERIOD;
+				at->exclude_callchain_kernel = 1;
+			}
 			/* the code behind a sampled address, after the program is gone */
 			if (sideband)
 				at->mmap = at->mmap2 = at->task = at->comm = at->comm_exec = 1;

@@ -8,24 +8,27 @@
 #include "pflops_internal.h"
 #include "pflops_trace.h"
 
-static double packed_insts(const struct pflops_mix *m, int prec)
+/* A metric's value in a mix, as the registry defines it: FLOPs (active
+ * lanes x FLOPs per element) or instructions (an FMA counted twice, as
+ * the PMUs' packed-instruction events do), of its precision and widths. */
+static double registry_count(const struct pflops_mix *m, const struct pflops_metric_info *d)
 {
-	double n = 0;
-	for (int w = PFLOPS_W128; w < PFLOPS_NWIDTH; w++)
-		for (int o = 0; o < PFLOPS_NOP; o++)
-			n += (double)m->insts[prec][w][o] * (o == PFLOPS_OP_FMA ? 2 : 1);
-	return n;
+	uint64_t n = 0;
+	for (int p = 0; p < PFLOPS_NPREC; p++)
+		for (int w = 0; w < PFLOPS_NWIDTH; w++) {
+			if ((d->prec >= 0 && p != d->prec) || !(d->widths >> w & 1))
+				continue;
+			for (int o = 0; o < PFLOPS_NOP; o++)
+				n += d->flop ? m->lanes_active[p][w][o] * pflops_op_flops((enum pflops_op)o)
+					     : m->insts[p][w][o] * (o == PFLOPS_OP_FMA ? 2 : 1);
+		}
+	return (double)n;
 }
 
 void pflops_mix_metrics(const struct pflops_mix *m, double v[PFLOPS_NMETRIC])
 {
-	v[PFLOPS_FP_OPS] = (double)pflops_mix_flops(m, -1);
-	v[PFLOPS_DP_OPS] = (double)pflops_mix_flops(m, PFLOPS_DP);
-	v[PFLOPS_SP_OPS] = (double)pflops_mix_flops(m, PFLOPS_SP);
-	v[PFLOPS_HP_OPS] = (double)pflops_mix_flops(m, PFLOPS_HP);
-	v[PFLOPS_BF16_OPS] = (double)pflops_mix_flops(m, PFLOPS_BF16);
-	v[PFLOPS_VEC_DP] = packed_insts(m, PFLOPS_DP);
-	v[PFLOPS_VEC_SP] = packed_insts(m, PFLOPS_SP);
+	for (int k = 0; k < PFLOPS_NMETRIC; k++)
+		v[k] = registry_count(m, pflops_metric_info(k));
 }
 
 void pflops_mix_widths(const struct pflops_mix *m, double w[PFLOPS_NWIDTH])

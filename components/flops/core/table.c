@@ -436,7 +436,7 @@ static int do_metric(struct ctx *c, char *args)
 		return PERR(c, "usage: metric NAME CLASS = FORMULA   or   metric NAME unavailable");
 	int m = pflops_metric_from_name(name), k = pf_class_from_name(cls);
 	if (m < 0)
-		return PERR(c, "unknown metric '%s'; use FP_OPS DP_OPS SP_OPS HP_OPS BF16_OPS VEC_DP VEC_SP", name);
+		return PERR(c, "unknown metric '%s'; use %s", name, PFLOPS_METRIC_NAMES);
 	if (k < 0)
 		return PERR(c, "unknown accuracy class '%s'; use exact masked-full speculative estimate unavailable", cls);
 	struct pflops_metric_def *d = &c->pmu->metrics[m];

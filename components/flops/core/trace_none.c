@@ -12,8 +12,7 @@
 #include "pflops_internal.h"
 #include "pflops_trace.h"
 
-#define X86_ONLY "the trace source (and model:PMU, which reads the trace) is x86-64 only for now; " \
-		 "on this machine count with --source hw (hardware counters) or --source perf-stat:FILE"
+#define X86_ONLY PFLOPS_TRACE_ARCH_ONLY "; on this machine count with --source hw (hardware counters) or --source perf-stat:FILE"
 
 int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts, struct pflops_mix *mix,
 		     int *exit_status, struct pflops_error *err)
@@ -30,17 +29,6 @@ int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const s
 	return pf_err(err, PFLOPS_EUNAVAIL, X86_ONLY);
 }
 
-/* Not the tracer's: every source reports the program's wait status. */
-void pflops_trace_status_str(int status, char *buf, size_t len)
-{
-	if (WIFEXITED(status))
-		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(buf, len, "killed by signal %d (%s)%s", WTERMSIG(status), strsignal(WTERMSIG(status)),
-			 WCOREDUMP(status) ? ", core dumped" : "");
-	else
-		snprintf(buf, len, "wait status 0x%x", (unsigned)status);
-}
 
 /* --by-function groups traced blocks: nothing to group without the trace. */
 struct pflops_funcs *pflops_funcs_new(struct pflops_error *err)
@@ -63,6 +51,12 @@ int pflops_funcs_list(struct pflops_funcs *f, const struct pflops_func *const **
 
 void pflops_funcs_free(struct pflops_funcs *f)
 {
+}
+
+int pflops_funcs_name(struct pflops_funcs *f, const char *path, uint64_t map_start, uint64_t offset,
+		      char *buf, size_t len, const char **object)
+{
+	return PFLOPS_EUNAVAIL;
 }
 
 /* The masked-lane estimator decodes sampled x86 code (AVX-512 opmasks). */

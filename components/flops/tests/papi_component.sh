@@ -121,7 +121,12 @@ grep -q 'Failed adding: flops:::NO_SUCH' "$out" || bad "papi_command_line accept
 # without counters: start refused, the component's reason on stderr, no zero printed as a count
 ev=flops:::DP_OPS; cl LIBPFM_FORCE_PMU=skx
 if [ $mode = nocounting ]; then
-	grep -q '^PAPI flops component: events listed, counting impossible: no hardware PMU is exposed.*PAPI_FLOPS_SOURCE=trace' "$out" &&
+	# the trace source is suggested where it exists (x86-64), never elsewhere
+	case $(uname -m)$TEST_WRAPPER in
+	x86_64) hint='PAPI_FLOPS_SOURCE=trace' ;;
+	*) hint='no count without counters here: the trace source is x86-64 only for now' ;;
+	esac
+	grep -q "^PAPI flops component: events listed, counting impossible: no hardware PMU is exposed.*$hint" "$out" &&
 		grep -q 'Error! PAPI_start' "$out" ||
 		{ bad "papi_command_line flops:::DP_OPS: start not refused with the reason"; cat "$out"; }
 	grep -q 'flops:::DP_OPS : *0' "$out" && bad "papi_command_line printed a zero count"

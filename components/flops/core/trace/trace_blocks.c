@@ -33,6 +33,7 @@ static void block_free(struct pflops_block *b)
 	free(b->offs);
 	free(b->fp);
 	free(b->acc);
+	free(b->ovf_w);
 	free(b);
 }
 
@@ -389,6 +390,7 @@ struct pflops_block *pflops_block_clone(const struct pflops_block *b)
 	c->x = NULL;
 	c->next = NULL;
 	c->execs = 0;		/* a forked child counts its own runs */
+	c->ovf_w = NULL;	/* recomputed when needed */
 	c->offs = malloc(b->ninsts * sizeof *c->offs);
 	c->fp = malloc((b->nfp ? b->nfp : 1) * sizeof *c->fp);
 	c->acc = b->acc ? calloc(2 + 2 * (size_t)b->nfp, sizeof *c->acc) : NULL;

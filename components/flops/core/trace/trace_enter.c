@@ -23,7 +23,7 @@
 
 int pflops_counting(const struct pflops_tracer *T, const struct pflops_thr *t)
 {
-	return !T->o->region || t->in_region;
+	return !T->o->region || t->in_region || (t->sp && t->sp->win_calls > 0);
 }
 
 /* The live opmask registers when the block has masked instructions;
@@ -63,15 +63,19 @@ static void fp_exec(struct pflops_tracer *T, struct pflops_thr *t,
 void pflops_count_block(struct pflops_tracer *T, struct pflops_thr *t,
 			struct pflops_block *b, uint32_t n)
 {
-	uint64_t k[8];
+	uint64_t k[8], f0;
 	const uint64_t *km;
 
 	if (!pflops_counting(T, t) || n == 0)
 		return;
 	km = block_masks(T, t, b, k);
+	f0 = T->o->region ? pflops_mix_flops(T->mix, -1) : 0;
 	pflops_block_count(T->mix, b, n, km);
+	if (T->o->region)
+		pflops_win_flops(T, t, f0);
 	pflops_pub_count(T, t, b, n, -1, km);
 	pflops_prof_count(b, n, km);
+	pflops_ovf_count(T, t, b, 0, n, km);
 	fp_exec(T, t, b, 0, n, km);
 	if (n >= b->ninsts)
 		b->execs++;
@@ -81,15 +85,19 @@ void pflops_count_block(struct pflops_tracer *T, struct pflops_thr *t,
 static void count_one(struct pflops_tracer *T, struct pflops_thr *t,
 		      struct pflops_block *b, int idx)
 {
-	uint64_t k[8];
+	uint64_t k[8], f0;
 	const uint64_t *km;
 
 	if (!pflops_counting(T, t))
 		return;
 	km = block_masks(T, t, b, k);
+	f0 = T->o->region ? pflops_mix_flops(T->mix, -1) : 0;
 	pflops_block_count_one(T->mix, b, (uint32_t)idx, km);
+	if (T->o->region)
+		pflops_win_flops(T, t, f0);
 	pflops_pub_count(T, t, b, 0, idx, km);
 	pflops_prof_one(b, (uint32_t)idx, km);
+	pflops_ovf_count(T, t, b, (uint32_t)idx, (uint32_t)idx + 1, km);
 	fp_exec(T, t, b, (uint32_t)idx, (uint32_t)idx + 1, km);
 	if ((uint32_t)idx + 1 == b->ninsts) {
 		for (int x = 0; x < PFLOPS_NEXTRA; x++)
@@ -126,8 +134,14 @@ int pflops_set_mode(struct pflops_tracer *T, struct pflops_thr *t,
 	      r->gs_base < sa->slots + (uint64_t)sa->nslots * PFLOPS_SLOT_BYTES))
 		t->prog_gs = r->gs_base;
 	gs = t->prog_gs;
+	if (t->mode == PFLOPS_M_CACHE && mode != PFLOPS_M_CACHE)
+		pflops_ovf_sync(T, t, 0);	/* what it ran there */
 	if (mode == PFLOPS_M_CACHE) {
 		struct pflops_arena *a = t->sp->arena;
+		/* the lookup routine leaves the cache above rsp0: the
+		 * function's return; a thread counting for a window of
+		 * another's call stays */
+		uint64_t rsp0 = t->in_region ? t->region_sp : PFLOPS_WIN_RSP0;
 		uint8_t *m;
 		if (!a)
 			return -1;
@@ -136,7 +150,8 @@ int pflops_set_mode(struct pflops_tracer *T, struct pflops_thr *t,
 		pflops_pub_slot(T, t);
 		if (!(m = pflops_slot_mem(a, t->slot)))
 			return -1;
-		memcpy(m + PFLOPS_SLOT_RSP0, &t->region_sp, 8);
+		memcpy(m + PFLOPS_SLOT_RSP0, &rsp0, 8);
+		pflops_ovf_sync(T, t, 1);
 		gs = pflops_slot_addr(a, t->slot);
 	}
 	if (r->gs_base != gs) {
@@ -224,14 +239,17 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 	for (int guard = 0; guard < 1000; guard++) {
 		uint64_t pc = r->rip;
 		struct pflops_block *b;
+		int near;
 
 		if (sp->region && sp->arena && pflops_region_is_hook(sp->region, pc)) {
 			arm_region(T, t, 1);
 			drop_unmapped(T, t);
 		}
 		if (T->o->region) {
-			if (t->in_region && r->rsp > t->region_sp)
+			if (t->in_region && r->rsp > t->region_sp) {
 				t->in_region = 0;
+				pflops_win_leave(T, t);
+			}
 			if (!t->in_region && sp->region &&
 			    pflops_region_is_entry(sp->region, sp->pid, pc)) {
 				errno = 0;
@@ -242,9 +260,10 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 					t->region_sp = r->rsp;
 					T->st.region_calls++;
 					pflops_sys_rseq_check(T, t);
+					pflops_win_enter(T, t);
 				}
 			}
-			if (!t->in_region && sp->arena) {
+			if (!pflops_counting(T, t) && sp->arena) {
 				/* native; a branch of ours on the way is run here */
 				if (pflops_bp_has(sp, pc)) {
 					b = pflops_block_get(sp, t->tid, pc, 0,
@@ -275,14 +294,16 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 			arm_region(T, t, 0);	/* found by a lazy reload */
 		if (T->engine == PFLOPS_ENGINE_CACHE && sp->arena &&
 		    pflops_counting(T, t) && !T->o->single_step &&
-		    !(r->eflags & PFLOPS_TF)) {
+		    pflops_ovf_cache_ok(T, t) && !(r->eflags & PFLOPS_TF)) {
 			int was = b->nocache, fresh = !b->x;
 			uint64_t entry = pflops_xlate(T, t, b);
 			if (!was && b->nocache)
 				T->st.nocache[b->nocache]++;
 			if (entry && fresh)
 				pflops_xlate_ahead(T, t, b, AHEAD);
-			if (entry && pflops_set_mode(T, t, r, PFLOPS_M_CACHE, dirty) == 0) {
+			/* (a new copy may have raised sp->ovf_maxpre) */
+			if (entry && pflops_ovf_cache_ok(T, t) &&
+			    pflops_set_mode(T, t, r, PFLOPS_M_CACHE, dirty) == 0) {
 				r->rip = entry;
 				*dirty = 1;
 				t->blk = NULL;
@@ -333,12 +354,21 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 			r->rip = tr;
 			*dirty = 1;
 		}
+		near = !t->tramp && pflops_ovf_near(T, t, b);
 		if (b->mode == PFLOPS_BLK_SYSCALL) {
+			/* (a crossing here is seen late: stepping would
+			 * skip the system call's stops) */
 			t->resume = PTRACE_SYSCALL;
-		} else if (b->mode == PFLOPS_BLK_STEP) {
+		} else if (b->mode == PFLOPS_BLK_STEP || near) {
+			/* stepped, or the overflow's crossing is in this
+			 * run: stepped to the instruction that crosses */
+			if (b->mode != PFLOPS_BLK_STEP)
+				T->st.ovf_steps++;
 			t->resume = PTRACE_SINGLESTEP;
 			t->step_pc = r->rip;
 			t->step_idx = 0;
+			if (!t->tramp)
+				pflops_ovf_at(T, t, b, 0, r);
 		} else {
 			t->resume = PTRACE_CONT;
 		}
@@ -455,6 +485,7 @@ static int on_step(struct pflops_tracer *T, struct pflops_thr *t)
 	}
 	t->step_idx++;
 	t->step_pc = r.rip;
+	pflops_ovf_at(T, t, b, (uint32_t)t->step_idx, &r);
 	if (t->step_idx + 1 == (int)b->ninsts && emulable(b) &&
 	    pflops_bp_has(t->sp, r.rip)) {
 		/* the block's branch carries an int3 (another block ends

@@ -335,42 +335,54 @@ static void mix_add(struct pflops_mix *d, const struct pflops_mix *s)
 		a[i] += b[i];
 }
 
-void pflops_funcs_add(void *funcs, const struct pflops_trace_block *b)
+/* The object and symbol of (path, map_start, offset) as a block names
+ * them; *o NULL: out of memory. */
+static const struct sym *resolve(struct pflops_funcs *f, const char *path, uint64_t map_start, uint64_t offset,
+				 struct object **o, uint64_t *va, int *have_va)
 {
-	struct pflops_funcs *f = funcs;
 	const struct sym *s = NULL;
-	struct object *o;
-	struct func *fn;
-	uint64_t va = 0;
-	int have_va = 0;
 	char label[96];
 
-	if (f->oom)
-		return;
-	if (b->path && b->path[0] == '/') {
-		o = object_get(f, b->path, 1);
+	*have_va = 0;
+	if (path && path[0] == '/') {
+		*o = object_get(f, path, 1);
 	} else {	/* anonymous memory, [vdso] ... : the mapping */
-		const char *nm = b->path ? b->path : b->map_start ? "[anon]" : "[unmapped]";
+		const char *nm = path ? path : map_start ? "[anon]" : "[unmapped]";
 		size_t len = strlen(nm);
 		if (nm[0] == '[' && len > 2 && nm[len - 1] == ']') {
 			nm++;
 			len -= 2;
 		}
-		if (b->map_start)
+		if (map_start)
 			snprintf(label, sizeof label, "[%.*s 0x%llx]", (int)(len > 60 ? 60 : len),
-				 nm, (unsigned long long)b->map_start);
+				 nm, (unsigned long long)map_start);
 		else
 			snprintf(label, sizeof label, "[%.*s]", (int)(len > 60 ? 60 : len), nm);
-		o = object_get(f, label, 0);
+		*o = object_get(f, label, 0);
 	}
-	if (!o || (!o->loaded && object_load(o))) {
-		f->oom = 1;
+	if (!*o || (!(*o)->loaded && object_load(*o))) {
+		*o = NULL;
+		return NULL;
+	}
+	if ((*o)->file && (*have_va = object_vaddr(*o, offset, va)) &&
+	    !(s = symtab_find(&(*o)->tab[0], *va)))
+		s = symtab_find(&(*o)->tab[1], *va);
+	return s;
+}
+
+void pflops_funcs_add(void *funcs, const struct pflops_trace_block *b)
+{
+	struct pflops_funcs *f = funcs;
+	const struct sym *s;
+	struct object *o;
+	struct func *fn;
+	uint64_t va = 0;
+	int have_va;
+
+	if (f->oom)
 		return;
-	}
-	if (o->file && (have_va = object_vaddr(o, b->offset, &va)) &&
-	    !(s = symtab_find(&o->tab[0], va)))
-		s = symtab_find(&o->tab[1], va);
-	if (!(fn = func_get(f, o, s))) {
+	s = resolve(f, b->path, b->map_start, b->offset, &o, &va, &have_va);
+	if (!o || !(fn = func_get(f, o, s))) {
 		f->oom = 1;
 		return;
 	}
@@ -386,6 +398,28 @@ void pflops_funcs_add(void *funcs, const struct pflops_trace_block *b)
 			fn->have_hot = 1;
 		}
 	}
+}
+
+int pflops_funcs_name(struct pflops_funcs *f, const char *path, uint64_t map_start, uint64_t offset,
+		      char *buf, size_t len, const char **object)
+{
+	struct object *o;
+	uint64_t va = 0;
+	int have_va;
+	const struct sym *s = resolve(f, path, map_start, offset, &o, &va, &have_va);
+
+	if (!o)
+		return PFLOPS_ENOMEM;
+	*object = o->file ? o->path : NULL;
+	if (s) {
+		snprintf(buf, len, "%s", s->name);
+		return 1;
+	}
+	if (o->file)
+		snprintf(buf, len, "%s (no symbol)", strrchr(o->path, '/') + 1);
+	else
+		snprintf(buf, len, "%s", o->path);
+	return 0;
 }
 
 static int func_cmp(const void *pa, const void *pb)

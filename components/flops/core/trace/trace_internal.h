@@ -62,6 +62,10 @@ struct pflops_block {
 	int nocache;		/* why it stays on the stopping path (PFLOPS_NC_*) */
 	uint64_t tramp;		/* displaced copy of its first instruction */
 	uint64_t tramp_back;	/* and the jump back after it */
+	/* overflow (trace_ovf.c): weight of each FP entry at full lanes,
+	 * and their sum; NULL until first needed */
+	uint64_t *ovf_w;
+	uint64_t ovf_sum;
 	struct pflops_block *next;	/* hash chain */
 };
 
@@ -106,6 +110,10 @@ struct pflops_space {
 	int no_inject;			/* it turned on seccomp: no system call
 					 * may be injected (trace_sys.c) */
 	struct pflops_prof *prof;	/* per-block counts asked (opts.block) */
+	uint64_t ovf_maxpre;	/* overflow: the most weight a copy runs
+				 * before its check (<= PFLOPS_OVF_GUARD) */
+	int win_calls;		/* --region: threads inside the function (the
+				 * window is open while > 0: trace_window.c) */
 };
 
 /* Thread modes (see the top of this file). */
@@ -138,6 +146,15 @@ struct pflops_thr {
 	uint64_t tramp_back;	/* the displaced copy's jump back */
 	int in_region;
 	uint64_t region_ret, region_sp;
+	/* --region windows (trace_window.c) */
+	int win_join;		/* interrupted to count in the window */
+	int win_leave;		/* interrupted to leave the cache after one */
+	int win_busy;		/* 1: ran program code when the window opened,
+				 * -1: not known yet, 0: waited or started in it */
+	int win_caller;		/* called the function (some time) */
+	int win_ran;		/* did FP work in a window it was busy at */
+	uint64_t win_flops;	/* FLOPs it counted in windows */
+	uint64_t win_open_flops;	/* win_flops when the last one opened */
 	int slot;		/* counter slot in sp->arena, -1: none */
 	uint64_t prog_gs;	/* the program's own %gs base */
 	int resend_sig;		/* a signal held back while we used the
@@ -152,6 +169,16 @@ struct pflops_thr {
 	siginfo_t roll_info;
 	int detach_sig;		/* detaching: -1 not stopped yet, else the
 				 * signal to pass on (0: none) */
+	/* overflow (trace_ovf.c): the thread's weighted count, its period
+	 * and what remains to the next multiple (the slot's OVF word holds
+	 * ovf_rem - PFLOPS_OVF_GUARD while it runs in the cache; ovf_s is
+	 * what was written there) */
+	uint64_t ovf_period;
+	uint64_t ovf_count;
+	int64_t ovf_rem;
+	uint64_t ovf_s;
+	int ovf_hold;		/* left the cache near a crossing: stay out */
+	unsigned ovf_idle;	/* blocks without weight run since on stops */
 	struct pflops_thr *next;
 };
 
@@ -322,6 +349,17 @@ const struct pflops_map *pflops_maps_find(struct pflops_maps *m, pid_t pid,
 uint64_t pflops_maps_gap_near(const struct pflops_maps *m, uint64_t lo,
 			      uint64_t hi, uint64_t size, uint64_t reach);
 
+/* trace_window.c: --region's windows (a call, every thread counting) */
+#define PFLOPS_WIN_RSP0 (1ULL << 63)	/* slot RSP0 of a thread counting
+					 * for the window: never left */
+void pflops_win_enter(struct pflops_tracer *T, struct pflops_thr *t);
+void pflops_win_leave(struct pflops_tracer *T, struct pflops_thr *t);
+void pflops_win_drop(struct pflops_tracer *T, struct pflops_thr *t);
+int pflops_win_stop(struct pflops_tracer *T, struct pflops_thr *t);
+/* stopped where the kernel will restart an interrupted system call */
+int pflops_sys_restarting(const struct user_regs_struct *r);
+void pflops_win_flops(struct pflops_tracer *T, struct pflops_thr *t, uint64_t before);
+
 /* trace_region.c */
 /* the region's symbol was found in some object of the process */
 int pflops_region_found(const struct pflops_region *r);
@@ -434,6 +472,9 @@ void pflops_hold_signal(struct pflops_thr *t, int sig, const siginfo_t *si);
 #define PFLOPS_SLOT_TGT 24
 #define PFLOPS_SLOT_TABLE 32	/* tracee address of the lookup table */
 #define PFLOPS_SLOT_RSP0 40	/* --region: %rsp at the region's entry */
+#define PFLOPS_SLOT_OVF 48	/* overflow: what remains before the thread
+				 * must leave the cache (trace_ovf.c) */
+#define PFLOPS_SLOT_CF 56	/* overflow: CF kept across the check (byte) */
 #define PFLOPS_SLOT_CNT 4096	/* counters: 8 bytes per block id */
 #define PFLOPS_MAX_IDS 262144
 #define PFLOPS_MAX_SLOTS 256
@@ -520,6 +561,9 @@ enum {
 	PFLOPS_XP_ROLL,		/* inside our code: roll forward */
 	PFLOPS_XP_DONE,		/* block done; at exit arg's target */
 	PFLOPS_XP_DATA,		/* literals: never executed */
+	PFLOPS_XP_OVF,		/* overflow word lowered, counter not yet
+				 * incremented; at insn arg */
+	PFLOPS_XP_OVFSTUB,	/* near an overflow: the same, trapped */
 };
 
 struct pflops_xblock {
@@ -530,6 +574,10 @@ struct pflops_xblock {
 	uint32_t id;		/* counter id */
 	uint32_t inc_at;	/* instruction before which the count is
 				 * incremented */
+	uint32_t ovf_w;		/* overflow weight subtracted there (0: none) */
+	uint8_t ovf_cf;		/* CF saved in the slot around the check */
+	uint32_t ovf_pre;	/* weight run before the check */
+	uint32_t ovf_stub;	/* offset of its int3 (near a crossing) */
 	struct pflops_xexit ex[2];
 	int nex;
 	struct pflops_xpoint *pt;
@@ -577,6 +625,7 @@ struct pflops_reloc {
 	uint8_t uses_gs;	/* %gs segment, rd/wrgsbase, loads of %gs */
 	uint8_t pops_flags;	/* popf: may set EFLAGS.TF (trace_sys.c) */
 	uint8_t kills_flags;	/* writes OF SF ZF AF PF, reads none */
+	uint8_t kills_cf;	/* the same, and CF too */
 	uint8_t ind_modrm;	/* indirect jmp/call: offset of the ModRM */
 	uint8_t ind_rex;	/* its REX byte (0 if none) */
 	uint8_t ind_pfx[4];	/* its kept legacy prefixes */
@@ -597,6 +646,45 @@ void pflops_pub_slot(struct pflops_tracer *T, struct pflops_thr *t);
 void pflops_pub_block(struct pflops_tracer *T, const struct pflops_space *sp,
 		      uint32_t id, const struct pflops_block *b);
 void pflops_pub_forget(struct pflops_tracer *T, pid_t tid);
+
+/* trace_ovf.c: overflow of a thread's weighted count (opts.overflow).
+ * Cached blocks subtract their weight from the slot's OVF word at their
+ * counter increment and trap when it reaches 0, PFLOPS_OVF_GUARD before
+ * the crossing at the latest; the thread then runs on the stopping path,
+ * single-stepping the block in which the crossing falls. */
+#define PFLOPS_OVF_GUARD 1024	/* at most this weight before the check */
+int pflops_ovf_on(const struct pflops_tracer *T);
+void pflops_ovf_thread(struct pflops_tracer *T, struct pflops_thr *t);
+/* weights of b's FP entries (computed once); its full-run sum */
+uint64_t pflops_ovf_block(struct pflops_tracer *T, struct pflops_block *b);
+/* instructions [lo, hi) of b ran (opmasks k or NULL) */
+void pflops_ovf_count(struct pflops_tracer *T, struct pflops_thr *t,
+		      const struct pflops_block *b, uint32_t lo, uint32_t hi,
+		      const uint64_t *k);
+/* t is about to run instruction idx of b (regs r): the callback if it
+ * crosses */
+void pflops_ovf_at(struct pflops_tracer *T, struct pflops_thr *t,
+		   const struct pflops_block *b, uint32_t idx,
+		   const struct user_regs_struct *r);
+/* t starts running b on the stopping path: 1 when the crossing falls in
+ * this run (step it) */
+int pflops_ovf_near(struct pflops_tracer *T, struct pflops_thr *t,
+		    struct pflops_block *b);
+/* t trapped at a copy's check: near a crossing */
+void pflops_ovf_trapped(struct pflops_tracer *T, struct pflops_thr *t);
+/* t may enter the cache: its crossing is more than the guard away, or
+ * it has run PFLOPS_OVF_IDLE blocks without weight on the stopping path
+ * (it left its FP code: the next weighted copy traps at its check, and
+ * a crossing before that check is seen late) */
+#define PFLOPS_OVF_IDLE 256	/* when no copy can cross before its check */
+#define PFLOPS_OVF_IDLE_LONG 8192	/* otherwise */
+int pflops_ovf_cache_ok(const struct pflops_tracer *T, const struct pflops_thr *t);
+/* the slot's OVF word: read back what t ran in the cache (leaving), or
+ * set for a run there (entering) */
+void pflops_ovf_sync(struct pflops_tracer *T, struct pflops_thr *t, int entering);
+/* a system call finished: the caller may restart t's count; 1: t
+ * must leave the cache (its crossing is near) */
+int pflops_ovf_rearm(struct pflops_tracer *T, struct pflops_thr *t);
 
 /* trace_ptrace.c, for the attach loop (trace_attach.c) */
 int pflops_engine_handle(struct pflops_tracer *T, pid_t tid, int status);

@@ -249,6 +249,7 @@ int pflops_xlate_fork(struct pflops_space *sp, const struct pflops_space *parent
 	if (!a)
 		return PFLOPS_ENOMEM;
 	sp->arena = a;
+	sp->ovf_maxpre = parent->ovf_maxpre;
 	a->slots_fd = -1;
 	a->region = pa->region;
 	a->table = pa->table;

@@ -97,6 +97,7 @@ struct pflops_thr *pflops_thread_add(struct pflops_tracer *T, pid_t tid, int sta
 	t->resume = PTRACE_CONT;
 	t->mode = PFLOPS_M_STOP;
 	t->slot = -1;
+	pflops_ovf_thread(T, t);
 	t->next = T->threads;
 	T->threads = t;
 	T->st.threads++;
@@ -128,6 +129,7 @@ void pflops_thread_drop(struct pflops_tracer *T, pid_t tid)
 	for (struct pflops_thr **p = &T->threads; *p; p = &(*p)->next)
 		if ((*p)->tid == tid) {
 			struct pflops_thr *t = *p;
+			pflops_win_drop(T, t);
 			*p = t->next;
 			harvest_thread(T, t);
 			put_space(T, t->sp);
@@ -261,9 +263,18 @@ static int on_syscall(struct pflops_tracer *T, struct pflops_thr *t)
 	pflops_sys_exit(T, t, &r, &dirty);
 	if ((rc = after_syscall(T, t, &r, &dirty)))
 		return rc;
-	if (t->mode == PFLOPS_M_CACHE && t->sys_nr != SYS_rt_sigreturn &&
-	    t->sp->arena && pflops_arena_chunk_of(t->sp->arena, r.rip)) {
+	if (!pflops_ovf_rearm(T, t) &&
+	    t->mode == PFLOPS_M_CACHE && t->sys_nr != SYS_rt_sigreturn &&
+	    t->sp->arena && pflops_arena_chunk_of(t->sp->arena, r.rip) &&
+	    (pflops_counting(T, t) || pflops_sys_restarting(&r))) {
 		/* back in the copy, after its syscall */
+		if (dirty && (rc = pflops_setregs(T, t, &r)))
+			return rc;
+		return pflops_restart(T, t, PTRACE_SYSCALL, 0);
+	}
+	if (t->mode == PFLOPS_M_NATIVE && pflops_sys_restarting(&r)) {
+		/* --region: a thread sent to join a window, in a system
+		 * call that the kernel restarts (rip must not move) */
 		if (dirty && (rc = pflops_setregs(T, t, &r)))
 			return rc;
 		return pflops_restart(T, t, PTRACE_SYSCALL, 0);
@@ -314,6 +325,8 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 			n->in_region = t->in_region;
 			n->region_ret = t->region_ret;
 			n->region_sp = t->region_sp;
+			n->win_caller = t->in_region;
+			n->sp->win_calls = t->in_region;
 			if (n->sp->arena) {
 				/* its counters start at its parent's slot, in
 				 * memory of its own (pflops_arena_fork) */
@@ -340,6 +353,7 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 		sp->no_inject = t->sp->no_inject;	/* seccomp survives exec */
 		if ((pid_t)msg != t->tid)
 			pflops_thread_drop(T, (pid_t)msg);	/* a non-leader exec'd */
+		pflops_win_drop(T, t);
 		harvest_thread(T, t);
 		put_space(T, t->sp);
 		t->sp = sp;
@@ -426,6 +440,8 @@ static int handle(struct pflops_tracer *T, pid_t tid, int status)
 			return 0;
 		}
 		/* PTRACE_INTERRUPT, or the end of a group stop: carry on */
+		if (t->win_join || t->win_leave)	/* --region's windows */
+			return pflops_win_stop(T, t);
 		return pflops_restart(T, t, t->resume, 0);
 	}
 	if (sig == (SIGTRAP | 0x80))
@@ -708,17 +724,6 @@ out:
 	return rc;
 }
 
-void pflops_trace_status_str(int status, char *buf, size_t len)
-{
-	if (WIFEXITED(status))
-		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(buf, len, "killed by signal %d (%s)%s", WTERMSIG(status),
-			 strsignal(WTERMSIG(status)),
-			 WCOREDUMP(status) ? ", core dumped" : "");
-	else
-		snprintf(buf, len, "wait status 0x%x", (unsigned)status);
-}
 
 /* The engine's steps, for the attach loop (trace_attach.c). */
 int pflops_engine_handle(struct pflops_tracer *T, pid_t tid, int status)

@@ -96,6 +96,8 @@ int pflops_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr,
 		const ZydisAccessedFlags *f = in.cpu_flags;
 		uint32_t w = f->modified | f->set_0 | f->set_1 | f->undefined;
 		r->kills_flags = (w & KFLAGS) == KFLAGS && !(f->tested & KFLAGS);
+		r->kills_cf = r->kills_flags && (w & ZYDIS_CPUFLAG_CF) &&
+			      !(f->tested & ZYDIS_CPUFLAG_CF);
 	}
 	if (modrm && in.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && in.opcode == 0xff &&
 	    (in.raw.modrm.reg == 2 || in.raw.modrm.reg == 4)) {

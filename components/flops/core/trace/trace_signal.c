@@ -79,7 +79,8 @@ static int synchronous(int sig, const siginfo_t *si)
 static int clean(const struct pflops_xpoint *pt)
 {
 	return pt && (pt->kind == PFLOPS_XP_INC || pt->kind == PFLOPS_XP_BODY ||
-		      pt->kind == PFLOPS_XP_DONE);
+		      pt->kind == PFLOPS_XP_DONE || pt->kind == PFLOPS_XP_OVF ||
+		      pt->kind == PFLOPS_XP_OVFSTUB);
 }
 
 /* Put the thread at the original instruction that a point of a copy
@@ -94,7 +95,7 @@ static int translate(struct pflops_tracer *T, struct pflops_thr *t,
 	struct pflops_arena *a = t->sp->arena;
 	uint8_t *m = t->slot >= 0 ? pflops_slot_mem(a, t->slot) : NULL;
 	uint32_t i;
-	int inc;
+	int inc, ovf;
 
 	switch (pt ? pt->kind : -1) {
 	case PFLOPS_XP_DONE:
@@ -112,19 +113,33 @@ static int translate(struct pflops_tracer *T, struct pflops_thr *t,
 			return -1;
 		memcpy(&r->rcx, m + PFLOPS_SLOT_RCX, 8);
 		i = b->ninsts - 1;
-		inc = 1;
+		inc = ovf = 1;
 		break;
 	case PFLOPS_XP_INC:
 		i = pt->arg;
+		inc = ovf = 0;
+		break;
+	case PFLOPS_XP_OVF: case PFLOPS_XP_OVFSTUB:
+		i = pt->arg;
 		inc = 0;
+		ovf = 1;
 		break;
 	case PFLOPS_XP_BODY:
 		i = pt->arg;
-		inc = i >= x->inc_at;
+		inc = ovf = i >= x->inc_at;
 		break;
 	default:
 		return -1;
 	}
+	if (ovf && x->ovf_w && m) {	/* the overflow word: as before the block */
+		uint64_t s;
+		memcpy(&s, m + PFLOPS_SLOT_OVF, 8);
+		s += x->ovf_w;
+		memcpy(m + PFLOPS_SLOT_OVF, &s, 8);
+	}
+	if (x->ovf_cf && m && pt && (pt->kind == PFLOPS_XP_OVF ||
+				     pt->kind == PFLOPS_XP_OVFSTUB))
+		r->eflags = (r->eflags & ~1ULL) | (m[PFLOPS_SLOT_CF] & 1);
 	if (inc && m) {
 		uint64_t *c = (uint64_t *)(m + PFLOPS_SLOT_CNT) + x->id;
 		if (*c)
@@ -394,6 +409,18 @@ int pflops_cache_sigtrap(struct pflops_tracer *T, struct pflops_thr *t,
 
 	if (pflops_getregs(t->tid, &r))
 		return 0;
+	if (a && si->si_code == SI_KERNEL && !t->roll_sig) {
+		const struct pflops_xpoint *pt;
+		struct pflops_xblock *x = pflops_xlate_find(a, r.rip - 1, &pt);
+		if (x && pt && pt->kind == PFLOPS_XP_OVFSTUB &&
+		    r.rip - 1 == x->addr + x->ovf_stub) {
+			/* near a crossing: on to the stopping path */
+			pflops_ovf_trapped(T, t);
+			if (translate(T, t, &r, x, pt, 0))
+				return PFLOPS_ESYS;
+			return pflops_go(T, t, &r, 1);
+		}
+	}
 	if (a && si->si_code == SI_KERNEL && is_trap(a, r.rip - 1)) {
 		rc = resolve_trap(T, t, &r, &dirty);
 		if (rc < 0)

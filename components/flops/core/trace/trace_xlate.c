@@ -59,6 +59,8 @@ int pflops_xlate_check(struct pflops_space *sp, pid_t tid,
 		return b->nocache = PFLOPS_NC_MODE;
 	if (sp->region && pflops_region_is_hook(sp->region, b->start))
 		return b->nocache = PFLOPS_NC_NOTIFY;
+	if (b->region_entry)	/* a call from the cache must stop there */
+		return b->nocache = PFLOPS_NC_REGION;
 	m = pflops_maps_find(&sp->maps, tid, b->start);
 	if (!m || m->w || !m->x)
 		return b->nocache = PFLOPS_NC_WRITABLE;
@@ -148,7 +150,8 @@ static int read_insns(struct pflops_space *sp, pid_t tid,
 
 /* The copy of b at `base` into e; 0 or an PFLOPS_NC_* reason. */
 static int generate(struct emit *e, const struct pflops_block *b,
-		    const struct insn_info *ii, uint32_t id, struct pflops_xblock *x)
+		    const struct insn_info *ii, uint32_t id, struct pflops_xblock *x,
+		    int ovf)
 {
 	const struct pflops_insn *t = &b->term;
 	const struct insn_info *ti = &ii[b->ninsts - 1];
@@ -156,15 +159,42 @@ static int generate(struct emit *e, const struct pflops_block *b,
 	uint64_t next = b->last + t->len;
 	struct exit_fix fix[2];
 	int nf = 0, seq = 1;
-	size_t push_at = 0, loop_rel = 0, lit_fix = 0;
+	size_t push_at = 0, loop_rel = 0, lit_fix = 0, ovf_site = 0;
 
 	x->inc_at = 0;
-	for (uint32_t i = 0; i + 1 < n; i++)
-		if (ii[i].r.kills_flags) {
-			x->inc_at = i;
-			seq = 0;
-			break;
+	x->ovf_w = 0;
+	if (ovf && b->ovf_sum) {
+		/* overflow: `sub $W, %gs:OVF; jbe stub` before the counter's
+		 * increment, before an instruction that sets the flags the
+		 * increment does (CF is saved around it unless that one
+		 * sets CF too: dec; jnz loops), with at most the guard's
+		 * weight before it */
+		uint64_t pre = 0;
+		uint32_t f = 0;
+		for (uint32_t i = 0; i + 1 < n; i++) {
+			for (; f < b->nfp && b->fp[f].idx < i; f++)
+				pre += b->ovf_w[f];
+			if (pre > PFLOPS_OVF_GUARD)
+				break;
+			if (ii[i].r.kills_flags) {
+				x->inc_at = i;
+				x->ovf_w = (uint32_t)b->ovf_sum;
+				x->ovf_cf = !ii[i].r.kills_cf;
+				x->ovf_pre = (uint32_t)pre;
+				seq = 0;
+				break;
+			}
 		}
+		if (!x->ovf_w || b->ovf_sum > INT32_MAX)
+			return PFLOPS_NC_OVF;
+	} else {
+		for (uint32_t i = 0; i + 1 < n; i++)
+			if (ii[i].r.kills_flags) {
+				x->inc_at = i;
+				seq = 0;
+				break;
+			}
+	}
 	if (seq) {	/* no flag writer in the block: leave the flags alone */
 		point(e, PFLOPS_XP_INC, 0);
 		gs_mov(e, 1, RAX, PFLOPS_SLOT_RAX);
@@ -181,6 +211,27 @@ static int generate(struct emit *e, const struct pflops_block *b,
 			return PFLOPS_NC_MODE;
 		if (!seq && i == x->inc_at) {
 			point(e, PFLOPS_XP_INC, i);
+			if (x->ovf_w) {
+				/* [setc %gs:CF] subq $W, %gs:OVF; jbe stub
+				 * (taken when OVF <= W: near a crossing)
+				 * [bt $0, %gs:CF] */
+				if (x->ovf_cf) {
+					put(e, (uint8_t[]){ 0x65, 0x0f, 0x92, 0x04, 0x25 }, 5);
+					put32(e, PFLOPS_SLOT_CF);
+				}
+				put(e, (uint8_t[]){ 0x65, 0x48, 0x81, 0x2c, 0x25 }, 5);
+				put32(e, PFLOPS_SLOT_OVF);
+				put32(e, x->ovf_w);
+				point(e, PFLOPS_XP_OVF, i);
+				put(e, (uint8_t[]){ 0x0f, 0x86 }, 2);
+				ovf_site = e->n;
+				put32(e, 0);
+				if (x->ovf_cf) {
+					put(e, (uint8_t[]){ 0x65, 0x0f, 0xba, 0x24, 0x25 }, 5);
+					put32(e, PFLOPS_SLOT_CF);
+					put8(e, 0);
+				}
+			}
 			put(e, (uint8_t[]){ 0x65, 0x48, 0xff, 0x04, 0x25 }, 5);
 			put32(e, cnt);
 		}
@@ -288,6 +339,14 @@ static int generate(struct emit *e, const struct pflops_block *b,
 		put(e, (uint8_t[]){ 0xcc, 0xcc, 0xff, 0x25, 0, 0, 0, 0 }, 8);
 		put64(e, 0);
 	}
+	if (x->ovf_w) {
+		int32_t rel;
+		x->ovf_stub = (uint32_t)e->n;
+		point(e, PFLOPS_XP_OVFSTUB, x->inc_at);
+		put(e, (uint8_t[]){ 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc }, 8);
+		rel = (int32_t)((e->base + x->ovf_stub) - (e->base + ovf_site + 4));
+		memcpy(e->buf + ovf_site, &rel, 4);
+	}
 	for (int i = 0; i < nf; i++) {
 		struct pflops_xexit *xe = &x->ex[fix[i].exit];
 		int32_t rel = (int32_t)((e->base + xe->stub) - (e->base + fix[i].site + 4));
@@ -368,7 +427,8 @@ uint64_t pflops_xlate(struct pflops_tracer *T, struct pflops_thr *t,
 	x->b = b;
 	x->id = a->nids;
 	e.base = ch->addr + ch->used;
-	why = generate(&e, b, ii, x->id, x);
+	why = generate(&e, b, ii, x->id, x,
+		       pflops_ovf_on(T) && pflops_ovf_block(T, b));
 	if (why || e.n > ch->size - ch->used || add_xb(ch, x)) {
 		b->nocache = why ? why : PFLOPS_NC_FULL;
 		goto out;
@@ -380,6 +440,8 @@ uint64_t pflops_xlate(struct pflops_tracer *T, struct pflops_thr *t,
 	x->npt = e.npt;
 	e.pt = NULL;
 	ch->used = (ch->used + e.n + 15) & ~(size_t)15;
+	if (x->ovf_w && x->ovf_pre > sp->ovf_maxpre)
+		sp->ovf_maxpre = x->ovf_pre;
 	pflops_pub_block(T, sp, x->id, b);
 	a->ids[a->nids++] = b;
 	b->x = x;

@@ -219,6 +219,7 @@ int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const s
 		return pflops_fail(err, PFLOPS_ENOMEM, "out of memory");
 	}
 	sp->prof = T.prof;
+	pflops_sys_attached(&T, sp);
 	T.pub_sp = sp;
 	do
 		rc = seize_pass(&T, pid, sp, &pd, &added);

@@ -245,6 +245,8 @@ int pflops_sys_entry(struct pflops_tracer *T, struct pflops_thr *t,
 		     struct user_regs_struct *r);
 void pflops_sys_exit(struct pflops_tracer *T, struct pflops_thr *t,
 		     struct user_regs_struct *r, int *dirty);
+/* a process attached (--pid): what it turned on before (seccomp) */
+void pflops_sys_attached(struct pflops_tracer *T, struct pflops_space *sp);
 /* a clone/fork/vfork event of t: 1 when the child shares t's memory */
 int pflops_sys_shares_vm(struct pflops_tracer *T, struct pflops_thr *t, int ev);
 /* EFLAGS.TF set by the program (popf, sigreturn): it steps itself */

@@ -203,3 +203,23 @@ void pflops_sys_owe_trap(struct pflops_thr *t)
 	si.si_code = TRAP_TRACE;
 	pflops_hold_signal(t, SIGTRAP, &si);
 }
+
+void pflops_sys_attached(struct pflops_tracer *T, struct pflops_space *sp)
+{
+	char fn[64], line[128];
+	int mode = 0;
+	FILE *f;
+
+	/* seccomp turned on before the attach: nothing may be injected */
+	snprintf(fn, sizeof fn, "/proc/%d/status", (int)sp->pid);
+	if (!(f = fopen(fn, "re")))
+		return;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Seccomp: %d", &mode) == 1)
+			break;
+	fclose(f);
+	if (mode > 0) {
+		sp->no_inject = 1;
+		T->st.seccomp++;
+	}
+}

@@ -135,6 +135,32 @@ struct pflops_trace_stats {
 	uint64_t region_more_threads;	/* threads with FLOPs not listed */
 	uint64_t region_more_flops;	/* and their FLOPs */
 	struct pflops_region_thread region_thread[PFLOPS_REGION_THREADS];
+	/* Transparency (docs/trace-engine.md#transparency): what the tracer
+	 * changed so the program behaves as untraced, and what it could not */
+	uint64_t rseq_refused;	/* rseq registrations answered ENOSYS (glibc
+				 * then runs without rseq, as under valgrind) */
+	uint64_t rseq_kept;	/* threads whose rseq was registered untraced
+				 * (--pid, or outside --region) and then ran in
+				 * the cache: rseq critical sections do not
+				 * abort there */
+	uint64_t untraced_cleared;	/* clone(CLONE_UNTRACED) traced anyway */
+	uint64_t prog_ptrace;	/* ptrace() calls of the program: a process
+				 * has one tracer, they fail (LeakSanitizer,
+				 * debuggers, anti-debugging) */
+	uint64_t status_reads;	/* opens of /proc/.../status, where TracerPid
+				 * shows the tracer */
+	uint64_t slotless_threads;	/* threads that ran (some) cached blocks
+				 * on the stopping path: every counter slot
+				 * was taken (more than 256 threads at once,
+				 * fewer under a ulimit -v) */
+	uint64_t self_traps;	/* SIGTRAPs run by a handler of the program
+				 * (it single-steps itself with EFLAGS.TF):
+				 * each handler uncounted up to its first
+				 * system call or block end */
+	uint64_t seccomp;	/* processes that turned seccomp on: no system
+				 * call is injected in them from then on; new
+				 * code beyond the cache they have runs on the
+				 * stopping path */
 };
 
 enum pflops_engine {

@@ -84,6 +84,8 @@ int pflops_inject(struct pflops_tracer *T, struct pflops_thr *t, long nr,
 	struct user_regs_struct saved, r;
 	int rc;
 
+	if (t->sp->no_inject)	/* seccomp on (trace_sys.c) */
+		return PFLOPS_EUNAVAIL;
 	if (!t->sp->gadget && !(t->sp->gadget = pflops_find_gadget(t->sp, t->tid)))
 		return PFLOPS_EUNAVAIL;
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &saved))

@@ -107,6 +107,8 @@ struct pflops_space {
 	uint64_t gadget;		/* a `syscall` instruction (injection) */
 	struct pflops_arena *arena;	/* code cache; NULL until needed */
 	int arena_failed;		/* setup failed: stopping path only */
+	int no_inject;			/* it turned on seccomp: no system call
+					 * may be injected (trace_sys.c) */
 	struct pflops_prof *prof;	/* per-block counts asked (opts.block) */
 	uint64_t ovf_maxpre;	/* overflow: the most weight a copy runs
 				 * before its check (<= PFLOPS_OVF_GUARD) */
@@ -128,6 +130,12 @@ struct pflops_thr {
 	int in_syscall;		/* between syscall-entry and -exit stops */
 	long sys_nr;		/* the syscall between those stops */
 	uint64_t sys_args[6];
+	int sys_refused;	/* this syscall was refused at entry: the
+				 * -errno it returns (trace_sys.c) */
+	uint64_t sys_undo_addr, sys_undo_val;	/* a word of the program's
+				 * memory changed at entry, put back at exit */
+	int rseq_checked;	/* --region: its rseq registration looked at */
+	int slotless;		/* counted in stats.slotless_threads */
 	int to_handler;		/* a caught signal was injected */
 	int raw_step;		/* a branch runs for real (see go()) */
 	uint64_t reinsert;	/* breakpoint lifted to run a faulting branch */
@@ -200,6 +208,8 @@ struct pflops_tracer {
 	/* attached (trace_attach.c): counts published to the process */
 	struct pflops_pub *pub;
 	const struct pflops_space *pub_sp;	/* the space published */
+	int attached;		/* pflops_trace_attach: the program ran
+				 * untraced before (its rseq may be set) */
 };
 
 int pflops_fail(struct pflops_error *err, int code, const char *fmt, ...)
@@ -228,6 +238,27 @@ int pflops_getregs(pid_t tid, struct user_regs_struct *r);
 int pflops_on_sigtrap(struct pflops_tracer *T, struct pflops_thr *t);
 int pflops_setregs(struct pflops_tracer *T, struct pflops_thr *t,
 		   const struct user_regs_struct *r);
+
+/* trace_sys.c: what the tracer changes at a system call so that the
+ * program behaves as it does untraced (docs/trace-engine.md,
+ * "Transparency"); entry: at the syscall-entry stop (regs of it,
+ * t->sys_nr and t->sys_args set), exit: at its exit stop. */
+int pflops_sys_entry(struct pflops_tracer *T, struct pflops_thr *t,
+		     struct user_regs_struct *r);
+void pflops_sys_exit(struct pflops_tracer *T, struct pflops_thr *t,
+		     struct user_regs_struct *r, int *dirty);
+/* a process attached (--pid): what it turned on before (seccomp) */
+void pflops_sys_attached(struct pflops_tracer *T, struct pflops_space *sp);
+/* a clone/fork/vfork event of t: 1 when the child shares t's memory */
+int pflops_sys_shares_vm(struct pflops_tracer *T, struct pflops_thr *t, int ev);
+/* EFLAGS.TF set by the program (popf, sigreturn): it steps itself */
+#define PFLOPS_TF 0x100ULL
+/* the program's single-step trap that a branch we emulated would have
+ * raised: sent to it before it runs on (as a held signal) */
+void pflops_sys_owe_trap(struct pflops_thr *t);
+/* a thread that may have registered rseq untraced (attached, or
+ * entering --region): stats.rseq_kept when it did */
+void pflops_sys_rseq_check(struct pflops_tracer *T, struct pflops_thr *t);
 
 /* trace_signal.c: signals in each mode, and the cache's own traps */
 int pflops_on_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig,
@@ -596,6 +627,7 @@ struct pflops_reloc {
 	uint8_t rip_rel;	/* has a RIP-relative memory operand */
 	uint8_t disp_off;	/* offset of its disp32 */
 	uint8_t uses_gs;	/* %gs segment, rd/wrgsbase, loads of %gs */
+	uint8_t pops_flags;	/* popf: may set EFLAGS.TF (trace_sys.c) */
 	uint8_t kills_flags;	/* writes OF SF ZF AF PF, reads none */
 	uint8_t kills_cf;	/* the same, and CF too */
 	uint8_t ind_modrm;	/* indirect jmp/call: offset of the ModRM */

@@ -69,6 +69,7 @@ struct pflops_space *pflops_space_fork(const struct pflops_space *parent,
 	sp->prof = parent->prof;
 	sp->gadget = parent->gadget;
 	sp->arena_failed = parent->arena_failed;
+	sp->no_inject = parent->no_inject;	/* seccomp is inherited */
 	if (pflops_xlate_fork(sp, parent))
 		goto fail;
 	return sp;

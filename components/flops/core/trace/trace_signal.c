@@ -100,6 +100,13 @@ static int translate(struct pflops_tracer *T, struct pflops_thr *t,
 	switch (pt ? pt->kind : -1) {
 	case PFLOPS_XP_DONE:
 		r->rip = x->ex[pt->arg].target;
+		if (b->term.term == PFLOPS_T_SYSCALL && pt->off >= 2) {
+			/* after `syscall` (not int 0x80): %rcx as it returns
+			 * to the program (the copy sets it next) */
+			const uint8_t *c = x->ch->mem + (x->addr - x->ch->addr);
+			if (c[pt->off - 2] == 0x0f && c[pt->off - 1] == 0x05)
+				r->rcx = r->rip;
+		}
 		return 0;
 	case PFLOPS_XP_RCX:
 		if (!fault || !m)
@@ -156,6 +163,22 @@ int pflops_cache_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
 	return translate(T, t, r, x, pt, 0);
 }
 
+/* The program's SIGTRAP handler (it steps itself with EFLAGS.TF, or
+ * runs int3s of its own): stepping into it would make the kernel report
+ * the step with a SIGTRAP while SIGTRAP is blocked there, which resets
+ * the handler to the default (the program dies at its next trap).  So
+ * it starts untraced; tracing resumes at its first int3 of ours or
+ * system call (its sigreturn at the latest): what ran before that is not
+ * counted (stats.self_traps, said in the report). */
+static int self_trap(struct pflops_tracer *T, struct pflops_thr *t)
+{
+	T->st.self_traps++;
+	t->blk = NULL;
+	t->in_syscall = 0;
+	t->resume = PTRACE_SYSCALL;
+	return pflops_restart(T, t, PTRACE_SYSCALL, SIGTRAP);
+}
+
 /* Deliver sig (caught or fatal) to a thread now at an original address. */
 static int deliver(struct pflops_tracer *T, struct pflops_thr *t,
 		   struct user_regs_struct *r, int sig, int disp)
@@ -168,6 +191,8 @@ static int deliver(struct pflops_tracer *T, struct pflops_thr *t,
 	t->in_syscall = 0;
 	if ((rc = pflops_setregs(T, t, r)))
 		return rc;
+	if (disp == D_CAUGHT && sig == SIGTRAP)
+		return self_trap(T, t);
 	if (disp == D_CAUGHT) {
 		t->to_handler = 1;
 		t->resume = PTRACE_SINGLESTEP;
@@ -237,6 +262,8 @@ static int stop_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig)
 		t->blk = NULL;
 		return pflops_restart(T, t, PTRACE_CONT, sig);
 	}
+	if (sig == SIGTRAP)
+		return self_trap(T, t);
 	t->to_handler = 1;
 	t->in_syscall = 0;
 	t->resume = PTRACE_SINGLESTEP;

@@ -219,10 +219,13 @@ int pflops_detach_rest(struct pflops_tracer *T)
 			t->detach_sig = trapped ? SIGTRAP : 0;	/* the program's own int3 keeps its signal */
 		}
 	}
-	/* 3. our int3s out of each process's code, through a stopped thread */
+	/* 3. our int3s out of each process's code and the program's page
+	 * protections back, through a stopped thread */
 	for (struct pflops_thr *t = T->threads; t; t = t->next)
-		if (t->sp && t->detach_sig >= 0 && t->detach_sig != SIGKILL)
+		if (t->sp && t->detach_sig >= 0 && t->detach_sig != SIGKILL) {
 			pflops_bp_clear(t->sp, t->tid, 1, UINT64_MAX);
+			pflops_wprot_restore(T, t);	/* its pages writable again */
+		}
 	/* 4. each thread counted and let go, with the signal it stopped for
 	 * (an int3 of the program's own gets its SIGTRAP back) */
 	while (T->threads) {

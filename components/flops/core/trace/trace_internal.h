@@ -44,6 +44,7 @@ struct pflops_block {
 	uint8_t has_mask;	/* some FP instruction uses k1..k7 */
 	uint8_t region_entry;	/* start is the region function's entry */
 	uint8_t dead;		/* its code was unmapped or rewritten */
+	uint8_t wp_done;	/* its pages were guarded (trace_wprot.c) */
 	struct pflops_insn term;/* the last instruction when it is a branch */
 	uint32_t *offs;		/* ninsts instruction offsets from start */
 	struct pflops_fpent *fp;
@@ -104,6 +105,8 @@ struct pflops_space {
 	struct pflops_arena *arena;	/* code cache; NULL until needed */
 	int arena_failed;		/* setup failed: stopping path only */
 	struct pflops_prof *prof;	/* per-block counts asked (opts.block) */
+	struct pflops_wpage *wp;	/* pages write-protected by us (trace_wprot.c) */
+	size_t wp_cap, wp_used;
 };
 
 /* Thread modes (see the top of this file). */
@@ -567,6 +570,32 @@ void pflops_pub_slot(struct pflops_tracer *T, struct pflops_thr *t);
 void pflops_pub_block(struct pflops_tracer *T, const struct pflops_space *sp,
 		      uint32_t id, const struct pflops_block *b);
 void pflops_pub_forget(struct pflops_tracer *T, pid_t tid);
+
+/* trace_wprot.c: code on writable pages, write-protected while cached
+ * or decoded.  wprot_code guards the pages of a block just met (1: all
+ * of its writable pages are guarded or it has none); wprot_check is
+ * trace_xlate.c's test; wprot_fault takes a write fault on a guarded
+ * page (1: it was ours and the thread goes on, 0: the program's, <0
+ * error); forget/moved follow the program's own mprotect, munmap,
+ * mmap(MAP_FIXED), mremap; restore puts the program's protections back
+ * before a detach. */
+struct pflops_wpage;
+int pflops_wprot_code(struct pflops_tracer *T, struct pflops_thr *t,
+		      struct pflops_block *b, const struct user_regs_struct *r);
+int pflops_wprot_check(struct pflops_space *sp, pid_t tid, struct pflops_block *b);
+int pflops_wprot_fault(struct pflops_tracer *T, struct pflops_thr *t,
+		       const siginfo_t *si);
+void pflops_wprot_forget(struct pflops_space *sp, uint64_t lo, uint64_t hi,
+			 int unmapped);
+void pflops_wprot_moved(struct pflops_tracer *T, struct pflops_thr *t,
+			uint64_t lo, uint64_t len, uint64_t dst);
+void pflops_wprot_restore(struct pflops_tracer *T, struct pflops_thr *t);
+int pflops_wprot_copy(struct pflops_space *sp, const struct pflops_space *parent);
+void pflops_wprot_free(struct pflops_space *sp);
+/* trace_signal.c: a thread faulting at a program instruction of a copy
+ * goes back to that instruction (counted up to it); -1 if not one */
+int pflops_cache_fault_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
+			       struct user_regs_struct *r);
 
 /* trace_ptrace.c, for the attach loop (trace_attach.c) */
 int pflops_engine_handle(struct pflops_tracer *T, pid_t tid, int status);

@@ -141,6 +141,18 @@ int pflops_cache_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
 	return translate(T, t, r, x, pt, 0);
 }
 
+int pflops_cache_fault_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
+			       struct user_regs_struct *r)
+{
+	const struct pflops_xpoint *pt;
+	struct pflops_xblock *x = t->sp->arena ?
+		pflops_xlate_find(t->sp->arena, r->rip, &pt) : NULL;
+
+	if (!x || !pt || !(clean(pt) || pt->kind == PFLOPS_XP_RCX))
+		return -1;
+	return translate(T, t, r, x, pt, 1);
+}
+
 /* Deliver sig (caught or fatal) to a thread now at an original address. */
 static int deliver(struct pflops_tracer *T, struct pflops_thr *t,
 		   struct user_regs_struct *r, int sig, int disp)
@@ -253,6 +265,11 @@ int pflops_on_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig,
 		/* the step faulted: that signal first, the held one later */
 		pflops_hold_signal(t, t->roll_sig, &t->roll_info);
 		t->roll_sig = 0;
+	}
+	if (sig == SIGSEGV) {	/* a write to code we guard (trace_wprot.c) */
+		int rc = pflops_wprot_fault(T, t, si);
+		if (rc)
+			return rc < 0 ? rc : 0;
 	}
 	switch (t->mode) {
 	case PFLOPS_M_NATIVE:

@@ -1,0 +1,215 @@
+/*
+ * calib_smc.c: code that changes while it stays executable, as JITs and
+ * self-modifying programs change it (the tracer write-protects pages it
+ * holds decoded code of, trace_wprot.c).  Every mode prints what it did
+ * on stdout and exits 0 when the program saw what it would see natively.
+ *
+ *   inplace N   an RWX page: a loop of K vaddpd ymm per iteration, run N
+ *               times, K = 1..5 rewritten in place at the same address
+ *               (no system call between): 15 N vaddpd ymm in all (5 N
+ *               of them with K = 5: the classic 1.0M-instead-of-5.0M case)
+ *   wx N        mmap RW, write, mprotect RX, run; mprotect RW, rewrite
+ *               the loop in place into vmulpd, mprotect RX, run: N vaddpd
+ *               and N vmulpd ymm
+ *   threads N   an RWX page; a second thread runs the loop (N runs of one
+ *               vaddpd) while the first rewrites it, alternately vaddpd
+ *               and vmulpd, 6 rounds: 3 N vaddpd and 3 N vmulpd ymm
+ *   selfpage N  code and data on one RWX page: the loop stores to the
+ *               page each iteration (the tracer leaves such a page
+ *               writable): N vaddpd ymm
+ *   segv N      the program's own SIGSEGV handler catches a write to a
+ *               read-only page of its own, while an RWX page of code is
+ *               write-protected by the tracer and rewritten: its handler
+ *               runs once, with the right address; N vaddpd, N vmulpd ymm
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+enum { ADD = 0x58, MUL = 0x59 };
+typedef void (*fn)(long);
+
+/* K x vOPpd %ymm1,%ymm2,%ymm0; dec %rdi; jnz top; ret */
+static size_t emit(unsigned char *p, int k, int op)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < k; i++) {
+		const unsigned char v[] = { 0xc5, 0xed, (unsigned char)op, 0xc1 };
+		memcpy(p + n, v, 4);
+		n += 4;
+	}
+	p[n++] = 0x48, p[n++] = 0xff, p[n++] = 0xcf;	/* dec %rdi */
+	p[n++] = 0x75, p[n] = (unsigned char)-(int)(n + 1);	/* jnz top */
+	n++;
+	p[n++] = 0xc3;
+	return n;
+}
+
+static unsigned char *rwx(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(3);
+	}
+	return p;
+}
+
+static int inplace(long n)
+{
+	unsigned char *p = rwx();
+
+	for (int k = 1; k <= 5; k++) {
+		emit(p, k, ADD);
+		((fn)p)(n);
+	}
+	printf("inplace: 5 versions\n");
+	return 0;
+}
+
+static int wx(long n)
+{
+	unsigned char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return 3;
+	emit(p, 1, ADD);
+	if (mprotect(p, 4096, PROT_READ | PROT_EXEC))
+		return 3;
+	((fn)p)(n);
+	if (mprotect(p, 4096, PROT_READ | PROT_WRITE))
+		return 3;
+	p[2] = MUL;
+	if (mprotect(p, 4096, PROT_READ | PROT_EXEC))
+		return 3;
+	((fn)p)(n);
+	printf("wx: 2 versions\n");
+	return 0;
+}
+
+static unsigned char *tpage;
+static long tn;
+static atomic_int turn;		/* even: the runner runs; odd: the writer writes */
+
+static void *runner(void *arg)
+{
+	(void)arg;
+	for (int round = 0; round < 6; round++) {
+		while (atomic_load(&turn) != 2 * round)
+			;
+		((fn)tpage)(tn);
+		atomic_store(&turn, 2 * round + 1);
+	}
+	return NULL;
+}
+
+static int threads(long n)
+{
+	pthread_t th;
+
+	tpage = rwx();
+	tn = n;
+	emit(tpage, 1, ADD);
+	if (pthread_create(&th, NULL, runner, NULL))
+		return 3;
+	for (int round = 0; round < 6; round++) {
+		while (atomic_load(&turn) != 2 * round + 1)
+			;
+		/* the runner spins meanwhile, on another page */
+		tpage[2] = round % 2 ? ADD : MUL;
+		atomic_store(&turn, 2 * round + 2);
+	}
+	pthread_join(th, NULL);
+	printf("threads: 6 rounds\n");
+	return 0;
+}
+
+static int selfpage(long n)
+{
+	unsigned char *p = rwx();
+	/* top: vaddpd; incq 2048(%rip-relative data); dec %rdi; jnz top; ret */
+	size_t at = 0;
+	const unsigned char v[] = { 0xc5, 0xed, ADD, 0xc1 };
+	int32_t d;
+
+	memcpy(p, v, 4);
+	at = 4;
+	p[at++] = 0x48, p[at++] = 0xff, p[at++] = 0x05;	/* incq disp32(%rip) */
+	d = (int32_t)(2048 - (int32_t)(at + 4));
+	memcpy(p + at, &d, 4);
+	at += 4;
+	p[at++] = 0x48, p[at++] = 0xff, p[at++] = 0xcf;
+	p[at++] = 0x75, p[at] = (unsigned char)-(int)(at + 1);
+	at++;
+	p[at++] = 0xc3;
+	((fn)p)(n);
+	long got;
+	memcpy(&got, p + 2048, sizeof got);
+	printf("selfpage: %ld stores\n", got);
+	return got == n ? 0 : 1;
+}
+
+static volatile void *fault_addr;
+static char *ro;
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	fault_addr = si->si_addr;
+	if (mprotect(ro, 4096, PROT_READ | PROT_WRITE))
+		_exit(4);
+}
+
+static int segv(long n)
+{
+	struct sigaction sa;
+	unsigned char *p = rwx();
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO;
+	if (sigaction(SIGSEGV, &sa, NULL))
+		return 3;
+	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ro == MAP_FAILED)
+		return 3;
+	emit(p, 1, ADD);
+	((fn)p)(n);		/* the code page is guarded now */
+	ro[100] = 1;		/* the program's own fault */
+	p[2] = MUL;		/* the tracer's fault */
+	((fn)p)(n);
+	printf("segv: handler %s\n", fault_addr == ro + 100 ? "ran once at the right address"
+			     : "did not see the fault");
+	return fault_addr == ro + 100 && ro[100] == 1 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 2 ? atol(argv[2]) : 1000;
+
+	if (argc < 2 || n < 1) {
+		fprintf(stderr, "usage: calib_smc inplace|wx|threads|selfpage|segv N\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "inplace"))
+		return inplace(n);
+	if (!strcmp(argv[1], "wx"))
+		return wx(n);
+	if (!strcmp(argv[1], "threads"))
+		return threads(n);
+	if (!strcmp(argv[1], "selfpage"))
+		return selfpage(n);
+	if (!strcmp(argv[1], "segv"))
+		return segv(n);
+	return 2;
+}

@@ -47,6 +47,8 @@ CHECK_SCRIPTS += ctests/test_region_entry.sh
 CHECK_SCRIPTS += ctests/test_daemon_detach.sh
 # the code cache under a ulimit -v: sized to it, said, or not used
 CHECK_SCRIPTS += ctests/test_trace_aslimit.sh
+# code rewritten while executable (JIT, self-modifying): native vs traced
+CHECK_SCRIPTS += ctests/test_trace_smc.sh
 
 $(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h ctests/trace/calib_list.h components/flops/core/pflops_cpufeat.h
 	@mkdir -p $(dir $@)

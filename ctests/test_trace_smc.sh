@@ -1,6 +1,7 @@
 #!/bin/sh
 # Code that changes while it stays executable (calib_smc: an RWX page
-# rewritten in place, a W^X JIT, a rewrite by another thread, code and
+# rewritten in place, a W^X JIT, a rewrite by another thread, two
+# threads writing at once, code and
 # data on one page, the program's own SIGSEGV handler): traced by both
 # engines, the program prints and exits as it does natively, and the
 # FLOPs are the true ones.
@@ -19,7 +20,7 @@ if ! grep -qw avx /proc/cpuinfo; then
 fi
 n=3000
 # mode and its vector DP instructions (4 lanes each)
-for mv in inplace:15 wx:2 threads:6 selfpage:1 segv:2; do
+for mv in inplace:15 wx:2 threads:6 writers:40 selfpage:1 segv:2; do
 	mode=${mv%%:*} vec=$((${mv#*:} * n))
 	"$SMC" "$mode" $n > "$tmp/native.out"; nrc=$?
 	for engine in cache stop; do

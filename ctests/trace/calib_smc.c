@@ -14,6 +14,8 @@
  *   threads N   an RWX page; a second thread runs the loop (N runs of one
  *               vaddpd) while the first rewrites it, alternately vaddpd
  *               and vmulpd, 6 rounds: 3 N vaddpd and 3 N vmulpd ymm
+ *   writers N   an RWX page of code run, then written by two threads at
+ *               once (their faults come together), 40 rounds: 40 N vaddpd
  *   selfpage N  code and data on one RWX page: the loop stores to the
  *               page each iteration (the tracer leaves such a page
  *               writable): N vaddpd ymm
@@ -133,6 +135,37 @@ static int threads(long n)
 	return 0;
 }
 
+static pthread_barrier_t bar;
+
+static void *writer(void *arg)
+{
+	for (int round = 0; round < 40; round++) {
+		pthread_barrier_wait(&bar);
+		((volatile unsigned char *)arg)[2056] = (unsigned char)round;
+		pthread_barrier_wait(&bar);
+	}
+	return NULL;
+}
+
+static int writers(long n)
+{
+	unsigned char *p = rwx();
+	pthread_t th;
+
+	emit(p, 1, ADD);
+	if (pthread_barrier_init(&bar, NULL, 2) || pthread_create(&th, NULL, writer, p))
+		return 3;
+	for (int round = 0; round < 40; round++) {
+		((fn)p)(n);	/* the page is guarded again */
+		pthread_barrier_wait(&bar);
+		((volatile unsigned char *)p)[2048] = (unsigned char)round;
+		pthread_barrier_wait(&bar);
+	}
+	pthread_join(th, NULL);
+	printf("writers: 40 rounds\n");
+	return 0;
+}
+
 static int selfpage(long n)
 {
 	unsigned char *p = rwx();
@@ -198,7 +231,7 @@ int main(int argc, char **argv)
 	long n = argc > 2 ? atol(argv[2]) : 1000;
 
 	if (argc < 2 || n < 1) {
-		fprintf(stderr, "usage: calib_smc inplace|wx|threads|selfpage|segv N\n");
+		fprintf(stderr, "usage: calib_smc inplace|wx|threads|writers|selfpage|segv N\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "inplace"))
@@ -207,6 +240,8 @@ int main(int argc, char **argv)
 		return wx(n);
 	if (!strcmp(argv[1], "threads"))
 		return threads(n);
+	if (!strcmp(argv[1], "writers"))
+		return writers(n);
 	if (!strcmp(argv[1], "selfpage"))
 		return selfpage(n);
 	if (!strcmp(argv[1], "segv"))

@@ -250,19 +250,24 @@ int pflops_wprot_fault(struct pflops_tracer *T, struct pflops_thr *t,
 	int rc, dirty = 0;
 	uint64_t orig;
 
-	if (!w || !w->on || !(w->prot & PROT_WRITE) || si->si_code != SEGV_ACCERR)
+	/* the program may write the page: the fault is ours, now or when
+	 * it was raised (threads writing at once fault at once: the first
+	 * one's stop gives the access back, the others just go on) */
+	if (!w || !(w->prot & PROT_WRITE) || si->si_code != SEGV_ACCERR)
 		return 0;	/* the program's own fault */
 	if (pflops_getregs(t->tid, &r))
 		return 1;	/* gone */
-	w->faults++;
-	T->st.wprot_faults++;
-	T->st.invalidated += pflops_block_invalidate(sp, pg, pg + PG);
-	pflops_bp_clear(sp, t->tid, pg, pg + PG);
-	if ((rc = set_prot(T, t, pg, w->prot)))
-		return pflops_fail(T->err, PFLOPS_ESYS, "cannot give the program its "
-				   "write access to 0x%llx back (%d); rerun with "
-				   "PFLOPS_TRACE_ENGINE=stop", (unsigned long long)pg, rc);
-	w->on = 0;
+	if (w->on) {
+		w->faults++;
+		T->st.wprot_faults++;
+		T->st.invalidated += pflops_block_invalidate(sp, pg, pg + PG);
+		pflops_bp_clear(sp, t->tid, pg, pg + PG);
+		if ((rc = set_prot(T, t, pg, w->prot)))
+			return pflops_fail(T->err, PFLOPS_ESYS, "cannot give the program its "
+					   "write access to 0x%llx back (%d); rerun with "
+					   "PFLOPS_TRACE_ENGINE=stop", (unsigned long long)pg, rc);
+		w->on = 0;
+	}
 	/* where the thread is in the program: the write has not happened */
 	orig = r.rip;
 	switch (t->mode) {

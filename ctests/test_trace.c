@@ -916,7 +916,7 @@ static void test_code_changes(void **state)
 		{ "threads", 3 * N, 3 * N },
 		{ "writers", 40 * N, 0 },
 		{ "selfpage", N, 0 },
-		{ "segv", N, N },
+		{ "segv", 2 * N, N },
 	};
 	struct pflops_trace_opts os = { .engine = PFLOPS_ENGINE_STOP };
 	struct pflops_trace_opts oc = { .engine = PFLOPS_ENGINE_CACHE };

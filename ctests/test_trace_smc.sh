@@ -20,7 +20,7 @@ if ! grep -qw avx /proc/cpuinfo; then
 fi
 n=3000
 # mode and its vector DP instructions (4 lanes each)
-for mv in inplace:15 wx:2 threads:6 writers:40 selfpage:1 segv:2; do
+for mv in inplace:15 wx:2 threads:6 writers:40 selfpage:1 segv:3; do
 	mode=${mv%%:*} vec=$((${mv#*:} * n))
 	"$SMC" "$mode" $n > "$tmp/native.out"; nrc=$?
 	for engine in cache stop; do

@@ -21,8 +21,10 @@
  *               writable): N vaddpd ymm
  *   segv N      the program's own SIGSEGV handler catches a write to a
  *               read-only page of its own, while an RWX page of code is
- *               write-protected by the tracer and rewritten: its handler
- *               runs once, with the right address; N vaddpd, N vmulpd ymm
+ *               write-protected by the tracer and rewritten; then the
+ *               program makes that code page read-only itself and writes
+ *               it: its handler runs for both of its faults, at the right
+ *               addresses; 2 N vaddpd, N vmulpd ymm
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -191,15 +193,21 @@ static int selfpage(long n)
 	return got == n ? 0 : 1;
 }
 
-static volatile void *fault_addr;
+static volatile void *fault_addr[2];
+static volatile int nfaults;
 static char *ro;
 
+/* the program's own handler: records the fault, makes the page writable */
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
+	char *pg = (char *)((unsigned long)si->si_addr & ~4095UL);
+
 	(void)sig;
 	(void)uc;
-	fault_addr = si->si_addr;
-	if (mprotect(ro, 4096, PROT_READ | PROT_WRITE))
+	if (nfaults < 2)
+		fault_addr[nfaults] = si->si_addr;
+	nfaults++;
+	if (mprotect(pg, 4096, PROT_READ | PROT_WRITE | (pg == ro ? 0 : PROT_EXEC)))
 		_exit(4);
 }
 
@@ -221,9 +229,15 @@ static int segv(long n)
 	ro[100] = 1;		/* the program's own fault */
 	p[2] = MUL;		/* the tracer's fault */
 	((fn)p)(n);
-	printf("segv: handler %s\n", fault_addr == ro + 100 ? "ran once at the right address"
-			     : "did not see the fault");
-	return fault_addr == ro + 100 && ro[100] == 1 ? 0 : 1;
+	/* the program makes its code page read-only itself, then writes */
+	if (mprotect(p, 4096, PROT_READ | PROT_EXEC))
+		return 3;
+	p[2] = ADD;		/* the program's own fault again */
+	((fn)p)(n);
+	int good = nfaults == 2 && fault_addr[0] == ro + 100 && fault_addr[1] == p + 2;
+	printf("segv: handler %s\n", good ? "ran twice at the right addresses"
+			     : "did not see its faults");
+	return good && ro[100] == 1 ? 0 : 1;
 }
 
 int main(int argc, char **argv)

@@ -586,7 +586,7 @@ int pflops_wprot_check(struct pflops_space *sp, pid_t tid, struct pflops_block *
 int pflops_wprot_fault(struct pflops_tracer *T, struct pflops_thr *t,
 		       const siginfo_t *si);
 void pflops_wprot_forget(struct pflops_space *sp, uint64_t lo, uint64_t hi,
-			 int unmapped);
+			 int prot);
 void pflops_wprot_moved(struct pflops_tracer *T, struct pflops_thr *t,
 			uint64_t lo, uint64_t len, uint64_t dst);
 void pflops_wprot_restore(struct pflops_tracer *T, struct pflops_thr *t);

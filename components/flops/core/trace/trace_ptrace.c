@@ -190,17 +190,18 @@ static int after_syscall(struct pflops_tracer *T, struct pflops_thr *t,
 		case SYS_mremap:
 			if ((uint64_t)ret != lo)
 				pflops_wprot_moved(T, t, lo, len, (uint64_t)ret);
-			pflops_wprot_forget(sp, lo, lo + len, (uint64_t)ret != lo);
+			if ((uint64_t)ret != lo)
+				pflops_wprot_forget(sp, lo, lo + len, -1);
 			break;
 		case SYS_munmap:
-			pflops_wprot_forget(sp, lo, lo + len, 1);
+			pflops_wprot_forget(sp, lo, lo + len, -1);
 			break;
 		case SYS_mmap:
 			if (a[3] & MAP_FIXED)
-				pflops_wprot_forget(sp, lo, lo + len, 1);
+				pflops_wprot_forget(sp, lo, lo + len, -1);
 			break;
 		case SYS_mprotect: case SYS_pkey_mprotect:
-			pflops_wprot_forget(sp, lo, lo + len, 0);
+			pflops_wprot_forget(sp, lo, lo + len, (int)(a[2] & 7));
 			break;
 		default:
 			break;

@@ -205,10 +205,12 @@ int pflops_wprot_check(struct pflops_space *sp, pid_t tid, struct pflops_block *
 	return PFLOPS_NC_NONE;
 }
 
-/* The program replaced the protection of [lo, hi) (or unmapped it). */
+/* The program gave [lo, hi) protection prot, or unmapped it (prot < 0). */
 void pflops_wprot_forget(struct pflops_space *sp, uint64_t lo, uint64_t hi,
-			 int unmapped)
+			 int prot)
 {
+	int unmapped = prot < 0;
+
 	if (!sp->wp_used)
 		return;
 	for (size_t i = 0; i < sp->wp_cap; i++) {
@@ -217,6 +219,7 @@ void pflops_wprot_forget(struct pflops_space *sp, uint64_t lo, uint64_t hi,
 			continue;
 		if (w->hot && !unmapped) {
 			w->on = 0;	/* stays hot; its protection is the program's */
+			w->prot = (uint8_t)(prot & (PROT_READ | PROT_WRITE | PROT_EXEC));
 			continue;
 		}
 		w->dead = 1;	/* the slot keeps probing chains intact */

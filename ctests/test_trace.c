@@ -915,6 +915,7 @@ static void test_code_changes(void **state)
 		{ "wx", N, N },
 		{ "threads", 3 * N, 3 * N },
 		{ "writers", 40 * N, 0 },
+		{ "fork", 2 * N, N },
 		{ "selfpage", N, 0 },
 		{ "segv", 2 * N, N },
 	};

@@ -20,7 +20,7 @@ if ! grep -qw avx /proc/cpuinfo; then
 fi
 n=3000
 # mode and its vector DP instructions (4 lanes each)
-for mv in inplace:15 wx:2 threads:6 writers:40 selfpage:1 segv:3; do
+for mv in inplace:15 wx:2 threads:6 writers:40 fork:3 selfpage:1 segv:3; do
 	mode=${mv%%:*} vec=$((${mv#*:} * n))
 	"$SMC" "$mode" $n > "$tmp/native.out"; nrc=$?
 	for engine in cache stop; do
@@ -41,6 +41,15 @@ for mv in inplace:15 wx:2 threads:6 writers:40 selfpage:1 segv:3; do
 				bad "$mode $engine: no note on the page left writable: $(jq -c .caveats "$tmp/r.json")" ;;
 		esac
 	done
+done
+# a child that outlives the program is let go with its page writable
+# again: it rewrites and runs its code untraced, unharmed
+for engine in cache stop; do
+	rm -f "$tmp/ok"
+	PFLOPS_TRACE_ENGINE=$engine "$RUN" --source trace -q -- "$SMC" detach $n "$tmp/ok"; rc=$?
+	[ $rc = 0 ] && ok || bad "detach $engine: exit $rc"
+	i=0; while [ ! -s "$tmp/ok" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	[ "$(cat "$tmp/ok" 2>/dev/null)" = ok ] && ok || bad "detach $engine: the child let go did not finish its rewrite"
 done
 echo "test_trace_smc: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -16,6 +16,13 @@
  *               and vmulpd, 6 rounds: 3 N vaddpd and 3 N vmulpd ymm
  *   writers N   an RWX page of code run, then written by two threads at
  *               once (their faults come together), 40 rounds: 40 N vaddpd
+ *   fork N      an RWX page run, then a forked child rewrites it in place
+ *               and runs it; the parent runs its own (unchanged) copy
+ *               again: 2 N vaddpd, N vmulpd ymm
+ *   detach N F  an RWX page run, then a forked child outlives the
+ *               program (the tracer lets it go); a second later it
+ *               rewrites the page in place, runs it and writes "ok" to F
+ *               (its sleep was whole)
  *   selfpage N  code and data on one RWX page: the loop stores to the
  *               page each iteration (the tracer leaves such a page
  *               writable): N vaddpd ymm
@@ -34,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 enum { ADD = 0x58, MUL = 0x59 };
@@ -135,6 +143,40 @@ static int threads(long n)
 	pthread_join(th, NULL);
 	printf("threads: 6 rounds\n");
 	return 0;
+}
+
+static int forked(long n, const char *file)
+{
+	unsigned char *p = rwx();
+	pid_t pid;
+	int st;
+
+	emit(p, 1, ADD);
+	((fn)p)(n);		/* guarded by the tracer from here on */
+	fflush(stdout);
+	if ((pid = fork()) < 0)
+		return 3;
+	if (pid == 0) {
+		/* the program ends meanwhile; the sleep is not cut short */
+		unsigned left = file ? sleep(1) : 0;
+		p[2] = MUL;
+		((fn)p)(n);
+		if (file) {
+			FILE *f = fopen(file, "w");
+			if (f) {
+				fputs(left ? "sleep cut short\n" : "ok\n", f);
+				fclose(f);
+			}
+		}
+		_exit(0);
+	}
+	if (file)
+		return 0;
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		return 1;
+	((fn)p)(n);
+	printf("fork: child rewrote its copy\n");
+	return p[2] == ADD ? 0 : 1;
 }
 
 static pthread_barrier_t bar;
@@ -245,7 +287,7 @@ int main(int argc, char **argv)
 	long n = argc > 2 ? atol(argv[2]) : 1000;
 
 	if (argc < 2 || n < 1) {
-		fprintf(stderr, "usage: calib_smc inplace|wx|threads|writers|selfpage|segv N\n");
+		fprintf(stderr, "usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv N, detach N FILE\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "inplace"))
@@ -254,6 +296,10 @@ int main(int argc, char **argv)
 		return wx(n);
 	if (!strcmp(argv[1], "threads"))
 		return threads(n);
+	if (!strcmp(argv[1], "fork"))
+		return forked(n, NULL);
+	if (!strcmp(argv[1], "detach") && argc > 3)
+		return forked(n, argv[3]);
 	if (!strcmp(argv[1], "writers"))
 		return writers(n);
 	if (!strcmp(argv[1], "selfpage"))

@@ -97,6 +97,13 @@ static int held_signal(pid_t tid, int status)
 	return sig;
 }
 
+/* a syscall-entry stop (system calls are injected differently there) */
+static int at_entry(const struct pflops_thr *t, int status)
+{
+	return WIFSTOPPED(status) && WSTOPSIG(status) == (SIGTRAP | 0x80) &&
+	       !(status >> 16) && !t->in_syscall;
+}
+
 /* Is a SIGTRAP queued for the thread (not yet delivered)?  An int3 that
  * a thread ran just as it was interrupted: the interrupt's stop comes
  * first (the kernel reports it before dequeuing signals), the SIGTRAP
@@ -158,8 +165,10 @@ int pflops_detach_rest(struct pflops_tracer *T)
 			;
 		if (WIFEXITED(d.status) || WIFSIGNALED(d.status))
 			pflops_thread_drop(T, d.pid);
-		else if (t && WIFSTOPPED(d.status))
+		else if (t && WIFSTOPPED(d.status)) {
 			t->detach_sig = held_signal(d.pid, d.status);
+			t->detach_entry = at_entry(t, d.status);
+		}
 	}
 	for (struct pflops_thr *t = T->threads; t; t = t->next) {
 		if (t->detach_sig >= 0)
@@ -197,6 +206,7 @@ int pflops_detach_rest(struct pflops_tracer *T)
 		}
 		if (t->detach_sig < 0) {
 			t->detach_sig = held_signal(p, st);
+			t->detach_entry = at_entry(t, st);
 			left--;
 		}
 	}

@@ -147,6 +147,7 @@ struct pflops_thr {
 	siginfo_t roll_info;
 	int detach_sig;		/* detaching: -1 not stopped yet, else the
 				 * signal to pass on (0: none) */
+	int detach_entry;	/* detaching: stopped at a syscall entry */
 	struct pflops_thr *next;
 };
 
@@ -397,6 +398,11 @@ void pflops_prof_report(struct pflops_space *sp);
 int pflops_inject(struct pflops_tracer *T, struct pflops_thr *t, long nr,
 		  uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
 		  uint64_t a4, uint64_t a5, int64_t *ret);
+/* The same from a syscall-entry stop: the program's system call is
+ * replaced by this one, then set to run again when the thread goes on
+ * (it is left at that syscall's exit stop). */
+int pflops_inject_entry(struct pflops_tracer *T, struct pflops_thr *t, long nr,
+			uint64_t a0, uint64_t a1, uint64_t a2, int64_t *ret);
 void pflops_defer(struct pflops_tracer *T, pid_t pid, int status);
 /* hold a signal back (it is sent again at the next restart) */
 void pflops_hold_signal(struct pflops_thr *t, int sig, const siginfo_t *si);

@@ -318,10 +318,31 @@ int pflops_wprot_fault(struct pflops_tracer *T, struct pflops_thr *t,
 void pflops_wprot_restore(struct pflops_tracer *T, struct pflops_thr *t)
 {
 	struct pflops_space *sp = t->sp;
+	struct user_regs_struct r;
+	int injected = 0;
 
-	for (size_t i = 0; sp && i < sp->wp_cap; i++) {
+	if (!sp || !sp->wp_used || pflops_getregs(t->tid, &r))
+		return;
+	for (size_t i = 0; i < sp->wp_cap; i++) {
 		struct pflops_wpage *w = &sp->wp[i];
-		if (w->pg && !w->dead && w->on && set_prot(T, t, w->pg, w->prot) == 0)
-			w->on = 0;
+		int64_t ret = -1;
+		if (!w->pg || w->dead || !w->on)
+			continue;
+		if (!t->detach_entry)
+			set_prot(T, t, w->pg, w->prot);
+		else if (pflops_inject_entry(T, t, SYS_mprotect, w->pg, PG, w->prot, &ret) == 0)
+			t->detach_entry = 0;	/* now at that syscall's exit stop */
+		injected = 1;
+		w->on = 0;
+	}
+	/* A system call interrupted to stop the thread (a sleep) would be
+	 * restarted by the kernel on its way out; the injection took that
+	 * way already: restart it here, as the kernel would have. */
+	if (injected && (int64_t)r.orig_rax >= 0 && t->detach_sig == 0 &&
+	    ((int64_t)r.rax == -512 || (int64_t)r.rax == -513 ||
+	     (int64_t)r.rax == -514 || (int64_t)r.rax == -516)) {
+		r.rax = (int64_t)r.rax == -516 ? SYS_restart_syscall : r.orig_rax;
+		r.rip -= 2;
+		ptrace(PTRACE_SETREGS, t->tid, NULL, &r);
 	}
 }

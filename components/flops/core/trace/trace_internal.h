@@ -602,6 +602,11 @@ void pflops_wprot_free(struct pflops_space *sp);
  * goes back to that instruction (counted up to it); -1 if not one */
 int pflops_cache_fault_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
 			       struct user_regs_struct *r);
+/* a thread of the stopping path stopped at a program instruction: out of
+ * a displaced first instruction (1: r changed), its block counted up to
+ * that instruction */
+int pflops_stop_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
+			struct user_regs_struct *r);
 
 /* trace_ptrace.c, for the attach loop (trace_attach.c) */
 int pflops_engine_handle(struct pflops_tracer *T, pid_t tid, int status);

@@ -204,6 +204,28 @@ static int cache_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig,
 	return pflops_restart(T, t, PTRACE_SINGLESTEP, 0);
 }
 
+int pflops_stop_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
+			struct user_regs_struct *r)
+{
+	int dirty = 0;
+
+	if (t->tramp && t->blk) {	/* in the displaced first instruction */
+		if (r->rip == t->tramp)
+			r->rip = t->blk->start, dirty = 1;
+		else if (r->rip == t->tramp_back)
+			r->rip = t->blk->ninsts > 1 ? t->blk->start + t->blk->offs[1]
+						    : t->blk->end, dirty = 1;
+		t->tramp = 0;
+	}
+	/* count what ran of the interrupted block */
+	if (t->blk && t->blk->mode != PFLOPS_BLK_STEP && !t->in_syscall) {
+		int idx = pflops_block_index(t->blk, r->rip);
+		if (idx > 0)
+			pflops_count_block(T, t, t->blk, (uint32_t)idx);
+	}
+	return dirty;
+}
+
 static int stop_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig)
 {
 	struct user_regs_struct r;
@@ -213,22 +235,9 @@ static int stop_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig)
 		return pflops_restart(T, t, t->resume, sig);
 	if (pflops_getregs(t->tid, &r))
 		return 0;
-	if (t->tramp && t->blk) {	/* in the displaced first instruction */
-		if (r.rip == t->tramp)
-			r.rip = t->blk->start, dirty = 1;
-		else if (r.rip == t->tramp_back)
-			r.rip = t->blk->ninsts > 1 ? t->blk->start + t->blk->offs[1]
-						   : t->blk->end, dirty = 1;
-		t->tramp = 0;
-	}
+	dirty = pflops_stop_to_orig(T, t, &r);
 	if (dirty && (rc = pflops_setregs(T, t, &r)))
 		return rc;
-	/* count what ran of the interrupted block */
-	if (t->blk && t->blk->mode != PFLOPS_BLK_STEP && !t->in_syscall) {
-		int idx = pflops_block_index(t->blk, r.rip);
-		if (idx > 0)
-			pflops_count_block(T, t, t->blk, (uint32_t)idx);
-	}
 	if (disp == D_FATAL) {	/* the process ends here */
 		t->blk = NULL;
 		return pflops_restart(T, t, PTRACE_CONT, sig);

@@ -285,20 +285,8 @@ int pflops_wprot_fault(struct pflops_tracer *T, struct pflops_thr *t,
 		}
 		break;
 	case PFLOPS_M_STOP:
-		if (t->tramp && t->blk) {
-			if (r.rip == t->tramp)
-				r.rip = t->blk->start, dirty = 1;
-			else if (r.rip == t->tramp_back)
-				r.rip = t->blk->ninsts > 1 ? t->blk->start + t->blk->offs[1]
-							   : t->blk->end, dirty = 1;
-			t->tramp = 0;
-		}
+		dirty = pflops_stop_to_orig(T, t, &r);
 		orig = r.rip;
-		if (t->blk && t->blk->mode != PFLOPS_BLK_STEP) {
-			int idx = pflops_block_index(t->blk, r.rip);
-			if (idx > 0)
-				pflops_count_block(T, t, t->blk, (uint32_t)idx);
-		}
 		break;
 	default:	/* native (--region, outside it): it just goes on */
 		return pflops_restart(T, t, PTRACE_CONT, 0) ? -1 : 1;

@@ -289,7 +289,8 @@ int pflops_wprot_fault(struct pflops_tracer *T, struct pflops_thr *t,
 		orig = r.rip;
 		break;
 	default:	/* native (--region, outside it): it just goes on */
-		return pflops_restart(T, t, PTRACE_CONT, 0) ? -1 : 1;
+		rc = pflops_restart(T, t, PTRACE_CONT, 0);
+		return rc < 0 ? rc : 1;
 	}
 	if (!w->hot && (w->faults > WP_HOT || (orig & ~(PG - 1)) == pg)) {
 		/* written from code on the page itself, or too often */

@@ -275,9 +275,14 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 			       (unsigned long long)st.mask_unknown);
 		r->full_lanes = (1u << PFLOPS_NMETRIC) - 1;
 	}
+	if (st.wprot_pages)
+		pf_report_note(r, "code on writable pages (JIT, self-modifying code): %llu page%s write-protected by the tracer while it held their code, %llu write%s to them caught (their code decoded again when run)",
+			       (unsigned long long)st.wprot_pages, st.wprot_pages == 1 ? "" : "s",
+			       (unsigned long long)st.wprot_faults, st.wprot_faults == 1 ? "" : "s");
 	if (st.nocache[PFLOPS_NC_WRITABLE])
-		pf_report_note(r, "%llu blocks ran from writable pages (JIT or self-modifying code): counted stop by stop; code rewritten in place without a system call is not seen (docs/trace-engine.md)",
-			       (unsigned long long)st.nocache[PFLOPS_NC_WRITABLE]);
+		pf_report_note(r, "%llu blocks ran from %llu writable page%s left writable (code and data on one page, written too often, a stack): counted stop by stop, exactly but slower (docs/trace-engine.md)",
+			       (unsigned long long)st.nocache[PFLOPS_NC_WRITABLE], (unsigned long long)st.wprot_hot,
+			       st.wprot_hot == 1 ? "" : "s");
 	if (st.invalidated)
 		pf_report_note(r, "%llu decoded blocks were dropped when their code was unmapped or made writable (JIT, dlclose) and decoded again if run",
 			       (unsigned long long)st.invalidated);

@@ -29,7 +29,8 @@ enum {
 	PFLOPS_NC_MASK,		/* masked AVX-512 FP: opmask read at each run */
 	PFLOPS_NC_MODE,		/* stepped or undecodable block, sysenter */
 	PFLOPS_NC_GS,		/* uses the %gs segment, which the cache owns */
-	PFLOPS_NC_WRITABLE,	/* on a writable page (JIT, self-modifying) */
+	PFLOPS_NC_WRITABLE,	/* on a writable page that stays writable (code
+				 * and data on one page, written too often) */
 	PFLOPS_NC_REACH,	/* RIP-relative operand out of reach */
 	PFLOPS_NC_FULL,		/* out of cache space or counter ids */
 	PFLOPS_NC_NOTIFY,	/* the dynamic loader's notification hook */
@@ -89,6 +90,14 @@ struct pflops_trace_stats {
 				 * before a signal */
 	uint64_t invalidated;	/* blocks dropped: their code was unmapped or
 				 * made writable (JIT, dlclose) */
+	uint64_t wprot_pages;	/* code on writable pages (JIT): pages the
+				 * tracer write-protected while it held
+				 * decoded code there */
+	uint64_t wprot_faults;	/* writes to them caught: the page's blocks
+				 * dropped, the write let through */
+	uint64_t wprot_hot;	/* writable pages left writable, their blocks
+				 * on the stopping path: written from code
+				 * on the page itself or too often, stacks */
 	uint64_t injected;	/* system calls run on the program's behalf */
 	uint64_t cache_setup_failed;	/* processes left on the stopping path */
 	uint64_t cache_as_bytes;	/* the most address space the cache took

@@ -290,6 +290,11 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 		if (!b)
 			return fail(T->err, PFLOPS_ENOMEM,
 				    "out of memory decoding the traced program");
+		if (!b->wp_done) {	/* code on a writable page: guard it */
+			if (pflops_wprot_code(T, t, b, r) < 0)
+				return fail(T->err, PFLOPS_ENOMEM, "out of memory");
+			b->wp_done = 1;
+		}
 		if (sp->region && sp->arena)
 			arm_region(T, t, 0);	/* found by a lazy reload */
 		if (T->engine == PFLOPS_ENGINE_CACHE && sp->arena &&

@@ -44,6 +44,7 @@ struct pflops_block {
 	uint8_t has_mask;	/* some FP instruction uses k1..k7 */
 	uint8_t region_entry;	/* start is the region function's entry */
 	uint8_t dead;		/* its code was unmapped or rewritten */
+	uint8_t wp_done;	/* its pages were guarded (trace_wprot.c) */
 	struct pflops_insn term;/* the last instruction when it is a branch */
 	uint32_t *offs;		/* ninsts instruction offsets from start */
 	struct pflops_fpent *fp;
@@ -114,6 +115,8 @@ struct pflops_space {
 				 * before its check (<= PFLOPS_OVF_GUARD) */
 	int win_calls;		/* --region: threads inside the function (the
 				 * window is open while > 0: trace_window.c) */
+	struct pflops_wpage *wp;	/* pages write-protected by us (trace_wprot.c) */
+	size_t wp_cap, wp_used;
 };
 
 /* Thread modes (see the top of this file). */
@@ -181,6 +184,7 @@ struct pflops_thr {
 	int ovf_stepping;	/* t->blk single-stepped to its crossing (its
 				 * instructions counted one by one) */
 	unsigned ovf_idle;	/* blocks without weight run since on stops */
+	int detach_entry;	/* detaching: stopped at a syscall entry */
 	struct pflops_thr *next;
 };
 
@@ -465,6 +469,11 @@ void pflops_prof_report(struct pflops_space *sp);
 int pflops_inject(struct pflops_tracer *T, struct pflops_thr *t, long nr,
 		  uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
 		  uint64_t a4, uint64_t a5, int64_t *ret);
+/* The same from a syscall-entry stop: the program's system call is
+ * replaced by this one, then set to run again when the thread goes on
+ * (it is left at that syscall's exit stop). */
+int pflops_inject_entry(struct pflops_tracer *T, struct pflops_thr *t, long nr,
+			uint64_t a0, uint64_t a1, uint64_t a2, int64_t *ret);
 void pflops_defer(struct pflops_tracer *T, pid_t pid, int status);
 /* hold a signal back (it is sent again at the next restart) */
 void pflops_hold_signal(struct pflops_thr *t, int sig, const siginfo_t *si);
@@ -692,6 +701,36 @@ void pflops_ovf_sync(struct pflops_tracer *T, struct pflops_thr *t, int entering
 /* a system call finished: the caller may restart t's count; 1: t
  * must leave the cache (its crossing is near) */
 int pflops_ovf_rearm(struct pflops_tracer *T, struct pflops_thr *t);
+/* trace_wprot.c: code on writable pages, write-protected while cached
+ * or decoded.  wprot_code guards the pages of a block just met (1: all
+ * of its writable pages are guarded or it has none); wprot_check is
+ * trace_xlate.c's test; wprot_fault takes a write fault on a guarded
+ * page (1: it was ours and the thread goes on, 0: the program's, <0
+ * error); forget/moved follow the program's own mprotect, munmap,
+ * mmap(MAP_FIXED), mremap; restore puts the program's protections back
+ * before a detach. */
+struct pflops_wpage;
+int pflops_wprot_code(struct pflops_tracer *T, struct pflops_thr *t,
+		      struct pflops_block *b, const struct user_regs_struct *r);
+int pflops_wprot_check(struct pflops_space *sp, pid_t tid, struct pflops_block *b);
+int pflops_wprot_fault(struct pflops_tracer *T, struct pflops_thr *t,
+		       const siginfo_t *si);
+void pflops_wprot_forget(struct pflops_space *sp, uint64_t lo, uint64_t hi,
+			 int prot);
+void pflops_wprot_moved(struct pflops_tracer *T, struct pflops_thr *t,
+			uint64_t lo, uint64_t len, uint64_t dst);
+void pflops_wprot_restore(struct pflops_tracer *T, struct pflops_thr *t);
+int pflops_wprot_copy(struct pflops_space *sp, const struct pflops_space *parent);
+void pflops_wprot_free(struct pflops_space *sp);
+/* trace_signal.c: a thread faulting at a program instruction of a copy
+ * goes back to that instruction (counted up to it); -1 if not one */
+int pflops_cache_fault_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
+			       struct user_regs_struct *r);
+/* a thread of the stopping path stopped at a program instruction: out of
+ * a displaced first instruction (1: r changed), its block counted up to
+ * that instruction */
+int pflops_stop_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
+			struct user_regs_struct *r);
 
 /* trace_ptrace.c, for the attach loop (trace_attach.c) */
 int pflops_engine_handle(struct pflops_tracer *T, pid_t tid, int status);

@@ -187,6 +187,28 @@ static int after_syscall(struct pflops_tracer *T, struct pflops_thr *t,
 	default:
 		break;
 	}
+	if (sp->wp_used) {	/* the program's protection replaces ours */
+		switch (t->sys_nr) {
+		case SYS_mremap:
+			if ((uint64_t)ret != lo)
+				pflops_wprot_moved(T, t, lo, len, (uint64_t)ret);
+			if ((uint64_t)ret != lo)
+				pflops_wprot_forget(sp, lo, lo + len, -1);
+			break;
+		case SYS_munmap:
+			pflops_wprot_forget(sp, lo, lo + len, -1);
+			break;
+		case SYS_mmap:
+			if (a[3] & MAP_FIXED)
+				pflops_wprot_forget(sp, lo, lo + len, -1);
+			break;
+		case SYS_mprotect: case SYS_pkey_mprotect:
+			pflops_wprot_forget(sp, lo, lo + len, (int)(a[2] & 7));
+			break;
+		default:
+			break;
+		}
+	}
 	switch (t->sys_nr) {
 	case SYS_munmap:
 		forget = 1;

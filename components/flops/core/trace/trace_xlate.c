@@ -49,8 +49,6 @@ static int term_ok(const struct pflops_block *b)
 int pflops_xlate_check(struct pflops_space *sp, pid_t tid,
 		       struct pflops_block *b)
 {
-	const struct pflops_map *m;
-
 	if (b->nocache)
 		return b->nocache;
 	if (b->has_mask)
@@ -61,15 +59,8 @@ int pflops_xlate_check(struct pflops_space *sp, pid_t tid,
 		return b->nocache = PFLOPS_NC_NOTIFY;
 	if (b->region_entry)	/* a call from the cache must stop there */
 		return b->nocache = PFLOPS_NC_REGION;
-	m = pflops_maps_find(&sp->maps, tid, b->start);
-	if (!m || m->w || !m->x)
-		return b->nocache = PFLOPS_NC_WRITABLE;
-	if (b->end > m->hi) {
-		const struct pflops_map *m2 = pflops_maps_find(&sp->maps, tid, b->end - 1);
-		if (!m2 || m2->w || !m2->x)
-			return b->nocache = PFLOPS_NC_WRITABLE;
-	}
-	return PFLOPS_NC_NONE;
+	/* writable pages: cached once write-protected (trace_wprot.c) */
+	return pflops_wprot_check(sp, tid, b);
 }
 
 /* ------------------------------------------------------------------ */

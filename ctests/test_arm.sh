@@ -6,12 +6,8 @@
 B=${B:-build}
 RUN=$B/papi_flops_run
 AVAIL=$B/papi_flops_avail
-command -v jq >/dev/null || { echo "FAIL: jq not found: apt-get install jq (scripts/install-deps.sh installs it)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/testlib.sh"
+need_jq
 X86_ONLY="is x86-64 only for now"
 
 # the trace, the models read from it, per-function counts: one sentence, status 125

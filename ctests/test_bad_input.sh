@@ -13,11 +13,7 @@ REG=fuzz/regress/topology
 # aarch64: hwloc has no x86 backend, so a valid CPUID dump is refused, said
 ARCH=$(sed -n 's/^ARCH *= *//p' Makefile 2>/dev/null)
 NO_REPLAY="which only an x86-64 hwloc replays; give an hwloc XML file of that machine instead"
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/testlib.sh"
 
 # run COMMAND...: its output (stdout and stderr) in $out, exit status in $rc
 run() { out=$("$@" 2>&1); rc=$?; }

@@ -15,13 +15,8 @@ N=100000	# the text checks below spell its counts out
 	{ echo "SKIP: test_mpi: the trace source is x86-64 only (this is an aarch64 build)"; exit 77; }
 command -v mpirun >/dev/null && command -v mpicc >/dev/null ||
 	{ echo "SKIP: test_mpi: no mpirun or mpicc (apt-get install openmpi-bin libopenmpi-dev; scripts/install-deps.sh installs them)"; exit 77; }
-command -v jq >/dev/null || { echo "FAIL: jq not found: apt-get install jq (scripts/install-deps.sh installs it)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-jq_is() { v=$(jq -r "$2" "$1" 2>&1); [ "$v" = "$3" ] && ok || bad "$1: $2 = '$v', expected '$3'"; }
+. "$(dirname "$0")/testlib.sh"
+need_jq
 
 mpicc -O2 -g -Wall ctests/mpi/mpi_flops.c -o "$tmp/mpi_flops" 2>"$tmp/cc" || { bad "mpicc: $(cat "$tmp/cc")"; exit 1; }
 # One node, whatever runs the test: no job of a batch system around it

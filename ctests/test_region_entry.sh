@@ -12,11 +12,7 @@
 B=${B:-build}
 RUN=$B/papi_flops_run
 TD=$B/ctests/trace
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/testlib.sh"
 command -v objcopy >/dev/null || { echo "SKIP: test_region_entry: objcopy (binutils) not installed"; exit 77; }
 
 lib=$TD/libcalibe.so

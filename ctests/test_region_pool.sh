@@ -13,11 +13,7 @@ RUN=$B/papi_flops_run
 TD=$B/ctests/trace
 P=$TD/calib_pool
 N=20000
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/testlib.sh"
 command -v jq >/dev/null || { echo "SKIP: test_region_pool: jq not installed"; exit 77; }
 
 # run ENGINE NAME REGION PROG ARGS...: the JSON report in $tmp/NAME.json

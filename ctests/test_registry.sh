@@ -5,11 +5,7 @@
 # that keeps a list of its own fails here when a metric is added.
 B=${B:-build}
 P=$B/papi/src
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/testlib.sh"
 # same NAME list (one a line) in $1 as the registry's, else say where
 same() {
 	if diff -u "$tmp/names" "$1" >"$tmp/diff"; then ok; else bad "$2 (- registry, + $2): $(cat "$tmp/diff")"; fi

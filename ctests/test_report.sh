@@ -12,14 +12,8 @@ REP=$B/papi_flops_report
 K=$B/ctests/trace/calib_fp
 PS=ctests/fixtures/perfstat
 [ -x "$K" ] || { echo "SKIP: $K not built"; exit 77; }
-command -v jq >/dev/null || { echo "FAIL: jq not found: apt-get install jq (scripts/install-deps.sh installs it)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-# jq_is FILE FILTER EXPECTED
-jq_is() { v=$(jq -r "$2" "$1" 2>&1); [ "$v" = "$3" ] && ok || bad "$1: $2 = '$v', expected '$3'"; }
+. "$(dirname "$0")/testlib.sh"
+need_jq
 # whatever job this test itself runs in, the tool sees only the variables set here
 unset OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE PMIX_RANK SLURM_PROCID SLURM_NTASKS \
 	SLURM_STEP_NUM_TASKS SLURM_NPROCS

@@ -8,14 +8,8 @@ RUN=$B/papi_flops_run
 K=$B/ctests/trace/calib_fp
 EX=$B/papi_flops_example
 [ -x "$K" ] || { echo "SKIP: $K not built"; exit 77; }
-command -v jq >/dev/null || { echo "FAIL: jq not found: apt-get install jq (scripts/install-deps.sh installs it)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-# jq_is FILE FILTER EXPECTED
-jq_is() { v=$(jq -r "$2" "$1" 2>&1); [ "$v" = "$3" ] && ok || bad "$1: $2 = '$v', expected '$3'"; }
+. "$(dirname "$0")/testlib.sh"
+need_jq
 # runs KERNEL: this CPU runs it, or a SKIP line with calib_fp's reason
 runs() { why=$($K --needs "$1" 2>&1) && return 0; echo "SKIP: test_run: ${why#calib_fp: }"; return 1; }
 

@@ -8,13 +8,8 @@ B=${B:-build}
 RUN=$B/papi_flops_run
 S=$B/ctests/trace/calib_sample
 [ -x "$S" ] || { echo "SKIP: $S not built"; exit 77; }
-command -v jq >/dev/null || { echo "FAIL: jq not found: apt-get install jq (scripts/install-deps.sh installs it)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-jq_is() { v=$(jq -r "$2" "$1" 2>&1); [ "$v" = "$3" ] && ok || bad "$1: $2 = '$v', expected '$3'"; }
+. "$(dirname "$0")/testlib.sh"
+need_jq
 
 # ---- usage ----
 for args in "--folded $tmp/x --source trace" "--top 3 --source trace" "--sample 0" "--sample -5" "--sample 1x" \

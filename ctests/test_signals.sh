@@ -8,11 +8,7 @@
 B=${B:-build}
 RUN=$B/papi_flops_run
 TD=$B/ctests/trace
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/testlib.sh"
 
 # wait until FILE holds a line (the program's pid), at most 10 s
 wait_file() { i=0; while [ ! -s "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done; }

@@ -3,11 +3,7 @@
 # --help and a man page that name the same options, man pages that render
 # without warnings, and a papi_flops(3) example that builds and runs.
 B=${B:-build}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/testlib.sh"
 
 version=$(sed -n 's/^AC_INIT(\[papi-flops\], \[\([^]]*\)\].*/\1/p' configure.ac)
 [ -n "$version" ] && ok || bad "no version in configure.ac's AC_INIT"

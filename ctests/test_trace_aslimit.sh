@@ -7,11 +7,7 @@
 B=${B:-build}
 RUN=$B/papi_flops_run
 TD=$B/ctests/trace
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/testlib.sh"
 notes() { jq -r '.notes[]?, .caveats[]?' "$1"; }
 
 # 1. 1 GiB: the program keeps at least 7/8 of what it gets natively

@@ -8,11 +8,7 @@
 B=${B:-build}
 RUN=$B/papi_flops_run
 SMC=$B/ctests/trace/calib_smc
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/testlib.sh"
 
 if ! grep -qw avx /proc/cpuinfo; then
 	echo "SKIP: test_trace_smc: this CPU lacks avx"

@@ -9,11 +9,7 @@
 B=${B:-build}
 RUN=$B/papi_flops_run
 TP=$B/ctests/transp
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/testlib.sh"
 
 # native NAME DP ENGINES CMD...: stdout and status native vs traced, DP_OPS
 same() {

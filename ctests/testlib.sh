@@ -1,0 +1,17 @@
+# testlib.sh: what the shell tests share, sourced first thing:
+#   . "$(dirname "$0")/testlib.sh"
+# $tmp        a scratch directory, removed at exit (a test that sets its
+#             own EXIT trap removes it there too)
+# ok, bad     count a check; bad prints "FAIL: why"
+# jq_is FILE FILTER EXPECTED   one check on a JSON file
+# need_jq     fail (not skip) without jq: scripts/install-deps.sh installs it
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+jq_is() { v=$(jq -r "$2" "$1" 2>&1); [ "$v" = "$3" ] && ok || bad "$1: $2 = '$v', expected '$3'"; }
+need_jq() {
+	command -v jq >/dev/null ||
+		{ echo "FAIL: jq not found: apt-get install jq (scripts/install-deps.sh installs it)"; exit 1; }
+}

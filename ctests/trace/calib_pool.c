@@ -7,8 +7,10 @@
  *   calib_pool omp N    OpenMP: a parallel region outside, then
  *                       omp_kernel(N), outside again, omp_kernel(N):
  *                       region omp_kernel = 4N
- *   calib_pool ompspin N  the same without the pauses between: the team
- *                       spins when each call begins (OMP_WAIT_POLICY=active)
+ *   calib_pool ompspin N  the same with short pauses (5 ms): the team
+ *                       spins when each call begins (OMP_WAIT_POLICY=active;
+ *                       with none, a slow tracer could find a thread still
+ *                       leaving the last region, not yet spinning)
  *   calib_pool pool N   two pthread workers waiting on a condition
  *                       variable do pool_kernel(N)'s halves (main
  *                       waits): region pool_kernel = 2N, twice: 4N
@@ -241,7 +243,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (!strcmp(argv[1], "omp") || !strcmp(argv[1], "ompspin")) {
 #ifdef _OPENMP
-		return run_omp(n, argv[1][3] ? 0 : 50);
+		return run_omp(n, argv[1][3] ? 5 : 50);
 #else
 		return 3;	/* built without OpenMP */
 #endif

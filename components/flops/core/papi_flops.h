@@ -263,7 +263,9 @@ int pflops_table_parse(struct pflops_table *t, const char *text,
 		       const char *file, struct pflops_error *err);
 int pflops_table_load_file(struct pflops_table *t, const char *path,
 			   struct pflops_error *err);
-/* The table compiled into the library (generated from presets/). */
+/* The table compiled into the library (generated from presets/), or the
+ * files PAPI_FLOPS_TABLE names: *t is overwritten, not appended to (free
+ * it with pflops_table_free). */
 int pflops_table_builtin(struct pflops_table *t, struct pflops_error *err);
 void pflops_table_free(struct pflops_table *t);
 

@@ -9,6 +9,7 @@
 int pflops_table_builtin(struct pflops_table *t, struct pflops_error *err)
 {
 	const char *env = getenv("PAPI_FLOPS_TABLE");
+	memset(t, 0, sizeof(*t));	/* a fresh table: a client's may be uninitialised */
 	if (env && *env) {
 		/* every name counts: an empty one (':', 'a.pft::b.pft') is a typo,
 		 * not "no table", which would read every CPU as unknown */

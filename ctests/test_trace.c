@@ -941,6 +941,79 @@ static void test_cache_stats(void **state)
 	assert_true(st.invalidated >= 2);
 }
 
+/* Code that changes while it stays executable (trace_wprot.c): an RWX
+ * page rewritten in place, a W^X JIT, a rewrite by another thread, code
+ * and data on one page, a program catching its own write faults.  Both
+ * engines count the true FLOPs; the cache runs the code from copies. */
+static void test_code_changes(void **state)
+{
+	static const struct { const char *mode; uint64_t add, mul; } v[] = {
+		{ "wx", N, N },		/* first: its stops are the base */
+		{ "inplace", 15 * N, 0 },	/* 1..5 vaddpd per iteration */
+		{ "threads", 3 * N, 3 * N },
+		{ "writers", 40 * N, 0 },
+		{ "fork", 2 * N, N },
+		{ "selfpage", N, 0 },
+		{ "segv", 2 * N, N },
+	};
+	struct pflops_trace_opts os = { .engine = PFLOPS_ENGINE_STOP };
+	struct pflops_trace_opts oc = { .engine = PFLOPS_ENGINE_CACHE };
+	struct pflops_trace_stats ss, sc;
+	struct pflops_mix a, b;
+	char n[32];
+	uint64_t base = 0;
+	int pers = personality(0xffffffff);
+
+	(void)state;
+	snprintf(n, sizeof n, "%d", N);
+	/* the same addresses in both runs: libc's instruction counts follow them */
+	assert_true(pers != -1 && personality((unsigned long)pers | ADDR_NO_RANDOMIZE) != -1);
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		assert_int_equal(trace(&a, &os, &ss, prog("calib_smc"), v[i].mode, n, NULL), 0);
+		assert_int_equal(trace(&b, &oc, &sc, prog("calib_smc"), v[i].mode, n, NULL), 0);
+		print_message("calib_smc %s: wprot pages %llu, faults %llu, hot %llu; cache runs %llu; stops %llu (stop engine %llu)\n",
+			      v[i].mode, (unsigned long long)sc.wprot_pages,
+			      (unsigned long long)sc.wprot_faults,
+			      (unsigned long long)sc.wprot_hot,
+			      (unsigned long long)sc.cache_runs, (unsigned long long)sc.stops,
+			      (unsigned long long)ss.stops);
+		for (int e = 0; e < 2; e++) {
+			struct pflops_mix *m = e ? &b : &a;
+			assert_int_equal(m->insts[DP][Y][ADD], v[i].add);
+			assert_int_equal(m->insts[DP][Y][MUL], v[i].mul);
+			assert_int_equal(total(m->insts), v[i].add + v[i].mul);
+		}
+		if (strcmp(v[i].mode, "threads") && strcmp(v[i].mode, "writers")) {
+			/* (spin loops and barriers vary) */
+			char what[64];
+			snprintf(what, sizeof what, "calib_smc %s", v[i].mode);
+			if (report_diff(what, &a, &b))
+				fail_msg("%s: the engines disagree", what);
+		}
+		if (!strcmp(v[i].mode, "inplace") || !strcmp(v[i].mode, "threads") ||
+		    !strcmp(v[i].mode, "segv")) {
+			/* guarded, caught, and run from the cache */
+			assert_true(sc.wprot_pages >= 1);
+			assert_true(sc.wprot_faults >= 1);
+			assert_int_equal(sc.wprot_hot, 0);
+			assert_int_equal(sc.nocache[PFLOPS_NC_WRITABLE], 0);
+			/* not a stop per iteration: about the stops of a
+			 * W^X JIT (cached since its mprotect) */
+			assert_true(sc.stops < base + N / 2);
+		}
+		if (!strcmp(v[i].mode, "wx"))
+			base = sc.stops;
+		if (!strcmp(v[i].mode, "inplace"))
+			assert_true(sc.wprot_faults >= 4 && ss.wprot_faults >= 4);
+		if (!strcmp(v[i].mode, "selfpage")) {
+			/* the page stays writable: stopping path, counted */
+			assert_true(sc.wprot_hot >= 1);
+			assert_true(sc.nocache[PFLOPS_NC_WRITABLE] >= 1);
+		}
+	}
+	personality((unsigned long)pers);
+}
+
 int main(void)
 {
 	const char *b = getenv("B");
@@ -972,6 +1045,7 @@ int main(void)
 		cmocka_unit_test(test_gap_near),
 		cmocka_unit_test(test_engines_agree),
 		cmocka_unit_test(test_cache_stats),
+		cmocka_unit_test(test_code_changes),
 	};
 
 	snprintf(dir, sizeof dir, "%s/ctests/trace", b && *b ? b : "build");

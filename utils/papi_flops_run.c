@@ -145,6 +145,61 @@ static struct pf_sample_trace *strace;
 /* --pid: the running process to count instead of a program (0: none) */
 static pid_t attach_pid;
 
+/* A note on n things when there are any: fmt takes n (%llu), then "s"
+ * or "" (%s) */
+static void count_note(struct pf_report *r, uint64_t n, const char *fmt)
+{
+	if (n)
+		pf_report_note(r, fmt, (unsigned long long)n, n == 1 ? "" : "s");
+}
+
+/* What the tracer changed so the program behaves as untraced, what it
+ * could not hide (inherent to ptrace), and its fallbacks to the stopping
+ * path (same counts, slower): docs/trace-engine.md#transparency. */
+static void trace_notes(struct pf_report *r, const struct pflops_trace_stats *st)
+{
+	static const char *const why[PFLOPS_NC_N] = {
+		[PFLOPS_NC_MASK] = "masked AVX-512", [PFLOPS_NC_MODE] = "stepped or undecodable",
+		[PFLOPS_NC_GS] = "using %gs", [PFLOPS_NC_REACH] = "no cache memory within 2 GiB",
+		[PFLOPS_NC_FULL] = "code cache full (262144 blocks or 256 MiB of copies a process)",
+	};
+	char buf[PF_REPORT_NOTE_LEN];
+	size_t n = 0;
+
+	for (int i = 0; i < PFLOPS_NC_N; i++)
+		if (why[i] && st->nocache[i] && n < sizeof buf)
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%llu %s", n ? ", " : "",
+					      (unsigned long long)st->nocache[i], why[i]);
+	if (n)
+		pf_report_note(r, "blocks on the stopping path (same counts, a stop per run): %s", buf);
+	count_note(r, st->slotless_threads, "%llu thread%s ran on the stopping path (same counts, slower): more "
+		   "threads at once than the code cache's 256 counter slots (fewer under a ulimit -v)");
+	if (st->cache_setup_failed > st->as_too_small)
+		pf_report_note(r, "%llu process%s traced by the stopping engine (same counts, slower): the code cache "
+			       "could not be set up (no SSE4.2, or a seccomp filter refusing memfd_create or mmap)",
+			       (unsigned long long)(st->cache_setup_failed - st->as_too_small),
+			       st->cache_setup_failed - st->as_too_small == 1 ? " was" : "es were");
+	count_note(r, st->rseq_refused, "rseq registration refused %llu time%s (ENOSYS, as under valgrind): the "
+		   "program and glibc ran without restartable sequences");
+	count_note(r, st->rseq_kept, "%llu thread%s had rseq registered before the tracer could refuse it (--pid, "
+		   "or outside --region): rseq critical sections run in the code cache do not restart when preempted");
+	if (st->untraced_cleared)
+		pf_report_note(r, "%llu clone(CLONE_UNTRACED) traced anyway (the child starts in the code cache)",
+			       (unsigned long long)st->untraced_cleared);
+	count_note(r, st->prog_ptrace, "the program called ptrace %llu time%s: under papi_flops_run it is traced "
+		   "already, so attaching to itself or its threads fails (inherent to ptrace: debuggers, LeakSanitizer)");
+	count_note(r, st->status_reads, "the program read /proc/.../status %llu time%s, whose TracerPid shows the "
+		   "tracer (inherent to ptrace)");
+	count_note(r, st->self_traps, "the program's SIGTRAP handler ran %llu time%s (it single-steps itself, "
+		   "EFLAGS.TF): each run is counted from its first system call or branch on, not before (a few "
+		   "instructions)");
+	if (st->seccomp)
+		pf_report_note(r, "%llu process%s turned seccomp on: no system call was injected into %s since; code "
+			       "beyond the code cache %s had ran on the stopping path (same counts, slower)",
+			       (unsigned long long)st->seccomp, st->seccomp == 1 ? "" : "es",
+			       st->seccomp == 1 ? "it" : "them", st->seccomp == 1 ? "it" : "they");
+}
+
 static int run_trace(char **argv, const char *region, int quiet, struct pflops_mix *mix, struct pf_report *r,
 		     struct pf_mask_model *mm)
 {
@@ -220,9 +275,14 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 			       (unsigned long long)st.mask_unknown);
 		r->full_lanes = (1u << PFLOPS_NMETRIC) - 1;
 	}
+	if (st.wprot_pages)
+		pf_report_note(r, "code on writable pages (JIT, self-modifying code): %llu page%s write-protected by the tracer while it held their code, %llu write%s to them caught (their code decoded again when run)",
+			       (unsigned long long)st.wprot_pages, st.wprot_pages == 1 ? "" : "s",
+			       (unsigned long long)st.wprot_faults, st.wprot_faults == 1 ? "" : "s");
 	if (st.nocache[PFLOPS_NC_WRITABLE])
-		pf_report_note(r, "%llu blocks ran from writable pages (JIT or self-modifying code): counted stop by stop; code rewritten in place without a system call is not seen (docs/trace-engine.md)",
-			       (unsigned long long)st.nocache[PFLOPS_NC_WRITABLE]);
+		pf_report_note(r, "%llu blocks ran from %llu writable page%s left writable (code and data on one page, written too often, a stack): counted stop by stop, exactly but slower (docs/trace-engine.md)",
+			       (unsigned long long)st.nocache[PFLOPS_NC_WRITABLE], (unsigned long long)st.wprot_hot,
+			       st.wprot_hot == 1 ? "" : "s");
 	if (st.invalidated)
 		pf_report_note(r, "%llu decoded blocks were dropped when their code was unmapped or made writable (JIT, dlclose) and decoded again if run",
 			       (unsigned long long)st.invalidated);
@@ -239,6 +299,7 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 		pf_report_note(r, "%llu process%s traced by the stopping engine (same counts, a stop per block: slower): "
 			       "1/8 of a ulimit -v of %.0f MiB is too small for the code cache",
 			       (unsigned long long)st.as_too_small, st.as_too_small == 1 ? " was" : "es were", st.as_limit / 1048576.0);
+	trace_notes(r, &st);
 	pf_report_note(r, "wall time is that of the traced run (the tracer's own work included); GFLOP/s are not given");
 	pflops_mix_widths(mix, r->widths);
 	r->have_widths = 1;

@@ -7,6 +7,7 @@
  * process gone) or when the process ends.  No report: the process reads
  * its counts itself.  Not for people: the option is not in --help.
  */
+#define _GNU_SOURCE
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,12 +17,77 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include "papi_flops.h"
 #include "pflops_trace.h"
 #include "pflops_pub.h"
 #include "pf_papi_helper.h"
 #include "pf_signal.h"
 #include "pf_version.h"
+
+/* PAPI_overflow (pflops_pub.h): the weight the process chose, the
+ * per-thread periods it sets, the crossings sent back as its signal */
+struct ovf_helper {
+	struct pflops_pub *pub;
+	pid_t pid;
+	uint32_t sel;		/* the weight the code cache was made with */
+};
+
+/* metric (sel) of one instruction: the component's formula on a mix of
+ * that instruction alone (the metrics are linear in the mix) */
+static uint64_t ovf_weight(void *arg, const struct pflops_insn *in, unsigned active)
+{
+	const struct ovf_helper *h = arg;
+	static struct pflops_mix m;
+	double v[PFLOPS_NMETRIC];
+	unsigned e = (h->sel >> 4) & 0xff, w = (h->sel >> 12) & 0xff, p = (h->sel >> 20) & 0xff;
+
+	if (!h->sel || e >= PFLOPS_NMETRIC || in->prec >= PFLOPS_NPREC || in->width >= PFLOPS_NWIDTH ||
+	    in->op >= PFLOPS_NOP)
+		return 0;
+	memset(&m, 0, sizeof(m));
+	m.insts[in->prec][in->width][in->op] = 1;
+	m.masked[in->prec][in->width][in->op] = in->mask_reg != 0;
+	m.lanes_full[in->prec][in->width][in->op] = in->lanes;
+	m.lanes_active[in->prec][in->width][in->op] = active;
+	pflops_mix_keep(&m, (int)w - 1, (int)p - 1);
+	pflops_mix_metrics(&m, v);
+	return v[e] > 0 ? (uint64_t)(v[e] + 0.5) : 0;
+}
+
+static int ovf_rearm(void *arg, pid_t tid, uint64_t *period)
+{
+	struct ovf_helper *h = arg;
+	int hint = -1;
+	struct pflops_pub_ovf *r = pflops_pub_ovf_find(h->pub, tid, 0, &hint);
+	if (!r)
+		return 0;
+	uint32_t g = __atomic_load_n(&r->gen, __ATOMIC_ACQUIRE);
+	if (g == r->seen)
+		return 0;
+	r->seen = g;
+	uint32_t sel = __atomic_load_n(&h->pub->ovf_sel, __ATOMIC_ACQUIRE);
+	*period = sel ? r->period : 0;
+	if (sel != h->sel) {
+		h->sel = sel;
+		return 2;
+	}
+	return 1;
+}
+
+static void ovf_cross(void *arg, const struct pflops_trace_overflow *o)
+{
+	struct ovf_helper *h = arg;
+	int hint = -1;
+	struct pflops_pub_ovf *r = pflops_pub_ovf_find(h->pub, o->tid, 0, &hint);
+	if (!r || !h->pub->ovf_signal)
+		return;
+	/* one signal per call; the ring keeps the latest addresses */
+	uint64_t n = r->head;
+	r->addr[n % PFLOPS_PUB_OVF_RING] = o->addr;
+	__atomic_store_n(&r->head, n + 1, __ATOMIC_RELEASE);
+	syscall(SYS_tgkill, (int)h->pid, (int)o->tid, h->pub->ovf_signal);
+}
 
 /* tell the component it failed (it reads the reason from the memory) */
 static int refuse(int sock)
@@ -69,7 +135,9 @@ int pf_papi_helper(const char *fds, pid_t pid)
 	struct pflops_mix mix;
 	memset(&mix, 0, sizeof(mix));
 	struct pflops_error err = { 0 };
-	struct pflops_trace_opts o = { .interrupt = &pf_interrupt };
+	struct ovf_helper oh = { .pub = pub, .pid = pid };
+	struct pflops_trace_opts o = { .interrupt = &pf_interrupt, .overflow_weight = ovf_weight,
+				       .overflow = ovf_cross, .overflow_arg = &oh, .overflow_rearm = ovf_rearm };
 	struct pflops_attach_opts a = { .ready_fd = sock, .ctl_fd = sock, .pub = pub };
 	int status = 0, detached = 0;
 	int rc = pflops_trace_attach(pid, &o, &a, &mix, &status, &detached, &err);

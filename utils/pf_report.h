@@ -15,7 +15,7 @@
 #include "pf_mpi.h"
 #include "pflops_trace.h"
 
-#define PF_REPORT_NOTES 8
+#define PF_REPORT_NOTES 16
 #define PF_REPORT_NOTE_LEN 320
 
 /* Masked AVX-512 lanes corrected from sampled opmask registers

@@ -49,6 +49,9 @@
 #include "papi_internal.h"
 #include "papi_vector.h"
 #include "papi_preset.h"
+#include "extras.h"
+#include "threads.h"
+#include "linux-context.h"
 
 #include "core/papi_flops.h"
 #include "core/pflops_evname.h"
@@ -131,6 +134,10 @@ struct fl_control {
 	struct pflops_mix start;	/* its counts at PAPI_start / reset */
 	struct pflops_mix own;		/* the component's own work since */
 	struct pflops_mix a, b, d;	/* scratch */
+	/* PAPI_overflow under trace: the weight, the thread's record */
+	uint32_t ovf_sel;		/* PFLOPS_PUB_OVF_SEL of the event */
+	int ovf_hint;
+	int ovf_armed;			/* its period is in the helper's hands */
 };
 
 /* One sentence on stderr, once per process for each distinct text. */
@@ -493,9 +500,10 @@ static int fl_init_component(int cidx)
 				 fl.kind[0].pmu->name, fl.kind[0].pmu->name);
 		ci->disabled = PAPI_OK;
 		ci->disabled_reason[0] = 0;
-		/* PAPI_overflow comes to fl_set_overflow, which refuses it (with
-		 * hardware_intr 0 PAPI would take it and never call the handler);
-		 * PAPI_OVERFLOW_FORCE_SW still runs on PAPI's timer */
+		/* PAPI_overflow: the helper stops the thread at the FP
+		 * instruction that crosses each multiple, and sends the
+		 * signal with its address (trace_ovf_arm, trace_dispatch);
+		 * model:PMU refuses it (fl_set_overflow) */
 		ci->hardware_intr = 1;
 		ci->hardware_intr_sig = FL_OVF_SIGNAL;
 		load_presets(cidx);
@@ -856,6 +864,93 @@ static int model_layout(struct fl_control *ctl)
 	return PAPI_OK;
 }
 
+/* PAPI_overflow under trace (core/pflops_pub.h): the period goes to the
+ * helper through this thread's record, at the system call that ends
+ * here (the helper restarts the thread's count at its stop). */
+static int fl_ovf_users;	/* sets whose period the helper holds */
+
+static int trace_ovf_arm(struct fl_control *ctl, int on)
+{
+	int pos = -1;
+	for (int i = 0; i < ctl->nevents && i < FLO_MAX_EVENTS; i++)
+		if (ctl->ovf.threshold[i] > 0)
+			pos = i;
+	if (on && pos < 0)
+		return PAPI_OK;
+	if (on && ctl->ttid != gettid_()) {
+		say_once("PAPI_overflow under PAPI_FLOPS_SOURCE=trace overflows the thread that starts the set; this set "
+			 "counts thread %d: start it in that thread", (int)ctl->ttid);
+		return PAPI_EINVAL;
+	}
+	struct pflops_pub_ovf *r = pflops_pub_ovf_find(fl.pub, ctl->ttid, on, &ctl->ovf_hint);
+	if (!r) {
+		if (!on)
+			return PAPI_OK;
+		say_once("PAPI_overflow under PAPI_FLOPS_SOURCE=trace: more than %d threads overflow in this process",
+			 PFLOPS_PUB_THREADS);
+		return PAPI_ENOMEM;
+	}
+	if (on) {
+		uint32_t cur = __atomic_load_n(&fl.pub->ovf_sel, __ATOMIC_ACQUIRE);
+		if (cur != ctl->ovf_sel && __atomic_load_n(&fl_ovf_users, __ATOMIC_ACQUIRE) > 0) {
+			say_once("PAPI_overflow under PAPI_FLOPS_SOURCE=trace: another running event set of this process "
+				 "overflows on another flops event; the trace overflows one kind of FLOP at a time: stop it first");
+			return PAPI_ECNFLCT;
+		}
+		__atomic_store_n(&fl.pub->ovf_sel, ctl->ovf_sel, __ATOMIC_RELEASE);
+		fl.pub->ovf_signal = FL_OVF_SIGNAL;
+		r->tail = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+		r->period = (uint64_t)ctl->ovf.threshold[pos];
+		if (!ctl->ovf_armed)	/* else PAPI_reset: the count restarts */
+			__atomic_add_fetch(&fl_ovf_users, 1, __ATOMIC_ACQ_REL);
+		ctl->ovf_armed = 1;
+	} else {
+		if (!ctl->ovf_armed)
+			return PAPI_OK;
+		r->period = 0;
+		__atomic_sub_fetch(&fl_ovf_users, 1, __ATOMIC_ACQ_REL);
+		ctl->ovf_armed = 0;
+	}
+	__atomic_add_fetch(&r->gen, 1, __ATOMIC_RELEASE);
+	syscall(SYS_getppid);	/* the helper takes the period at this stop */
+	return PAPI_OK;
+}
+
+/* The overflow signal under trace: the crossing's address from the
+ * thread's record.  0: not ours (PAPI_OVERFLOW_FORCE_SW: PAPI's timer). */
+static int trace_dispatch(hwd_siginfo_t *si, void *uc)
+{
+	int cidx = _flops_vector.cmp_info.CmpIdx;
+	ThreadInfo_t *thread = _papi_hwi_lookup_thread(0);
+	if (!thread || !thread->running_eventset[cidx])
+		return 1;	/* left over after PAPI_stop */
+	EventSetInfo_t *ESI = thread->running_eventset[cidx];
+	if (!ESI->overflow.flags)
+		return 1;
+	if (ESI->overflow.flags & PAPI_OVERFLOW_FORCE_SW)
+		return 0;
+	struct fl_control *ctl = (struct fl_control *)ESI->ctl_state;
+	struct pflops_pub_ovf *r = fl.pub ? pflops_pub_ovf_find(fl.pub, ctl->ttid, 0, &ctl->ovf_hint) : NULL;
+	int pos = -1;
+	for (int i = 0; i < ctl->nevents && i < FLO_MAX_EVENTS; i++)
+		if (ctl->ovf.threshold[i] > 0)
+			pos = i;
+	if (!r || pos < 0)
+		return 1;
+	uint64_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), t = r->tail;
+	if (t >= h)
+		return 1;	/* no crossing for it (an overwritten ring) */
+	if (h - t > PFLOPS_PUB_OVF_RING)
+		t = h - PFLOPS_PUB_OVF_RING;
+	uint64_t addr = r->addr[t % PFLOPS_PUB_OVF_RING];
+	r->tail = t + 1;
+	_papi_hwi_context_t ctx;
+	ctx.si = si;
+	ctx.ucontext = (hwd_ucontext_t *)uc;
+	_papi_hwi_dispatch_overflow_signal(&ctx, (vptr_t)(uintptr_t)addr, NULL, 1LL << pos, 0, &thread, cidx);
+	return 1;
+}
+
 static int trace_start(struct fl_control *ctl)
 {
 	char why[PAPI_HUGE_STR_LEN];
@@ -882,6 +977,8 @@ static int trace_start(struct fl_control *ctl)
 	memset(ctl->values, 0, sizeof(ctl->values));
 	memset(&ctl->own, 0, sizeof(ctl->own));
 	ctl->running = 1;
+	if (flo_active(&ctl->ovf) && (rc = trace_ovf_arm(ctl, 1)))
+		return rc;
 	return trace_snap(ctl, &ctl->start);	/* the last thing PAPI_start does here */
 }
 
@@ -1050,6 +1147,8 @@ static int fl_stop(hwd_context_t *ctx, hwd_control_state_t *c)
 	if (fl.source != FL_SRC_HW) {
 		int rc = ctl->running ? trace_read(ctl) : PAPI_OK;
 		ctl->running = 0;	/* reads give these values from now on */
+		if (fl.pub)
+			trace_ovf_arm(ctl, 0);
 		return rc;
 	}
 	if (!ctl->set)
@@ -1086,6 +1185,9 @@ static int fl_reset(hwd_context_t *ctx, hwd_control_state_t *c)
 	if (fl.source != FL_SRC_HW) {
 		memset(ctl->values, 0, sizeof(ctl->values));
 		memset(&ctl->own, 0, sizeof(ctl->own));
+		int rc = ctl->running && ctl->ovf_armed ? trace_ovf_arm(ctl, 1) : PAPI_OK;
+		if (rc)
+			return rc;
 		return ctl->running ? trace_snap(ctl, &ctl->start) : PAPI_OK;
 	}
 	if (ctl->set && pflops_perf_reset(ctl->set, &err))
@@ -1148,13 +1250,33 @@ static int fl_set_overflow(EventSetInfo_t *ESI, int EventIndex, int threshold)
 	if (pos < 0 || pos >= ctl->nevents)
 		return PAPI_EINVAL;
 	fl_code_to_name(ctl->code[pos], name, sizeof(name));
-	/* the trace's own overflow (every P FLOPs, at the instruction) is not
-	 * built yet: never PAPI_OK without samples */
-	if (threshold > 0 && fl.source != FL_SRC_HW) {
-		say_once("PAPI_overflow on flops:::%s refused: PAPI_FLOPS_SOURCE=%s has no overflow yet (only the hw source, on counters, "
-			 "overflows); read the counts with PAPI_read, or PAPI_overflow with PAPI_OVERFLOW_FORCE_SW (PAPI's timer)",
-			 name, fl.source == FL_SRC_TRACE ? "trace" : "model");
+	if (threshold > 0 && fl.source == FL_SRC_MODEL) {
+		say_once("PAPI_overflow on flops:::%s refused: PAPI_FLOPS_SOURCE=model has no overflow (PAPI_FLOPS_SOURCE=trace "
+			 "overflows every P exact FLOPs; hw on counters); read the counts with PAPI_read, or PAPI_overflow with "
+			 "PAPI_OVERFLOW_FORCE_SW (PAPI's timer)", name);
 		return PAPI_ENOSUPP;
+	}
+	if (fl.source == FL_SRC_TRACE) {
+		/* every P FLOPs of the event, exactly, at the instruction
+		 * (trace_ovf_arm at PAPI_start) */
+		unsigned e = FL_ENTRY(ctl->code[pos]);
+		if (threshold > 0 && e >= PFLOPS_NMETRIC) {
+			say_once("PAPI_overflow on flops:::%s refused: a status event counts no FLOPs and cannot overflow; "
+				 "overflow a FLOP event (flops:::DP_OPS ...)", name);
+			return PAPI_EINVAL;
+		}
+		for (int i = 0; threshold > 0 && i < ctl->nevents && i < FLO_MAX_EVENTS; i++)
+			if (i != pos && ctl->ovf.threshold[i] > 0) {
+				say_once("PAPI_overflow on flops:::%s refused: under PAPI_FLOPS_SOURCE=trace one flops event "
+					 "of a set overflows (the trace counts one kind of FLOP for it): put the other in "
+					 "another set", name);
+				return PAPI_ECNFLCT;
+			}
+		if (pos >= FLO_MAX_EVENTS)
+			return PAPI_EINVAL;
+		if (threshold > 0)
+			ctl->ovf_sel = PFLOPS_PUB_OVF_SEL(e, FL_WQ(ctl->code[pos]), FL_PQ(ctl->code[pos]));
+		return flo_set(&ctl->ovf, pos, threshold, FL_OVF_SIGNAL, _flops_vector.cmp_info.CmpIdx);
 	}
 	if (threshold > 0 && ctl->slot_of[pos] < 0) {
 		say_once("PAPI_overflow on flops:::%s refused: a status event counts on no counter and cannot overflow; overflow a FLOP event (flops:::DP_OPS ...)",
@@ -1175,6 +1297,8 @@ static int fl_set_overflow(EventSetInfo_t *ESI, int EventIndex, int threshold)
 
 static void fl_dispatch(int sig, hwd_siginfo_t *si, void *uc)
 {
+	if (fl.source == FL_SRC_TRACE && trace_dispatch(si, uc))
+		return;
 	flo_dispatch(_flops_vector.cmp_info.CmpIdx, offsetof(struct fl_control, ovf), si, uc);
 }
 

@@ -6,9 +6,12 @@ CORE_SRCS += components/flops/core/trace/trace_pub.c components/flops/core/trace
 # The trace sources inside PAPI: a PAPI client on known loops.
 CHECK_SCRIPTS += components/flops/tests/papi_trace.sh
 ifneq ($(PAPI_SRC),no)
-CHECK_DEPS += $(B)/flops_trace_test
+CHECK_DEPS += $(B)/flops_trace_test $(B)/flops_trace_ovf_test
 endif
 $(B)/flops_trace_test: components/flops/tests/flops_trace_test.c components/flops/tests/check.h $(PAPI_STAMP)
+	$(CC) -I$(PAPI_BUILD)/src $(PF_CFLAGS) $< -o $@ $(LDFLAGS) -L$(PAPI_BUILD)/src -lpapi -lpthread -Wl,-rpath,$(abspath $(PAPI_BUILD)/src)
+# PAPI_overflow under the trace source
+$(B)/flops_trace_ovf_test: components/flops/tests/flops_trace_ovf_test.c components/flops/tests/check.h $(PAPI_STAMP)
 	$(CC) -I$(PAPI_BUILD)/src $(PF_CFLAGS) $< -o $@ $(LDFLAGS) -L$(PAPI_BUILD)/src -lpapi -lpthread -Wl,-rpath,$(abspath $(PAPI_BUILD)/src)
 
 # make bench: a PAPI program under PAPI_FLOPS_SOURCE=trace vs native and

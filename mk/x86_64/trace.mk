@@ -14,7 +14,8 @@ CORE_SRCS += $(TRACE_CORE)/trace/trace_decode.c $(TRACE_CORE)/trace/trace_blocks
              $(TRACE_CORE)/trace/trace_enter.c $(TRACE_CORE)/trace/trace_detach.c \
              $(TRACE_CORE)/trace/trace_elf.c $(TRACE_CORE)/trace/trace_cfi.c \
              $(TRACE_CORE)/trace/trace_prof.c $(TRACE_CORE)/trace/trace_funcs.c \
-             $(TRACE_CORE)/trace/trace_ovf.c
+             $(TRACE_CORE)/trace/trace_ovf.c \
+             $(TRACE_CORE)/trace/trace_wprot.c
 CORE_LIBS += $(ZYDIS_LIBS)
 
 CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_funcs
@@ -46,7 +47,7 @@ TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
                $(TD)/calib_regioncxx $(TD)/calib_jit $(TD)/calib_gs $(TD)/calib_daemon \
                $(TD)/calib_fp_stripped $(TD)/libcalibe.so $(TD)/calib_entryp \
                $(TD)/calib_entryr \
-               $(TD)/calib_alloc
+               $(TD)/calib_alloc $(TD)/calib_smc
 CHECK_DEPS += $(TRACE_CALIBS)
 # --region at an address inside an instruction: refused, program untouched
 CHECK_SCRIPTS += ctests/test_region_entry.sh
@@ -57,6 +58,8 @@ CHECK_SCRIPTS += ctests/test_trace_aslimit.sh
 # --region F with thread pools: OpenMP, pthreads, OpenBLAS if installed
 CHECK_SCRIPTS += ctests/test_region_pool.sh
 CHECK_DEPS += $(TD)/calib_pool $(BENCH_DGEMM)
+# code rewritten while executable (JIT, self-modifying): native vs traced
+CHECK_SCRIPTS += ctests/test_trace_smc.sh
 
 $(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h ctests/trace/calib_list.h components/flops/core/pflops_cpufeat.h
 	@mkdir -p $(dir $@)
@@ -90,6 +93,9 @@ $(TD)/calib_gs: ctests/trace/calib_gs.c
 $(TD)/calib_jit: ctests/trace/calib_jit.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@
+$(TD)/calib_smc: ctests/trace/calib_smc.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ $(PTHREAD_LIBS)
 $(TD)/calib_fork: ctests/trace/calib_fork.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@

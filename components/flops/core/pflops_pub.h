@@ -59,6 +59,30 @@ struct pflops_pub_fp {
 	uint8_t prec, width, op, lanes;
 };
 
+/* PAPI_overflow under the trace source: one record per thread that
+ * asked, claimed by that thread (tid, compare-and-swap), found by
+ * pflops_pub_ovf_find.  The thread writes weight, period and gen, then
+ * makes a system call: at its stop the helper restarts the thread's
+ * count (pflops_trace_opts.overflow_rearm).  At each crossing the helper
+ * writes the FP instruction's address at head, then sends the thread
+ * pub->ovf_signal; the thread's handler takes addresses from tail. */
+#define PFLOPS_PUB_OVF_RING 16
+struct pflops_pub_ovf {
+	int32_t tid;		/* 0: free */
+	uint32_t gen;		/* changed with period: the count restarts */
+	uint64_t period;	/* weighted FLOPs per overflow; 0: off */
+	uint32_t seen;		/* helper: the gen it applied */
+	uint32_t pad;
+	uint64_t head;		/* helper: crossings written (release) */
+	uint64_t tail;		/* thread: crossings taken */
+	uint64_t addr[PFLOPS_PUB_OVF_RING];
+};
+
+/* The weight of an overflow: metric m (enum pflops_metric) of the
+ * instruction, of width w and precision p only (0: all; else enum + 1),
+ * as the component's event codes qualify them.  0: none. */
+#define PFLOPS_PUB_OVF_SEL(m, w, p) (1u | ((uint32_t)(m) << 4) | ((uint32_t)(w) << 12) | ((uint32_t)(p) << 20))
+
 struct pflops_pub {
 	/* these four first, at fixed places in every version: a helper
 	 * of another papi-flops version says so here */
@@ -71,6 +95,11 @@ struct pflops_pub {
 	uint32_t nfp;
 	uint32_t lost;		/* threads or blocks that did not fit: reads
 				 * are refused, never short */
+	/* PAPI_overflow: one weight for the whole process at a time (the
+	 * code cache compiles it in: a change re-translates) */
+	uint32_t ovf_sel;	/* PFLOPS_PUB_OVF_SEL, 0: none yet */
+	int32_t ovf_signal;	/* the component's overflow signal */
+	struct pflops_pub_ovf ovf[PFLOPS_PUB_THREADS];
 	struct pflops_pub_thr thr[PFLOPS_PUB_THREADS];
 	struct pflops_pub_blk blk[PFLOPS_PUB_BLOCKS];
 	struct pflops_pub_fp fp[PFLOPS_PUB_FPS];
@@ -82,6 +111,12 @@ struct pflops_pub {
  * PFLOPS_ESYS when the tracer lost track (msg says why). */
 int pflops_pub_read(const struct pflops_pub *p, pid_t tid, int *hint,
 		    struct pflops_mix *m);
+
+/* The overflow record of tid (*hint: where last found, any value to
+ * start); claimed when `claim` and there is none yet.  NULL: none (or
+ * no free record). */
+struct pflops_pub_ovf *pflops_pub_ovf_find(struct pflops_pub *p, pid_t tid,
+					   int claim, int *hint);
 
 /* *d = a - b (each count; the mixes only grow) */
 void pflops_mix_sub(struct pflops_mix *d, const struct pflops_mix *a,

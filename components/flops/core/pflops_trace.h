@@ -29,13 +29,14 @@ enum {
 	PFLOPS_NC_MASK,		/* masked AVX-512 FP: opmask read at each run */
 	PFLOPS_NC_MODE,		/* stepped or undecodable block, sysenter */
 	PFLOPS_NC_GS,		/* uses the %gs segment, which the cache owns */
-	PFLOPS_NC_WRITABLE,	/* on a writable page (JIT, self-modifying) */
+	PFLOPS_NC_WRITABLE,	/* on a writable page that stays writable (code
+				 * and data on one page, written too often) */
 	PFLOPS_NC_REACH,	/* RIP-relative operand out of reach */
 	PFLOPS_NC_FULL,		/* out of cache space or counter ids */
 	PFLOPS_NC_NOTIFY,	/* the dynamic loader's notification hook */
-	PFLOPS_NC_OVF,		/* overflow asked: more weight than
-				 * PFLOPS_OVF_GUARD before the block's first
-				 * instruction that sets every flag, or none */
+	PFLOPS_NC_OVF,		/* overflow asked: more weight than 1024
+				 * before the block's first instruction that
+				 * rewrites the flags, or none there */
 	PFLOPS_NC_REGION,	/* --region: the function's entry (each call
 				 * stops there: its thread joins the window) */
 	PFLOPS_NC_N
@@ -89,6 +90,14 @@ struct pflops_trace_stats {
 				 * before a signal */
 	uint64_t invalidated;	/* blocks dropped: their code was unmapped or
 				 * made writable (JIT, dlclose) */
+	uint64_t wprot_pages;	/* code on writable pages (JIT): pages the
+				 * tracer write-protected while it held
+				 * decoded code there */
+	uint64_t wprot_faults;	/* writes to them caught: the page's blocks
+				 * dropped, the write let through */
+	uint64_t wprot_hot;	/* writable pages left writable, their blocks
+				 * on the stopping path: written from code
+				 * on the page itself or too often, stacks */
 	uint64_t injected;	/* system calls run on the program's behalf */
 	uint64_t cache_setup_failed;	/* processes left on the stopping path */
 	uint64_t cache_as_bytes;	/* the most address space the cache took
@@ -135,6 +144,32 @@ struct pflops_trace_stats {
 	uint64_t region_more_threads;	/* threads with FLOPs not listed */
 	uint64_t region_more_flops;	/* and their FLOPs */
 	struct pflops_region_thread region_thread[PFLOPS_REGION_THREADS];
+	/* Transparency (docs/trace-engine.md#transparency): what the tracer
+	 * changed so the program behaves as untraced, and what it could not */
+	uint64_t rseq_refused;	/* rseq registrations answered ENOSYS (glibc
+				 * then runs without rseq, as under valgrind) */
+	uint64_t rseq_kept;	/* threads whose rseq was registered untraced
+				 * (--pid, or outside --region) and then ran in
+				 * the cache: rseq critical sections do not
+				 * abort there */
+	uint64_t untraced_cleared;	/* clone(CLONE_UNTRACED) traced anyway */
+	uint64_t prog_ptrace;	/* ptrace() calls of the program: a process
+				 * has one tracer, they fail (LeakSanitizer,
+				 * debuggers, anti-debugging) */
+	uint64_t status_reads;	/* opens of /proc/.../status, where TracerPid
+				 * shows the tracer */
+	uint64_t slotless_threads;	/* threads that ran (some) cached blocks
+				 * on the stopping path: every counter slot
+				 * was taken (more than 256 threads at once,
+				 * fewer under a ulimit -v) */
+	uint64_t self_traps;	/* SIGTRAPs run by a handler of the program
+				 * (it single-steps itself with EFLAGS.TF):
+				 * each handler uncounted up to its first
+				 * system call or block end */
+	uint64_t seccomp;	/* processes that turned seccomp on: no system
+				 * call is injected in them from then on; new
+				 * code beyond the cache they have runs on the
+				 * stopping path */
 };
 
 enum pflops_engine {
@@ -257,10 +292,14 @@ struct pflops_trace_opts {
 	pflops_trace_overflow_fn overflow;
 	void *overflow_arg;
 	/* If set: called at each system-call stop of a thread (with
-	 * overflow_weight set); returning 1 restarts its
-	 * count at 0 with period *period (0: none for it), 0 leaves it.  A
-	 * traced process changes its own period this way: it writes it
-	 * where the callback looks, then makes any system call. */
+	 * overflow_weight set); returning 1 restarts its count at 0 with
+	 * period *period (0: none for it), 2 does the same after
+	 * overflow_weight changed (every block of the thread's process is
+	 * then decoded and translated afresh: costly, for rare changes;
+	 * other threads already running a copy finish it with the old
+	 * weights), 0 leaves it.  A traced process changes its own period
+	 * this way: it writes it where the callback looks, then makes any
+	 * system call. */
 	int (*overflow_rearm)(void *arg, pid_t tid, uint64_t *period);
 };
 

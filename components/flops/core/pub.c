@@ -91,3 +91,36 @@ int pflops_pub_read(const struct pflops_pub *p, pid_t tid, int *hint, struct pfl
 	}
 	return 0;
 }
+
+struct pflops_pub_ovf *pflops_pub_ovf_find(struct pflops_pub *p, pid_t tid, int claim, int *hint)
+{
+	unsigned h = (unsigned)tid % PFLOPS_PUB_THREADS;
+
+	if (tid <= 0)
+		return NULL;
+	if (*hint >= 0 && *hint < PFLOPS_PUB_THREADS &&
+	    __atomic_load_n(&p->ovf[*hint].tid, __ATOMIC_ACQUIRE) == tid)
+		return &p->ovf[*hint];
+	/* open addressing from tid's bucket; records are never freed */
+	for (unsigned n = 0; n < PFLOPS_PUB_THREADS; n++) {
+		unsigned i = (h + n) % PFLOPS_PUB_THREADS;
+		int32_t cur = __atomic_load_n(&p->ovf[i].tid, __ATOMIC_ACQUIRE);
+		if (cur == 0) {
+			int32_t zero = 0;
+			if (!claim)
+				return NULL;
+			if (!__atomic_compare_exchange_n(&p->ovf[i].tid, &zero, (int32_t)tid, 0,
+							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+				if (zero != tid)
+					continue;
+			}
+			*hint = (int)i;
+			return &p->ovf[i];
+		}
+		if (cur == tid) {
+			*hint = (int)i;
+			return &p->ovf[i];
+		}
+	}
+	return NULL;
+}

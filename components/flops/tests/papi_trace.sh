@@ -79,6 +79,23 @@ for c in exact threads fork shutdown preset; do
 	fi
 done
 
+# PAPI_overflow every P exact FLOPs, at the instruction (flops_trace_ovf_test).
+O=$B/flops_trace_ovf_test
+for c in loop threads refuse; do
+	PAPI_FLOPS_SOURCE=trace timeout 120 $O $c > "$out" 2>&1
+	rc=$?
+	grep -E '^(FAIL|SKIP)' "$out"
+	[ $rc = 0 ] && echo "ok:   flops_trace_ovf_test $c: $(grep -c '^ok' "$out") checks" ||
+		{ bad "flops_trace_ovf_test $c exit $rc"; cat "$out"; }
+done
+grep -q "^PAPI flops component: PAPI_overflow on flops:::SCALED refused: a status event" "$out" ||
+	bad "trace overflow of a status event: no sentence"
+# hpcrun -e PAPI_DP_OPS@P: the preset (loaded where libpfm4 names a PMU)
+LIBPFM_FORCE_PMU=skx PAPI_FLOPS_SOURCE=trace timeout 120 $O preset > "$out" 2>&1
+rc=$?
+[ $rc = 0 ] && echo "ok:   LIBPFM_FORCE_PMU=skx: PAPI_overflow on PAPI_DP_OPS: $(grep '^ok' "$out" | sed 's/^ok: *//')" ||
+	{ [ $rc = 77 ] && grep '^SKIP' "$out"; } || { bad "flops_trace_ovf_test preset exit $rc"; cat "$out"; }
+
 # PAPI's presets where libpfm4 names this CPU's PMU (here forced: skx):
 # PAPI_DP_OPS and PAPI_FP_OPS are the component's events, read exactly.
 LIBPFM_FORCE_PMU=skx PAPI_FLOPS_SOURCE=trace timeout 60 $T preset > "$out" 2>&1

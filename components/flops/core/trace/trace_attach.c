@@ -211,6 +211,7 @@ int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const s
 	T.sfd = -1;
 	T.progress_ms = T.o->progress_ms ? T.o->progress_ms : 500;
 	T.pub = a->pub;
+	T.attached = 1;
 	clock_gettime(CLOCK_MONOTONIC, &T.last);
 	if (!(sp = pflops_space_new(pid, T.o->region)) || (T.o->block && !(T.prof = pflops_prof_new(T.o)))) {
 		pflops_space_put(sp);
@@ -218,6 +219,7 @@ int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const s
 		return pflops_fail(err, PFLOPS_ENOMEM, "out of memory");
 	}
 	sp->prof = T.prof;
+	pflops_sys_attached(&T, sp);
 	T.pub_sp = sp;
 	do
 		rc = seize_pass(&T, pid, sp, &pd, &added);

@@ -97,6 +97,13 @@ static int held_signal(pid_t tid, int status)
 	return sig;
 }
 
+/* a syscall-entry stop (system calls are injected differently there) */
+static int at_entry(const struct pflops_thr *t, int status)
+{
+	return WIFSTOPPED(status) && WSTOPSIG(status) == (SIGTRAP | 0x80) &&
+	       !(status >> 16) && !t->in_syscall;
+}
+
 /* Is a SIGTRAP queued for the thread (not yet delivered)?  An int3 that
  * a thread ran just as it was interrupted: the interrupt's stop comes
  * first (the kernel reports it before dequeuing signals), the SIGTRAP
@@ -158,8 +165,10 @@ int pflops_detach_rest(struct pflops_tracer *T)
 			;
 		if (WIFEXITED(d.status) || WIFSIGNALED(d.status))
 			pflops_thread_drop(T, d.pid);
-		else if (t && WIFSTOPPED(d.status))
+		else if (t && WIFSTOPPED(d.status)) {
 			t->detach_sig = held_signal(d.pid, d.status);
+			t->detach_entry = at_entry(t, d.status);
+		}
 	}
 	for (struct pflops_thr *t = T->threads; t; t = t->next) {
 		if (t->detach_sig >= 0)
@@ -197,6 +206,7 @@ int pflops_detach_rest(struct pflops_tracer *T)
 		}
 		if (t->detach_sig < 0) {
 			t->detach_sig = held_signal(p, st);
+			t->detach_entry = at_entry(t, st);
 			left--;
 		}
 	}
@@ -219,10 +229,13 @@ int pflops_detach_rest(struct pflops_tracer *T)
 			t->detach_sig = trapped ? SIGTRAP : 0;	/* the program's own int3 keeps its signal */
 		}
 	}
-	/* 3. our int3s out of each process's code, through a stopped thread */
+	/* 3. our int3s out of each process's code and the program's page
+	 * protections back, through a stopped thread */
 	for (struct pflops_thr *t = T->threads; t; t = t->next)
-		if (t->sp && t->detach_sig >= 0 && t->detach_sig != SIGKILL)
+		if (t->sp && t->detach_sig >= 0 && t->detach_sig != SIGKILL) {
 			pflops_bp_clear(t->sp, t->tid, 1, UINT64_MAX);
+			pflops_wprot_restore(T, t);	/* its pages writable again */
+		}
 	/* 4. each thread counted and let go, with the signal it stopped for
 	 * (an int3 of the program's own gets its SIGTRAP back) */
 	while (T->threads) {

@@ -123,8 +123,17 @@ static int emulable(const struct pflops_block *b)
 int pflops_set_mode(struct pflops_tracer *T, struct pflops_thr *t,
 		    struct user_regs_struct *r, int mode, int *dirty)
 {
-	uint64_t gs = t->prog_gs;
+	uint64_t gs;
+	const struct pflops_arena *sa = t->sp->arena;
 
+	/* Outside the cache the %gs base is the program's own, which it may
+	 * have set with wrgsbase (run on the stopping path): keep it.  Not a
+	 * slot's (a new thread or child has its parent's). */
+	if (t->mode != PFLOPS_M_CACHE &&
+	    !(sa && r->gs_base >= sa->slots &&
+	      r->gs_base < sa->slots + (uint64_t)sa->nslots * PFLOPS_SLOT_BYTES))
+		t->prog_gs = r->gs_base;
+	gs = t->prog_gs;
 	if (t->mode == PFLOPS_M_CACHE && mode != PFLOPS_M_CACHE)
 		pflops_ovf_sync(T, t, 0);	/* what it ran there */
 	if (mode == PFLOPS_M_CACHE) {
@@ -250,6 +259,7 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 					t->region_ret = (uint64_t)ra;
 					t->region_sp = r->rsp;
 					T->st.region_calls++;
+					pflops_sys_rseq_check(T, t);
 					pflops_win_enter(T, t);
 				}
 			}
@@ -280,11 +290,16 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 		if (!b)
 			return fail(T->err, PFLOPS_ENOMEM,
 				    "out of memory decoding the traced program");
+		if (!b->wp_done) {	/* code on a writable page: guard it */
+			if (pflops_wprot_code(T, t, b, r) < 0)
+				return fail(T->err, PFLOPS_ENOMEM, "out of memory");
+			b->wp_done = 1;
+		}
 		if (sp->region && sp->arena)
 			arm_region(T, t, 0);	/* found by a lazy reload */
 		if (T->engine == PFLOPS_ENGINE_CACHE && sp->arena &&
 		    pflops_counting(T, t) && !T->o->single_step &&
-		    pflops_ovf_cache_ok(T, t)) {
+		    pflops_ovf_cache_ok(T, t) && !(r->eflags & PFLOPS_TF)) {
 			int was = b->nocache, fresh = !b->x;
 			uint64_t entry = pflops_xlate(T, t, b);
 			if (!was && b->nocache)
@@ -300,10 +315,15 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 				t->resume = PTRACE_SYSCALL;
 				return 0;
 			}
+			if (entry && t->slot < 0 && !t->slotless) {
+				t->slotless = 1;	/* no counter slot free */
+				T->st.slotless_threads++;
+			}
 		}
 		if (pflops_set_mode(T, t, r, PFLOPS_M_STOP, dirty))
 			return fail(T->err, PFLOPS_ESYS, "cannot set the %%gs base");
 		t->blk = b;
+		t->ovf_stepping = 0;
 		if (b->mode == PFLOPS_BLK_BP &&
 		    pflops_bp_insert(sp, t->tid, b->last) != 0)
 			b->mode = PFLOPS_BLK_STEP;	/* unwritable code */
@@ -316,6 +336,14 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 			if (pflops_emulate(sp, t->tid, b, r))
 				return 1;
 			*dirty = 1;
+			if (r->eflags & PFLOPS_TF) {
+				/* the program steps itself: the trap that
+				 * follows the branch is owed */
+				pflops_sys_owe_trap(t);
+				t->blk = NULL;
+				t->resume = PTRACE_CONT;
+				return 0;
+			}
 			continue;
 		}
 		if (pflops_bp_has(sp, pc)) {
@@ -340,8 +368,10 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 		} else if (b->mode == PFLOPS_BLK_STEP || near) {
 			/* stepped, or the overflow's crossing is in this
 			 * run: stepped to the instruction that crosses */
-			if (b->mode != PFLOPS_BLK_STEP)
+			if (b->mode != PFLOPS_BLK_STEP) {
 				T->st.ovf_steps++;
+				t->ovf_stepping = 1;
+			}
 			t->resume = PTRACE_SINGLESTEP;
 			t->step_pc = r->rip;
 			t->step_idx = 0;
@@ -493,8 +523,18 @@ static int on_breakpoint(struct pflops_tracer *T, struct pflops_thr *t,
 	    a == b->last) {
 		pflops_count_block(T, t, b, b->ninsts);
 		r->rip = a;
-		if (pflops_emulate(t->sp, t->tid, b, r) == 0)
-			return pflops_go(T, t, r, 1);
+		if (pflops_emulate(t->sp, t->tid, b, r) == 0) {
+			if (!(r->eflags & PFLOPS_TF))
+				return pflops_go(T, t, r, 1);
+			/* the program steps itself (EFLAGS.TF): the trap
+			 * after the branch is owed before the next block */
+			pflops_sys_owe_trap(t);
+			t->blk = NULL;
+			t->resume = PTRACE_CONT;
+			if (pflops_setregs(T, t, r))
+				return PFLOPS_ESYS;
+			return pflops_restart(T, t, PTRACE_CONT, 0);
+		}
 		/* faulting branch: let the CPU run it (and raise the fault) */
 		t->reinsert = a;
 		pflops_bp_remove(t->sp, t->tid, a);

@@ -84,6 +84,8 @@ int pflops_inject(struct pflops_tracer *T, struct pflops_thr *t, long nr,
 	struct user_regs_struct saved, r;
 	int rc;
 
+	if (t->sp->no_inject)	/* seccomp on (trace_sys.c) */
+		return PFLOPS_EUNAVAIL;
 	if (!t->sp->gadget && !(t->sp->gadget = pflops_find_gadget(t->sp, t->tid)))
 		return PFLOPS_EUNAVAIL;
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &saved))
@@ -113,6 +115,38 @@ int pflops_inject(struct pflops_tracer *T, struct pflops_thr *t, long nr,
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r))
 		return PFLOPS_ECHILD;
 	*ret = (int64_t)r.rax;
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &saved))
+		return PFLOPS_ECHILD;
+	T->st.injected++;
+	return 0;
+}
+
+int pflops_inject_entry(struct pflops_tracer *T, struct pflops_thr *t, long nr,
+			uint64_t a0, uint64_t a1, uint64_t a2, int64_t *ret)
+{
+	struct user_regs_struct saved, r;
+	int rc;
+
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &saved))
+		return PFLOPS_ECHILD;
+	r = saved;
+	r.orig_rax = (uint64_t)nr;	/* the kernel runs this one instead */
+	r.rdi = a0;
+	r.rsi = a1;
+	r.rdx = a2;
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r) ||
+	    ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL))
+		return PFLOPS_ECHILD;
+	rc = wait_syscall_stop(T, t);			/* its exit */
+	if (rc <= 0)
+		return rc < 0 ? rc : PFLOPS_ECHILD;
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r))
+		return PFLOPS_ECHILD;
+	*ret = (int64_t)r.rax;
+	/* back at the program's syscall instruction (2 bytes: syscall,
+	 * int 0x80, sysenter), its number in %rax: it runs again */
+	saved.rip -= 2;
+	saved.rax = saved.orig_rax;
 	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &saved))
 		return PFLOPS_ECHILD;
 	T->st.injected++;

@@ -44,6 +44,7 @@ struct pflops_block {
 	uint8_t has_mask;	/* some FP instruction uses k1..k7 */
 	uint8_t region_entry;	/* start is the region function's entry */
 	uint8_t dead;		/* its code was unmapped or rewritten */
+	uint8_t wp_done;	/* its pages were guarded (trace_wprot.c) */
 	struct pflops_insn term;/* the last instruction when it is a branch */
 	uint32_t *offs;		/* ninsts instruction offsets from start */
 	struct pflops_fpent *fp;
@@ -107,11 +108,15 @@ struct pflops_space {
 	uint64_t gadget;		/* a `syscall` instruction (injection) */
 	struct pflops_arena *arena;	/* code cache; NULL until needed */
 	int arena_failed;		/* setup failed: stopping path only */
+	int no_inject;			/* it turned on seccomp: no system call
+					 * may be injected (trace_sys.c) */
 	struct pflops_prof *prof;	/* per-block counts asked (opts.block) */
 	uint64_t ovf_maxpre;	/* overflow: the most weight a copy runs
 				 * before its check (<= PFLOPS_OVF_GUARD) */
 	int win_calls;		/* --region: threads inside the function (the
 				 * window is open while > 0: trace_window.c) */
+	struct pflops_wpage *wp;	/* pages write-protected by us (trace_wprot.c) */
+	size_t wp_cap, wp_used;
 };
 
 /* Thread modes (see the top of this file). */
@@ -128,6 +133,12 @@ struct pflops_thr {
 	int in_syscall;		/* between syscall-entry and -exit stops */
 	long sys_nr;		/* the syscall between those stops */
 	uint64_t sys_args[6];
+	int sys_refused;	/* this syscall was refused at entry: the
+				 * -errno it returns (trace_sys.c) */
+	uint64_t sys_undo_addr, sys_undo_val;	/* a word of the program's
+				 * memory changed at entry, put back at exit */
+	int rseq_checked;	/* --region: its rseq registration looked at */
+	int slotless;		/* counted in stats.slotless_threads */
 	int to_handler;		/* a caught signal was injected */
 	int raw_step;		/* a branch runs for real (see go()) */
 	uint64_t reinsert;	/* breakpoint lifted to run a faulting branch */
@@ -163,14 +174,17 @@ struct pflops_thr {
 				 * signal to pass on (0: none) */
 	/* overflow (trace_ovf.c): the thread's weighted count, its period
 	 * and what remains to the next multiple (the slot's OVF word holds
-	 * ovf_rem - PFLOPS_OVF_GUARD while it runs in the cache; ovf_s is
+	 * ovf_rem - sp->ovf_maxpre while it runs in the cache; ovf_s is
 	 * what was written there) */
 	uint64_t ovf_period;
 	uint64_t ovf_count;
 	int64_t ovf_rem;
 	uint64_t ovf_s;
 	int ovf_hold;		/* left the cache near a crossing: stay out */
+	int ovf_stepping;	/* t->blk single-stepped to its crossing (its
+				 * instructions counted one by one) */
 	unsigned ovf_idle;	/* blocks without weight run since on stops */
+	int detach_entry;	/* detaching: stopped at a syscall entry */
 	struct pflops_thr *next;
 };
 
@@ -198,6 +212,8 @@ struct pflops_tracer {
 	/* attached (trace_attach.c): counts published to the process */
 	struct pflops_pub *pub;
 	const struct pflops_space *pub_sp;	/* the space published */
+	int attached;		/* pflops_trace_attach: the program ran
+				 * untraced before (its rseq may be set) */
 };
 
 int pflops_fail(struct pflops_error *err, int code, const char *fmt, ...)
@@ -226,6 +242,27 @@ int pflops_getregs(pid_t tid, struct user_regs_struct *r);
 int pflops_on_sigtrap(struct pflops_tracer *T, struct pflops_thr *t);
 int pflops_setregs(struct pflops_tracer *T, struct pflops_thr *t,
 		   const struct user_regs_struct *r);
+
+/* trace_sys.c: what the tracer changes at a system call so that the
+ * program behaves as it does untraced (docs/trace-engine.md,
+ * "Transparency"); entry: at the syscall-entry stop (regs of it,
+ * t->sys_nr and t->sys_args set), exit: at its exit stop. */
+int pflops_sys_entry(struct pflops_tracer *T, struct pflops_thr *t,
+		     struct user_regs_struct *r);
+void pflops_sys_exit(struct pflops_tracer *T, struct pflops_thr *t,
+		     struct user_regs_struct *r, int *dirty);
+/* a process attached (--pid): what it turned on before (seccomp) */
+void pflops_sys_attached(struct pflops_tracer *T, struct pflops_space *sp);
+/* a clone/fork/vfork event of t: 1 when the child shares t's memory */
+int pflops_sys_shares_vm(struct pflops_tracer *T, struct pflops_thr *t, int ev);
+/* EFLAGS.TF set by the program (popf, sigreturn): it steps itself */
+#define PFLOPS_TF 0x100ULL
+/* the program's single-step trap that a branch we emulated would have
+ * raised: sent to it before it runs on (as a held signal) */
+void pflops_sys_owe_trap(struct pflops_thr *t);
+/* a thread that may have registered rseq untraced (attached, or
+ * entering --region): stats.rseq_kept when it did */
+void pflops_sys_rseq_check(struct pflops_tracer *T, struct pflops_thr *t);
 
 /* trace_signal.c: signals in each mode, and the cache's own traps */
 int pflops_on_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig,
@@ -432,6 +469,11 @@ void pflops_prof_report(struct pflops_space *sp);
 int pflops_inject(struct pflops_tracer *T, struct pflops_thr *t, long nr,
 		  uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
 		  uint64_t a4, uint64_t a5, int64_t *ret);
+/* The same from a syscall-entry stop: the program's system call is
+ * replaced by this one, then set to run again when the thread goes on
+ * (it is left at that syscall's exit stop). */
+int pflops_inject_entry(struct pflops_tracer *T, struct pflops_thr *t, long nr,
+			uint64_t a0, uint64_t a1, uint64_t a2, int64_t *ret);
 void pflops_defer(struct pflops_tracer *T, pid_t pid, int status);
 /* hold a signal back (it is sent again at the next restart) */
 void pflops_hold_signal(struct pflops_thr *t, int sig, const siginfo_t *si);
@@ -594,6 +636,7 @@ struct pflops_reloc {
 	uint8_t rip_rel;	/* has a RIP-relative memory operand */
 	uint8_t disp_off;	/* offset of its disp32 */
 	uint8_t uses_gs;	/* %gs segment, rd/wrgsbase, loads of %gs */
+	uint8_t pops_flags;	/* popf: may set EFLAGS.TF (trace_sys.c) */
 	uint8_t kills_flags;	/* writes OF SF ZF AF PF, reads none */
 	uint8_t kills_cf;	/* the same, and CF too */
 	uint8_t ind_modrm;	/* indirect jmp/call: offset of the ModRM */
@@ -619,9 +662,12 @@ void pflops_pub_forget(struct pflops_tracer *T, pid_t tid);
 
 /* trace_ovf.c: overflow of a thread's weighted count (opts.overflow).
  * Cached blocks subtract their weight from the slot's OVF word at their
- * counter increment and trap when it reaches 0, PFLOPS_OVF_GUARD before
- * the crossing at the latest; the thread then runs on the stopping path,
- * single-stepping the block in which the crossing falls. */
+ * counter increment and trap when it reaches 0, the guard (the most
+ * weight a copy runs before its check, sp->ovf_maxpre) before the
+ * crossing at the latest; the thread then runs on the stopping path,
+ * single-stepping the block in which the crossing falls.  A block with
+ * more than PFLOPS_OVF_GUARD before its check stays on the stopping
+ * path (PFLOPS_NC_OVF). */
 #define PFLOPS_OVF_GUARD 1024	/* at most this weight before the check */
 int pflops_ovf_on(const struct pflops_tracer *T);
 void pflops_ovf_thread(struct pflops_tracer *T, struct pflops_thr *t);
@@ -655,6 +701,36 @@ void pflops_ovf_sync(struct pflops_tracer *T, struct pflops_thr *t, int entering
 /* a system call finished: the caller may restart t's count; 1: t
  * must leave the cache (its crossing is near) */
 int pflops_ovf_rearm(struct pflops_tracer *T, struct pflops_thr *t);
+/* trace_wprot.c: code on writable pages, write-protected while cached
+ * or decoded.  wprot_code guards the pages of a block just met (1: all
+ * of its writable pages are guarded or it has none); wprot_check is
+ * trace_xlate.c's test; wprot_fault takes a write fault on a guarded
+ * page (1: it was ours and the thread goes on, 0: the program's, <0
+ * error); forget/moved follow the program's own mprotect, munmap,
+ * mmap(MAP_FIXED), mremap; restore puts the program's protections back
+ * before a detach. */
+struct pflops_wpage;
+int pflops_wprot_code(struct pflops_tracer *T, struct pflops_thr *t,
+		      struct pflops_block *b, const struct user_regs_struct *r);
+int pflops_wprot_check(struct pflops_space *sp, pid_t tid, struct pflops_block *b);
+int pflops_wprot_fault(struct pflops_tracer *T, struct pflops_thr *t,
+		       const siginfo_t *si);
+void pflops_wprot_forget(struct pflops_space *sp, uint64_t lo, uint64_t hi,
+			 int prot);
+void pflops_wprot_moved(struct pflops_tracer *T, struct pflops_thr *t,
+			uint64_t lo, uint64_t len, uint64_t dst);
+void pflops_wprot_restore(struct pflops_tracer *T, struct pflops_thr *t);
+int pflops_wprot_copy(struct pflops_space *sp, const struct pflops_space *parent);
+void pflops_wprot_free(struct pflops_space *sp);
+/* trace_signal.c: a thread faulting at a program instruction of a copy
+ * goes back to that instruction (counted up to it); -1 if not one */
+int pflops_cache_fault_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
+			       struct user_regs_struct *r);
+/* a thread of the stopping path stopped at a program instruction: out of
+ * a displaced first instruction (1: r changed), its block counted up to
+ * that instruction */
+int pflops_stop_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
+			struct user_regs_struct *r);
 
 /* trace_ptrace.c, for the attach loop (trace_attach.c) */
 int pflops_engine_handle(struct pflops_tracer *T, pid_t tid, int status);

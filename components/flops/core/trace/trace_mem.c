@@ -69,7 +69,10 @@ struct pflops_space *pflops_space_fork(const struct pflops_space *parent,
 	sp->prof = parent->prof;
 	sp->gadget = parent->gadget;
 	sp->arena_failed = parent->arena_failed;
+	sp->no_inject = parent->no_inject;	/* seccomp is inherited */
 	if (pflops_xlate_fork(sp, parent))
+		goto fail;
+	if (pflops_wprot_copy(sp, parent))	/* the child has our protections too */
 		goto fail;
 	return sp;
 fail:
@@ -85,6 +88,7 @@ void pflops_space_put(struct pflops_space *sp)
 	pflops_block_free_all(sp);
 	pflops_arena_free(sp->arena);
 	pflops_maps_free(&sp->maps);
+	pflops_wprot_free(sp);
 	if (sp->region)
 		pflops_region_free(sp->region);
 	free(sp->blk_tab);

@@ -9,16 +9,20 @@
  *                  at the FP instruction that crosses, before it runs;
  *   code cache     each copy with weight W does `sub $W, %gs:OVF; jbe
  *                  stub` at its counter increment.  OVF holds ovf_rem
- *                  minus PFLOPS_OVF_GUARD, so the jump is taken at least
- *                  the guard before the crossing, and no copy has more
- *                  weight than the guard before its check: the crossing
- *                  is never in what already ran.  At the stub the thread
+ *                  minus a guard, the most weight any copy of the process
+ *                  runs before its check (sp->ovf_maxpre, at most
+ *                  PFLOPS_OVF_GUARD), so the jump is taken at least the
+ *                  guard before the crossing: the crossing is never in
+ *                  what already ran.  (A thread already in the cache when
+ *                  a new copy raises the guard could meet it in that
+ *                  copy's first part: then seen late, stats.ovf_late.)  At the stub the thread
  *                  goes back to the original instruction (the word
  *                  restored) and on to the stopping path until it has
  *                  crossed and is more than the guard away again.
  * Blocks without FP weight are unchanged.  A thread's count restarts
  * when opts.overflow_rearm says so, at a system call.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,13 +188,13 @@ int pflops_ovf_near(struct pflops_tracer *T, struct pflops_thr *t,
 int pflops_ovf_cache_ok(const struct pflops_tracer *T, const struct pflops_thr *t)
 {
 	if (!pflops_ovf_on(T) || !t->ovf_period ||
-	    (t->ovf_rem > PFLOPS_OVF_GUARD && !t->ovf_hold))
+	    ((uint64_t)t->ovf_rem > t->sp->ovf_maxpre && !t->ovf_hold))
 		return 1;
 	/* near, but it left its FP code: the cache until the next copy
-	 * with weight traps at its check, safe when what any copy runs
-	 * before its check cannot reach the crossing */
+	 * with weight traps at its check (a crossing before that check is
+	 * then seen late) */
 	return t->ovf_idle >= PFLOPS_OVF_IDLE_LONG ||
-	       (t->ovf_idle >= PFLOPS_OVF_IDLE &&
+	       (t->ovf_idle >= PFLOPS_OVF_IDLE && t->ovf_rem > 0 &&
 		(uint64_t)t->ovf_rem > t->sp->ovf_maxpre);
 }
 
@@ -209,10 +213,12 @@ void pflops_ovf_sync(struct pflops_tracer *T, struct pflops_thr *t, int entering
 		t->ovf_s = s;
 	}
 	if (entering) {
-		/* the guard keeps the crossing out of what a copy runs
-		 * before its check; 1: leave at the next weighted copy */
-		s = t->ovf_rem > PFLOPS_OVF_GUARD ?
-		    (uint64_t)t->ovf_rem - PFLOPS_OVF_GUARD : 1;
+		/* the guard (the most weight a copy runs before its check)
+		 * keeps the crossing out of what ran before a check; 1:
+		 * leave at the next weighted copy */
+		uint64_t g = t->sp->ovf_maxpre;
+		s = t->ovf_rem > 0 && (uint64_t)t->ovf_rem > g ?
+		    (uint64_t)t->ovf_rem - g : 1;
 		memcpy(m + PFLOPS_SLOT_OVF, &s, 8);
 		t->ovf_s = s;
 	}
@@ -221,11 +227,20 @@ void pflops_ovf_sync(struct pflops_tracer *T, struct pflops_thr *t, int entering
 int pflops_ovf_rearm(struct pflops_tracer *T, struct pflops_thr *t)
 {
 	uint64_t p = 0;
+	int rc;
 
-	if (!pflops_ovf_on(T) || !T->o->overflow_rearm ||
-	    T->o->overflow_rearm(T->o->overflow_arg, t->tid, &p) != 1)
+	if (!pflops_ovf_on(T) || !T->o->overflow_rearm)
+		return 0;
+	rc = T->o->overflow_rearm(T->o->overflow_arg, t->tid, &p);
+	if (rc != 1 && rc != 2)
 		return 0;
 	pflops_ovf_sync(T, t, 0);
+	if (rc == 2 && t->sp) {
+		/* new weights: every block decoded (and weighed) again; the
+		 * old ones are kept for their counts */
+		T->st.invalidated += pflops_block_invalidate(t->sp, 0, 1ULL << 56);
+		t->sp->ovf_maxpre = 0;
+	}
 	restart(t, p);
 	t->ovf_hold = 0;
 	if (t->mode != PFLOPS_M_CACHE)

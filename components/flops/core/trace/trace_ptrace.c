@@ -187,6 +187,28 @@ static int after_syscall(struct pflops_tracer *T, struct pflops_thr *t,
 	default:
 		break;
 	}
+	if (sp->wp_used) {	/* the program's protection replaces ours */
+		switch (t->sys_nr) {
+		case SYS_mremap:
+			if ((uint64_t)ret != lo)
+				pflops_wprot_moved(T, t, lo, len, (uint64_t)ret);
+			if ((uint64_t)ret != lo)
+				pflops_wprot_forget(sp, lo, lo + len, -1);
+			break;
+		case SYS_munmap:
+			pflops_wprot_forget(sp, lo, lo + len, -1);
+			break;
+		case SYS_mmap:
+			if (a[3] & MAP_FIXED)
+				pflops_wprot_forget(sp, lo, lo + len, -1);
+			break;
+		case SYS_mprotect: case SYS_pkey_mprotect:
+			pflops_wprot_forget(sp, lo, lo + len, (int)(a[2] & 7));
+			break;
+		default:
+			break;
+		}
+	}
 	switch (t->sys_nr) {
 	case SYS_munmap:
 		forget = 1;
@@ -252,12 +274,15 @@ static int on_syscall(struct pflops_tracer *T, struct pflops_thr *t)
 			t->sys_args[3] = r.r10;
 			t->sys_args[4] = r.r8;
 			t->sys_args[5] = r.r9;
+			if ((rc = pflops_sys_entry(T, t, &r)))
+				return rc;
 		}
 		return pflops_restart(T, t, PTRACE_SYSCALL, 0);
 	}
 	t->in_syscall = 0;
 	if (pflops_getregs(t->tid, &r))
 		return 0;
+	pflops_sys_exit(T, t, &r, &dirty);
 	if ((rc = after_syscall(T, t, &r, &dirty)))
 		return rc;
 	if (!pflops_ovf_rearm(T, t) &&
@@ -314,7 +339,7 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 		if (!n && !(n = pflops_thread_add(T, (pid_t)msg, PFLOPS_TH_WAIT_STOP)))
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 		n->prog_gs = t->prog_gs;
-		if (ev == PTRACE_EVENT_FORK) {
+		if (!pflops_sys_shares_vm(T, t, ev)) {
 			/* its own copy of the memory, int3s and cache included */
 			n->sp = pflops_space_fork(t->sp, n->tid, T->o->region);
 			if (!n->sp)
@@ -331,7 +356,7 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 				n->fork_pending = 1;
 				n->fork_from = t->sp->arena;
 			}
-		} else {	/* thread, or vfork child until it execs */
+		} else {	/* thread, vfork or CLONE_VM child until it execs */
 			n->sp = t->sp;
 			t->sp->refs++;
 		}
@@ -347,6 +372,7 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 		if (!sp)
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 		sp->prof = T->prof;
+		sp->no_inject = t->sp->no_inject;	/* seccomp survives exec */
 		if ((pid_t)msg != t->tid)
 			pflops_thread_drop(T, (pid_t)msg);	/* a non-leader exec'd */
 		pflops_win_drop(T, t);

@@ -76,6 +76,9 @@ int pflops_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr,
 		return PFLOPS_EINVAL;
 	r->len = in.length;
 	r->uses_gs = (uint8_t)touches_gs(&in);
+	r->pops_flags = in.mnemonic == ZYDIS_MNEMONIC_POPF ||
+			in.mnemonic == ZYDIS_MNEMONIC_POPFD ||
+			in.mnemonic == ZYDIS_MNEMONIC_POPFQ;
 	modrm = (in.attributes & ZYDIS_ATTRIB_HAS_MODRM) != 0;
 	if (modrm && (in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) &&
 	    in.raw.modrm.mod == 0 && in.raw.modrm.rm == 5) {

@@ -100,6 +100,13 @@ static int translate(struct pflops_tracer *T, struct pflops_thr *t,
 	switch (pt ? pt->kind : -1) {
 	case PFLOPS_XP_DONE:
 		r->rip = x->ex[pt->arg].target;
+		if (b->term.term == PFLOPS_T_SYSCALL && pt->off >= 2) {
+			/* after `syscall` (not int 0x80): %rcx as it returns
+			 * to the program (the copy sets it next) */
+			const uint8_t *c = x->ch->mem + (x->addr - x->ch->addr);
+			if (c[pt->off - 2] == 0x0f && c[pt->off - 1] == 0x05)
+				r->rcx = r->rip;
+		}
 		return 0;
 	case PFLOPS_XP_RCX:
 		if (!fault || !m)
@@ -156,6 +163,34 @@ int pflops_cache_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
 	return translate(T, t, r, x, pt, 0);
 }
 
+/* The program's SIGTRAP handler (it steps itself with EFLAGS.TF, or
+ * runs int3s of its own): stepping into it would make the kernel report
+ * the step with a SIGTRAP while SIGTRAP is blocked there, which resets
+ * the handler to the default (the program dies at its next trap).  So
+ * it starts untraced; tracing resumes at its first int3 of ours or
+ * system call (its sigreturn at the latest): what ran before that is not
+ * counted (stats.self_traps, said in the report). */
+static int self_trap(struct pflops_tracer *T, struct pflops_thr *t)
+{
+	T->st.self_traps++;
+	t->blk = NULL;
+	t->in_syscall = 0;
+	t->resume = PTRACE_SYSCALL;
+	return pflops_restart(T, t, PTRACE_SYSCALL, SIGTRAP);
+}
+
+int pflops_cache_fault_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
+			       struct user_regs_struct *r)
+{
+	const struct pflops_xpoint *pt;
+	struct pflops_xblock *x = t->sp->arena ?
+		pflops_xlate_find(t->sp->arena, r->rip, &pt) : NULL;
+
+	if (!x || !pt || !(clean(pt) || pt->kind == PFLOPS_XP_RCX))
+		return -1;
+	return translate(T, t, r, x, pt, 1);
+}
+
 /* Deliver sig (caught or fatal) to a thread now at an original address. */
 static int deliver(struct pflops_tracer *T, struct pflops_thr *t,
 		   struct user_regs_struct *r, int sig, int disp)
@@ -168,6 +203,8 @@ static int deliver(struct pflops_tracer *T, struct pflops_thr *t,
 	t->in_syscall = 0;
 	if ((rc = pflops_setregs(T, t, r)))
 		return rc;
+	if (disp == D_CAUGHT && sig == SIGTRAP)
+		return self_trap(T, t);
 	if (disp == D_CAUGHT) {
 		t->to_handler = 1;
 		t->resume = PTRACE_SINGLESTEP;
@@ -207,6 +244,29 @@ static int cache_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig,
 	return pflops_restart(T, t, PTRACE_SINGLESTEP, 0);
 }
 
+int pflops_stop_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
+			struct user_regs_struct *r)
+{
+	int dirty = 0;
+
+	if (t->tramp && t->blk) {	/* in the displaced first instruction */
+		if (r->rip == t->tramp)
+			r->rip = t->blk->start, dirty = 1;
+		else if (r->rip == t->tramp_back)
+			r->rip = t->blk->ninsts > 1 ? t->blk->start + t->blk->offs[1]
+						    : t->blk->end, dirty = 1;
+		t->tramp = 0;
+	}
+	/* count what ran of the interrupted block */
+	if (t->blk && t->blk->mode != PFLOPS_BLK_STEP && !t->ovf_stepping &&
+	    !t->in_syscall) {
+		int idx = pflops_block_index(t->blk, r->rip);
+		if (idx > 0)
+			pflops_count_block(T, t, t->blk, (uint32_t)idx);
+	}
+	return dirty;
+}
+
 static int stop_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig)
 {
 	struct user_regs_struct r;
@@ -216,26 +276,15 @@ static int stop_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig)
 		return pflops_restart(T, t, t->resume, sig);
 	if (pflops_getregs(t->tid, &r))
 		return 0;
-	if (t->tramp && t->blk) {	/* in the displaced first instruction */
-		if (r.rip == t->tramp)
-			r.rip = t->blk->start, dirty = 1;
-		else if (r.rip == t->tramp_back)
-			r.rip = t->blk->ninsts > 1 ? t->blk->start + t->blk->offs[1]
-						   : t->blk->end, dirty = 1;
-		t->tramp = 0;
-	}
+	dirty = pflops_stop_to_orig(T, t, &r);
 	if (dirty && (rc = pflops_setregs(T, t, &r)))
 		return rc;
-	/* count what ran of the interrupted block */
-	if (t->blk && t->blk->mode != PFLOPS_BLK_STEP && !t->in_syscall) {
-		int idx = pflops_block_index(t->blk, r.rip);
-		if (idx > 0)
-			pflops_count_block(T, t, t->blk, (uint32_t)idx);
-	}
 	if (disp == D_FATAL) {	/* the process ends here */
 		t->blk = NULL;
 		return pflops_restart(T, t, PTRACE_CONT, sig);
 	}
+	if (sig == SIGTRAP)
+		return self_trap(T, t);
 	t->to_handler = 1;
 	t->in_syscall = 0;
 	t->resume = PTRACE_SINGLESTEP;
@@ -268,6 +317,11 @@ int pflops_on_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig,
 		/* the step faulted: that signal first, the held one later */
 		pflops_hold_signal(t, t->roll_sig, &t->roll_info);
 		t->roll_sig = 0;
+	}
+	if (sig == SIGSEGV) {	/* a write to code we guard (trace_wprot.c) */
+		int rc = pflops_wprot_fault(T, t, si);
+		if (rc)
+			return rc < 0 ? rc : 0;
 	}
 	switch (t->mode) {
 	case PFLOPS_M_NATIVE:

@@ -49,8 +49,6 @@ static int term_ok(const struct pflops_block *b)
 int pflops_xlate_check(struct pflops_space *sp, pid_t tid,
 		       struct pflops_block *b)
 {
-	const struct pflops_map *m;
-
 	if (b->nocache)
 		return b->nocache;
 	if (b->has_mask)
@@ -61,15 +59,8 @@ int pflops_xlate_check(struct pflops_space *sp, pid_t tid,
 		return b->nocache = PFLOPS_NC_NOTIFY;
 	if (b->region_entry)	/* a call from the cache must stop there */
 		return b->nocache = PFLOPS_NC_REGION;
-	m = pflops_maps_find(&sp->maps, tid, b->start);
-	if (!m || m->w || !m->x)
-		return b->nocache = PFLOPS_NC_WRITABLE;
-	if (b->end > m->hi) {
-		const struct pflops_map *m2 = pflops_maps_find(&sp->maps, tid, b->end - 1);
-		if (!m2 || m2->w || !m2->x)
-			return b->nocache = PFLOPS_NC_WRITABLE;
-	}
-	return PFLOPS_NC_NONE;
+	/* writable pages: cached once write-protected (trace_wprot.c) */
+	return pflops_wprot_check(sp, tid, b);
 }
 
 /* ------------------------------------------------------------------ */
@@ -207,6 +198,8 @@ static int generate(struct emit *e, const struct pflops_block *b,
 	for (uint32_t i = 0; i + 1 < n; i++) {
 		if (ii[i].r.uses_gs)
 			return PFLOPS_NC_GS;
+		if (ii[i].r.pops_flags)	/* EFLAGS.TF: stepped at the original */
+			return PFLOPS_NC_MODE;
 		if (!seq && i == x->inc_at) {
 			point(e, PFLOPS_XP_INC, i);
 			if (x->ovf_w) {
@@ -277,6 +270,13 @@ static int generate(struct emit *e, const struct pflops_block *b,
 		x->nex = 1;
 		put(e, ti->bytes, 2);
 		point(e, PFLOPS_XP_DONE, 0);
+		if (ti->bytes[0] == 0x0f && ti->bytes[1] == 0x05) {
+			/* `syscall` left its return address in %rcx: the
+			 * program's, not the copy's (a signal before this
+			 * mov: trace_signal.c) */
+			put(e, (uint8_t[]){ 0x48, 0xb9 }, 2);	/* mov $next, %rcx */
+			put64(e, next);
+		}
 		emit_exit_jmp(e, fix, &nf, 0);
 		break;
 	case PFLOPS_T_JMP: case PFLOPS_T_CALL:

@@ -1,0 +1,225 @@
+/*
+ * trace_sys.c: system calls the tracer answers or changes so that the
+ * traced program behaves as it does untraced (docs/trace-engine.md,
+ * "Transparency"), and those it can only report:
+ *
+ *   rseq      registration refused (ENOSYS), as valgrind does: the
+ *             kernel restarts a critical section only when the thread is
+ *             at the section's own addresses, never in its cache copy,
+ *             and each stop of the stopping path inside a section would
+ *             restart it forever.  glibc (2.35 on) then runs without
+ *             rseq (sched_getcpu reads the vDSO), and so do programs
+ *             that check the result.  Not refused where rseq may already
+ *             be on (--pid, --region's native threads): glibc aborts a
+ *             new thread whose registration fails after the first
+ *             succeeded.
+ *   clone     CLONE_UNTRACED cleared: a child cloned in the code cache
+ *             starts there, and untraced it would die on the cache's
+ *             int3s (LeakSanitizer clones its helper so).  Whether a
+ *             child shares its parent's memory is read from the flags,
+ *             not from the event's kind.
+ *   seccomp   once a process turns it on, nothing more is injected
+ *             into it (strict mode kills the process at the first
+ *             call that is not read, write, exit or sigreturn; a filter
+ *             may too): its new code runs on the stopping path.
+ *   ptrace, open("/proc/.../status")   counted only: a process has one
+ *             tracer (the program's own ptrace fails, TracerPid shows
+ *             ours); the report says so.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <linux/seccomp.h>
+
+#include "trace_internal.h"
+
+#ifndef CLONE_UNTRACED
+#define CLONE_UNTRACED 0x00800000
+#endif
+#ifndef PTRACE_GET_RSEQ_CONFIGURATION
+#define PTRACE_GET_RSEQ_CONFIGURATION 0x420f
+#endif
+
+static int read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = { buf, len }, r = { (void *)addr, len };
+
+	return process_vm_readv(tid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+/* rseq refused only where no thread can have registered untraced */
+static int refuse_rseq(const struct pflops_tracer *T)
+{
+	return !T->o->region && !T->attached;
+}
+
+/* /proc/self/status, /proc/PID/status, /proc/.../task/TID/status */
+static int status_path(const char *p)
+{
+	size_t n = strlen(p);
+
+	return !strncmp(p, "/proc/", 6) && n > 7 &&
+	       !strcmp(p + n - 7, "/status");
+}
+
+int pflops_sys_entry(struct pflops_tracer *T, struct pflops_thr *t,
+		     struct user_regs_struct *r)
+{
+	uint64_t flags;
+	char path[128];
+
+	t->sys_refused = 0;
+	t->sys_undo_addr = 0;
+	if (T->attached)
+		pflops_sys_rseq_check(T, t);
+	switch (t->sys_nr) {
+	case SYS_rseq:
+		if (!refuse_rseq(T)) {
+			if (r->rdx == 0)	/* a registration */
+				T->st.rseq_kept++;
+			return 0;
+		}
+		if (r->rdx == 0)
+			T->st.rseq_refused++;
+		r->orig_rax = (uint64_t)-1;	/* skipped */
+		t->sys_refused = -ENOSYS;
+		return pflops_setregs(T, t, r);
+	case SYS_clone:
+		if (!(r->rdi & CLONE_UNTRACED))
+			return 0;
+		r->rdi &= ~(uint64_t)CLONE_UNTRACED;
+		t->sys_args[0] = r->rdi;
+		T->st.untraced_cleared++;
+		return pflops_setregs(T, t, r);
+	case SYS_clone3:
+		/* struct clone_args starts with the flags */
+		if (r->rsi < 8 || read_mem(t->tid, r->rdi, &flags, 8) ||
+		    !(flags & CLONE_UNTRACED))
+			return 0;
+		if (pflops_mem_write64(t->tid, r->rdi, flags & ~(uint64_t)CLONE_UNTRACED))
+			return 0;
+		t->sys_undo_addr = r->rdi;	/* the program's struct, put back */
+		t->sys_undo_val = flags;
+		T->st.untraced_cleared++;
+		return 0;
+	case SYS_ptrace:
+		T->st.prog_ptrace++;
+		return 0;
+	case SYS_open: case SYS_openat:
+		memset(path, 0, sizeof path);
+		if (read_mem(t->tid, t->sys_nr == SYS_open ? r->rdi : r->rsi,
+			     path, sizeof path - 1) &&
+		    read_mem(t->tid, t->sys_nr == SYS_open ? r->rdi : r->rsi,
+			     path, 32))	/* the string may end near a page end */
+			return 0;
+		if (status_path(path))
+			T->st.status_reads++;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+void pflops_sys_exit(struct pflops_tracer *T, struct pflops_thr *t,
+		     struct user_regs_struct *r, int *dirty)
+{
+	const uint64_t *a = t->sys_args;
+	int64_t ret = (int64_t)r->rax;
+
+	if (t->sys_refused) {
+		r->rax = (uint64_t)(int64_t)t->sys_refused;
+		t->sys_refused = 0;
+		*dirty = 1;
+		return;
+	}
+	if (t->sys_undo_addr) {
+		pflops_mem_write64(t->tid, t->sys_undo_addr, t->sys_undo_val);
+		t->sys_undo_addr = 0;
+	}
+	if (ret < 0 && ret > -4096)
+		return;
+	if ((t->sys_nr == SYS_seccomp && (a[0] == SECCOMP_SET_MODE_STRICT ||
+					  a[0] == SECCOMP_SET_MODE_FILTER)) ||
+	    (t->sys_nr == SYS_prctl && a[0] == PR_SET_SECCOMP)) {
+		if (!t->sp->no_inject)
+			T->st.seccomp++;
+		t->sp->no_inject = 1;
+	}
+}
+
+int pflops_sys_shares_vm(struct pflops_tracer *T, struct pflops_thr *t, int ev)
+{
+	struct user_regs_struct r;
+	uint64_t flags;
+
+	(void)T;
+	/* at the event the parent's registers are those of its system call */
+	if (pflops_getregs(t->tid, &r) == 0) {
+		switch ((long)r.orig_rax) {
+		case SYS_clone:
+			return !!(r.rdi & CLONE_VM);
+		case SYS_clone3:
+			if (r.rsi >= 8 && read_mem(t->tid, r.rdi, &flags, 8) == 0)
+				return !!(flags & CLONE_VM);
+			break;
+		case SYS_fork:
+			return 0;
+		case SYS_vfork:
+			return 1;
+		default:
+			break;
+		}
+	}
+	return ev != PTRACE_EVENT_FORK;
+}
+
+void pflops_sys_rseq_check(struct pflops_tracer *T, struct pflops_thr *t)
+{
+	struct { uint64_t ptr; uint32_t size, sig, flags, pad; } c;
+
+	if (t->rseq_checked)
+		return;
+	t->rseq_checked = 1;
+	memset(&c, 0, sizeof c);
+	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, t->tid, (void *)sizeof c, &c) > 0 &&
+	    c.ptr)
+		T->st.rseq_kept++;
+}
+
+void pflops_sys_owe_trap(struct pflops_thr *t)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof si);
+	si.si_signo = SIGTRAP;
+	si.si_code = TRAP_TRACE;
+	pflops_hold_signal(t, SIGTRAP, &si);
+}
+
+void pflops_sys_attached(struct pflops_tracer *T, struct pflops_space *sp)
+{
+	char fn[64], line[128];
+	int mode = 0;
+	FILE *f;
+
+	/* seccomp turned on before the attach: nothing may be injected */
+	snprintf(fn, sizeof fn, "/proc/%d/status", (int)sp->pid);
+	if (!(f = fopen(fn, "re")))
+		return;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Seccomp: %d", &mode) == 1)
+			break;
+	fclose(f);
+	if (mode > 0) {
+		sp->no_inject = 1;
+		T->st.seccomp++;
+	}
+}

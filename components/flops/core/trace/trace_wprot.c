@@ -1,0 +1,337 @@
+/*
+ * trace_wprot.c: code on writable pages (JIT, self-modifying code).
+ *
+ * A block decoded on a page the program may write is only exact as long
+ * as nobody writes there.  So, as dynamic translators do, the tracer
+ * takes the write permission off such a page (an mprotect injected into
+ * the program) when it first decodes code there, and remembers the
+ * program's own protection.  A write to the page then faults; the fault
+ * is the tracer's, never the program's: the page's blocks are dropped
+ * (copies unlinked, int3s of the stopping path taken out), the program's
+ * protection is put back, the thread goes on at the faulting instruction
+ * (which now writes), and code run there afterwards is decoded afresh
+ * and the page protected again.  W^X JITs (mprotect RW / RX) never fault:
+ * their mprotect calls drop the blocks (trace_ptrace.c).
+ *
+ * A page whose writer runs on the page itself (code and data on one
+ * page), or that faults more than WP_HOT times, stays writable and its
+ * blocks on the stopping path (stats.wprot_hot; nocache[WRITABLE]), as
+ * do stack pages.  A program mprotect, munmap, mremap or mmap(MAP_FIXED)
+ * over such a page replaces the tracer's protection with its own; the
+ * tracer forgets the page then.  Before processes are detached the
+ * program's protections are restored.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+
+#include "trace_internal.h"
+
+#define WP_HOT 64		/* write faults after which a page stays writable */
+#define PG 4096ULL
+
+struct pflops_wpage {
+	uint64_t pg;		/* page address, 0: empty slot */
+	uint32_t faults;	/* writes caught */
+	uint8_t prot;		/* the program's own protection */
+	uint8_t on;		/* our protection is in place */
+	uint8_t hot;		/* left writable for good */
+	uint8_t dead;		/* removed (a tombstone) */
+};
+
+static size_t wslot(uint64_t pg, size_t cap)
+{
+	pg = (pg >> 12) * 0x9e3779b97f4a7c15ULL;
+	return (size_t)(pg >> 24) & (cap - 1);
+}
+
+static struct pflops_wpage *wfind(const struct pflops_space *sp, uint64_t pg)
+{
+	if (!sp->wp_cap)
+		return NULL;
+	for (size_t i = wslot(pg, sp->wp_cap); sp->wp[i].pg; i = (i + 1) & (sp->wp_cap - 1))
+		if (sp->wp[i].pg == pg && !sp->wp[i].dead)
+			return &sp->wp[i];
+	return NULL;
+}
+
+static struct pflops_wpage *wadd(struct pflops_space *sp, uint64_t pg)
+{
+	struct pflops_wpage *w = wfind(sp, pg);
+	size_t i;
+
+	if (w)
+		return w;
+	if (4 * (sp->wp_used + 1) > 3 * sp->wp_cap) {
+		size_t nc = sp->wp_cap ? 2 * sp->wp_cap : 64, n = 0;
+		struct pflops_wpage *nv = calloc(nc, sizeof *nv);
+		if (!nv)
+			return NULL;
+		for (size_t j = 0; j < sp->wp_cap; j++) {
+			if (!sp->wp[j].pg || sp->wp[j].dead)
+				continue;
+			for (i = wslot(sp->wp[j].pg, nc); nv[i].pg; i = (i + 1) & (nc - 1))
+				;
+			nv[i] = sp->wp[j];
+			n++;
+		}
+		free(sp->wp);
+		sp->wp = nv;
+		sp->wp_cap = nc;
+		sp->wp_used = n;
+	}
+	for (i = wslot(pg, sp->wp_cap); sp->wp[i].pg; i = (i + 1) & (sp->wp_cap - 1))
+		;
+	memset(&sp->wp[i], 0, sizeof sp->wp[i]);
+	sp->wp[i].pg = pg;
+	sp->wp_used++;
+	return &sp->wp[i];
+}
+
+void pflops_wprot_free(struct pflops_space *sp)
+{
+	free(sp->wp);
+	sp->wp = NULL;
+	sp->wp_cap = sp->wp_used = 0;
+}
+
+int pflops_wprot_copy(struct pflops_space *sp, const struct pflops_space *parent)
+{
+	if (!parent->wp_cap)
+		return 0;
+	if (!(sp->wp = malloc(parent->wp_cap * sizeof *sp->wp)))
+		return PFLOPS_ENOMEM;
+	memcpy(sp->wp, parent->wp, parent->wp_cap * sizeof *sp->wp);
+	sp->wp_cap = parent->wp_cap;
+	sp->wp_used = parent->wp_used;
+	return 0;
+}
+
+static int set_prot(struct pflops_tracer *T, struct pflops_thr *t, uint64_t pg,
+		    int prot)
+{
+	int64_t ret;
+	int rc = pflops_inject(T, t, SYS_mprotect, pg, PG, (uint64_t)prot, 0, 0, 0, &ret);
+
+	return rc ? rc : ret ? PFLOPS_ESYS : 0;
+}
+
+static int map_prot(const struct pflops_map *m)
+{
+	return (m->r ? PROT_READ : 0) | (m->w ? PROT_WRITE : 0) | (m->x ? PROT_EXEC : 0);
+}
+
+/* The page of a stack (never protected: the kernel writes signal frames
+ * there, and a fault there would be one per push). */
+static int stack_page(const struct pflops_map *m, const struct user_regs_struct *r)
+{
+	return (m->path && !strncmp(m->path, "[stack", 6)) ||
+	       (r && r->rsp >= m->lo && r->rsp < m->hi);
+}
+
+int pflops_wprot_code(struct pflops_tracer *T, struct pflops_thr *t,
+		      struct pflops_block *b, const struct user_regs_struct *r)
+{
+	struct pflops_space *sp = t->sp;
+	int ok = 1;
+
+	for (uint64_t pg = b->start & ~(PG - 1); pg < b->end; pg += PG) {
+		struct pflops_wpage *w = wfind(sp, pg);
+		const struct pflops_map *m;
+		int prot;
+
+		if (w && (w->on || w->hot)) {
+			ok &= w->on;
+			continue;
+		}
+		if (!w) {
+			m = pflops_maps_find(&sp->maps, t->tid, pg);
+			if (!m || !m->w)
+				continue;	/* not writable: nothing to guard */
+			if (!m->x) {
+				ok = 0;		/* stale map: left as it was */
+				continue;
+			}
+			if (!(w = wadd(sp, pg)))
+				return PFLOPS_ENOMEM;
+			w->prot = (uint8_t)map_prot(m);
+			if (stack_page(m, r)) {
+				w->hot = 1;
+				T->st.wprot_hot++;
+				ok = 0;
+				continue;
+			}
+		}
+		prot = w->prot & ~PROT_WRITE;
+		if (set_prot(T, t, pg, prot)) {
+			/* cannot: the page stays writable, its blocks stopped */
+			w->hot = 1;
+			T->st.wprot_hot++;
+			ok = 0;
+			continue;
+		}
+		w->on = 1;
+		T->st.wprot_pages++;
+	}
+	return ok;
+}
+
+/* trace_xlate.c's test for the pages of b: PFLOPS_NC_WRITABLE while a
+ * page of it is writable and not guarded (kept in b->nocache when the
+ * page stays writable for good), else PFLOPS_NC_NONE. */
+int pflops_wprot_check(struct pflops_space *sp, pid_t tid, struct pflops_block *b)
+{
+	for (uint64_t pg = b->start & ~(PG - 1); pg < b->end; pg += PG) {
+		const struct pflops_wpage *w = wfind(sp, pg);
+		const struct pflops_map *m;
+
+		if (w && w->hot)
+			return b->nocache = PFLOPS_NC_WRITABLE;
+		if (w && !w->on)
+			return PFLOPS_NC_WRITABLE;	/* until it is guarded */
+		if (w)
+			continue;
+		m = pflops_maps_find(&sp->maps, tid, pg);
+		if (!m || !m->x)
+			return b->nocache = PFLOPS_NC_WRITABLE;
+		if (m->w)
+			return PFLOPS_NC_WRITABLE;
+	}
+	return PFLOPS_NC_NONE;
+}
+
+/* The program gave [lo, hi) protection prot, or unmapped it (prot < 0). */
+void pflops_wprot_forget(struct pflops_space *sp, uint64_t lo, uint64_t hi,
+			 int prot)
+{
+	int unmapped = prot < 0;
+
+	if (!sp->wp_used)
+		return;
+	for (size_t i = 0; i < sp->wp_cap; i++) {
+		struct pflops_wpage *w = &sp->wp[i];
+		if (!w->pg || w->dead || w->pg + PG <= lo || w->pg >= hi)
+			continue;
+		if (w->hot && !unmapped) {
+			w->on = 0;	/* stays hot; its protection is the program's */
+			w->prot = (uint8_t)(prot & (PROT_READ | PROT_WRITE | PROT_EXEC));
+			continue;
+		}
+		w->dead = 1;	/* the slot keeps probing chains intact */
+	}
+}
+
+/* mremap moved [lo, lo+len) to dst: the pages we protected went along
+ * with our protection; give them the program's. */
+void pflops_wprot_moved(struct pflops_tracer *T, struct pflops_thr *t,
+			uint64_t lo, uint64_t len, uint64_t dst)
+{
+	struct pflops_space *sp = t->sp;
+
+	if (!sp->wp_used || dst == lo)
+		return;
+	for (size_t i = 0; i < sp->wp_cap; i++) {
+		struct pflops_wpage *w = &sp->wp[i];
+		if (!w->pg || w->dead || !w->on || w->pg < lo || w->pg >= lo + len)
+			continue;
+		set_prot(T, t, dst + (w->pg - lo), w->prot);
+	}
+}
+
+int pflops_wprot_fault(struct pflops_tracer *T, struct pflops_thr *t,
+		       const siginfo_t *si)
+{
+	struct pflops_space *sp = t->sp;
+	uint64_t pg = (uint64_t)si->si_addr & ~(PG - 1);
+	struct pflops_wpage *w = sp ? wfind(sp, pg) : NULL;
+	struct user_regs_struct r;
+	int rc, dirty = 0;
+	uint64_t orig;
+
+	/* the program may write the page: the fault is ours, now or when
+	 * it was raised (threads writing at once fault at once: the first
+	 * one's stop gives the access back, the others just go on) */
+	if (!w || !(w->prot & PROT_WRITE) || si->si_code != SEGV_ACCERR)
+		return 0;	/* the program's own fault */
+	if (pflops_getregs(t->tid, &r))
+		return 1;	/* gone */
+	if (w->on) {
+		w->faults++;
+		T->st.wprot_faults++;
+		T->st.invalidated += pflops_block_invalidate(sp, pg, pg + PG);
+		pflops_bp_clear(sp, t->tid, pg, pg + PG);
+		if ((rc = set_prot(T, t, pg, w->prot)))
+			return pflops_fail(T->err, PFLOPS_ESYS, "cannot give the program its "
+					   "write access to 0x%llx back (%d); rerun with "
+					   "PFLOPS_TRACE_ENGINE=stop", (unsigned long long)pg, rc);
+		w->on = 0;
+	}
+	/* where the thread is in the program: the write has not happened */
+	orig = r.rip;
+	switch (t->mode) {
+	case PFLOPS_M_CACHE:
+		if (sp->arena && pflops_arena_chunk_of(sp->arena, r.rip)) {
+			if (pflops_cache_fault_to_orig(T, t, &r))
+				return pflops_fail(T->err, PFLOPS_ESYS, "internal: a write "
+						   "fault at 0x%llx in the code cache",
+						   (unsigned long long)r.rip);
+			orig = r.rip;
+			dirty = 1;
+		}
+		break;
+	case PFLOPS_M_STOP:
+		dirty = pflops_stop_to_orig(T, t, &r);
+		orig = r.rip;
+		break;
+	default:	/* native (--region, outside it): it just goes on */
+		rc = pflops_restart(T, t, PTRACE_CONT, 0);
+		return rc < 0 ? rc : 1;
+	}
+	if (!w->hot && (w->faults > WP_HOT || (orig & ~(PG - 1)) == pg)) {
+		/* written from code on the page itself, or too often */
+		w->hot = 1;
+		T->st.wprot_hot++;
+	}
+	t->blk = NULL;
+	t->in_syscall = 0;
+	rc = pflops_go(T, t, &r, dirty);
+	return rc < 0 ? rc : 1;
+}
+
+/* Before processes are let go: the program's own protections back. */
+void pflops_wprot_restore(struct pflops_tracer *T, struct pflops_thr *t)
+{
+	struct pflops_space *sp = t->sp;
+	struct user_regs_struct r;
+	int injected = 0;
+
+	if (!sp || !sp->wp_used || pflops_getregs(t->tid, &r))
+		return;
+	for (size_t i = 0; i < sp->wp_cap; i++) {
+		struct pflops_wpage *w = &sp->wp[i];
+		int64_t ret = -1;
+		if (!w->pg || w->dead || !w->on)
+			continue;
+		if (!t->detach_entry)
+			set_prot(T, t, w->pg, w->prot);
+		else if (pflops_inject_entry(T, t, SYS_mprotect, w->pg, PG, w->prot, &ret) == 0)
+			t->detach_entry = 0;	/* now at that syscall's exit stop */
+		injected = 1;
+		w->on = 0;
+	}
+	/* A system call interrupted to stop the thread (a sleep) would be
+	 * restarted by the kernel on its way out; the injection took that
+	 * way already: restart it here, as the kernel would have. */
+	if (injected && (int64_t)r.orig_rax >= 0 && t->detach_sig == 0 &&
+	    ((int64_t)r.rax == -512 || (int64_t)r.rax == -513 ||
+	     (int64_t)r.rax == -514 || (int64_t)r.rax == -516)) {
+		r.rax = (int64_t)r.rax == -516 ? SYS_restart_syscall : r.orig_rax;
+		r.rip -= 2;
+		ptrace(PTRACE_SETREGS, t->tid, NULL, &r);
+	}
+}

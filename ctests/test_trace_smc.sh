@@ -1,0 +1,55 @@
+#!/bin/sh
+# Code that changes while it stays executable (calib_smc: an RWX page
+# rewritten in place, a W^X JIT, a rewrite by another thread, two
+# threads writing at once, code and
+# data on one page, the program's own SIGSEGV handler): traced by both
+# engines, the program prints and exits as it does natively, and the
+# FLOPs are the true ones.
+B=${B:-build}
+RUN=$B/papi_flops_run
+SMC=$B/ctests/trace/calib_smc
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+if ! grep -qw avx /proc/cpuinfo; then
+	echo "SKIP: test_trace_smc: this CPU lacks avx"
+	exit 77
+fi
+n=3000
+# mode and its vector DP instructions (4 lanes each)
+for mv in inplace:15 wx:2 threads:6 writers:40 fork:3 selfpage:1 segv:3; do
+	mode=${mv%%:*} vec=$((${mv#*:} * n))
+	"$SMC" "$mode" $n > "$tmp/native.out"; nrc=$?
+	for engine in cache stop; do
+		PFLOPS_TRACE_ENGINE=$engine "$RUN" --source trace --json -o "$tmp/r.json" -- "$SMC" "$mode" $n \
+			> "$tmp/traced.out" 2>"$tmp/err"; rc=$?
+		[ $rc = $nrc ] && ok || bad "$mode $engine: exit $rc, natively $nrc: $(cat "$tmp/err")"
+		cmp -s "$tmp/native.out" "$tmp/traced.out" && ok ||
+			bad "$mode $engine: output '$(cat "$tmp/traced.out")', natively '$(cat "$tmp/native.out")'"
+		got=$(jq -r .metrics.VEC_DP "$tmp/r.json")
+		[ "$got" = $vec ] && ok || bad "$mode $engine: VEC_DP $got, expected $vec"
+		[ "$(jq -r .metrics.DP_OPS "$tmp/r.json")" = $((4 * vec)) ] && ok || bad "$mode $engine: DP_OPS $(jq -r .metrics.DP_OPS "$tmp/r.json")"
+		case $mode:$engine in
+		inplace:*)
+			jq -r '.caveats[]?' "$tmp/r.json" | grep -q "page.* write-protected by the tracer" && ok ||
+				bad "$mode $engine: no note on write-protected pages: $(jq -c .caveats "$tmp/r.json")" ;;
+		selfpage:cache)
+			jq -r '.caveats[]?' "$tmp/r.json" | grep -q "writable page.* left writable" && ok ||
+				bad "$mode $engine: no note on the page left writable: $(jq -c .caveats "$tmp/r.json")" ;;
+		esac
+	done
+done
+# a child that outlives the program is let go with its page writable
+# again: it rewrites and runs its code untraced, unharmed
+for engine in cache stop; do
+	rm -f "$tmp/ok"
+	PFLOPS_TRACE_ENGINE=$engine "$RUN" --source trace -q -- "$SMC" detach $n "$tmp/ok"; rc=$?
+	[ $rc = 0 ] && ok || bad "detach $engine: exit $rc"
+	i=0; while [ ! -s "$tmp/ok" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	[ "$(cat "$tmp/ok" 2>/dev/null)" = ok ] && ok || bad "detach $engine: the child let go did not finish its rewrite"
+done
+echo "test_trace_smc: $pass passed, $fail failed"
+[ $fail = 0 ]

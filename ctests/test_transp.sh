@@ -1,0 +1,114 @@
+#!/bin/sh
+# The tracer's transparency (docs/trace-engine.md#transparency): small
+# programs written to hit what a dynamic translator under ptrace can get
+# wrong (ctests/transp/), each run natively and under papi_flops_run
+# --source trace with both engines; stdout and the exit status must be
+# the native ones and DP_OPS the program's known count.  Where a
+# difference is inherent to ptrace (LeakSanitizer attaching to its own
+# threads) the run must still end and the report must say why.
+B=${B:-build}
+RUN=$B/papi_flops_run
+TP=$B/ctests/transp
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# native NAME DP ENGINES CMD...: stdout and status native vs traced, DP_OPS
+same() {
+	name=$1 dp=$2 engines=$3; shift 3
+	timeout 60 "$@" >"$tmp/native.out" 2>"$tmp/native.err"; nrc=$?
+	for e in $engines; do
+		PFLOPS_TRACE_ENGINE=$e timeout 120 $RUN --source trace --json -o "$tmp/$e.json" -- "$@" \
+			>"$tmp/$e.out" 2>"$tmp/$e.err"; rc=$?
+		if [ $rc != $nrc ] || ! cmp -s "$tmp/native.out" "$tmp/$e.out"; then
+			bad "$name ($e): exit $rc, stdout '$(cat "$tmp/$e.out")'; natively exit $nrc, '$(cat "$tmp/native.out")'; $(tail -3 "$tmp/$e.err")"
+			continue
+		fi
+		got=$(jq -r .metrics.DP_OPS "$tmp/$e.json" 2>/dev/null)
+		[ "$got" = "$dp" ] && ok || bad "$name ($e): DP_OPS $got, expected $dp"
+	done
+}
+# caveat ENGINE TEXT: the last run's report says TEXT
+caveat() {
+	jq -r '.caveats[]?' "$tmp/$1.json" | grep -q "$2" && ok || bad "$name ($1): no note '$2' in: $(jq -c .caveats "$tmp/$1.json")"
+}
+
+# 1. rseq: refused (ENOSYS) as valgrind does, so no critical section runs
+#    unrestartable in the cache (or restarts forever at the stopping
+#    path's stops): glibc's own registration falls back, and so does a
+#    program registering its own; no per-CPU update is lost
+same "rseq, glibc's registration" 200000 "cache stop" $TP/tp_rseq 2000
+caveat stop "rseq registration refused [0-9]* times* (ENOSYS"
+GLIBC_TUNABLES=glibc.pthread.rseq=0 same "rseq, the program's own" 200000 "cache stop" $TP/tp_rseq 2000
+# --region: threads run natively outside it, where glibc registered
+# rseq untraced; refusing it later would end glibc's new threads: said
+name="rseq under --region"
+$RUN --source trace --region worker --json -o "$tmp/cache.json" -- $TP/tp_rseq 2000 >/dev/null 2>&1
+caveat cache "[0-9]* threads* had rseq registered before the tracer could refuse it"
+
+# 2. clone flags: children sharing the memory without being threads,
+#    without an exit signal, with another exit signal, CLONE_UNTRACED
+#    (followed anyway: the child starts in the code cache)
+for m in vm vmfs vm0 untraced sig clone3; do
+	same "clone $m" 12000 "cache stop" $TP/tp_clone $m
+done
+caveat cache "clone(CLONE_UNTRACED) traced anyway"
+
+# 3. registers: %rcx after syscall, the %gs base written by wrgsbase,
+#    a program single-stepping itself with EFLAGS.TF
+same "rcx after syscall" 40000 "cache stop" $TP/tp_regs rcx
+same "wrgsbase" 40000 "cache stop" $TP/tp_regs gs
+same "EFLAGS.TF" 8040 "cache stop" $TP/tp_regs tf
+
+# 4. strict seccomp: no system call may be injected after it
+same "seccomp strict" 44000 "cache stop" $TP/tp_seccomp
+caveat cache "1 process turned seccomp on"
+# and attached with --pid once in strict mode (seen in /proc: Seccomp)
+name="seccomp strict, --pid"
+rm -f "$tmp/fifo"; mkfifo "$tmp/fifo"
+$TP/tp_seccomp wait "$tmp/fifo" >"$tmp/sc.out" 2>&1 & sp=$!
+exec 7>"$tmp/fifo"	# the program's open returns; it then blocks in read
+i=0; while ! grep -q "^Seccomp:.*1" /proc/$sp/status 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+PFLOPS_TRACE_ENGINE=cache timeout 60 $RUN --source trace --pid $sp --json -o "$tmp/cache.json" 2>"$tmp/sc.err" & rp=$!
+i=0; while ! grep -q "^TracerPid:[[:space:]]*[1-9]" /proc/$sp/status 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.3; echo x >&7; exec 7>&-
+wait $sp; src=$?; wait $rp; rc=$?
+[ $src = 0 ] && [ "$(cat "$tmp/sc.out")" = "seccomp: far code ran" ] && ok ||
+	bad "$name: the program exited $src, '$(cat "$tmp/sc.out")' (137: killed by an injected system call)"
+[ $rc = 0 ] && [ "$(jq -r .metrics.DP_OPS "$tmp/cache.json")" = 4000 ] && ok ||
+	bad "$name: papi_flops_run exit $rc, DP_OPS $(jq -r .metrics.DP_OPS "$tmp/cache.json" 2>&1): $(cat "$tmp/sc.err")"
+caveat cache "1 process turned seccomp on"
+
+# 5. AddressSanitizer: with LeakSanitizer off it runs as natively; with
+#    it on (its helper ptrace-attaches to the program's threads, which
+#    fails under a tracer as under gdb or strace) the run ends, LeakSanitizer
+#    says it cannot work under ptrace, and the report says why
+if [ -x $TP/tp_asan ]; then
+	ASAN_OPTIONS=detect_leaks=0 same "asan" 12000 cache $TP/tp_asan
+	PFLOPS_TRACE_ENGINE=cache timeout 120 $RUN --source trace --json -o "$tmp/lsan.json" -- $TP/tp_asan \
+		>"$tmp/lsan.out" 2>"$tmp/lsan.err"; rc=$?
+	name="asan + LeakSanitizer"
+	[ $rc != 124 ] && [ "$(jq -r .metrics.DP_OPS "$tmp/lsan.json")" = 12000 ] && ok ||
+		bad "$name: exit $rc (124: it hung), DP_OPS $(jq -r .metrics.DP_OPS "$tmp/lsan.json" 2>&1)"
+	jq -r '.caveats[]?' "$tmp/lsan.json" | grep -q "the program called ptrace .*inherent to ptrace" && ok ||
+		bad "$name: no note on ptrace: $(jq -c .caveats "$tmp/lsan.json")"
+else
+	echo "SKIP: test_transp asan: no ASan build of tp_asan (libasan missing)"
+fi
+
+# 6. fallbacks to the stopping path are said, with the same counts:
+#    blocks using %gs (the cache owns it), and threads beyond the counter
+#    slots (31 under a 1 GiB ulimit -v: 40 threads at a barrier)
+name="fallback notes"
+PFLOPS_TRACE_ENGINE=cache $RUN --source trace --json -o "$tmp/cache.json" -- $TP/tp_regs gs >/dev/null 2>&1
+if $TP/tp_regs gs | grep -q SKIP; then echo "SKIP: test_transp: %gs fallback note: no FSGSBASE"
+else caveat cache "blocks on the stopping path (same counts, a stop per run): .*[0-9] using %gs"; fi
+PFLOPS_TRACE_ENGINE=cache $RUN --source trace --json -o "$tmp/cache.json" -- sh -c "ulimit -v 1048576; exec $TP/tp_threads 40" \
+	>/dev/null 2>&1
+[ "$(jq -r .metrics.DP_OPS "$tmp/cache.json")" = 160000 ] && ok || bad "$name: 40 threads: DP_OPS $(jq -r .metrics.DP_OPS "$tmp/cache.json")"
+caveat cache "[0-9]* threads* ran on the stopping path (same counts, slower): more threads at once than the code cache's"
+
+echo "test_transp: $pass passed, $fail failed"
+[ $fail = 0 ]

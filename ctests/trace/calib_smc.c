@@ -1,0 +1,310 @@
+/*
+ * calib_smc.c: code that changes while it stays executable, as JITs and
+ * self-modifying programs change it (the tracer write-protects pages it
+ * holds decoded code of, trace_wprot.c).  Every mode prints what it did
+ * on stdout and exits 0 when the program saw what it would see natively.
+ *
+ *   inplace N   an RWX page: a loop of K vaddpd ymm per iteration, run N
+ *               times, K = 1..5 rewritten in place at the same address
+ *               (no system call between): 15 N vaddpd ymm in all (5 N
+ *               of them with K = 5: the classic 1.0M-instead-of-5.0M case)
+ *   wx N        mmap RW, write, mprotect RX, run; mprotect RW, rewrite
+ *               the loop in place into vmulpd, mprotect RX, run: N vaddpd
+ *               and N vmulpd ymm
+ *   threads N   an RWX page; a second thread runs the loop (N runs of one
+ *               vaddpd) while the first rewrites it, alternately vaddpd
+ *               and vmulpd, 6 rounds: 3 N vaddpd and 3 N vmulpd ymm
+ *   writers N   an RWX page of code run, then written by two threads at
+ *               once (their faults come together), 40 rounds: 40 N vaddpd
+ *   fork N      an RWX page run, then a forked child rewrites it in place
+ *               and runs it; the parent runs its own (unchanged) copy
+ *               again: 2 N vaddpd, N vmulpd ymm
+ *   detach N F  an RWX page run, then a forked child outlives the
+ *               program (the tracer lets it go); a second later it
+ *               rewrites the page in place, runs it and writes "ok" to F
+ *               (its sleep was whole)
+ *   selfpage N  code and data on one RWX page: the loop stores to the
+ *               page each iteration (the tracer leaves such a page
+ *               writable): N vaddpd ymm
+ *   segv N      the program's own SIGSEGV handler catches a write to a
+ *               read-only page of its own, while an RWX page of code is
+ *               write-protected by the tracer and rewritten; then the
+ *               program makes that code page read-only itself and writes
+ *               it: its handler runs for both of its faults, at the right
+ *               addresses; 2 N vaddpd, N vmulpd ymm
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { ADD = 0x58, MUL = 0x59 };
+typedef void (*fn)(long);
+
+/* K x vOPpd %ymm1,%ymm2,%ymm0; dec %rdi; jnz top; ret */
+static size_t emit(unsigned char *p, int k, int op)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < k; i++) {
+		const unsigned char v[] = { 0xc5, 0xed, (unsigned char)op, 0xc1 };
+		memcpy(p + n, v, 4);
+		n += 4;
+	}
+	p[n++] = 0x48, p[n++] = 0xff, p[n++] = 0xcf;	/* dec %rdi */
+	p[n++] = 0x75, p[n] = (unsigned char)-(int)(n + 1);	/* jnz top */
+	n++;
+	p[n++] = 0xc3;
+	return n;
+}
+
+static unsigned char *rwx(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(3);
+	}
+	return p;
+}
+
+static int inplace(long n)
+{
+	unsigned char *p = rwx();
+
+	for (int k = 1; k <= 5; k++) {
+		emit(p, k, ADD);
+		((fn)p)(n);
+	}
+	printf("inplace: 5 versions\n");
+	return 0;
+}
+
+static int wx(long n)
+{
+	unsigned char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return 3;
+	emit(p, 1, ADD);
+	if (mprotect(p, 4096, PROT_READ | PROT_EXEC))
+		return 3;
+	((fn)p)(n);
+	if (mprotect(p, 4096, PROT_READ | PROT_WRITE))
+		return 3;
+	p[2] = MUL;
+	if (mprotect(p, 4096, PROT_READ | PROT_EXEC))
+		return 3;
+	((fn)p)(n);
+	printf("wx: 2 versions\n");
+	return 0;
+}
+
+static unsigned char *tpage;
+static long tn;
+static atomic_int turn;		/* even: the runner runs; odd: the writer writes */
+
+static void *runner(void *arg)
+{
+	(void)arg;
+	for (int round = 0; round < 6; round++) {
+		while (atomic_load(&turn) != 2 * round)
+			;
+		((fn)tpage)(tn);
+		atomic_store(&turn, 2 * round + 1);
+	}
+	return NULL;
+}
+
+static int threads(long n)
+{
+	pthread_t th;
+
+	tpage = rwx();
+	tn = n;
+	emit(tpage, 1, ADD);
+	if (pthread_create(&th, NULL, runner, NULL))
+		return 3;
+	for (int round = 0; round < 6; round++) {
+		while (atomic_load(&turn) != 2 * round + 1)
+			;
+		/* the runner spins meanwhile, on another page */
+		tpage[2] = round % 2 ? ADD : MUL;
+		atomic_store(&turn, 2 * round + 2);
+	}
+	pthread_join(th, NULL);
+	printf("threads: 6 rounds\n");
+	return 0;
+}
+
+static int forked(long n, const char *file)
+{
+	unsigned char *p = rwx();
+	pid_t pid;
+	int st;
+
+	emit(p, 1, ADD);
+	((fn)p)(n);		/* guarded by the tracer from here on */
+	fflush(stdout);
+	if ((pid = fork()) < 0)
+		return 3;
+	if (pid == 0) {
+		/* the program ends meanwhile; the sleep is not cut short */
+		unsigned left = file ? sleep(1) : 0;
+		p[2] = MUL;
+		((fn)p)(n);
+		if (file) {
+			FILE *f = fopen(file, "w");
+			if (f) {
+				fputs(left ? "sleep cut short\n" : "ok\n", f);
+				fclose(f);
+			}
+		}
+		_exit(0);
+	}
+	if (file)
+		return 0;
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		return 1;
+	((fn)p)(n);
+	printf("fork: child rewrote its copy\n");
+	return p[2] == ADD ? 0 : 1;
+}
+
+static pthread_barrier_t bar;
+
+static void *writer(void *arg)
+{
+	for (int round = 0; round < 40; round++) {
+		pthread_barrier_wait(&bar);
+		((volatile unsigned char *)arg)[2056] = (unsigned char)round;
+		pthread_barrier_wait(&bar);
+	}
+	return NULL;
+}
+
+static int writers(long n)
+{
+	unsigned char *p = rwx();
+	pthread_t th;
+
+	emit(p, 1, ADD);
+	if (pthread_barrier_init(&bar, NULL, 2) || pthread_create(&th, NULL, writer, p))
+		return 3;
+	for (int round = 0; round < 40; round++) {
+		((fn)p)(n);	/* the page is guarded again */
+		pthread_barrier_wait(&bar);
+		((volatile unsigned char *)p)[2048] = (unsigned char)round;
+		pthread_barrier_wait(&bar);
+	}
+	pthread_join(th, NULL);
+	printf("writers: 40 rounds\n");
+	return 0;
+}
+
+static int selfpage(long n)
+{
+	unsigned char *p = rwx();
+	/* top: vaddpd; incq 2048(%rip-relative data); dec %rdi; jnz top; ret */
+	size_t at = 0;
+	const unsigned char v[] = { 0xc5, 0xed, ADD, 0xc1 };
+	int32_t d;
+
+	memcpy(p, v, 4);
+	at = 4;
+	p[at++] = 0x48, p[at++] = 0xff, p[at++] = 0x05;	/* incq disp32(%rip) */
+	d = (int32_t)(2048 - (int32_t)(at + 4));
+	memcpy(p + at, &d, 4);
+	at += 4;
+	p[at++] = 0x48, p[at++] = 0xff, p[at++] = 0xcf;
+	p[at++] = 0x75, p[at] = (unsigned char)-(int)(at + 1);
+	at++;
+	p[at++] = 0xc3;
+	((fn)p)(n);
+	long got;
+	memcpy(&got, p + 2048, sizeof got);
+	printf("selfpage: %ld stores\n", got);
+	return got == n ? 0 : 1;
+}
+
+static volatile void *fault_addr[2];
+static volatile int nfaults;
+static char *ro;
+
+/* the program's own handler: records the fault, makes the page writable */
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	char *pg = (char *)((unsigned long)si->si_addr & ~4095UL);
+
+	(void)sig;
+	(void)uc;
+	if (nfaults < 2)
+		fault_addr[nfaults] = si->si_addr;
+	nfaults++;
+	if (mprotect(pg, 4096, PROT_READ | PROT_WRITE | (pg == ro ? 0 : PROT_EXEC)))
+		_exit(4);
+}
+
+static int segv(long n)
+{
+	struct sigaction sa;
+	unsigned char *p = rwx();
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO;
+	if (sigaction(SIGSEGV, &sa, NULL))
+		return 3;
+	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ro == MAP_FAILED)
+		return 3;
+	emit(p, 1, ADD);
+	((fn)p)(n);		/* the code page is guarded now */
+	ro[100] = 1;		/* the program's own fault */
+	p[2] = MUL;		/* the tracer's fault */
+	((fn)p)(n);
+	/* the program makes its code page read-only itself, then writes */
+	if (mprotect(p, 4096, PROT_READ | PROT_EXEC))
+		return 3;
+	p[2] = ADD;		/* the program's own fault again */
+	((fn)p)(n);
+	int good = nfaults == 2 && fault_addr[0] == ro + 100 && fault_addr[1] == p + 2;
+	printf("segv: handler %s\n", good ? "ran twice at the right addresses"
+			     : "did not see its faults");
+	return good && ro[100] == 1 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 2 ? atol(argv[2]) : 1000;
+
+	if (argc < 2 || n < 1) {
+		fprintf(stderr, "usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv N, detach N FILE\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "inplace"))
+		return inplace(n);
+	if (!strcmp(argv[1], "wx"))
+		return wx(n);
+	if (!strcmp(argv[1], "threads"))
+		return threads(n);
+	if (!strcmp(argv[1], "fork"))
+		return forked(n, NULL);
+	if (!strcmp(argv[1], "detach") && argc > 3)
+		return forked(n, argv[3]);
+	if (!strcmp(argv[1], "writers"))
+		return writers(n);
+	if (!strcmp(argv[1], "selfpage"))
+		return selfpage(n);
+	if (!strcmp(argv[1], "segv"))
+		return segv(n);
+	return 2;
+}

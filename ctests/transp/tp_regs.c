@@ -1,0 +1,115 @@
+/*
+ * tp_regs.c MODE: registers a program may look at after its own
+ * instructions; prints what it saw, exit 0 when it is what the CPU
+ * defines.  DP_OPS 4000 * rounds (tp_work(1000) each round).
+ *
+ *   rcx  `syscall` leaves the address of the next instruction in %rcx
+ *        (and rflags in %r11): 1000 getpid calls compared with it.
+ *   gs   wrgsbase then ARCH_GET_GS, rdgsbase and a %gs: load give back
+ *        the base written (10 rounds, a new base each); prints a SKIP
+ *        line where the CPU or kernel lacks FSGSBASE.
+ *   tf   the program single-steps 2 loops of its own with EFLAGS.TF and
+ *        a SIGTRAP handler, and prints how many traps it saw.
+ */
+#define _GNU_SOURCE
+#include <asm/prctl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include "tp.h"
+
+#ifndef HWCAP2_FSGSBASE
+#define HWCAP2_FSGSBASE (1 << 1)
+#endif
+
+static int rcx(void)
+{
+	int bad = 0;
+
+	for (int i = 0; i < 1000; i++) {
+		unsigned long c, next, r11;
+		__asm__ volatile("mov $39, %%eax\n syscall\n 1: lea 1b(%%rip), %1"
+				 : "=c"(c), "=r"(next), "=&r"(r11) : : "rax", "r11", "memory");
+		(void)r11;
+		bad += c != next;
+		if (i % 100 == 0)
+			tp_work(1000);
+	}
+	printf("rcx: %d of 1000 wrong\n", bad);
+	return bad != 0;
+}
+
+static int gs(void)
+{
+	static unsigned long buf[10][2];
+	int bad = 0;
+
+	if (!(getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE)) {
+		printf("SKIP: tp_regs gs: no FSGSBASE (CPU or kernel)\n");
+		return 0;
+	}
+	for (int i = 0; i < 10; i++) {
+		unsigned long g = 0, rd = 0, v = 0;
+		buf[i][1] = 100 + (unsigned long)i;
+		__asm__ volatile("wrgsbase %0" : : "r"(buf[i]) : "memory");
+		tp_work(1000);
+		if (syscall(SYS_arch_prctl, ARCH_GET_GS, &g))
+			return 2;
+		__asm__ volatile("rdgsbase %0" : "=r"(rd));
+		__asm__ volatile("mov %%gs:8, %0" : "=r"(v));
+		bad += (g != (unsigned long)buf[i]) + (rd != (unsigned long)buf[i]) + (v != 100 + (unsigned long)i);
+	}
+	printf("gs: %d of 30 wrong\n", bad);
+	return bad != 0;
+}
+
+static volatile long traps;
+
+static void on_trap(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	(void)uc;
+	traps++;
+}
+
+static int tf(void)
+{
+	struct sigaction sa;
+	long n = 5;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO;
+	if (sigaction(SIGTRAP, &sa, NULL))
+		return 2;
+	for (int round = 0; round < 2; round++) {
+		n = 5;
+		__asm__ volatile(
+			"pushfq\n orq $0x100, (%%rsp)\n popfq\n"
+			"1: vaddpd %%ymm1, %%ymm2, %%ymm0\n"
+			"dec %0\n jnz 1b\n"
+			"pushfq\n andq $~0x100, (%%rsp)\n popfq\n"
+			: "+r"(n) : : "xmm0", "cc", "memory");
+		tp_work(1000);
+	}
+	printf("tf: %ld traps\n", traps);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *m = argc > 1 ? argv[1] : "rcx";
+
+	if (!strcmp(m, "rcx"))
+		return rcx();
+	if (!strcmp(m, "gs"))
+		return gs();
+	if (!strcmp(m, "tf"))
+		return tf();
+	return 2;
+}

@@ -10,7 +10,9 @@
 # component event (flops:::FP_OPS ...), need no environment, and are
 # planned, refused and multiplexed as the component's events are.  PAPI
 # 7.0 takes presets from component 0 only: patches/papi-*.patch (applied
-# to the copy) lets a preset name one other component's events.
+# to the copy) lets a preset name one other component's events, and the
+# flops component load its own under PAPI_FLOPS_SOURCE=trace|model:PMU;
+# another serializes PAPI_shutdown (threads calling it at once crashed).
 # `make` builds it (target `papi`); `make install` installs libpapi, papi.h
 # and PAPI's utilities into $(prefix), their run paths relative to the
 # install ($ORIGIN), never into the build tree.

@@ -220,6 +220,13 @@ static void emit_note(FILE *o, const struct pflops_metric_def *d, int m, const c
 	fprintf(o, ",NOTE,\"papi-flops %s: %s\"\n", pflops_class_name(d->klass), note);
 }
 
+/* --component: the preset of metric m is the component's event */
+static void emit_component_row(FILE *o, const struct pflops_metric_def *d, int m)
+{
+	fprintf(o, "PRESET,%s,NOT_DERIVED,%s:::%s", papi_name(m), component, pflops_metric_name(m));
+	emit_note(o, d, m, "");
+}
+
 static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
 {
 	const struct pflops_metric_def *d = &p->metrics[m];
@@ -232,9 +239,8 @@ static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
 	if (component) {
 		/* the component plans the counters (and refuses, or multiplexes,
 		 * what does not fit them): any formula is one native event */
-		fprintf(o, "# %s = %s  [%s]\nPRESET,%s,NOT_DERIVED,%s:::%s", papi_name(m), d->formula,
-			pflops_class_name(d->klass), papi_name(m), component, pflops_metric_name(m));
-		emit_note(o, d, m, "");
+		fprintf(o, "# %s = %s  [%s]\n", papi_name(m), d->formula, pflops_class_name(d->klass));
+		emit_component_row(o, d, m);
 		return 1;
 	}
 	/* PAPI names natives through libpfm4: where the planner would merge
@@ -467,8 +473,21 @@ static int write_csv(const struct pflops_table *t, const char *in, const char *o
 			rows += emit_metric(m, p, k, have_hp);
 		fclose(m);
 		fprintf(o, "\n# %s\n%s%s%s", p->title, rows ? "CPU," : "# (no row: no CPU line)\n# ", p->name, "\n");
+		if (rows && component)	/* PAPI_FLOPS_SOURCE=model:NAME */
+			fprintf(o, "CPU,%s%s\n", PF_PAPI_CPU_MODEL, p->name);
 		fputs(body, o);
 		free(body);
+	}
+	if (component) {
+		/* PAPI_FLOPS_SOURCE=trace counts every metric on any CPU: the
+		 * component loads this section itself, whatever PMU perf_event
+		 * detects (or none) */
+		static char how[] = "Counted by a helper that traces and decodes every instruction of the thread (PAPI_FLOPS_SOURCE=trace).";
+		struct pflops_metric_def d = { .klass = PFLOPS_EXACT, .caveat = how };
+		fprintf(o, "\n# PAPI_FLOPS_SOURCE=trace: loaded by the %s component\nCPU,%s\n", component, PF_PAPI_CPU_TRACE);
+		for (int k = 0; k < PFLOPS_NMETRIC; k++)
+			if (papi_name(k) && (k != PFLOPS_HP_OPS || have_hp))
+				emit_component_row(o, &d, k);
 	}
 	return fclose(o) ? 1 : 0;
 }

@@ -48,12 +48,14 @@
 #include "papi.h"
 #include "papi_internal.h"
 #include "papi_vector.h"
+#include "papi_preset.h"
 #include "extras.h"
 #include "threads.h"
 #include "linux-context.h"
 
 #include "core/papi_flops.h"
 #include "core/pflops_evname.h"
+#include "core/pflops_internal.h"
 #include "core/pflops_perf.h"
 #include "flops_overflow.h"
 #include "core/pflops_pub.h"
@@ -452,6 +454,20 @@ static int choose_source(void)
 	return PAPI_ENOSUPP;
 }
 
+/* Trace sources: PAPI_FP_OPS, PAPI_DP_OPS ... on this component's events,
+ * whatever PMU perf_event detects (none where libpfm4 does not know the
+ * CPU): its own section of the preset table, every metric under trace,
+ * the PMU's under model:PMU.  perf_event, initialized later, keeps them
+ * (patches/papi-component-own-presets.patch).  A PAPI_CSV_EVENT_FILE
+ * without the section leaves the presets to perf_event, as before. */
+static void load_presets(int cidx)
+{
+	char cpu[64];
+	snprintf(cpu, sizeof(cpu), "%s%.40s", fl.source == FL_SRC_TRACE ? PF_PAPI_CPU_TRACE : PF_PAPI_CPU_MODEL,
+		 fl.source == FL_SRC_TRACE ? "" : fl.kind[0].pmu->name);
+	_papi_load_preset_table(cpu, 0, cidx);
+}
+
 static int fl_init_component(int cidx)
 {
 	struct pflops_error err = { 0 };
@@ -490,6 +506,7 @@ static int fl_init_component(int cidx)
 		 * model:PMU refuses it (fl_set_overflow) */
 		ci->hardware_intr = 1;
 		ci->hardware_intr_sig = FL_OVF_SIGNAL;
+		load_presets(cidx);
 		return PAPI_OK;
 	}
 	struct pflops_probe pr;

@@ -37,6 +37,12 @@ int pf_topology_load(struct hwloc_topology **topo, const char *path, struct pflo
  * device or a directory is refused, and opening never waits on a FIFO),
  * at most max_mib MiB.  `what` names the kind in the error, plural
  * ("formula tables").  The caps, documented in docs/reliability.md: */
+/* Sections of the preset table built into papi-flops' libpapi (pflops_gen
+ * papi-csv --component) that the flops component loads itself under
+ * PAPI_FLOPS_SOURCE=trace and model:PMU (then "papi-flops-model:PMU"). */
+#define PF_PAPI_CPU_TRACE "papi-flops-trace"
+#define PF_PAPI_CPU_MODEL "papi-flops-model:"
+
 #define PF_MAX_TABLE_MIB 16	/* all of presets/ is 40 KB */
 #define PF_MAX_PERFSTAT_MIB 256	/* a line is about 60 bytes: 4 million lines */
 #define PF_MAX_TOPOLOGY_MIB 64	/* hwloc XML of a 384-PU Zen 4 machine: 320 KB */

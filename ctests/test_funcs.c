@@ -25,18 +25,8 @@
 
 #define N 1000
 
-static char dir[1024];
+#include "calib_prog.h"
 static int under_valgrind;
-
-static const char *prog(const char *name)
-{
-	static char buf[8][1200];
-	static int i;
-	char *b = buf[i++ & 7];
-
-	snprintf(b, sizeof buf[0], "%s/%s", dir, name);
-	return b;
-}
 
 struct run {
 	struct pflops_mix mix;
@@ -406,7 +396,6 @@ static void test_engines_agree(void **state)
 
 int main(void)
 {
-	const char *b = getenv("B");
 
 	/* the traced test programs besides calib_fp use AVX (ymm) */
 	if (!calib_cpu_has("test_funcs", NULL, "avx"))
@@ -421,7 +410,7 @@ int main(void)
 		cmocka_unit_test(test_engines_agree),
 	};
 
-	snprintf(dir, sizeof dir, "%s/ctests/trace", b && *b ? b : "build");
+	calib_prog_init();
 	under_valgrind = getenv("PF_UNDER_VALGRIND") != NULL;
 	if (access(prog("calib_fp_stripped"), X_OK)) {
 		fprintf(stderr, "test_funcs: %s missing; run `make check` "

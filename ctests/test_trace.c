@@ -25,18 +25,8 @@
 
 #define N 1000
 
-static char dir[1024];
+#include "calib_prog.h"
 static int under_valgrind;	/* PF_UNDER_VALGRIND, set by make check-valgrind */
-
-static const char *prog(const char *name)
-{
-	static char buf[8][1200];
-	static int i;
-	char *b = buf[i++ & 7];
-
-	snprintf(b, sizeof buf[0], "%s/%s", dir, name);
-	return b;
-}
 
 /* Trace argv; assert the tracer itself succeeded. */
 static int vtrace(struct pflops_mix *m, const struct pflops_trace_opts *o,
@@ -1016,7 +1006,6 @@ static void test_code_changes(void **state)
 
 int main(void)
 {
-	const char *b = getenv("B");
 
 	/* the traced test programs besides calib_fp use AVX (ymm) */
 	if (!calib_cpu_has("test_trace", NULL, "avx"))
@@ -1048,7 +1037,7 @@ int main(void)
 		cmocka_unit_test(test_code_changes),
 	};
 
-	snprintf(dir, sizeof dir, "%s/ctests/trace", b && *b ? b : "build");
+	calib_prog_init();
 	under_valgrind = getenv("PF_UNDER_VALGRIND") != NULL;
 	if (access(prog("calib_fp"), X_OK)) {
 		fprintf(stderr, "test_trace: %s missing; run `make check` "

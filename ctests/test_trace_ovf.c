@@ -25,7 +25,7 @@
 #include "trace/trace_internal.h"
 #include "calib_gate.h"
 
-static char dir[1024];
+#include "calib_prog.h"
 
 #define MAXCALLS 4096
 struct rec {
@@ -106,16 +106,6 @@ static void on_ovf(void *arg, const struct pflops_trace_overflow *o)
 	}
 	if (i < 64)
 		r->th_cross[i] += o->crossings;
-}
-
-static const char *prog(const char *name)
-{
-	static char buf[8][1200];
-	static int i;
-	char *b = buf[i++ & 7];
-
-	snprintf(b, sizeof buf[0], "%s/%s", dir, name);
-	return b;
 }
 
 /* trace argv with overflow every `period` DP FLOPs; the run's mix in *m */
@@ -306,7 +296,6 @@ static void t_threads(void **state)
 
 int main(void)
 {
-	const char *b = getenv("B");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_hundred),
 		cmocka_unit_test(t_kernels),
@@ -314,6 +303,6 @@ int main(void)
 		cmocka_unit_test(t_threads),
 	};
 
-	snprintf(dir, sizeof dir, "%s/ctests/trace", b && *b ? b : "build");
+	calib_prog_init();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,15 +22,15 @@ CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_funcs
 # overflow every P FLOPs (pflops_trace_opts.overflow)
 CHECK_PROGS += $(B)/ctests/test_trace_ovf
 
-$(B)/ctests/test_trace_ovf: ctests/test_trace_ovf.c $(CORE_LIB)
+$(B)/ctests/test_trace_ovf: ctests/test_trace_ovf.c ctests/calib_prog.h $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
 
-$(B)/ctests/test_trace: ctests/test_trace.c $(CORE_LIB)
+$(B)/ctests/test_trace: ctests/test_trace.c ctests/calib_prog.h $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
 
-$(B)/ctests/test_funcs: ctests/test_funcs.c $(CORE_LIB)
+$(B)/ctests/test_funcs: ctests/test_funcs.c ctests/calib_prog.h $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
 

@@ -19,6 +19,8 @@
  *   flops_trace_test shutdown-threads  8 counting threads call
  *                               PAPI_shutdown at once (PAPI's test_fail
  *                               does): no crash, untraced
+ *   flops_trace_test reinit     the same 3 times, PAPI_library_init
+ *                               between, then an exact count in main
  *   flops_trace_test crash      SIGSEGV while counting
  *   flops_trace_test exec       execs sh (exit 4) while counting
  *   flops_trace_test late S     no PAPI: once traced, sleeps S s, runs the kernels, exits 3
@@ -452,6 +454,31 @@ static int case_shutdown_threads(void)
 	return 0;
 }
 
+/* Then initialized again, three times: another thread's PAPI_shutdown
+ * left this thread's ThreadInfo_t pointer to freed memory, and the next
+ * PAPI_library_init wrote through it (a corrupted heap, "munmap_chunk():
+ * invalid pointer", before patches/papi-shutdown-once.patch); the main
+ * thread then counts exactly. */
+static int case_reinit(void)
+{
+	for (int round = 0; round < 3; round++) {
+		if (round)
+			init();
+		if (case_shutdown_threads())
+			return 1;
+	}
+	init();
+	int set = new_set();
+	long long v[1];
+	add(set, "flops:::DP_OPS");
+	PAPI_start(set);
+	kernel_dp(4242);
+	PAPI_stop(set, v);
+	CHECK(v[0] == 4242, "PAPI initialized a 4th time after threads shut it down: DP %lld (4242)", v[0]);
+	PAPI_shutdown();
+	return 0;
+}
+
 /* exec while counting: the new image runs untraced (it prints its
  * TracerPid line) and its status is the program's */
 static int case_exec(void)
@@ -563,6 +590,8 @@ int main(int argc, char **argv)
 		rc = case_shutdown();
 	else if (!strcmp(c, "shutdown-threads"))
 		rc = case_shutdown_threads();
+	else if (!strcmp(c, "reinit"))
+		rc = case_reinit();
 	else if (!strcmp(c, "crash"))
 		rc = case_crash();
 	else if (!strcmp(c, "exec"))

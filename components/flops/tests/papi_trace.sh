@@ -68,7 +68,7 @@ fi
 
 # Exact counts of known loops through PAPI_read/reset/accum/stop, threads,
 # fork+exec, PAPI_shutdown.
-for c in exact threads fork shutdown shutdown-threads preset; do
+for c in exact threads fork shutdown shutdown-threads reinit preset; do
 	PAPI_FLOPS_SOURCE=trace timeout 120 $T $c > "$out" 2>&1
 	rc=$?
 	grep -E '^(FAIL|SKIP|note)' "$out"

@@ -69,7 +69,12 @@ fi
 # Exact counts of known loops through PAPI_read/reset/accum/stop, threads,
 # fork+exec, PAPI_shutdown.
 for c in exact threads fork shutdown shutdown-threads reinit preset; do
-	PAPI_FLOPS_SOURCE=trace timeout 120 $T $c > "$out" 2>&1
+	# shutdown-threads, reinit: PAPI_shutdown frees only the calling
+	# thread's event sets (PAPI 7.0 by design: the others' are still
+	# running), which LeakSanitizer reports under make check-asan; what
+	# these check is no crash, untraced after, and an exact count
+	leak=; case $c in shutdown-threads | reinit) leak=$NOLEAK ;; esac
+	env $leak PAPI_FLOPS_SOURCE=trace timeout 120 $T $c > "$out" 2>&1
 	rc=$?
 	grep -E '^(FAIL|SKIP|note)' "$out"
 	if [ $rc != 0 ]; then

@@ -35,8 +35,7 @@ __attribute__((noinline)) static double work(double ms)
 
 static int gemm(int n, int reps)
 {
-	double *a = malloc(sizeof *a * n * n), *b = malloc(sizeof *b * n * n),
-	       *c = malloc(sizeof *c * n * n);
+	double *a = malloc(sizeof *a * n * n), *b = malloc(sizeof *b * n * n), *c = malloc(sizeof *c * n * n);
 
 	if (!a || !b || !c)
 		return 1;
@@ -46,8 +45,7 @@ static int gemm(int n, int reps)
 		c[i] = 0;
 	}
 	for (int r = 0; r < reps; r++)
-		cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n,
-			    1.0, a, n, b, n, 1.0, c, n);
+		cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 1.0, c, n);
 	__asm__ volatile("" : : "r"(c) : "memory");
 	free(a);
 	free(b);

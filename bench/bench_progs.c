@@ -54,13 +54,13 @@ struct report {
 
 struct prog {
 	const char *name;
-	double target;		/* the issue's CPU-time ratio target */
-	const char *threads;	/* OPENBLAS_NUM_THREADS */
-	char *argv[12];		/* argv[0]: a name looked up in PATH or a path */
-	const char *need;	/* a Python module the program imports */
-	const char *pkg;	/* what installs it */
-	const char *absent;	/* known missing already: why */
-	const char *input;	/* hpcc: its hpccinf.txt, written to a fresh
+	double target;	     /* the issue's CPU-time ratio target */
+	const char *threads; /* OPENBLAS_NUM_THREADS */
+	char *argv[12];	     /* argv[0]: a name looked up in PATH or a path */
+	const char *need;    /* a Python module the program imports */
+	const char *pkg;     /* what installs it */
+	const char *absent;  /* known missing already: why */
+	const char *input;   /* hpcc: its hpccinf.txt, written to a fresh
 				 * directory that the program runs in */
 };
 
@@ -84,7 +84,7 @@ static const char *which(const char *cmd, char *buf, size_t n)
 
 	if (strchr(cmd, '/'))
 		return access(cmd, X_OK) ? NULL : cmd;
-	for (p = p ? p : "/usr/bin:/bin"; *p; ) {
+	for (p = p ? p : "/usr/bin:/bin"; *p;) {
 		size_t l = strcspn(p, ":");
 
 		snprintf(buf, n, "%.*s/%s", (int)l, p, cmd);
@@ -122,15 +122,13 @@ static void tracer_child(char *const argv[], int engine, double limit, int fd)
 {
 	struct report r = { 0 };
 	struct pflops_mix m = { 0 };
-	struct pflops_trace_opts o = { .engine = engine, .stats = &r.st,
-				       .interrupt = &stop_now };
+	struct pflops_trace_opts o = { .engine = engine, .stats = &r.st, .interrupt = &stop_now };
 	struct pflops_error err = { 0 };
-	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
-	struct itimerval it = { .it_value = { (time_t)limit,
-		(suseconds_t)((limit - (double)(time_t)limit) * 1e6) } };
+	struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
+	struct itimerval it = { .it_value = { (time_t)limit, (suseconds_t)((limit - (double)(time_t)limit) * 1e6) } };
 	struct rusage ru;
 
-	quiet();	/* the program's output, not the bench's */
+	quiet(); /* the program's output, not the bench's */
 	sigaction(SIGALRM, &sa, NULL);
 	setitimer(ITIMER_REAL, &it, NULL);
 	if (pflops_trace_run(argv, &o, &m, &r.status, &err))
@@ -161,7 +159,7 @@ static void run(char *const argv[], int engine, double limit, struct bench_run *
 	pid_t pid;
 
 	memset(m, 0, sizeof *m);
-	prctl(PR_SET_CHILD_SUBREAPER, 1);	/* what a killed tracer leaves */
+	prctl(PR_SET_CHILD_SUBREAPER, 1); /* what a killed tracer leaves */
 	if (traced && pipe(p)) {
 		m->failed = 1;
 		snprintf(m->err, sizeof m->err, "pipe: %s", strerror(errno));
@@ -204,8 +202,7 @@ static void run(char *const argv[], int engine, double limit, struct bench_run *
 
 		for (;;) {
 			si.si_pid = 0;
-			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) ||
-			    si.si_pid)
+			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) || si.si_pid)
 				break;
 			if (now() - t0 > limit) {
 				m->timed_out = 1;
@@ -221,7 +218,7 @@ static void run(char *const argv[], int engine, double limit, struct bench_run *
 	if (wait4(pid, &st, 0, &ru) == pid)
 		m->cpu = tv(ru.ru_utime) + tv(ru.ru_stime);
 	m->wall = now() - t0;
-	if (m->timed_out) {	/* reap what the tracer left */
+	if (m->timed_out) { /* reap what the tracer left */
 		double t1 = now();
 		pid_t q;
 
@@ -240,8 +237,8 @@ static void run(char *const argv[], int engine, double limit, struct bench_run *
 		m->status = st;
 		m->failed = !WIFEXITED(st) || WEXITSTATUS(st) == 127;
 		if (m->failed)
-			snprintf(m->err, sizeof m->err, "%s", WIFEXITED(st) ?
-				 "could not run" : strsignal(WTERMSIG(st)));
+			snprintf(m->err, sizeof m->err, "%s",
+				 WIFEXITED(st) ? "could not run" : strsignal(WTERMSIG(st)));
 		return;
 	}
 	m->timed_out = r.timed_out;
@@ -261,8 +258,7 @@ static void run(char *const argv[], int engine, double limit, struct bench_run *
 	}
 }
 
-int bench_best(char *const argv[], int engine, int n, double limit,
-	       struct bench_run *b)
+int bench_best(char *const argv[], int engine, int n, double limit, struct bench_run *b)
 {
 	struct bench_run m;
 
@@ -323,10 +319,9 @@ struct done {
 static void stats_table(const struct done *d, int n)
 {
 	printf("\nwhere the tracer's time went (the traced run with the least CPU time):\n");
-	printf("%-38s %8s %8s %8s %8s %8s %8s %7s %7s %6s %6s %6s %5s %6s %7s\n",
-	       "program (*: stopped at the limit)", "tracer", "program", "stops", "blk-stop", "syscall",
-	       "decoded", "exits", "ibl-mis", "inval", "nocach", "writbl", "thr",
-	       "us/stop", "MFLOP");
+	printf("%-38s %8s %8s %8s %8s %8s %8s %7s %7s %6s %6s %6s %5s %6s %7s\n", "program (*: stopped at the limit)",
+	       "tracer", "program", "stops", "blk-stop", "syscall", "decoded", "exits", "ibl-mis", "inval", "nocach",
+	       "writbl", "thr", "us/stop", "MFLOP");
 	for (int i = 0; i < n; i++) {
 		const struct pflops_trace_stats *s = &d[i].t.st;
 		uint64_t nc = 0;
@@ -335,13 +330,10 @@ static void stats_table(const struct done *d, int n)
 			nc += s->nocache[k];
 		printf("%-37.37s%c %7.3fs %7.3fs %8lu %8lu %8lu %8lu %7lu %7lu %6lu %6lu %6lu %5lu %6.1f %7.1f\n",
 		       d[i].name, d[i].t.timed_out ? '*' : ' ', d[i].t.tracer_cpu, d[i].t.cpu - d[i].t.tracer_cpu,
-		       (unsigned long)s->stops, (unsigned long)s->block_stops,
-		       (unsigned long)s->syscalls, (unsigned long)s->blocks_decoded,
-		       (unsigned long)s->cache_exits, (unsigned long)s->ibl_misses,
-		       (unsigned long)s->invalidated, (unsigned long)nc,
-		       (unsigned long)s->nocache[PFLOPS_NC_WRITABLE],
-		       (unsigned long)s->threads,
-		       s->stops ? d[i].t.tracer_cpu * 1e6 / (double)s->stops : 0.0,
+		       (unsigned long)s->stops, (unsigned long)s->block_stops, (unsigned long)s->syscalls,
+		       (unsigned long)s->blocks_decoded, (unsigned long)s->cache_exits, (unsigned long)s->ibl_misses,
+		       (unsigned long)s->invalidated, (unsigned long)nc, (unsigned long)s->nocache[PFLOPS_NC_WRITABLE],
+		       (unsigned long)s->threads, s->stops ? d[i].t.tracer_cpu * 1e6 / (double)s->stops : 0.0,
 		       (double)d[i].t.flops * 1e-6);
 	}
 	printf("tracer/program: CPU seconds of the tracer process and of the traced\n"
@@ -394,43 +386,42 @@ static void leave_input_dir(const char *dir, const char *old)
 
 /* HPL's input format (positional lines): N=1000, NB=80, one process
  * (P=Q=1), the rest as HPCC's example input */
-static const char hpccinf[] =
-	"HPLinpack benchmark input file\n"
-	"make bench (papi-flops)\n"
-	"HPL.out      output file name (if any)\n"
-	"8            device out (6=stdout,7=stderr,file)\n"
-	"1            # of problems sizes (N)\n"
-	"1000         Ns\n"
-	"1            # of NBs\n"
-	"80           NBs\n"
-	"0            PMAP process mapping (0=Row-,1=Column-major)\n"
-	"1            # of process grids (P x Q)\n"
-	"1            Ps\n"
-	"1            Qs\n"
-	"16.0         threshold\n"
-	"1            # of panel fact\n"
-	"2            PFACTs (0=left, 1=Crout, 2=Right)\n"
-	"1            # of recursive stopping criterium\n"
-	"4            NBMINs (>= 1)\n"
-	"1            # of panels in recursion\n"
-	"2            NDIVs\n"
-	"1            # of recursive panel fact.\n"
-	"1            RFACTs (0=left, 1=Crout, 2=Right)\n"
-	"1            # of broadcast\n"
-	"1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)\n"
-	"1            # of lookahead depth\n"
-	"1            DEPTHs (>=0)\n"
-	"2            SWAP (0=bin-exch,1=long,2=mix)\n"
-	"64           swapping threshold\n"
-	"0            L1 in (0=transposed,1=no-transposed) form\n"
-	"0            U  in (0=transposed,1=no-transposed) form\n"
-	"1            Equilibration (0=no,1=yes)\n"
-	"8            memory alignment in double (> 0)\n"
-	"##### This line (no. 32) is ignored (it serves as a separator). ######\n"
-	"0            Number of additional problem sizes for PTRANS\n"
-	"1200 10000 30000  values of N\n"
-	"0            number of additional blocking sizes for PTRANS\n"
-	"40 9 8 13 13 20 16 32 64  values of NB\n";
+static const char hpccinf[] = "HPLinpack benchmark input file\n"
+			      "make bench (papi-flops)\n"
+			      "HPL.out      output file name (if any)\n"
+			      "8            device out (6=stdout,7=stderr,file)\n"
+			      "1            # of problems sizes (N)\n"
+			      "1000         Ns\n"
+			      "1            # of NBs\n"
+			      "80           NBs\n"
+			      "0            PMAP process mapping (0=Row-,1=Column-major)\n"
+			      "1            # of process grids (P x Q)\n"
+			      "1            Ps\n"
+			      "1            Qs\n"
+			      "16.0         threshold\n"
+			      "1            # of panel fact\n"
+			      "2            PFACTs (0=left, 1=Crout, 2=Right)\n"
+			      "1            # of recursive stopping criterium\n"
+			      "4            NBMINs (>= 1)\n"
+			      "1            # of panels in recursion\n"
+			      "2            NDIVs\n"
+			      "1            # of recursive panel fact.\n"
+			      "1            RFACTs (0=left, 1=Crout, 2=Right)\n"
+			      "1            # of broadcast\n"
+			      "1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)\n"
+			      "1            # of lookahead depth\n"
+			      "1            DEPTHs (>=0)\n"
+			      "2            SWAP (0=bin-exch,1=long,2=mix)\n"
+			      "64           swapping threshold\n"
+			      "0            L1 in (0=transposed,1=no-transposed) form\n"
+			      "0            U  in (0=transposed,1=no-transposed) form\n"
+			      "1            Equilibration (0=no,1=yes)\n"
+			      "8            memory alignment in double (> 0)\n"
+			      "##### This line (no. 32) is ignored (it serves as a separator). ######\n"
+			      "0            Number of additional problem sizes for PTRANS\n"
+			      "1200 10000 30000  values of N\n"
+			      "0            number of additional blocking sizes for PTRANS\n"
+			      "40 9 8 13 13 20 16 32 64  values of NB\n";
 
 void bench_programs(const char *dgemm, const char *cfile)
 {
@@ -439,39 +430,70 @@ void bench_programs(const char *dgemm, const char *cfile)
 	const char *py = access("/usr/bin/python3", X_OK) ? "python3" : "/usr/bin/python3";
 	static char pyloop[] = "s = 0.0\nfor i in range(10**6):\n    s += i * 0.5 + i ** 0.5\nprint(s)";
 	static char npsolve[] = "import numpy as np\nr = np.random.default_rng(1)\n"
-		"a = r.random((1000, 1000)); b = r.random(1000)\nprint(np.linalg.solve(a, b)[0])";
+				"a = r.random((1000, 1000)); b = r.random(1000)\nprint(np.linalg.solve(a, b)[0])";
 	static char npmatmul[] = "import numpy as np\nr = np.random.default_rng(1)\n"
-		"a = r.random((1000, 1000))\nprint((a @ a)[0, 0])";
+				 "a = r.random((1000, 1000))\nprint((a @ a)[0, 0])";
 	static char pyimport[] = "import json, email, http.client, asyncio";
 	static char jsloop[] = "let s = 0; for (let i = 0; i < 1e8; i++) s += i * 0.5 + Math.sqrt(i); console.log(s)";
 	static char lualoop[] = "local s = 0 for i = 1, 1e8 do s = s + i * 0.5 + math.sqrt(i) end print(s)";
 	static char pypyloop[] = "s = 0.0\nfor i in range(10**7):\n    s += i * 0.5 + i ** 0.5\nprint(s)";
-	const char *nodgemm = dgemm ? NULL : "bench_dgemm not built "
-		"(libopenblas-dev: scripts/install-deps.sh --bench, then ./configure)";
+	const char *nodgemm = dgemm ? NULL
+				    : "bench_dgemm not built "
+				      "(libopenblas-dev: scripts/install-deps.sh --bench, then ./configure)";
 	struct prog progs[] = {
-		{ .name = "OpenBLAS dgemm 600^3, 1 thread", .target = 3, .threads = "1",
-		  .argv = { (char *)dgemm, "600" }, .absent = nodgemm },
-		{ .name = "OpenBLAS dgemm 1000^3, 2 threads", .target = 20, .threads = "2",
-		  .argv = { (char *)dgemm, "1000" }, .absent = nodgemm },
-		{ .name = "numpy solve n=1000", .target = 3, .threads = "1",
-		  .argv = { (char *)py, "-c", npsolve }, .need = "numpy", .pkg = "python3-numpy" },
-		{ .name = "numpy matmul n=1000", .target = 20, .threads = "1",
-		  .argv = { (char *)py, "-c", npmatmul }, .need = "numpy", .pkg = "python3-numpy" },
-		{ .name = "hpcc N=1000, 1 process", .target = 20,
-		  .threads = "1", .argv = { "hpcc" }, .pkg = "hpcc", .input = hpccinf },
-		{ .name = "python3 import json,email,http,asyncio", .target = 5,
-		  .argv = { (char *)py, "-c", pyimport }, .pkg = "python3" },
-		{ .name = "python3 float loop 1e6", .target = 20,
-		  .argv = { (char *)py, "-c", pyloop }, .pkg = "python3" },
-		{ .name = "gcc -O2 -c, 2050-line file", .target = 5,
-		  .argv = { "gcc", "-O2", "-c", (char *)cfile, "-o", "/dev/null" }, .pkg = "gcc",
+		{ .name = "OpenBLAS dgemm 600^3, 1 thread",
+		  .target = 3,
+		  .threads = "1",
+		  .argv = { (char *)dgemm, "600" },
+		  .absent = nodgemm },
+		{ .name = "OpenBLAS dgemm 1000^3, 2 threads",
+		  .target = 20,
+		  .threads = "2",
+		  .argv = { (char *)dgemm, "1000" },
+		  .absent = nodgemm },
+		{ .name = "numpy solve n=1000",
+		  .target = 3,
+		  .threads = "1",
+		  .argv = { (char *)py, "-c", npsolve },
+		  .need = "numpy",
+		  .pkg = "python3-numpy" },
+		{ .name = "numpy matmul n=1000",
+		  .target = 20,
+		  .threads = "1",
+		  .argv = { (char *)py, "-c", npmatmul },
+		  .need = "numpy",
+		  .pkg = "python3-numpy" },
+		{ .name = "hpcc N=1000, 1 process",
+		  .target = 20,
+		  .threads = "1",
+		  .argv = { "hpcc" },
+		  .pkg = "hpcc",
+		  .input = hpccinf },
+		{ .name = "python3 import json,email,http,asyncio",
+		  .target = 5,
+		  .argv = { (char *)py, "-c", pyimport },
+		  .pkg = "python3" },
+		{ .name = "python3 float loop 1e6",
+		  .target = 20,
+		  .argv = { (char *)py, "-c", pyloop },
+		  .pkg = "python3" },
+		{ .name = "gcc -O2 -c, 2050-line file",
+		  .target = 5,
+		  .argv = { "gcc", "-O2", "-c", (char *)cfile, "-o", "/dev/null" },
+		  .pkg = "gcc",
 		  .absent = cfile ? NULL : "no input file (bench/gen_big_c.sh makes it)" },
-		{ .name = "node float loop 1e8 (V8 JIT)", .target = 10,
-		  .argv = { "node", "-e", jsloop }, .pkg = "nodejs" },
-		{ .name = "luajit float loop 1e8 (JIT)", .target = 20,
-		  .argv = { "luajit", "-e", lualoop }, .pkg = "luajit" },
-		{ .name = "pypy3 float loop 1e7 (JIT)", .target = 20,
-		  .argv = { "pypy3", "-c", pypyloop }, .pkg = "pypy3" },
+		{ .name = "node float loop 1e8 (V8 JIT)",
+		  .target = 10,
+		  .argv = { "node", "-e", jsloop },
+		  .pkg = "nodejs" },
+		{ .name = "luajit float loop 1e8 (JIT)",
+		  .target = 20,
+		  .argv = { "luajit", "-e", lualoop },
+		  .pkg = "luajit" },
+		{ .name = "pypy3 float loop 1e7 (JIT)",
+		  .target = 20,
+		  .argv = { "pypy3", "-c", pypyloop },
+		  .pkg = "pypy3" },
 	};
 	int np = (int)(sizeof progs / sizeof progs[0]), nd = 0;
 	struct done d[sizeof progs / sizeof progs[0]];
@@ -480,8 +502,8 @@ void bench_programs(const char *dgemm, const char *cfile)
 	printf("\nreal programs, native and traced (code cache): time and CPU-time ratio\n"
 	       "(tracer + program), best of %d native and %d traced runs, limit %.0f s\n",
 	       NATIVE_REPS, TRACED_REPS, limit);
-	printf("%-38s %8s %8s %9s %8s %8s %7s %5s %8s\n", "program", "nat wall",
-	       "nat CPU", "trc wall", "trc CPU", "CPU x", "target", "", "trc RSS");
+	printf("%-38s %8s %8s %9s %8s %8s %7s %5s %8s\n", "program", "nat wall", "nat CPU", "trc wall", "trc CPU",
+	       "CPU x", "target", "", "trc RSS");
 	for (int i = 0; i < np; i++) {
 		struct prog *p = &progs[i];
 		char path[1024], r[32], why[1400] = "", dir[64], old[1024];
@@ -497,12 +519,11 @@ void bench_programs(const char *dgemm, const char *cfile)
 			snprintf(why, sizeof why, "%s not installed (%s: scripts/install-deps.sh --bench)",
 				 p->argv[0] ? p->argv[0] : "the program", p->pkg);
 		else if (p->need && !has_module(exe, p->need))
-			snprintf(why, sizeof why, "%s cannot import %s (%s: scripts/install-deps.sh --bench)",
-				 exe, p->need, p->pkg);
+			snprintf(why, sizeof why, "%s cannot import %s (%s: scripts/install-deps.sh --bench)", exe,
+				 p->need, p->pkg);
 		if (!why[0] && p->input) {
 			if (enter_input_dir(p->input, dir, sizeof dir, old, sizeof old))
-				snprintf(why, sizeof why, "cannot make its input directory: %s",
-					 strerror(errno));
+				snprintf(why, sizeof why, "cannot make its input directory: %s", strerror(errno));
 			else
 				in_dir = 1;
 		}
@@ -513,18 +534,16 @@ void bench_programs(const char *dgemm, const char *cfile)
 			else
 				unsetenv("OPENBLAS_NUM_THREADS");
 			if (bench_best(p->argv, BENCH_NATIVE, NATIVE_REPS, 5 * limit, &n))
-				snprintf(why, sizeof why, "native run: %s", n.timed_out ?
-					 "over 5 x the limit" : n.err);
+				snprintf(why, sizeof why, "native run: %s", n.timed_out ? "over 5 x the limit" : n.err);
 			else if (WEXITSTATUS(n.status))
-				snprintf(why, sizeof why, "native run: exit status %d",
-					 WEXITSTATUS(n.status));
+				snprintf(why, sizeof why, "native run: exit status %d", WEXITSTATUS(n.status));
 		}
 		if (in_dir && why[0])
 			leave_input_dir(dir, old);
 		if (why[0]) {
 			printf("%-38s skipped: %s\n", p->name, why);
-			snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped),
-				 "%s%s", skipped[0] ? ", " : "", p->name);
+			snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped), "%s%s",
+				 skipped[0] ? ", " : "", p->name);
 			continue;
 		}
 		fflush(stdout);
@@ -532,11 +551,9 @@ void bench_programs(const char *dgemm, const char *cfile)
 		if (in_dir)
 			leave_input_dir(dir, old);
 		if (!t.failed && t.status != n.status)
-			snprintf(t.err, sizeof t.err, "exit status %d, native 0",
-				 WEXITSTATUS(t.status)), t.failed = 1;
+			snprintf(t.err, sizeof t.err, "exit status %d, native 0", WEXITSTATUS(t.status)), t.failed = 1;
 		if (t.failed && !t.timed_out) {
-			printf("%-38s %7.3fs %7.3fs  traced run failed: %s\n", p->name,
-			       n.wall, n.cpu, t.err);
+			printf("%-38s %7.3fs %7.3fs  traced run failed: %s\n", p->name, n.wall, n.cpu, t.err);
 			continue;
 		}
 		ratio(r, sizeof r, &t, n.cpu);
@@ -544,19 +561,17 @@ void bench_programs(const char *dgemm, const char *cfile)
 			char w[32];
 
 			snprintf(w, sizeof w, ">%.0fs", limit);
-			printf("%-38s %7.3fs %7.3fs %8s %7.1fs %8s %6s%.0fx %5s",
-			       p->name, n.wall, n.cpu, w, t.cpu, r, "<=",
-			       p->target, "unfin");
+			printf("%-38s %7.3fs %7.3fs %8s %7.1fs %8s %6s%.0fx %5s", p->name, n.wall, n.cpu, w, t.cpu, r,
+			       "<=", p->target, "unfin");
 		} else
-			printf("%-38s %7.3fs %7.3fs %8.3fs %7.3fs %8s %6s%.0fx %5s",
-			       p->name, n.wall, n.cpu, t.wall, t.cpu, r, "<=",
-			       p->target, t.cpu / n.cpu <= p->target ? "ok" : "OVER");
+			printf("%-38s %7.3fs %7.3fs %8.3fs %7.3fs %8s %6s%.0fx %5s", p->name, n.wall, n.cpu, t.wall,
+			       t.cpu, r, "<=", p->target, t.cpu / n.cpu <= p->target ? "ok" : "OVER");
 		if (t.rss_kb)
 			printf(" %5.0f MiB\n", (double)t.rss_kb / 1024);
 		else
 			printf(" %8s\n", "-");
 		fflush(stdout);
-		if (t.st.threads) {	/* stats came back */
+		if (t.st.threads) { /* stats came back */
 			d[nd].name = p->name;
 			d[nd].t = t;
 			d[nd++].native_cpu = n.cpu;
@@ -565,7 +580,8 @@ void bench_programs(const char *dgemm, const char *cfile)
 	unsetenv("OPENBLAS_NUM_THREADS");
 	printf("CPU x: traced CPU time / native CPU time; target: issue 19's; "
 	       "ok/OVER: within/over it;\n>Ns, unfin: stopped after BENCH_LIMIT=%.0f s of wall time, "
-	       "CPU time counted until then\n", limit);
+	       "CPU time counted until then\n",
+	       limit);
 	if (skipped[0])
 		printf("skipped: %s\n", skipped);
 	if (nd)

@@ -5,14 +5,14 @@
 
 #include "pflops_trace.h"
 
-#define BENCH_NATIVE (-1)	/* an engine: not traced */
+#define BENCH_NATIVE (-1) /* an engine: not traced */
 
 /* one run, native or traced */
 struct bench_run {
-	double wall, cpu;	/* s; cpu: user + system of the tracer and
+	double wall, cpu;  /* s; cpu: user + system of the tracer and
 				 * the program (all its threads, children) */
-	double tracer_cpu;	/* s, the tracer's own (traced runs) */
-	long rss_kb;		/* the tracer's peak RSS */
+	double tracer_cpu; /* s, the tracer's own (traced runs) */
+	long rss_kb;	   /* the tracer's peak RSS */
 	int timed_out, status, failed;
 	uint64_t flops;
 	struct pflops_trace_stats st;
@@ -24,8 +24,7 @@ struct bench_run {
  * seconds of wall time.  *b: the least wall and the least CPU time, the
  * stats of the run with the least CPU time.  -1: a run failed or passed
  * the limit (*b is that run, b->err says why). */
-int bench_best(char *const argv[], int engine, int n, double limit,
-	       struct bench_run *b);
+int bench_best(char *const argv[], int engine, int n, double limit, struct bench_run *b);
 
 /* dgemm: bench_dgemm (NULL: not built); cfile: the C file gcc compiles
  * (NULL: none).  Prints two tables on stdout. */

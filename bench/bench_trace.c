@@ -63,8 +63,8 @@ static double run_native(char *const argv[])
 	return now() - t0;
 }
 
-static double run_traced(char *const argv[], int engine, const char *region,
-			 struct pflops_mix *m, struct pflops_trace_stats *st)
+static double run_traced(char *const argv[], int engine, const char *region, struct pflops_mix *m,
+			 struct pflops_trace_stats *st)
 {
 	struct pflops_trace_opts o = { .engine = engine, .region = region, .stats = st };
 	struct pflops_error err;
@@ -86,16 +86,14 @@ static double run_byfunc(char *const argv[], struct pflops_mix *m, size_t *nfunc
 {
 	struct pflops_error err;
 	struct pflops_funcs *f = pflops_funcs_new(&err);
-	struct pflops_trace_opts o = { .engine = PFLOPS_ENGINE_CACHE,
-				       .block = pflops_funcs_add, .block_arg = f };
+	struct pflops_trace_opts o = { .engine = PFLOPS_ENGINE_CACHE, .block = pflops_funcs_add, .block_arg = f };
 	const struct pflops_func *const *v;
 	int status;
 	double t0, t;
 
 	memset(m, 0, sizeof *m);
 	t0 = now();
-	if (!f || pflops_trace_run(argv, &o, m, &status, &err) ||
-	    pflops_funcs_list(f, &v, nfunc, &err)) {
+	if (!f || pflops_trace_run(argv, &o, m, &status, &err) || pflops_funcs_list(f, &v, nfunc, &err)) {
 		fprintf(stderr, "bench_trace: %s\n", err.msg);
 		exit(1);
 	}
@@ -119,15 +117,13 @@ static void byfunc_row(const char *what, char **argv)
 		b = t < b ? t : b;
 	}
 	printf("%-34s %9.3f s %9.3f s %8.2fx %6zu%s\n", what, c, b, b / c, nf,
-	       pflops_mix_flops(&mc, -1) != pflops_mix_flops(&mb, -1) ?
-	       "  FLOPs DIFFER" : "");
+	       pflops_mix_flops(&mc, -1) != pflops_mix_flops(&mb, -1) ? "  FLOPs DIFFER" : "");
 }
 
 static void byfunc_header(void)
 {
 	printf("\nper-block counts (--by-function), code cache, best of 5:\n");
-	printf("%-34s %11s %11s %9s %6s\n", "program (whole run)", "cache",
-	       "+by-func", "ratio", "funcs");
+	printf("%-34s %11s %11s %9s %6s\n", "program (whole run)", "cache", "+by-func", "ratio", "funcs");
 }
 
 /* best of n: the machine is shared */
@@ -142,8 +138,8 @@ static double best_native(char *const argv[], int n)
 	return b;
 }
 
-static void row(const char *what, double native, double stop, int scaled,
-		double cache, uint64_t flops_stop, uint64_t flops_cache)
+static void row(const char *what, double native, double stop, int scaled, double cache, uint64_t flops_stop,
+		uint64_t flops_cache)
 {
 	char s[32], r[32] = "-";
 
@@ -152,8 +148,7 @@ static void row(const char *what, double native, double stop, int scaled,
 		snprintf(r, sizeof r, "%.0fx", stop / native);
 	} else
 		snprintf(s, sizeof s, "-");
-	printf("%-34s %9.3f s %12s %9.3f s %10s %8.1fx%s\n", what, native, s,
-	       cache, r, cache / native,
+	printf("%-34s %9.3f s %12s %9.3f s %10s %8.1fx%s\n", what, native, s, cache, r, cache / native,
 	       stop >= 0 && flops_stop != flops_cache ? "  FLOPs DIFFER" : "");
 }
 
@@ -162,8 +157,7 @@ static void row(const char *what, double native, double stop, int scaled,
  * the tracer and the program (bench_best), best of 3 native, 2 cached.
  * Returns the stopping engine's (unscaled) CPU time, -1 past its limit;
  * *known: reuse it instead. */
-static double bench(const char *what, char **argv_full, char **argv_small,
-		    double scale, const double *known)
+static double bench(const char *what, char **argv_full, char **argv_small, double scale, const double *known)
 {
 	struct bench_run n, s = { 0 }, c;
 	double stop;
@@ -174,10 +168,8 @@ static double bench(const char *what, char **argv_full, char **argv_small,
 	}
 	if (known)
 		stop = *known;
-	else if (bench_best(argv_small ? argv_small : argv_full,
-			    PFLOPS_ENGINE_STOP, 1, STOP_LIMIT, &s)) {
-		printf("%-34s stopping engine: %s\n", what, s.timed_out ?
-		       "past the limit" : s.err);
+	else if (bench_best(argv_small ? argv_small : argv_full, PFLOPS_ENGINE_STOP, 1, STOP_LIMIT, &s)) {
+		printf("%-34s stopping engine: %s\n", what, s.timed_out ? "past the limit" : s.err);
 		stop = -1;
 	} else
 		stop = s.cpu;
@@ -185,21 +177,20 @@ static double bench(const char *what, char **argv_full, char **argv_small,
 		printf("%-34s traced run: %s\n", what, c.timed_out ? "past the limit" : c.err);
 		return stop;
 	}
-	row(what, n.cpu, stop >= 0 ? stop * scale : -1, argv_small || known,
-	    c.cpu, argv_small || known ? c.flops : s.flops, c.flops);
+	row(what, n.cpu, stop >= 0 ? stop * scale : -1, argv_small || known, c.cpu,
+	    argv_small || known ? c.flops : s.flops, c.flops);
 	return stop;
 }
 
 static void header(void)
 {
 	printf("CPU time (tracer + program), best of 3 native and 2 cached runs:\n");
-	printf("%-34s %11s %12s %11s %10s %9s\n", "program (whole run)", "native",
-	       "stop", "cache", "stop/nat", "cache/nat");
+	printf("%-34s %11s %12s %11s %10s %9s\n", "program (whole run)", "native", "stop", "cache", "stop/nat",
+	       "cache/nat");
 }
 
 /* the second table: per-block counts on the same programs */
-static void byfunc_table(const char *dir, const char *fp, const char *dx,
-			 const char *dgemm)
+static void byfunc_table(const char *dir, const char *fp, const char *dx, const char *dgemm)
 {
 	char cxx[1024];
 	char *a[] = { (char *)fp, "bench16", "10000000", NULL };
@@ -230,7 +221,7 @@ int main(int argc, char **argv)
 	char fp[1024], dx[1024];
 
 	if (getenv("BENCH_PROGS") && *getenv("BENCH_PROGS")) {
-		bench_programs(dgemm, cfile);	/* only those rows */
+		bench_programs(dgemm, cfile); /* only those rows */
 		return 0;
 	}
 
@@ -238,13 +229,13 @@ int main(int argc, char **argv)
 	snprintf(dx, sizeof dx, "%s/calib_daxpy_O2", dir);
 	avx512 = pflops_cpu_has("avx512f", getenv(PFLOPS_CPU_HIDE_ENV)) == 1;
 	header();
-	if (avx512) {	/* 16 instructions per block: an unrolled FP inner loop */
+	if (avx512) { /* 16 instructions per block: an unrolled FP inner loop */
 		char *full[] = { fp, "bench16", "10000000", NULL };
 		char *small[] = { fp, "bench16", "100000", NULL };
 		bench("calib_fp bench16 1e7", full, small, 100, NULL);
 	} else
 		printf("calib_fp bench16 1e7: not run, this CPU lacks avx512f\n");
-	{	/* compiled daxpy at -O2: short blocks (about 8 instructions) */
+	{ /* compiled daxpy at -O2: short blocks (about 8 instructions) */
 		char *full[] = { dx, "daxpy", "4096", "20000", NULL };
 		char *small[] = { dx, "daxpy", "4096", "20", NULL };
 		bench("calib_daxpy_O2 daxpy 4096 x2e4", full, small, 1000, NULL);
@@ -280,15 +271,12 @@ int main(int argc, char **argv)
 		double stop = run_traced(prog, PFLOPS_ENGINE_STOP, "cblas_dgemm", &ms, &ss);
 		double cache = run_traced(prog, PFLOPS_ENGINE_CACHE, "cblas_dgemm", &mc, &sc);
 
-		printf("\n--region cblas_dgemm: one 32^3 call inside %s long 32 400\n",
-		       dgemm);
+		printf("\n--region cblas_dgemm: one 32^3 call inside %s long 32 400\n", dgemm);
 		printf("  native %.3f s, traced: stop %.3f s (+%.3f s), cache %.3f s "
-		       "(+%.3f s); %lu call(s), %lu FLOPs%s\n", native, stop,
-		       stop - native, cache, cache - native,
-		       (unsigned long)sc.region_calls,
+		       "(+%.3f s); %lu call(s), %lu FLOPs%s\n",
+		       native, stop, stop - native, cache, cache - native, (unsigned long)sc.region_calls,
 		       (unsigned long)pflops_mix_flops(&mc, -1),
-		       pflops_mix_flops(&ms, -1) != pflops_mix_flops(&mc, -1) ?
-		       "  FLOPs DIFFER" : "");
+		       pflops_mix_flops(&ms, -1) != pflops_mix_flops(&mc, -1) ? "  FLOPs DIFFER" : "");
 	}
 	printf("(~: the stopping engine timed on a fraction of the work and "
 	       "scaled)\n");

@@ -20,8 +20,8 @@ static inline int calib_cpu_has(const char *test, const char *what, const char *
 
 	if (pflops_cpu_has(feature, hide) == 1)
 		return 1;
-	printf("SKIP: %s%s%s: this CPU lacks %s%s\n", test, what ? ": " : "", what ? what : "",
-	       feature, pflops_cpu_has(feature, NULL) == 1 ? " (hidden by " PFLOPS_CPU_HIDE_ENV ")" : "");
+	printf("SKIP: %s%s%s: this CPU lacks %s%s\n", test, what ? ": " : "", what ? what : "", feature,
+	       pflops_cpu_has(feature, NULL) == 1 ? " (hidden by " PFLOPS_CPU_HIDE_ENV ")" : "");
 	fflush(stdout);
 	return 0;
 }

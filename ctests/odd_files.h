@@ -17,7 +17,8 @@ static void odd_files_refused(void (*fails)(const char *path, const char *says),
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/fifo", dir);
 	assert_int_equal(mkfifo(path, 0600), 0);
-	snprintf(says, sizeof(says), "/fifo: a FIFO (named pipe), not a regular file; %s are read from regular files only", what);
+	snprintf(says, sizeof(says),
+		 "/fifo: a FIFO (named pipe), not a regular file; %s are read from regular files only", what);
 	alarm(20);
 	fails(path, says);
 	alarm(0);

@@ -27,7 +27,10 @@ int main(int argc, char **argv)
 			char msg[512];
 			int rc = pflops_probe_fit(kd, 1u << m, &plan, msg, sizeof(msg));
 			printf("  %-8s %s\n", pflops_metric_name(m),
-			       rc == 0 ? msg : rc == 1 ? msg : rc == PFLOPS_EUNAVAIL ? "unavailable" : msg);
+			       rc == 0		       ? msg
+			       : rc == 1	       ? msg
+			       : rc == PFLOPS_EUNAVAIL ? "unavailable"
+						       : msg);
 		}
 	}
 	if (pr.live)

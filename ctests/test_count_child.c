@@ -38,8 +38,8 @@ static void test_children_counted(void **state)
 	 * sh itself would show a few ms at most */
 	if (ev[0].raw < 20000000ULL)
 		fail_msg("task-clock %llu ns: the child's CPU time was not counted", (unsigned long long)ev[0].raw);
-	assert_true(ev[0].raw <= (uint64_t)(wall * 2.2e9));	/* at most both CPUs for the whole run */
-	assert_true(ev[1].raw > 10);				/* a fork and two execs fault pages */
+	assert_true(ev[0].raw <= (uint64_t)(wall * 2.2e9)); /* at most both CPUs for the whole run */
+	assert_true(ev[1].raw > 10);			    /* a fork and two execs fault pages */
 	assert_true(ev[0].enabled > 0 && ev[0].running == ev[0].enabled);
 	assert_true(ev[0].scaled == (double)ev[0].raw);
 }
@@ -52,7 +52,7 @@ static void test_starts_at_exec(void **state)
 	int status;
 	assert_int_equal(pflops_count_child(quick, &ev, 1, &status, NULL, NULL), 0);
 	assert_int_equal(WEXITSTATUS(status), 0);
-	assert_true(ev.raw < 20000000ULL);	/* `true` runs for far less than 20 ms */
+	assert_true(ev.raw < 20000000ULL); /* `true` runs for far less than 20 ms */
 }
 
 static void test_errors(void **state)
@@ -117,7 +117,7 @@ static void test_engine_group_on_child(void **state)
 	assert_true(slots[0] <= wall * 2.2e9);
 	assert_true(slots[1] > 10);
 	assert_int_equal(st.estimated, 0);
-	assert_true(v[0].enabled == v[1].enabled);	/* one group: one pair of times */
+	assert_true(v[0].enabled == v[1].enabled); /* one group: one pair of times */
 
 	/* a program that cannot start: the held child is released into exec, which fails */
 	char *missing[] = { "/nonexistent/program", NULL };
@@ -134,7 +134,7 @@ static void test_interrupt(void **state)
 {
 	static volatile sig_atomic_t flag;
 	static char *sleeper[] = { "sleep", "30", NULL };
-	static char *ignorer[] = { "sleep", "30", NULL };	/* SIGTERM ignored from the start: inherited */
+	static char *ignorer[] = { "sleep", "30", NULL }; /* SIGTERM ignored from the start: inherited */
 	static char *quick[] = { "sh", "-c", "sleep 0.3; exit 5", NULL };
 	struct pflops_child c;
 	int status;
@@ -155,7 +155,7 @@ static void test_interrupt(void **state)
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	assert_true(wall >= PFLOPS_INTERRUPT_GRACE_MS / 1000.0 && wall < 15);
 
-	flag = SIGINT;	/* from the terminal: the program has its own */
+	flag = SIGINT; /* from the terminal: the program has its own */
 	assert_int_equal(pflops_child_spawn(&c, quick, NULL), 0);
 	c.interrupt = &flag;
 	assert_int_equal(pflops_child_run(&c, &status, &wall, NULL), 0);

@@ -78,9 +78,9 @@ static void test_scale_math(void **state)
 	assert_true(pflops_perf_scale(100, 20, 10, &est) == 200.0);
 	assert_int_equal(est, 1);
 	assert_true(pflops_perf_scale(100, 20, 0, &est) == 0.0);
-	assert_int_equal(est, -1);	/* never ran: no count, not a zero count */
+	assert_int_equal(est, -1); /* never ran: no count, not a zero count */
 	assert_true(pflops_perf_scale(0, 0, 0, &est) == 0.0);
-	assert_int_equal(est, 0);	/* never enabled: an exact zero */
+	assert_int_equal(est, 0); /* never enabled: an exact zero */
 	/* running > enabled (a reference slightly shorter): not scaled */
 	assert_true(pflops_perf_scale(100, 9, 10, &est) == 100.0);
 	assert_int_equal(est, 0);
@@ -111,10 +111,10 @@ static void test_group_read(void **state)
 	assert_int_equal(pflops_perf_read(s, v, &err), 0);
 	if (v[1].raw < 300 || v[1].raw >= 400)
 		fail_msg("%llu faults for 300 pages", (unsigned long long)v[1].raw);
-	assert_true(v[0].raw >= 4000000);	/* >= 4 ms of the 5 ms spin, in ns */
+	assert_true(v[0].raw >= 4000000); /* >= 4 ms of the 5 ms spin, in ns */
 	/* one group: one read, one pair of times */
 	assert_true(v[0].enabled == v[1].enabled && v[1].enabled == v[2].enabled);
-	assert_true(v[0].running == v[0].enabled);	/* software events never multiplex */
+	assert_true(v[0].running == v[0].enabled); /* software events never multiplex */
 	double slots[3];
 	struct pflops_perf_status st;
 	pflops_perf_sum(s, v, slots, 3, &st);
@@ -148,15 +148,15 @@ static void test_reset(void **state)
 	assert_int_equal(pflops_perf_reset(s, &err), 0);
 	touch_pages(50);
 	assert_int_equal(pflops_perf_read(s, v, &err), 0);
-	assert_true(v[0].raw >= 50 && v[0].raw < 150);	/* only what came after the reset */
+	assert_true(v[0].raw >= 50 && v[0].raw < 150); /* only what came after the reset */
 	assert_true(v[1].raw < 9000000);
-	assert_true(v[1].enabled < 9000000);	/* times restart too: scaling stays right */
+	assert_true(v[1].enabled < 9000000); /* times restart too: scaling stays right */
 	/* a second start zeroes again */
 	assert_int_equal(pflops_perf_stop(s, &err), 0);
 	assert_int_equal(pflops_perf_start(s, &err), 0);
 	assert_int_equal(pflops_perf_read(s, v, &err), 0);
 	assert_true(v[0].raw < 20);
-	touch_pages(100);	/* and counts again after a stop */
+	touch_pages(100); /* and counts again after a stop */
 	assert_int_equal(pflops_perf_read(s, v, &err), 0);
 	assert_true(v[0].raw >= 100 && v[0].raw < 200);
 	pflops_perf_close(s);
@@ -184,7 +184,7 @@ static void test_domain(void **state)
 }
 
 /* Per-thread counting: each thread counts its own faults only. */
-#define NTHREADS 64	/* as many as a PAPI_thread_init program would use */
+#define NTHREADS 64 /* as many as a PAPI_thread_init program would use */
 struct thr {
 	int idx;
 	uint64_t faults;
@@ -240,7 +240,7 @@ static void test_threads(void **state)
 		if (t[i].rc)
 			fail_msg("thread %d: %s", i, t[i].msg);
 		uint64_t want = 64 * (1 + i % 8);
-		if (t[i].faults < want || t[i].faults > want + want / 4 + 48)	/* ASan: +1/8 shadow */
+		if (t[i].faults < want || t[i].faults > want + want / 4 + 48) /* ASan: +1/8 shadow */
 			fail_msg("thread %d counted %llu faults for %llu touched pages", i,
 				 (unsigned long long)t[i].faults, (unsigned long long)want);
 	}
@@ -274,8 +274,8 @@ static void *target_main(void *arg)
 {
 	struct target *t = arg;
 	t->tid = (pid_t)syscall(SYS_gettid);
-	set_phase(t, 1);	/* tid known */
-	wait_phase(t, 2);	/* counter open and started */
+	set_phase(t, 1);  /* tid known */
+	wait_phase(t, 2); /* counter open and started */
 	touch_pages(256);
 	set_phase(t, 3);
 	wait_phase(t, 4);
@@ -350,10 +350,8 @@ static void test_kinds_sum(void **state)
 	 * (cpu-clock) and a counting event (task-clock) in one group;
 	 * slot 1: the whole-thread task-clock to compare against */
 	struct pflops_perf_event ev[5] = {
-		sw(PERF_COUNT_SW_CPU_CLOCK, 0, -1, 0, 0),
-		sw(PERF_COUNT_SW_TASK_CLOCK, 0, 0, 0, 0),
-		sw(PERF_COUNT_SW_CPU_CLOCK, 1, -1, 1, 1),
-		sw(PERF_COUNT_SW_TASK_CLOCK, 1, 0, 1, 1),
+		sw(PERF_COUNT_SW_CPU_CLOCK, 0, -1, 0, 0),  sw(PERF_COUNT_SW_TASK_CLOCK, 0, 0, 0, 0),
+		sw(PERF_COUNT_SW_CPU_CLOCK, 1, -1, 1, 1),  sw(PERF_COUNT_SW_TASK_CLOCK, 1, 0, 1, 1),
 		sw(PERF_COUNT_SW_TASK_CLOCK, 2, 1, 2, -1),
 	};
 	struct pflops_perf_set *s;
@@ -417,7 +415,9 @@ static void test_uncovered_share(void **state)
 	if (st.uncovered_share < 0.6 || st.uncovered_share > 0.9)
 		fail_msg("uncovered share %.2f, expected about 0.75", st.uncovered_share);
 	if (slot < 15e6 || slot > 30e6)
-		fail_msg("time on CPU 0: %.0f ns, expected about 20 ms (raw %llu run %llu en %llu)", slot, (unsigned long long)v[1].raw, (unsigned long long)v[1].running, (unsigned long long)v[1].enabled);
+		fail_msg("time on CPU 0: %.0f ns, expected about 20 ms (raw %llu run %llu en %llu)", slot,
+			 (unsigned long long)v[1].raw, (unsigned long long)v[1].running,
+			 (unsigned long long)v[1].enabled);
 	pflops_perf_close(s);
 }
 
@@ -561,10 +561,11 @@ static void test_sample_periods(void **state)
 	struct pflops_table t = { 0 };
 	assert_int_equal(pflops_table_builtin(&t, NULL), 0);
 	struct pflops_plan dp, fp;
-	assert_int_equal(pflops_plan_fit(&dp, pflops_table_find(&t, "skx"), 1u << PFLOPS_DP_OPS | 1u << PFLOPS_SP_OPS, 0, 8,
-					 NULL, NULL), 0);
+	assert_int_equal(pflops_plan_fit(&dp, pflops_table_find(&t, "skx"), 1u << PFLOPS_DP_OPS | 1u << PFLOPS_SP_OPS,
+					 0, 8, NULL, NULL),
+			 0);
 	assert_int_equal(pflops_plan_fit(&fp, pflops_table_find(&t, "spr"), 1u << PFLOPS_FP_OPS, 0, 8, NULL, NULL), 0);
-	assert_true(fp.reduced != 0);	/* FP_OPS alone on 8: the FP16 detector */
+	assert_true(fp.reduced != 0); /* FP_OPS alone on 8: the FP16 detector */
 	struct pflops_perf_kind k[2] = {
 		{ .plan = &dp, .type = PERF_TYPE_RAW, .arch = PFLOPS_ARCH_X86, .pmu_name = "cpu" },
 		{ .plan = &fp, .type = PERF_TYPE_RAW, .arch = PFLOPS_ARCH_X86, .pmu_name = "cpu" },
@@ -578,7 +579,7 @@ static void test_sample_periods(void **state)
 	struct pflops_error err = { 0 };
 	const uint64_t P = 1000003;
 	int ns = pflops_perf_sample(k, 1, slot, ev, n, owner, PFLOPS_DP_OPS, P, 0, &err);
-	assert_int_equal(ns, 4);	/* SD, D128, D256, D512 */
+	assert_int_equal(ns, 4); /* SD, D128, D256, D512 */
 	for (int c = 0; c < dp.ncounters; c++) {
 		int i = 0;
 		while (ev[i].slot != slot[0][c])
@@ -649,7 +650,7 @@ static void test_sample_ring(void **state)
 		const struct perf_event_header *h = (const void *)(data + off);
 		if (h->type == PERF_RECORD_SAMPLE) {
 			uint64_t ip = *(const uint64_t *)(h + 1);
-			assert_true(ip != 0 && ip < 0x800000000000ULL);	/* user space */
+			assert_true(ip != 0 && ip < 0x800000000000ULL); /* user space */
 			samples++;
 		}
 		assert_true(h->size >= sizeof(*h));

@@ -56,11 +56,9 @@ static void check_sum(const struct run *r, const char *what)
 	}
 	if (memcmp(&s, &r->mix, sizeof s))
 		fail_msg("%s: the functions add up to %llu FLOPs, %llu instructions; "
-			 "the run counted %llu, %llu", what,
-			 (unsigned long long)pflops_mix_flops(&s, -1),
-			 (unsigned long long)s.total_insts,
-			 (unsigned long long)pflops_mix_flops(&r->mix, -1),
-			 (unsigned long long)r->mix.total_insts);
+			 "the run counted %llu, %llu",
+			 what, (unsigned long long)pflops_mix_flops(&s, -1), (unsigned long long)s.total_insts,
+			 (unsigned long long)pflops_mix_flops(&r->mix, -1), (unsigned long long)r->mix.total_insts);
 }
 
 static void vrun(struct run *r, int engine, const char *region, char **argv)
@@ -103,8 +101,7 @@ static const struct pflops_func *find(const struct run *r, const char *name)
 	size_t len = strlen(name);
 
 	for (size_t i = 0; i < r->n; i++)
-		if (!strncmp(r->v[i]->name, name, len) &&
-		    (!r->v[i]->name[len] || r->v[i]->name[len] == '.'))
+		if (!strncmp(r->v[i]->name, name, len) && (!r->v[i]->name[len] || r->v[i]->name[len] == '.'))
 			return r->v[i];
 	return NULL;
 }
@@ -117,8 +114,7 @@ static const char *base(const char *path)
 
 /* function `name` of file `object` did `flops` FLOPs, all of precision
  * prec */
-static void expect(const struct run *r, const char *name, const char *object,
-		   uint64_t flops, int prec)
+static void expect(const struct run *r, const char *name, const char *object, uint64_t flops, int prec)
 {
 	const struct pflops_func *f = find(r, name);
 
@@ -130,8 +126,7 @@ static void expect(const struct run *r, const char *name, const char *object,
 		fail();
 	}
 	if (pflops_mix_flops(&f->mix, -1) != flops)
-		print_error("%s: %llu FLOPs, expected %llu\n", name,
-			    (unsigned long long)pflops_mix_flops(&f->mix, -1),
+		print_error("%s: %llu FLOPs, expected %llu\n", name, (unsigned long long)pflops_mix_flops(&f->mix, -1),
 			    (unsigned long long)flops);
 	assert_int_equal(pflops_mix_flops(&f->mix, -1), flops);
 	assert_int_equal(pflops_mix_flops(&f->mix, prec), flops);
@@ -253,8 +248,7 @@ static void test_signals(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	for (int e = 0; e < 2; e++) {
-		run(&r, engines[e], NULL, prog("calib_signal"), "calls",
-		    under_valgrind ? "20" : "50", out, NULL);
+		run(&r, engines[e], NULL, prog("calib_signal"), "calls", under_valgrind ? "20" : "50", out, NULL);
 		f = fopen(out, "r");
 		assert_non_null(f);
 		assert_int_equal(fscanf(f, "%ld %ld", &loops, &alarms), 2);
@@ -287,7 +281,7 @@ static void test_masked(void **state)
 	if (!calib_runs("test_masked", "vaddpd_z_k1"))
 		skip();
 	run(&r, PFLOPS_ENGINE_AUTO, NULL, prog("calib_fp"), "vaddpd_z_k1", "1000", NULL);
-	if (!under_valgrind)	/* valgrind hides the opmask registers */
+	if (!under_valgrind) /* valgrind hides the opmask registers */
 		expect(&r, "vaddpd_z_k1", "calib_fp", 4 * N, PFLOPS_DP);
 	assert_int_equal(doing(&r), 1);
 	run_free(&r);
@@ -337,8 +331,7 @@ static void test_no_symbol(void **state)
 	assert_string_equal(base(f->object), "calib_fp_stripped");
 	assert_int_equal(pflops_mix_flops(&f->mix, -1), 4 * N);
 	assert_true(f->addr >= lo && f->addr < hi);
-	snprintf(name, sizeof name, "calib_fp_stripped+0x%llx (no symbol)",
-		 (unsigned long long)f->addr);
+	snprintf(name, sizeof name, "calib_fp_stripped+0x%llx (no symbol)", (unsigned long long)f->addr);
 	assert_string_equal(f->name, name);
 	run_free(&r);
 
@@ -360,18 +353,16 @@ static void test_no_symbol(void **state)
 static void test_engines_agree(void **state)
 {
 	static const char *const progs[][4] = {
-		{ "calib_daxpy_O3", "daxpy", "1003", NULL },
-		{ "calib_fp", "calls", "300", NULL },
-		{ "calib_fp", "indirect", "300", NULL },
-		{ "calib_fp", "fma_kmix", "300", NULL },
+		{ "calib_daxpy_O3", "daxpy", "1003", NULL }, { "calib_fp", "calls", "300", NULL },
+		{ "calib_fp", "indirect", "300", NULL },     { "calib_fp", "fma_kmix", "300", NULL },
 		{ "calib_regionx", "recurse", "1000", "3" },
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
 		struct run a, b;
-		char *argv[5] = { (char *)prog(progs[i][0]), (char *)progs[i][1],
-				  (char *)progs[i][2], (char *)progs[i][3], NULL };
+		char *argv[5] = { (char *)prog(progs[i][0]), (char *)progs[i][1], (char *)progs[i][2],
+				  (char *)progs[i][3], NULL };
 		if (!strcmp(progs[i][0], "calib_fp") && !calib_runs("test_engines_agree", progs[i][1]))
 			continue;
 		vrun(&a, PFLOPS_ENGINE_STOP, NULL, argv);
@@ -384,10 +375,8 @@ static void test_engines_agree(void **state)
 				if (!strcmp(b.v[j]->name, x->name))
 					y = b.v[j];
 			if (!y || pflops_mix_flops(&x->mix, -1) != pflops_mix_flops(&y->mix, -1))
-				fail_msg("%s %s: %s differs between the engines",
-					 progs[i][0], progs[i][1], x->name);
-			assert_memory_equal(x->mix.lanes_active, y->mix.lanes_active,
-					    sizeof x->mix.lanes_active);
+				fail_msg("%s %s: %s differs between the engines", progs[i][0], progs[i][1], x->name);
+			assert_memory_equal(x->mix.lanes_active, y->mix.lanes_active, sizeof x->mix.lanes_active);
 		}
 		run_free(&a);
 		run_free(&b);
@@ -396,25 +385,22 @@ static void test_engines_agree(void **state)
 
 int main(void)
 {
-
 	/* the traced test programs besides calib_fp use AVX (ymm) */
 	if (!calib_cpu_has("test_funcs", NULL, "avx"))
 		return 77;
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_library),
-		cmocka_unit_test(test_threads),
-		cmocka_unit_test(test_processes),
-		cmocka_unit_test(test_signals),
-		cmocka_unit_test(test_masked),
-		cmocka_unit_test(test_no_symbol),
+		cmocka_unit_test(test_library),	      cmocka_unit_test(test_threads), cmocka_unit_test(test_processes),
+		cmocka_unit_test(test_signals),	      cmocka_unit_test(test_masked),  cmocka_unit_test(test_no_symbol),
 		cmocka_unit_test(test_engines_agree),
 	};
 
 	calib_prog_init();
 	under_valgrind = getenv("PF_UNDER_VALGRIND") != NULL;
 	if (access(prog("calib_fp_stripped"), X_OK)) {
-		fprintf(stderr, "test_funcs: %s missing; run `make check` "
-			"(it builds the calibration programs)\n", prog("calib_fp_stripped"));
+		fprintf(stderr,
+			"test_funcs: %s missing; run `make check` "
+			"(it builds the calibration programs)\n",
+			prog("calib_fp_stripped"));
 		return 1;
 	}
 	return cmocka_run_group_tests_name("funcs", tests, NULL, NULL);

@@ -15,16 +15,16 @@
 #include "pflops_mask.h"
 
 /* GNU as, objdump -d */
-static const uint8_t FMA_K1[] = { 0x62, 0xf2, 0xed, 0x49, 0xb8, 0xc1 };	/* vfmadd231pd %zmm1,%zmm2,%zmm0{%k1} */
-static const uint8_t FMA[] = { 0x62, 0xf2, 0xed, 0x48, 0xb8, 0xc1 };	/* vfmadd231pd %zmm1,%zmm2,%zmm0 */
-static const uint8_t ADDPD_K2[] = { 0x62, 0xf1, 0xed, 0x4a, 0x58, 0xc1 };	/* vaddpd %zmm1,%zmm2,%zmm0{%k2} */
-static const uint8_t ADDPS_K1[] = { 0x62, 0xf1, 0x6c, 0x49, 0x58, 0xc1 };	/* vaddps %zmm1,%zmm2,%zmm0{%k1} */
-static const uint8_t ADD_RAX[] = { 0x48, 0x83, 0xc0, 0x01 };		/* add $0x1,%rax */
-static const uint8_t KMOVW_K1[] = { 0xc5, 0xf8, 0x92, 0xc8 };		/* kmovw %eax,%k1 */
-static const uint8_t VMULPD_Y_K3[] = { 0x62, 0xf1, 0xed, 0x2b, 0x59, 0xc1 };	/* vmulpd %ymm1,%ymm2,%ymm0{%k3} */
-static const uint8_t JNE[] = { 0x75, 0xfe };					/* jne . */
-static const uint8_t VFMULCPH_K1[] = { 0x62, 0xf6, 0x6e, 0x49, 0xd6, 0xc1 };	/* vfmulcph %zmm1,%zmm2,%zmm0{%k1} */
-static const uint8_t VADDSD_K1[] = { 0x62, 0xf1, 0xef, 0x09, 0x58, 0xc1 };	/* vaddsd %xmm1,%xmm2,%xmm0{%k1} */
+static const uint8_t FMA_K1[] = { 0x62, 0xf2, 0xed, 0x49, 0xb8, 0xc1 };	     /* vfmadd231pd %zmm1,%zmm2,%zmm0{%k1} */
+static const uint8_t FMA[] = { 0x62, 0xf2, 0xed, 0x48, 0xb8, 0xc1 };	     /* vfmadd231pd %zmm1,%zmm2,%zmm0 */
+static const uint8_t ADDPD_K2[] = { 0x62, 0xf1, 0xed, 0x4a, 0x58, 0xc1 };    /* vaddpd %zmm1,%zmm2,%zmm0{%k2} */
+static const uint8_t ADDPS_K1[] = { 0x62, 0xf1, 0x6c, 0x49, 0x58, 0xc1 };    /* vaddps %zmm1,%zmm2,%zmm0{%k1} */
+static const uint8_t ADD_RAX[] = { 0x48, 0x83, 0xc0, 0x01 };		     /* add $0x1,%rax */
+static const uint8_t KMOVW_K1[] = { 0xc5, 0xf8, 0x92, 0xc8 };		     /* kmovw %eax,%k1 */
+static const uint8_t VMULPD_Y_K3[] = { 0x62, 0xf1, 0xed, 0x2b, 0x59, 0xc1 }; /* vmulpd %ymm1,%ymm2,%ymm0{%k3} */
+static const uint8_t JNE[] = { 0x75, 0xfe };				     /* jne . */
+static const uint8_t VFMULCPH_K1[] = { 0x62, 0xf6, 0x6e, 0x49, 0xd6, 0xc1 }; /* vfmulcph %zmm1,%zmm2,%zmm0{%k1} */
+static const uint8_t VADDSD_K1[] = { 0x62, 0xf1, 0xef, 0x09, 0x58, 0xc1 };   /* vaddsd %xmm1,%xmm2,%xmm0{%k1} */
 
 #define D512_MODEL "inst prec=dp width=512 fma=2 dpp=2"
 
@@ -97,12 +97,12 @@ static void test_daxpy_shape(void **state)
 		assert_true(sh == 3.0 / 8);
 	}
 	struct pflops_mask_result r;
-	pflops_mask_result(a, 400, &r);	/* 200 FMAs: 400 counts, 100 sampled */
+	pflops_mask_result(a, 400, &r); /* 200 FMAs: 400 counts, 100 sampled */
 	assert_int_equal(r.used, 100);
 	assert_int_equal(r.masked, 50);
 	assert_true(r.share == 11.0 / 16);
 	assert_true(r.full == 3200);
-	assert_true(r.flops == 2200);	/* 100 FMAs x 16 + 100 x 6 */
+	assert_true(r.flops == 2200); /* 100 FMAs x 16 + 100 x 6 */
 	assert_true(r.lo < 2200 && r.hi > 2200 && r.lo > 0 && r.hi < 3200);
 }
 
@@ -113,23 +113,23 @@ static void test_unusable_samples(void **state)
 	struct pflops_mask_event ev = d512();
 	struct pflops_mask_acc *a = fresh(&ev);
 	for (int i = 0; i < 10; i++) {
-		struct pflops_mask_sample m = SMP(FMA_K1, 1, 0x0f);	/* 4 of 8 */
+		struct pflops_mask_sample m = SMP(FMA_K1, 1, 0x0f); /* 4 of 8 */
 		pflops_mask_add(a, &m, NULL, NULL, NULL);
 	}
 	struct pflops_mask_sample junk[] = {
-		SMP(ADD_RAX, 1, 0xff),		/* not FP: skid */
-		SMP(ADDPS_K1, 1, 0xff),		/* single precision: not this event */
-		SMP(VMULPD_Y_K3, 3, 0xff),	/* 256-bit: not this event */
-		SMP(KMOVW_K1, 1, 0xff),		/* writes a mask, no FLOP */
+		SMP(ADD_RAX, 1, 0xff),	   /* not FP: skid */
+		SMP(ADDPS_K1, 1, 0xff),	   /* single precision: not this event */
+		SMP(VMULPD_Y_K3, 3, 0xff), /* 256-bit: not this event */
+		SMP(KMOVW_K1, 1, 0xff),	   /* writes a mask, no FLOP */
 	};
 	for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++)
 		assert_int_equal(pflops_mask_add(a, &junk[i], NULL, NULL, NULL), PFLOPS_MS_SKID);
-	struct pflops_mask_sample nok = SMP(FMA_K1, -1, 0);	/* masked, record without opmasks */
+	struct pflops_mask_sample nok = SMP(FMA_K1, -1, 0); /* masked, record without opmasks */
 	assert_int_equal(pflops_mask_add(a, &nok, NULL, NULL, NULL), PFLOPS_MS_NOMASK);
-	struct pflops_mask_sample cut = smp(FMA_K1, 3, 1, 0xff);	/* truncated EVEX */
+	struct pflops_mask_sample cut = smp(FMA_K1, 3, 1, 0xff); /* truncated EVEX */
 	assert_int_equal(pflops_mask_add(a, &cut, NULL, NULL, NULL), PFLOPS_MS_UNREADABLE);
 	struct pflops_mask_sample none = SMP(FMA_K1, 1, 0xff);
-	none.insn_len = 0;	/* no bytes and no reader */
+	none.insn_len = 0; /* no bytes and no reader */
 	assert_int_equal(pflops_mask_add(a, &none, NULL, NULL, NULL), PFLOPS_MS_UNREADABLE);
 	struct pflops_mask_result r;
 	pflops_mask_result(a, 100, &r);
@@ -152,14 +152,14 @@ static void test_lane_rules(void **state)
 	double sh = -1;
 	assert_int_equal(pflops_mask_event_from_model("inst prec=hp width=512 fma=2", &h, NULL), 0);
 	struct pflops_mask_acc *a = fresh(&h);
-	struct pflops_mask_sample c = SMP(VFMULCPH_K1, 1, 0x3);	/* 2 pairs of 16: 4 of 32 lanes */
+	struct pflops_mask_sample c = SMP(VFMULCPH_K1, 1, 0x3); /* 2 pairs of 16: 4 of 32 lanes */
 	assert_int_equal(pflops_mask_add(a, &c, NULL, NULL, &sh), PFLOPS_MS_USED);
 	assert_true(sh == 4.0 / 32);
 	assert_int_equal(pflops_mask_event_from_model("inst prec=dp width=scalar fma=2", &sd, NULL), 0);
 	a = fresh(&sd);
 	struct pflops_mask_sample off = SMP(VADDSD_K1, 1, 0x2), on = SMP(VADDSD_K1, 1, 0x3);
 	assert_int_equal(pflops_mask_add(a, &off, NULL, NULL, &sh), PFLOPS_MS_USED);
-	assert_true(sh == 0);	/* bit 0 clear: the scalar lane is off */
+	assert_true(sh == 0); /* bit 0 clear: the scalar lane is off */
 	assert_int_equal(pflops_mask_add(a, &on, NULL, NULL, &sh), PFLOPS_MS_USED);
 	assert_true(sh == 1);
 	/* 256-bit DP under k3 = 0xf7: only the low 4 bits apply */
@@ -191,17 +191,17 @@ static void test_interval_edges(void **state)
 	}
 	pflops_mask_result(a, 10000, &r);
 	assert_true(r.share == 1 && r.flops == r.full && r.hi == r.full);
-	assert_true(r.share_lo < 1 && r.share_lo > 0.9);	/* 100 samples of 10000 */
+	assert_true(r.share_lo < 1 && r.share_lo > 0.9); /* 100 samples of 10000 */
 	double lo100 = r.share_lo;
-	pflops_mask_result(a, 100, &r);	/* every count sampled */
+	pflops_mask_result(a, 100, &r); /* every count sampled */
 	assert_true(r.share_lo == 1 && r.lo == r.flops && r.hi == r.flops);
-	pflops_mask_result(a, 1000, &r);	/* a tenth sampled: narrower than a hundredth */
+	pflops_mask_result(a, 1000, &r); /* a tenth sampled: narrower than a hundredth */
 	assert_true(r.share_lo > lo100 && r.share_lo < 1);
 
 	a = fresh(&ev);
-	pflops_mask_result(a, 500, &r);	/* no sample: only the bound is known */
+	pflops_mask_result(a, 500, &r); /* no sample: only the bound is known */
 	assert_true(r.flops == r.full && r.lo == 0 && r.hi == r.full && r.full == 4000);
-	pflops_mask_result(a, 0, &r);	/* nothing counted: nothing to estimate */
+	pflops_mask_result(a, 0, &r); /* nothing counted: nothing to estimate */
 	assert_true(r.flops == 0 && r.lo == 0 && r.hi == 0);
 	/* samples known to be full (the tracer's unmasked blocks) count as share 1 */
 	a = fresh(&ev);
@@ -218,7 +218,7 @@ static void test_interval_edges(void **state)
  * (pid, ip). */
 struct image {
 	uint64_t base;
-	uint8_t bytes[2][64];	/* pid 1, pid 2 */
+	uint8_t bytes[2][64]; /* pid 1, pid 2 */
 	int reads;
 };
 
@@ -240,8 +240,8 @@ static void test_reader(void **state)
 	struct pflops_mask_event ev = d512();
 	memset(&im, 0, sizeof(im));
 	im.base = 0x7000;
-	memcpy(im.bytes[0], FMA_K1, sizeof(FMA_K1));	/* pid 1: masked DP FMA */
-	memcpy(im.bytes[1], ADDPS_K1, sizeof(ADDPS_K1));	/* pid 2, same address: SP add */
+	memcpy(im.bytes[0], FMA_K1, sizeof(FMA_K1));	 /* pid 1: masked DP FMA */
+	memcpy(im.bytes[1], ADDPS_K1, sizeof(ADDPS_K1)); /* pid 2, same address: SP add */
 	struct pflops_mask_acc *a = fresh(&ev);
 	for (int i = 0; i < 1000; i++) {
 		struct pflops_mask_sample s = { .ip = 0x7000, .pid = 1 + (i & 1), .have_k = 1 };
@@ -255,7 +255,7 @@ static void test_reader(void **state)
 	assert_int_equal(r.used, 500);
 	assert_int_equal(r.skid, 500);
 	assert_true(r.share == 1.0 / 8);
-	assert_true(im.reads == 3);	/* once per (pid, ip), and the unreadable one */
+	assert_true(im.reads == 3); /* once per (pid, ip), and the unreadable one */
 	/* an unreadable address is tried again (its mapping may come later) */
 	assert_int_equal(pflops_mask_add(a, &out, read_image, &im, NULL), PFLOPS_MS_UNREADABLE);
 	assert_int_equal(im.reads, 4);
@@ -272,20 +272,20 @@ static void test_capture_lag(void **state)
 	memset(&im, 0, sizeof(im));
 	im.base = 0x7000;
 	uint8_t *p = im.bytes[0];
-	memcpy(p, FMA_K1, 6);		/* 0x7000 */
-	memcpy(p + 6, ADD_RAX, 4);	/* 0x7006 */
-	memcpy(p + 10, KMOVW_K1, 4);	/* 0x700a: rewrites k1 */
-	memcpy(p + 14, FMA_K1, 6);	/* 0x700e */
-	memcpy(p + 20, JNE, 2);		/* 0x7014 */
-	memcpy(p + 22, KMOVW_K1, 4);	/* 0x7016: after the branch */
+	memcpy(p, FMA_K1, 6);	     /* 0x7000 */
+	memcpy(p + 6, ADD_RAX, 4);   /* 0x7006 */
+	memcpy(p + 10, KMOVW_K1, 4); /* 0x700a: rewrites k1 */
+	memcpy(p + 14, FMA_K1, 6);   /* 0x700e */
+	memcpy(p + 20, JNE, 2);	     /* 0x7014 */
+	memcpy(p + 22, KMOVW_K1, 4); /* 0x7016: after the branch */
 	struct pflops_mask_sample s1 = { .ip = 0x7000, .pid = 1, .have_k = 1 }, s2 = s1;
 	s2.ip = 0x700e;
 	s1.k[1] = s2.k[1] = 0xff;
 
-	ev.capture_lag = 0;	/* registers captured at the instruction */
+	ev.capture_lag = 0; /* registers captured at the instruction */
 	struct pflops_mask_acc *a = fresh(&ev);
 	assert_int_equal(pflops_mask_add(a, &s1, read_image, &im, NULL), PFLOPS_MS_USED);
-	ev.capture_lag = 1;	/* the kmovw is 2 instructions on */
+	ev.capture_lag = 1; /* the kmovw is 2 instructions on */
 	a = fresh(&ev);
 	assert_int_equal(pflops_mask_add(a, &s1, read_image, &im, NULL), PFLOPS_MS_USED);
 	ev.capture_lag = 2;
@@ -333,7 +333,7 @@ static void test_coverage(void **state)
 		for (int i = 0; i < POP; i++)
 			idx[i] = i;
 		struct pflops_mask_acc *a = fresh(&ev);
-		for (int i = 0; i < N; i++) {	/* partial Fisher-Yates */
+		for (int i = 0; i < N; i++) { /* partial Fisher-Yates */
 			int j = i + (int)(next() % (POP - i)), x = idx[i];
 			idx[i] = idx[j];
 			idx[j] = x;
@@ -363,7 +363,7 @@ static void test_plan(void **state)
 	struct pflops_mask_plan mp;
 	assert_int_equal(pflops_mask_plan_make(&mp, spr, 1u << PFLOPS_DP_OPS, &err), 0);
 	assert_int_equal(mp.corrected, 1u << PFLOPS_DP_OPS);
-	assert_int_equal(mp.nevents, 4);	/* SD D128 D256 D512 */
+	assert_int_equal(mp.nevents, 4); /* SD D128 D256 D512 */
 	double counts[4] = { 0 };
 	int d512i = -1;
 	for (int i = 0; i < mp.nevents; i++) {
@@ -380,7 +380,7 @@ static void test_plan(void **state)
 	counts[d512i] = 400;
 	struct pflops_mask_result res[4];
 	memset(res, 0, sizeof(res));
-	for (int i = 0; i < 4; i++) {	/* no samples on the others: share 1 */
+	for (int i = 0; i < 4; i++) { /* no samples on the others: share 1 */
 		struct pflops_mask_acc *a = fresh(&mp.e[i].ev);
 		if (i == d512i)
 			for (int k = 0; k < 100; k++) {
@@ -397,7 +397,7 @@ static void test_plan(void **state)
 	assert_true(est == 100 + 8 * 400 * 11.0 / 16);
 	assert_true(lo < est && est < hi && lo > 100);
 	pflops_mask_metric(&mp, PFLOPS_DP_OPS, counts, NULL, &full, &est, NULL, NULL);
-	assert_true(est == full);	/* no results: the formula */
+	assert_true(est == full); /* no results: the formula */
 
 	/* VEC_DP (exact) rides on the same events, uncorrected */
 	const struct pflops_pmu *skx = pflops_table_find(&t, "skx");
@@ -414,10 +414,14 @@ static void test_plan(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_event_from_model), cmocka_unit_test(test_daxpy_shape),
-		cmocka_unit_test(test_unusable_samples), cmocka_unit_test(test_lane_rules),
-		cmocka_unit_test(test_interval_edges),	 cmocka_unit_test(test_reader),
-		cmocka_unit_test(test_capture_lag),	 cmocka_unit_test(test_coverage),
+		cmocka_unit_test(test_event_from_model),
+		cmocka_unit_test(test_daxpy_shape),
+		cmocka_unit_test(test_unusable_samples),
+		cmocka_unit_test(test_lane_rules),
+		cmocka_unit_test(test_interval_edges),
+		cmocka_unit_test(test_reader),
+		cmocka_unit_test(test_capture_lag),
+		cmocka_unit_test(test_coverage),
 		cmocka_unit_test(test_plan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -82,7 +82,7 @@ static void test_hook(void **state)
 		skip();
 	memset(&c, 0, sizeof(c));
 	run("vaddpd_z_k1", "1000", NULL, count_calls, &c, &mix);
-	if (c.nok == c.n)	/* opmasks unreadable here (valgrind hides XSAVE) */
+	if (c.nok == c.n) /* opmasks unreadable here (valgrind hides XSAVE) */
 		skip();
 	assert_int_equal(c.n, 1000);
 	assert_int_equal(c.masked, 1000);
@@ -135,7 +135,7 @@ static void estimate(const char *kernel, const char *n, const char *region, cons
 		double model[PFLOPS_NMETRIC];
 		unsigned got;
 		assert_int_equal(pflops_model_metrics(spr, &mix, 1u << PFLOPS_DP_OPS, 0, model, &got, &err), 0);
-		assert_true(full[s] == model[PFLOPS_DP_OPS]);	/* the formula's own value */
+		assert_true(full[s] == model[PFLOPS_DP_OPS]); /* the formula's own value */
 	}
 	pflops_mask_trace_free(mt);
 }
@@ -145,8 +145,10 @@ static void estimate(const char *kernel, const char *n, const char *region, cons
 static void test_period_one(void **state)
 {
 	(void)state;
-	static const char *const k[][3] = { { "vaddpd_z_k1", "500", NULL }, { "kmask_in_block", "300", NULL },
-					    { "daxpy_masked", "300", "daxpy" }, { "fma_kmix", "200", NULL },
+	static const char *const k[][3] = { { "vaddpd_z_k1", "500", NULL },
+					    { "kmask_in_block", "300", NULL },
+					    { "daxpy_masked", "300", "daxpy" },
+					    { "fma_kmix", "200", NULL },
 					    { "vfmadd231pd_z", "500", NULL } };
 	if (!avx512("test_period_one"))
 		skip();
@@ -154,9 +156,10 @@ static void test_period_one(void **state)
 		struct pflops_mask_stream st = { 1, 0 };
 		double full, exact, est, lo, hi;
 		estimate(k[i][0], k[i][1], k[i][2], &st, 1, &full, &exact, &est, &lo, &hi);
-		if (exact == full && strcmp(k[i][0], "vfmadd231pd_z"))	/* opmasks unreadable (valgrind) */
+		if (exact == full && strcmp(k[i][0], "vfmadd231pd_z")) /* opmasks unreadable (valgrind) */
 			skip();
-		print_message("%-16s full %.0f exact %.0f estimate %.0f [%.0f, %.0f]\n", k[i][0], full, exact, est, lo, hi);
+		print_message("%-16s full %.0f exact %.0f estimate %.0f [%.0f, %.0f]\n", k[i][0], full, exact, est, lo,
+			      hi);
 		assert_true(est == exact && lo == exact && hi == exact);
 	}
 }
@@ -181,13 +184,13 @@ static void test_daxpy_period7(void **state)
 		print_message("phase %d: %.0f [%.0f, %.0f]\n", p, est[p], lo[p], hi[p]);
 		assert_true(est[p] > exact * 0.95 && est[p] < exact * 1.05);
 		assert_true(lo[p] <= exact && exact <= hi[p]);
-		assert_true(hi[p] < full[p]);	/* the bound is outside: the correction is real */
+		assert_true(hi[p] < full[p]); /* the bound is outside: the correction is real */
 	}
 	/* unmasked code: the correction is zero */
 	estimate("vfmadd231pd_z", "1000", NULL, st, 7, full, &exact, est, lo, hi);
 	for (int p = 0; p < 7; p++) {
 		assert_true(est[p] == exact && full[p] == exact && hi[p] == exact);
-		assert_true(lo[p] < exact);	/* unseen counts could be masked */
+		assert_true(lo[p] < exact); /* unseen counts could be masked */
 	}
 	struct pflops_error err = { 0 };
 	struct pflops_mask_plan mp;

@@ -12,8 +12,7 @@
 
 static struct pflops_mix mix;
 
-static void set(int p, int w, int o, uint64_t insts, uint64_t full,
-		uint64_t active, uint64_t masked)
+static void set(int p, int w, int o, uint64_t insts, uint64_t full, uint64_t active, uint64_t masked)
 {
 	mix.insts[p][w][o] = insts;
 	mix.lanes_full[p][w][o] = full;

@@ -67,11 +67,11 @@ static void test_seed001(void **state)
 {
 	struct pflops_perfstat r;
 	read_ok(F "snb_full.csv", "snb", M(FP_OPS) | M(DP_OPS) | M(SP_OPS), &r);
-	assert_true(r.value[PFLOPS_SP_OPS] == 156781396204.0);		/* 4 * 39195349051 */
+	assert_true(r.value[PFLOPS_SP_OPS] == 156781396204.0); /* 4 * 39195349051 */
 	assert_true(r.value[PFLOPS_DP_OPS] == 17.0);
-	assert_true(r.value[PFLOPS_FP_OPS] == 156781396204.0 + 17);	/* x87's 32693 left out */
+	assert_true(r.value[PFLOPS_FP_OPS] == 156781396204.0 + 17); /* x87's 32693 left out */
 	assert_int_equal(r.lines, 7);
-	assert_true(r.min_pct < 80.0 && r.min_pct > 79.9);		/* perf multiplexed: flagged */
+	assert_true(r.min_pct < 80.0 && r.min_pct > 79.9); /* perf multiplexed: flagged */
 	/* DP_OPS and SP_OPS also need SIMD_FP_256 (256-bit AVX), which the
 	 * seed did not record: refused, naming the code to add */
 	read_fails(F "snb_seed001.csv", "snb", M(SP_OPS), "needs SIMD_FP_256:PACKED_SINGLE (r530111)");
@@ -195,7 +195,8 @@ static void test_bad_values(void **state)
 		{ F "bad_huge.csv", "bad_huge.csv:3: bad count '1e400'" },
 		{ F "bad_negative.csv", "bad_negative.csv:3: bad count '-3'" },
 		{ F "bad_fraction.csv", "bad_fraction.csv:3: bad count '3.5'" },
-		{ F "bad_share.csv", "bad_share.csv:3: bad running share '-80.00' for r5303c7; the fifth field is a percentage" },
+		{ F "bad_share.csv",
+		  "bad_share.csv:3: bad running share '-80.00' for r5303c7; the fifth field is a percentage" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		read_fails(bad[i][0], "skx", M(FP_OPS), bad[i][1]);
@@ -203,8 +204,8 @@ static void test_bad_values(void **state)
 	text_fails("18446744073709551615,,r5303c7,1000,100.00,,\n18446744073709551616,,r5318c7,1000,100.00,,\n", "skx",
 		   ":2: bad count '18446744073709551616'");
 	/* another PMU's line is not used, and still not nan */
-	text_fails("3,,cpu_core/config=0x5303c7/,1000,100.00,,\nnan,,cpu_atom/config=0x5303c7/,1000,100.00,,\n", "adl_glc",
-		   ":2: bad count 'nan' for cpu_atom/config=0x5303c7/");
+	text_fails("3,,cpu_core/config=0x5303c7/,1000,100.00,,\nnan,,cpu_atom/config=0x5303c7/,1000,100.00,,\n",
+		   "adl_glc", ":2: bad count 'nan' for cpu_atom/config=0x5303c7/");
 }
 
 /* Issue 20: counts as written (perf prints whole numbers): 2^64-1 and
@@ -218,7 +219,7 @@ static void test_exact_counts(void **state)
 	assert_true(r.whole[PFLOPS_BF16_OPS] == (1ULL << 53) + 1);
 	read_ok(F "exact_sum.csv", "skx", M(DP_OPS), &r);
 	assert_true(r.metrics_whole == M(DP_OPS) && r.whole[PFLOPS_DP_OPS] == (1ULL << 53) + 3);
-	assert_true(r.value[PFLOPS_DP_OPS] == (double)((1ULL << 53) + 4));	/* the nearest double */
+	assert_true(r.value[PFLOPS_DP_OPS] == (double)((1ULL << 53) + 4)); /* the nearest double */
 }
 
 /* One event on two lines (its :u and :k), thousands separators (perf -x
@@ -227,8 +228,9 @@ static void test_ambiguous_files(void **state)
 {
 	read_fails(F "bad_twice.csv", "skx", M(FP_OPS),
 		   "bad_twice.csv:4: r5303c7:k is the event of line 2 (r5303c7:u) again");
-	read_fails(F "bad_grouped.csv", "zen4", M(FP_OPS),
-		   "bad_grouped.csv:2: a count with thousands separators ('1,234...'); perf stat -x, never writes them");
+	read_fails(
+		F "bad_grouped.csv", "zen4", M(FP_OPS),
+		"bad_grouped.csv:2: a count with thousands separators ('1,234...'); perf stat -x, never writes them");
 	read_fails(F "bad_duration.csv", "skx", M(FP_OPS),
 		   "bad_duration.csv:3: duration_time '1e308 ns' is no run's wall time");
 	struct pflops_perfstat r;
@@ -238,7 +240,8 @@ static void test_ambiguous_files(void **state)
 		   ":2: bad count '-5' for duration_time");
 	text_fails("277,,r5303c7,1000,100.00,,\n5,ns,duration_time,1,100.00,,\n6,ns,duration_time,1,100.00,,\n", "skx",
 		   ":3: a second duration_time (line 2 has one)");
-	text_fails("277,,r5303c7,1000,100.00,,\n315576001000000000,ns,duration_time,1,100.00,,\n", "skx",	/* 10 years and 1 s */
+	text_fails("277,,r5303c7,1000,100.00,,\n315576001000000000,ns,duration_time,1,100.00,,\n",
+		   "skx", /* 10 years and 1 s */
 		   ":2: duration_time '315576001000000000 ns' is no run's wall time");
 	text_fails("277,,r5303c7,1000,100.00,,\n5,msec,duration_time,1,100.00,,\n", "skx",
 		   ":2: duration_time '5 msec' is no run's wall time (perf writes it in ns");
@@ -259,13 +262,19 @@ static void test_file_kinds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_seed001),	       cmocka_unit_test(test_symbolic_umask_by_umask),
-		cmocka_unit_test(test_merged_codes),   cmocka_unit_test(test_hybrid),
-		cmocka_unit_test(test_amd),	       cmocka_unit_test(test_bad_files),
-		cmocka_unit_test(test_three_pmus),     cmocka_unit_test(test_arm_names),
+		cmocka_unit_test(test_seed001),
+		cmocka_unit_test(test_symbolic_umask_by_umask),
+		cmocka_unit_test(test_merged_codes),
+		cmocka_unit_test(test_hybrid),
+		cmocka_unit_test(test_amd),
+		cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_three_pmus),
+		cmocka_unit_test(test_arm_names),
 		cmocka_unit_test(test_or_ed_codes),
-		cmocka_unit_test(test_long_lines),     cmocka_unit_test(test_bad_values),
-		cmocka_unit_test(test_exact_counts),   cmocka_unit_test(test_ambiguous_files),
+		cmocka_unit_test(test_long_lines),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_exact_counts),
+		cmocka_unit_test(test_ambiguous_files),
 		cmocka_unit_test(test_file_kinds),
 	};
 	return cmocka_run_group_tests_name("perfstat", tests, setup, teardown);

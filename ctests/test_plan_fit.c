@@ -23,34 +23,35 @@ static void test_budget(void **state)
 		const char *pmu;
 		int smt, nmi, cycles, want;
 	} b[] = {
-		{ "skx", 1, 0, 0, 4 },	/* SMT on: 4 per thread */
-		{ "skx", 0, 0, 0, 8 },	/* SMT off: 8 */
-		{ "skx", 1, 1, 0, 4 },	/* the watchdog sits on fixed counter 1 */
-		{ "skx", 1, 0, 1, 4 },	/* our cycles on fixed counter 1 */
-		{ "skx", 1, 1, 1, 3 },	/* both want fixed counter 1: ours goes general */
-		{ "bdw", 1, 1, 0, 4 },	/* Broadwell with the default watchdog keeps its 4 */
+		{ "skx", 1, 0, 0, 4 }, /* SMT on: 4 per thread */
+		{ "skx", 0, 0, 0, 8 }, /* SMT off: 8 */
+		{ "skx", 1, 1, 0, 4 }, /* the watchdog sits on fixed counter 1 */
+		{ "skx", 1, 0, 1, 4 }, /* our cycles on fixed counter 1 */
+		{ "skx", 1, 1, 1, 3 }, /* both want fixed counter 1: ours goes general */
+		{ "bdw", 1, 1, 0, 4 }, /* Broadwell with the default watchdog keeps its 4 */
 		{ "icx", 1, 1, 0, 8 },
 		{ "amd64_fam19h_zen4", 1, 0, 0, 6 },
-		{ "amd64_fam19h_zen4", 1, 1, 0, 5 },	/* AMD: the watchdog takes a general one */
+		{ "amd64_fam19h_zen4", 1, 1, 0, 5 }, /* AMD: the watchdog takes a general one */
 		{ "amd64_fam19h_zen4", 1, 1, 1, 4 },
 		{ "amd64_fam19h_zen4", 1, 0, 1, 5 },
 		{ "zen5", 1, 1, 0, 5 },
 		{ "hygon", 1, 1, 0, 5 },
-		{ "adl_glc", 1, 0, 1, 8 },	/* hybrid P-core: cycles reference on its fixed counter */
+		{ "adl_glc", 1, 0, 1, 8 }, /* hybrid P-core: cycles reference on its fixed counter */
 		{ "adl_glc", 1, 1, 1, 7 },
-		{ "adl_grt", 0, 1, 1, 5 },	/* hybrid E-core */
-		{ "arm_v2", 0, 1, 0, 6 },	/* Arm: dedicated cycle counter */
+		{ "adl_grt", 0, 1, 1, 5 }, /* hybrid E-core */
+		{ "arm_v2", 0, 1, 0, 6 },  /* Arm: dedicated cycle counter */
 	};
 	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++) {
 		int got = pflops_budget(pmu(b[i].pmu), b[i].smt, b[i].nmi, b[i].cycles);
 		if (got != b[i].want)
-			fail_msg("%s smt=%d watchdog=%d cycles=%d: budget %d, expected %d", b[i].pmu, b[i].smt, b[i].nmi,
-				 b[i].cycles, got, b[i].want);
+			fail_msg("%s smt=%d watchdog=%d cycles=%d: budget %d, expected %d", b[i].pmu, b[i].smt,
+				 b[i].nmi, b[i].cycles, got, b[i].want);
 	}
 	/* the point of it: FP_OPS fits a Broadwell with the watchdog on */
 	struct pflops_plan plan;
 	assert_int_equal(pflops_plan_fit(&plan, pmu("bdw"), 1u << PFLOPS_FP_OPS, 0, pflops_budget(pmu("bdw"), 1, 1, 0),
-					 NULL, NULL), 0);
+					 NULL, NULL),
+			 0);
 	assert_int_equal(plan.cost, 4);
 	assert_int_equal(plan.reduced, 0);
 }
@@ -89,8 +90,8 @@ static void test_spr_fp_ops_in_8(void **state)
 	/* SD 1, SS 2, D128 3, S128 4, D256 5, S256 6, D512 7, S512 8 -> 277
 	 * FLOPs; the FP16 events count 150 instructions, read by the detector
 	 * and not weighted. */
-	static const char *const alias[] = { "SD", "SS", "D128", "S128", "D256", "S256", "D512", "S512",
-					     "H1", "HC", "H128", "H256", "H512", "H_ANY" };
+	static const char *const alias[] = { "SD",   "SS", "D128", "S128", "D256", "S256", "D512",
+					     "S512", "H1", "HC",   "H128", "H256", "H512", "H_ANY" };
 	static const double n[] = { 1, 2, 3, 4, 5, 6, 7, 8, 10, 20, 30, 40, 50, 150 };
 	double counts[PFLOPS_MAX_COUNTERS];
 	counts_of(&plan, alias, n, 14, counts);
@@ -115,7 +116,7 @@ static void test_spr_fp_ops_in_8(void **state)
 	assert_int_equal(pflops_plan_fit(&plan, pmu("skx"), 1u << PFLOPS_FP_OPS, 0, 4, NULL, &err), 0);
 	assert_int_equal(plan.cost, 5);
 	assert_int_equal(plan.reduced, 0);
-	assert_int_equal(pmu("gnr")->detect.line, spr->detect.line);	/* inherited with `like` */
+	assert_int_equal(pmu("gnr")->detect.line, spr->detect.line); /* inherited with `like` */
 }
 
 /* Slots stand for other metrics (the component plans qualified variants
@@ -144,21 +145,20 @@ static void test_slot_metric(void **state)
 /* A bad `detect` or `cycles` line stops the table with file:line. */
 static void test_detect_errors(void **state)
 {
-	static const char head[] =
-		"pmu t\n"
-		"  match intel 6 0x01\n"
-		"  counters 4\n"
-		"  event A  FP_ARITH_INST_RETIRED:SCALAR_DOUBLE\n"
-		"  event B  FP_ARITH_INST_RETIRED:SCALAR_SINGLE\n"
-		"  event C  FP_ARITH_INST_RETIRED:128B_PACKED_DOUBLE\n"
-		"  metric FP_OPS exact = A + B + 2*C\n"
-		"  metric DP_OPS exact = A + 2*C\n"
-		"  metric SP_OPS exact = B\n"
-		"  metric HP_OPS unavailable\n"
-		"  metric BF16_OPS unavailable\n"
-		"  metric VEC_DP unavailable\n"
-		"  metric VEC_SP unavailable\n"
-		"  caveat HP_OPS,BF16_OPS,VEC_DP,VEC_SP none here\n";
+	static const char head[] = "pmu t\n"
+				   "  match intel 6 0x01\n"
+				   "  counters 4\n"
+				   "  event A  FP_ARITH_INST_RETIRED:SCALAR_DOUBLE\n"
+				   "  event B  FP_ARITH_INST_RETIRED:SCALAR_SINGLE\n"
+				   "  event C  FP_ARITH_INST_RETIRED:128B_PACKED_DOUBLE\n"
+				   "  metric FP_OPS exact = A + B + 2*C\n"
+				   "  metric DP_OPS exact = A + 2*C\n"
+				   "  metric SP_OPS exact = B\n"
+				   "  metric HP_OPS unavailable\n"
+				   "  metric BF16_OPS unavailable\n"
+				   "  metric VEC_DP unavailable\n"
+				   "  metric VEC_SP unavailable\n"
+				   "  caveat HP_OPS,BF16_OPS,VEC_DP,VEC_SP none here\n";
 	static const struct {
 		const char *line, *says;
 	} b[] = {

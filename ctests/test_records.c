@@ -25,17 +25,26 @@ static void put(struct buf *b, const void *p, size_t n)
 	memcpy(b->b + b->n, p, n);
 	b->n += n;
 }
-static void p64(struct buf *b, uint64_t v) { put(b, &v, 8); }
-static void p32(struct buf *b, uint32_t v) { put(b, &v, 4); }
-static void p16(struct buf *b, uint16_t v) { put(b, &v, 2); }
+static void p64(struct buf *b, uint64_t v)
+{
+	put(b, &v, 8);
+}
+static void p32(struct buf *b, uint32_t v)
+{
+	put(b, &v, 4);
+}
+static void p16(struct buf *b, uint16_t v)
+{
+	put(b, &v, 2);
+}
 
 /* header with the size patched in at the end */
 static void begin(struct buf *b, uint32_t type)
 {
 	b->n = 0;
 	p32(b, type);
-	p16(b, 0);	/* misc */
-	p16(b, 0);	/* size */
+	p16(b, 0); /* misc */
+	p16(b, 0); /* size */
 }
 static void end(struct buf *b)
 {
@@ -58,7 +67,7 @@ static void simd_block(struct buf *b, uint16_t nvec, uint16_t vq, uint16_t npred
 	p16(b, npred);
 	p16(b, pq);
 	for (unsigned i = 0; i < (unsigned)nvec * vq; i++)
-		p64(b, 0xdead000000000000ULL | i);	/* vectors first */
+		p64(b, 0xdead000000000000ULL | i); /* vectors first */
 	for (unsigned i = 0; i < npred; i++)
 		for (unsigned q = 0; q < pq; q++)
 			p64(b, q ? 0xbeef : 0x100 + i);
@@ -67,13 +76,13 @@ static void simd_block(struct buf *b, uint16_t nvec, uint16_t vq, uint16_t npred
 static void sample(struct buf *b, uint64_t abi, uint16_t nvec, uint16_t vq, uint16_t npred, uint16_t pq)
 {
 	begin(b, PERF_RECORD_SAMPLE);
-	p64(b, 0x401234);	/* ip */
-	p32(b, 77);		/* pid */
-	p32(b, 78);		/* tid */
-	p64(b, 7);		/* period */
+	p64(b, 0x401234); /* ip */
+	p32(b, 77);	  /* pid */
+	p32(b, 78);	  /* tid */
+	p64(b, 7);	  /* period */
 	p64(b, abi);
 	if (abi) {
-		p64(b, 0x401234);	/* the IP register */
+		p64(b, 0x401234); /* the IP register */
 		if (abi & PFLOPS_SAMPLE_REGS_ABI_SIMD)
 			simd_block(b, nvec, vq, npred, pq);
 	}
@@ -159,7 +168,7 @@ static void test_bad_records(void **state)
 	assert_non_null(strstr(err.msg, "SIMD data"));
 	/* ... or the SIMD header */
 	sample(&b, PERF_SAMPLE_REGS_ABI_64 | PFLOPS_SAMPLE_REGS_ABI_SIMD, 0, 0, 8, 1);
-	sz = 8 + 8 + 8 + 8 + 8 + 8 + 4;	/* ip tid period abi reg, half a header */
+	sz = 8 + 8 + 8 + 8 + 8 + 8 + 4; /* ip tid period abi reg, half a header */
 	memcpy(b.b + 6, &sz, 2);
 	assert_int_equal(pflops_sample_parse(&FMT, b.b, sz, &r, &err), PFLOPS_EINVAL);
 	assert_non_null(strstr(err.msg, "SIMD header"));
@@ -199,40 +208,40 @@ static void test_all_fields(void **state)
 		.regs_user = 1ULL << IPREG | 1, /* AX, IP */
 		.regs_intr = 1ULL << IPREG,
 		.pred_user = 0xff,
-		.pred_intr = 0x0f,	/* k0-k3 asked in the interrupt block */
+		.pred_intr = 0x0f, /* k0-k3 asked in the interrupt block */
 	};
 	begin(&b, PERF_RECORD_SAMPLE);
-	p64(&b, 42);		/* identifier */
-	p64(&b, 0x1000);	/* ip */
+	p64(&b, 42);	 /* identifier */
+	p64(&b, 0x1000); /* ip */
 	p32(&b, 5);
 	p32(&b, 6);
-	p64(&b, 123456);	/* time */
-	p64(&b, 0xa0);		/* addr */
-	p64(&b, 9);		/* stream id */
-	p32(&b, 3);		/* cpu */
+	p64(&b, 123456); /* time */
+	p64(&b, 0xa0);	 /* addr */
+	p64(&b, 9);	 /* stream id */
+	p32(&b, 3);	 /* cpu */
 	p32(&b, 0);
-	p64(&b, 1000);		/* period */
-	p64(&b, 2);		/* callchain: 2 entries */
+	p64(&b, 1000); /* period */
+	p64(&b, 2);    /* callchain: 2 entries */
 	p64(&b, 0xc1);
 	p64(&b, 0xc2);
-	p32(&b, 12);		/* raw: size 12 (with the u32, 16 bytes) */
+	p32(&b, 12); /* raw: size 12 (with the u32, 16 bytes) */
 	for (int i = 0; i < 3; i++)
 		p32(&b, 0xaaaaaaaa);
 	p64(&b, PERF_SAMPLE_REGS_ABI_64 | PFLOPS_SAMPLE_REGS_ABI_SIMD);
-	p64(&b, 0xa);		/* AX */
-	p64(&b, 0x1000);	/* IP */
+	p64(&b, 0xa);	 /* AX */
+	p64(&b, 0x1000); /* IP */
 	simd_block(&b, 2, 8, 8, 1);
-	p64(&b, 16);		/* user stack: 16 bytes, then dyn_size */
+	p64(&b, 16); /* user stack: 16 bytes, then dyn_size */
 	p64(&b, 0);
 	p64(&b, 0);
 	p64(&b, 16);
-	p64(&b, 77);		/* weight */
-	p64(&b, 88);		/* data_src */
-	p64(&b, 99);		/* transaction */
+	p64(&b, 77); /* weight */
+	p64(&b, 88); /* data_src */
+	p64(&b, 99); /* transaction */
 	p64(&b, PERF_SAMPLE_REGS_ABI_64 | PFLOPS_SAMPLE_REGS_ABI_SIMD);
-	p64(&b, 0xffffffff81000000ULL);	/* kernel IP */
+	p64(&b, 0xffffffff81000000ULL); /* kernel IP */
 	simd_block(&b, 1, 2, 4, 1);
-	p64(&b, 0x5000);	/* phys addr */
+	p64(&b, 0x5000); /* phys addr */
 	end(&b);
 	assert_int_equal(pflops_sample_parse(&f, b.b, b.n, &r, &err), 0);
 	assert_int_equal(r.id, 42);
@@ -258,11 +267,11 @@ static void mmap2(struct buf *b, const char *name, uint16_t pad)
 	p32(b, 101);
 	p64(b, 0x400000);
 	p64(b, 0x2000);
-	p64(b, 0x1000);		/* pgoff */
+	p64(b, 0x1000); /* pgoff */
 	for (int i = 0; i < 3; i++)
-		p64(b, 0);	/* maj min ino generation */
-	p32(b, 5);		/* prot */
-	p32(b, 2);		/* flags */
+		p64(b, 0); /* maj min ino generation */
+	p32(b, 5);	   /* prot */
+	p32(b, 2);	   /* flags */
 	put(b, name, strlen(name));
 	for (uint16_t i = 0; i < pad; i++)
 		put(b, "", 1);
@@ -345,9 +354,12 @@ static void test_ring(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_opmasks_after_vectors), cmocka_unit_test(test_no_opmasks),
-		cmocka_unit_test(test_bad_records),	      cmocka_unit_test(test_all_fields),
-		cmocka_unit_test(test_mmap2),		      cmocka_unit_test(test_ring),
+		cmocka_unit_test(test_opmasks_after_vectors),
+		cmocka_unit_test(test_no_opmasks),
+		cmocka_unit_test(test_bad_records),
+		cmocka_unit_test(test_all_fields),
+		cmocka_unit_test(test_mmap2),
+		cmocka_unit_test(test_ring),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,7 +33,7 @@ struct collect {
 	struct pflops_mask_acc acc;
 	uint64_t n, ip_mismatch, pids[4];
 	int npids;
-	uint64_t per_pid_read[4];	/* samples whose code was read back */
+	uint64_t per_pid_read[4]; /* samples whose code was read back */
 };
 
 static void on_sample(void *arg, int event, const struct pflops_sample_rec *r)
@@ -60,8 +60,9 @@ static int sample(char **argv, const struct pflops_mask_event *ev, struct collec
 {
 	struct pflops_child ch;
 	struct pflops_error err = { 0 };
-	struct pflops_sampler_event se = { .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK,
-					   .period = 100000, .name = "cpu-clock" };
+	struct pflops_sampler_event se = {
+		.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK, .period = 100000, .name = "cpu-clock"
+	};
 	memset(c, 0, sizeof(*c));
 	c->acc.ev = ev;
 	assert_int_equal(pflops_child_spawn(&ch, argv, &err), 0);
@@ -91,7 +92,8 @@ static void test_loop(void **state)
 	snprintf(prog, sizeof(prog), "%s/calib_fp", dir);
 	char *argv[] = { prog, z ? "bench16" : "vaddpd_y", z ? "20000000" : "100000000", NULL };
 	assert_int_equal(pflops_mask_event_from_model(z ? "inst prec=dp width=512 fma=2" : "inst prec=dp width=256",
-						      &ev, NULL), 0);
+						      &ev, NULL),
+			 0);
 	static struct collect c;
 	double count;
 	int st;
@@ -107,7 +109,7 @@ static void test_loop(void **state)
 		      count, (unsigned long long)ss.samples, (unsigned long long)ss.lost, (unsigned long long)ss.bad,
 		      (unsigned long long)ss.mmaps, (unsigned long long)r.used, (unsigned long long)r.skid,
 		      (unsigned long long)r.unreadable);
-	assert_true(count > 1e6);	/* ran for more than a millisecond */
+	assert_true(count > 1e6); /* ran for more than a millisecond */
 	assert_int_equal(ss.bad, 0);
 	assert_true(ss.mmaps >= 1);
 	assert_true(ss.samples == c.n && c.n >= 10);
@@ -120,7 +122,7 @@ static void test_loop(void **state)
 	assert_true(r.used + r.skid == c.n);
 	if (z)
 		assert_true(r.used > 0);
-	assert_int_equal(r.nomask, 0);	/* unmasked: no opmask needed */
+	assert_int_equal(r.nomask, 0); /* unmasked: no opmask needed */
 	assert_true(r.share == 1);
 	pflops_sampler_close(c.s);
 }
@@ -152,9 +154,10 @@ static void test_fork(void **state)
 	assert_true(ss.lost * 20 <= c.n + ss.lost);
 	assert_true(c.n + ss.lost >= count / 100000 * 0.5 && c.n + ss.lost <= count / 100000 * 1.5 + 10);
 	print_message("%llu samples in %d processes, read back %llu / %llu, unreadable %llu; on the FP "
-		      "instruction %llu, skid %llu\n", (unsigned long long)c.n, c.npids,
-		      (unsigned long long)c.per_pid_read[0], (unsigned long long)c.per_pid_read[1],
-		      (unsigned long long)r.unreadable, (unsigned long long)r.used, (unsigned long long)r.skid);
+		      "instruction %llu, skid %llu\n",
+		      (unsigned long long)c.n, c.npids, (unsigned long long)c.per_pid_read[0],
+		      (unsigned long long)c.per_pid_read[1], (unsigned long long)r.unreadable,
+		      (unsigned long long)r.used, (unsigned long long)r.skid);
 	assert_int_equal(c.npids, 2);
 	/* the child, which never execs, runs from its parent's mappings */
 	assert_true(c.per_pid_read[0] > 0 && c.per_pid_read[1] > 0);
@@ -174,8 +177,11 @@ static void test_opmask_refused(void **state)
 	struct pflops_child ch;
 	struct pflops_error err = { 0 };
 	char *argv[] = { "true", NULL };
-	struct pflops_sampler_event se = { .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK,
-					   .period = 100000, .opmask = 1, .name = "cpu-clock" };
+	struct pflops_sampler_event se = { .type = PERF_TYPE_SOFTWARE,
+					   .config = PERF_COUNT_SW_CPU_CLOCK,
+					   .period = 100000,
+					   .opmask = 1,
+					   .name = "cpu-clock" };
 	struct pflops_sampler *s = NULL;
 	assert_int_equal(pflops_child_spawn(&ch, argv, &err), 0);
 	int rc = pflops_sampler_open(&s, &se, 1, ch.pid, 0, &err);

@@ -33,7 +33,8 @@ static void test_judge(void **state)
 {
 	(void)state;
 	/* a kernel without the series: the software event tells */
-	judge(E2BIG, -1, PFLOPS_SIMD_OLD_KERNEL, "not supported by this kernel: Linux 6.18.0 refuses", "SIMD/eGPRs/SSP");
+	judge(E2BIG, -1, PFLOPS_SIMD_OLD_KERNEL, "not supported by this kernel: Linux 6.18.0 refuses",
+	      "SIMD/eGPRs/SSP");
 	/* with it: the software PMU lacks the capability, cycles decides */
 	judge(EOPNOTSUPP, 0, PFLOPS_SIMD_SUPPORTED, "supported: Linux 6.18.0 samples the opmask", NULL);
 	judge(0, 0, PFLOPS_SIMD_SUPPORTED, "supported", NULL);
@@ -71,7 +72,9 @@ static void test_probe_here(void **state)
 	pflops_simd_probe(&c);
 	print_message("opmask sampling: %s (software event: %s, cycles: %s)\n", c.msg,
 		      c.sw_errno ? strerror(c.sw_errno) : "opened",
-		      c.hw_errno < 0 ? "not tried" : c.hw_errno ? strerror(c.hw_errno) : "opened");
+		      c.hw_errno < 0 ? "not tried"
+		      : c.hw_errno   ? strerror(c.hw_errno)
+				     : "opened");
 	pflops_simd_judge(c.sw_errno, c.hw_errno, NULL, &j);
 	assert_int_equal(c.verdict, j.verdict);
 	struct pflops_perf_attr_simd a;
@@ -82,7 +85,7 @@ static void test_probe_here(void **state)
 		skip();
 	}
 	assert_int_equal(plain, 0);
-	a.u.attr.size = PFLOPS_ATTR_SIZE_VER9;	/* larger, zero tail: any kernel since 3.x takes it */
+	a.u.attr.size = PFLOPS_ATTR_SIZE_VER9; /* larger, zero tail: any kernel since 3.x takes it */
 	assert_int_equal(open_attr(&a), 0);
 	pflops_simd_attr(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 1000003, 1);
 	assert_int_equal(open_attr(&a), c.sw_errno);
@@ -91,7 +94,7 @@ static void test_probe_here(void **state)
 		assert_int_equal(c.hw_errno, -1);
 	}
 	if (access("/sys/bus/event_source/devices/cpu", F_OK) && access("/sys/bus/event_source/devices/cpu_core", F_OK))
-		assert_int_not_equal(c.verdict, PFLOPS_SIMD_SUPPORTED);	/* no PMU, nothing to sample */
+		assert_int_not_equal(c.verdict, PFLOPS_SIMD_SUPPORTED); /* no PMU, nothing to sample */
 }
 
 int main(void)

@@ -15,8 +15,12 @@
 #include <unistd.h>
 
 /* cmocka 1.1 has no floating-point assertion */
-#define assert_near(a, b, eps) do { double a_ = (a), b_ = (b); \
-	if (fabs(a_ - b_) > (eps)) fail_msg("%s:%d: %s = %.17g, expected %.17g", __FILE__, __LINE__, #a, a_, b_); } while (0)
+#define assert_near(a, b, eps)                                                                         \
+	do {                                                                                           \
+		double a_ = (a), b_ = (b);                                                             \
+		if (fabs(a_ - b_) > (eps))                                                             \
+			fail_msg("%s:%d: %s = %.17g, expected %.17g", __FILE__, __LINE__, #a, a_, b_); \
+	} while (0)
 #include <perfmon/pfmlib.h>
 #include "papi_flops.h"
 
@@ -36,15 +40,58 @@ static void test_every_event_encodes(void **state)
 static void test_coverage(void **state)
 {
 	static const char *const names[] = {
-		"core", "knl", "nhm", "wsm", "snb", "snb_ep", "ivb", "ivb_ep", "hsw", "hsw_ep", "bdw", "bdw_ep",
-		"skl", "skx", "clx", "icl", "icx", "spr", "gnr", "adl_glc", "adl_grt", "mtl_rwc", "cmt", "lnc",
-		"skt", "srf", "amd64_fam17h_zen1", "zen2", "zen3", "zen4", "zen5", "hygon", "arm_n1", "arm_v1",
-		"arm_n2", "arm_v2", "arm_n3", "arm_v3", "a64fx",
+		"core",
+		"knl",
+		"nhm",
+		"wsm",
+		"snb",
+		"snb_ep",
+		"ivb",
+		"ivb_ep",
+		"hsw",
+		"hsw_ep",
+		"bdw",
+		"bdw_ep",
+		"skl",
+		"skx",
+		"clx",
+		"icl",
+		"icx",
+		"spr",
+		"gnr",
+		"adl_glc",
+		"adl_grt",
+		"mtl_rwc",
+		"cmt",
+		"lnc",
+		"skt",
+		"srf",
+		"amd64_fam17h_zen1",
+		"zen2",
+		"zen3",
+		"zen4",
+		"zen5",
+		"hygon",
+		"arm_n1",
+		"arm_v1",
+		"arm_n2",
+		"arm_v2",
+		"arm_n3",
+		"arm_v3",
+		"a64fx",
 		/* issue 10: Cooper Lake, Arrow Lake-H low-power E-cores, Bartlett
 		 * Lake, Nova Lake P and E, FUJITSU-MONAKA */
-		"cpx", "cmt_lp", "btl_rpc", "nvl_cyc", "nvl_awf", "arm_monaka",
+		"cpx",
+		"cmt_lp",
+		"btl_rpc",
+		"nvl_cyc",
+		"nvl_awf",
+		"arm_monaka",
 		/* issue 21: the E-core-only parts, apart from the hybrid E-cores */
-		"srf_cmt", "grr", "cwf_dkt", "cwf",
+		"srf_cmt",
+		"grr",
+		"cwf_dkt",
+		"cwf",
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		pmu(names[i]);
@@ -72,7 +119,8 @@ static const struct golden goldens[] = {
 	{ SRC_LINE, "snb", "PD256", 0x530211, INTEL("SNB/events/sandybridge_core.json SIMD_FP_256") },
 	/* Haswell AVX_INSTS.CALC, event 0xC6 umask 0x04: not Intel's (it
 	 * lists ALL 0x07 only) but LIKWID's */
-	{ SRC_LINE, "hsw", "CALC", 0x5304c6, "seed 004; LIKWID src/includes/perfmon_haswell_events.txt UMASK_AVX_INSTS_CALC" },
+	{ SRC_LINE, "hsw", "CALC", 0x5304c6,
+	  "seed 004; LIKWID src/includes/perfmon_haswell_events.txt UMASK_AVX_INSTS_CALC" },
 	{ SRC_LINE, "skx", "D512", 0x5340c7, INTEL("SKX/events/skylakex_core.json") },
 	{ SRC_LINE, "skx", "S512", 0x5380c7, INTEL("SKX/events/skylakex_core.json") },
 	/* Sapphire Rapids FP_ARITH_INST_RETIRED2 (0xCF) */
@@ -87,9 +135,11 @@ static const struct golden goldens[] = {
 	{ SRC_LINE, "cpx", "B256", 0x5340cf, INTEL("CLX/events/cascadelakex_core.json 256BIT_PACKED_BF16") },
 	{ SRC_LINE, "cpx", "B512", 0x5380cf, INTEL("CLX/events/cascadelakex_core.json 512BIT_PACKED_BF16") },
 	/* Core 2 SIMD_COMP_INST_RETIRED (0xCA) */
-	{ SRC_LINE, "core", "PS", 0x5301ca, "libpfm4 lib/events/intel_core_events.h; LIKWID groups/core2/FLOPS_SP.txt" },
+	{ SRC_LINE, "core", "PS", 0x5301ca,
+	  "libpfm4 lib/events/intel_core_events.h; LIKWID groups/core2/FLOPS_SP.txt" },
 	{ SRC_LINE, "core", "SS", 0x5302ca, "libpfm4 lib/events/intel_core_events.h" },
-	{ SRC_LINE, "core", "PD", 0x5304ca, "libpfm4 lib/events/intel_core_events.h; LIKWID groups/core2/FLOPS_DP.txt" },
+	{ SRC_LINE, "core", "PD", 0x5304ca,
+	  "libpfm4 lib/events/intel_core_events.h; LIKWID groups/core2/FLOPS_DP.txt" },
 	{ SRC_LINE, "core", "SD", 0x5308ca, "libpfm4 lib/events/intel_core_events.h" },
 	{ SRC_LINE, "adl_glc", "S256", 0x5320c7, INTEL("ADL/events/alderlake_goldencove_core.json") },
 	/* Nova Lake Coyote Cove: FP_ARITH_OPS_RETIRED stays at 0xC7 */
@@ -97,20 +147,27 @@ static const struct golden goldens[] = {
 	{ SRC_LINE, "nvl_cyc", "D512", 0x5340c7, INTEL("NVL/events/novalake_coyotecove_core.json") },
 	{ SRC_LINE, "nvl_cyc", "S512", 0x5380c7, INTEL("NVL/events/novalake_coyotecove_core.json") },
 	{ SRC_LINE, "srf_cmt", "F64", 0x5301c8, INTEL("SRF/events/sierraforest_core.json FP_FLOPS_RETIRED") },
-	{ SRC_LINE, "cmt", "VD128", 0x5308c7, INTEL("MTL/events/meteorlake_crestmont_core.json FP_INST_RETIRED.128B_DP") },
-	{ SRC_LINE, "cwf_dkt", "VS256", 0x5310c7, INTEL("CWF/events/clearwaterforest_core.json FP_INST_RETIRED.256B_SP") },
-	{ SRC_LINE, "cmt_lp", "F32", 0x5302c8, INTEL("ARL/events/arrowlake_crestmont_core.json FP_FLOPS_RETIRED.FP32") },
+	{ SRC_LINE, "cmt", "VD128", 0x5308c7,
+	  INTEL("MTL/events/meteorlake_crestmont_core.json FP_INST_RETIRED.128B_DP") },
+	{ SRC_LINE, "cwf_dkt", "VS256", 0x5310c7,
+	  INTEL("CWF/events/clearwaterforest_core.json FP_INST_RETIRED.256B_SP") },
+	{ SRC_LINE, "cmt_lp", "F32", 0x5302c8,
+	  INTEL("ARL/events/arrowlake_crestmont_core.json FP_FLOPS_RETIRED.FP32") },
 	{ SRC_LINE, "amd64_fam19h_zen4", "ALL", 0x531f03, "libpfm4 lib/events/amd64_events_fam19h_zen4.h" },
-	{ SRC_LINE, "amd64_fam19h_zen4", "BF16", 0x531003, "libpfm4 lib/events/amd64_events_fam19h_zen4.h BFLOAT_MAC_FLOPS" },
+	{ SRC_LINE, "amd64_fam19h_zen4", "BF16", 0x531003,
+	  "libpfm4 lib/events/amd64_events_fam19h_zen4.h BFLOAT_MAC_FLOPS" },
 	{ SRC_LINE, "zen5", "PD", 0x53af03, "LIKWID src/includes/perfmon_zen5_events.txt ALL_DP_PACKED 0xAF" },
 	{ SRC_LINE, "arm_v1", "SCALE", 0x80c0, "ARM-software/data pmu/neoverse-v1.json FP_SCALE_OPS_SPEC" },
 	{ SRC_LINE, "arm_v3", "FIXED", 0x80c1, "ARM-software/data pmu/neoverse-v3ae.json FP_FIXED_OPS_SPEC" },
-	{ SRC_LINE, "arm_monaka", "DSCALE", 0x80c6, "PAPI src/libpfm4/lib/events/arm_fujitsu_monaka_events.h FP_DP_SCALE_OPS_SPEC" },
+	{ SRC_LINE, "arm_monaka", "DSCALE", 0x80c6,
+	  "PAPI src/libpfm4/lib/events/arm_fujitsu_monaka_events.h FP_DP_SCALE_OPS_SPEC" },
 	{ SRC_LINE, "arm_monaka", "HFIXED", 0x80c3, "ARM-software/data pmu/common_armv9.json FP_HP_FIXED_OPS_SPEC" },
 	/* MONAKA's vector instructions by precision (PAPI papi_events.csv
 	 * CPU,arm_monaka PAPI_VEC_DP, PAPI_VEC_SP) */
-	{ SRC_LINE, "arm_monaka", "VDP", 0x801f, "PAPI src/libpfm4/lib/events/arm_fujitsu_monaka_events.h ASE_SVE_FP_DP_SPEC" },
-	{ SRC_LINE, "arm_monaka", "VSP", 0x801b, "PAPI src/libpfm4/lib/events/arm_fujitsu_monaka_events.h ASE_SVE_FP_SP_SPEC" },
+	{ SRC_LINE, "arm_monaka", "VDP", 0x801f,
+	  "PAPI src/libpfm4/lib/events/arm_fujitsu_monaka_events.h ASE_SVE_FP_DP_SPEC" },
+	{ SRC_LINE, "arm_monaka", "VSP", 0x801b,
+	  "PAPI src/libpfm4/lib/events/arm_fujitsu_monaka_events.h ASE_SVE_FP_SP_SPEC" },
 };
 
 static void test_golden_encodings(void **state)
@@ -156,8 +213,9 @@ static void test_merged_umasks(void **state)
 		assert_int_equal(pflops_plan_make(&plan, pmu(fp[i].pmu), 1u << PFLOPS_FP_OPS, 0, &err), 0);
 		for (int c = 0; c < plan.ncounters; c++)
 			if (plan.counter[c].config != fp[i].codes[c])
-				fail_msg("test_table.c:%d: %s FP_OPS counter %d (%s) = 0x%llx, expected 0x%llx", fp[i].line,
-					 fp[i].pmu, c, plan.counter[c].spec, (unsigned long long)plan.counter[c].config,
+				fail_msg("test_table.c:%d: %s FP_OPS counter %d (%s) = 0x%llx, expected 0x%llx",
+					 fp[i].line, fp[i].pmu, c, plan.counter[c].spec,
+					 (unsigned long long)plan.counter[c].config,
 					 (unsigned long long)fp[i].codes[c]);
 		assert_int_equal(plan.ncounters, fp[i].codes[4] ? 5 : 4);
 	}
@@ -179,7 +237,7 @@ static void test_merged_umasks(void **state)
 		{ SRC_LINE, "gnr", PFLOPS_VEC_SP, 0x53a8c7, 1 },
 		{ SRC_LINE, "icl", PFLOPS_VEC_SP, 0x53a8c7, 1 },
 		{ SRC_LINE, "bdw", PFLOPS_VEC_DP, 0x5314c7, 0 },
-		{ SRC_LINE, "nvl_cyc", PFLOPS_VEC_DP, 0x5314c7, 1 },	/* 0x40 not OR-ed: see nvl_cyc */
+		{ SRC_LINE, "nvl_cyc", PFLOPS_VEC_DP, 0x5314c7, 1 }, /* 0x40 not OR-ed: see nvl_cyc */
 	};
 	for (size_t i = 0; i < sizeof(vec) / sizeof(vec[0]); i++) {
 		struct pflops_plan plan;
@@ -187,8 +245,8 @@ static void test_merged_umasks(void **state)
 		if (pflops_plan_make(&plan, pmu(vec[i].pmu), 1u << vec[i].metric, 0, &err))
 			fail_msg("test_table.c:%d: %s", vec[i].line, err.msg);
 		if (plan.counter[0].config != vec[i].code || (!strncmp(plan.counter[0].spec, "raw:", 4)) != vec[i].raw)
-			fail_msg("test_table.c:%d: %s %s counter 0 = %s 0x%llx, expected 0x%llx (%s)", vec[i].line, vec[i].pmu,
-				 pflops_metric_name(vec[i].metric), plan.counter[0].spec,
+			fail_msg("test_table.c:%d: %s %s counter 0 = %s 0x%llx, expected 0x%llx (%s)", vec[i].line,
+				 vec[i].pmu, pflops_metric_name(vec[i].metric), plan.counter[0].spec,
 				 (unsigned long long)plan.counter[0].config, (unsigned long long)vec[i].code,
 				 vec[i].raw ? "raw" : "libpfm4-named");
 	}
@@ -257,10 +315,11 @@ static int oracle_counters(const struct pflops_pmu *p, const struct pflops_metri
 			const struct pflops_event *f = &p->events[d->terms[j].event];
 			int raw = !strncmp(e->spec, "raw:", 4);
 			int same_event = raw ? (!strncmp(f->spec, "raw:", 4) &&
-						((strtoull(e->spec + 4, 0, 16) ^ strtoull(f->spec + 4, 0, 16)) & ~0xff00ULL) == 0)
+						((strtoull(e->spec + 4, 0, 16) ^ strtoull(f->spec + 4, 0, 16)) &
+						 ~0xff00ULL) == 0)
 					     : !strncmp(e->spec, f->spec, bl) && f->spec[bl] == ':';
-			if (!done[j] && same_event && d->terms[j].w0 == d->terms[i].w0 && d->terms[j].wvl == d->terms[i].wvl &&
-			    f->pair == e->pair) {
+			if (!done[j] && same_event && d->terms[j].w0 == d->terms[i].w0 &&
+			    d->terms[j].wvl == d->terms[i].wvl && f->pair == e->pair) {
 				group[n++] = d->terms[j].event;
 				done[j] = 1;
 			}
@@ -301,15 +360,15 @@ static void test_counter_economy(void **state)
 				fail_msg("%s %s: %s", p->name, pflops_metric_name(m), err.msg);
 			int want = oracle_counters(p, d);
 			if (plan.cost != want)
-				fail_msg("%s %s (%s:%d): planned %d counters, distinct (event, weight) pairs need %d", p->name,
-					 pflops_metric_name(m), p->file, d->line, plan.cost, want);
+				fail_msg("%s %s (%s:%d): planned %d counters, distinct (event, weight) pairs need %d",
+					 p->name, pflops_metric_name(m), p->file, d->line, plan.cost, want);
 			checked++;
 		}
 	}
 #if defined(__x86_64__)
 	assert_true(checked > 80);
 #else
-	assert_true(checked > 10);	/* the Arm PMUs' */
+	assert_true(checked > 10); /* the Arm PMUs' */
 #endif
 }
 
@@ -321,25 +380,25 @@ static void test_counter_anchors(void **state)
 		const char *pmu;
 		int metric, cost;
 	} a[] = {
-		{ SRC_LINE, "skx", PFLOPS_FP_OPS, 5 },	    /* AVX-512 Intel: 5 (PAPI: 8) */
-		{ SRC_LINE, "icx", PFLOPS_FP_OPS, 5 },	    /* via named unions */
-		{ SRC_LINE, "bdw", PFLOPS_FP_OPS, 4 },	    /* AVX2 Intel: 4 */
-		{ SRC_LINE, "adl_glc", PFLOPS_FP_OPS, 4 },  /* raw, umask bits OR-ed */
-		{ SRC_LINE, "spr", PFLOPS_FP_OPS, 10 },	    /* with FP16: over 8 */
+		{ SRC_LINE, "skx", PFLOPS_FP_OPS, 5 },	   /* AVX-512 Intel: 5 (PAPI: 8) */
+		{ SRC_LINE, "icx", PFLOPS_FP_OPS, 5 },	   /* via named unions */
+		{ SRC_LINE, "bdw", PFLOPS_FP_OPS, 4 },	   /* AVX2 Intel: 4 */
+		{ SRC_LINE, "adl_glc", PFLOPS_FP_OPS, 4 }, /* raw, umask bits OR-ed */
+		{ SRC_LINE, "spr", PFLOPS_FP_OPS, 10 },	   /* with FP16: over 8 */
 		{ SRC_LINE, "spr", PFLOPS_HP_OPS, 5 },
-		{ SRC_LINE, "snb", PFLOPS_FP_OPS, 6 },	    /* FP_COMP_OPS_EXE umasks do not combine; x87 out */
+		{ SRC_LINE, "snb", PFLOPS_FP_OPS, 6 }, /* FP_COMP_OPS_EXE umasks do not combine; x87 out */
 		{ SRC_LINE, "snb", PFLOPS_DP_OPS, 3 },
 		{ SRC_LINE, "amd64_fam17h_zen1", PFLOPS_FP_OPS, 2 }, /* one event, a merged pair */
-		{ SRC_LINE, "zen5", PFLOPS_DP_OPS, 4 },	    /* two field values, two pairs */
+		{ SRC_LINE, "zen5", PFLOPS_DP_OPS, 4 },		     /* two field values, two pairs */
 		{ SRC_LINE, "cmt", PFLOPS_FP_OPS, 1 },
 		{ SRC_LINE, "a64fx", PFLOPS_DP_OPS, 2 },
-		{ SRC_LINE, "icx", PFLOPS_VEC_DP, 1 },	    /* raw 0x54 where libpfm4 refuses */
+		{ SRC_LINE, "icx", PFLOPS_VEC_DP, 1 }, /* raw 0x54 where libpfm4 refuses */
 		{ SRC_LINE, "spr", PFLOPS_VEC_SP, 1 },
-		{ SRC_LINE, "core", PFLOPS_FP_OPS, 3 },	    /* of 2: multiplexed (its caveat) */
+		{ SRC_LINE, "core", PFLOPS_FP_OPS, 3 }, /* of 2: multiplexed (its caveat) */
 		{ SRC_LINE, "core", PFLOPS_DP_OPS, 2 },
-		{ SRC_LINE, "cpx", PFLOPS_FP_OPS, 8 },	    /* 5 FP_ARITH + 3 BF16 */
+		{ SRC_LINE, "cpx", PFLOPS_FP_OPS, 8 }, /* 5 FP_ARITH + 3 BF16 */
 		{ SRC_LINE, "cpx", PFLOPS_BF16_OPS, 3 },
-		{ SRC_LINE, "nvl_cyc", PFLOPS_FP_OPS, 6 },   /* 512-bit umasks not OR-ed */
+		{ SRC_LINE, "nvl_cyc", PFLOPS_FP_OPS, 6 }, /* 512-bit umasks not OR-ed */
 		{ SRC_LINE, "cmt_lp", PFLOPS_FP_OPS, 1 },
 	};
 	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
@@ -356,7 +415,8 @@ static void test_counter_anchors(void **state)
 	 * double too: 8 counters, each native opened once. */
 	struct pflops_plan plan;
 	assert_int_equal(pflops_plan_make(&plan, pmu("skx"),
-					  1u << PFLOPS_FP_OPS | 1u << PFLOPS_DP_OPS | 1u << PFLOPS_SP_OPS, 0, NULL), 0);
+					  1u << PFLOPS_FP_OPS | 1u << PFLOPS_DP_OPS | 1u << PFLOPS_SP_OPS, 0, NULL),
+			 0);
 	assert_int_equal(plan.cost, 8);
 }
 
@@ -385,7 +445,11 @@ static double eval(const char *pmuname, int metric, int sve_bits, const struct e
 	return pflops_plan_eval(&plan, metric, counts);
 }
 
-#define EVAL(pmu, m, vl, ...) ({ const struct evcount c_[] = { __VA_ARGS__ }; eval(pmu, m, vl, c_, sizeof(c_) / sizeof(c_[0])); })
+#define EVAL(pmu, m, vl, ...)                                     \
+	({                                                        \
+		const struct evcount c_[] = { __VA_ARGS__ };      \
+		eval(pmu, m, vl, c_, sizeof(c_) / sizeof(c_[0])); \
+	})
 
 static void test_eval_intel(void **state)
 {
@@ -394,7 +458,8 @@ static void test_eval_intel(void **state)
 	 * SNB event list says it also counts integer MUL/DIV; TMA #FLOP_Count
 	 * leaves it out)
 	 * DP_OPS = 30 + 80 + 280 = 390; SP_OPS = 20 + 200 + 480 = 700; VEC_DP = 110 */
-#define SNB { "X87", 10 }, { "SS", 20 }, { "SD", 30 }, { "PD128", 40 }, { "PS128", 50 }, { "PS256", 60 }, { "PD256", 70 }
+#define SNB \
+	{ "X87", 10 }, { "SS", 20 }, { "SD", 30 }, { "PD128", 40 }, { "PS128", 50 }, { "PS256", 60 }, { "PD256", 70 }
 	assert_near(EVAL("snb", PFLOPS_FP_OPS, 0, SNB), 1090, 0);
 	assert_near(EVAL("snb", PFLOPS_DP_OPS, 0, SNB), 390, 0);
 	assert_near(EVAL("snb", PFLOPS_SP_OPS, 0, SNB), 700, 0);
@@ -405,7 +470,9 @@ static void test_eval_intel(void **state)
 	/* skx: SD 1, SS 2, D128 3, S128 4, D256 5, S256 6, D512 7, S512 8
 	 * FP_OPS = 1 + 2 + 6 + 4*(4+5) + 8*(6+7) + 16*8 = 9 + 36 + 104 + 128 = 277
 	 * DP_OPS = 1 + 6 + 20 + 56 = 83; SP_OPS = 2 + 16 + 48 + 128 = 194 */
-#define SKX { "SD", 1 }, { "SS", 2 }, { "D128", 3 }, { "S128", 4 }, { "D256", 5 }, { "S256", 6 }, { "D512", 7 }, { "S512", 8 }
+#define SKX                                                                                                  \
+	{ "SD", 1 }, { "SS", 2 }, { "D128", 3 }, { "S128", 4 }, { "D256", 5 }, { "S256", 6 }, { "D512", 7 }, \
+		{ "S512", 8 }
 	assert_near(EVAL("skx", PFLOPS_FP_OPS, 0, SKX), 277, 0);
 	assert_near(EVAL("clx", PFLOPS_DP_OPS, 0, SKX), 83, 0);
 	assert_near(EVAL("icx", PFLOPS_SP_OPS, 0, SKX), 194, 0);
@@ -413,9 +480,11 @@ static void test_eval_intel(void **state)
 	/* spr adds H1 10, HC 20, H128 30, H256 40, H512 50:
 	 * HP_OPS = 10 + 40 + 240 + 640 + 1600 = 2530; FP_OPS = 277 + 2530 = 2807 */
 	assert_near(EVAL("spr", PFLOPS_HP_OPS, 0, { "H1", 10 }, { "HC", 20 }, { "H128", 30 }, { "H256", 40 },
-				 { "H512", 50 }), 2530, 0);
-	assert_near(EVAL("gnr", PFLOPS_FP_OPS, 0, SKX, { "H1", 10 }, { "HC", 20 }, { "H128", 30 },
-				 { "H256", 40 }, { "H512", 50 }), 2807, 0);
+			 { "H512", 50 }),
+		    2530, 0);
+	assert_near(EVAL("gnr", PFLOPS_FP_OPS, 0, SKX, { "H1", 10 }, { "HC", 20 }, { "H128", 30 }, { "H256", 40 },
+			 { "H512", 50 }),
+		    2807, 0);
 	/* adl_glc (AVX2, raw): SD 1, SS 2, D128 3, S128 4, D256 5, S256 6
 	 * FP_OPS = 3 + 6 + 4*9 + 8*6 = 93 */
 	assert_near(EVAL("adl_glc", PFLOPS_FP_OPS, 0, SKX), 93, 0);
@@ -444,8 +513,9 @@ static void test_eval_intel(void **state)
 static void test_eval_amd_arm(void **state)
 {
 	/* zen1: DP umasks 1,2,3,4, SP umasks 10,20,30,40 */
-#define ZEN1 { "DP_ADD", 1 }, { "DP_MUL", 2 }, { "DP_DIV", 3 }, { "DP_FMA", 4 }, { "SP_ADD", 10 }, { "SP_MUL", 20 }, \
-	{ "SP_DIV", 30 }, { "SP_FMA", 40 }
+#define ZEN1                                                                                                    \
+	{ "DP_ADD", 1 }, { "DP_MUL", 2 }, { "DP_DIV", 3 }, { "DP_FMA", 4 }, { "SP_ADD", 10 }, { "SP_MUL", 20 }, \
+		{ "SP_DIV", 30 }, { "SP_FMA", 40 }
 	assert_near(EVAL("zen1", PFLOPS_FP_OPS, 0, ZEN1), 110, 0);
 	assert_near(EVAL("zen1", PFLOPS_DP_OPS, 0, ZEN1), 10, 0);
 	assert_near(EVAL("zen1", PFLOPS_SP_OPS, 0, ZEN1), 100, 0);
@@ -497,12 +567,9 @@ static void test_e_core_pmus(void **state)
 		int line;
 		const char *pmu, *sysfs;
 	} s[] = {
-		{ SRC_LINE, "srf", "cpu" },
-		{ SRC_LINE, "grr", "cpu" },
-		{ SRC_LINE, "cwf", "cpu" },
-		{ SRC_LINE, "cmt", "cpu_atom" },
-		{ SRC_LINE, "skt", "cpu_atom" },
-		{ SRC_LINE, "cmt_lp", "cpu_lowpower" },
+		{ SRC_LINE, "srf", "cpu" },	     { SRC_LINE, "grr", "cpu" },
+		{ SRC_LINE, "cwf", "cpu" },	     { SRC_LINE, "cmt", "cpu_atom" },
+		{ SRC_LINE, "skt", "cpu_atom" },     { SRC_LINE, "cmt_lp", "cpu_lowpower" },
 		{ SRC_LINE, "adl_grt", "cpu_atom" },
 	};
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
@@ -518,10 +585,8 @@ static void test_e_core_pmus(void **state)
 		const char *pmu;
 		enum pflops_class klass;
 	} v[] = {
-		{ SRC_LINE, "cmt", PFLOPS_ESTIMATE },
-		{ SRC_LINE, "srf_cmt", PFLOPS_ESTIMATE },
-		{ SRC_LINE, "cmt_lp", PFLOPS_ESTIMATE },
-		{ SRC_LINE, "skt", PFLOPS_EXACT },
+		{ SRC_LINE, "cmt", PFLOPS_ESTIMATE },	 { SRC_LINE, "srf_cmt", PFLOPS_ESTIMATE },
+		{ SRC_LINE, "cmt_lp", PFLOPS_ESTIMATE }, { SRC_LINE, "skt", PFLOPS_EXACT },
 		{ SRC_LINE, "cwf_dkt", PFLOPS_EXACT },
 	};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
@@ -530,7 +595,8 @@ static void test_e_core_pmus(void **state)
 			fail_msg("test_table.c:%d: %s VEC_DP is %s, expected %s", v[i].line, v[i].pmu,
 				 pflops_class_name(d->klass), pflops_class_name(v[i].klass));
 	}
-	assert_non_null(strstr(pmu("srf")->metrics[PFLOPS_VEC_DP].caveat, "0x08 (128B_DP) as all FP retired instructions"));
+	assert_non_null(
+		strstr(pmu("srf")->metrics[PFLOPS_VEC_DP].caveat, "0x08 (128B_DP) as all FP retired instructions"));
 	assert_null(strstr(pmu("srf")->metrics[PFLOPS_FP_OPS].caveat, "hybrid"));
 }
 
@@ -544,12 +610,12 @@ static void test_cpu_mapping(void **state)
 	} c[] = {
 		{ SRC_LINE, "GenuineIntel", 6, 45, 7, NULL, "snb_ep" },
 		{ SRC_LINE, "GenuineIntel", 6, 63, 2, NULL, "hsw_ep" },
-		{ SRC_LINE, "GenuineIntel", 6, 85, 4, NULL, "skx" },	/* Skylake-SP */
-		{ SRC_LINE, "GenuineIntel", 6, 85, 7, NULL, "clx" },	/* Cascade Lake: stepping 5-9 */
-		{ SRC_LINE, "GenuineIntel", 6, 85, 11, NULL, "cpx" },	/* Cooper Lake: 10-11 (BF16) */
+		{ SRC_LINE, "GenuineIntel", 6, 85, 4, NULL, "skx" },  /* Skylake-SP */
+		{ SRC_LINE, "GenuineIntel", 6, 85, 7, NULL, "clx" },  /* Cascade Lake: stepping 5-9 */
+		{ SRC_LINE, "GenuineIntel", 6, 85, 11, NULL, "cpx" }, /* Cooper Lake: 10-11 (BF16) */
 		{ SRC_LINE, "GenuineIntel", 6, 85, 10, NULL, "cpx" },
 		{ SRC_LINE, "GenuineIntel", 6, 143, 8, NULL, "spr" },
-		{ SRC_LINE, "GenuineIntel", 6, 207, 2, NULL, "spr" },	/* Emerald Rapids: SPR formulas */
+		{ SRC_LINE, "GenuineIntel", 6, 207, 2, NULL, "spr" }, /* Emerald Rapids: SPR formulas */
 		{ SRC_LINE, "GenuineIntel", 6, 186, 2, "IntelCore", "adl_glc" },
 		{ SRC_LINE, "GenuineIntel", 6, 186, 2, "IntelAtom", "adl_grt" },
 		{ SRC_LINE, "GenuineIntel", 6, 170, 4, "IntelAtom", "cmt" },
@@ -557,7 +623,7 @@ static void test_cpu_mapping(void **state)
 		{ SRC_LINE, "GenuineIntel", 6, 197, 2, "IntelAtom", "skt" },
 		/* Arrow Lake-H low-power E-cores: Intel mapfile 6-C5 LowPower_Atom, PMU cpu_lowpower */
 		{ SRC_LINE, "GenuineIntel", 6, 197, 2, "IntelLowPower", "cmt_lp" },
-		{ SRC_LINE, "GenuineIntel", 6, 170, 4, "IntelLowPower", "cmt" },	/* Meteor Lake: cpu_atom */
+		{ SRC_LINE, "GenuineIntel", 6, 170, 4, "IntelLowPower", "cmt" }, /* Meteor Lake: cpu_atom */
 		/* Intel mapfile 6-E5 and 6-D5 (Wildcat Lake): Panther Lake event lists */
 		{ SRC_LINE, "GenuineIntel", 6, 0xe5, 0, "IntelCore", "lnc" },
 		{ SRC_LINE, "GenuineIntel", 6, 0xe5, 0, "IntelAtom", "skt" },
@@ -566,7 +632,7 @@ static void test_cpu_mapping(void **state)
 		{ SRC_LINE, "GenuineIntel", 18, 1, 0, "IntelCore", "nvl_cyc" },
 		{ SRC_LINE, "GenuineIntel", 18, 1, 0, "IntelAtom", "nvl_awf" },
 		{ SRC_LINE, "GenuineIntel", 18, 3, 0, "IntelAtom", "nvl_awf" },
-		{ SRC_LINE, "GenuineIntel", 18, 2, 0, "IntelCore", NULL },	/* no such model */
+		{ SRC_LINE, "GenuineIntel", 18, 2, 0, "IntelCore", NULL }, /* no such model */
 		/* Bartlett Lake: kernel intel-family.h INTEL_BARTLETTLAKE IFM(6, 0xD7) */
 		{ SRC_LINE, "GenuineIntel", 6, 0xd7, 0, NULL, "btl_rpc" },
 		/* E-core-only parts (Intel mapfile.csv type "core", not
@@ -584,17 +650,19 @@ static void test_cpu_mapping(void **state)
 		{ SRC_LINE, "HygonGenuine", 24, 0, 1, NULL, "hygon_dhyana" },
 		{ SRC_LINE, "arm", 0x41, 0xd40, 1, NULL, "arm_v1" },
 		{ SRC_LINE, "arm", 0x46, 0x001, 0, NULL, "arm_a64fx" },
-		{ SRC_LINE, "arm", 0x41, 0xd83, 0, NULL, "arm_v3" },	/* V3AE: Arm data neoverse-v3ae.json */
-		{ SRC_LINE, "arm", 0x46, 0x003, 0, NULL, "arm_monaka" },	/* libpfm4 arm_monaka detect */
-		{ SRC_LINE, "GenuineIntel", 6, 250, 0, NULL, NULL },	/* unknown */
+		{ SRC_LINE, "arm", 0x41, 0xd83, 0, NULL, "arm_v3" },	 /* V3AE: Arm data neoverse-v3ae.json */
+		{ SRC_LINE, "arm", 0x46, 0x003, 0, NULL, "arm_monaka" }, /* libpfm4 arm_monaka detect */
+		{ SRC_LINE, "GenuineIntel", 6, 250, 0, NULL, NULL },	 /* unknown */
 		{ SRC_LINE, "CentaurHauls", 6, 15, 0, NULL, NULL },
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		const struct pflops_pmu *p = pflops_table_match(&T, c[i].vendor, c[i].fam, c[i].model, c[i].step, c[i].core);
+		const struct pflops_pmu *p = pflops_table_match(&T, c[i].vendor, c[i].fam, c[i].model, c[i].step,
+								c[i].core);
 		const char *got = p ? p->name : "(none)";
 		if (c[i].want ? !p || strcmp(p->name, c[i].want) : p != NULL)
 			fail_msg("test_table.c:%d: %s %u/%u/%u %s -> %s, expected %s", c[i].line, c[i].vendor, c[i].fam,
-				 c[i].model, c[i].step, c[i].core ? c[i].core : "", got, c[i].want ? c[i].want : "(none)");
+				 c[i].model, c[i].step, c[i].core ? c[i].core : "", got,
+				 c[i].want ? c[i].want : "(none)");
 	}
 }
 
@@ -617,8 +685,9 @@ static void test_broken_fixtures(void **state)
 		{ "like_late.pft", 3, "'like' must be the first line" },
 #if defined(__x86_64__)
 		{ "bad_event.pft", 5, "libpfm4 cannot encode 'skx::FP_ARITH_INST_RETIRED:1024B_PACKED_DOUBLE'" },
-#else	/* a libpfm4 without x86 PMUs: presets/x86-libpfm.enc lacks it */
-		{ "bad_event.pft", 5, "'FP_ARITH_INST_RETIRED:1024B_PACKED_DOUBLE' is named for libpfm4, whose aarch64 build has no x86 PMU" },
+#else /* a libpfm4 without x86 PMUs: presets/x86-libpfm.enc lacks it */
+		{ "bad_event.pft", 5,
+		  "'FP_ARITH_INST_RETIRED:1024B_PACKED_DOUBLE' is named for libpfm4, whose aarch64 build has no x86 PMU" },
 #endif
 		{ "unused_event.pft", 6, "event B is used by no metric" },
 		{ "bad_raw.pft", 6, "bad event 'raw:0x01cg'" },
@@ -644,7 +713,8 @@ static void test_broken_fixtures(void **state)
 			fail_msg("%s: got \"%s\", expected \"%s...%s\"", path, err.msg, prefix, b[i].says);
 	}
 	/* and the build tool refuses them the same way */
-	assert_int_not_equal(system("B=${B:-build}; $B/pflops_gen check ctests/fixtures/broken/product.pft 2>/dev/null"), 0);
+	assert_int_not_equal(
+		system("B=${B:-build}; $B/pflops_gen check ctests/fixtures/broken/product.pft 2>/dev/null"), 0);
 	assert_int_equal(system("B=${B:-build}; $B/pflops_gen --replay presets/x86-libpfm.enc check presets/*.pft"), 0);
 }
 
@@ -675,10 +745,12 @@ static void formula_result(const char *formula, char *msg, size_t len)
 {
 	char *text = malloc(strlen(formula) + 512);
 	assert_non_null(text);
-	sprintf(text, "pmu f\n libpfm none\n match intel 6 1\n counters 4\n event A raw:0x01c7\n event B raw:0x02c7\n"
-		      " metric FP_OPS estimate = %s\n metric DP_OPS unavailable\n metric SP_OPS unavailable\n"
-		      " metric HP_OPS unavailable\n metric BF16_OPS unavailable\n metric VEC_DP unavailable\n"
-		      " metric VEC_SP estimate = A + B\n caveat * c\n", formula);
+	sprintf(text,
+		"pmu f\n libpfm none\n match intel 6 1\n counters 4\n event A raw:0x01c7\n event B raw:0x02c7\n"
+		" metric FP_OPS estimate = %s\n metric DP_OPS unavailable\n metric SP_OPS unavailable\n"
+		" metric HP_OPS unavailable\n metric BF16_OPS unavailable\n metric VEC_DP unavailable\n"
+		" metric VEC_SP estimate = A + B\n caveat * c\n",
+		formula);
 	struct pflops_table t = { 0 };
 	struct pflops_error err = { 0 };
 	int rc = pflops_table_parse(&t, text, "inline", &err);
@@ -700,7 +772,7 @@ static void test_formula_bounds(void **state)
 		nest[n++] = ')';
 	nest[n] = 0;
 	formula_result(nest, msg, sizeof(msg));
-	assert_string_equal(msg, "");	/* 63 parentheses are fine */
+	assert_string_equal(msg, ""); /* 63 parentheses are fine */
 	memmove(nest + 1, nest, strlen(nest) + 1);
 	nest[0] = '-';
 	formula_result(nest, msg, sizeof(msg));
@@ -767,7 +839,9 @@ static void test_table_file_kinds(void **state)
 	struct pflops_table t = { 0 };
 	struct pflops_error err = { 0 };
 	assert_int_equal(pflops_table_parse(&t, "", "inline", &err), PFLOPS_EINVAL);
-	assert_string_equal(err.msg, "inline: no PMU block in it (only comments or blank lines); a formula table holds 'pmu' blocks (presets/README.md)");
+	assert_string_equal(
+		err.msg,
+		"inline: no PMU block in it (only comments or blank lines); a formula table holds 'pmu' blocks (presets/README.md)");
 	pflops_table_free(&t);
 }
 
@@ -775,11 +849,12 @@ static void test_table_file_kinds(void **state)
  * (snb's x87 code); `combine` is allowed on a libpfm4-named event. */
 static void test_note_and_combine(void **state)
 {
-	const char *head = "pmu f\n title t\n libpfm skx\n match intel 6 1\n counters 4\n"
-			   " event A FP_ARITH_INST_RETIRED:SCALAR_DOUBLE combine\n event B FP_ARITH_INST_RETIRED:SCALAR_SINGLE\n"
-			   " metric FP_OPS exact = A\n metric DP_OPS unavailable\n metric SP_OPS unavailable\n"
-			   " metric HP_OPS unavailable\n metric BF16_OPS unavailable\n metric VEC_DP unavailable\n"
-			   " metric VEC_SP unavailable\n caveat * c\n";
+	const char *head =
+		"pmu f\n title t\n libpfm skx\n match intel 6 1\n counters 4\n"
+		" event A FP_ARITH_INST_RETIRED:SCALAR_DOUBLE combine\n event B FP_ARITH_INST_RETIRED:SCALAR_SINGLE\n"
+		" metric FP_OPS exact = A\n metric DP_OPS unavailable\n metric SP_OPS unavailable\n"
+		" metric HP_OPS unavailable\n metric BF16_OPS unavailable\n metric VEC_DP unavailable\n"
+		" metric VEC_SP unavailable\n caveat * c\n";
 	char text[1024];
 	struct pflops_table t = { 0 };
 	struct pflops_error err = { 0 };
@@ -790,7 +865,7 @@ static void test_note_and_combine(void **state)
 	assert_int_equal(t.pmus[0].events[0].combine, 1);
 	assert_null(t.pmus[0].events[0].note);
 	pflops_table_free(&t);
-	snprintf(text, sizeof(text), "%s", head);	/* B unused, no note */
+	snprintf(text, sizeof(text), "%s", head); /* B unused, no note */
 	assert_int_equal(pflops_table_parse(&t, text, "inline", &err), PFLOPS_EINVAL);
 	assert_non_null(strstr(err.msg, "say why it is kept with 'note B TEXT'"));
 	pflops_table_free(&t);
@@ -808,22 +883,14 @@ static void test_note_and_combine(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_event_encodes),
-		cmocka_unit_test(test_coverage),
-		cmocka_unit_test(test_golden_encodings),
-		cmocka_unit_test(test_e_core_pmus),
-		cmocka_unit_test(test_merged_umasks),
-		cmocka_unit_test(test_counter_economy),
-		cmocka_unit_test(test_counter_anchors),
-		cmocka_unit_test(test_eval_intel),
-		cmocka_unit_test(test_eval_amd_arm),
-		cmocka_unit_test(test_unavailable_says_why),
-		cmocka_unit_test(test_cpu_mapping),
-		cmocka_unit_test(test_broken_fixtures),
-		cmocka_unit_test(test_formula_language),
-		cmocka_unit_test(test_note_and_combine),
-		cmocka_unit_test(test_formula_bounds),
-		cmocka_unit_test(test_table_file_nul),
+		cmocka_unit_test(test_every_event_encodes), cmocka_unit_test(test_coverage),
+		cmocka_unit_test(test_golden_encodings),    cmocka_unit_test(test_e_core_pmus),
+		cmocka_unit_test(test_merged_umasks),	    cmocka_unit_test(test_counter_economy),
+		cmocka_unit_test(test_counter_anchors),	    cmocka_unit_test(test_eval_intel),
+		cmocka_unit_test(test_eval_amd_arm),	    cmocka_unit_test(test_unavailable_says_why),
+		cmocka_unit_test(test_cpu_mapping),	    cmocka_unit_test(test_broken_fixtures),
+		cmocka_unit_test(test_formula_language),    cmocka_unit_test(test_note_and_combine),
+		cmocka_unit_test(test_formula_bounds),	    cmocka_unit_test(test_table_file_nul),
 		cmocka_unit_test(test_table_file_kinds),
 	};
 	return cmocka_run_group_tests_name("table", tests, setup, teardown);

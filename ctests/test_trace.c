@@ -26,11 +26,10 @@
 #define N 1000
 
 #include "calib_prog.h"
-static int under_valgrind;	/* PF_UNDER_VALGRIND, set by make check-valgrind */
+static int under_valgrind; /* PF_UNDER_VALGRIND, set by make check-valgrind */
 
 /* Trace argv; assert the tracer itself succeeded. */
-static int vtrace(struct pflops_mix *m, const struct pflops_trace_opts *o,
-		  struct pflops_trace_stats *st, char **argv)
+static int vtrace(struct pflops_mix *m, const struct pflops_trace_opts *o, struct pflops_trace_stats *st, char **argv)
 {
 	int status = -1, rc;
 	struct pflops_error err = { 0 };
@@ -45,8 +44,7 @@ static int vtrace(struct pflops_mix *m, const struct pflops_trace_opts *o,
 	return status;
 }
 
-static int trace(struct pflops_mix *m, const struct pflops_trace_opts *o,
-		 struct pflops_trace_stats *st, ...)
+static int trace(struct pflops_mix *m, const struct pflops_trace_opts *o, struct pflops_trace_stats *st, ...)
 {
 	char *argv[16];
 	va_list ap;
@@ -77,18 +75,32 @@ static uint64_t total(uint64_t a[PFLOPS_NPREC][PFLOPS_NWIDTH][PFLOPS_NOP])
 struct expect {
 	const char *kernel;
 	int prec, width, op;
-	unsigned full;		/* lanes of the width */
-	unsigned active;	/* lanes the mask lets through */
+	unsigned full;	 /* lanes of the width */
+	unsigned active; /* lanes the mask lets through */
 	int masked;
-	unsigned flops;		/* per instruction, by hand */
+	unsigned flops; /* per instruction, by hand */
 };
 
-enum { X87 = PFLOPS_X87, HP = PFLOPS_HP, BF = PFLOPS_BF16, SP = PFLOPS_SP,
-       DP = PFLOPS_DP, S = PFLOPS_SCALAR, X = PFLOPS_W128, Y = PFLOPS_W256,
-       Z = PFLOPS_W512, ADD = PFLOPS_OP_ADD, MUL = PFLOPS_OP_MUL,
-       DIV = PFLOPS_OP_DIV, SQRT = PFLOPS_OP_SQRT, RCP = PFLOPS_OP_RCP,
-       FMA = PFLOPS_OP_FMA, DPP = PFLOPS_OP_DPP, MM = PFLOPS_OP_MINMAX,
-       CX = PFLOPS_OP_CMPLX };
+enum {
+	X87 = PFLOPS_X87,
+	HP = PFLOPS_HP,
+	BF = PFLOPS_BF16,
+	SP = PFLOPS_SP,
+	DP = PFLOPS_DP,
+	S = PFLOPS_SCALAR,
+	X = PFLOPS_W128,
+	Y = PFLOPS_W256,
+	Z = PFLOPS_W512,
+	ADD = PFLOPS_OP_ADD,
+	MUL = PFLOPS_OP_MUL,
+	DIV = PFLOPS_OP_DIV,
+	SQRT = PFLOPS_OP_SQRT,
+	RCP = PFLOPS_OP_RCP,
+	FMA = PFLOPS_OP_FMA,
+	DPP = PFLOPS_OP_DPP,
+	MM = PFLOPS_OP_MINMAX,
+	CX = PFLOPS_OP_CMPLX
+};
 
 static const struct expect expects[] = {
 	/* SSE: 4 sp or 2 dp lanes per xmm; scalar 1 lane */
@@ -104,7 +116,7 @@ static const struct expect expects[] = {
 	{ "sqrtps", SP, X, SQRT, 4, 4, 0, 4 },
 	{ "rcpps", SP, X, RCP, 4, 4, 0, 4 },
 	{ "rsqrtss", SP, S, RCP, 1, 1, 0, 1 },
-	{ "dpps", SP, X, DPP, 4, 4, 0, 4 },	/* SDE: 1 per element */
+	{ "dpps", SP, X, DPP, 4, 4, 0, 4 }, /* SDE: 1 per element */
 	{ "maxpd", DP, X, MM, 2, 2, 0, 2 },
 	{ "minss", SP, S, MM, 1, 1, 0, 1 },
 	{ "haddpd", DP, X, ADD, 2, 2, 0, 2 },
@@ -132,15 +144,15 @@ static const struct expect expects[] = {
 	{ "vfmadd231ps_z", SP, Z, FMA, 16, 16, 0, 32 },
 	{ "vrcp14pd_z", DP, Z, RCP, 8, 8, 0, 8 },
 	{ "vmaxps_z", SP, Z, MM, 16, 16, 0, 16 },
-	{ "vaddpd_z_er", DP, Z, ADD, 8, 8, 0, 8 },	/* {rn-sae}: still zmm */
-	{ "vaddps_y_evex", SP, Y, ADD, 8, 8, 0, 8 },	/* EVEX ymm16-18 */
+	{ "vaddpd_z_er", DP, Z, ADD, 8, 8, 0, 8 },   /* {rn-sae}: still zmm */
+	{ "vaddps_y_evex", SP, Y, ADD, 8, 8, 0, 8 }, /* EVEX ymm16-18 */
 	/* masked: k1=0x0f k2=0xff k3=0x05 k4=0 k5=0x3 */
-	{ "vaddpd_z_k1", DP, Z, ADD, 8, 4, 1, 4 },	/* 4 of 8 */
+	{ "vaddpd_z_k1", DP, Z, ADD, 8, 4, 1, 4 },	   /* 4 of 8 */
 	{ "vfmadd231ps_z_k2z", SP, Z, FMA, 16, 8, 1, 16 }, /* 8 of 16, x2 */
-	{ "vmulpd_y_k3", DP, Y, MUL, 4, 2, 1, 2 },	/* 0b0101: 2 of 4 */
-	{ "vaddsd_k4", DP, S, ADD, 1, 0, 1, 0 },	/* k4=0: none */
-	{ "vaddsd_k1", DP, S, ADD, 1, 1, 1, 1 },	/* bit 0 set */
-	{ "vdivps_x_k1z", SP, X, DIV, 4, 4, 1, 4 },	/* 0x0f covers all 4 */
+	{ "vmulpd_y_k3", DP, Y, MUL, 4, 2, 1, 2 },	   /* 0b0101: 2 of 4 */
+	{ "vaddsd_k4", DP, S, ADD, 1, 0, 1, 0 },	   /* k4=0: none */
+	{ "vaddsd_k1", DP, S, ADD, 1, 1, 1, 1 },	   /* bit 0 set */
+	{ "vdivps_x_k1z", SP, X, DIV, 4, 4, 1, 4 },	   /* 0x0f covers all 4 */
 	/* FP16: xmm 8, ymm 16, zmm 32 halves */
 	{ "vaddph_x", HP, X, ADD, 8, 8, 0, 8 },
 	{ "vaddph_y", HP, Y, ADD, 16, 16, 0, 16 },
@@ -154,13 +166,13 @@ static const struct expect expects[] = {
 	/* complex FP16: a lane is one FP16 element, 1 FLOP each */
 	{ "vfmulcph_z", HP, Z, CX, 32, 32, 0, 32 },
 	{ "vfcmaddcph_y", HP, Y, CX, 16, 16, 0, 16 },
-	{ "vfmaddcsh", HP, S, CX, 2, 2, 0, 2 },		/* one complex */
-	{ "vfmulcph_z_k1", HP, Z, CX, 32, 8, 1, 8 },	/* 4 complex of 16 */
-	{ "vaddph_z_k2", HP, Z, ADD, 32, 8, 1, 8 },	/* 8 halves of 32 */
+	{ "vfmaddcsh", HP, S, CX, 2, 2, 0, 2 },	     /* one complex */
+	{ "vfmulcph_z_k1", HP, Z, CX, 32, 8, 1, 8 }, /* 4 complex of 16 */
+	{ "vaddph_z_k2", HP, Z, ADD, 32, 8, 1, 8 },  /* 8 halves of 32 */
 	/* BF16 dot product: bf16 elements as FMA lanes */
 	{ "vdpbf16ps_z", BF, Z, FMA, 32, 32, 0, 64 },
 	{ "vdpbf16ps_x", BF, X, FMA, 8, 8, 0, 16 },
-	{ "vdpbf16ps_y_k5", BF, Y, FMA, 16, 4, 1, 8 },	/* 2 fp32 lanes x 2 */
+	{ "vdpbf16ps_y_k5", BF, Y, FMA, 16, 4, 1, 8 }, /* 2 fp32 lanes x 2 */
 	/* x87 */
 	{ "fadd", X87, S, ADD, 1, 1, 0, 1 },
 	{ "fmul", X87, S, MUL, 1, 1, 0, 1 },
@@ -184,15 +196,13 @@ static void check_kernel(const struct expect *e, int single_step)
 		print_error("%s: status 0x%x\n", e->kernel, status);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	if (m.insts[e->prec][e->width][e->op] != N ||
-	    (!under_valgrind &&
-	     m.lanes_active[e->prec][e->width][e->op] != (uint64_t)N * e->active))
-		print_error("%s: insts %lu active %lu\n", e->kernel,
-			    (unsigned long)m.insts[e->prec][e->width][e->op],
+	    (!under_valgrind && m.lanes_active[e->prec][e->width][e->op] != (uint64_t)N * e->active))
+		print_error("%s: insts %lu active %lu\n", e->kernel, (unsigned long)m.insts[e->prec][e->width][e->op],
 			    (unsigned long)m.lanes_active[e->prec][e->width][e->op]);
 	assert_int_equal(m.insts[e->prec][e->width][e->op], N);
 	assert_int_equal(m.lanes_full[e->prec][e->width][e->op], (uint64_t)N * e->full);
 	assert_int_equal(m.masked[e->prec][e->width][e->op], e->masked ? N : 0);
-	assert_int_equal(total(m.insts), N);	/* freestanding: nothing else */
+	assert_int_equal(total(m.insts), N); /* freestanding: nothing else */
 	assert_int_equal(st.desync, 0);
 	if (e->masked && under_valgrind) {
 		/* valgrind's CPUID hides AVX-512, so the XSAVE layout is
@@ -209,16 +219,14 @@ static void test_every_class(void **state)
 {
 	(void)state;
 	/* under valgrind every 8th kernel, to keep the run short */
-	for (size_t i = 0; i < sizeof expects / sizeof expects[0];
-	     i += under_valgrind ? 8 : 1)
+	for (size_t i = 0; i < sizeof expects / sizeof expects[0]; i += under_valgrind ? 8 : 1)
 		check_kernel(&expects[i], 0);
 }
 
 /* The reference mode (a stop per instruction) must agree exactly. */
 static void test_single_step_agrees(void **state)
 {
-	static const char *const k[] = { "vaddpd_z_k1", "vfmulcph_z_k1",
-					 "fmul", "kmask_in_block", "calls" };
+	static const char *const k[] = { "vaddpd_z_k1", "vfmulcph_z_k1", "fmul", "kmask_in_block", "calls" };
 	struct pflops_mix a, b;
 	struct pflops_trace_opts o = { .single_step = 1 };
 	struct pflops_trace_stats sa, sb;
@@ -266,8 +274,7 @@ static void test_mask_written_in_block(void **state)
 /* The counter increment must not change flags a later block reads. */
 static void test_flags_live(void **state)
 {
-	struct pflops_trace_opts o[] = { { .engine = PFLOPS_ENGINE_STOP },
-					 { .engine = PFLOPS_ENGINE_CACHE } };
+	struct pflops_trace_opts o[] = { { .engine = PFLOPS_ENGINE_STOP }, { .engine = PFLOPS_ENGINE_CACHE } };
 	struct pflops_mix m;
 	struct pflops_trace_stats st;
 	uint64_t even = 0, even5 = 0;
@@ -291,8 +298,7 @@ static void test_flags_live(void **state)
  * table and the stack; and a program using %gs itself. */
 static void test_indirect_and_gs(void **state)
 {
-	struct pflops_trace_opts o[] = { { .engine = PFLOPS_ENGINE_STOP },
-					 { .engine = PFLOPS_ENGINE_CACHE } };
+	struct pflops_trace_opts o[] = { { .engine = PFLOPS_ENGINE_STOP }, { .engine = PFLOPS_ENGINE_CACHE } };
 	struct pflops_mix m;
 	struct pflops_trace_stats st;
 	int s;
@@ -304,7 +310,7 @@ static void test_indirect_and_gs(void **state)
 		assert_int_equal(m.insts[DP][X][MUL], 4 * N);
 		s = trace(&m, &o[k], &st, prog("calib_gs"), "1000", NULL);
 		assert_true(WIFEXITED(s));
-		assert_int_equal(WEXITSTATUS(s), 0);	/* it saw its own %gs */
+		assert_int_equal(WEXITSTATUS(s), 0); /* it saw its own %gs */
 		assert_int_equal(m.insts[DP][Y][ADD], N);
 	}
 	assert_true(st.nocache[PFLOPS_NC_GS] >= 1);
@@ -369,16 +375,14 @@ static void test_cannot_start(void **state)
 	int status = 0;
 
 	(void)state;
-	assert_int_equal(pflops_trace_run(argv, NULL, &m, &status, &err),
-			 PFLOPS_ECHILD);
+	assert_int_equal(pflops_trace_run(argv, NULL, &m, &status, &err), PFLOPS_ECHILD);
 	assert_non_null(strstr(err.msg, "/nonexistent/prog"));
 	assert_non_null(strstr(err.msg, "No such file"));
 
 	/* an engine that does not exist: named, with the choices */
 	setenv("PFLOPS_TRACE_ENGINE", "fast", 1);
 	argv[0] = (char *)prog("calib_fp");
-	assert_int_equal(pflops_trace_run(argv, NULL, &m, &status, &err),
-			 PFLOPS_EINVAL);
+	assert_int_equal(pflops_trace_run(argv, NULL, &m, &status, &err), PFLOPS_EINVAL);
 	unsetenv("PFLOPS_TRACE_ENGINE");
 	assert_non_null(strstr(err.msg, "'fast'"));
 	assert_non_null(strstr(err.msg, "stop or cache"));
@@ -396,11 +400,10 @@ static void check_c(const char *bin, const char *kernel, long n, uint64_t flops)
 	snprintf(a, sizeof a, "%ld", n);
 	trace(&m, NULL, &st, prog(bin), kernel, a, NULL);
 	if (st.mask_unknown && under_valgrind)
-		return;		/* see check_kernel */
+		return; /* see check_kernel */
 	if (pflops_mix_flops(&m, -1) != flops)
-		print_error("%s %s %ld: %lu FLOPs, expected %lu\n", bin, kernel,
-			    n, (unsigned long)pflops_mix_flops(&m, -1),
-			    (unsigned long)flops);
+		print_error("%s %s %ld: %lu FLOPs, expected %lu\n", bin, kernel, n,
+			    (unsigned long)pflops_mix_flops(&m, -1), (unsigned long)flops);
 	assert_int_equal(pflops_mix_flops(&m, -1), flops);
 	assert_int_equal(pflops_mix_flops(&m, PFLOPS_DP), flops);
 }
@@ -498,8 +501,7 @@ static void test_signal_handler(void **state)
 /* A signal-heavy run: a 1 ms timer interrupts the program anywhere (in
  * a block, in the cache's own code); the count stays exact.  LOOPS and
  * ALARMS come from the program itself (file OUT). */
-static void signal_run(const struct pflops_trace_opts *o, const char *mode,
-		       const char *nthreads, const char *k)
+static void signal_run(const struct pflops_trace_opts *o, const char *mode, const char *nthreads, const char *k)
 {
 	struct pflops_mix m;
 	struct pflops_trace_stats st;
@@ -519,7 +521,7 @@ static void signal_run(const struct pflops_trace_opts *o, const char *mode,
 	assert_int_equal(fscanf(f, "%ld %ld", &loops, &alarms), 2);
 	fclose(f);
 	unlink(out);
-	assert_true(alarms >= atol(k));	/* else the test proved nothing */
+	assert_true(alarms >= atol(k)); /* else the test proved nothing */
 	assert_int_equal(m.insts[DP][X][ADD], 8 * (uint64_t)loops);
 	assert_int_equal(m.insts[DP][X][DIV], (uint64_t)alarms);
 	assert_int_equal(total(m.insts), 8 * (uint64_t)loops + (uint64_t)alarms);
@@ -568,10 +570,13 @@ static void test_async_signals(void **state)
 /* The progress callback runs while the program computes in the cache,
  * with the counts so far (the program takes 100 timer signals of 1 ms:
  * at least 100 ms, whatever the speed). */
-struct prog_seen { int calls; uint64_t last; int backwards; };
+struct prog_seen {
+	int calls;
+	uint64_t last;
+	int backwards;
+};
 
-static void on_progress(void *arg, const struct pflops_mix *m,
-			const struct pflops_trace_stats *st)
+static void on_progress(void *arg, const struct pflops_mix *m, const struct pflops_trace_stats *st)
 {
 	struct prog_seen *p = arg;
 	uint64_t f = pflops_mix_flops(m, -1);
@@ -585,9 +590,9 @@ static void on_progress(void *arg, const struct pflops_mix *m,
 static void test_progress(void **state)
 {
 	struct prog_seen seen = { 0 };
-	struct pflops_trace_opts o = { .engine = PFLOPS_ENGINE_CACHE,
-				       .progress = on_progress,
-				       .progress_arg = &seen, .progress_ms = 10 };
+	struct pflops_trace_opts o = {
+		.engine = PFLOPS_ENGINE_CACHE, .progress = on_progress, .progress_arg = &seen, .progress_ms = 10
+	};
 	struct pflops_mix m;
 	struct pflops_trace_stats st;
 	char out[] = "/tmp/pflops_alarmsXXXXXX";
@@ -685,7 +690,7 @@ static void test_region_exits(void **state)
 	trace(&m, &o, &st, prog("calib_regionx"), "longjmp", "1000", NULL);
 	assert_int_equal(st.region_calls, 3);
 	assert_int_equal(m.insts[DP][Y][MUL], 3 * N);
-	assert_int_equal(total(m.insts), 3 * N);	/* no vdivpd after it */
+	assert_int_equal(total(m.insts), 3 * N); /* no vdivpd after it */
 
 	o.region = "ekern";
 	trace(&m, &o, &st, prog("calib_regioncxx"), "1000", NULL);
@@ -743,10 +748,10 @@ static void test_region_pool(void **state)
 static void test_gap_near(void **state)
 {
 	struct pflops_map v[] = {
-		{ 0x400000, 0x401000, 0, 1, 0, 1, NULL },		/* non-PIE text */
-		{ 0x7ff6cb800000, 0x7ff6cb900000, 0, 1, 0, 1, NULL },	/* a library */
+		{ 0x400000, 0x401000, 0, 1, 0, 1, NULL },	      /* non-PIE text */
+		{ 0x7ff6cb800000, 0x7ff6cb900000, 0, 1, 0, 1, NULL }, /* a library */
 		{ 0x7ff6cba00000, 0x7ff6cbb00000, 0, 1, 1, 0, NULL },
-		{ 0x7ffc00000000, 0x7ffc00100000, 0, 1, 1, 0, NULL },	/* stack */
+		{ 0x7ffc00000000, 0x7ffc00100000, 0, 1, 1, 0, NULL }, /* stack */
 		{ 0xffffffffff600000ULL, 0xffffffffff601000ULL, 0, 0, 0, 1, NULL },
 	};
 	struct pflops_maps m = { v, 5, 0 };
@@ -756,7 +761,7 @@ static void test_gap_near(void **state)
 	(void)state;
 	a = pflops_maps_gap_near(&m, 0x7ff6cb894000, 0x7ff6cb895000, size, reach);
 	assert_true(a != 0);
-	assert_true(a + size <= 0x7ff6cb800000);	/* below the library */
+	assert_true(a + size <= 0x7ff6cb800000); /* below the library */
 	assert_true(0x7ff6cb895000 - a <= reach);
 	/* nothing below 16 MiB: above the executable, far from its brk */
 	a = pflops_maps_gap_near(&m, 0x400000, 0x401000, size, reach);
@@ -771,8 +776,7 @@ static void test_gap_near(void **state)
 /* ------------------------------------------------------------------ */
 /* the two engines: every counter of every calibration program          */
 
-static int report_diff(const char *what, const struct pflops_mix *a,
-		       const struct pflops_mix *b)
+static int report_diff(const char *what, const struct pflops_mix *a, const struct pflops_mix *b)
 {
 	int bad = 0;
 
@@ -784,28 +788,25 @@ static int report_diff(const char *what, const struct pflops_mix *a,
 				    a->lanes_full[p][w][o] != b->lanes_full[p][w][o] ||
 				    a->lanes_active[p][w][o] != b->lanes_active[p][w][o]) {
 					print_error("%s: %s/%s/%s stop %lu/%lu/%lu/%lu "
-						    "cache %lu/%lu/%lu/%lu\n", what,
-						    pflops_prec_name(p), pflops_width_name(w),
-						    pflops_op_name(o),
-						    (unsigned long)a->insts[p][w][o],
-						    (unsigned long)a->masked[p][w][o],
+						    "cache %lu/%lu/%lu/%lu\n",
+						    what, pflops_prec_name(p), pflops_width_name(w), pflops_op_name(o),
+						    (unsigned long)a->insts[p][w][o], (unsigned long)a->masked[p][w][o],
 						    (unsigned long)a->lanes_full[p][w][o],
 						    (unsigned long)a->lanes_active[p][w][o],
-						    (unsigned long)b->insts[p][w][o],
-						    (unsigned long)b->masked[p][w][o],
+						    (unsigned long)b->insts[p][w][o], (unsigned long)b->masked[p][w][o],
 						    (unsigned long)b->lanes_full[p][w][o],
 						    (unsigned long)b->lanes_active[p][w][o]);
 					bad = 1;
 				}
 	for (int x = 0; x < PFLOPS_NEXTRA; x++)
 		if (a->extra[x] != b->extra[x]) {
-			print_error("%s: extra %d stop %lu cache %lu\n", what, x,
-				    (unsigned long)a->extra[x], (unsigned long)b->extra[x]);
+			print_error("%s: extra %d stop %lu cache %lu\n", what, x, (unsigned long)a->extra[x],
+				    (unsigned long)b->extra[x]);
 			bad = 1;
 		}
 	if (a->total_insts != b->total_insts) {
-		print_error("%s: instructions stop %lu cache %lu\n", what,
-			    (unsigned long)a->total_insts, (unsigned long)b->total_insts);
+		print_error("%s: instructions stop %lu cache %lu\n", what, (unsigned long)a->total_insts,
+			    (unsigned long)b->total_insts);
 		bad = 1;
 	}
 	return bad;
@@ -834,8 +835,8 @@ static void engines_agree(const char *region, int threaded, ...)
 	va_end(ap);
 	argv[n] = NULL;
 	for (int i = 0; i < n && at < sizeof what - 1; i++)
-		at += (size_t)snprintf(what + at, sizeof what - at, "%s%s",
-				       i ? " " : "", i ? argv[i] : strrchr(argv[0], '/') + 1);
+		at += (size_t)snprintf(what + at, sizeof what - at, "%s%s", i ? " " : "",
+				       i ? argv[i] : strrchr(argv[0], '/') + 1);
 	sa = vtrace(&a, &os, &ss, argv);
 	sb = vtrace(&b, &oc, &sc, argv);
 	assert_int_equal(sa, sb);
@@ -854,10 +855,9 @@ static void engines_agree(const char *region, int threaded, ...)
 
 static void test_engines_agree(void **state)
 {
-	static const char *const more[] = { "intloop", "vinsertf128", "vandpd_y",
-					     "bench16", "kmask_in_block", "calls",
-					     "flags_live", "flags_rep", "indirect",
-					     "daxpy_masked", "fma_kmix" };
+	static const char *const more[] = { "intloop",	      "vinsertf128",  "vandpd_y",   "bench16",
+					    "kmask_in_block", "calls",	      "flags_live", "flags_rep",
+					    "indirect",	      "daxpy_masked", "fma_kmix" };
 	int step = under_valgrind ? 9 : 1;
 	int pers = personality(0xffffffff);
 
@@ -908,19 +908,19 @@ static void test_cache_stats(void **state)
 	if (calib_runs("test_cache_stats", "bench16")) {
 		trace(&m, &o, &st, prog("calib_fp"), "bench16", "200000", NULL);
 		assert_int_equal(m.insts[DP][Z][FMA], 8 * 200000);
-		assert_true(st.stops < 100);		/* 200000 loop iterations */
+		assert_true(st.stops < 100); /* 200000 loop iterations */
 		assert_true(st.cache_runs >= 200000);
 		assert_true(st.cache_links > 0);
 	}
 
 	trace(&m, &o, &st, prog("calib_fp"), "calls", "2000", NULL);
 	assert_int_equal(m.insts[DP][Y][ADD], 2 * 2000);
-	assert_true(st.ibl_misses < 10);	/* 4000 returns, 2000 calls via a pointer */
+	assert_true(st.ibl_misses < 10); /* 4000 returns, 2000 calls via a pointer */
 
 	if (calib_runs("test_cache_stats", "vaddpd_z_k1")) {
 		trace(&m, &o, &st, prog("calib_fp"), "vaddpd_z_k1", "1000", NULL);
 		assert_true(st.nocache[PFLOPS_NC_MASK] >= 1);
-		assert_true(st.stops >= 1000);	/* a stop per masked run */
+		assert_true(st.stops >= 1000); /* a stop per masked run */
 	}
 
 	/* vaddpd, then vmulpd, then vsubpd (an ADD) at the same address */
@@ -937,9 +937,12 @@ static void test_cache_stats(void **state)
  * engines count the true FLOPs; the cache runs the code from copies. */
 static void test_code_changes(void **state)
 {
-	static const struct { const char *mode; uint64_t add, mul; } v[] = {
-		{ "wx", N, N },		/* first: its stops are the base */
-		{ "inplace", 15 * N, 0 },	/* 1..5 vaddpd per iteration */
+	static const struct {
+		const char *mode;
+		uint64_t add, mul;
+	} v[] = {
+		{ "wx", N, N },		  /* first: its stops are the base */
+		{ "inplace", 15 * N, 0 }, /* 1..5 vaddpd per iteration */
 		{ "threads", 3 * N, 3 * N },
 		{ "writers", 40 * N, 0 },
 		{ "fork", 2 * N, N },
@@ -961,12 +964,11 @@ static void test_code_changes(void **state)
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
 		assert_int_equal(trace(&a, &os, &ss, prog("calib_smc"), v[i].mode, n, NULL), 0);
 		assert_int_equal(trace(&b, &oc, &sc, prog("calib_smc"), v[i].mode, n, NULL), 0);
-		print_message("calib_smc %s: wprot pages %llu, faults %llu, hot %llu; cache runs %llu; stops %llu (stop engine %llu)\n",
-			      v[i].mode, (unsigned long long)sc.wprot_pages,
-			      (unsigned long long)sc.wprot_faults,
-			      (unsigned long long)sc.wprot_hot,
-			      (unsigned long long)sc.cache_runs, (unsigned long long)sc.stops,
-			      (unsigned long long)ss.stops);
+		print_message(
+			"calib_smc %s: wprot pages %llu, faults %llu, hot %llu; cache runs %llu; stops %llu (stop engine %llu)\n",
+			v[i].mode, (unsigned long long)sc.wprot_pages, (unsigned long long)sc.wprot_faults,
+			(unsigned long long)sc.wprot_hot, (unsigned long long)sc.cache_runs,
+			(unsigned long long)sc.stops, (unsigned long long)ss.stops);
 		for (int e = 0; e < 2; e++) {
 			struct pflops_mix *m = e ? &b : &a;
 			assert_int_equal(m->insts[DP][Y][ADD], v[i].add);
@@ -980,8 +982,7 @@ static void test_code_changes(void **state)
 			if (report_diff(what, &a, &b))
 				fail_msg("%s: the engines disagree", what);
 		}
-		if (!strcmp(v[i].mode, "inplace") || !strcmp(v[i].mode, "threads") ||
-		    !strcmp(v[i].mode, "segv")) {
+		if (!strcmp(v[i].mode, "inplace") || !strcmp(v[i].mode, "threads") || !strcmp(v[i].mode, "segv")) {
 			/* guarded, caught, and run from the cache */
 			assert_true(sc.wprot_pages >= 1);
 			assert_true(sc.wprot_faults >= 1);
@@ -1006,7 +1007,6 @@ static void test_code_changes(void **state)
 
 int main(void)
 {
-
 	/* the traced test programs besides calib_fp use AVX (ymm) */
 	if (!calib_cpu_has("test_trace", NULL, "avx"))
 		return 77;
@@ -1040,8 +1040,10 @@ int main(void)
 	calib_prog_init();
 	under_valgrind = getenv("PF_UNDER_VALGRIND") != NULL;
 	if (access(prog("calib_fp"), X_OK)) {
-		fprintf(stderr, "test_trace: %s missing; run `make check` "
-			"(it builds the calibration programs)\n", prog("calib_fp"));
+		fprintf(stderr,
+			"test_trace: %s missing; run `make check` "
+			"(it builds the calibration programs)\n",
+			prog("calib_fp"));
 		return 1;
 	}
 	return cmocka_run_group_tests_name("trace", tests, NULL, NULL);

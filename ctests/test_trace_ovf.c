@@ -29,7 +29,7 @@
 
 #define MAXCALLS 4096
 struct rec {
-	const char *path;	/* the program (non-PIE: symbols = addresses) */
+	const char *path; /* the program (non-PIE: symbols = addresses) */
 	struct pflops_elf elf;
 	int have_elf;
 	uint64_t period;
@@ -40,7 +40,7 @@ struct rec {
 	uint64_t th_cross[64];
 	uint64_t addr[MAXCALLS];
 	uint64_t cnt[MAXCALLS];
-	char func[64];		/* the function all calls must be in ("": any) */
+	char func[64]; /* the function all calls must be in ("": any) */
 	uint64_t outside;
 };
 
@@ -51,7 +51,10 @@ static uint64_t w_dp(void *arg, const struct pflops_insn *in, unsigned lanes)
 	return in->prec == PFLOPS_DP ? (uint64_t)lanes * pflops_op_flops((enum pflops_op)in->op) : 0;
 }
 
-struct symfind { uint64_t a; char name[64]; };
+struct symfind {
+	uint64_t a;
+	char name[64];
+};
 static int sym_cb(void *arg, const struct pflops_elf_sym *s)
 {
 	struct symfind *f = arg;
@@ -79,8 +82,7 @@ static void on_ovf(void *arg, const struct pflops_trace_overflow *o)
 	snprintf(fn, sizeof fn, "/proc/%d/mem", (int)o->tid);
 	fd = open(fn, O_RDONLY);
 	if (fd < 0 || pread(fd, code, sizeof code, (off_t)o->addr) != (ssize_t)sizeof code ||
-	    pflops_decode(code, sizeof code, o->addr, &in) || !in.fp ||
-	    in.prec != PFLOPS_DP)
+	    pflops_decode(code, sizeof code, o->addr, &in) || !in.fp || in.prec != PFLOPS_DP)
 		r->bad_insn++;
 	if (fd >= 0)
 		close(fd);
@@ -109,8 +111,8 @@ static void on_ovf(void *arg, const struct pflops_trace_overflow *o)
 }
 
 /* trace argv with overflow every `period` DP FLOPs; the run's mix in *m */
-static void run(struct rec *r, int engine, uint64_t period, const char *func,
-		struct pflops_mix *m, struct pflops_trace_stats *st, ...)
+static void run(struct rec *r, int engine, uint64_t period, const char *func, struct pflops_mix *m,
+		struct pflops_trace_stats *st, ...)
 {
 	char *argv[8];
 	va_list ap;
@@ -150,18 +152,14 @@ static void run(struct rec *r, int engine, uint64_t period, const char *func,
 
 static void check_rec(const struct rec *r, uint64_t flops, const char *what)
 {
-	if (r->crossings != flops / r->period || r->bad_rip || r->bad_insn ||
-	    r->no_regs || r->outside)
+	if (r->crossings != flops / r->period || r->bad_rip || r->bad_insn || r->no_regs || r->outside)
 		print_error("%s: P=%llu FLOPs=%llu: %llu crossings in %llu calls "
 			    "(want %llu), rip!=addr %llu, not a DP FP insn %llu, "
-			    "no regs %llu, outside %s %llu\n", what,
-			    (unsigned long long)r->period, (unsigned long long)flops,
-			    (unsigned long long)r->crossings,
-			    (unsigned long long)r->calls,
-			    (unsigned long long)(flops / r->period),
-			    (unsigned long long)r->bad_rip,
-			    (unsigned long long)r->bad_insn,
-			    (unsigned long long)r->no_regs, r->func,
+			    "no regs %llu, outside %s %llu\n",
+			    what, (unsigned long long)r->period, (unsigned long long)flops,
+			    (unsigned long long)r->crossings, (unsigned long long)r->calls,
+			    (unsigned long long)(flops / r->period), (unsigned long long)r->bad_rip,
+			    (unsigned long long)r->bad_insn, (unsigned long long)r->no_regs, r->func,
 			    (unsigned long long)r->outside);
 	assert_int_equal(r->crossings, flops / r->period);
 	assert_int_equal(r->bad_rip, 0);
@@ -181,8 +179,8 @@ static void t_hundred(void **state)
 	(void)state;
 	if (!calib_runs("test_trace_ovf: 10^7 DP FLOPs", "vfmadd231pd_z"))
 		skip();
-	run(&r, PFLOPS_ENGINE_CACHE, 100000, "vfmadd231pd_z", &m, &st,
-	    prog("calib_fp"), "vfmadd231pd_z", "625000", NULL);
+	run(&r, PFLOPS_ENGINE_CACHE, 100000, "vfmadd231pd_z", &m, &st, prog("calib_fp"), "vfmadd231pd_z", "625000",
+	    NULL);
 	assert_int_equal(pflops_mix_flops(&m, PFLOPS_DP), 10000000);
 	check_rec(&r, 10000000, "vfmadd231pd_z");
 	assert_int_equal(r.calls, 100);
@@ -191,17 +189,16 @@ static void t_hundred(void **state)
 	assert_int_equal(st.ovf_late, 0);
 	assert_true(st.ovf_exits >= 100);
 	printf("# 10^7 DP FLOPs / 100000: %llu calls, %llu cache exits, %llu blocks stepped\n",
-	       (unsigned long long)r.calls, (unsigned long long)st.ovf_exits,
-	       (unsigned long long)st.ovf_steps);
+	       (unsigned long long)r.calls, (unsigned long long)st.ovf_exits, (unsigned long long)st.ovf_steps);
 }
 
 /* floor(FLOPs / P) on several kernels and periods (periods below one
  * instruction's weight included), the same calls under both engines */
 static void t_kernels(void **state)
 {
-	static const char *kern[] = { "addsd", "mulsd", "vaddpd_y", "vfmadd231sd",
-		"vfmadd213pd_x", "vfmadd231pd_z", "vaddpd_z_k1", "vmulpd_y_k3",
-		"daxpy_masked", "fma_kmix", "vaddps_z" };
+	static const char *kern[] = { "addsd",	       "mulsd",		"vaddpd_y",    "vfmadd231sd",
+				      "vfmadd213pd_x", "vfmadd231pd_z", "vaddpd_z_k1", "vmulpd_y_k3",
+				      "daxpy_masked",  "fma_kmix",	"vaddps_z" };
 	static const uint64_t per[] = { 1, 7, 100, 4093 };
 	static struct rec rc, rs;
 	struct pflops_mix m, ms;
@@ -215,16 +212,14 @@ static void t_kernels(void **state)
 			char what[128];
 			uint64_t f;
 			snprintf(what, sizeof what, "%s cache", kern[k]);
-			run(&rc, PFLOPS_ENGINE_CACHE, per[p], NULL, &m, &st,
-			    prog("calib_fp"), kern[k], "1000", NULL);
+			run(&rc, PFLOPS_ENGINE_CACHE, per[p], NULL, &m, &st, prog("calib_fp"), kern[k], "1000", NULL);
 			f = pflops_mix_flops(&m, PFLOPS_DP);
 			check_rec(&rc, f, what);
 			assert_int_equal(st.ovf_late, 0);
 			if (per[p] != 7)
 				continue;
 			snprintf(what, sizeof what, "%s stop", kern[k]);
-			run(&rs, PFLOPS_ENGINE_STOP, per[p], NULL, &ms, &st,
-			    prog("calib_fp"), kern[k], "1000", NULL);
+			run(&rs, PFLOPS_ENGINE_STOP, per[p], NULL, &ms, &st, prog("calib_fp"), kern[k], "1000", NULL);
 			assert_int_equal(pflops_mix_flops(&ms, PFLOPS_DP), f);
 			check_rec(&rs, f, what);
 			assert_int_equal(rs.calls, rc.calls);
@@ -248,13 +243,13 @@ static void t_daxpy(void **state)
 	(void)state;
 	for (int b = 0; b < 2; b++)
 		for (size_t p = 0; p < sizeof per / sizeof *per; p++) {
-			run(&r, PFLOPS_ENGINE_CACHE, per[p], "daxpy", &m, &st,
-			    prog(bin[b]), "daxpy", "1003", "20", NULL);
+			run(&r, PFLOPS_ENGINE_CACHE, per[p], "daxpy", &m, &st, prog(bin[b]), "daxpy", "1003", "20",
+			    NULL);
 			assert_int_equal(pflops_mix_flops(&m, PFLOPS_DP), 2 * 1003 * 20);
 			check_rec(&r, 2 * 1003 * 20, bin[b]);
 			assert_int_equal(st.ovf_late, 0);
-			run(&r, PFLOPS_ENGINE_CACHE, per[p], "matmul", &m, &st,
-			    prog(bin[b]), "matmul", "24", "2", NULL);
+			run(&r, PFLOPS_ENGINE_CACHE, per[p], "matmul", &m, &st, prog(bin[b]), "matmul", "24", "2",
+			    NULL);
 			assert_int_equal(pflops_mix_flops(&m, PFLOPS_DP), 2 * 24 * 24 * 24 * 2);
 			check_rec(&r, 2 * 24 * 24 * 24 * 2, bin[b]);
 			assert_int_equal(st.ovf_late, 0);
@@ -273,8 +268,7 @@ static void t_threads(void **state)
 	(void)state;
 	if (!calib_cpu_has("test_trace_ovf", "threads", "avx"))
 		skip();
-	run(&r, PFLOPS_ENGINE_CACHE, P, NULL, &m, &st, prog("calib_threads"),
-	    "4", "5000", NULL);
+	run(&r, PFLOPS_ENGINE_CACHE, P, NULL, &m, &st, prog("calib_threads"), "4", "5000", NULL);
 	/* worker t: (t+1) n vaddpd ymm (4 FLOPs); main: 2n vmulpd ymm */
 	for (int t = 0; t < 4; t++)
 		want[t] = 4 * n * (uint64_t)(t + 1) / P;
@@ -285,8 +279,16 @@ static void t_threads(void **state)
 	/* compare as sorted lists: which tid ran which worker is unknown */
 	for (int i = 0; i < 5; i++)
 		for (int j = i + 1; j < 5; j++) {
-			if (want[j] < want[i]) { uint64_t x = want[i]; want[i] = want[j]; want[j] = x; }
-			if (got[j] < got[i]) { uint64_t x = got[i]; got[i] = got[j]; got[j] = x; }
+			if (want[j] < want[i]) {
+				uint64_t x = want[i];
+				want[i] = want[j];
+				want[j] = x;
+			}
+			if (got[j] < got[i]) {
+				uint64_t x = got[i];
+				got[i] = got[j];
+				got[j] = x;
+			}
 		}
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(got[i], want[i]);

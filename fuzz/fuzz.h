@@ -3,20 +3,20 @@
 #ifndef PF_FUZZ_H
 #define PF_FUZZ_H
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE	/* memfd_create, memmem */
+#define _GNU_SOURCE /* memfd_create, memmem */
 #endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define FUZZ_CHECK(cond, ...)                                                        \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "fuzz invariant failed: %s: ", #cond);      \
-			fprintf(stderr, __VA_ARGS__);                                \
-			fputc('\n', stderr);                                         \
-			abort();                                                     \
-		}                                                                    \
+#define FUZZ_CHECK(cond, ...)                                                  \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "fuzz invariant failed: %s: ", #cond); \
+			fprintf(stderr, __VA_ARGS__);                          \
+			fputc('\n', stderr);                                   \
+			abort();                                               \
+		}                                                              \
 	} while (0)
 
 /* The input as a C string; NULL when it holds a NUL byte (text inputs

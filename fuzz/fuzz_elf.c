@@ -29,7 +29,7 @@ static int one_sym(void *arg, const struct pflops_elf_sym *s)
 	FUZZ_CHECK(memchr(p, 0, (size_t)(w->hi - p)) != NULL, "symbol name not terminated in the file");
 	if (!w->n++)
 		snprintf(w->first, sizeof w->first, "%s", s->name);
-	return w->n > 100000;	/* stop: the walk's cost is linear anyway */
+	return w->n > 100000; /* stop: the walk's cost is linear anyway */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	char *name = fuzz_text(data, size);
 	if (!name)
 		return 0;
-	for (int d = 0; d < 2; d++) {	/* with and without a detect rule */
+	for (int d = 0; d < 2; d++) { /* with and without a detect rule */
 		const char *status = d ? detect : NULL;
 		struct pflops_evname e, again;
 		struct pflops_error err = { 0 };

@@ -26,7 +26,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	P[0] = pflops_table_find(&T, "skx");
 	P[1] = pflops_table_find(&T, "adl_glc");
 	FUZZ_CHECK(P[0] && P[1], "skx and adl_glc are in the table");
-	fd = memfd_create("perfstat", 0);	/* the reader takes a path */
+	fd = memfd_create("perfstat", 0); /* the reader takes a path */
 	FUZZ_CHECK(fd >= 0, "memfd_create");
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	return 0;
@@ -56,9 +56,11 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 			FUZZ_CHECK(out.min_pct >= 0 && out.min_pct <= 100, "running share %g", out.min_pct);
 			FUZZ_CHECK(out.lines >= 1, "lines %d", out.lines);
 			/* a whole count is the value, not rounded away from it */
-			FUZZ_CHECK(!(out.metrics_whole >> m & 1) || (double)out.whole[m] == out.value[m], "%s: %llu vs %g",
-				   pflops_metric_name(m), (unsigned long long)out.whole[m], out.value[m]);
-			FUZZ_CHECK(out.seconds >= 0 && out.seconds <= 10 * 365.25 * 86400 && (out.seconds == 0 || out.seconds_line > 0),
+			FUZZ_CHECK(!(out.metrics_whole >> m & 1) || (double)out.whole[m] == out.value[m],
+				   "%s: %llu vs %g", pflops_metric_name(m), (unsigned long long)out.whole[m],
+				   out.value[m]);
+			FUZZ_CHECK(out.seconds >= 0 && out.seconds <= 10 * 365.25 * 86400 &&
+					   (out.seconds == 0 || out.seconds_line > 0),
 				   "duration %g s, line %d", out.seconds, out.seconds_line);
 		}
 	return 0;

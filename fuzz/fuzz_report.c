@@ -20,7 +20,7 @@ static FILE *devnull;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	fd = memfd_create("report", 0);	/* the reader takes a path */
+	fd = memfd_create("report", 0); /* the reader takes a path */
 	FUZZ_CHECK(fd >= 0, "memfd_create");
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	devnull = fopen("/dev/null", "w");
@@ -55,10 +55,11 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 			if (!(job.metrics >> m & 1))
 				continue;
 			const struct pf_jstat *s = &job.st[m];
-			FUZZ_CHECK(s->total == r[0].v[m] && s->min == s->max && s->max == s->total && s->median == s->total,
+			FUZZ_CHECK(s->total == r[0].v[m] && s->min == s->max && s->max == s->total &&
+					   s->median == s->total,
 				   "%s: one rank's stats", pflops_metric_name(m));
-			FUZZ_CHECK(s->imbalance == (s->total > 0 ? 1.0 : 0.0), "%s: imbalance %g", pflops_metric_name(m),
-				   s->imbalance);
+			FUZZ_CHECK(s->imbalance == (s->total > 0 ? 1.0 : 0.0), "%s: imbalance %g",
+				   pflops_metric_name(m), s->imbalance);
 		}
 		pf_job_write(devnull, &job, PF_FORMAT_TEXT, ',');
 		pf_job_write(devnull, &job, PF_FORMAT_JSON, ',');

@@ -36,11 +36,13 @@ static void check_pmu(const struct pflops_pmu *p)
 		struct pflops_error err = { 0 };
 		int rc = pflops_plan_make(&plan, p, 1u << m, 0, &err);
 		if (rc) {
-			FUZZ_CHECK(err.msg[0], "plan of %s %s refused without a reason", p->name, pflops_metric_name(m));
+			FUZZ_CHECK(err.msg[0], "plan of %s %s refused without a reason", p->name,
+				   pflops_metric_name(m));
 			continue;
 		}
 		FUZZ_CHECK(plan.ncounters >= 1 && plan.ncounters <= PFLOPS_MAX_COUNTERS && plan.cost >= plan.ncounters,
-			   "plan of %s %s: %d counters, cost %d", p->name, pflops_metric_name(m), plan.ncounters, plan.cost);
+			   "plan of %s %s: %d counters, cost %d", p->name, pflops_metric_name(m), plan.ncounters,
+			   plan.cost);
 		double ones[PFLOPS_MAX_COUNTERS];
 		for (int c = 0; c < plan.ncounters; c++)
 			ones[c] = 1;

@@ -37,7 +37,7 @@ static int load(struct pflops_table *t, int n, char **files)
 	return 0;
 }
 
-static struct pflops_builtin_rec *recs;	/* --replay's records */
+static struct pflops_builtin_rec *recs; /* --replay's records */
 static int nrecs;
 
 static int write_c(const struct pflops_table *t, const char *out, int n, char **files)
@@ -71,7 +71,9 @@ static int write_c(const struct pflops_table *t, const char *out, int n, char **
 		fclose(f);
 		fputs("\" },\n", o);
 	}
-	fprintf(o, "};\nconst int pflops_builtin_nfiles = %d;\n\nconst struct pflops_builtin_enc pflops_builtin_encs[] = {\n", n);
+	fprintf(o,
+		"};\nconst int pflops_builtin_nfiles = %d;\n\nconst struct pflops_builtin_enc pflops_builtin_encs[] = {\n",
+		n);
 	int nenc = 0;
 	for (int i = 0; i < t->npmus; i++)
 		for (int e = 0; e < t->pmus[i].nevents; e++) {
@@ -79,7 +81,8 @@ static int write_c(const struct pflops_table *t, const char *out, int n, char **
 			uint64_t cfg;
 			if (!strncmp(ev->spec, "raw:", 4) || pflops_encode(&t->pmus[i], ev->spec, &cfg, NULL, 0, NULL))
 				continue;
-			fprintf(o, "\t{ \"%s\", \"%s\", 0x%llxULL },\n", t->pmus[i].name, ev->alias, (unsigned long long)cfg);
+			fprintf(o, "\t{ \"%s\", \"%s\", 0x%llxULL },\n", t->pmus[i].name, ev->alias,
+				(unsigned long long)cfg);
 			nenc++;
 		}
 	fprintf(o, "\t{ 0, 0, 0 }\n};\nconst int pflops_builtin_nencs = %d;\n", nenc);
@@ -116,7 +119,7 @@ static int write_enc(struct pflops_table *t, int n, char **files)
 {
 	printf("# libpfm4's answers for the x86 PMUs, replayed where libpfm4 has none (aarch64):\n"
 	       "# generated on x86-64 by `make x86-libpfm-enc` (pflops_gen x86-enc): do not edit\n");
-	pf_encode_record(stdout);	/* the table's events first, as load() checks them */
+	pf_encode_record(stdout); /* the table's events first, as load() checks them */
 	if (load(t, n, files))
 		return 1;
 	for (int i = 0; i < t->npmus; i++) {
@@ -157,7 +160,9 @@ static int read_enc(const char *path)
 			fld[n++] = w;
 		struct pflops_builtin_rec *r = realloc(recs, (nrecs + 1) * sizeof(*r));
 		if (!r || n != 5 || (strcmp(fld[0], "enc") && strcmp(fld[0], "merge"))) {
-			fprintf(stderr, "pflops_gen: %s:%d: not an 'enc' or 'merge' line of 5 fields; regenerate with make x86-libpfm-enc\n", path, ln);
+			fprintf(stderr,
+				"pflops_gen: %s:%d: not an 'enc' or 'merge' line of 5 fields; regenerate with make x86-libpfm-enc\n",
+				path, ln);
 			fclose(f);
 			return 1;
 		}
@@ -260,7 +265,7 @@ static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
 	char left_out[160] = "";
 	if (plan.reduced) {
 		int part = p->detect.part;
-		plan.ncounters--;	/* the detector is last */
+		plan.ncounters--; /* the detector is last */
 		plan.cost -= plan.counter[plan.ncounters].cost;
 		int preset = papi_name(part) && (part != PFLOPS_HP_OPS || have_hp);
 		snprintf(left_out, sizeof(left_out), "%s is not included (it is %s%s): ", pflops_metric_name(part),
@@ -270,12 +275,14 @@ static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
 		plan.cost, plan.cost == 1 ? "" : "s", left_out[0] ? "\n#   " : "", left_out);
 	for (int c = 0; c < plan.ncounters; c++)
 		if (!plan.counter[c].pfm_encoded) {
-			fprintf(o, "#   not expressible in stock PAPI: %s is a raw code this libpfm4 cannot name; use flops:::%s\n",
+			fprintf(o,
+				"#   not expressible in stock PAPI: %s is a raw code this libpfm4 cannot name; use flops:::%s\n",
 				plan.counter[c].spec, pflops_metric_name(m));
 			return 0;
 		}
 	if (plan.ncounters > 8) {
-		fprintf(o, "#   not expressible in stock PAPI: %d native events, a PAPI preset takes at most 8; use flops:::%s\n",
+		fprintf(o,
+			"#   not expressible in stock PAPI: %d native events, a PAPI preset takes at most 8; use flops:::%s\n",
 			plan.ncounters, pflops_metric_name(m));
 		return 0;
 	}
@@ -317,7 +324,7 @@ static int emit_metric(FILE *o, const struct pflops_pmu *p, int m, int have_hp)
  */
 #define MAX_LINES 20000
 enum { KEEP_PAPI, REPLACE };
-static signed char verdict[256][PFLOPS_NMETRIC];	/* per table PMU: what happens to PAPI's row */
+static signed char verdict[256][PFLOPS_NMETRIC]; /* per table PMU: what happens to PAPI's row */
 
 /* Does PAPI's row for metric m stay for the CPU of line "CPU,name"?  Yes
  * unless we cover that CPU and either write a row or call it unavailable. */
@@ -332,7 +339,7 @@ static int keeps(const struct pflops_table *t, const char *cpu_line, int m)
 struct block;
 static int kept(const struct pflops_table *t, char **lines, const struct block *bl, int m);
 struct block {
-	int first, body, end;	/* line indexes: CPU lines [first, body), rows [body, end) */
+	int first, body, end; /* line indexes: CPU lines [first, body), rows [body, end) */
 };
 
 static int kept(const struct pflops_table *t, char **lines, const struct block *bl, int m)
@@ -346,7 +353,8 @@ static int kept(const struct pflops_table *t, char **lines, const struct block *
 /* PAPI's row for metric m, kept for CPU lines [first, body) of which some
  * we cover, gets a note saying what papi-flops thinks of it: a stock
  * FLOP preset is never dropped, and never passed off as ours. */
-static void put_kept_row(FILE *o, const struct pflops_table *t, char **lines, int first, int body, const char *row, int m)
+static void put_kept_row(FILE *o, const struct pflops_table *t, char **lines, int first, int body, const char *row,
+			 int m)
 {
 	const struct pflops_pmu *p = NULL;
 	for (int c = first; c < body && !p; c++) {
@@ -368,7 +376,7 @@ static void put_kept_row(FILE *o, const struct pflops_table *t, char **lines, in
 	note_text(note, sizeof(note), why);
 	size_t n = strcspn(row, "\r\n");
 	const char *old = strstr(row, ",NOTE,\"");
-	if (old && (size_t)(old - row) < n)	/* PAPI's own note follows ours */
+	if (old && (size_t)(old - row) < n) /* PAPI's own note follows ours */
 		fprintf(o, "%.*s,NOTE,\"%s. %.*s\n", (int)(old - row), row, note, (int)(n - (old + 7 - row)), old + 7);
 	else
 		fprintf(o, "%.*s,NOTE,\"%s\"\n", (int)n, row, note);
@@ -402,11 +410,14 @@ static int write_csv(const struct pflops_table *t, const char *in, const char *o
 		perror(out);
 		return 1;
 	}
-	fprintf(o, "# papi_events.csv: PAPI's preset table (%s) with the FLOP presets of\n"
-		   "# papi-flops.  Generated by pflops_gen: do not edit; edit the presets/ .pft files.\n%s",
-		in, component ? "# Built into papi-flops' libpapi: each FLOP preset is one event of its flops component.\n#\n"
-			      : "# Use: PAPI_CSV_EVENT_FILE=<this file> papi_avail\n#\n");
-	char moved[64 * 1024] = "";	/* PAPI rows kept for CPUs we do not cover */
+	fprintf(o,
+		"# papi_events.csv: PAPI's preset table (%s) with the FLOP presets of\n"
+		"# papi-flops.  Generated by pflops_gen: do not edit; edit the presets/ .pft files.\n%s",
+		in,
+		component
+			? "# Built into papi-flops' libpapi: each FLOP preset is one event of its flops component.\n#\n"
+			: "# Use: PAPI_CSV_EVENT_FILE=<this file> papi_avail\n#\n");
+	char moved[64 * 1024] = ""; /* PAPI rows kept for CPUs we do not cover */
 	size_t mlen = 0;
 	for (int i = 0; i < n;) {
 		/* a block: CPU lines (comments between them allowed), then rows up to the next CPU line */
@@ -431,7 +442,8 @@ static int write_csv(const struct pflops_table *t, const char *in, const char *o
 		for (int k = bl.first; k < bl.body; k++)
 			ncpu += !strncmp(lines[k], "CPU,", 4);
 		for (int k = bl.body; k < bl.end; k++)
-			active += is_row(lines[k]) && !(is_flop_preset(lines[k]) && kept(t, lines, &bl, is_flop_preset(lines[k]) - 1) < ncpu);
+			active += is_row(lines[k]) && !(is_flop_preset(lines[k]) &&
+							kept(t, lines, &bl, is_flop_preset(lines[k]) - 1) < ncpu);
 		for (int k = bl.first; k < bl.end; k++) {
 			const char *l = lines[k];
 			int m = is_flop_preset(l) - 1;
@@ -443,7 +455,8 @@ static int write_csv(const struct pflops_table *t, const char *in, const char *o
 						if (strncmp(lines[c], "CPU,", 4) || !keeps(t, lines[c], m))
 							continue;
 						if (mlen + strlen(lines[c]) + 1 < sizeof(moved))
-							mlen += snprintf(moved + mlen, sizeof(moved) - mlen, "%s", lines[c]);
+							mlen += snprintf(moved + mlen, sizeof(moved) - mlen, "%s",
+									 lines[c]);
 					}
 					if (mlen + strlen(l) + 1 < sizeof(moved))
 						mlen += snprintf(moved + mlen, sizeof(moved) - mlen, "%s", l);
@@ -473,7 +486,7 @@ static int write_csv(const struct pflops_table *t, const char *in, const char *o
 			rows += emit_metric(m, p, k, have_hp);
 		fclose(m);
 		fprintf(o, "\n# %s\n%s%s%s", p->title, rows ? "CPU," : "# (no row: no CPU line)\n# ", p->name, "\n");
-		if (rows && component)	/* PAPI_FLOPS_SOURCE=model:NAME */
+		if (rows && component) /* PAPI_FLOPS_SOURCE=model:NAME */
 			fprintf(o, "CPU,%s%s\n", PF_PAPI_CPU_MODEL, p->name);
 		fputs(body, o);
 		free(body);
@@ -482,9 +495,11 @@ static int write_csv(const struct pflops_table *t, const char *in, const char *o
 		/* PAPI_FLOPS_SOURCE=trace counts every metric on any CPU: the
 		 * component loads this section itself, whatever PMU perf_event
 		 * detects (or none) */
-		static char how[] = "Counted by a helper that traces and decodes every instruction of the thread (PAPI_FLOPS_SOURCE=trace).";
+		static char how[] =
+			"Counted by a helper that traces and decodes every instruction of the thread (PAPI_FLOPS_SOURCE=trace).";
 		struct pflops_metric_def d = { .klass = PFLOPS_EXACT, .caveat = how };
-		fprintf(o, "\n# PAPI_FLOPS_SOURCE=trace: loaded by the %s component\nCPU,%s\n", component, PF_PAPI_CPU_TRACE);
+		fprintf(o, "\n# PAPI_FLOPS_SOURCE=trace: loaded by the %s component\nCPU,%s\n", component,
+			PF_PAPI_CPU_TRACE);
 		for (int k = 0; k < PFLOPS_NMETRIC; k++)
 			if (papi_name(k) && (k != PFLOPS_HP_OPS || have_hp))
 				emit_component_row(o, &d, k);
@@ -521,7 +536,8 @@ int main(int argc, char **argv)
 			rc = load(&t, argc - a - 2, argv + a + 2) || write_csv(&t, argv[a], argv[a + 1], hp);
 	}
 	if (rc == 2)
-		fprintf(stderr, "usage: pflops_gen [--replay ENC] check TABLE... | c OUT.c TABLE... | papi-csv [--have-hp] [--component NAME] PAPI_CSV OUT TABLE... | x86-enc TABLE...\n");
+		fprintf(stderr,
+			"usage: pflops_gen [--replay ENC] check TABLE... | c OUT.c TABLE... | papi-csv [--have-hp] [--component NAME] PAPI_CSV OUT TABLE... | x86-enc TABLE...\n");
 	pflops_table_free(&t);
 	return rc;
 }

@@ -19,7 +19,7 @@ MAIN="gcc make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-
 # clang + libclang-rt-14-dev (libFuzzer, sanitizers), libopenblas-dev
 # (traced dgemm in make bench and the tests), openmpi-bin + libopenmpi-dev
 # (test_mpi.sh runs papi_flops_run under a real mpirun; the tools link no MPI).
-TESTS="g++ jq groff-base valgrind clang libclang-rt-14-dev libopenblas-dev openmpi-bin libopenmpi-dev"
+TESTS="g++ clang-format jq groff-base valgrind clang libclang-rt-14-dev libopenblas-dev openmpi-bin libopenmpi-dev"
 # make bench: real programs under the tracer (bench/bench_progs.c):
 # OpenBLAS, numpy (Debian's python3), hpcc (HPL, one MPI process), node,
 # LuaJIT and PyPy (JITs); gcc is in MAIN.  Any missing one is skipped by

@@ -52,6 +52,7 @@ nofp16() {
 	fi
 }
 
+suite format make check-format
 suite check make check
 suite check-noavx512 make check-noavx512
 suite check-nofp16 nofp16

@@ -65,7 +65,8 @@ static void print_metric_text(const struct pflops_pmu *p, int m, int budget, int
 	char fit[96] = "";
 	if (budget > 0)
 		snprintf(fit, sizeof(fit),
-			 plan.cost > budget ? " (of %d: refused by the PAPI component unless PAPI_FLOPS_MULTIPLEX=1)" : " (of %d)",
+			 plan.cost > budget ? " (of %d: refused by the PAPI component unless PAPI_FLOPS_MULTIPLEX=1)"
+					    : " (of %d)",
 			 budget);
 	printf("  %-9s Yes  %-12s %s\n", pflops_metric_name(m), pflops_class_name(d->klass), d->formula);
 	printf("            counters: %d%s\n", plan.cost, fit);
@@ -151,7 +152,7 @@ static void print_pmu(const struct pflops_pmu *p, int json, int budget, int sve_
  * device-tree systems, and those parts have one core kind. */
 static void perf_arg(const struct pflops_pmu *p, uint64_t cfg)
 {
-	const uint64_t flags = 0x530000ULL;	/* USR OS INT EN: perf sets its own */
+	const uint64_t flags = 0x530000ULL; /* USR OS INT EN: perf sets its own */
 	if (p->arch != PFLOPS_ARCH_X86 || !strcmp(p->sysfs, "cpu"))
 		printf("-e r%llx", (unsigned long long)cfg);
 	else if (!(cfg & ~(flags | 0xffffULL)))
@@ -205,27 +206,46 @@ static int print_perf(const struct pflops_pmu *p, unsigned metrics, int sve_bits
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "arch", required_argument, 0, 'a' },	 { "topology", required_argument, 0, 't' },
-		{ "json", no_argument, 0, 'j' },	 { "perf", optional_argument, 0, 'p' },
-		{ "save-topology", required_argument, 0, 's' }, { "help", no_argument, 0, 'h' },
-		{ "version", no_argument, 0, 'V' },	 { 0, 0, 0, 0 },
+		{ "arch", required_argument, 0, 'a' },
+		{ "topology", required_argument, 0, 't' },
+		{ "json", no_argument, 0, 'j' },
+		{ "perf", optional_argument, 0, 'p' },
+		{ "save-topology", required_argument, 0, 's' },
+		{ "help", no_argument, 0, 'h' },
+		{ "version", no_argument, 0, 'V' },
+		{ 0, 0, 0, 0 },
 	};
 	const char *arch = NULL, *topo = NULL, *save = NULL, *perf_metric = NULL;
 	int json = 0, perf = 0, c;
 	pf_output_init("papi_flops_avail", 1);
 	while ((c = getopt_long(argc, argv, "a:t:jp::s:hV", opts, NULL)) != -1) {
 		switch (c) {
-		case 'a': arch = optarg; break;
-		case 't': topo = optarg; break;
-		case 'j': json = 1; break;
+		case 'a':
+			arch = optarg;
+			break;
+		case 't':
+			topo = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
 		case 'p':
 			perf = 1;
-			perf_metric = optarg ? optarg : (optind < argc && argv[optind][0] != '-' ? argv[optind++] : NULL);
+			perf_metric = optarg ? optarg
+					     : (optind < argc && argv[optind][0] != '-' ? argv[optind++] : NULL);
 			break;
-		case 's': save = optarg; break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("papi_flops_avail (papi-flops) %s\n", PF_VERSION); return 0;
-		default: usage(stderr); return 2;
+		case 's':
+			save = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("papi_flops_avail (papi-flops) %s\n", PF_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind < argc) {
@@ -251,7 +271,8 @@ int main(int argc, char **argv)
 	if (perf && perf_metric) {
 		int m = pflops_metric_from_name(perf_metric);
 		if (m < 0) {
-			fprintf(stderr, "papi_flops_avail: unknown metric '%s'; use %s\n", perf_metric, PFLOPS_METRIC_NAMES);
+			fprintf(stderr, "papi_flops_avail: unknown metric '%s'; use %s\n", perf_metric,
+				PFLOPS_METRIC_NAMES);
 			pflops_table_free(&t);
 			return 2;
 		}
@@ -262,7 +283,9 @@ int main(int argc, char **argv)
 		int all = !strcasecmp(arch, "all");
 		const struct pflops_pmu *one = all ? NULL : pflops_table_find(&t, arch);
 		if (!all && !one) {
-			fprintf(stderr, "papi_flops_avail: no PMU '%s' in the table; 'papi_flops_avail --arch all' lists them\n", arch);
+			fprintf(stderr,
+				"papi_flops_avail: no PMU '%s' in the table; 'papi_flops_avail --arch all' lists them\n",
+				arch);
 			pflops_table_free(&t);
 			return 2;
 		}
@@ -273,7 +296,8 @@ int main(int argc, char **argv)
 			if (!all && p != one)
 				continue;
 			if (perf) {
-				rc |= print_perf(p, perf_metrics ? perf_metrics : pflops_pmu_available(p), 0, !perf_metrics);
+				rc |= print_perf(p, perf_metrics ? perf_metrics : pflops_pmu_available(p), 0,
+						 !perf_metrics);
 				continue;
 			}
 			if (json)
@@ -305,13 +329,13 @@ int main(int argc, char **argv)
 				continue;
 			}
 			const struct pflops_pmu *kp = pr.kinds[k].pmu;
-			if (!perf_metrics && !pflops_pmu_available(kp)) {	/* Gracemont: nothing to record */
+			if (!perf_metrics && !pflops_pmu_available(kp)) { /* Gracemont: nothing to record */
 				fprintf(stderr, "# %s (%s), CPUs %s: no FLOP metric: %s\n", kp->title, kp->name,
 					pr.kinds[k].cpus, kp->metrics[PFLOPS_FP_OPS].caveat);
 				continue;
 			}
-			rc |= print_perf(kp, perf_metrics ? perf_metrics : pflops_pmu_available(kp), pr.kinds[k].sve_bits,
-					 !perf_metrics);
+			rc |= print_perf(kp, perf_metrics ? perf_metrics : pflops_pmu_available(kp),
+					 pr.kinds[k].sve_bits, !perf_metrics);
 		}
 		pflops_table_free(&t);
 		return rc;
@@ -343,8 +367,9 @@ int main(int argc, char **argv)
 		if (pr.access.fix[0])
 			printf("Fix            : %s\n", pr.access.fix);
 		if (pr.access.code)
-			printf("No counters    : %s\n", x86_host() ? "papi_flops_run --source trace -- PROGRAM counts FLOPs exactly"
-								 : "the trace source, which needs none, is x86-64 only for now");
+			printf("No counters    : %s\n",
+			       x86_host() ? "papi_flops_run --source trace -- PROGRAM counts FLOPs exactly"
+					  : "the trace source, which needs none, is x86-64 only for now");
 		if (show_simd) {
 			printf("Opmask sampling: %s\n", simd.msg);
 			if (simd.fix[0])

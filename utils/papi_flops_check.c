@@ -43,7 +43,8 @@ static int hide_ok(void)
 		size_t n = strcspn(h, ",");
 		snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), h);
 		if (n && pflops_cpu_has(name, NULL) < 0) {
-			fprintf(stderr, "papi_flops_check: %s names '%s', not a CPU feature it knows; use names of /proc/cpuinfo's flags:",
+			fprintf(stderr,
+				"papi_flops_check: %s names '%s', not a CPU feature it knows; use names of /proc/cpuinfo's flags:",
 				PFLOPS_CPU_HIDE_ENV, name);
 			for (size_t i = 0; i < sizeof(pflops_cpufeats) / sizeof(pflops_cpufeats[0]); i++)
 				fprintf(stderr, " %s", pflops_cpufeats[i].name);
@@ -96,7 +97,7 @@ struct kres {
  * retired-instruction events match; execution-time events may overcount. */
 static int hw_ok(enum pflops_class k, double hw, double model)
 {
-	double slack = 64 + 0.01 * model;	/* a few stray instructions, 1% */
+	double slack = 64 + 0.01 * model; /* a few stray instructions, 1% */
 	switch (k) {
 	case PFLOPS_EXACT:
 	case PFLOPS_MASKED_FULL:
@@ -116,7 +117,8 @@ static int hw_measure(const struct pflops_plan *plan, char **av, int runs, doubl
 	for (int r = 0; r < runs; r++) {
 		struct pflops_child_event ev[PFLOPS_MAX_COUNTERS];
 		for (int c = 0; c < plan->ncounters; c++)
-			ev[c] = (struct pflops_child_event){ .type = 4 /* PERF_TYPE_RAW */, .config = plan->counter[c].config,
+			ev[c] = (struct pflops_child_event){ .type = 4 /* PERF_TYPE_RAW */,
+							     .config = plan->counter[c].config,
 							     .exclude_kernel = 1 };
 		int st, rc = pflops_count_child(av, ev, plan->ncounters, &st, NULL, err);
 		if (rc)
@@ -127,7 +129,7 @@ static int hw_measure(const struct pflops_plan *plan, char **av, int runs, doubl
 		for (int m = 0; m < PFLOPS_NMETRIC; m++)
 			vals[m][r] = plan->metrics & (1u << m) ? pflops_plan_eval(plan, m, counts) : 0;
 	}
-	for (int m = 0; m < PFLOPS_NMETRIC; m++) {	/* median */
+	for (int m = 0; m < PFLOPS_NMETRIC; m++) { /* median */
 		for (int i = 1; i < runs; i++)
 			for (int j = i; j > 0 && vals[m][j] < vals[m][j - 1]; j--) {
 				double x = vals[m][j];
@@ -174,8 +176,9 @@ static int mask_check(const struct pflops_table *t, const struct pflops_probe *p
 		pmu = pr->kinds[0].pmu;
 	else {
 		pmu = pflops_table_find(t, "spr");
-		why = pr->nkinds && pr->kinds[0].pmu ? "standing in: this machine's PMU has no masked-full FLOP events to correct"
-						     : "standing in: no PMU identified here";
+		why = pr->nkinds && pr->kinds[0].pmu
+			      ? "standing in: this machine's PMU has no masked-full FLOP events to correct"
+			      : "standing in: no PMU identified here";
 	}
 	if (!pmu)
 		return 0;
@@ -185,21 +188,21 @@ static int mask_check(const struct pflops_table *t, const struct pflops_probe *p
 		for (int ph = 0; ph < MASK_PHASES; ph++) {
 			unsigned phase = mask_periods[i] * (unsigned)ph / MASK_PHASES;
 			if (ph && phase == st[ns - 1].phase)
-				continue;	/* short periods: fewer distinct phases */
+				continue; /* short periods: fewer distinct phases */
 			if (mask_periods[i] == MASK_P && ph == 0)
 				s7 = ns;
 			st[ns++] = (struct pflops_mask_stream){ mask_periods[i], phase };
 		}
 	if (json)
-		printf(", \"mask_sampling\": {\"pmu\": \"%s\", \"period\": %d, \"streams\": %d, \"kernels\": [", pmu->name,
-		       MASK_P, ns);
+		printf(", \"mask_sampling\": {\"pmu\": \"%s\", \"period\": %d, \"streams\": %d, \"kernels\": [",
+		       pmu->name, MASK_P, ns);
 	else
 		printf("\nMasked-lane sampling on the trace: the FLOP events of %s (%s, %s) sampled every P-th\n"
 		       "count with k0-k7 as the instruction ran; P = 3..31 at up to %d phases: %d samplings per kernel\n"
 		       "(docs/masked-lanes.md)\n"
 		       "  %-18s %-7s %9s %9s  %-30s %8s %8s  %s\n",
-		       pmu->title, pmu->name, why, MASK_PHASES, ns, "kernel", "metric", "exact", "full", "P=7 estimate [95% interval]",
-		       "bias", "max err", "coverage");
+		       pmu->title, pmu->name, why, MASK_PHASES, ns, "kernel", "metric", "exact", "full",
+		       "P=7 estimate [95% interval]", "bias", "max err", "coverage");
 	for (int i = 0; i < PF_NMASK_KERNELS; i++) {
 		const struct pf_mask_kernel *k = &pf_mask_kernels[i];
 		struct pflops_mix mix;
@@ -211,7 +214,9 @@ static int mask_check(const struct pflops_table *t, const struct pflops_probe *p
 			continue;
 		}
 		struct pflops_mask_trace *mt = pflops_mask_trace_new(&mp, st, ns, &err);
-		struct pflops_trace_opts o = { .region = k->region, .fp_exec = pflops_mask_trace_hook, .fp_exec_arg = mt };
+		struct pflops_trace_opts o = { .region = k->region,
+					       .fp_exec = pflops_mask_trace_hook,
+					       .fp_exec_arg = mt };
 		memset(&mix, 0, sizeof(mix));
 		if (!mt || pflops_trace_run(av, &o, &mix, &status, &err) || !WIFEXITED(status) || WEXITSTATUS(status)) {
 			fprintf(stderr, "papi_flops_check: cannot trace kernel %s: %s\n", k->name,
@@ -245,21 +250,25 @@ static int mask_check(const struct pflops_table *t, const struct pflops_probe *p
 		}
 		pflops_mask_trace_free(mt);
 		/* the trace agrees with the analysis, or nothing below means anything */
-		int ok = exact == k->exact && full == k->full && lo7 <= exact && exact <= hi7 && covered * 10 >= ns * 9 &&
-			 zero_ok;
+		int ok = exact == k->exact && full == k->full && lo7 <= exact && exact <= hi7 &&
+			 covered * 10 >= ns * 9 && zero_ok;
 		failures += !ok;
 		if (json) {
 			printf("%s{\"kernel\": \"%s\", \"metric\": \"%s\", \"exact\": %.0f, \"full_lanes\": %.0f, "
 			       "\"estimate\": %.0f, \"low\": %.0f, \"high\": %.0f, \"bias_pct\": %.4f, \"max_error_pct\": %.4f, "
-			       "\"covered\": %d, \"ok\": %s}", i ? ", " : "", k->name, pflops_metric_name(k->metric), exact, full,
-			       est7, lo7, hi7, 100 * bias, 100 * maxerr, covered, ok ? "true" : "false");
+			       "\"covered\": %d, \"ok\": %s}",
+			       i ? ", " : "", k->name, pflops_metric_name(k->metric), exact, full, est7, lo7, hi7,
+			       100 * bias, 100 * maxerr, covered, ok ? "true" : "false");
 			continue;
 		}
 		char iv[64];
 		snprintf(iv, sizeof(iv), "%.0f [%.0f..%.0f]", est7, lo7, hi7);
-		printf("  %-18s %-7s %9.0f %9.0f  %-30s %+7.2f%% %7.2f%%  %d/%d%s\n", k->name, pflops_metric_name(k->metric),
-		       exact, full, iv, 100 * bias, 100 * maxerr, covered, ns,
-		       ok ? "" : exact != k->exact ? "  FAIL (trace != analysis)" : !zero_ok ? "  FAIL (unmasked code corrected)" : "  FAIL");
+		printf("  %-18s %-7s %9.0f %9.0f  %-30s %+7.2f%% %7.2f%%  %d/%d%s\n", k->name,
+		       pflops_metric_name(k->metric), exact, full, iv, 100 * bias, 100 * maxerr, covered, ns,
+		       ok		   ? ""
+		       : exact != k->exact ? "  FAIL (trace != analysis)"
+		       : !zero_ok	   ? "  FAIL (unmasked code corrected)"
+					   : "  FAIL");
 	}
 	if (json)
 		printf("]}");
@@ -289,8 +298,8 @@ static void usage(FILE *o)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "all-pmus", no_argument, 0, 'a' }, { "iterations", required_argument, 0, 'n' },
-		{ "runs", required_argument, 0, 'r' }, { "json", no_argument, 0, 'j' },
+		{ "all-pmus", no_argument, 0, 'a' },	   { "iterations", required_argument, 0, 'n' },
+		{ "runs", required_argument, 0, 'r' },	   { "json", no_argument, 0, 'j' },
 		{ "markdown", required_argument, 0, 'm' }, { "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, 'V' },	   { 0, 0, 0, 0 },
 	};
@@ -300,14 +309,30 @@ int main(int argc, char **argv)
 	pf_output_init("papi_flops_check", 1);
 	while ((c = getopt_long(argc, argv, "an:r:jm:hV", opts, NULL)) != -1) {
 		switch (c) {
-		case 'a': all = 1; break;
-		case 'n': iters = atol(optarg); break;
-		case 'r': runs = atoi(optarg); break;
-		case 'j': json = 1; break;
-		case 'm': md = optarg; break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("papi_flops_check (papi-flops) %s\n", PF_VERSION); return 0;
-		default: usage(stderr); return 2;
+		case 'a':
+			all = 1;
+			break;
+		case 'n':
+			iters = atol(optarg);
+			break;
+		case 'r':
+			runs = atoi(optarg);
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'm':
+			md = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("papi_flops_check (papi-flops) %s\n", PF_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (iters <= 0 || runs <= 0) {
@@ -318,7 +343,8 @@ int main(int argc, char **argv)
 		return 2;
 #if !defined(__x86_64__)
 	/* the kernels are x86 code, checked against the trace (x86-64 only) */
-	fprintf(stderr, "papi_flops_check: the calibration kernels and the trace source are x86-64 only for now; "
+	fprintf(stderr,
+		"papi_flops_check: the calibration kernels and the trace source are x86-64 only for now; "
 		"on this machine papi_flops_avail lists the formulas and papi_flops_run --source hw counts a program\n");
 	return 1;
 #endif
@@ -332,7 +358,8 @@ int main(int argc, char **argv)
 	const char *kp = kernels_path(argv[0]);
 	FILE *o = json ? stderr : stdout;
 	if (pr.access.code)
-		fprintf(o, "papi_flops_check: %s, so each kernel is checked against its exact trace count and each formula through its event models; to check the hardware counters too, %s.\n",
+		fprintf(o,
+			"papi_flops_check: %s, so each kernel is checked against its exact trace count and each formula through its event models; to check the hardware counters too, %s.\n",
 			pr.access.msg, pr.access.fix);
 	else
 		fprintf(o, "papi_flops_check: %s\n", pr.access.msg);
@@ -365,7 +392,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "\rtracing %-20s run %d/%d", k->name, run + 1, runs);
 			if (pflops_trace_run(av, NULL, &m, &st, &err) || !WIFEXITED(st) || WEXITSTATUS(st)) {
 				fprintf(stderr, "\npapi_flops_check: cannot run kernel %s with %s: %s\n", k->name, kp,
-					err.msg[0] ? err.msg : "it failed (set PAPI_FLOPS_KERNELS to the kernel program)");
+					err.msg[0] ? err.msg
+						   : "it failed (set PAPI_FLOPS_KERNELS to the kernel program)");
 				return 1;
 			}
 			double v[PFLOPS_NMETRIC];
@@ -399,7 +427,7 @@ int main(int argc, char **argv)
 	}
 	if (!json) {
 		printf("\nKernels (%ld iterations, %d runs each): exact FLOPs by analysis vs the trace\n", iters, runs);
-		printf("  %-20s", "kernel");	/* a column per FLOP metric */
+		printf("  %-20s", "kernel"); /* a column per FLOP metric */
 		for (int m = 0; m < PFLOPS_NMETRIC; m++)
 			if (pflops_metric_is_flop(m))
 				printf(" %12s", pflops_metric_name(m));
@@ -427,11 +455,11 @@ int main(int argc, char **argv)
 		if (nlacked)
 			printf("%s\n", getenv(PFLOPS_CPU_HIDE_ENV) ? " (" PFLOPS_CPU_HIDE_ENV " hides some)" : "");
 	} else {
-		printf("{\"hardware\": %s, \"iterations\": %ld, \"runs\": %d, \"kernels\": [", pr.access.code ? "false" : "true",
-		       iters, runs);
+		printf("{\"hardware\": %s, \"iterations\": %ld, \"runs\": %d, \"kernels\": [",
+		       pr.access.code ? "false" : "true", iters, runs);
 		for (int i = 0; i < nres; i++) {
-			printf("%s{\"kernel\": \"%s\", \"trace_exact\": %s, \"exact\": {", i ? ", " : "", res[i].k->name,
-			       res[i].trace_ok ? "true" : "false");
+			printf("%s{\"kernel\": \"%s\", \"trace_exact\": %s, \"exact\": {", i ? ", " : "",
+			       res[i].k->name, res[i].trace_ok ? "true" : "false");
 			for (int m = 0; m < PFLOPS_NMETRIC; m++)
 				printf("%s\"%s\": %.0f", m ? ", " : "", pflops_metric_name(m), res[i].exact[m]);
 			printf("}}");
@@ -443,12 +471,13 @@ int main(int argc, char **argv)
 		printf("], \"pmus\": [");
 	}
 	if (mdf) {
-		fprintf(mdf, "# Validation: what each formula reads on the calibration kernels\n\n"
-			     "Generated by `papi_flops_check --all-pmus --markdown` on %s (no hardware counters: the\n"
-			     "formulas are read through their event models on the traced kernels). Cells: `=` the formula\n"
-			     "gives the exact FLOPs; `xR` it gives R times them; `0` it counts nothing; `+N` it counts N\n"
-			     "where there are none; blank: metric unavailable. %ld iterations per kernel; VEC_* count\n"
-			     "packed instructions (FMA twice).\n\n",
+		fprintf(mdf,
+			"# Validation: what each formula reads on the calibration kernels\n\n"
+			"Generated by `papi_flops_check --all-pmus --markdown` on %s (no hardware counters: the\n"
+			"formulas are read through their event models on the traced kernels). Cells: `=` the formula\n"
+			"gives the exact FLOPs; `xR` it gives R times them; `0` it counts nothing; `+N` it counts N\n"
+			"where there are none; blank: metric unavailable. %ld iterations per kernel; VEC_* count\n"
+			"packed instructions (FMA twice).\n\n",
 			pr.kinds[0].model_name[0] ? pr.kinds[0].model_name : "this machine", iters);
 	}
 	/* 3. every formula on every kernel */
@@ -490,7 +519,7 @@ int main(int argc, char **argv)
 				if (got & (1u << m))
 					cell(cb, sizeof(cb), v[m], res[i].exact[m]);
 				else if (pm->metrics[m].klass != PFLOPS_UNAVAILABLE)
-					snprintf(cb, sizeof(cb), "n/m");	/* not modelled (Arm) */
+					snprintf(cb, sizeof(cb), "n/m"); /* not modelled (Arm) */
 				if (!json)
 					printf(" %9s", cb[0] ? cb : "-");
 				if (mdf)
@@ -549,8 +578,8 @@ int main(int argc, char **argv)
 						continue;
 					int good = hw_ok(kd->pmu->metrics[m].klass, hw[m], model[m]);
 					failures += !good;
-					printf(" %s=%.0f(%s%.0f)", pflops_metric_name(m), hw[m], good ? "ok, model " : "FAIL, model ",
-					       model[m]);
+					printf(" %s=%.0f(%s%.0f)", pflops_metric_name(m), hw[m],
+					       good ? "ok, model " : "FAIL, model ", model[m]);
 				}
 				printf("\n");
 			}

@@ -16,7 +16,7 @@
 #include "pf_job.h"
 #include "pf_version.h"
 
-#define EXIT_INCOMPLETE 3	/* the report is written; ranks are missing or partial */
+#define EXIT_INCOMPLETE 3 /* the report is written; ranks are missing or partial */
 
 static void usage(FILE *o)
 {
@@ -96,8 +96,10 @@ static int add_dir(struct files *f, const char *dir)
 	}
 	closedir(d);
 	if (f->n == first) {
-		fprintf(stderr, "papi_flops_report: %s holds no *.json file: give the directory papi_flops_run -o wrote the "
-				"reports to\n", dir);
+		fprintf(stderr,
+			"papi_flops_report: %s holds no *.json file: give the directory papi_flops_run -o wrote the "
+			"reports to\n",
+			dir);
 		return 1;
 	}
 	qsort(f->v + first, f->n - first, sizeof(*f->v), cmp_str);
@@ -135,9 +137,12 @@ int main(int argc, char **argv)
 {
 	enum { OPT_CSV = 256 };
 	static const struct option opts[] = {
-		{ "output", required_argument, 0, 'o' }, { "json", no_argument, 0, 'j' },
-		{ "csv", no_argument, 0, OPT_CSV },	 { "field-separator", required_argument, 0, 'x' },
-		{ "help", no_argument, 0, 'h' },	 { "version", no_argument, 0, 'V' },
+		{ "output", required_argument, 0, 'o' },
+		{ "json", no_argument, 0, 'j' },
+		{ "csv", no_argument, 0, OPT_CSV },
+		{ "field-separator", required_argument, 0, 'x' },
+		{ "help", no_argument, 0, 'h' },
+		{ "version", no_argument, 0, 'V' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *output = NULL;
@@ -146,24 +151,38 @@ int main(int argc, char **argv)
 	int c;
 	while ((c = getopt_long(argc, argv, "o:jx:hV", opts, NULL)) != -1) {
 		switch (c) {
-		case 'o': output = optarg; break;
-		case 'j': format = PF_FORMAT_JSON; break;
-		case OPT_CSV: format = PF_FORMAT_CSV; break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'j':
+			format = PF_FORMAT_JSON;
+			break;
+		case OPT_CSV:
+			format = PF_FORMAT_CSV;
+			break;
 		case 'x':
 			if (strlen(optarg) != 1 || strchr("\"\r\n", optarg[0])) {
-				fprintf(stderr, "papi_flops_report: -x takes one character other than a quote or line break, as in -x, or -x';'\n");
+				fprintf(stderr,
+					"papi_flops_report: -x takes one character other than a quote or line break, as in -x, or -x';'\n");
 				return 2;
 			}
 			format = PF_FORMAT_CSV;
 			sep = optarg[0];
 			break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("papi_flops_report (papi-flops) %s\n", PF_VERSION); return 0;
-		default: usage(stderr); return 2;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("papi_flops_report (papi-flops) %s\n", PF_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind == argc) {
-		fprintf(stderr, "papi_flops_report: no report given: name the per-rank files papi_flops_run --json wrote (r.*.json)\n");
+		fprintf(stderr,
+			"papi_flops_report: no report given: name the per-rank files papi_flops_run --json wrote (r.*.json)\n");
 		usage(stderr);
 		return 2;
 	}
@@ -184,8 +203,10 @@ int main(int argc, char **argv)
 		/* papi_flops_run creates its file before the program runs: an empty
 		 * one is a rank killed (SIGKILL) before it could write */
 		if (!stat(files.v[i], &st) && S_ISREG(st.st_mode) && st.st_size == 0) {
-			fprintf(stderr, "papi_flops_report: %s is empty (its papi_flops_run was killed before it wrote the "
-					"report, or still runs): left out, its rank counts as missing\n", files.v[i]);
+			fprintf(stderr,
+				"papi_flops_report: %s is empty (its papi_flops_run was killed before it wrote the "
+				"report, or still runs): left out, its rank counts as missing\n",
+				files.v[i]);
 			nempty++;
 			continue;
 		}
@@ -209,20 +230,23 @@ int main(int argc, char **argv)
 	if (!rc) {
 		FILE *o = output ? fopen(output, "w") : stdout;
 		if (!o) {
-			fprintf(stderr, "papi_flops_report: cannot write the report to %s: %s\n", output, strerror(errno));
+			fprintf(stderr, "papi_flops_report: cannot write the report to %s: %s\n", output,
+				strerror(errno));
 			rc = 1;
 		} else {
 			pf_job_write(o, &job, format, sep);
 			if (ferror(o) | (output ? fclose(o) : fflush(o))) {
-				fprintf(stderr, "papi_flops_report: cannot write the report to %s: %s\n", output ? output : "stdout",
-					strerror(errno));
+				fprintf(stderr, "papi_flops_report: cannot write the report to %s: %s\n",
+					output ? output : "stdout", strerror(errno));
 				rc = 1;
 			}
 		}
 	}
 	if (!rc && (job.nmissing || job.npartial)) {
-		fprintf(stderr, "papi_flops_report: the job is incomplete: %zu rank%s without a report, %zu partial (the report "
-				"says which)\n", job.nmissing, job.nmissing == 1 ? "" : "s", job.npartial);
+		fprintf(stderr,
+			"papi_flops_report: the job is incomplete: %zu rank%s without a report, %zu partial (the report "
+			"says which)\n",
+			job.nmissing, job.nmissing == 1 ? "" : "s", job.npartial);
 		rc = EXIT_INCOMPLETE;
 	}
 	pf_job_free(&job);

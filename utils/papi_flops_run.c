@@ -35,8 +35,8 @@
 #include "pf_papi_helper.h"
 #include "pf_version.h"
 
-#define PF_MAX_SECONDS (10 * 365.25 * 86400)	/* --seconds, as the perf-stat reader bounds duration_time */
-#define EXIT_TOOL 125	/* the tool failed, not the program (as env(1), timeout(1)) */
+#define PF_MAX_SECONDS (10 * 365.25 * 86400) /* --seconds, as the perf-stat reader bounds duration_time */
+#define EXIT_TOOL 125			     /* the tool failed, not the program (as env(1), timeout(1)) */
 
 static void usage(FILE *o)
 {
@@ -159,8 +159,10 @@ static void count_note(struct pf_report *r, uint64_t n, const char *fmt)
 static void trace_notes(struct pf_report *r, const struct pflops_trace_stats *st)
 {
 	static const char *const why[PFLOPS_NC_N] = {
-		[PFLOPS_NC_MASK] = "masked AVX-512", [PFLOPS_NC_MODE] = "stepped or undecodable",
-		[PFLOPS_NC_GS] = "using %gs", [PFLOPS_NC_REACH] = "no cache memory within 2 GiB",
+		[PFLOPS_NC_MASK] = "masked AVX-512",
+		[PFLOPS_NC_MODE] = "stepped or undecodable",
+		[PFLOPS_NC_GS] = "using %gs",
+		[PFLOPS_NC_REACH] = "no cache memory within 2 GiB",
 		[PFLOPS_NC_FULL] = "code cache full (262144 blocks or 256 MiB of copies a process)",
 	};
 	char buf[PF_REPORT_NOTE_LEN];
@@ -172,29 +174,38 @@ static void trace_notes(struct pf_report *r, const struct pflops_trace_stats *st
 					      (unsigned long long)st->nocache[i], why[i]);
 	if (n)
 		pf_report_note(r, "blocks on the stopping path (same counts, a stop per run): %s", buf);
-	count_note(r, st->slotless_threads, "%llu thread%s ran on the stopping path (same counts, slower): more "
+	count_note(r, st->slotless_threads,
+		   "%llu thread%s ran on the stopping path (same counts, slower): more "
 		   "threads at once than the code cache's 256 counter slots (fewer under a ulimit -v)");
 	if (st->cache_setup_failed > st->as_too_small)
-		pf_report_note(r, "%llu process%s traced by the stopping engine (same counts, slower): the code cache "
+		pf_report_note(r,
+			       "%llu process%s traced by the stopping engine (same counts, slower): the code cache "
 			       "could not be set up (no SSE4.2, or a seccomp filter refusing memfd_create or mmap)",
 			       (unsigned long long)(st->cache_setup_failed - st->as_too_small),
 			       st->cache_setup_failed - st->as_too_small == 1 ? " was" : "es were");
-	count_note(r, st->rseq_refused, "rseq registration refused %llu time%s (ENOSYS, as under valgrind): the "
+	count_note(r, st->rseq_refused,
+		   "rseq registration refused %llu time%s (ENOSYS, as under valgrind): the "
 		   "program and glibc ran without restartable sequences");
-	count_note(r, st->rseq_kept, "%llu thread%s had rseq registered before the tracer could refuse it (--pid, "
+	count_note(r, st->rseq_kept,
+		   "%llu thread%s had rseq registered before the tracer could refuse it (--pid, "
 		   "or outside --region): rseq critical sections run in the code cache do not restart when preempted");
 	if (st->untraced_cleared)
 		pf_report_note(r, "%llu clone(CLONE_UNTRACED) traced anyway (the child starts in the code cache)",
 			       (unsigned long long)st->untraced_cleared);
-	count_note(r, st->prog_ptrace, "the program called ptrace %llu time%s: under papi_flops_run it is traced "
-		   "already, so attaching to itself or its threads fails (inherent to ptrace: debuggers, LeakSanitizer)");
-	count_note(r, st->status_reads, "the program read /proc/.../status %llu time%s, whose TracerPid shows the "
+	count_note(
+		r, st->prog_ptrace,
+		"the program called ptrace %llu time%s: under papi_flops_run it is traced "
+		"already, so attaching to itself or its threads fails (inherent to ptrace: debuggers, LeakSanitizer)");
+	count_note(r, st->status_reads,
+		   "the program read /proc/.../status %llu time%s, whose TracerPid shows the "
 		   "tracer (inherent to ptrace)");
-	count_note(r, st->self_traps, "the program's SIGTRAP handler ran %llu time%s (it single-steps itself, "
+	count_note(r, st->self_traps,
+		   "the program's SIGTRAP handler ran %llu time%s (it single-steps itself, "
 		   "EFLAGS.TF): each run is counted from its first system call or branch on, not before (a few "
 		   "instructions)");
 	if (st->seccomp)
-		pf_report_note(r, "%llu process%s turned seccomp on: no system call was injected into %s since; code "
+		pf_report_note(r,
+			       "%llu process%s turned seccomp on: no system call was injected into %s since; code "
 			       "beyond the code cache %s had ran on the stopping path (same counts, slower)",
 			       (unsigned long long)st->seccomp, st->seccomp == 1 ? "" : "es",
 			       st->seccomp == 1 ? "it" : "them", st->seccomp == 1 ? "it" : "they");
@@ -233,14 +244,16 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 	}
 	if (region && st.region_refused[0]) {
 		/* an int3 there would change the program: it ran untouched */
-		fprintf(stderr, "papi_flops_run: --region %s: %s; no breakpoint was planted and nothing was counted "
-				"(the program ran unchanged): fix or rebuild the file, or name another function\n",
+		fprintf(stderr,
+			"papi_flops_run: --region %s: %s; no breakpoint was planted and nothing was counted "
+			"(the program ran unchanged): fix or rebuild the file, or name another function\n",
 			region, st.region_refused);
 		return EXIT_TOOL;
 	}
 	if (region && !st.region_found && !st.interrupted) {
-		fprintf(stderr, "papi_flops_run: --region %s: no function of that name in %s or the libraries it loaded "
-				"(.symtab, .dynsym); nothing was counted: check the name (nm -D, nm) or build with symbols\n",
+		fprintf(stderr,
+			"papi_flops_run: --region %s: no function of that name in %s or the libraries it loaded "
+			"(.symtab, .dynsym); nothing was counted: check the name (nm -D, nm) or build with symbols\n",
 			region, attach_pid ? "the process" : argv[0]);
 		return EXIT_TOOL;
 	}
@@ -248,12 +261,15 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 		pf_report_note(r, "the region function '%s' was never called: every count is 0", region);
 	else if (region)
 		pf_report_note(r, "counted only inside calls to %s: every thread's work from an entry to its return%s",
-			       region, st.region_nthreads > 1 || st.region_more_threads ? " (FLOPs per thread: --json)" : "");
+			       region,
+			       st.region_nthreads > 1 || st.region_more_threads ? " (FLOPs per thread: --json)" : "");
 	if (region && st.region_busy_threads)
-		pf_report_note(r, "%llu time%s a thread that was running (not waiting) when a call to %s began did FP work during it: "
-			       "%llu FLOPs counted that may be unrelated concurrent work, not %s's (docs/trace-engine.md)",
-			       (unsigned long long)st.region_busy_threads, st.region_busy_threads == 1 ? "" : "s",
-			       region, (unsigned long long)st.region_busy_flops, region);
+		pf_report_note(
+			r,
+			"%llu time%s a thread that was running (not waiting) when a call to %s began did FP work during it: "
+			"%llu FLOPs counted that may be unrelated concurrent work, not %s's (docs/trace-engine.md)",
+			(unsigned long long)st.region_busy_threads, st.region_busy_threads == 1 ? "" : "s", region,
+			(unsigned long long)st.region_busy_flops, region);
 	if (region) {
 		r->region.n = st.region_nthreads;
 		memcpy(r->region.t, st.region_thread, sizeof r->region.t);
@@ -261,46 +277,67 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 		r->region.more_flops = st.region_more_flops;
 	}
 	if (attach_pid && detached) {
-		r->status = -1;	/* still running: no exit status */
-		pf_report_note(r, "process %d was counted from the attach for %.3f s, then detached%s: it runs on untraced",
-			       (int)attach_pid, r->wall, st.interrupted ? " at the interrupt" : "");
+		r->status = -1; /* still running: no exit status */
+		pf_report_note(
+			r, "process %d was counted from the attach for %.3f s, then detached%s: it runs on untraced",
+			(int)attach_pid, r->wall, st.interrupted ? " at the interrupt" : "");
 	} else if (attach_pid) {
 		pf_report_note(r, "process %d was counted from the attach until it ended", (int)attach_pid);
 	}
 	if (st.interrupted && !attach_pid)
-		pf_report_note(r, "interrupted by %s: the program was %s; the counts cover the run up to then", strsignal(st.interrupted),
-			       st.killed ? "stopped (SIGKILL) after the 2 s it was given to end" : "given the signal and ended");
+		pf_report_note(r, "interrupted by %s: the program was %s; the counts cover the run up to then",
+			       strsignal(st.interrupted),
+			       st.killed ? "stopped (SIGKILL) after the 2 s it was given to end"
+					 : "given the signal and ended");
 	if (st.mask_unknown) {
-		pf_report_note(r, "%llu runs of masked AVX-512 blocks could not read the opmask registers: their lanes count in full (an upper bound)",
-			       (unsigned long long)st.mask_unknown);
+		pf_report_note(
+			r,
+			"%llu runs of masked AVX-512 blocks could not read the opmask registers: their lanes count in full (an upper bound)",
+			(unsigned long long)st.mask_unknown);
 		r->full_lanes = (1u << PFLOPS_NMETRIC) - 1;
 	}
 	if (st.wprot_pages)
-		pf_report_note(r, "code on writable pages (JIT, self-modifying code): %llu page%s write-protected by the tracer while it held their code, %llu write%s to them caught (their code decoded again when run)",
-			       (unsigned long long)st.wprot_pages, st.wprot_pages == 1 ? "" : "s",
-			       (unsigned long long)st.wprot_faults, st.wprot_faults == 1 ? "" : "s");
+		pf_report_note(
+			r,
+			"code on writable pages (JIT, self-modifying code): %llu page%s write-protected by the tracer while it held their code, %llu write%s to them caught (their code decoded again when run)",
+			(unsigned long long)st.wprot_pages, st.wprot_pages == 1 ? "" : "s",
+			(unsigned long long)st.wprot_faults, st.wprot_faults == 1 ? "" : "s");
 	if (st.nocache[PFLOPS_NC_WRITABLE])
-		pf_report_note(r, "%llu blocks ran from %llu writable page%s left writable (code and data on one page, written too often, a stack): counted stop by stop, exactly but slower (docs/trace-engine.md)",
-			       (unsigned long long)st.nocache[PFLOPS_NC_WRITABLE], (unsigned long long)st.wprot_hot,
-			       st.wprot_hot == 1 ? "" : "s");
+		pf_report_note(
+			r,
+			"%llu blocks ran from %llu writable page%s left writable (code and data on one page, written too often, a stack): counted stop by stop, exactly but slower (docs/trace-engine.md)",
+			(unsigned long long)st.nocache[PFLOPS_NC_WRITABLE], (unsigned long long)st.wprot_hot,
+			st.wprot_hot == 1 ? "" : "s");
 	if (st.invalidated)
-		pf_report_note(r, "%llu decoded blocks were dropped when their code was unmapped or made writable (JIT, dlclose) and decoded again if run",
-			       (unsigned long long)st.invalidated);
+		pf_report_note(
+			r,
+			"%llu decoded blocks were dropped when their code was unmapped or made writable (JIT, dlclose) and decoded again if run",
+			(unsigned long long)st.invalidated);
 	if (st.detached && !attach_pid)
-		pf_report_note(r, "%llu process%s (pid %d ...) still ran when the program ended: counted until then, then detached and not waited for",
-			       (unsigned long long)st.detached, st.detached == 1 ? "" : "es", (int)st.detached_pid);
+		pf_report_note(
+			r,
+			"%llu process%s (pid %d ...) still ran when the program ended: counted until then, then detached and not waited for",
+			(unsigned long long)st.detached, st.detached == 1 ? "" : "es", (int)st.detached_pid);
 	if (st.cache_as_limited)
-		pf_report_note(r, "the code cache took %.0f MiB of the program's address space (virtual memory; its ulimit -v is %.0f MiB, "
-			       "of which the cache takes at most 1/8)", st.cache_as_limited / 1048576.0, st.as_limit / 1048576.0);
+		pf_report_note(
+			r,
+			"the code cache took %.0f MiB of the program's address space (virtual memory; its ulimit -v is %.0f MiB, "
+			"of which the cache takes at most 1/8)",
+			st.cache_as_limited / 1048576.0, st.as_limit / 1048576.0);
 	else if (st.cache_as_bytes)
-		pf_report_note(r, "the code cache took %.0f MiB of the program's address space (virtual memory, not RAM; "
-			       "under a ulimit -v it takes at most 1/8 of the limit)", st.cache_as_bytes / 1048576.0);
+		pf_report_note(r,
+			       "the code cache took %.0f MiB of the program's address space (virtual memory, not RAM; "
+			       "under a ulimit -v it takes at most 1/8 of the limit)",
+			       st.cache_as_bytes / 1048576.0);
 	if (st.as_too_small)
-		pf_report_note(r, "%llu process%s traced by the stopping engine (same counts, a stop per block: slower): "
+		pf_report_note(r,
+			       "%llu process%s traced by the stopping engine (same counts, a stop per block: slower): "
 			       "1/8 of a ulimit -v of %.0f MiB is too small for the code cache",
-			       (unsigned long long)st.as_too_small, st.as_too_small == 1 ? " was" : "es were", st.as_limit / 1048576.0);
+			       (unsigned long long)st.as_too_small, st.as_too_small == 1 ? " was" : "es were",
+			       st.as_limit / 1048576.0);
 	trace_notes(r, &st);
-	pf_report_note(r, "wall time is that of the traced run (the tracer's own work included); GFLOP/s are not given");
+	pf_report_note(r,
+		       "wall time is that of the traced run (the tracer's own work included); GFLOP/s are not given");
 	pflops_mix_widths(mix, r->widths);
 	r->have_widths = 1;
 	return 0;
@@ -314,7 +351,8 @@ static int source_trace(char **prog, const char *region, int quiet, struct pf_re
 	if (!rc) {
 		pflops_mix_metrics(&mix, r->v);
 		r->got = (1u << PFLOPS_NMETRIC) - 1;
-		snprintf(r->source_detail, sizeof(r->source_detail), "exact: every executed instruction decoded (%llu instructions)",
+		snprintf(r->source_detail, sizeof(r->source_detail),
+			 "exact: every executed instruction decoded (%llu instructions)",
 			 (unsigned long long)mix.total_insts);
 	}
 	if (!r->asked)
@@ -327,7 +365,8 @@ static int source_model(const struct pflops_table *t, const char *pmu, char **pr
 {
 	const struct pflops_pmu *p = pflops_table_find(t, pmu);
 	if (!p) {
-		fprintf(stderr, "papi_flops_run: no PMU '%s' in the table; 'papi_flops_avail --arch all' lists them\n", pmu);
+		fprintf(stderr, "papi_flops_run: no PMU '%s' in the table; 'papi_flops_avail --arch all' lists them\n",
+			pmu);
 		return 2;
 	}
 	struct pflops_mix mix;
@@ -335,7 +374,8 @@ static int source_model(const struct pflops_table *t, const char *pmu, char **pr
 	memset(&mix, 0, sizeof(mix));
 	r->pmu = p;
 	r->source = "model";
-	snprintf(r->source_detail, sizeof(r->source_detail), "trace read through the events of %s (%s)", p->name, p->title);
+	snprintf(r->source_detail, sizeof(r->source_detail), "trace read through the events of %s (%s)", p->name,
+		 p->title);
 	if (!r->asked)
 		r->asked = (1u << PFLOPS_NMETRIC) - 1;
 	struct pf_mask_model *mm = NULL;
@@ -360,7 +400,9 @@ static int source_perfstat(const struct pflops_table *t, const char *file, const
 	struct pflops_error err = { 0 };
 	if (arch) {
 		if (!(p = pflops_table_find(t, arch))) {
-			fprintf(stderr, "papi_flops_run: no PMU '%s' in the table; 'papi_flops_avail --arch all' lists them\n", arch);
+			fprintf(stderr,
+				"papi_flops_run: no PMU '%s' in the table; 'papi_flops_avail --arch all' lists them\n",
+				arch);
 			return 2;
 		}
 	} else {
@@ -393,17 +435,19 @@ static int source_perfstat(const struct pflops_table *t, const char *file, const
 		}
 		r->v[m] = ps.value[m];
 		r->got |= 1u << m;
-		if (ps.metrics_whole >> m & 1) {	/* printed as read, not through a double */
+		if (ps.metrics_whole >> m & 1) { /* printed as read, not through a double */
 			r->whole[m] = ps.whole[m];
 			r->wholes |= 1u << m;
 		}
-		rec = ps.seconds;	/* perf's duration_time (checked: ns, at most 10 years) */
+		rec = ps.seconds; /* perf's duration_time (checked: ns, at most 10 years) */
 		if (ps.min_pct < 100 && !r->nnotes)
-			pf_report_note(r, "perf multiplexed the counters (lowest running share %.2f%%): scaled estimates",
+			pf_report_note(r,
+				       "perf multiplexed the counters (lowest running share %.2f%%): scaled estimates",
 				       ps.min_pct);
 	}
 	if (!r->got) {
-		fprintf(stderr, "papi_flops_run: %s has none of the events %s's metrics need; record with: perf stat -x, -o FILE $(papi_flops_avail --arch %s --perf) PROGRAM\n",
+		fprintf(stderr,
+			"papi_flops_run: %s has none of the events %s's metrics need; record with: perf stat -x, -o FILE $(papi_flops_avail --arch %s --perf) PROGRAM\n",
 			file, p->name, p->name);
 		return EXIT_TOOL;
 	}
@@ -413,7 +457,9 @@ static int source_perfstat(const struct pflops_table *t, const char *file, const
 	if (seconds > 0 && rec > 0)
 		pf_report_note(r, "wall time from --seconds (%s also records %.6f s)", file, rec);
 	else if (!r->wall_real)
-		pf_report_note(r, "no wall time in %s, so no GFLOP/s: record with -e duration_time too, or give --seconds", file);
+		pf_report_note(r,
+			       "no wall time in %s, so no GFLOP/s: record with -e duration_time too, or give --seconds",
+			       file);
 	return 0;
 }
 
@@ -433,15 +479,24 @@ int main(int argc, char **argv)
 {
 	enum { OPT_CSV = 256, OPT_SECONDS, OPT_MASK, OPT_BYFUNC, OPT_PAPI_FD, OPT_SAMPLE, OPT_TOP, OPT_FOLDED };
 	static const struct option opts[] = {
-		{ "source", required_argument, 0, 's' },  { "metrics", required_argument, 0, 'm' },
-		{ "region", required_argument, 0, 'r' },  { "arch", required_argument, 0, 'a' },
-		{ "seconds", required_argument, 0, OPT_SECONDS }, { "mask-sampling", required_argument, 0, OPT_MASK },
-		{ "output", required_argument, 0, 'o' },  { "json", no_argument, 0, 'j' },
-		{ "csv", no_argument, 0, OPT_CSV },	  { "field-separator", required_argument, 0, 'x' },
-		{ "quiet", no_argument, 0, 'q' },	  { "help", no_argument, 0, 'h' },
-		{ "version", no_argument, 0, 'V' },	  { "by-function", optional_argument, 0, OPT_BYFUNC },
-		{ "pid", required_argument, 0, 'p' },	  { "papi-fd", required_argument, 0, OPT_PAPI_FD },
-		{ "sample", required_argument, 0, OPT_SAMPLE }, { "top", required_argument, 0, OPT_TOP },
+		{ "source", required_argument, 0, 's' },
+		{ "metrics", required_argument, 0, 'm' },
+		{ "region", required_argument, 0, 'r' },
+		{ "arch", required_argument, 0, 'a' },
+		{ "seconds", required_argument, 0, OPT_SECONDS },
+		{ "mask-sampling", required_argument, 0, OPT_MASK },
+		{ "output", required_argument, 0, 'o' },
+		{ "json", no_argument, 0, 'j' },
+		{ "csv", no_argument, 0, OPT_CSV },
+		{ "field-separator", required_argument, 0, 'x' },
+		{ "quiet", no_argument, 0, 'q' },
+		{ "help", no_argument, 0, 'h' },
+		{ "version", no_argument, 0, 'V' },
+		{ "by-function", optional_argument, 0, OPT_BYFUNC },
+		{ "pid", required_argument, 0, 'p' },
+		{ "papi-fd", required_argument, 0, OPT_PAPI_FD },
+		{ "sample", required_argument, 0, OPT_SAMPLE },
+		{ "top", required_argument, 0, OPT_TOP },
 		{ "folded", required_argument, 0, OPT_FOLDED },
 		{ 0, 0, 0, 0 },
 	};
@@ -452,7 +507,7 @@ int main(int argc, char **argv)
 	double seconds = 0;
 	unsigned mask_period = 0, top = 20;
 	int quiet = 0, by_function = 0, format_given = 0, c;
-	pf_output_init("papi_flops_run", EXIT_TOOL);	/* --help, --version: the program's stdout is its own */
+	pf_output_init("papi_flops_run", EXIT_TOOL); /* --help, --version: the program's stdout is its own */
 	const char *papi_fd = NULL, *folded = NULL;
 	uint64_t sample = 0;
 	unsigned sample_top = 20;
@@ -464,23 +519,44 @@ int main(int argc, char **argv)
 			errno = 0;
 			long v = strtol(optarg, &end, 10);
 			if (end == optarg || *end || errno || v <= 0 || v > INT32_MAX) {
-				fprintf(stderr, "papi_flops_run: --pid takes the id of a running process, a number above 0 (got '%s')\n", optarg);
+				fprintf(stderr,
+					"papi_flops_run: --pid takes the id of a running process, a number above 0 (got '%s')\n",
+					optarg);
 				return 2;
 			}
 			attach_pid = (pid_t)v;
 			break;
 		}
-		case OPT_PAPI_FD: papi_fd = optarg; break;
-		case 's': source = optarg; break;
-		case 'm': metrics = parse_metrics(optarg); break;
-		case 'r': region = optarg; break;
-		case 'a': arch = optarg; break;
-		case 'o': output = optarg; break;
-		case 'j': format = PF_FORMAT_JSON; format_given = 1; break;
-		case OPT_CSV: format = PF_FORMAT_CSV; format_given = 1; break;
+		case OPT_PAPI_FD:
+			papi_fd = optarg;
+			break;
+		case 's':
+			source = optarg;
+			break;
+		case 'm':
+			metrics = parse_metrics(optarg);
+			break;
+		case 'r':
+			region = optarg;
+			break;
+		case 'a':
+			arch = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'j':
+			format = PF_FORMAT_JSON;
+			format_given = 1;
+			break;
+		case OPT_CSV:
+			format = PF_FORMAT_CSV;
+			format_given = 1;
+			break;
 		case 'x':
 			if (strlen(optarg) != 1 || strchr("\"\r\n", optarg[0])) {
-				fprintf(stderr, "papi_flops_run: -x takes one character other than a quote or line break, as in -x, or -x';'\n");
+				fprintf(stderr,
+					"papi_flops_run: -x takes one character other than a quote or line break, as in -x, or -x';'\n");
 				return 2;
 			}
 			format = PF_FORMAT_CSV;
@@ -492,7 +568,8 @@ int main(int argc, char **argv)
 			seconds = strtod(optarg, &end);
 			/* a wall time: not inf or nan, and no run lasts 10 years */
 			if (end == optarg || *end || !(seconds > 0) || !(seconds <= PF_MAX_SECONDS)) {
-				fprintf(stderr, "papi_flops_run: --seconds takes the run's wall time in seconds, a number above 0 and at most %.0f (10 years) (got '%s')\n",
+				fprintf(stderr,
+					"papi_flops_run: --seconds takes the run's wall time in seconds, a number above 0 and at most %.0f (10 years) (got '%s')\n",
 					PF_MAX_SECONDS, optarg);
 				return 2;
 			}
@@ -503,7 +580,9 @@ int main(int argc, char **argv)
 			errno = 0;
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (end == optarg || *end || errno || v < 1 || v > 1000000000 || optarg[0] == '-') {
-				fprintf(stderr, "papi_flops_run: --mask-sampling takes the sampling period, a count from 1 to 1000000000 (got '%s')\n", optarg);
+				fprintf(stderr,
+					"papi_flops_run: --mask-sampling takes the sampling period, a count from 1 to 1000000000 (got '%s')\n",
+					optarg);
 				return 2;
 			}
 			mask_period = (unsigned)v;
@@ -514,7 +593,9 @@ int main(int argc, char **argv)
 			errno = 0;
 			unsigned long long v = strtoull(optarg, &end, 10);
 			if (end == optarg || *end || errno || v < 1 || v > 1000000000000000ULL || optarg[0] == '-') {
-				fprintf(stderr, "papi_flops_run: --sample takes the FLOPs per sample, a count from 1 to 10^15 (got '%s')\n", optarg);
+				fprintf(stderr,
+					"papi_flops_run: --sample takes the FLOPs per sample, a count from 1 to 10^15 (got '%s')\n",
+					optarg);
 				return 2;
 			}
 			sample = v;
@@ -525,42 +606,59 @@ int main(int argc, char **argv)
 			errno = 0;
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (end == optarg || *end || errno || v > 1000000 || optarg[0] == '-') {
-				fprintf(stderr, "papi_flops_run: --top takes how many rows to list, 0 (all) to 1000000 (got '%s')\n", optarg);
+				fprintf(stderr,
+					"papi_flops_run: --top takes how many rows to list, 0 (all) to 1000000 (got '%s')\n",
+					optarg);
 				return 2;
 			}
 			sample_top = (unsigned)v;
 			top_given = 1;
 			break;
 		}
-		case OPT_FOLDED: folded = optarg; break;
+		case OPT_FOLDED:
+			folded = optarg;
+			break;
 		case OPT_BYFUNC: {
 			char *end;
 			errno = 0;
 			unsigned long v = optarg ? strtoul(optarg, &end, 10) : 20;
 			if (optarg && (end == optarg || *end || errno || v > 1000000 || optarg[0] == '-')) {
-				fprintf(stderr, "papi_flops_run: --by-function=N takes how many functions to list, 0 (all) to 1000000 (got '%s')\n", optarg);
+				fprintf(stderr,
+					"papi_flops_run: --by-function=N takes how many functions to list, 0 (all) to 1000000 (got '%s')\n",
+					optarg);
 				return 2;
 			}
 			by_function = 1;
 			top = (unsigned)v;
 			break;
 		}
-		case 'q': quiet = 1; break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("papi_flops_run (papi-flops) %s\n", PF_VERSION); return 0;
-		default: usage(stderr); return 2;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("papi_flops_run (papi-flops) %s\n", PF_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	char **prog = argv + optind;
-	int perfstat = !strncmp(source, "perf-stat:", 10), traced = !strcmp(source, "trace") || !strncmp(source, "model:", 6);
+	int perfstat = !strncmp(source, "perf-stat:", 10),
+	    traced = !strcmp(source, "trace") || !strncmp(source, "model:", 6);
 	if (papi_fd)
 		return pf_papi_helper(papi_fd, attach_pid);
 	if (attach_pid && *prog) {
-		fprintf(stderr, "papi_flops_run: --pid counts a process that runs already; drop '%s' or --pid\n", *prog);
+		fprintf(stderr, "papi_flops_run: --pid counts a process that runs already; drop '%s' or --pid\n",
+			*prog);
 		return 2;
 	}
 	if (attach_pid && !traced) {
-		fprintf(stderr, "papi_flops_run: --pid needs --source trace or model:PMU (attaching counters to a running process: perf stat -p)\n");
+		fprintf(stderr,
+			"papi_flops_run: --pid needs --source trace or model:PMU (attaching counters to a running process: perf stat -p)\n");
 		return 2;
 	}
 	if (!*prog && !perfstat && !attach_pid) {
@@ -569,37 +667,45 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (*prog && perfstat) {
-		fprintf(stderr, "papi_flops_run: --source perf-stat reads counts recorded earlier and runs no program; drop '%s' or use --source hw\n", *prog);
+		fprintf(stderr,
+			"papi_flops_run: --source perf-stat reads counts recorded earlier and runs no program; drop '%s' or use --source hw\n",
+			*prog);
 		return 2;
 	}
 	if ((arch || seconds > 0) && !perfstat) {
-		fprintf(stderr, "papi_flops_run: %s applies to --source perf-stat:FILE only%s\n", arch ? "--arch" : "--seconds",
-			arch ? " (model:PMU names the PMU for a trace)" : "");
+		fprintf(stderr, "papi_flops_run: %s applies to --source perf-stat:FILE only%s\n",
+			arch ? "--arch" : "--seconds", arch ? " (model:PMU names the PMU for a trace)" : "");
 		return 2;
 	}
 	if (mask_period && strcmp(source, "hw") && strncmp(source, "model:", 6)) {
-		fprintf(stderr, "papi_flops_run: --mask-sampling applies to --source hw and model:PMU (counts that take masked lanes in full)\n");
+		fprintf(stderr,
+			"papi_flops_run: --mask-sampling applies to --source hw and model:PMU (counts that take masked lanes in full)\n");
 		return 2;
 	}
 	if (by_function && !traced) {
-		fprintf(stderr, "papi_flops_run: --by-function needs --source trace or model:PMU (counters cannot tell functions apart)\n");
+		fprintf(stderr,
+			"papi_flops_run: --by-function needs --source trace or model:PMU (counters cannot tell functions apart)\n");
 		return 2;
 	}
 	if (by_function && metrics && !(metrics & pf_flop_metrics())) {
-		fprintf(stderr, "papi_flops_run: --by-function lists FLOP metrics; add FP_OPS (or DP_OPS, SP_OPS ...) to --metrics\n");
+		fprintf(stderr,
+			"papi_flops_run: --by-function lists FLOP metrics; add FP_OPS (or DP_OPS, SP_OPS ...) to --metrics\n");
 		return 2;
 	}
 	if ((folded || top_given) && !sample) {
-		fprintf(stderr, "papi_flops_run: %s goes with --sample P (the profile it lists or writes)\n", folded ? "--folded" : "--top");
+		fprintf(stderr, "papi_flops_run: %s goes with --sample P (the profile it lists or writes)\n",
+			folded ? "--folded" : "--top");
 		return 2;
 	}
 	if (sample && strcmp(source, "hw") && strcmp(source, "trace")) {
-		fprintf(stderr, "papi_flops_run: --sample needs --source hw or trace (a %s count has no addresses to sample)\n",
+		fprintf(stderr,
+			"papi_flops_run: --sample needs --source hw or trace (a %s count has no addresses to sample)\n",
 			perfstat ? "perf-stat" : "model");
 		return 2;
 	}
 	if (sample && mask_period) {
-		fprintf(stderr, "papi_flops_run: --sample and --mask-sampling sample the counters differently: run them one at a time\n");
+		fprintf(stderr,
+			"papi_flops_run: --sample and --mask-sampling sample the counters differently: run them one at a time\n");
 		return 2;
 	}
 	if (sample && attach_pid) {
@@ -613,16 +719,19 @@ int main(int argc, char **argv)
 			if (metrics >> m & 1 && pflops_metric_is_flop(m))
 				sample_metric = m;
 		if (sample_metric < 0) {
-			fprintf(stderr, "papi_flops_run: --sample counts FLOPs; add FP_OPS (or DP_OPS, SP_OPS ...) to --metrics\n");
+			fprintf(stderr,
+				"papi_flops_run: --sample counts FLOPs; add FP_OPS (or DP_OPS, SP_OPS ...) to --metrics\n");
 			return 2;
 		}
 	}
 	if (sample && format == PF_FORMAT_CSV) {
-		fprintf(stderr, "papi_flops_run: --sample's profile is written as text or JSON (--json), and with --folded FILE for flame graphs; drop --csv\n");
+		fprintf(stderr,
+			"papi_flops_run: --sample's profile is written as text or JSON (--json), and with --folded FILE for flame graphs; drop --csv\n");
 		return 2;
 	}
 	if (region && !traced) {
-		fprintf(stderr, "papi_flops_run: --region needs --source trace or model:PMU (counters cannot tell functions apart)\n");
+		fprintf(stderr,
+			"papi_flops_run: --region needs --source trace or model:PMU (counters cannot tell functions apart)\n");
 		return 2;
 	}
 	/* -o r.%r.json: JSON, as papi_flops_report reads it, without --json */
@@ -653,15 +762,20 @@ int main(int argc, char **argv)
 	}
 	char pidname[32];
 	snprintf(pidname, sizeof(pidname), "pid %d", (int)attach_pid);
-	struct pf_report r = { .source = source, .status = -1, .asked = metrics,
-			       .program = perfstat ? NULL : attach_pid ? pidname : prog[0], .mpi = &mpi };
+	struct pf_report r = { .source = source,
+			       .status = -1,
+			       .asked = metrics,
+			       .program = perfstat     ? NULL
+					  : attach_pid ? pidname
+						       : prog[0],
+			       .mpi = &mpi };
 	struct pf_sample *prof = NULL;
 	if (by_function && !(byfunc = pflops_funcs_new(&err))) {
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
 	if (!perfstat) {
-		pf_signal_install();	/* Ctrl-C, kill: stop the program, report what was counted */
+		pf_signal_install(); /* Ctrl-C, kill: stop the program, report what was counted */
 		r.started = epoch_now();
 	}
 	if (!strcmp(source, "trace") && sample) {
@@ -694,7 +808,8 @@ int main(int argc, char **argv)
 			       sizeof(r.source_detail), &r.pmu, r.notes, &r.nnotes, &r.scaled);
 		r.wall_real = 1;
 	} else {
-		fprintf(stderr, "papi_flops_run: unknown source '%s'; use hw, trace, model:PMU or perf-stat:FILE\n", source);
+		fprintf(stderr, "papi_flops_run: unknown source '%s'; use hw, trace, model:PMU or perf-stat:FILE\n",
+			source);
 		rc = 2;
 	}
 	if (!perfstat)
@@ -716,13 +831,13 @@ int main(int argc, char **argv)
 		if ((output || !quiet) && pf_output_close(out, output ? output : "standard error"))
 			rc = EXIT_TOOL;
 		if (!rc && r.interrupted && attach_pid) {
-			rc = 0;	/* Ctrl-C is how a count of a running process ends */
+			rc = 0; /* Ctrl-C is how a count of a running process ends */
 		} else if (!rc && r.interrupted) {
-			rc = 128 + r.interrupted;	/* as the shell reports an interrupted job */
+			rc = 128 + r.interrupted; /* as the shell reports an interrupted job */
 		} else if (!rc && r.status >= 0) {
 			if (WIFSIGNALED(r.status)) {
-				fprintf(stderr, "papi_flops_run: %s was killed by signal %d (%s)\n", r.program, WTERMSIG(r.status),
-					strsignal(WTERMSIG(r.status)));
+				fprintf(stderr, "papi_flops_run: %s was killed by signal %d (%s)\n", r.program,
+					WTERMSIG(r.status), strsignal(WTERMSIG(r.status)));
 				rc = 128 + WTERMSIG(r.status);
 			} else {
 				rc = WEXITSTATUS(r.status);

@@ -41,27 +41,34 @@ static int compatible(const struct pf_rankrep *a, const struct pf_rankrep *b, st
 {
 	char x[160], y[160];
 	if (a->rank == b->rank)
-		return pf_err(err, PFLOPS_EINVAL, "%s and %s both hold rank %d: give each rank's report once, from one job",
-			      a->file, b->file, a->rank);
+		return pf_err(err, PFLOPS_EINVAL,
+			      "%s and %s both hold rank %d: give each rank's report once, from one job", a->file,
+			      b->file, a->rank);
 	if (strcmp(a->source, b->source) || (!strcmp(a->source, "model") && strcmp(a->pmu, b->pmu))) {
 		source_label(a, x, sizeof(x));
 		source_label(b, y, sizeof(y));
-		return pf_err(err, PFLOPS_EINVAL, "%s was written with --source %s, %s with --source %s: a job report adds up "
-			      "counts of one source; run every rank with the same --source", a->file, x, b->file, y);
+		return pf_err(err, PFLOPS_EINVAL,
+			      "%s was written with --source %s, %s with --source %s: a job report adds up "
+			      "counts of one source; run every rank with the same --source",
+			      a->file, x, b->file, y);
 	}
 	if (strcmp(a->pmu, b->pmu))
-		return pf_err(err, PFLOPS_EINVAL, "%s counted with the formulas of %s, %s with those of %s: ranks on different "
+		return pf_err(err, PFLOPS_EINVAL,
+			      "%s counted with the formulas of %s, %s with those of %s: ranks on different "
 			      "CPUs count different things; report each kind of node apart, or use --source trace",
 			      a->file, a->pmu, b->file, b->pmu);
 	if (a->metrics != b->metrics || a->unavailable != b->unavailable) {
 		metric_list(a->metrics, x, sizeof(x));
 		metric_list(b->metrics, y, sizeof(y));
-		return pf_err(err, PFLOPS_EINVAL, "%s has the metrics %s, %s has %s: run every rank with the same --metrics",
-			      a->file, x, b->file, y);
+		return pf_err(err, PFLOPS_EINVAL,
+			      "%s has the metrics %s, %s has %s: run every rank with the same --metrics", a->file, x,
+			      b->file, y);
 	}
 	if (strcmp(a->launcher, b->launcher) || a->size != b->size)
-		return pf_err(err, PFLOPS_EINVAL, "%s and %s are from different jobs (launcher %s of %d ranks, %s of %d): "
-			      "give one job's reports", a->file, b->file, a->launcher, a->size, b->launcher, b->size);
+		return pf_err(err, PFLOPS_EINVAL,
+			      "%s and %s are from different jobs (launcher %s of %d ranks, %s of %d): "
+			      "give one job's reports",
+			      a->file, b->file, a->launcher, a->size, b->launcher, b->size);
 	return 0;
 }
 
@@ -115,7 +122,7 @@ static size_t count_hosts(const struct pf_rankrep *r, size_t n)
 	return k;
 }
 
-static int fkey;	/* the metric functions are sorted by (qsort has no argument) */
+static int fkey; /* the metric functions are sorted by (qsort has no argument) */
 
 static int func_by_name(const void *pa, const void *pb)
 {
@@ -140,8 +147,10 @@ static int merge_funcs(const struct pf_rankrep *r, size_t n, struct pf_job *job,
 	for (size_t i = 0; i < n; i++)
 		if (r[i].fmetrics) {
 			if (job->franks && (r[i].fmetrics != job->fmetrics || strcmp(r[i].fvalues, job->fvalues)))
-				return pf_err(err, PFLOPS_EINVAL, "%s and %s give different metrics per function: run every rank "
-					      "with the same --by-function options", job->r[0].file, r[i].file);
+				return pf_err(err, PFLOPS_EINVAL,
+					      "%s and %s give different metrics per function: run every rank "
+					      "with the same --by-function options",
+					      job->r[0].file, r[i].file);
 			job->fmetrics = r[i].fmetrics;
 			job->fvalues = r[i].fvalues;
 			job->franks++;
@@ -161,7 +170,7 @@ static int merge_funcs(const struct pf_rankrep *r, size_t n, struct pf_job *job,
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < r[i].nfuncs; j++)
-			all[k++] = r[i].funcs[j];	/* names still owned by the reports */
+			all[k++] = r[i].funcs[j]; /* names still owned by the reports */
 	qsort(all, total, sizeof(*all), func_by_name);
 	k = 0;
 	for (size_t i = 0; i < total; i++) {

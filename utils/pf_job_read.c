@@ -100,8 +100,10 @@ static int get_rank(struct ctx *c, const struct pf_jval *doc, struct pf_rankrep 
 {
 	const struct pf_jval *v = pf_json_get(doc, "rank"), *s = pf_json_get(doc, "size");
 	if (!v)
-		return pf_err(c->err, PFLOPS_EINVAL, "%s has no rank: papi_flops_run records one only inside an MPI job "
-			      "(OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or SLURM_PROCID set)", c->name);
+		return pf_err(c->err, PFLOPS_EINVAL,
+			      "%s has no rank: papi_flops_run records one only inside an MPI job "
+			      "(OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or SLURM_PROCID set)",
+			      c->name);
 	if (v->type != PF_JNUM || v->num != floor(v->num) || v->num < 0 || v->num > 0x7fffffff)
 		return bad(c, "\"%s\" is not a whole number from 0", "rank");
 	r->rank = (int)v->num;
@@ -113,13 +115,15 @@ static int get_rank(struct ctx *c, const struct pf_jval *doc, struct pf_rankrep 
 			return bad(c, "\"%s\" is not null or a whole number from 1", "size");
 		r->size = (int)s->num;
 		if (r->rank >= r->size)
-			return pf_err(c->err, PFLOPS_EINVAL, "%s: rank %d is not below the job size %d", c->name, r->rank, r->size);
+			return pf_err(c->err, PFLOPS_EINVAL, "%s: rank %d is not below the job size %d", c->name,
+				      r->rank, r->size);
 	}
 	return 0;
 }
 
 /* {"METRIC": number ...}: *set the metrics named, v their values */
-static int get_metrics(struct ctx *c, const struct pf_jval *o, const char *key, int skip_others, unsigned *set, double *v)
+static int get_metrics(struct ctx *c, const struct pf_jval *o, const char *key, int skip_others, unsigned *set,
+		       double *v)
 {
 	*set = 0;
 	if (!o || o->type != PF_JOBJ)
@@ -129,10 +133,12 @@ static int get_metrics(struct ctx *c, const struct pf_jval *o, const char *key, 
 		if (m < 0 || strcmp(o->keys[i], pflops_metric_name(m))) {
 			if (skip_others)
 				continue;
-			return pf_err(c->err, PFLOPS_EINVAL, "%s: \"%s\" holds \"%s\", which is no metric", c->name, key, o->keys[i]);
+			return pf_err(c->err, PFLOPS_EINVAL, "%s: \"%s\" holds \"%s\", which is no metric", c->name,
+				      key, o->keys[i]);
 		}
 		if (v && (o->items[i].type != PF_JNUM || o->items[i].num < 0))
-			return pf_err(c->err, PFLOPS_EINVAL, "%s: %s.%s is not a count (a number from 0)", c->name, key, o->keys[i]);
+			return pf_err(c->err, PFLOPS_EINVAL, "%s: %s.%s is not a count (a number from 0)", c->name, key,
+				      o->keys[i]);
 		if (v)
 			v[m] = o->items[i].num;
 		*set |= 1u << m;
@@ -155,8 +161,8 @@ static int get_accuracy(struct ctx *c, const struct pf_jval *o, struct pf_rankre
 		while (k < PFLOPS_NCLASS && strcmp(o->items[i].str, pflops_class_name(k)))
 			k++;
 		if (k == PFLOPS_NCLASS)
-			return pf_err(c->err, PFLOPS_EINVAL, "%s: accuracy.%s is \"%s\", no accuracy class", c->name, o->keys[i],
-				      o->items[i].str);
+			return pf_err(c->err, PFLOPS_EINVAL, "%s: accuracy.%s is \"%s\", no accuracy class", c->name,
+				      o->keys[i], o->items[i].str);
 		r->klass[m] = k;
 	}
 	return 0;
@@ -210,7 +216,7 @@ static int get_byfunc(struct ctx *c, const struct pf_jval *b, struct pf_rankrep 
 			return bad(c, "%s.rows holds something else than an object", "by_function");
 		if ((rc = get_str(c, row, "function", 1, &f->name)))
 			return rc;
-		r->nfuncs++;	/* freed with the report from here on */
+		r->nfuncs++; /* freed with the report from here on */
 		if (!obj || (obj->type != PF_JNULL && obj->type != PF_JSTR))
 			return bad(c, "a row of %s has no \"object\" (a file name or null)", "by_function");
 		if (obj->type == PF_JSTR && !(f->object = dup_or_fail(c, obj->str, &rc)))
@@ -249,8 +255,10 @@ int pf_rankrep_parse(const char *text, size_t len, const char *name, struct pf_r
 	if ((rc = get_str(&c, &doc, "tool", 1, &tool)))
 		goto out;
 	if (!strcmp(tool, "papi_flops_report")) {
-		rc = pf_err(err, PFLOPS_EINVAL, "%s is a job report (papi_flops_report --json), not one rank's: give the "
-			    "per-rank files papi_flops_run wrote", name);
+		rc = pf_err(err, PFLOPS_EINVAL,
+			    "%s is a job report (papi_flops_report --json), not one rank's: give the "
+			    "per-rank files papi_flops_run wrote",
+			    name);
 		goto out;
 	}
 	if (strcmp(tool, "papi_flops_run")) {
@@ -258,8 +266,9 @@ int pf_rankrep_parse(const char *text, size_t len, const char *name, struct pf_r
 		goto out;
 	}
 	if ((rc = get_rank(&c, &doc, r)) || (rc = get_str(&c, &doc, "host", 1, &r->host)) ||
-	    (rc = get_str(&c, &doc, "launcher", 1, &r->launcher)) || (rc = get_str(&c, &doc, "source", 1, &r->source)) ||
-	    (rc = get_str(&c, &doc, "pmu", 1, &r->pmu)) || (rc = get_str(&c, &doc, "source_detail", 0, &r->source_detail)) ||
+	    (rc = get_str(&c, &doc, "launcher", 1, &r->launcher)) ||
+	    (rc = get_str(&c, &doc, "source", 1, &r->source)) || (rc = get_str(&c, &doc, "pmu", 1, &r->pmu)) ||
+	    (rc = get_str(&c, &doc, "source_detail", 0, &r->source_detail)) ||
 	    (rc = get_str(&c, &doc, "program", 0, &r->program)) || (rc = get_bool(&c, &doc, "partial", &r->partial)) ||
 	    (rc = get_num(&c, &doc, "wall_seconds", &r->wall, &have_wall)) ||
 	    (have_wall && (rc = get_bool(&c, &doc, "wall_is_native", &r->wall_native))) ||
@@ -283,8 +292,8 @@ int pf_rankrep_parse(const char *text, size_t len, const char *name, struct pf_r
 	if (!sig && (rc = get_str(&c, &doc, "killed_by", 0, &sig)))
 		goto out;
 	if (r->partial)
-		snprintf(r->why, sizeof(r->why), "%s %.40s", pf_json_get(&doc, "interrupted") ? "interrupted by" : "killed by",
-			 sig ? sig : "a signal");
+		snprintf(r->why, sizeof(r->why), "%s %.40s",
+			 pf_json_get(&doc, "interrupted") ? "interrupted by" : "killed by", sig ? sig : "a signal");
 out:
 	free(tool);
 	free(sig);
@@ -301,17 +310,19 @@ int pf_rankrep_load(const char *path, struct pf_rankrep *r, struct pflops_error 
 	struct stat st;
 	memset(r, 0, sizeof(*r));
 	if (fd < 0)
-		return pf_err(err, errno == ENOENT ? PFLOPS_ENOENT : PFLOPS_ESYS, "cannot read %s: %s", path, strerror(errno));
+		return pf_err(err, errno == ENOENT ? PFLOPS_ENOENT : PFLOPS_ESYS, "cannot read %s: %s", path,
+			      strerror(errno));
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return pf_err(err, PFLOPS_EINVAL, "%s is not a regular file: give papi_flops_run's --json reports", path);
+		return pf_err(err, PFLOPS_EINVAL, "%s is not a regular file: give papi_flops_run's --json reports",
+			      path);
 	}
 	if ((unsigned long long)st.st_size > PF_JOB_FILE_MAX) {
 		close(fd);
 		return pf_err(err, PFLOPS_EINVAL, "%s has %lld bytes, more than a report has (%u MiB at most)", path,
 			      (long long)st.st_size, PF_JOB_FILE_MAX >> 20);
 	}
-	size_t cap = (size_t)st.st_size + 1, n = 0;	/* one more: a file that grew is seen */
+	size_t cap = (size_t)st.st_size + 1, n = 0; /* one more: a file that grew is seen */
 	char *buf = malloc(cap);
 	ssize_t k = 0;
 	if (!buf) {
@@ -326,7 +337,8 @@ int pf_rankrep_load(const char *path, struct pf_rankrep *r, struct pflops_error 
 	if (k < 0)
 		rc = pf_err(err, PFLOPS_ESYS, "cannot read %s: %s", path, strerror(e));
 	else if (n == cap)
-		rc = pf_err(err, PFLOPS_EINVAL, "%s grew while it was read: wait until papi_flops_run has written it", path);
+		rc = pf_err(err, PFLOPS_EINVAL, "%s grew while it was read: wait until papi_flops_run has written it",
+			    path);
 	else if (memchr(buf, 0, n))
 		rc = pf_err(err, PFLOPS_EINVAL, "%s holds a NUL byte: not a papi_flops_run --json report", path);
 	else

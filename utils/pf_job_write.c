@@ -10,7 +10,7 @@
 #include "pf_version.h"
 
 #define is_flop pflops_metric_is_flop
-#define TEXT_FUNCS 20	/* functions the text lists; JSON and CSV list all */
+#define TEXT_FUNCS 20 /* functions the text lists; JSON and CSV list all */
 
 static int has(const struct pf_job *j, int m)
 {
@@ -62,15 +62,15 @@ static const char *job_note(const struct pf_job *j, int i, char *buf, size_t len
 	if (j->wall <= 0 && i == k++)
 		return "the reports give no wall time: no GFLOP/s";
 	if (j->nempty && i == k++) {
-		snprintf(buf, len, "%zu report file%s empty (papi_flops_run killed before it wrote): left out", j->nempty,
-			 j->nempty == 1 ? " was" : "s were");
+		snprintf(buf, len, "%zu report file%s empty (papi_flops_run killed before it wrote): left out",
+			 j->nempty, j->nempty == 1 ? " was" : "s were");
 		return buf;
 	}
 	if (j->size < 0 && i == k++)
 		return "the launcher did not give the job's size: ranks missing above the highest cannot be seen";
 	if (j->fmetrics && j->franks < j->n && i == k++) {
-		snprintf(buf, len, "only %zu of the %zu ranks have --by-function data: the functions cover those ranks", j->franks,
-			 j->n);
+		snprintf(buf, len, "only %zu of the %zu ranks have --by-function data: the functions cover those ranks",
+			 j->franks, j->n);
 		return buf;
 	}
 	if (j->fmetrics && j->frest_count && i == k++)
@@ -78,8 +78,10 @@ static const char *job_note(const struct pf_job *j, int i, char *buf, size_t len
 		       "summed in one row; --by-function=0 lists all";
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
 		if (has(j, m) && j->klass[m] < 0 && i == k++) {
-			snprintf(buf, len, "%s has different accuracy classes on different ranks (multiplexed or masked "
-				 "counts on some): the total is as good as the worst", pflops_metric_name(m));
+			snprintf(buf, len,
+				 "%s has different accuracy classes on different ranks (multiplexed or masked "
+				 "counts on some): the total is as good as the worst",
+				 pflops_metric_name(m));
 			return buf;
 		}
 	return NULL;
@@ -138,8 +140,9 @@ static void text_metric(FILE *o, const struct pf_job *j, int m)
 		snprintf(ib, sizeof(ib), "%.3f", s->imbalance);
 	snprintf(lor, sizeof(lor), "%s (%d)", pf_grouped(s->min, lo, sizeof(lo)), s->min_rank);
 	snprintf(hir, sizeof(hir), "%s (%d)", pf_grouped(s->max, hi, sizeof(hi)), s->max_rank);
-	fprintf(o, "  %-9s %17s %-12s %19s %15s %19s %9s  %s", pflops_metric_name(m), pf_grouped(s->total, t, sizeof(t)),
-		pf_metric_unit(m), lor, pf_grouped(s->median, md, sizeof(md)), hir, ib, klass(j, m));
+	fprintf(o, "  %-9s %17s %-12s %19s %15s %19s %9s  %s", pflops_metric_name(m),
+		pf_grouped(s->total, t, sizeof(t)), pf_metric_unit(m), lor, pf_grouped(s->median, md, sizeof(md)), hir,
+		ib, klass(j, m));
 	if (rate(j, m, &g))
 		fprintf(o, "  %.3f GFLOP/s", g);
 	fprintf(o, "\n");
@@ -154,8 +157,8 @@ static void text_metrics(FILE *o, const struct pf_job *j)
 		if (!any)
 			continue;
 		fprintf(o, "\n%s\n  %-9s %17s %-12s %19s %15s %19s %9s  %s\n",
-			pass ? "Packed vector instructions (not FLOPs)" : "Floating-point operations", "", "job total", "",
-			"min (rank)", "median", "max (rank)", "max/mean", "accuracy");
+			pass ? "Packed vector instructions (not FLOPs)" : "Floating-point operations", "", "job total",
+			"", "min (rank)", "median", "max (rank)", "max/mean", "accuracy");
 		for (int m = 0; m < PFLOPS_NMETRIC; m++)
 			if (is_flop(m) == !pass && (j->metrics | j->unavailable) >> m & 1)
 				text_metric(o, j, m);
@@ -193,7 +196,8 @@ static void text_ranks(FILE *o, const struct pf_job *j)
 			fprintf(o, " %10.3f", r->wall);
 		else
 			fprintf(o, " %10s", "n/a");
-		fprintf(o, "  %s%s%s%s\n", r->host, r->partial ? "  PARTIAL (" : "", r->partial ? r->why : "", r->partial ? ")" : "");
+		fprintf(o, "  %s%s%s%s\n", r->host, r->partial ? "  PARTIAL (" : "", r->partial ? r->why : "",
+			r->partial ? ")" : "");
 	}
 }
 
@@ -206,7 +210,8 @@ static int func_column(const struct pf_job *j, int m)
 static void text_func(FILE *o, const struct pf_job *j, const double *v, const char *label, double base)
 {
 	char num[64];
-	fprintf(o, "  %15s %6.1f%%", pf_grouped(v[j->fkey], num, sizeof(num)), base > 0 ? 100 * v[j->fkey] / base : 0.0);
+	fprintf(o, "  %15s %6.1f%%", pf_grouped(v[j->fkey], num, sizeof(num)),
+		base > 0 ? 100 * v[j->fkey] / base : 0.0);
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
 		if (func_column(j, m))
 			fprintf(o, " %15s", pf_grouped(v[m], num, sizeof(num)));
@@ -220,7 +225,8 @@ static void text_funcs(FILE *o, const struct pf_job *j)
 	if (!j->fmetrics)
 		return;
 	fprintf(o, "\nFLOPs by function, summed over %zu rank%s (%s; %zu function%s)\n  %15s %7s", j->franks,
-		j->franks == 1 ? "" : "s", j->fvalues, j->nfuncs, j->nfuncs == 1 ? "" : "s", pflops_metric_name(j->fkey), "share");
+		j->franks == 1 ? "" : "s", j->fvalues, j->nfuncs, j->nfuncs == 1 ? "" : "s",
+		pflops_metric_name(j->fkey), "share");
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
 		if (func_column(j, m))
 			fprintf(o, " %15s", pflops_metric_name(m));
@@ -279,10 +285,11 @@ static void json_metrics(FILE *o, const struct pf_job *j)
 		const struct pf_jstat *s = &j->st[m];
 		if (!has(j, m))
 			continue;
-		fprintf(o, "%s\"%s\": {\"total\": %.0f, \"unit\": \"%s\", \"accuracy\": \"%s\", \"min\": %.0f, \"min_rank\": %d, "
-			   "\"median\": %.1f, \"max\": %.0f, \"max_rank\": %d, \"mean\": %.3f, \"imbalance\": ",
-			first ? "" : ", ", pflops_metric_name(m), s->total, pf_metric_unit(m), klass(j, m), s->min, s->min_rank,
-			s->median, s->max, s->max_rank, s->mean);
+		fprintf(o,
+			"%s\"%s\": {\"total\": %.0f, \"unit\": \"%s\", \"accuracy\": \"%s\", \"min\": %.0f, \"min_rank\": %d, "
+			"\"median\": %.1f, \"max\": %.0f, \"max_rank\": %d, \"mean\": %.3f, \"imbalance\": ",
+			first ? "" : ", ", pflops_metric_name(m), s->total, pf_metric_unit(m), klass(j, m), s->min,
+			s->min_rank, s->median, s->max, s->max_rank, s->mean);
 		if (s->imbalance > 0)
 			fprintf(o, "%.6f}", s->imbalance);
 		else
@@ -458,10 +465,11 @@ static void csv_write(FILE *o, const struct pf_job *j, char sep)
 			csv_row(o, sep, n, "min", s->min_rank, s->min, "%.0f", u, k, NULL, NULL, NULL);
 			csv_row(o, sep, n, "median", -1, s->median, "%.1f", u, k, NULL, NULL, NULL);
 			csv_row(o, sep, n, "max", s->max_rank, s->max, "%.0f", u, k, NULL, NULL, NULL);
-			csv_row(o, sep, n, "imbalance", -1, s->imbalance, s->imbalance > 0 ? "%.6f" : NULL, "max/mean", "",
-				NULL, NULL, s->imbalance > 0 ? NULL : "the mean is 0");
+			csv_row(o, sep, n, "imbalance", -1, s->imbalance, s->imbalance > 0 ? "%.6f" : NULL, "max/mean",
+				"", NULL, NULL, s->imbalance > 0 ? NULL : "the mean is 0");
 			if (rate(j, m, &g))
-				csv_row(o, sep, n, "rate", -1, g, "%.6f", "GFLOP/s", k, NULL, NULL, "over the job's wall time");
+				csv_row(o, sep, n, "rate", -1, g, "%.6f", "GFLOP/s", k, NULL, NULL,
+					"over the job's wall time");
 			for (size_t i = 0; i < j->n; i++)
 				csv_row(o, sep, n, "rank", j->r[i].rank, j->r[i].v[m], "%.0f", u, k, NULL, NULL,
 					j->r[i].partial ? j->r[i].why : NULL);
@@ -469,13 +477,13 @@ static void csv_write(FILE *o, const struct pf_job *j, char sep)
 	for (size_t i = 0; i < j->nfuncs; i++)
 		for (int m = 0; m < PFLOPS_NMETRIC; m++)
 			if (j->fmetrics >> m & 1)
-				csv_row(o, sep, pflops_metric_name(m), "function", -1, j->funcs[i].v[m], "%.0f", "FLOP", j->fvalues,
-					j->funcs[i].name, j->funcs[i].object, NULL);
+				csv_row(o, sep, pflops_metric_name(m), "function", -1, j->funcs[i].v[m], "%.0f", "FLOP",
+					j->fvalues, j->funcs[i].name, j->funcs[i].object, NULL);
 	if (j->frest_count)
 		for (int m = 0; m < PFLOPS_NMETRIC; m++)
 			if (j->fmetrics >> m & 1)
-				csv_row(o, sep, pflops_metric_name(m), "function", -1, j->frest[m], "%.0f", "FLOP", j->fvalues,
-					"(rest)", NULL, "functions below the ranks' own top lists, summed");
+				csv_row(o, sep, pflops_metric_name(m), "function", -1, j->frest[m], "%.0f", "FLOP",
+					j->fvalues, "(rest)", NULL, "functions below the ranks' own top lists, summed");
 	for (size_t i = 0; i < j->nnotes; i++) {
 		snprintf(buf, sizeof(buf), "%zu of %zu ranks", j->notes[i].ranks, j->n);
 		csv_row(o, sep, "caveat", buf, -1, 0, NULL, "", "", NULL, NULL, j->notes[i].text);

@@ -58,7 +58,10 @@ static int hex4(struct jp *j, unsigned *u)
 	*u = 0;
 	for (int i = 0; i < 4; i++, j->p++) {
 		char c = j->p < j->end ? *j->p : 0;
-		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		int d = c >= '0' && c <= '9'   ? c - '0'
+			: c >= 'a' && c <= 'f' ? c - 'a' + 10
+			: c >= 'A' && c <= 'F' ? c - 'A' + 10
+					       : -1;
 		if (d < 0)
 			return fail(j, "\\u needs four hex digits");
 		*u = *u << 4 | (unsigned)d;
@@ -115,7 +118,7 @@ static int string(struct jp *j, char **out)
 	const char *q = ++j->p;
 	while (q < j->end && *q != '"')
 		q += *q == '\\' && q + 1 < j->end ? 2 : 1;
-	char *o = malloc((size_t)(q - j->p) + 1);	/* escapes never grow */
+	char *o = malloc((size_t)(q - j->p) + 1); /* escapes never grow */
 	size_t n = 0;
 	if (!o)
 		return nomem(j);
@@ -160,7 +163,7 @@ static int string(struct jp *j, char **out)
 			free(o);
 			return PFLOPS_EINVAL;
 		}
-		if (cp >= 0xd800 && cp <= 0xdbff) {	/* a surrogate pair: \uD8xx\uDCxx */
+		if (cp >= 0xd800 && cp <= 0xdbff) { /* a surrogate pair: \uD8xx\uDCxx */
 			if (j->end - j->p < 2 || j->p[0] != '\\' || j->p[1] != 'u') {
 				free(o);
 				return fail(j, "a high surrogate \\uD800-\\uDBFF needs a low one after it");
@@ -195,12 +198,12 @@ static int string(struct jp *j, char **out)
 static int number(struct jp *j, double *v)
 {
 	const char *a = j->p;
-#define DIGITS(need)                                                                   \
-	do {                                                                           \
-		if ((need) && (j->p >= j->end || *j->p < '0' || *j->p > '9'))          \
-			return fail(j, "a digit was expected in a number");            \
-		while (j->p < j->end && *j->p >= '0' && *j->p <= '9')                  \
-			j->p++;                                                        \
+#define DIGITS(need)                                                          \
+	do {                                                                  \
+		if ((need) && (j->p >= j->end || *j->p < '0' || *j->p > '9')) \
+			return fail(j, "a digit was expected in a number");   \
+		while (j->p < j->end && *j->p >= '0' && *j->p <= '9')         \
+			j->p++;                                               \
 	} while (0)
 	if (*j->p == '-')
 		j->p++;

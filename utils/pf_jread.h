@@ -11,16 +11,17 @@ enum pf_jtype { PF_JNULL, PF_JBOOL, PF_JNUM, PF_JSTR, PF_JARR, PF_JOBJ };
 
 struct pf_jval {
 	enum pf_jtype type;
-	int b;			/* PF_JBOOL */
-	double num;		/* PF_JNUM: finite */
-	char *str;		/* PF_JSTR: UTF-8, no NUL inside */
-	size_t n;		/* PF_JARR, PF_JOBJ: elements */
-	struct pf_jval *items;	/* the elements, or the members' values */
-	char **keys;		/* PF_JOBJ: the members' names */
+	int b;		       /* PF_JBOOL */
+	double num;	       /* PF_JNUM: finite */
+	char *str;	       /* PF_JSTR: UTF-8, no NUL inside */
+	size_t n;	       /* PF_JARR, PF_JOBJ: elements */
+	struct pf_jval *items; /* the elements, or the members' values */
+	char **keys;	       /* PF_JOBJ: the members' names */
 };
 
-#define PF_JSON_DEPTH 32	/* the reports nest 4 deep */
-#define PF_JSON_MEMBERS 256	/* per object (a report's have 30 at most); keeps
+#define PF_JSON_DEPTH 32 /* the reports nest 4 deep */
+#define PF_JSON_MEMBERS \
+	256 /* per object (a report's have 30 at most); keeps
 				 * the repeat check cheap */
 
 /* Parse text[0..len) as one JSON value (surrounding white space allowed).

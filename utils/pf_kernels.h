@@ -14,11 +14,14 @@
 struct pf_kernel {
 	const char *name;
 	int prec, width, op;
-	unsigned full, active;	/* lanes of the width, lanes the mask lets through */
-	int extra;		/* -1 or enum pflops_extra */
+	unsigned full, active; /* lanes of the width, lanes the mask lets through */
+	int extra;	       /* -1 or enum pflops_extra */
 };
 
-#define K_(n, p, w, o, full, act) { n, PFLOPS_##p, PFLOPS_##w, PFLOPS_OP_##o, full, act, -1 }
+#define K_(n, p, w, o, full, act)                                       \
+	{                                                               \
+		n, PFLOPS_##p, PFLOPS_##w, PFLOPS_OP_##o, full, act, -1 \
+	}
 static const struct pf_kernel pf_kernels[] = {
 	K_("addss", SP, SCALAR, ADD, 1, 1),
 	K_("addsd", DP, SCALAR, ADD, 1, 1),
@@ -54,7 +57,7 @@ static const struct pf_kernel pf_kernels[] = {
 	K_("vdpbf16ps_z", BF16, W512, FMA, 32, 32),
 	K_("fadd", X87, SCALAR, ADD, 1, 1),
 	K_("fmul", X87, SCALAR, MUL, 1, 1),
-	{ "intloop", -1, 0, 0, 0, 0, -1 },	/* integer SIMD, moves, logic: no FLOPs */
+	{ "intloop", -1, 0, 0, 0, 0, -1 }, /* integer SIMD, moves, logic: no FLOPs */
 	{ "vinsertf128", -1, 0, 0, 0, 0, PFLOPS_X_VINSERTF128 },
 };
 #undef K_
@@ -80,9 +83,9 @@ static const struct pf_mask_kernel pf_mask_kernels[] = {
 	{ "daxpy_masked", "2000", "daxpy", PFLOPS_DP_OPS, 44000, 64000 },
 	/* 8 FMAs per iteration under k1..k7 = 0x01..0x7f and none: 36 of 64 lanes */
 	{ "fma_kmix", "1000", NULL, PFLOPS_DP_OPS, 72000, 128000 },
-	{ "vaddpd_z_k1", "1000", NULL, PFLOPS_DP_OPS, 4000, 8000 },		/* k1 = 0x0f: 4 of 8 */
-	{ "vmulpd_y_k3", "1000", NULL, PFLOPS_DP_OPS, 2000, 4000 },		/* k3 = 0x05: 2 of 4 */
-	{ "vfmadd231ps_z_k2z", "1000", NULL, PFLOPS_SP_OPS, 16000, 32000 },	/* k2 = 0xff: 8 of 16 */
+	{ "vaddpd_z_k1", "1000", NULL, PFLOPS_DP_OPS, 4000, 8000 },	    /* k1 = 0x0f: 4 of 8 */
+	{ "vmulpd_y_k3", "1000", NULL, PFLOPS_DP_OPS, 2000, 4000 },	    /* k3 = 0x05: 2 of 4 */
+	{ "vfmadd231ps_z_k2z", "1000", NULL, PFLOPS_SP_OPS, 16000, 32000 }, /* k2 = 0xff: 8 of 16 */
 	/* k1 = i & 0xff before each vaddpd zmm{k1}, i = 1000..1: sum of popcounts 3960 */
 	{ "kmask_in_block", "1000", NULL, PFLOPS_DP_OPS, 3960, 8000 },
 	/* unmasked (k0): the correction must be zero */

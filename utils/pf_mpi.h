@@ -8,10 +8,10 @@
 #include "papi_flops.h"
 
 struct pf_mpi {
-	int rank;		/* -1: not in an MPI job */
-	int size;		/* ranks in the job; -1: unknown */
-	const char *launcher;	/* "openmpi", "mpich/hydra", "pmix", "slurm"; NULL: no job */
-	const char *rank_var;	/* the variable the rank came from */
+	int rank;	      /* -1: not in an MPI job */
+	int size;	      /* ranks in the job; -1: unknown */
+	const char *launcher; /* "openmpi", "mpich/hydra", "pmix", "slurm"; NULL: no job */
+	const char *rank_var; /* the variable the rank came from */
 	char host[256];
 };
 

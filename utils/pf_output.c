@@ -37,7 +37,7 @@ int pf_output_close(FILE *f, const char *name)
 static void check_stdout(void)
 {
 	if (pf_output_close(stdout, "standard output"))
-		_exit(fail_status);	/* from an atexit handler: no second exit */
+		_exit(fail_status); /* from an atexit handler: no second exit */
 }
 
 void pf_output_init(const char *name, int status)

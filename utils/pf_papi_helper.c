@@ -30,7 +30,7 @@
 struct ovf_helper {
 	struct pflops_pub *pub;
 	pid_t pid;
-	uint32_t sel;		/* the weight the code cache was made with */
+	uint32_t sel; /* the weight the code cache was made with */
 };
 
 /* metric (sel) of one instruction: the component's formula on a mix of
@@ -93,7 +93,7 @@ static void ovf_cross(void *arg, const struct pflops_trace_overflow *o)
 static int refuse(int sock)
 {
 	ssize_t n = write(sock, "e", 1);
-	(void)n;	/* the component sees the socket close anyway */
+	(void)n; /* the component sees the socket close anyway */
 	return 125;
 }
 
@@ -110,9 +110,12 @@ int pf_papi_helper(const char *fds, pid_t pid)
 		/* another papi-flops version's libpapi: say so where every
 		 * version has its message, and refuse */
 		char msg[512];
-		int n = snprintf(msg, sizeof(msg), "the trace helper papi_flops_run (papi-flops %s) does not match this libpapi "
-				 "(shared memory of %lld bytes, not %zu): install both from the same papi-flops, or name the right "
-				 "one in PAPI_FLOPS_TRACER", PF_VERSION, (long long)sb.st_size, sizeof(struct pflops_pub));
+		int n = snprintf(
+			msg, sizeof(msg),
+			"the trace helper papi_flops_run (papi-flops %s) does not match this libpapi "
+			"(shared memory of %lld bytes, not %zu): install both from the same papi-flops, or name the right "
+			"one in PAPI_FLOPS_TRACER",
+			PF_VERSION, (long long)sb.st_size, sizeof(struct pflops_pub));
 		uint32_t failed = PFLOPS_PUB_FAILED;
 		if (sb.st_size >= (off_t)offsetof(struct pflops_pub, pid) &&
 		    (pwrite(memfd, msg, (size_t)n + 1, offsetof(struct pflops_pub, msg)) < 0 ||
@@ -136,8 +139,11 @@ int pf_papi_helper(const char *fds, pid_t pid)
 	memset(&mix, 0, sizeof(mix));
 	struct pflops_error err = { 0 };
 	struct ovf_helper oh = { .pub = pub, .pid = pid };
-	struct pflops_trace_opts o = { .interrupt = &pf_interrupt, .overflow_weight = ovf_weight,
-				       .overflow = ovf_cross, .overflow_arg = &oh, .overflow_rearm = ovf_rearm };
+	struct pflops_trace_opts o = { .interrupt = &pf_interrupt,
+				       .overflow_weight = ovf_weight,
+				       .overflow = ovf_cross,
+				       .overflow_arg = &oh,
+				       .overflow_rearm = ovf_rearm };
 	struct pflops_attach_opts a = { .ready_fd = sock, .ctl_fd = sock, .pub = pub };
 	int status = 0, detached = 0;
 	int rc = pflops_trace_attach(pid, &o, &a, &mix, &status, &detached, &err);

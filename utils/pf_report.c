@@ -1,4 +1,4 @@
-#define _GNU_SOURCE	/* sigabbrev_np */
+#define _GNU_SOURCE /* sigabbrev_np */
 /*
  * papi_flops_run's report in text, JSON and CSV (see pf_report.h).
  * FLOP metrics and the VEC_* instruction counts are kept apart in every
@@ -203,13 +203,14 @@ static void text_metric(FILE *o, const struct pf_report *r, int m)
 	else
 		fprintf(o, "%s\n", pflops_class_name(klass(r, m)));
 	if (!(r->mask.corrected >> m & 1) || (r->v[m] == 0 && r->mask.est[m] == 0))
-		return;	/* nothing counted, nothing to correct */
+		return; /* nothing counted, nothing to correct */
 	/* the sampled correction under the full-lane bound */
 	char lo[64], hi[64], ex[64];
 	const struct pf_mask *k = &r->mask;
-	fprintf(o, "    sampled %17s %-12s  %s  95%% %s..%s, %.1f%% of lanes active", grouped(k->est[m], num, sizeof(num)),
-		pf_metric_unit(m), PFLOPS_CLASS_MASKED_SAMPLED, grouped(k->lo[m], lo, sizeof(lo)),
-		grouped(k->hi[m], hi, sizeof(hi)), r->v[m] > 0 ? 100 * k->est[m] / r->v[m] : 100.0);
+	fprintf(o, "    sampled %17s %-12s  %s  95%% %s..%s, %.1f%% of lanes active",
+		grouped(k->est[m], num, sizeof(num)), pf_metric_unit(m), PFLOPS_CLASS_MASKED_SAMPLED,
+		grouped(k->lo[m], lo, sizeof(lo)), grouped(k->hi[m], hi, sizeof(hi)),
+		r->v[m] > 0 ? 100 * k->est[m] / r->v[m] : 100.0);
 	if (k->have_exact >> m & 1)
 		fprintf(o, "; exact (trace) %s", grouped(k->exact[m], ex, sizeof(ex)));
 	fprintf(o, "\n");
@@ -243,7 +244,7 @@ static void text_widths(FILE *o, const struct pf_report *r)
 		return;
 	char w[64];
 	fprintf(o, "\nFLOPs by vector width (exact, all precisions)\n");
-	for (int i = 0; i < PFLOPS_NWIDTH; i++)	/* "  scalar 0, 128-bit 0, ..." */
+	for (int i = 0; i < PFLOPS_NWIDTH; i++) /* "  scalar 0, 128-bit 0, ..." */
 		fprintf(o, "%s%s%s %s", i ? ", " : "  ", pflops_width_name(i), i != PFLOPS_SCALAR ? "-bit" : "",
 			grouped(r->widths[i], w, sizeof(w)));
 	fprintf(o, " FLOP\n");
@@ -329,9 +330,10 @@ static void text_mask(FILE *o, const struct pf_report *r)
 		return;
 	fprintf(o, "\nMasked-lane sampling (docs/masked-lanes.md)\n  %s\n", k->method);
 	fprintf(o, "  samples %s: used %s (%s under a mask), skid %s, no opmask %s, unreadable %s, mask changed %s",
-		grouped((double)k->samples, n[0], 32), grouped((double)k->used, n[1], 32), grouped((double)k->masked, n[2], 32),
-		grouped((double)k->skid, n[3], 32), grouped((double)k->nomask, n[4], 32),
-		grouped((double)k->unreadable, n[5], 32), grouped((double)k->changed, n[6], 32));
+		grouped((double)k->samples, n[0], 32), grouped((double)k->used, n[1], 32),
+		grouped((double)k->masked, n[2], 32), grouped((double)k->skid, n[3], 32),
+		grouped((double)k->nomask, n[4], 32), grouped((double)k->unreadable, n[5], 32),
+		grouped((double)k->changed, n[6], 32));
 	if (k->known_full)
 		fprintf(o, ", in unmasked code %s", grouped((double)k->known_full, n[7], 32));
 	if (k->lost)
@@ -401,9 +403,18 @@ static void val_count(FILE *o, const struct pf_report *r, int m)
 	char digits[64];
 	fputs(count_digits(r, m, digits, sizeof(digits)), o);
 }
-static void val_unit(FILE *o, const struct pf_report *r, int m) { pf_json_str(o, pf_metric_unit(m)); }
-static void val_class(FILE *o, const struct pf_report *r, int m) { pf_json_str(o, pflops_class_name(klass(r, m))); }
-static void val_why(FILE *o, const struct pf_report *r, int m) { pf_json_str(o, why_missing(r, m)); }
+static void val_unit(FILE *o, const struct pf_report *r, int m)
+{
+	pf_json_str(o, pf_metric_unit(m));
+}
+static void val_class(FILE *o, const struct pf_report *r, int m)
+{
+	pf_json_str(o, pflops_class_name(klass(r, m)));
+}
+static void val_why(FILE *o, const struct pf_report *r, int m)
+{
+	pf_json_str(o, why_missing(r, m));
+}
 static void val_rate(FILE *o, const struct pf_report *r, int m)
 {
 	double g = 0;
@@ -420,9 +431,11 @@ static void json_mask(FILE *o, const struct pf_report *r)
 	for (int m = 0, first = 1; m < PFLOPS_NMETRIC; m++) {
 		if (!(k->corrected >> m & 1) || !has(r, m))
 			continue;
-		fprintf(o, "%s\"%s\": {\"value\": %.0f, \"low\": %.0f, \"high\": %.0f, \"full_lanes\": %.0f, "
-			   "\"active_share\": %.6f", first ? "" : ", ", pflops_metric_name(m), k->est[m], k->lo[m], k->hi[m],
-			r->v[m], r->v[m] > 0 ? k->est[m] / r->v[m] : 1.0);
+		fprintf(o,
+			"%s\"%s\": {\"value\": %.0f, \"low\": %.0f, \"high\": %.0f, \"full_lanes\": %.0f, "
+			"\"active_share\": %.6f",
+			first ? "" : ", ", pflops_metric_name(m), k->est[m], k->lo[m], k->hi[m], r->v[m],
+			r->v[m] > 0 ? k->est[m] / r->v[m] : 1.0);
 		if (k->have_exact >> m & 1)
 			fprintf(o, ", \"exact\": %.0f", k->exact[m]);
 		fprintf(o, "}");
@@ -430,8 +443,9 @@ static void json_mask(FILE *o, const struct pf_report *r)
 	}
 	fprintf(o, "}, \"mask_sampling\": {\"period\": %u, ", k->period);
 	pf_json_kv(o, "method", k->method, 1);
-	fprintf(o, "\"samples\": %llu, \"used\": %llu, \"masked\": %llu, \"skid\": %llu, \"no_opmask\": %llu, "
-		   "\"unreadable\": %llu, \"mask_changed\": %llu, \"in_unmasked_code\": %llu, \"lost\": %llu}",
+	fprintf(o,
+		"\"samples\": %llu, \"used\": %llu, \"masked\": %llu, \"skid\": %llu, \"no_opmask\": %llu, "
+		"\"unreadable\": %llu, \"mask_changed\": %llu, \"in_unmasked_code\": %llu, \"lost\": %llu}",
 		(unsigned long long)k->samples, (unsigned long long)k->used, (unsigned long long)k->masked,
 		(unsigned long long)k->skid, (unsigned long long)k->nomask, (unsigned long long)k->unreadable,
 		(unsigned long long)k->changed, (unsigned long long)k->known_full, (unsigned long long)k->lost);
@@ -524,10 +538,12 @@ static void json_write(FILE *o, const struct pf_report *r)
 		fprintf(o, "\"exit_status\": %d", exit_code(r->status));
 	}
 	if (r->wall > 0)
-		fprintf(o, ", \"wall_seconds\": %.6f, \"wall_is_native\": %s", r->wall, r->wall_real ? "true" : "false");
+		fprintf(o, ", \"wall_seconds\": %.6f, \"wall_is_native\": %s", r->wall,
+			r->wall_real ? "true" : "false");
 	fprintf(o, ", \"partial\": %s", partial(r) ? "true" : "false");
 	if (r->interrupted)
-		fprintf(o, ", \"interrupted\": \"SIG%s\"", sigabbrev_np(r->interrupted) ? sigabbrev_np(r->interrupted) : "?");
+		fprintf(o, ", \"interrupted\": \"SIG%s\"",
+			sigabbrev_np(r->interrupted) ? sigabbrev_np(r->interrupted) : "?");
 	json_job(o, r);
 	json_map(o, r, "metrics", has, val_count);
 	json_map(o, r, "units", has, val_unit);
@@ -619,8 +635,8 @@ static void csv_func(FILE *o, const struct pf_report *r, char sep, const char *s
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
 		if (b->metrics >> m & 1) {
 			snprintf(num, sizeof(num), "%.0f", v[m]);
-			csv_frow(o, sep, pflops_metric_name(m), num, pf_metric_unit(m), src, pflops_class_name(klass(r, m)),
-				 cav, fn, obj);
+			csv_frow(o, sep, pflops_metric_name(m), num, pf_metric_unit(m), src,
+				 pflops_class_name(klass(r, m)), cav, fn, obj);
 		}
 }
 
@@ -652,7 +668,8 @@ static void csv_job(FILE *o, const struct pf_report *r, char sep, const char *sr
 	if (r->status >= 0 && WIFSIGNALED(r->status)) {
 		char sig[16];
 		snprintf(sig, sizeof(sig), "SIG%s", sig_abbrev(WTERMSIG(r->status)));
-		csv_row(o, sep, "killed_by", sig, "", src, "partial", "the program was killed: the counts cover its run up to then");
+		csv_row(o, sep, "killed_by", sig, "", src, "partial",
+			"the program was killed: the counts cover its run up to then");
 	}
 	if (r->started > 0) {
 		snprintf(num, sizeof(num), "%.6f", r->started);
@@ -690,19 +707,23 @@ static void csv_write(FILE *o, const struct pf_report *r, char sep)
 			}
 			count_digits(r, m, num, sizeof(num));
 			csv_row(o, sep, name, num, pf_metric_unit(m), src, cls, caveat(r, m));
-			if (r->mask.corrected >> m & 1) {	/* the sampled estimate, its interval */
+			if (r->mask.corrected >> m & 1) { /* the sampled estimate, its interval */
 				const struct pf_mask *k = &r->mask;
 				char cav[200], mn[40];
-				snprintf(cav, sizeof(cav), "active lanes from opmask registers sampled every %u counts "
-					 "(95%% interval in %s.low and %s.high)", k->period, name, name);
+				snprintf(cav, sizeof(cav),
+					 "active lanes from opmask registers sampled every %u counts "
+					 "(95%% interval in %s.low and %s.high)",
+					 k->period, name, name);
 				snprintf(num, sizeof(num), "%.0f", k->est[m]);
 				csv_row(o, sep, name, num, pf_metric_unit(m), src, PFLOPS_CLASS_MASKED_SAMPLED, cav);
 				snprintf(mn, sizeof(mn), "%s.low", name);
 				snprintf(num, sizeof(num), "%.0f", k->lo[m]);
-				csv_row(o, sep, mn, num, pf_metric_unit(m), src, PFLOPS_CLASS_MASKED_SAMPLED, "95% interval");
+				csv_row(o, sep, mn, num, pf_metric_unit(m), src, PFLOPS_CLASS_MASKED_SAMPLED,
+					"95% interval");
 				snprintf(mn, sizeof(mn), "%s.high", name);
 				snprintf(num, sizeof(num), "%.0f", k->hi[m]);
-				csv_row(o, sep, mn, num, pf_metric_unit(m), src, PFLOPS_CLASS_MASKED_SAMPLED, "95% interval");
+				csv_row(o, sep, mn, num, pf_metric_unit(m), src, PFLOPS_CLASS_MASKED_SAMPLED,
+					"95% interval");
 				if (k->have_exact >> m & 1) {
 					snprintf(mn, sizeof(mn), "%s.exact", name);
 					snprintf(num, sizeof(num), "%.0f", k->exact[m]);
@@ -721,7 +742,7 @@ static void csv_write(FILE *o, const struct pf_report *r, char sep)
 			r->wall_real ? NULL : "the traced run's time, the tracer's own work included");
 	}
 	for (int i = 0; r->have_widths && i < PFLOPS_NWIDTH; i++) {
-		char wname[32];	/* FLOP_scalar, FLOP_128bit ... */
+		char wname[32]; /* FLOP_scalar, FLOP_128bit ... */
 		snprintf(wname, sizeof(wname), "FLOP_%s%s", pflops_width_name(i), i != PFLOPS_SCALAR ? "bit" : "");
 		snprintf(num, sizeof(num), "%.0f", r->widths[i]);
 		csv_row(o, sep, wname, num, "FLOP", src, "exact", "all precisions, by vector width");

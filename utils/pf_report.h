@@ -23,71 +23,71 @@
  * its 95% interval beside the full-lane value in v[], and what became of
  * the samples. */
 struct pf_mask {
-	unsigned period;	/* 0: no sampling */
-	char method[200];	/* how the samples were taken */
-	unsigned corrected;	/* metrics with an estimate (bit mask) */
+	unsigned period;    /* 0: no sampling */
+	char method[200];   /* how the samples were taken */
+	unsigned corrected; /* metrics with an estimate (bit mask) */
 	double est[PFLOPS_NMETRIC], lo[PFLOPS_NMETRIC], hi[PFLOPS_NMETRIC];
-	unsigned have_exact;	/* model source: the trace's exact count too */
+	unsigned have_exact; /* model source: the trace's exact count too */
 	double exact[PFLOPS_NMETRIC];
 	uint64_t samples, used, masked, skid, nomask, unreadable, changed, known_full, lost;
 };
 
 /* FLOPs per function (--by-function; utils/pf_run_funcs.c). */
 struct pf_func_row {
-	char *name;		/* the function, or a group of code no symbol covers */
-	char *object;		/* its file; NULL: anonymous memory */
+	char *name;   /* the function, or a group of code no symbol covers */
+	char *object; /* its file; NULL: anonymous memory */
 	int has_symbol;
-	uint64_t addr;		/* the symbol's address in the file (objdump's) */
-	double v[PFLOPS_NMETRIC];	/* the FLOP metrics in pf_byfunc.metrics */
+	uint64_t addr;		  /* the symbol's address in the file (objdump's) */
+	double v[PFLOPS_NMETRIC]; /* the FLOP metrics in pf_byfunc.metrics */
 };
 
 struct pf_byfunc {
-	unsigned metrics;	/* FLOP metrics given per function (bit mask); 0: no table */
-	int key;		/* the metric rows are sorted by, and shares are of */
-	const char *values;	/* "exact", or "model" (the PMU's formulas over each function's mix) */
-	size_t nfuncs;		/* functions with a nonzero value */
-	size_t nrows;		/* of which listed (the most first) */
+	unsigned metrics;   /* FLOP metrics given per function (bit mask); 0: no table */
+	int key;	    /* the metric rows are sorted by, and shares are of */
+	const char *values; /* "exact", or "model" (the PMU's formulas over each function's mix) */
+	size_t nfuncs;	    /* functions with a nonzero value */
+	size_t nrows;	    /* of which listed (the most first) */
 	struct pf_func_row *rows;
-	double rest[PFLOPS_NMETRIC];	/* the nfuncs - nrows not listed, summed */
+	double rest[PFLOPS_NMETRIC]; /* the nfuncs - nrows not listed, summed */
 };
 
 /* --region: FLOPs per thread in the function's windows (trace, model;
  * struct pflops_region_thread). */
 struct pf_region_threads {
-	uint32_t n;		/* 0: no region, or nothing counted */
+	uint32_t n; /* 0: no region, or nothing counted */
 	struct pflops_region_thread t[PFLOPS_REGION_THREADS];
-	uint64_t more_threads, more_flops;	/* threads not listed */
+	uint64_t more_threads, more_flops; /* threads not listed */
 };
 
 struct pf_report {
-	const char *program;	/* argv[0]; NULL when no program ran (perf-stat) */
-	int status;		/* its wait status; -1: no program run */
-	const char *source;	/* hw, trace, model, perf-stat */
+	const char *program; /* argv[0]; NULL when no program ran (perf-stat) */
+	int status;	     /* its wait status; -1: no program run */
+	const char *source;  /* hw, trace, model, perf-stat */
 	char source_detail[400];
-	const struct pflops_pmu *pmu;	/* whose formulas, classes and caveats apply; NULL: trace (exact) */
-	double wall;		/* seconds; 0: unknown */
-	int wall_real;		/* wall is a native run's: rates are meaningful (hw, perf-stat) */
-	unsigned asked;		/* metrics asked for (bit mask of enum pflops_metric) */
-	unsigned got;		/* of which measured */
+	const struct pflops_pmu *pmu; /* whose formulas, classes and caveats apply; NULL: trace (exact) */
+	double wall;		      /* seconds; 0: unknown */
+	int wall_real;		      /* wall is a native run's: rates are meaningful (hw, perf-stat) */
+	unsigned asked;		      /* metrics asked for (bit mask of enum pflops_metric) */
+	unsigned got;		      /* of which measured */
 	double v[PFLOPS_NMETRIC];
-	uint64_t whole[PFLOPS_NMETRIC];	/* v[m] exactly, where wholes has bit m
+	uint64_t whole[PFLOPS_NMETRIC]; /* v[m] exactly, where wholes has bit m
 					 * (perf-stat counts read as written) */
 	unsigned wholes;
-	double widths[PFLOPS_NWIDTH];	/* exact FLOPs by vector width (trace, model) */
+	double widths[PFLOPS_NWIDTH]; /* exact FLOPs by vector width (trace, model) */
 	int have_widths;
-	char notes[PF_REPORT_NOTES][PF_REPORT_NOTE_LEN];	/* about the whole run */
+	char notes[PF_REPORT_NOTES][PF_REPORT_NOTE_LEN]; /* about the whole run */
 	int nnotes;
 	struct pf_mask mask;
 	struct pf_byfunc byfunc;
 	struct pf_region_threads region;
-	int interrupted;	/* the signal that ended the run early (0: none):
+	int interrupted;	  /* the signal that ended the run early (0: none):
 				 * every count is partial */
-	unsigned scaled;	/* metrics extrapolated from multiplexed counters:
+	unsigned scaled;	  /* metrics extrapolated from multiplexed counters:
 				 * shown as class estimate */
-	unsigned full_lanes;	/* metrics whose masked lanes counted in full
+	unsigned full_lanes;	  /* metrics whose masked lanes counted in full
 				 * (opmask unreadable): an exact class becomes
 				 * masked-full */
-	const struct pf_mpi *mpi;	/* the MPI rank (docs/mpi.md); NULL or rank < 0:
+	const struct pf_mpi *mpi; /* the MPI rank (docs/mpi.md); NULL or rank < 0:
 					 * none, and no job section */
 	/* --sample's profile (utils/pf_sample.h), written after the
 	 * functions: text, and the value of JSON's "sample"; NULL: none
@@ -95,7 +95,7 @@ struct pf_report {
 	const void *sample;
 	void (*sample_text)(FILE *o, const void *sample);
 	void (*sample_json)(FILE *o, const void *sample);
-	double started, ended;	/* the run's start and end, seconds since 1970
+	double started, ended; /* the run's start and end, seconds since 1970
 				 * (UTC); 0: no program run.  papi_flops_report
 				 * takes the job's wall time from them */
 };

@@ -15,7 +15,7 @@
 
 #define is_flop pflops_metric_is_flop
 
-static int key_metric;	/* for the sort below */
+static int key_metric; /* for the sort below */
 
 static int row_cmp(const void *pa, const void *pb)
 {
@@ -51,7 +51,7 @@ int pf_byfunc_fill(struct pf_report *r, struct pflops_funcs *f, const struct pfl
 		if (is_flop(m) && (r->asked & r->got) >> m & 1)
 			b->metrics |= 1u << m;
 	if (!b->metrics)
-		return 0;	/* refused with --metrics earlier; nothing measured */
+		return 0; /* refused with --metrics earlier; nothing measured */
 	b->key = b->metrics & 1u << PFLOPS_FP_OPS ? PFLOPS_FP_OPS : __builtin_ctz(b->metrics);
 	b->values = pmu ? "model" : "exact";
 	if (pflops_funcs_list(f, &v, &n, &err)) {
@@ -80,7 +80,7 @@ int pf_byfunc_fill(struct pf_report *r, struct pflops_funcs *f, const struct pfl
 				any |= val[m] != 0;
 			}
 		if (!any)
-			continue;	/* ran, but did no FLOP (as this source counts them) */
+			continue; /* ran, but did no FLOP (as this source counts them) */
 		row->name = strdup(v[i]->name);
 		row->object = v[i]->object ? strdup(v[i]->object) : NULL;
 		row->has_symbol = v[i]->has_symbol;
@@ -94,7 +94,7 @@ int pf_byfunc_fill(struct pf_report *r, struct pflops_funcs *f, const struct pfl
 	key_metric = b->key;
 	qsort(b->rows, k, sizeof(*b->rows), row_cmp);
 	b->nfuncs = k;
-	if (top && k > top) {	/* the rest summed into one row */
+	if (top && k > top) { /* the rest summed into one row */
 		for (size_t i = top; i < k; i++) {
 			for (int m = 0; m < PFLOPS_NMETRIC; m++)
 				b->rest[m] += b->rows[i].v[m];

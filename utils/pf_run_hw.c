@@ -33,7 +33,7 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 	if (pr.access.code) {
 		fprintf(stderr, "papi_flops_run: cannot count with hardware counters: %s\n  fix: %s\n", pr.access.msg,
 			pr.access.fix);
-#if defined(__x86_64__)		/* the trace source is x86-64 only for now */
+#if defined(__x86_64__) /* the trace source is x86-64 only for now */
 		fprintf(stderr, "  or count exactly without them: papi_flops_run --source trace -- %s ...\n", argv[0]);
 #endif
 		return EXIT_TOOL;
@@ -45,8 +45,10 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 	*pmu_out = NULL;
 	for (int k = 0; k < pr.nkinds; k++) {
 		const struct pflops_kind *kd = &pr.kinds[k];
-		pk[k] = (struct pflops_perf_kind){ .type = PERF_TYPE_RAW, .arch = kd->pmu ? kd->pmu->arch : PFLOPS_ARCH_X86,
-						   .ref = hybrid, .pmu_name = kd->pmu ? kd->pmu->sysfs : "cpu" };
+		pk[k] = (struct pflops_perf_kind){ .type = PERF_TYPE_RAW,
+						   .arch = kd->pmu ? kd->pmu->arch : PFLOPS_ARCH_X86,
+						   .ref = hybrid,
+						   .pmu_name = kd->pmu ? kd->pmu->sysfs : "cpu" };
 		if (hybrid && pflops_perf_pmu_type(pk[k].pmu_name, &pk[k].type, &err)) {
 			fprintf(stderr, "papi_flops_run: %s (the %s cores)\n", err.msg, kd->coretype);
 			return EXIT_TOOL;
@@ -63,15 +65,17 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 			if (plan[k].cost > budget) {
 				pk[k].split = 1;
 				char n[320];
-				snprintf(n, sizeof(n), "%s cores: %d counters for %d per thread: the kernel multiplexes, values are scaled estimates",
-					 kd->pmu->name, plan[k].cost, budget);
+				snprintf(
+					n, sizeof(n),
+					"%s cores: %d counters for %d per thread: the kernel multiplexes, values are scaled estimates",
+					kd->pmu->name, plan[k].cost, budget);
 				add_note(notes, nnotes, n);
 			}
 		} else {
 			/* no formula here: only the time spent on these cores is measured */
 			char n[320];
-			snprintf(n, sizeof(n), "%s cores (CPUs %.40s) cannot count FLOPs: %.220s", kd->coretype[0] ? kd->coretype : "some",
-				 kd->cpus, kd->pmu ? err.msg : kd->why);
+			snprintf(n, sizeof(n), "%s cores (CPUs %.40s) cannot count FLOPs: %.220s",
+				 kd->coretype[0] ? kd->coretype : "some", kd->cpus, kd->pmu ? err.msg : kd->why);
 			add_note(notes, nnotes, n);
 			if (!hybrid) {
 				fprintf(stderr, "papi_flops_run: %s\n", n);
@@ -80,7 +84,8 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 		}
 	}
 	if (!*pmu_out) {
-		fprintf(stderr, "papi_flops_run: no core of this machine has a formula for the metrics asked; see papi_flops_avail\n");
+		fprintf(stderr,
+			"papi_flops_run: no core of this machine has a formula for the metrics asked; see papi_flops_avail\n");
 		return EXIT_TOOL;
 	}
 	if (paranoid_user)
@@ -91,7 +96,9 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 	int nev = pflops_perf_layout(pk, pr.nkinds, ev, sizeof(ev) / sizeof(ev[0]), slot, &nslots);
 	struct pflops_child child;
 	struct pflops_perf_set *set = NULL;
-	struct pflops_perf_attr a = { .inherit = 1, .enable_on_exec = 1, .exclude_hv = 1, .exclude_kernel = paranoid_user };
+	struct pflops_perf_attr a = {
+		.inherit = 1, .enable_on_exec = 1, .exclude_hv = 1, .exclude_kernel = paranoid_user
+	};
 	struct pflops_perf_value *val = calloc(nev > 0 ? nev : 1, sizeof(*val));
 	double *slots = calloc(nslots ? nslots : 1, sizeof(*slots));
 	int rc = 0;
@@ -102,7 +109,7 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 	if (!rc)
 		rc = pflops_child_spawn(&child, argv, &err);
 	if (!rc) {
-		child.interrupt = &pf_interrupt;	/* passed on to the program */
+		child.interrupt = &pf_interrupt; /* passed on to the program */
 		a.tid = child.pid;
 		if ((rc = pflops_perf_open(&set, ev, nev, &a, &err)))
 			pflops_child_abort(&child);
@@ -128,20 +135,24 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 	double detected = pflops_perf_detected(pk, pr.nkinds, slot, slots);
 	free(slots);
 	if (st.estimated)
-		*scaled = *got;	/* extrapolated: their class is estimate */
+		*scaled = *got; /* extrapolated: their class is estimate */
 	if (st.unscheduled)
-		add_note(notes, nnotes, "some counters never ran (the kernel could not schedule them): their metrics read low");
+		add_note(notes, nnotes,
+			 "some counters never ran (the kernel could not schedule them): their metrics read low");
 	if (detected > 0) {
 		char n[320];
-		snprintf(n, sizeof(n), "%.0f %s instructions ran but are not in %s (planned without %s to fit the counters): add --metrics %s,%s",
-			 detected, pflops_metric_name((*pmu_out)->detect.part), pflops_metric_name((*pmu_out)->detect.metric),
-			 pflops_metric_name((*pmu_out)->detect.part), pflops_metric_name((*pmu_out)->detect.metric),
-			 pflops_metric_name((*pmu_out)->detect.part));
+		snprintf(
+			n, sizeof(n),
+			"%.0f %s instructions ran but are not in %s (planned without %s to fit the counters): add --metrics %s,%s",
+			detected, pflops_metric_name((*pmu_out)->detect.part),
+			pflops_metric_name((*pmu_out)->detect.metric), pflops_metric_name((*pmu_out)->detect.part),
+			pflops_metric_name((*pmu_out)->detect.metric), pflops_metric_name((*pmu_out)->detect.part));
 		add_note(notes, nnotes, n);
 	}
 	if (st.uncovered_ns > 0) {
 		char n[320];
-		snprintf(n, sizeof(n), "%.1f%% of the run was on cores that cannot count FLOPs: the totals miss that part",
+		snprintf(n, sizeof(n),
+			 "%.1f%% of the run was on cores that cannot count FLOPs: the totals miss that part",
 			 100 * st.uncovered_share);
 		add_note(notes, nnotes, n);
 	}

@@ -11,6 +11,6 @@
  * from multiplexed counters.  Returns 0, or an exit code after
  * printing why (125: counters unusable here, with the fix). */
 int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, double *v, unsigned *got,
-	      unsigned *metrics, double *wall, int *status, char *detail, size_t dlen,
-	      const struct pflops_pmu **pmu, char notes[][320], int *nnotes, unsigned *scaled);
+	      unsigned *metrics, double *wall, int *status, char *detail, size_t dlen, const struct pflops_pmu **pmu,
+	      char notes[][320], int *nnotes, unsigned *scaled);
 #endif

@@ -39,8 +39,10 @@ static void period_note(struct pf_report *r, unsigned period)
 	unsigned q = period;
 	while (!is_prime(q))
 		q++;
-	pf_report_note(r, "the period %u is not prime: in a loop whose body counts a multiple of one of its factors, "
-			  "every sample falls on the same few instructions; a prime such as %u avoids it", period, q);
+	pf_report_note(r,
+		       "the period %u is not prime: in a loop whose body counts a multiple of one of its factors, "
+		       "every sample falls on the same few instructions; a prime such as %u avoids it",
+		       period, q);
 }
 
 struct hw_run {
@@ -68,7 +70,8 @@ static int refuse(const struct pflops_probe *pr, const struct pflops_simd_caps *
 	if (c->verdict != PFLOPS_SIMD_SUPPORTED)
 		fprintf(stderr, "  opmask sampling: %s\n%s%s%s", c->msg, c->fix[0] ? "    fix: " : "", c->fix,
 			c->fix[0] ? "\n" : "");
-	fprintf(stderr, "  without them: papi_flops_run --source trace -- %s ... counts the active lanes exactly\n", prog);
+	fprintf(stderr, "  without them: papi_flops_run --source trace -- %s ... counts the active lanes exactly\n",
+		prog);
 	return EXIT_TOOL;
 }
 
@@ -98,7 +101,8 @@ int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsi
 	if (pr.access.code || caps.verdict != PFLOPS_SIMD_SUPPORTED)
 		return refuse(&pr, &caps, argv[0]);
 	if (pr.nkinds != 1 || !pr.kinds[0].pmu) {
-		fprintf(stderr, "papi_flops_run: --mask-sampling needs one kind of core with a formula (this machine has %d%s%s)\n",
+		fprintf(stderr,
+			"papi_flops_run: --mask-sampling needs one kind of core with a formula (this machine has %d%s%s)\n",
 			pr.nkinds, pr.nkinds == 1 ? ": " : " kinds", pr.nkinds == 1 ? pr.kinds[0].why : "");
 		return EXIT_TOOL;
 	}
@@ -111,8 +115,9 @@ int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsi
 		return EXIT_TOOL;
 	}
 	if (mp.nevents > kd->budget) {
-		fprintf(stderr, "papi_flops_run: --mask-sampling opens each event on its own counter: %d events for %d "
-				"counters per thread here; ask fewer metrics (--metrics DP_OPS, then SP_OPS)\n",
+		fprintf(stderr,
+			"papi_flops_run: --mask-sampling opens each event on its own counter: %d events for %d "
+			"counters per thread here; ask fewer metrics (--metrics DP_OPS, then SP_OPS)\n",
 			mp.nevents, kd->budget);
 		return EXIT_TOOL;
 	}
@@ -131,7 +136,7 @@ int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsi
 		if (mp.e[i].sampled) {
 			se[i].period = period;
 			se[i].opmask = 1;
-			se[i].precise = 2;	/* the eventing instruction's address, where the PMU has it */
+			se[i].precise = 2; /* the eventing instruction's address, where the PMU has it */
 			h.sampled[i] = 1;
 		}
 	}
@@ -140,7 +145,7 @@ int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsi
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
-	child.interrupt = &pf_interrupt;	/* SIGINT/SIGTERM: passed on, as for the other sources */
+	child.interrupt = &pf_interrupt; /* SIGINT/SIGTERM: passed on, as for the other sources */
 	if (pflops_sampler_open(&h.s, se, mp.nevents, child.pid, 0, &err)) {
 		pflops_child_abort(&child);
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
@@ -184,18 +189,21 @@ int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsi
 	r->asked = want;
 	r->pmu = pmu;
 	r->wall_real = 1;
-	snprintf(r->source_detail, sizeof(r->source_detail), "hardware counters, %d events of %s each on its own counter",
-		 mp.nevents, pmu->name);
+	snprintf(r->source_detail, sizeof(r->source_detail),
+		 "hardware counters, %d events of %s each on its own counter", mp.nevents, pmu->name);
 	snprintf(k->method, sizeof(k->method),
-		 "hardware: each masked-full event sampled every %u counts with k0-k7 (precise_ip %d%s)", period, precise,
-		 precise ? ": eventing address, registers up to 16 instructions later" : ": registers and address at the interrupt");
+		 "hardware: each masked-full event sampled every %u counts with k0-k7 (precise_ip %d%s)", period,
+		 precise,
+		 precise ? ": eventing address, registers up to 16 instructions later"
+			 : ": registers and address at the interrupt");
 	period_note(r, period);
 	if (ss.lost)
 		pf_report_note(r, "%llu sample records were lost (ring full): the shares come from the rest",
 			       (unsigned long long)ss.lost);
 	if (k->samples && k->skid * 5 > k->samples)
-		pf_report_note(r, "%.0f%% of the samples landed on instructions the events do not count (skid): a smaller "
-				  "precise level or a busy interrupt path; see docs/masked-lanes.md",
+		pf_report_note(r,
+			       "%.0f%% of the samples landed on instructions the events do not count (skid): a smaller "
+			       "precise level or a busy interrupt path; see docs/masked-lanes.md",
 			       100.0 * (double)k->skid / (double)k->samples);
 	pf_report_note(r, "the hardware path of --mask-sampling follows the v5 interface of the perf SIMD-register "
 			  "series and has not been verified on a machine with it");
@@ -262,9 +270,12 @@ int pf_mask_model_report(struct pf_mask_model *mm, const struct pflops_mix *mix,
 		}
 	snprintf(k->method, sizeof(k->method),
 		 "trace: every %u%s count of each sampled %s event, with k0-k7 as the instruction ran (no skid)",
-		 mm->period, mm->period % 10 == 1 && mm->period % 100 != 11 ? "st" :
-			     mm->period % 10 == 2 && mm->period % 100 != 12 ? "nd" :
-			     mm->period % 10 == 3 && mm->period % 100 != 13 ? "rd" : "th", mm->mp.pmu->name);
+		 mm->period,
+		 mm->period % 10 == 1 && mm->period % 100 != 11	  ? "st"
+		 : mm->period % 10 == 2 && mm->period % 100 != 12 ? "nd"
+		 : mm->period % 10 == 3 && mm->period % 100 != 13 ? "rd"
+								  : "th",
+		 mm->mp.pmu->name);
 out:
 	pf_mask_model_free(mm);
 	return rc;

@@ -22,5 +22,5 @@ struct pf_mask_model;
 struct pf_mask_model *pf_mask_model_new(const struct pflops_pmu *pmu, unsigned metrics, unsigned period);
 void pf_mask_model_opts(struct pf_mask_model *mm, struct pflops_trace_opts *o);
 int pf_mask_model_report(struct pf_mask_model *mm, const struct pflops_mix *mix, struct pf_report *r);
-void pf_mask_model_free(struct pf_mask_model *mm);	/* when the trace failed */
+void pf_mask_model_free(struct pf_mask_model *mm); /* when the trace failed */
 #endif

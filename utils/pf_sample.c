@@ -16,7 +16,7 @@ struct pf_sample_frame {
 };
 
 struct pf_sample_path {
-	int *ids;		/* innermost first */
+	int *ids; /* innermost first */
 	int depth;
 	uint64_t n;
 };
@@ -194,7 +194,7 @@ oom:
 /* ---- tables ------------------------------------------------------------ */
 
 struct row {
-	int id;			/* a frame (by function) or a path */
+	int id; /* a frame (by function) or a path */
 	uint64_t n;
 };
 
@@ -256,7 +256,7 @@ static void path_string(const struct pf_sample *s, const struct pf_sample_path *
 		int w = snprintf(buf + at, len - at, "%s%s", at ? folded ? ";" : " > " : "", nm);
 		if (w < 0)
 			break;
-		if (folded)	/* ';' separates frames, a line ends a path */
+		if (folded) /* ';' separates frames, a line ends a path */
 			for (size_t j = at + (at ? 1 : 0); j < at + (size_t)w && j < len; j++)
 				if (buf[j] == '\n' || buf[j] == ';')
 					buf[j] = buf[j] == '\n' ? ' ' : ':';
@@ -274,13 +274,17 @@ static void method(const struct pf_sample *s, char *buf, size_t len)
 	char p[32];
 	pf_grouped((double)s->period, p, sizeof(p));
 	if (s->exact)
-		snprintf(buf, len, "trace: an exact overflow each time %s crosses a multiple of %s, at the FP instruction "
-				   "that crossed it; each stands for %s %s; a row is within +-%s of its exact count for "
-				   "each stretch of the run spent in it", what(s), p, p, what(s), p);
+		snprintf(buf, len,
+			 "trace: an exact overflow each time %s crosses a multiple of %s, at the FP instruction "
+			 "that crossed it; each stands for %s %s; a row is within +-%s of its exact count for "
+			 "each stretch of the run spent in it",
+			 what(s), p, p, what(s), p);
 	else
-		snprintf(buf, len, "hw: each native event of the formula sampled every ceil(%s / weight) counts, each "
-				   "sample stands for %s %s; a row of n samples: +-%s where the thresholds fall, +-2 "
-				   "sqrt(n) x %s statistical (95%%)", p, p, what(s), p, p);
+		snprintf(buf, len,
+			 "hw: each native event of the formula sampled every ceil(%s / weight) counts, each "
+			 "sample stands for %s %s; a row of n samples: +-%s where the thresholds fall, +-2 "
+			 "sqrt(n) x %s statistical (95%%)",
+			 p, p, what(s), p, p);
 }
 
 void pf_sample_text(FILE *o, const void *sv)
@@ -294,7 +298,8 @@ void pf_sample_text(FILE *o, const void *sv)
 	method(s, m, sizeof(m));
 	fprintf(o, "\nFLOP profile (--sample %s)\n  %s\n", pf_grouped(P, a, sizeof(a)), m);
 	if (s->standin)
-		fprintf(o, "  TEST STAND-IN: every native event is the software event %s: the figures count it, not FLOPs\n",
+		fprintf(o,
+			"  TEST STAND-IN: every native event is the software event %s: the figures count it, not FLOPs\n",
 			s->standin);
 	fprintf(o, "  samples %s: %s %s", pf_grouped((double)s->samples, a, sizeof(a)), pf_grouped(total, b, sizeof(b)),
 		what(s));
@@ -309,7 +314,8 @@ void pf_sample_text(FILE *o, const void *sv)
 	fprintf(o, "\n");
 	for (int i = 0; i < s->nnative; i++)
 		fprintf(o, "  %-40s weight %-3g period %-12llu samples %s\n", s->native[i].name, s->native[i].weight,
-			(unsigned long long)s->native[i].period, pf_grouped((double)s->native[i].samples, a, sizeof(a)));
+			(unsigned long long)s->native[i].period,
+			pf_grouped((double)s->native[i].samples, a, sizeof(a)));
 	if (!rf || !rp || s->oom) {
 		fprintf(o, "  (out of memory: no table)\n");
 		goto out;
@@ -329,7 +335,8 @@ void pf_sample_text(FILE *o, const void *sv)
 	for (size_t i = 0; i < lp; i++) {
 		path_string(s, &s->paths[rp[i].id], lab, sizeof(lab), 0);
 		fprintf(o, "  %15s %6.1f%% %9llu  %s\n", pf_grouped((double)rp[i].n * P, a, sizeof(a)),
-			100.0 * (double)rp[i].n / (double)(s->samples ? s->samples : 1), (unsigned long long)rp[i].n, lab);
+			100.0 * (double)rp[i].n / (double)(s->samples ? s->samples : 1), (unsigned long long)rp[i].n,
+			lab);
 	}
 out:
 	free(rf);
@@ -359,7 +366,8 @@ void pf_sample_json(FILE *o, const void *sv)
 		fprintf(o, "%s{", i ? ", " : "");
 		pf_json_kv(o, "event", s->native[i].name, 1);
 		fprintf(o, "\"weight\": %g, \"period\": %llu, \"samples\": %llu, \"count\": %.0f}", s->native[i].weight,
-			(unsigned long long)s->native[i].period, (unsigned long long)s->native[i].samples, s->native[i].count);
+			(unsigned long long)s->native[i].period, (unsigned long long)s->native[i].samples,
+			s->native[i].count);
 	}
 	fprintf(o, "]");
 	if (!rf || !rp || s->oom) {
@@ -427,7 +435,7 @@ int pf_sample_folded(const struct pf_sample *s, const char *file)
 		strcpy(lines[k] + len, num);
 		k++;
 	}
-	qsort(lines, k, sizeof(*lines), path_cmp);	/* the same file for the same profile */
+	qsort(lines, k, sizeof(*lines), path_cmp); /* the same file for the same profile */
 	for (size_t i = 0; i < k; i++) {
 		fprintf(f, "%s\n", lines[i]);
 		free(lines[i]);

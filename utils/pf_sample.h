@@ -17,22 +17,22 @@
 /* a native event of the hw formula and its sampling */
 struct pf_sample_native {
 	char name[64];
-	double weight;		/* in the sampled metric's formula */
-	uint64_t period;	/* ceil(P / weight) */
+	double weight;	 /* in the sampled metric's formula */
+	uint64_t period; /* ceil(P / weight) */
 	uint64_t samples;
-	double count;		/* its total count (scaled if multiplexed) */
+	double count; /* its total count (scaled if multiplexed) */
 };
 
 struct pf_sample_frame;
 struct pf_sample_path;
 
 struct pf_sample {
-	uint64_t period;	/* P */
-	int metric;		/* enum pflops_metric sampled */
-	int exact;		/* trace: an overflow at each crossing of a multiple of P */
-	const char *standin;	/* hw test stand-in event (PAPI_FLOPS_TEST_SWEVENT); NULL: none */
-	uint64_t samples, lost, unwound_short;	/* lost: records the kernel dropped; unwound_short: stacks cut */
-	double counted;		/* the metric's total as counted (0: unknown) */
+	uint64_t period;		       /* P */
+	int metric;			       /* enum pflops_metric sampled */
+	int exact;			       /* trace: an overflow at each crossing of a multiple of P */
+	const char *standin;		       /* hw test stand-in event (PAPI_FLOPS_TEST_SWEVENT); NULL: none */
+	uint64_t samples, lost, unwound_short; /* lost: records the kernel dropped; unwound_short: stacks cut */
+	double counted;			       /* the metric's total as counted (0: unknown) */
 	struct pf_sample_native native[PFLOPS_MAX_COUNTERS];
 	int nnative;
 	/* internals: the interned frames and the paths */
@@ -45,7 +45,7 @@ struct pf_sample {
 	int *phash;
 	size_t phcap;
 	int oom;
-	unsigned top;		/* rows listed per table (0: all) */
+	unsigned top; /* rows listed per table (0: all) */
 };
 
 struct pf_sample *pf_sample_new(uint64_t period, int metric, int exact);

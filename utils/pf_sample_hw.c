@@ -56,7 +56,7 @@ static int frame(struct hw_sample *h, uint32_t pid, uint64_t addr, int caller)
 	if (!pflops_sampler_where(h->s, pid, addr, &path, &start, &off)) {
 		if (caller)
 			return -2;
-		start = 0;	/* anonymous, or mapped before the sampling saw it */
+		start = 0; /* anonymous, or mapped before the sampling saw it */
 	}
 	if (pflops_funcs_name(h->names, path, start, off, name, sizeof(name), &object) < 0)
 		return -1;
@@ -87,13 +87,13 @@ static void on_sample(void *arg, int ev, const struct pflops_sample_rec *r)
 			return;
 		ids[n++] = id;
 	}
-	if (!n) {	/* no chain: the sampled address alone */
+	if (!n) { /* no chain: the sampled address alone */
 		int id = frame(h, r->pid, r->ip, 0);
 		if (id < 0)
 			return;
 		ids[n++] = id;
 	}
-	if (r->nr_callchain >= 127)	/* perf_event_max_stack's default */
+	if (r->nr_callchain >= 127) /* perf_event_max_stack's default */
 		h->prof->unwound_short++;
 	pf_sample_add(h->prof, ids, n, 1);
 }
@@ -110,10 +110,11 @@ int pf_sample_hw(const struct pflops_table *t, char **argv, unsigned metrics, in
 		return EXIT_TOOL;
 	}
 	if (pr.access.code && !sw) {
-		fprintf(stderr, "papi_flops_run: --sample cannot sample hardware counters: %s\n  fix: %s\n", pr.access.msg,
-			pr.access.fix);
+		fprintf(stderr, "papi_flops_run: --sample cannot sample hardware counters: %s\n  fix: %s\n",
+			pr.access.msg, pr.access.fix);
 #if defined(__x86_64__)
-		fprintf(stderr, "  or profile exactly without them: papi_flops_run --sample %llu --source trace -- %s ...\n",
+		fprintf(stderr,
+			"  or profile exactly without them: papi_flops_run --sample %llu --source trace -- %s ...\n",
 			(unsigned long long)period, argv[0]);
 #endif
 		return EXIT_TOOL;
@@ -122,12 +123,14 @@ int pf_sample_hw(const struct pflops_table *t, char **argv, unsigned metrics, in
 	int budget = PFLOPS_MAX_COUNTERS, sve_bits = 0;
 	if (force && *force) {
 		if (!(pmu = pflops_table_find(t, force))) {
-			fprintf(stderr, "papi_flops_run: PAPI_FLOPS_PMU=%s is not in the formula table ('papi_flops_avail --arch all' lists it)\n",
+			fprintf(stderr,
+				"papi_flops_run: PAPI_FLOPS_PMU=%s is not in the formula table ('papi_flops_avail --arch all' lists it)\n",
 				force);
 			return EXIT_TOOL;
 		}
 	} else if (pr.nkinds != 1 || !pr.kinds[0].pmu) {
-		fprintf(stderr, "papi_flops_run: --sample --source hw needs one kind of core with a formula (this machine has %d%s%s)\n",
+		fprintf(stderr,
+			"papi_flops_run: --sample --source hw needs one kind of core with a formula (this machine has %d%s%s)\n",
 			pr.nkinds, pr.nkinds == 1 ? ": " : " kinds", pr.nkinds == 1 ? pr.kinds[0].why : "");
 		return EXIT_TOOL;
 	} else {
@@ -136,9 +139,11 @@ int pf_sample_hw(const struct pflops_table *t, char **argv, unsigned metrics, in
 		sve_bits = pr.kinds[0].sve_bits;
 	}
 	if (sw) {
-		budget = PFLOPS_MAX_COUNTERS;	/* software events: no counter limit */
-		fprintf(stderr, "papi_flops_run: PAPI_FLOPS_TEST_SWEVENT=%s: every native event of %s opens as that perf "
-				"software event (a test stand-in: the numbers are of %s, not FLOPs)\n", sw, pmu->name, sw);
+		budget = PFLOPS_MAX_COUNTERS; /* software events: no counter limit */
+		fprintf(stderr,
+			"papi_flops_run: PAPI_FLOPS_TEST_SWEVENT=%s: every native event of %s opens as that perf "
+			"software event (a test stand-in: the numbers are of %s, not FLOPs)\n",
+			sw, pmu->name, sw);
 	}
 	unsigned want = metrics ? metrics : pflops_pmu_available(pmu);
 	struct pflops_plan plan;
@@ -158,8 +163,11 @@ int pf_sample_hw(const struct pflops_table *t, char **argv, unsigned metrics, in
 		return EXIT_TOOL;
 	}
 	if (plan.cost > budget)
-		pf_report_note(r, "%d counters for %d: the kernel multiplexes, counts are scaled and a sample stands for P FLOPs "
-				  "only while its event ran", plan.cost, budget);
+		pf_report_note(
+			r,
+			"%d counters for %d: the kernel multiplexes, counts are scaled and a sample stands for P FLOPs "
+			"only while its event ran",
+			plan.cost, budget);
 	static struct hw_sample h;
 	memset(&h, 0, sizeof(h));
 	struct pflops_sampler_event se[PFLOPS_MAX_COUNTERS];
@@ -176,7 +184,7 @@ int pf_sample_hw(const struct pflops_table *t, char **argv, unsigned metrics, in
 		se[i].type = sw ? PERF_TYPE_SOFTWARE : ev[i].type;
 		se[i].config = sw ? swconfig : ev[i].config;
 		se[i].period = ev[i].sample_period;
-		se[i].precise = sw ? 0 : 2;	/* the FP instruction's own address, where the PMU has it */
+		se[i].precise = sw ? 0 : 2; /* the FP instruction's own address, where the PMU has it */
 		se[i].callchain = 1;
 		snprintf(se[i].name, sizeof(se[i].name), "%s", ev[i].name);
 		struct pf_sample_native *nv = &h.prof->native[i];
@@ -223,11 +231,15 @@ int pf_sample_hw(const struct pflops_table *t, char **argv, unsigned metrics, in
 	r->asked = want | 1u << metric;
 	r->pmu = pmu;
 	r->wall_real = 1;
-	snprintf(r->source_detail, sizeof(r->source_detail), "hardware counters, formula of %s, sampled every %llu %s%s", pmu->name,
-		 (unsigned long long)period, pflops_metric_name(metric), sw ? " (TEST STAND-IN: software events, not FLOPs)" : "");
+	snprintf(r->source_detail, sizeof(r->source_detail),
+		 "hardware counters, formula of %s, sampled every %llu %s%s", pmu->name, (unsigned long long)period,
+		 pflops_metric_name(metric), sw ? " (TEST STAND-IN: software events, not FLOPs)" : "");
 	if (ss.lost)
-		pf_report_note(r, "%llu sample records were lost (ring full): the profile misses them; a larger --sample P "
-				  "takes fewer", (unsigned long long)ss.lost);
+		pf_report_note(
+			r,
+			"%llu sample records were lost (ring full): the profile misses them; a larger --sample P "
+			"takes fewer",
+			(unsigned long long)ss.lost);
 	*out = h.prof;
 	return 0;
 }

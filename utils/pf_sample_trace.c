@@ -18,24 +18,24 @@
 #include <sys/user.h>
 #include <libunwind-ptrace.h>
 #include "pf_sample_trace.h"
-#include "trace/trace_internal.h"	/* pflops_maps: /proc/PID/maps, reloaded on a miss */
+#include "trace/trace_internal.h" /* pflops_maps: /proc/PID/maps, reloaded on a miss */
 
 #define MAX_PROCS 64
 
 struct proc {
 	pid_t pid;
-	void *upt;		/* libunwind's per-process state: its unwind tables */
+	void *upt; /* libunwind's per-process state: its unwind tables */
 	struct pflops_maps maps;
 };
 
 struct pf_sample_trace {
 	struct pf_sample *prof;
 	struct pflops_funcs *names;
-	int prec;		/* enum pflops_prec counted; -1: all (FP_OPS) */
+	int prec; /* enum pflops_prec counted; -1: all (FP_OPS) */
 	unw_addr_space_t as;
 	struct proc procs[MAX_PROCS];
 	int nprocs;
-	pid_t last_pid;		/* whose unwind information libunwind caches */
+	pid_t last_pid; /* whose unwind information libunwind caches */
 	/* the overflow being unwound (the accessors' context) */
 	const struct user_regs_struct *regs;
 	pid_t tid;
@@ -60,7 +60,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 	struct iovec l = { val, sizeof(*val) }, r = { (void *)(uintptr_t)addr, sizeof(*val) };
 	if (process_vm_readv(cur->tid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(*val))
 		return 0;
-	errno = 0;	/* the thread is ptrace-stopped: its tracer may peek */
+	errno = 0; /* the thread is ptrace-stopped: its tracer may peek */
 	long v = ptrace(PTRACE_PEEKDATA, cur->tid, (void *)(uintptr_t)addr, NULL);
 	if (errno)
 		return -UNW_EINVAL;
@@ -74,31 +74,66 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, in
 	if (write)
 		return -UNW_EREADONLYREG;
 	switch (reg) {
-	case UNW_X86_64_RAX: *val = g->rax; break;
-	case UNW_X86_64_RDX: *val = g->rdx; break;
-	case UNW_X86_64_RCX: *val = g->rcx; break;
-	case UNW_X86_64_RBX: *val = g->rbx; break;
-	case UNW_X86_64_RSI: *val = g->rsi; break;
-	case UNW_X86_64_RDI: *val = g->rdi; break;
-	case UNW_X86_64_RBP: *val = g->rbp; break;
-	case UNW_X86_64_RSP: *val = g->rsp; break;
-	case UNW_X86_64_R8: *val = g->r8; break;
-	case UNW_X86_64_R9: *val = g->r9; break;
-	case UNW_X86_64_R10: *val = g->r10; break;
-	case UNW_X86_64_R11: *val = g->r11; break;
-	case UNW_X86_64_R12: *val = g->r12; break;
-	case UNW_X86_64_R13: *val = g->r13; break;
-	case UNW_X86_64_R14: *val = g->r14; break;
-	case UNW_X86_64_R15: *val = g->r15; break;
-	case UNW_X86_64_RIP: *val = g->rip; break;
-	default: return -UNW_EBADREG;
+	case UNW_X86_64_RAX:
+		*val = g->rax;
+		break;
+	case UNW_X86_64_RDX:
+		*val = g->rdx;
+		break;
+	case UNW_X86_64_RCX:
+		*val = g->rcx;
+		break;
+	case UNW_X86_64_RBX:
+		*val = g->rbx;
+		break;
+	case UNW_X86_64_RSI:
+		*val = g->rsi;
+		break;
+	case UNW_X86_64_RDI:
+		*val = g->rdi;
+		break;
+	case UNW_X86_64_RBP:
+		*val = g->rbp;
+		break;
+	case UNW_X86_64_RSP:
+		*val = g->rsp;
+		break;
+	case UNW_X86_64_R8:
+		*val = g->r8;
+		break;
+	case UNW_X86_64_R9:
+		*val = g->r9;
+		break;
+	case UNW_X86_64_R10:
+		*val = g->r10;
+		break;
+	case UNW_X86_64_R11:
+		*val = g->r11;
+		break;
+	case UNW_X86_64_R12:
+		*val = g->r12;
+		break;
+	case UNW_X86_64_R13:
+		*val = g->r13;
+		break;
+	case UNW_X86_64_R14:
+		*val = g->r14;
+		break;
+	case UNW_X86_64_R15:
+		*val = g->r15;
+		break;
+	case UNW_X86_64_RIP:
+		*val = g->rip;
+		break;
+	default:
+		return -UNW_EBADREG;
 	}
 	return 0;
 }
 
 static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write, void *arg)
 {
-	return -UNW_EBADREG;	/* no frame restores FP registers to be unwound */
+	return -UNW_EBADREG; /* no frame restores FP registers to be unwound */
 }
 
 static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
@@ -108,8 +143,10 @@ static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
 
 struct pf_sample_trace *pf_sample_trace_new(int metric, uint64_t period)
 {
-	static const int prec[PFLOPS_NMETRIC] = { [PFLOPS_FP_OPS] = -1, [PFLOPS_DP_OPS] = PFLOPS_DP,
-						  [PFLOPS_SP_OPS] = PFLOPS_SP, [PFLOPS_HP_OPS] = PFLOPS_HP,
+	static const int prec[PFLOPS_NMETRIC] = { [PFLOPS_FP_OPS] = -1,
+						  [PFLOPS_DP_OPS] = PFLOPS_DP,
+						  [PFLOPS_SP_OPS] = PFLOPS_SP,
+						  [PFLOPS_HP_OPS] = PFLOPS_HP,
 						  [PFLOPS_BF16_OPS] = PFLOPS_BF16 };
 	struct pflops_error err = { 0 };
 	struct pf_sample_trace *t = calloc(1, sizeof(*t));
@@ -120,7 +157,8 @@ struct pf_sample_trace *pf_sample_trace_new(int metric, uint64_t period)
 	acc.resume = resume;
 	if (!t || !(t->prof = pf_sample_new(period, metric, 1)) || !(t->names = pflops_funcs_new(&err)) ||
 	    !(t->as = unw_create_addr_space(&acc, 0))) {
-		fprintf(stderr, "papi_flops_run: --sample: %s\n", t && t->prof && !t->names ? err.msg : "out of memory");
+		fprintf(stderr, "papi_flops_run: --sample: %s\n",
+			t && t->prof && !t->names ? err.msg : "out of memory");
 		if (t) {
 			pf_sample_free(t->prof);
 			pflops_funcs_free(t->names);
@@ -139,7 +177,7 @@ static struct proc *proc_of(struct pf_sample_trace *t, pid_t pid)
 		if (t->procs[i].pid == pid)
 			return &t->procs[i];
 	struct proc *p = &t->procs[t->nprocs < MAX_PROCS ? t->nprocs++ : MAX_PROCS - 1];
-	if (p->upt) {	/* the table is full: the last slot is reused */
+	if (p->upt) { /* the table is full: the last slot is reused */
 		_UPT_destroy(p->upt);
 		pflops_maps_free(&p->maps);
 		unw_flush_cache(t->as, 0, 0);
@@ -170,7 +208,7 @@ static void on_overflow(void *arg, const struct pflops_trace_overflow *o)
 	int ids[PF_SAMPLE_MAX_FRAMES], n = 0;
 	unw_cursor_t c;
 	cur = t;
-	if (o->pid != t->last_pid)	/* its cache is by address: another process, other code */
+	if (o->pid != t->last_pid) /* its cache is by address: another process, other code */
 		unw_flush_cache(t->as, 0, 0);
 	t->last_pid = o->pid;
 	t->regs = o->regs;
@@ -194,7 +232,7 @@ static void on_overflow(void *arg, const struct pflops_trace_overflow *o)
 		if ((n == PF_SAMPLE_MAX_FRAMES && more > 0) || (n && unw_get_proc_info(&c, &pi) < 0))
 			t->prof->unwound_short++;
 	}
-	if (!n) {	/* no unwind information at all: the address alone */
+	if (!n) { /* no unwind information at all: the address alone */
 		int id = frame(t, p, o->addr);
 		if (id < 0)
 			return;
@@ -217,8 +255,9 @@ struct pf_sample *pf_sample_trace_end(struct pf_sample_trace *t, double counted)
 	s->counted = counted;
 	if (!s->samples && counted >= (double)s->period) {
 		/* a tracer without the overflow would leave the profile empty */
-		fprintf(stderr, "papi_flops_run: --sample: the tracer made no overflow in %.0f %s at a period of %llu: "
-				"this build's tracer does not deliver them; --by-function gives exact FLOPs per function\n",
+		fprintf(stderr,
+			"papi_flops_run: --sample: the tracer made no overflow in %.0f %s at a period of %llu: "
+			"this build's tracer does not deliver them; --by-function gives exact FLOPs per function\n",
 			counted, pflops_metric_name(s->metric), (unsigned long long)s->period);
 		pf_sample_free(s);
 		s = NULL;

@@ -71,29 +71,29 @@ papi_vector_t _flops_vector;
 #define FL_UNCOVERED PFLOPS_EV_UNCOVERED
 #define FL_DETECT PFLOPS_EV_DETECT
 #define FL_NENTRY PFLOPS_EV_NENTRY
-#define FL_MAX_FLOPS_EVENTS PFLOPS_NMETRIC	/* one planner metric slot each */
+#define FL_MAX_FLOPS_EVENTS PFLOPS_NMETRIC /* one planner metric slot each */
 #define FL_MAX_EVENTS (FL_MAX_FLOPS_EVENTS + 3)
 #define FL_CODE(e, w, p) ((unsigned)(e) | ((unsigned)(w) << 4) | ((unsigned)(p) << 8))
-#define FL_ENTRY(c) ((c) & 0xf)
-#define FL_OVF_SIGNAL (SIGRTMIN + 3)	/* perf_event's is SIGRTMIN + 2: both may overflow in one process */
+#define FL_ENTRY(c) ((c)&0xf)
+#define FL_OVF_SIGNAL (SIGRTMIN + 3) /* perf_event's is SIGRTMIN + 2: both may overflow in one process */
 #define FL_WQ(c) (((c) >> 4) & 0xf)
 #define FL_PQ(c) (((c) >> 8) & 0xf)
 
 /* One core kind we count on. */
 struct fl_kind {
-	const struct pflops_pmu *pmu;	/* NULL: nothing known, not opened */
-	uint32_t type;			/* perf type: PERF_TYPE_RAW or the hybrid PMU's */
-	int smt;			/* the budget assumes SMT on */
-	int budget;			/* general counters left to an event set */
-	int own_pmu;			/* hybrid: opens on its kind's perf PMU type */
-	int ref;			/* opens a cycles time reference too (x86 hybrid) */
+	const struct pflops_pmu *pmu; /* NULL: nothing known, not opened */
+	uint32_t type;		      /* perf type: PERF_TYPE_RAW or the hybrid PMU's */
+	int smt;		      /* the budget assumes SMT on */
+	int budget;		      /* general counters left to an event set */
+	int own_pmu;		      /* hybrid: opens on its kind's perf PMU type */
+	int ref;		      /* opens a cycles time reference too (x86 hybrid) */
 };
 
 enum { FL_SRC_HW, FL_SRC_TRACE, FL_SRC_MODEL };
 
 static struct {
 	int source;		/* FL_SRC_*: PAPI_FLOPS_SOURCE */
-	struct pflops_pub *pub;	/* trace sources: the helper's counts */
+	struct pflops_pub *pub; /* trace sources: the helper's counts */
 	pthread_mutex_t pub_lock;
 	struct pflops_table table;
 	struct fl_kind kind[PFLOPS_MAX_KINDS];
@@ -102,7 +102,7 @@ static struct {
 	int access;		/* PFLOPS_OK or the probe's verdict */
 	int papi_access;	/* the PAPI error PAPI_start returns without access */
 	int multiplex_env;	/* PAPI_FLOPS_MULTIPLEX=1: multiplex what does not fit */
-	char detect_status[32];	/* status event of a kind's detect rule, "" none */
+	char detect_status[32]; /* status event of a kind's detect rule, "" none */
 } fl;
 
 struct fl_context {
@@ -112,13 +112,13 @@ struct fl_context {
 struct fl_control {
 	int nevents;
 	unsigned code[FL_MAX_EVENTS];
-	int nflops;			/* FLOP entries: planner metric slots 0..nflops-1 */
-	int slot_of[FL_MAX_EVENTS];	/* event -> planner slot, -1 for status events */
+	int nflops;		    /* FLOP entries: planner metric slots 0..nflops-1 */
+	int slot_of[FL_MAX_EVENTS]; /* event -> planner slot, -1 for status events */
 	struct pflops_plan plan[PFLOPS_MAX_KINDS];
 	int planned[PFLOPS_MAX_KINDS];
 	int domain;
 	int multiplex;
-	unsigned long tid;		/* attached thread, 0 = self */
+	unsigned long tid; /* attached thread, 0 = self */
 	struct pflops_perf_set *set;
 	struct pflops_perf_event ev[PFLOPS_MAX_KINDS * (PFLOPS_MAX_COUNTERS + 1)];
 	int nev, nslots;
@@ -126,18 +126,18 @@ struct fl_control {
 	struct pflops_perf_value *vals;
 	double *slots;
 	long long values[FL_MAX_EVENTS];
-	struct flo_state ovf;		/* PAPI_overflow (flops_overflow.c) */
+	struct flo_state ovf; /* PAPI_overflow (flops_overflow.c) */
 	/* trace sources */
-	pid_t ttid;			/* the thread counted */
-	int hint;			/* its record (pflops_pub_read) */
+	pid_t ttid; /* the thread counted */
+	int hint;   /* its record (pflops_pub_read) */
 	int running;
-	struct pflops_mix start;	/* its counts at PAPI_start / reset */
-	struct pflops_mix own;		/* the component's own work since */
-	struct pflops_mix a, b, d;	/* scratch */
+	struct pflops_mix start;   /* its counts at PAPI_start / reset */
+	struct pflops_mix own;	   /* the component's own work since */
+	struct pflops_mix a, b, d; /* scratch */
 	/* PAPI_overflow under trace: the weight, the thread's record */
-	uint32_t ovf_sel;		/* PFLOPS_PUB_OVF_SEL of the event */
+	uint32_t ovf_sel; /* PFLOPS_PUB_OVF_SEL of the event */
 	int ovf_hint;
-	int ovf_armed;			/* its period is in the helper's hands */
+	int ovf_armed; /* its period is in the helper's hands */
 };
 
 /* One sentence on stderr, once per process for each distinct text. */
@@ -152,7 +152,7 @@ static void say_once(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
 	for (const char *c = msg; *c; c++)
 		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
 	pthread_mutex_lock(&lock);
@@ -180,16 +180,26 @@ static void fl_set_reason(int disabled, const char *fmt, ...)
 static int papi_code(int pflops_rc)
 {
 	switch (pflops_rc) {
-	case PFLOPS_OK: return PAPI_OK;
-	case PFLOPS_ENOMEM: return PAPI_ENOMEM;
-	case PFLOPS_ESYS: return PAPI_ESYS;
-	case PFLOPS_ENOENT: return PAPI_ENOEVNT;
-	case PFLOPS_EUNAVAIL: return PAPI_ENOEVNT;
-	case PFLOPS_EPERM: return PAPI_EPERM;
-	case PFLOPS_ENOPMU: return PAPI_ENOSUPP;
-	case PFLOPS_ECNFLCT: return PAPI_ECNFLCT;
-	case PFLOPS_ENOCPU: return PAPI_ENOSUPP;
-	default: return PAPI_EINVAL;
+	case PFLOPS_OK:
+		return PAPI_OK;
+	case PFLOPS_ENOMEM:
+		return PAPI_ENOMEM;
+	case PFLOPS_ESYS:
+		return PAPI_ESYS;
+	case PFLOPS_ENOENT:
+		return PAPI_ENOEVNT;
+	case PFLOPS_EUNAVAIL:
+		return PAPI_ENOEVNT;
+	case PFLOPS_EPERM:
+		return PAPI_EPERM;
+	case PFLOPS_ENOPMU:
+		return PAPI_ENOSUPP;
+	case PFLOPS_ECNFLCT:
+		return PAPI_ECNFLCT;
+	case PFLOPS_ENOCPU:
+		return PAPI_ENOSUPP;
+	default:
+		return PAPI_EINVAL;
 	}
 }
 
@@ -262,7 +272,7 @@ static int qualifier_ok(const struct pflops_pmu *p, int m, unsigned wq, unsigned
 		else
 			fail = 1;
 	}
-	return pass && fail;	/* a real split, not the whole metric */
+	return pass && fail; /* a real split, not the whole metric */
 }
 
 /* Which entries exist: a metric when some kind has it (qualifiers: when
@@ -356,19 +366,29 @@ static int choose_kinds(const struct pflops_probe *pr, char *why, size_t len)
 				*next++ = 0;
 			const struct pflops_pmu *p = *t ? pflops_table_find(&fl.table, t) : NULL;
 			if (!*t) {
-				snprintf(why, len, "PAPI_FLOPS_PMU='%.60s' has an empty PMU name; give table names separated by ',' (papi_flops_avail --arch all lists them), or unset it", env);
+				snprintf(
+					why, len,
+					"PAPI_FLOPS_PMU='%.60s' has an empty PMU name; give table names separated by ',' (papi_flops_avail --arch all lists them), or unset it",
+					env);
 				rc = PAPI_ENOSUPP;
 			} else if (!p) {
-				snprintf(why, len, "PAPI_FLOPS_PMU names '%.60s', which is not in the formula table (papi_flops_avail --arch all lists it)", t);
+				snprintf(
+					why, len,
+					"PAPI_FLOPS_PMU names '%.60s', which is not in the formula table (papi_flops_avail --arch all lists it)",
+					t);
 				rc = PAPI_ENOSUPP;
 			}
 			for (int k = 0; rc == PAPI_OK && k < fl.nkinds; k++)
 				if (fl.kind[k].pmu == p) {
-					snprintf(why, len, "PAPI_FLOPS_PMU names %s twice (as '%.40s' the second time), which would count its FLOPs twice; name each core kind's PMU once", p->name, t);
+					snprintf(
+						why, len,
+						"PAPI_FLOPS_PMU names %s twice (as '%.40s' the second time), which would count its FLOPs twice; name each core kind's PMU once",
+						p->name, t);
 					rc = PAPI_ENOSUPP;
 				}
 			if (rc == PAPI_OK && add_kind(p, -1, 1, n > 0 || strcmp(p->sysfs, "cpu"))) {
-				snprintf(why, len, "PAPI_FLOPS_PMU names more than %d PMUs, one per core kind at most", PFLOPS_MAX_KINDS);
+				snprintf(why, len, "PAPI_FLOPS_PMU names more than %d PMUs, one per core kind at most",
+					 PFLOPS_MAX_KINDS);
 				rc = PAPI_ENOSUPP;
 			}
 		}
@@ -419,7 +439,9 @@ static void set_info(PAPI_component_info_t *ci)
 	ci->available_granularities = PAPI_GRN_THR;
 	ci->default_granularity = PAPI_GRN_THR;
 	snprintf(ci->support_version, sizeof(ci->support_version), "%s",
-		 fl.source == FL_SRC_TRACE ? "trace" : fl.kind[0].pmu ? fl.kind[0].pmu->name : "?");
+		 fl.source == FL_SRC_TRACE ? "trace"
+		 : fl.kind[0].pmu	   ? fl.kind[0].pmu->name
+					   : "?");
 }
 
 /* PAPI_FLOPS_SOURCE: 0, or a PAPI error with the disabled reason set. */
@@ -441,16 +463,20 @@ static int choose_source(void)
 	if (!strncmp(src, "model:", 6)) {
 		const struct pflops_pmu *p = pflops_table_find(&fl.table, src + 6);
 		if (!p) {
-			fl_set_reason(PAPI_ENOSUPP, "PAPI_FLOPS_SOURCE=%.60s: no PMU '%.40s' in the formula table; 'papi_flops_avail --arch all' lists them",
-				      src, src + 6);
+			fl_set_reason(
+				PAPI_ENOSUPP,
+				"PAPI_FLOPS_SOURCE=%.60s: no PMU '%.40s' in the formula table; 'papi_flops_avail --arch all' lists them",
+				src, src + 6);
 			return PAPI_ENOSUPP;
 		}
 		fl.source = FL_SRC_MODEL;
 		add_kind(p, -1, 1, 0);
 		return PAPI_OK;
 	}
-	fl_set_reason(PAPI_ENOSUPP, "PAPI_FLOPS_SOURCE=%.60s is no source: use hw (the counters, the default), trace (exact, by a tracing helper, no counters needed) or model:PMU (the trace read through PMU's formulas)",
-		      src);
+	fl_set_reason(
+		PAPI_ENOSUPP,
+		"PAPI_FLOPS_SOURCE=%.60s is no source: use hw (the counters, the default), trace (exact, by a tracing helper, no counters needed) or model:PMU (the trace read through PMU's formulas)",
+		src);
 	return PAPI_ENOSUPP;
 }
 
@@ -485,19 +511,23 @@ static int fl_init_component(int cidx)
 	const char *mpx = getenv("PAPI_FLOPS_MULTIPLEX");
 	fl.multiplex_env = mpx && !strcmp(mpx, "1");
 	if (mpx && *mpx && strcmp(mpx, "0") && strcmp(mpx, "1"))
-		say_once("PAPI_FLOPS_MULTIPLEX=%.40s is neither 0 nor 1: taken as 0 (sets that do not fit the counters are refused); set it to 1 to multiplex them",
-			 mpx);
+		say_once(
+			"PAPI_FLOPS_MULTIPLEX=%.40s is neither 0 nor 1: taken as 0 (sets that do not fit the counters are refused); set it to 1 to multiplex them",
+			mpx);
 	if (fl.source != FL_SRC_HW) {
 		/* counted by the helper's trace: no counter, no probe */
 		pthread_mutex_init(&fl.pub_lock, NULL);
 		fl.access = PFLOPS_OK;
 		set_info(ci);
 		if (fl.source == FL_SRC_TRACE)
-			snprintf(ci->description, sizeof(ci->description), "%s",
-				 "FLOP counts (FP_OPS, DP_OPS ...), exact: a helper traces this process (PAPI_FLOPS_SOURCE=trace)");
+			snprintf(
+				ci->description, sizeof(ci->description), "%s",
+				"FLOP counts (FP_OPS, DP_OPS ...), exact: a helper traces this process (PAPI_FLOPS_SOURCE=trace)");
 		else
-			snprintf(ci->description, sizeof(ci->description), "FLOP counts (FP_OPS, DP_OPS ...): the trace read through %.20s's formulas (PAPI_FLOPS_SOURCE=model:%.20s)",
-				 fl.kind[0].pmu->name, fl.kind[0].pmu->name);
+			snprintf(
+				ci->description, sizeof(ci->description),
+				"FLOP counts (FP_OPS, DP_OPS ...): the trace read through %.20s's formulas (PAPI_FLOPS_SOURCE=model:%.20s)",
+				fl.kind[0].pmu->name, fl.kind[0].pmu->name);
 		ci->disabled = PAPI_OK;
 		ci->disabled_reason[0] = 0;
 		/* PAPI_overflow: the helper stops the thread at the FP
@@ -521,36 +551,41 @@ static int fl_init_component(int cidx)
 		if (pflops_trace_unavailable())
 			fl_set_reason(rc, "%s", why);
 		else
-			fl_set_reason(rc, "%s (PAPI_FLOPS_SOURCE=trace counts FLOPs exactly without counters or formulas)", why);
+			fl_set_reason(rc,
+				      "%s (PAPI_FLOPS_SOURCE=trace counts FLOPs exactly without counters or formulas)",
+				      why);
 		return rc;
 	}
 	set_info(ci);
 
 	/* hybrid kinds open on their own PMU: its type from sysfs */
 	fl.access = pr.access.code;
-	ci->hardware_intr = 1;	/* PAPI_overflow: perf sampling, flops_overflow.c */
+	ci->hardware_intr = 1; /* PAPI_overflow: perf sampling, flops_overflow.c */
 	ci->hardware_intr_sig = FL_OVF_SIGNAL;
 	if (flo_standin(NULL)) {
 		fl.access = PFLOPS_OK;
-		say_once("PAPI_FLOPS_TEST_SWEVENT=%s: every native event opens as that perf software event (a test stand-in: the values are not FLOPs)",
-			 getenv("PAPI_FLOPS_TEST_SWEVENT"));
+		say_once(
+			"PAPI_FLOPS_TEST_SWEVENT=%s: every native event opens as that perf software event (a test stand-in: the values are not FLOPs)",
+			getenv("PAPI_FLOPS_TEST_SWEVENT"));
 	}
 	for (int k = 0; k < fl.nkinds && fl.access == PFLOPS_OK; k++)
 		if (fl.kind[k].own_pmu && fl.kind[k].pmu &&
 		    (rc = pflops_perf_pmu_type(fl.kind[k].pmu->sysfs, &fl.kind[k].type, &err))) {
 			fl.access = rc;
 			snprintf(pr.access.msg, sizeof(pr.access.msg), "%.250s", err.msg);
-			snprintf(pr.access.fix, sizeof(pr.access.fix), "check PAPI_FLOPS_PMU against the hybrid PMUs of this machine");
+			snprintf(pr.access.fix, sizeof(pr.access.fix),
+				 "check PAPI_FLOPS_PMU against the hybrid PMUs of this machine");
 		}
 	if (fl.access != PFLOPS_OK) {
 		/* events stay listed (delayed init), counting is refused */
 		fl.papi_access = fl.access == PFLOPS_EPERM ? PAPI_EPERM : PAPI_ENOSUPP;
-		fl_set_reason(PAPI_EDELAY_INIT,
-			      "events listed, counting impossible: %s; fix: %s%s", pr.access.msg, pr.access.fix,
-			      fl.access != PFLOPS_ENOPMU ? ""
-			      : pflops_trace_unavailable()
-				      ? " (no count without counters here: the trace source is x86-64 only for now)"
-				      : " (without counters, set PAPI_FLOPS_SOURCE=trace: this component then counts FLOPs exactly through a tracing helper)");
+		fl_set_reason(
+			PAPI_EDELAY_INIT, "events listed, counting impossible: %s; fix: %s%s", pr.access.msg,
+			pr.access.fix,
+			fl.access != PFLOPS_ENOPMU ? ""
+			: pflops_trace_unavailable()
+				? " (no count without counters here: the trace source is x86-64 only for now)"
+				: " (without counters, set PAPI_FLOPS_SOURCE=trace: this component then counts FLOPs exactly through a tracing helper)");
 		return PAPI_OK;
 	}
 	ci->disabled = PAPI_OK;
@@ -561,7 +596,7 @@ static int fl_init_component(int cidx)
 static int fl_shutdown_component(void)
 {
 	if (fl.pub)
-		pflops_pub_helper_stop();	/* every thread let go, untraced */
+		pflops_pub_helper_stop(); /* every thread let go, untraced */
 	pflops_table_free(&fl.table);
 	memset(&fl, 0, sizeof(fl));
 	return PAPI_OK;
@@ -625,7 +660,8 @@ static void budget_words(const struct fl_kind *kd, char *out, size_t len)
 {
 	const struct pflops_pmu *p = kd->pmu;
 	int nmi = pflops_budget(p, kd->smt, fl.nmi_watchdog, 0) < pflops_budget(p, kd->smt, 0, 0);
-	int ref = kd->ref && pflops_budget(p, kd->smt, fl.nmi_watchdog, 1) < pflops_budget(p, kd->smt, fl.nmi_watchdog, 0);
+	int ref = kd->ref &&
+		  pflops_budget(p, kd->smt, fl.nmi_watchdog, 1) < pflops_budget(p, kd->smt, fl.nmi_watchdog, 0);
 	snprintf(out, len, "%d general counter%s per thread (SMT %s%s%s)", kd->budget, kd->budget == 1 ? "" : "s",
 		 kd->smt ? "on" : "off", nmi ? ", one held by the NMI watchdog" : "",
 		 ref ? ", one counting cycles to time the core kind" : "");
@@ -676,7 +712,7 @@ static int plan_kind(struct fl_control *ctl, int k, char *msg, size_t len)
 		unsigned e = FL_ENTRY(ctl->code[i]), wq = FL_WQ(ctl->code[i]), pq = FL_PQ(ctl->code[i]);
 		const struct pflops_metric_def *d = &p->metrics[e];
 		if (d->klass == PFLOPS_UNAVAILABLE || ((wq || pq) && !qualifier_ok(p, e, wq, pq)))
-			continue;	/* this kind does not count it: its time is reported */
+			continue; /* this kind does not count it: its time is reported */
 		terms[s] = calloc(d->nterms ? d->nterms : 1, sizeof(*terms[s]));
 		if (!terms[s]) {
 			for (int t = 0; t < PFLOPS_NMETRIC; t++)
@@ -712,10 +748,11 @@ static int plan_kind(struct fl_control *ctl, int k, char *msg, size_t len)
 		metric_list(ctl, names, sizeof(names));
 		budget_words(kd, have, sizeof(have));
 		fits_instead(kd, asked, instead, sizeof(instead));
-		snprintf(msg, len,
-			 "%s need%s %d hardware counters on %s, which has %s: not counted (exact counts first). %sto count %s anyway, set PAPI_FLOPS_MULTIPLEX=1 (the kernel multiplexes; values are scaled and flops:::SCALED reads 1) or call PAPI_set_multiplex",
-			 names, strchr(names, '+') ? "" : "s", ctl->plan[k].cost, p->title[0] ? p->title : p->name, have,
-			 instead, strchr(names, '+') ? "them" : "it");
+		snprintf(
+			msg, len,
+			"%s need%s %d hardware counters on %s, which has %s: not counted (exact counts first). %sto count %s anyway, set PAPI_FLOPS_MULTIPLEX=1 (the kernel multiplexes; values are scaled and flops:::SCALED reads 1) or call PAPI_set_multiplex",
+			names, strchr(names, '+') ? "" : "s", ctl->plan[k].cost, p->title[0] ? p->title : p->name, have,
+			instead, strchr(names, '+') ? "them" : "it");
 		rc = PAPI_ECNFLCT;
 	}
 	return rc;
@@ -760,8 +797,9 @@ static int model_check(struct fl_control *ctl)
 				struct pflops_error err = { 0 };
 				double n;
 				if (!ev->model || pflops_model_eval(ev->model, &zero, &n, &err)) {
-					say_once("PAPI_FLOPS_SOURCE=model:%s: event %s has no model of what it counts (%s): the set cannot be modelled",
-						 p->name, ev->alias, ev->model ? err.msg : "no model line in the table");
+					say_once(
+						"PAPI_FLOPS_SOURCE=model:%s: event %s has no model of what it counts (%s): the set cannot be modelled",
+						p->name, ev->alias, ev->model ? err.msg : "no model line in the table");
 					return PAPI_ENOEVNT;
 				}
 			}
@@ -789,7 +827,8 @@ static int model_slots(struct fl_control *ctl, const struct pflops_mix *d)
 	for (int k = 0; k < fl.nkinds; k++)
 		for (int c = 0; ctl->planned[k] && c < ctl->plan[k].ncounters; c++)
 			for (int e = 0; e < ctl->plan[k].counter[c].nevents; e++) {
-				const struct pflops_event *ev = &fl.kind[k].pmu->events[ctl->plan[k].counter[c].events[e]];
+				const struct pflops_event *ev =
+					&fl.kind[k].pmu->events[ctl->plan[k].counter[c].events[e]];
 				struct pflops_error err = { 0 };
 				double n = 0;
 				if (pflops_model_eval(ev->model, d, &n, &err)) {
@@ -867,7 +906,7 @@ static int model_layout(struct fl_control *ctl)
 /* PAPI_overflow under trace (core/pflops_pub.h): the period goes to the
  * helper through this thread's record, at the system call that ends
  * here (the helper restarts the thread's count at its stop). */
-static int fl_ovf_users;	/* sets whose period the helper holds */
+static int fl_ovf_users; /* sets whose period the helper holds */
 
 static int trace_ovf_arm(struct fl_control *ctl, int on)
 {
@@ -878,8 +917,10 @@ static int trace_ovf_arm(struct fl_control *ctl, int on)
 	if (on && pos < 0)
 		return PAPI_OK;
 	if (on && ctl->ttid != gettid_()) {
-		say_once("PAPI_overflow under PAPI_FLOPS_SOURCE=trace overflows the thread that starts the set; this set "
-			 "counts thread %d: start it in that thread", (int)ctl->ttid);
+		say_once(
+			"PAPI_overflow under PAPI_FLOPS_SOURCE=trace overflows the thread that starts the set; this set "
+			"counts thread %d: start it in that thread",
+			(int)ctl->ttid);
 		return PAPI_EINVAL;
 	}
 	struct pflops_pub_ovf *r = pflops_pub_ovf_find(fl.pub, ctl->ttid, on, &ctl->ovf_hint);
@@ -893,15 +934,16 @@ static int trace_ovf_arm(struct fl_control *ctl, int on)
 	if (on) {
 		uint32_t cur = __atomic_load_n(&fl.pub->ovf_sel, __ATOMIC_ACQUIRE);
 		if (cur != ctl->ovf_sel && __atomic_load_n(&fl_ovf_users, __ATOMIC_ACQUIRE) > 0) {
-			say_once("PAPI_overflow under PAPI_FLOPS_SOURCE=trace: another running event set of this process "
-				 "overflows on another flops event; the trace overflows one kind of FLOP at a time: stop it first");
+			say_once(
+				"PAPI_overflow under PAPI_FLOPS_SOURCE=trace: another running event set of this process "
+				"overflows on another flops event; the trace overflows one kind of FLOP at a time: stop it first");
 			return PAPI_ECNFLCT;
 		}
 		__atomic_store_n(&fl.pub->ovf_sel, ctl->ovf_sel, __ATOMIC_RELEASE);
 		fl.pub->ovf_signal = FL_OVF_SIGNAL;
 		r->tail = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 		r->period = (uint64_t)ctl->ovf.threshold[pos];
-		if (!ctl->ovf_armed)	/* else PAPI_reset: the count restarts */
+		if (!ctl->ovf_armed) /* else PAPI_reset: the count restarts */
 			__atomic_add_fetch(&fl_ovf_users, 1, __ATOMIC_ACQ_REL);
 		ctl->ovf_armed = 1;
 	} else {
@@ -912,7 +954,7 @@ static int trace_ovf_arm(struct fl_control *ctl, int on)
 		ctl->ovf_armed = 0;
 	}
 	__atomic_add_fetch(&r->gen, 1, __ATOMIC_RELEASE);
-	syscall(SYS_getppid);	/* the helper takes the period at this stop */
+	syscall(SYS_getppid); /* the helper takes the period at this stop */
 	return PAPI_OK;
 }
 
@@ -923,7 +965,7 @@ static int trace_dispatch(hwd_siginfo_t *si, void *uc)
 	int cidx = _flops_vector.cmp_info.CmpIdx;
 	ThreadInfo_t *thread = _papi_hwi_lookup_thread(0);
 	if (!thread || !thread->running_eventset[cidx])
-		return 1;	/* left over after PAPI_stop */
+		return 1; /* left over after PAPI_stop */
 	EventSetInfo_t *ESI = thread->running_eventset[cidx];
 	if (!ESI->overflow.flags)
 		return 1;
@@ -939,7 +981,7 @@ static int trace_dispatch(hwd_siginfo_t *si, void *uc)
 		return 1;
 	uint64_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), t = r->tail;
 	if (t >= h)
-		return 1;	/* no crossing for it (an overwritten ring) */
+		return 1; /* no crossing for it (an overwritten ring) */
 	if (h - t > PFLOPS_PUB_OVF_RING)
 		t = h - PFLOPS_PUB_OVF_RING;
 	uint64_t addr = r->addr[t % PFLOPS_PUB_OVF_RING];
@@ -965,8 +1007,9 @@ static int trace_start(struct fl_control *ctl)
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/self/task/%lu", ctl->tid);
 		if (access(path, F_OK)) {
-			say_once("PAPI_FLOPS_SOURCE=%s counts the threads of this process only; thread %lu is not one: count other processes with papi_flops_run --source trace --pid PID",
-				 fl.source == FL_SRC_TRACE ? "trace" : "model", ctl->tid);
+			say_once(
+				"PAPI_FLOPS_SOURCE=%s counts the threads of this process only; thread %lu is not one: count other processes with papi_flops_run --source trace --pid PID",
+				fl.source == FL_SRC_TRACE ? "trace" : "model", ctl->tid);
 			return PAPI_EINVAL;
 		}
 	}
@@ -979,14 +1022,15 @@ static int trace_start(struct fl_control *ctl)
 	ctl->running = 1;
 	if (flo_active(&ctl->ovf) && (rc = trace_ovf_arm(ctl, 1)))
 		return rc;
-	return trace_snap(ctl, &ctl->start);	/* the last thing PAPI_start does here */
+	return trace_snap(ctl, &ctl->start); /* the last thing PAPI_start does here */
 }
 
 static int fl_update_control_state(hwd_control_state_t *c, NativeInfo_t *native, int count, hwd_context_t *ctx)
 {
 	struct fl_control *ctl = (struct fl_control *)c;
 	if (count > FL_MAX_EVENTS) {
-		say_once("an event set takes at most %d flops events (7 metrics and 3 status events); remove some", FL_MAX_EVENTS);
+		say_once("an event set takes at most %d flops events (7 metrics and 3 status events); remove some",
+			 FL_MAX_EVENTS);
 		return PAPI_ECOUNT;
 	}
 	ctl->nevents = 0;
@@ -1005,8 +1049,9 @@ static int fl_update_control_state(hwd_control_state_t *c, NativeInfo_t *native,
 		ctl->code[i] = code;
 		if (FL_ENTRY(code) < PFLOPS_NMETRIC) {
 			if (ctl->nflops == FL_MAX_FLOPS_EVENTS) {
-				say_once("an event set takes at most %d flops FLOP events (qualified ones included); use another event set for more",
-					 FL_MAX_FLOPS_EVENTS);
+				say_once(
+					"an event set takes at most %d flops FLOP events (qualified ones included); use another event set for more",
+					FL_MAX_FLOPS_EVENTS);
 				return PAPI_ECOUNT;
 			}
 			ctl->slot_of[i] = ctl->nflops++;
@@ -1016,7 +1061,7 @@ static int fl_update_control_state(hwd_control_state_t *c, NativeInfo_t *native,
 	}
 	ctl->nevents = count;
 	if (fl.source == FL_SRC_TRACE)
-		return PAPI_OK;		/* nothing to plan: the mix has it all */
+		return PAPI_OK; /* nothing to plan: the mix has it all */
 	int rc = replan(ctl);
 	if (!rc && fl.source == FL_SRC_MODEL)
 		rc = model_check(ctl);
@@ -1031,10 +1076,12 @@ static int set_kinds(const struct fl_control *ctl, struct pflops_perf_kind *pk)
 {
 	for (int k = 0; k < fl.nkinds; k++) {
 		const struct fl_kind *kd = &fl.kind[k];
-		pk[k] = (struct pflops_perf_kind){ .plan = ctl->planned[k] ? &ctl->plan[k] : NULL, .type = kd->type,
+		pk[k] = (struct pflops_perf_kind){ .plan = ctl->planned[k] ? &ctl->plan[k] : NULL,
+						   .type = kd->type,
 						   .arch = kd->pmu ? kd->pmu->arch : PFLOPS_ARCH_X86,
 						   .ref = kd->pmu && kd->ref,
-						   .split = ctl->planned[k] && ctl->multiplex && ctl->plan[k].cost > kd->budget,
+						   .split = ctl->planned[k] && ctl->multiplex &&
+							    ctl->plan[k].cost > kd->budget,
 						   .pmu_name = kd->pmu ? kd->pmu->sysfs : "cpu" };
 	}
 	return fl.nkinds;
@@ -1048,7 +1095,7 @@ static int open_set(struct fl_control *ctl)
 	if (rc)
 		return rc;
 	if (!n)
-		return PAPI_OK;	/* only status events: nothing to open */
+		return PAPI_OK; /* only status events: nothing to open */
 	ctl->nev = n;
 	ctl->nslots = nslots;
 	struct pflops_perf_attr a = { 0 };
@@ -1116,7 +1163,7 @@ static int collect(struct fl_control *ctl, double *detected)
 		}
 		pflops_perf_sum(ctl->set, ctl->vals, ctl->slots, ctl->nslots, &st);
 		if (st.unscheduled)
-			return PAPI_ECNFLCT;	/* never a zero passed off as a count */
+			return PAPI_ECNFLCT; /* never a zero passed off as a count */
 	}
 	struct pflops_perf_kind pk[PFLOPS_MAX_KINDS];
 	int nk = set_kinds(ctl, pk);
@@ -1146,7 +1193,7 @@ static int fl_stop(hwd_context_t *ctx, hwd_control_state_t *c)
 	struct pflops_error err = { 0 };
 	if (fl.source != FL_SRC_HW) {
 		int rc = ctl->running ? trace_read(ctl) : PAPI_OK;
-		ctl->running = 0;	/* reads give these values from now on */
+		ctl->running = 0; /* reads give these values from now on */
 		if (fl.pub)
 			trace_ovf_arm(ctl, 0);
 		return rc;
@@ -1168,11 +1215,12 @@ static int fl_stop(hwd_context_t *ctx, hwd_control_state_t *c)
 			if (!ctl->planned[k] || !ctl->plan[k].reduced)
 				continue;
 			const char *part = pflops_metric_name(p->detect.part);
-			say_once("%.0f instructions that %s weighs had run at this PAPI_stop and are not in %s on %s (flops:::%s counts them; said once): "
-				 "%s was planned without %s to fit the counters; add flops:::%s to the event set to count them "
-				 "(with PAPI_FLOPS_MULTIPLEX=1 where that no longer fits)",
-				 detected, part, pflops_metric_name(p->detect.metric), p->title[0] ? p->title : p->name,
-				 p->detect.status, pflops_metric_name(p->detect.metric), part, part);
+			say_once(
+				"%.0f instructions that %s weighs had run at this PAPI_stop and are not in %s on %s (flops:::%s counts them; said once): "
+				"%s was planned without %s to fit the counters; add flops:::%s to the event set to count them "
+				"(with PAPI_FLOPS_MULTIPLEX=1 where that no longer fits)",
+				detected, part, pflops_metric_name(p->detect.metric), p->title[0] ? p->title : p->name,
+				p->detect.status, pflops_metric_name(p->detect.metric), part, part);
 			break;
 		}
 	return PAPI_OK;
@@ -1225,15 +1273,18 @@ static int sample_layout(struct fl_control *ctl, int *nev, int *nslots)
 	const char *np[FL_MAX_EVENTS];
 	for (int i = 0; i < ctl->nevents; i++) {
 		char n[PAPI_MIN_STR_LEN - 8];
-		snprintf(names[i], sizeof(names[i]), "flops:::%s", fl_code_to_name(ctl->code[i], n, sizeof(n)) ? "?" : n);
+		snprintf(names[i], sizeof(names[i]), "flops:::%s",
+			 fl_code_to_name(ctl->code[i], n, sizeof(n)) ? "?" : n);
 		np[i] = names[i];
 	}
 	for (int k = 0; k < nk; k++)
 		if (pk[k].split) {
-			say_once("PAPI_overflow on flops events cannot be done in a multiplexed event set (it needs more counters than the core has; a multiplexed counter samples only part of the time): overflow a set that fits the counters");
+			say_once(
+				"PAPI_overflow on flops events cannot be done in a multiplexed event set (it needs more counters than the core has; a multiplexed counter samples only part of the time): overflow a set that fits the counters");
 			return PAPI_ECNFLCT;
 		}
-	int rc = flo_layout(&ctl->ovf, ctl->slot_of, ctl->nevents, pk, nk, ctl->counter_slot, ctl->ev, n, np, msg, sizeof(msg));
+	int rc = flo_layout(&ctl->ovf, ctl->slot_of, ctl->nevents, pk, nk, ctl->counter_slot, ctl->ev, n, np, msg,
+			    sizeof(msg));
 	if (rc)
 		say_once("%s", msg);
 	return rc;
@@ -1251,9 +1302,11 @@ static int fl_set_overflow(EventSetInfo_t *ESI, int EventIndex, int threshold)
 		return PAPI_EINVAL;
 	fl_code_to_name(ctl->code[pos], name, sizeof(name));
 	if (threshold > 0 && fl.source == FL_SRC_MODEL) {
-		say_once("PAPI_overflow on flops:::%s refused: PAPI_FLOPS_SOURCE=model has no overflow (PAPI_FLOPS_SOURCE=trace "
-			 "overflows every P exact FLOPs; hw on counters); read the counts with PAPI_read, or PAPI_overflow with "
-			 "PAPI_OVERFLOW_FORCE_SW (PAPI's timer)", name);
+		say_once(
+			"PAPI_overflow on flops:::%s refused: PAPI_FLOPS_SOURCE=model has no overflow (PAPI_FLOPS_SOURCE=trace "
+			"overflows every P exact FLOPs; hw on counters); read the counts with PAPI_read, or PAPI_overflow with "
+			"PAPI_OVERFLOW_FORCE_SW (PAPI's timer)",
+			name);
 		return PAPI_ENOSUPP;
 	}
 	if (fl.source == FL_SRC_TRACE) {
@@ -1261,15 +1314,19 @@ static int fl_set_overflow(EventSetInfo_t *ESI, int EventIndex, int threshold)
 		 * (trace_ovf_arm at PAPI_start) */
 		unsigned e = FL_ENTRY(ctl->code[pos]);
 		if (threshold > 0 && e >= PFLOPS_NMETRIC) {
-			say_once("PAPI_overflow on flops:::%s refused: a status event counts no FLOPs and cannot overflow; "
-				 "overflow a FLOP event (flops:::DP_OPS ...)", name);
+			say_once(
+				"PAPI_overflow on flops:::%s refused: a status event counts no FLOPs and cannot overflow; "
+				"overflow a FLOP event (flops:::DP_OPS ...)",
+				name);
 			return PAPI_EINVAL;
 		}
 		for (int i = 0; threshold > 0 && i < ctl->nevents && i < FLO_MAX_EVENTS; i++)
 			if (i != pos && ctl->ovf.threshold[i] > 0) {
-				say_once("PAPI_overflow on flops:::%s refused: under PAPI_FLOPS_SOURCE=trace one flops event "
-					 "of a set overflows (the trace counts one kind of FLOP for it): put the other in "
-					 "another set", name);
+				say_once(
+					"PAPI_overflow on flops:::%s refused: under PAPI_FLOPS_SOURCE=trace one flops event "
+					"of a set overflows (the trace counts one kind of FLOP for it): put the other in "
+					"another set",
+					name);
 				return PAPI_ECNFLCT;
 			}
 		if (pos >= FLO_MAX_EVENTS)
@@ -1279,8 +1336,9 @@ static int fl_set_overflow(EventSetInfo_t *ESI, int EventIndex, int threshold)
 		return flo_set(&ctl->ovf, pos, threshold, FL_OVF_SIGNAL, _flops_vector.cmp_info.CmpIdx);
 	}
 	if (threshold > 0 && ctl->slot_of[pos] < 0) {
-		say_once("PAPI_overflow on flops:::%s refused: a status event counts on no counter and cannot overflow; overflow a FLOP event (flops:::DP_OPS ...)",
-			 name);
+		say_once(
+			"PAPI_overflow on flops:::%s refused: a status event counts on no counter and cannot overflow; overflow a FLOP event (flops:::DP_OPS ...)",
+			name);
 		return PAPI_EINVAL;
 	}
 	if (threshold > 0 && fl.access != PFLOPS_OK) {
@@ -1374,7 +1432,7 @@ static int fl_enum_events(unsigned int *code, int modifier)
 	case PAPI_NTV_ENUM_UMASKS: {
 		/* widths, then precisions, one qualifier at a time */
 		unsigned e = FL_ENTRY(c), wq = FL_WQ(c), pq = FL_PQ(c);
-		unsigned seq = pq ? PFLOPS_NWIDTH + pq : wq;	/* 0 = the base event */
+		unsigned seq = pq ? PFLOPS_NWIDTH + pq : wq; /* 0 = the base event */
 		for (unsigned n = seq + 1; n <= PFLOPS_NWIDTH + PFLOPS_NPREC; n++) {
 			unsigned cand = n <= PFLOPS_NWIDTH ? FL_CODE(e, n, 0) : FL_CODE(e, 0, n - PFLOPS_NWIDTH);
 			if (code_valid(cand))
@@ -1416,23 +1474,28 @@ static void describe(unsigned code, char *out, size_t len)
 	unsigned e = FL_ENTRY(code), wq = FL_WQ(code), pq = FL_PQ(code);
 	out[0] = 0;
 	if (e == FL_SCALED) {
-		snprintf(out, len, "1 when the FLOP counts of this read were extrapolated from multiplexed counters (time_enabled/time_running), else 0. No counter used.");
+		snprintf(
+			out, len,
+			"1 when the FLOP counts of this read were extrapolated from multiplexed counters (time_enabled/time_running), else 0. No counter used.");
 		return;
 	}
 	if (e == FL_UNCOVERED) {
-		snprintf(out, len, "Nanoseconds this thread ran on core kinds whose PMU cannot count FLOPs (hybrid CPUs): FLOPs there are missing from the counts, not hidden. No general counter used.");
+		snprintf(
+			out, len,
+			"Nanoseconds this thread ran on core kinds whose PMU cannot count FLOPs (hybrid CPUs): FLOPs there are missing from the counts, not hidden. No general counter used.");
 		return;
 	}
 	if (e == FL_DETECT) {
 		for (int k = 0; k < fl.nkinds; k++) {
 			const struct pflops_pmu *p = fl.kind[k].pmu;
 			if (p && p->detect.line) {
-				snprintf(out, len,
-					 "Instructions that %s weighs but %s left out (0 unless %s was planned without %s to fit the counters): a non-zero count means %s is low by their FLOPs; add %s to count them. %s: the detector counter %s (%s).",
-					 pflops_metric_name(p->detect.part), pflops_metric_name(p->detect.metric),
-					 pflops_metric_name(p->detect.metric), pflops_metric_name(p->detect.part),
-					 pflops_metric_name(p->detect.metric), pflops_metric_name(p->detect.part), p->name,
-					 p->events[p->detect.event].alias, p->events[p->detect.event].spec);
+				snprintf(
+					out, len,
+					"Instructions that %s weighs but %s left out (0 unless %s was planned without %s to fit the counters): a non-zero count means %s is low by their FLOPs; add %s to count them. %s: the detector counter %s (%s).",
+					pflops_metric_name(p->detect.part), pflops_metric_name(p->detect.metric),
+					pflops_metric_name(p->detect.metric), pflops_metric_name(p->detect.part),
+					pflops_metric_name(p->detect.metric), pflops_metric_name(p->detect.part),
+					p->name, p->events[p->detect.event].alias, p->events[p->detect.event].spec);
 				return;
 			}
 		}
@@ -1444,19 +1507,25 @@ static void describe(unsigned code, char *out, size_t len)
 	if (pq && l < len)
 		l += snprintf(out + l, len - l, ", %s only", prec_model(pq - 1));
 	if (fl.source == FL_SRC_TRACE) {
-		snprintf(out + l, len - l, ". Source trace (PAPI_FLOPS_SOURCE=trace): every instruction this thread executes is decoded by a helper process tracing it [%s]",
-			 pflops_class_name(PFLOPS_EXACT));
+		snprintf(
+			out + l, len - l,
+			". Source trace (PAPI_FLOPS_SOURCE=trace): every instruction this thread executes is decoded by a helper process tracing it [%s]",
+			pflops_class_name(PFLOPS_EXACT));
 		return;
 	}
 	if (fl.source == FL_SRC_MODEL && l < len)
-		l += snprintf(out + l, len - l, ". Source model (PAPI_FLOPS_SOURCE=model:%s): the traced instructions read through this formula", fl.kind[0].pmu->name);
+		l += snprintf(
+			out + l, len - l,
+			". Source model (PAPI_FLOPS_SOURCE=model:%s): the traced instructions read through this formula",
+			fl.kind[0].pmu->name);
 	for (int k = 0; k < fl.nkinds && l < len; k++) {
 		const struct pflops_pmu *p = fl.kind[k].pmu;
 		if (!p)
 			continue;
 		const struct pflops_metric_def *d = &p->metrics[e];
 		if (d->klass == PFLOPS_UNAVAILABLE || ((wq || pq) && !qualifier_ok(p, e, wq, pq))) {
-			l += snprintf(out + l, len - l, ". %s: not counted (%s)", p->name, d->caveat ? d->caveat : "no formula");
+			l += snprintf(out + l, len - l, ". %s: not counted (%s)", p->name,
+				      d->caveat ? d->caveat : "no formula");
 			continue;
 		}
 		l += snprintf(out + l, len - l, ". %s: %s [%s]", p->name, d->formula, pflops_class_name(d->klass));
@@ -1465,8 +1534,8 @@ static void describe(unsigned code, char *out, size_t len)
 	}
 	if ((wq || pq) && l < len) {
 		/* papi_native_avail shows what follows "masks:" for a qualifier */
-		l += snprintf(out + l, len - l, " masks:%s%s%s only:", wq ? width_model(wq - 1) : "", wq && pq ? " " : "",
-			      pq ? prec_model(pq - 1) : "");
+		l += snprintf(out + l, len - l, " masks:%s%s%s only:", wq ? width_model(wq - 1) : "",
+			      wq && pq ? " " : "", pq ? prec_model(pq - 1) : "");
 		for (int k = 0; k < fl.nkinds && l < len; k++) {
 			const struct pflops_pmu *p = fl.kind[k].pmu;
 			if (!p || !qualifier_ok(p, e, wq, pq))
@@ -1500,8 +1569,10 @@ static int fl_code_to_info(unsigned int code, PAPI_event_info_t *info)
 	unsigned e = FL_ENTRY(code);
 	snprintf(info->short_descr, sizeof(info->short_descr), "%s", info->symbol);
 	snprintf(info->units, sizeof(info->units), "%s",
-		 e == FL_UNCOVERED ? "ns" : e == FL_SCALED ? "" : e < PFLOPS_NMETRIC ? pflops_metric_info(e)->unit
-		 : "instructions");
+		 e == FL_UNCOVERED    ? "ns"
+		 : e == FL_SCALED     ? ""
+		 : e < PFLOPS_NMETRIC ? pflops_metric_info(e)->unit
+				      : "instructions");
 	info->data_type = PAPI_DATATYPE_INT64;
 	/* SCALED is a 0/1 flag about the values read, not a sum; the other
 	 * status events (ns, instructions) add up since the start */

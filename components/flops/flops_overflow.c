@@ -24,7 +24,7 @@
 
 #include "flops_overflow.h"
 
-#define FLO_RING_PAGES 8	/* data pages per sampling event: 2048 IP samples */
+#define FLO_RING_PAGES 8 /* data pages per sampling event: 2048 IP samples */
 
 int flo_standin(uint64_t *config)
 {
@@ -39,7 +39,9 @@ int flo_standin(uint64_t *config)
 		c = PERF_COUNT_SW_TASK_CLOCK;
 	else {
 		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-			fprintf(stderr, "PAPI flops component: PAPI_FLOPS_TEST_SWEVENT=%.40s is neither page-faults nor task-clock: ignored\n", v);
+			fprintf(stderr,
+				"PAPI flops component: PAPI_FLOPS_TEST_SWEVENT=%.40s is neither page-faults nor task-clock: ignored\n",
+				v);
 		return 0;
 	}
 	if (config)
@@ -80,8 +82,8 @@ int flo_layout(struct flo_state *o, const int *slot_of, int nevents, const struc
 		if (o->threshold[pos] <= 0)
 			continue;
 		struct pflops_error err = { 0 };
-		int rc = pflops_perf_sample(pk, nk, counter_slot, ev, n, o->owner, slot_of[pos], (uint64_t)o->threshold[pos],
-					    pos, &err);
+		int rc = pflops_perf_sample(pk, nk, counter_slot, ev, n, o->owner, slot_of[pos],
+					    (uint64_t)o->threshold[pos], pos, &err);
 		if (rc < 0) {
 			snprintf(msg, len, "PAPI_overflow on %s cannot be done: %s", names[pos], err.msg);
 			return rc == PFLOPS_ECNFLCT ? PAPI_ECNFLCT : PAPI_EINVAL;
@@ -113,8 +115,10 @@ int flo_arm(struct flo_state *o, const struct pflops_perf_set *set, int n, int s
 		r->map = mmap(NULL, r->maplen, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
 		if (r->map == MAP_FAILED) {
 			r->map = NULL;
-			snprintf(msg, len, "overflow: mmap of the sample ring of a perf event failed: %s (ulimit -l, perf_event_mlock_kb)",
-				 strerror(errno));
+			snprintf(
+				msg, len,
+				"overflow: mmap of the sample ring of a perf event failed: %s (ulimit -l, perf_event_mlock_kb)",
+				strerror(errno));
 			flo_disarm(o);
 			return PAPI_ESYS;
 		}
@@ -136,7 +140,7 @@ int flo_set(struct flo_state *o, int pos, long long threshold, int signo, int ci
 	if (pos < 0 || pos >= FLO_MAX_EVENTS)
 		return PAPI_EINVAL;
 	if (!threshold && o->threshold[pos] <= 0)
-		return PAPI_EINVAL;	/* cleared, never set (as perf_event) */
+		return PAPI_EINVAL; /* cleared, never set (as perf_event) */
 	o->threshold[pos] = threshold;
 	if (flo_active(o) && !o->signal_on) {
 		int rc = _papi_hwi_start_signal(signo, 1, cidx);
@@ -177,7 +181,7 @@ static int ring_take(struct flo_ring *r, uint64_t *ip)
 		struct perf_event_header h;
 		memcpy(&h, data + (tail & mask), sizeof(h));
 		if (h.size < sizeof(h) || tail + h.size > head) {
-			tail = head;	/* not a record: start afresh */
+			tail = head; /* not a record: start afresh */
 			break;
 		}
 		if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 8) {
@@ -196,7 +200,7 @@ void flo_dispatch(int cidx, size_t ovf_offset, void *siginfo, void *ucontext)
 	_papi_hwi_context_t ctx;
 	ThreadInfo_t *thread = _papi_hwi_lookup_thread(0);
 	if (!thread || !thread->running_eventset[cidx])
-		return;	/* a signal left over after PAPI_stop */
+		return; /* a signal left over after PAPI_stop */
 	EventSetInfo_t *ESI = thread->running_eventset[cidx];
 	if (!ESI->overflow.flags)
 		return;
@@ -214,7 +218,7 @@ void flo_dispatch(int cidx, size_t ovf_offset, void *siginfo, void *ucontext)
 			continue;
 		uint64_t ip;
 		if (!ring_take(&o->ring[r], &ip))
-			ip = (uint64_t)(uintptr_t)pc;	/* the sample was lost: where the signal came */
+			ip = (uint64_t)(uintptr_t)pc; /* the sample was lost: where the signal came */
 		_papi_hwi_dispatch_overflow_signal(&ctx, (vptr_t)(uintptr_t)ip, NULL, 1LL << o->ring[r].pos, 0, &thread,
 						   cidx);
 		return;

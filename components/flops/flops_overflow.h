@@ -29,16 +29,16 @@
 
 struct flo_ring {
 	int fd;
-	int pos;		/* PAPI position of the event it overflows for */
-	void *map;		/* the perf mmap: one header page, then the data */
+	int pos;   /* PAPI position of the event it overflows for */
+	void *map; /* the perf mmap: one header page, then the data */
 	size_t maplen;
 };
 
 /* Per event set (inside the component's control state). */
 struct flo_state {
-	long long threshold[FLO_MAX_EVENTS];	/* by event position; 0: not overflowing */
-	int signal_on;				/* the dispatch handler installed for this set */
-	int owner[FLO_MAX_RINGS];		/* layout event -> position it samples for, -1 */
+	long long threshold[FLO_MAX_EVENTS]; /* by event position; 0: not overflowing */
+	int signal_on;			     /* the dispatch handler installed for this set */
+	int owner[FLO_MAX_RINGS];	     /* layout event -> position it samples for, -1 */
 	int nring;
 	struct flo_ring ring[FLO_MAX_RINGS];
 };

@@ -13,12 +13,12 @@ int calib_main(int argc, char **argv);
 
 __asm__(".globl _start\n"
 	"_start:\n"
-	"	mov (%rsp), %rdi\n"		/* argc */
-	"	lea 8(%rsp), %rsi\n"		/* argv */
+	"	mov (%rsp), %rdi\n"  /* argc */
+	"	lea 8(%rsp), %rsi\n" /* argv */
 	"	and $-64, %rsp\n"
 	"	call calib_main\n"
 	"	mov %eax, %edi\n"
-	"	mov $231, %eax\n"		/* exit_group */
+	"	mov $231, %eax\n" /* exit_group */
 	"	syscall\n");
 
 static inline long calib_atol(const char *s)

@@ -22,16 +22,13 @@
 static double x[MAXN], y[MAXN];
 static double A[MAXM][MAXM], B[MAXM][MAXM], C[MAXM][MAXM];
 
-__attribute__((noinline)) static void daxpy(long n, double a, double *restrict yy,
-					    const double *restrict xx)
+__attribute__((noinline)) static void daxpy(long n, double a, double *restrict yy, const double *restrict xx)
 {
 	for (long i = 0; i < n; i++)
 		yy[i] = a * xx[i] + yy[i];
 }
 
-__attribute__((noinline)) static void cond(long n, double a, double t,
-					   double *restrict yy,
-					   const double *restrict xx)
+__attribute__((noinline)) static void cond(long n, double a, double t, double *restrict yy, const double *restrict xx)
 {
 	for (long i = 0; i < n; i++)
 		if (xx[i] > t)
@@ -54,8 +51,7 @@ int calib_main(int argc, char **argv)
 		return 100;
 	n = calib_atol(argv[2]);
 	reps = argc > 3 ? calib_atol(argv[3]) : 1;
-	if ((calib_streq(argv[1], "daxpy") || calib_streq(argv[1], "cond")) &&
-	    n > 0 && n <= MAXN) {
+	if ((calib_streq(argv[1], "daxpy") || calib_streq(argv[1], "cond")) && n > 0 && n <= MAXN) {
 		for (long i = 0; i < n; i++) {
 			x[i] = (double)i;
 			y[i] = (double)(n - i);

@@ -12,7 +12,6 @@ double calib_entry_fn(long n)
 
 	/* a first instruction longer than 2 bytes (10): +2 is inside it */
 	__asm__ volatile("movabs $0x123456789a, %%rax" : : : "rax");
-	__asm__ volatile("1: mulsd %1, %0\n addsd %2, %0\n dec %3\n jnz 1b"
-			 : "+x"(x) : "x"(m), "x"(a), "r"(n) : "cc");
+	__asm__ volatile("1: mulsd %1, %0\n addsd %2, %0\n dec %3\n jnz 1b" : "+x"(x) : "x"(m), "x"(a), "r"(n) : "cc");
 	return x;
 }

@@ -16,14 +16,12 @@
 
 __attribute__((noinline)) static void addps(long n)
 {
-	__asm__ volatile("1: vaddps %%xmm1, %%xmm2, %%xmm0\n dec %0\n jnz 1b"
-			 : "+r"(n) : : "xmm0", "cc");
+	__asm__ volatile("1: vaddps %%xmm1, %%xmm2, %%xmm0\n dec %0\n jnz 1b" : "+r"(n) : : "xmm0", "cc");
 }
 
 __attribute__((noinline)) static void mulps(long n)
 {
-	__asm__ volatile("1: vmulps %%xmm1, %%xmm2, %%xmm0\n dec %0\n jnz 1b"
-			 : "+r"(n) : : "xmm0", "cc");
+	__asm__ volatile("1: vmulps %%xmm1, %%xmm2, %%xmm0\n dec %0\n jnz 1b" : "+r"(n) : : "xmm0", "cc");
 }
 
 static void sibling(char *out, size_t len, const char *self, const char *name)
@@ -53,8 +51,7 @@ int main(int argc, char **argv)
 			_exit(0);
 		}
 		mulps(2 * n);
-		if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) ||
-		    WEXITSTATUS(st) != 0)
+		if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			return 3;
 		return 7;
 	}
@@ -65,8 +62,7 @@ int main(int argc, char **argv)
 			_exit(127);
 		}
 		mulps(n);
-		if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) ||
-		    WEXITSTATUS(st) != 0)
+		if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			return 3;
 		return 0;
 	}

@@ -14,18 +14,20 @@
 #include "pflops_cpufeat.h"
 
 /* Set the opmask registers the masked kernels use. */
-#define KSET "mov $0x0f, %%eax\n kmovw %%eax, %%k1\n" \
-	     "mov $0xff, %%eax\n kmovw %%eax, %%k2\n" \
-	     "mov $0x05, %%eax\n kmovw %%eax, %%k3\n" \
-	     "xor %%eax, %%eax\n kmovw %%eax, %%k4\n" \
-	     "mov $0x0003, %%eax\n kmovw %%eax, %%k5\n"
+#define KSET                                     \
+	"mov $0x0f, %%eax\n kmovw %%eax, %%k1\n" \
+	"mov $0xff, %%eax\n kmovw %%eax, %%k2\n" \
+	"mov $0x05, %%eax\n kmovw %%eax, %%k3\n" \
+	"xor %%eax, %%eax\n kmovw %%eax, %%k4\n" \
+	"mov $0x0003, %%eax\n kmovw %%eax, %%k5\n"
 
-#define KERNEL(name, pre, insn)						\
-	static void name(long n)					\
-	{								\
-		__asm__ volatile(pre "1:\n" insn "\n dec %0\n jnz 1b"	\
-				 : "+r"(n) : : "eax", "xmm0", "xmm1",	\
-				 "xmm2", "xmm3", "memory", "cc");	\
+#define KERNEL(name, pre, insn)                                                            \
+	static void name(long n)                                                           \
+	{                                                                                  \
+		__asm__ volatile(pre "1:\n" insn "\n dec %0\n jnz 1b"                      \
+				 : "+r"(n)                                                 \
+				 :                                                         \
+				 : "eax", "xmm0", "xmm1", "xmm2", "xmm3", "memory", "cc"); \
 	}
 
 /* SSE (legacy encoding) */
@@ -98,9 +100,10 @@ KERNEL(vdpbf16ps_z, "", "vdpbf16ps %%zmm1, %%zmm2, %%zmm0")
 KERNEL(vdpbf16ps_x, "", "vdpbf16ps %%xmm1, %%xmm2, %%xmm0")
 KERNEL(vdpbf16ps_y_k5, KSET, "vdpbf16ps %%ymm1, %%ymm2, %%ymm0%{%%k5%}")
 /* no FLOPs: integer SIMD, moves, logic, conversions */
-KERNEL(intloop, "", "add $3, %%eax\n imul %%eax, %%eax\n paddd %%xmm1, %%xmm0\n"
-		    "vpmulld %%zmm1, %%zmm2, %%zmm0\n vxorps %%xmm1, %%xmm1, %%xmm1\n"
-		    "cvtsi2sd %%eax, %%xmm2\n vmovapd %%zmm1, %%zmm0\n vcmppd $1, %%zmm1, %%zmm2, %%k1")
+KERNEL(intloop, "",
+       "add $3, %%eax\n imul %%eax, %%eax\n paddd %%xmm1, %%xmm0\n"
+       "vpmulld %%zmm1, %%zmm2, %%zmm0\n vxorps %%xmm1, %%xmm1, %%xmm1\n"
+       "cvtsi2sd %%eax, %%xmm2\n vmovapd %%zmm1, %%zmm0\n vcmppd $1, %%zmm1, %%zmm2, %%k1")
 /* extras */
 KERNEL(vinsertf128, "", "vinsertf128 $1, %%xmm1, %%ymm0, %%ymm0")
 KERNEL(vandpd_y, "", "vandpd %%ymm1, %%ymm2, %%ymm0")
@@ -117,12 +120,14 @@ KERNEL(bench16, "",
        "vaddpd %%zmm1, %%zmm2, %%zmm0\n vaddpd %%zmm1, %%zmm2, %%zmm3")
 
 /* x87: the loop keeps one value on the stack */
-#define X87(name, insn)							\
-	static void name(long n)					\
-	{								\
+#define X87(name, insn)                                                           \
+	static void name(long n)                                                  \
+	{                                                                         \
 		__asm__ volatile("fld1\n fld1\n 1:\n" insn "\n dec %0\n jnz 1b\n" \
-				 "fstp %%st(0)\n fstp %%st(0)"		\
-				 : "+r"(n) : : "st", "st(1)", "cc");	\
+				 "fstp %%st(0)\n fstp %%st(0)"                    \
+				 : "+r"(n)                                        \
+				 :                                                \
+				 : "st", "st(1)", "cc");                          \
 	}
 X87(fadd, "fadd %%st(1), %%st")
 X87(fmul, "fmul %%st(1), %%st")
@@ -140,7 +145,9 @@ static void kmask_in_block(long n)
 			 " kmovw %%eax, %%k1\n"
 			 " vaddpd %%zmm1, %%zmm2, %%zmm0%{%%k1%}\n"
 			 " dec %0\n jnz 1b"
-			 : "+r"(n) : : "rax", "xmm0", "cc");
+			 : "+r"(n)
+			 :
+			 : "rax", "xmm0", "cc");
 }
 
 /*
@@ -158,7 +165,9 @@ static void flags_live(long n)
 			 " vmulpd %%xmm1, %%xmm2, %%xmm0\n"
 			 "2: jmp 1b\n"
 			 "3:"
-			 : "+r"(n) : : "xmm0", "cc");
+			 : "+r"(n)
+			 :
+			 : "xmm0", "cc");
 }
 
 /*
@@ -177,7 +186,7 @@ __asm__(".pushsection .text\n"
 
 static void indirect(long n)
 {
-	__asm__ volatile("sub $128, %%rsp\n"	/* calls below: skip the red zone */
+	__asm__ volatile("sub $128, %%rsp\n" /* calls below: skip the red zone */
 			 "1: vaddpd %%xmm1, %%xmm2, %%xmm0\n"
 			 " lea ind_target(%%rip), %%r11\n call *%%r11\n"
 			 " call *ind_ptr(%%rip)\n"
@@ -186,7 +195,9 @@ static void indirect(long n)
 			 " push %%r11\n call *(%%rsp)\n pop %%r11\n"
 			 " dec %0\n jnz 1b\n"
 			 "add $128, %%rsp"
-			 : "+r"(n) : : "rax", "rcx", "r11", "xmm0", "memory", "cc");
+			 : "+r"(n)
+			 :
+			 : "rax", "rcx", "r11", "xmm0", "memory", "cc");
 }
 
 /* Flags from `add $5, %rdx` (j-th loop: rdx = 5j) read by a block whose
@@ -207,8 +218,9 @@ static void flags_rep(long n)
 			 " vmulpd %%xmm1, %%xmm2, %%xmm0\n"
 			 "2: jmp 1b\n"
 			 "3:"
-			 : "+r"(n) : : "rcx", "rdx", "rsi", "rdi", "xmm0", "memory",
-			   "cc");
+			 : "+r"(n)
+			 :
+			 : "rcx", "rdx", "rsi", "rdi", "xmm0", "memory", "cc");
 }
 
 /* Two FP instructions per iteration in a call/ret chain: exercises the
@@ -254,7 +266,8 @@ __attribute__((noipa)) static void daxpy(long n, double *y, const double *x)
 			 " vfmadd213pd (%[y]), %%zmm2, %%zmm0%{%%k1%}\n"
 			 " vmovupd %%zmm0, (%[y])%{%%k1%}\n"
 			 "4:\n"
-			 : [x] "+r"(x), [y] "+r"(y) : [n] "r"(n)
+			 : [x] "+r"(x), [y] "+r"(y)
+			 : [n] "r"(n)
 			 : "rax", "rcx", "xmm0", "xmm2", "memory", "cc");
 }
 
@@ -276,18 +289,20 @@ KERNEL(fma_kmix,
        "vfmadd231pd %%zmm1, %%zmm2, %%zmm0%{%%k5%}\n vfmadd231pd %%zmm1, %%zmm2, %%zmm3%{%%k6%}\n"
        "vfmadd231pd %%zmm1, %%zmm2, %%zmm0%{%%k7%}\n vfmadd231pd %%zmm1, %%zmm2, %%zmm3")
 
-struct kernel { const char *name, *feature; void (*fn)(long); };
+struct kernel {
+	const char *name, *feature;
+	void (*fn)(long);
+};
 #define E(k, f) { #k, f, k },
 static const struct kernel kernels[] = { CALIB_FP_KERNELS(E) };
 
 static void say(const char *s)
 {
-	long n = 0, r = 1;	/* write(2, s, n) */
+	long n = 0, r = 1; /* write(2, s, n) */
 
 	while (s[n])
 		n++;
-	__asm__ volatile("syscall" : "+a"(r) : "D"(2L), "S"(s), "d"(n)
-			 : "rcx", "r11", "memory");
+	__asm__ volatile("syscall" : "+a"(r) : "D"(2L), "S"(s), "d"(n) : "rcx", "r11", "memory");
 }
 
 static const char *getenv_(char **envp, const char *name)
@@ -340,5 +355,5 @@ int calib_main(int argc, char **argv)
 				kernels[i].fn(n);
 			return argc > 3 ? (int)calib_atol(argv[3]) : 0;
 		}
-	return 101;	/* unknown kernel */
+	return 101; /* unknown kernel */
 }

@@ -20,8 +20,7 @@ int main(int argc, char **argv)
 
 	if (n < 1 || syscall(SYS_arch_prctl, ARCH_SET_GS, buf))
 		return 2;
-	__asm__ volatile("1: vaddpd %%ymm1, %%ymm2, %%ymm0\n dec %0\n jnz 1b"
-			 : "+r"(n) : : "xmm0", "cc");
+	__asm__ volatile("1: vaddpd %%ymm1, %%ymm2, %%ymm0\n dec %0\n jnz 1b" : "+r"(n) : : "xmm0", "cc");
 	__asm__ volatile("mov %%gs:8, %0" : "=r"(v));
 	if (syscall(SYS_arch_prctl, ARCH_GET_GS, &g))
 		return 3;

@@ -14,8 +14,7 @@
 #include <sys/mman.h>
 
 /* 1: vXXXpd %ymm1,%ymm2,%ymm0; dec %rdi; jnz 1b; ret */
-static const unsigned char loop[] = { 0xc5, 0xed, 0x58, 0xc1, 0x48, 0xff,
-				      0xcf, 0x75, 0xf7, 0xc3 };
+static const unsigned char loop[] = { 0xc5, 0xed, 0x58, 0xc1, 0x48, 0xff, 0xcf, 0x75, 0xf7, 0xc3 };
 enum { OP = 2, ADD = 0x58, MUL = 0x59, SUB = 0x5c };
 
 typedef void (*fn)(long);
@@ -43,8 +42,7 @@ int main(int argc, char **argv)
 	((fn)p)(n);
 
 	if (munmap(p, 4096) ||
-	    mmap(p, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-		 -1, 0) != p)
+	    mmap(p, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != p)
 		return 3;
 	memcpy(p, loop, sizeof loop);
 	p[OP] = SUB;

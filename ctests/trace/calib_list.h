@@ -7,6 +7,8 @@
 #ifndef CALIB_LIST_H
 #define CALIB_LIST_H
 
+/* One row a line, kept by hand: */
+/* clang-format off */
 #define CALIB_FP_KERNELS(X)						\
 	/* SSE (legacy encoding) */					\
 	X(addss, "") X(addsd, "") X(subps, "") X(addpd, "")		\
@@ -51,8 +53,11 @@
 	X(flags_live, "avx") X(flags_rep, "avx") X(indirect, "avx")	\
 	/* masked AVX-512 work with known lanes */			\
 	X(daxpy_masked, "avx512f") X(fma_kmix, "avx512f")
+/* clang-format on */
 
-struct calib_need { const char *kernel, *feature; };
+struct calib_need {
+	const char *kernel, *feature;
+};
 #define CALIB_NEED_(k, f) { #k, f },
 static const struct calib_need calib_needs[] = { CALIB_FP_KERNELS(CALIB_NEED_) };
 #undef CALIB_NEED_

@@ -74,7 +74,7 @@ __attribute__((noinline)) static void omp_outside(long n)
 
 static int run_omp(long n, int gap)
 {
-	omp_outside(n);	/* the team exists before the first call */
+	omp_outside(n); /* the team exists before the first call */
 	nap(gap);	/* and waits (futex) when it comes, or spins */
 	omp_kernel(n);
 	omp_outside(n);
@@ -123,7 +123,7 @@ static void pool_ready(void)
 			break;
 		nap(5);
 	}
-	nap(30);	/* inside the futex wait by now */
+	nap(30); /* inside the futex wait by now */
 }
 
 __attribute__((noinline)) void pool_kernel(long n)
@@ -214,7 +214,7 @@ static void *busy(void *p)
 __attribute__((noinline)) void busy_kernel(long n)
 {
 	axpb(xs, n);
-	nap(20);	/* the other thread runs meanwhile */
+	nap(20); /* the other thread runs meanwhile */
 }
 
 static int run_busy(long n)
@@ -245,7 +245,7 @@ int main(int argc, char **argv)
 #ifdef _OPENMP
 		return run_omp(n, argv[1][3] ? 5 : 50);
 #else
-		return 3;	/* built without OpenMP */
+		return 3; /* built without OpenMP */
 #endif
 	}
 	if (!strcmp(argv[1], "pool"))

@@ -11,15 +11,16 @@ void calib_kernel(long n);
 
 __attribute__((noinline)) static void outside(long n)
 {
-	__asm__ volatile("1: vdivpd %%xmm1, %%xmm2, %%xmm0\n dec %0\n jnz 1b"
-			 : "+r"(n) : : "xmm0", "cc");
+	__asm__ volatile("1: vdivpd %%xmm1, %%xmm2, %%xmm0\n dec %0\n jnz 1b" : "+r"(n) : : "xmm0", "cc");
 }
 
 __attribute__((noinline)) static void main_kernel(long n)
 {
 	__asm__ volatile("1: vsubpd %%ymm1, %%ymm2, %%ymm0\n vsubpd %%ymm1, %%ymm2, %%ymm0\n"
 			 " dec %0\n jnz 1b"
-			 : "+r"(n) : : "xmm0", "cc");
+			 : "+r"(n)
+			 :
+			 : "xmm0", "cc");
 }
 
 int main(int argc, char **argv)

@@ -26,8 +26,7 @@ static long n_iter;
 
 __attribute__((noinline)) static void outside(long n)
 {
-	__asm__ volatile("1: vdivpd %%xmm1, %%xmm2, %%xmm0\n dec %0\n jnz 1b"
-			 : "+r"(n) : : "xmm0", "cc");
+	__asm__ volatile("1: vdivpd %%xmm1, %%xmm2, %%xmm0\n dec %0\n jnz 1b" : "+r"(n) : : "xmm0", "cc");
 }
 
 __attribute__((noinline)) void rkern(long n, int depth);
@@ -35,26 +34,23 @@ __attribute__((noinline)) void rkern(long n, int depth)
 {
 	long m = n;
 
-	__asm__ volatile("1: vaddpd %%ymm1, %%ymm2, %%ymm0\n dec %0\n jnz 1b"
-			 : "+r"(m) : : "xmm0", "cc");
+	__asm__ volatile("1: vaddpd %%ymm1, %%ymm2, %%ymm0\n dec %0\n jnz 1b" : "+r"(m) : : "xmm0", "cc");
 	if (depth > 0)
 		rkern(n, depth - 1);
-	__asm__ volatile("" ::: "memory");	/* no tail call */
+	__asm__ volatile("" ::: "memory"); /* no tail call */
 }
 
 __attribute__((noinline)) void jkern(long n);
 __attribute__((noinline)) void jkern(long n)
 {
-	__asm__ volatile("1: vmulpd %%ymm1, %%ymm2, %%ymm0\n dec %0\n jnz 1b"
-			 : "+r"(n) : : "xmm0", "cc");
+	__asm__ volatile("1: vmulpd %%ymm1, %%ymm2, %%ymm0\n dec %0\n jnz 1b" : "+r"(n) : : "xmm0", "cc");
 	longjmp(jb, 1);
 }
 
 __attribute__((noinline)) void tkern(long n);
 __attribute__((noinline)) void tkern(long n)
 {
-	__asm__ volatile("1: vsubpd %%ymm1, %%ymm2, %%ymm0\n dec %0\n jnz 1b"
-			 : "+r"(n) : : "xmm0", "cc");
+	__asm__ volatile("1: vsubpd %%ymm1, %%ymm2, %%ymm0\n dec %0\n jnz 1b" : "+r"(n) : : "xmm0", "cc");
 }
 
 static void *worker(void *arg)

@@ -17,7 +17,7 @@ __attribute__((noinline)) void touch(long pages)
 	volatile char *p = mmap(NULL, pages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		exit(3);
-	madvise((void *)p, pages * 4096, MADV_NOHUGEPAGE);	/* a fault per 4 KiB page */
+	madvise((void *)p, pages * 4096, MADV_NOHUGEPAGE); /* a fault per 4 KiB page */
 	for (long i = 0; i < pages; i++)
 		p[i * 4096] = 1;
 }
@@ -35,7 +35,7 @@ __attribute__((noinline)) void kern_b(long n)
 __attribute__((noinline)) void caller_x(long n)
 {
 	kern_a(n);
-	__asm__ volatile("" ::: "memory");	/* not a tail call: caller_x stays on the stack */
+	__asm__ volatile("" ::: "memory"); /* not a tail call: caller_x stays on the stack */
 }
 
 __attribute__((noinline)) void caller_y(long n)

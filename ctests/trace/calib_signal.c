@@ -36,8 +36,7 @@ static volatile long alarms;
 
 __attribute__((noinline)) static void addpd(long n)
 {
-	__asm__ volatile("1: vaddpd %%xmm1, %%xmm2, %%xmm0\n dec %0\n jnz 1b"
-			 : "+r"(n) : : "xmm0", "cc");
+	__asm__ volatile("1: vaddpd %%xmm1, %%xmm2, %%xmm0\n dec %0\n jnz 1b" : "+r"(n) : : "xmm0", "cc");
 }
 
 static void on_usr1(int sig)
@@ -45,8 +44,7 @@ static void on_usr1(int sig)
 	long n = handler_n;
 
 	(void)sig;
-	__asm__ volatile("1: vmulpd %%xmm1, %%xmm2, %%xmm0\n dec %0\n jnz 1b"
-			 : "+r"(n) : : "xmm0", "cc");
+	__asm__ volatile("1: vmulpd %%xmm1, %%xmm2, %%xmm0\n dec %0\n jnz 1b" : "+r"(n) : : "xmm0", "cc");
 }
 
 static void on_alrm(int sig)
@@ -56,12 +54,14 @@ static void on_alrm(int sig)
 	__atomic_fetch_add(&alarms, 1, __ATOMIC_SEQ_CST);
 }
 
-#define ADD8 __asm__ volatile( \
-	" vaddpd %%xmm1, %%xmm2, %%xmm0\n vaddpd %%xmm1, %%xmm2, %%xmm0\n" \
-	" vaddpd %%xmm1, %%xmm2, %%xmm0\n vaddpd %%xmm1, %%xmm2, %%xmm0\n" \
-	" vaddpd %%xmm1, %%xmm2, %%xmm0\n vaddpd %%xmm1, %%xmm2, %%xmm0\n" \
-	" vaddpd %%xmm1, %%xmm2, %%xmm0\n vaddpd %%xmm1, %%xmm2, %%xmm0\n" \
-	: : : "xmm0")
+#define ADD8                                                                                \
+	__asm__ volatile(" vaddpd %%xmm1, %%xmm2, %%xmm0\n vaddpd %%xmm1, %%xmm2, %%xmm0\n" \
+			 " vaddpd %%xmm1, %%xmm2, %%xmm0\n vaddpd %%xmm1, %%xmm2, %%xmm0\n" \
+			 " vaddpd %%xmm1, %%xmm2, %%xmm0\n vaddpd %%xmm1, %%xmm2, %%xmm0\n" \
+			 " vaddpd %%xmm1, %%xmm2, %%xmm0\n vaddpd %%xmm1, %%xmm2, %%xmm0\n" \
+			 :                                                                  \
+			 :                                                                  \
+			 : "xmm0")
 
 static volatile int stop;
 
@@ -141,11 +141,14 @@ int main(int argc, char **argv)
 		sigaction(SIGALRM, &sa, NULL);
 		setitimer(ITIMER_REAL, &it, NULL);
 		__asm__ volatile("1:\n"
-			" vaddpd %%xmm1, %%xmm2, %%xmm0\n vaddpd %%xmm1, %%xmm2, %%xmm0\n"
-			" vaddpd %%xmm1, %%xmm2, %%xmm0\n vaddpd %%xmm1, %%xmm2, %%xmm0\n"
-			" vaddpd %%xmm1, %%xmm2, %%xmm0\n vaddpd %%xmm1, %%xmm2, %%xmm0\n"
-			" vaddpd %%xmm1, %%xmm2, %%xmm0\n vaddpd %%xmm1, %%xmm2, %%xmm0\n"
-			" dec %0\n jnz 1b" : "+r"(m) : : "xmm0", "cc");
+				 " vaddpd %%xmm1, %%xmm2, %%xmm0\n vaddpd %%xmm1, %%xmm2, %%xmm0\n"
+				 " vaddpd %%xmm1, %%xmm2, %%xmm0\n vaddpd %%xmm1, %%xmm2, %%xmm0\n"
+				 " vaddpd %%xmm1, %%xmm2, %%xmm0\n vaddpd %%xmm1, %%xmm2, %%xmm0\n"
+				 " vaddpd %%xmm1, %%xmm2, %%xmm0\n vaddpd %%xmm1, %%xmm2, %%xmm0\n"
+				 " dec %0\n jnz 1b"
+				 : "+r"(m)
+				 :
+				 : "xmm0", "cc");
 		memset(&it, 0, sizeof it);
 		setitimer(ITIMER_REAL, &it, NULL);
 		f = fopen(argv[3], "w");

@@ -57,8 +57,8 @@ static size_t emit(unsigned char *p, int k, int op)
 		memcpy(p + n, v, 4);
 		n += 4;
 	}
-	p[n++] = 0x48, p[n++] = 0xff, p[n++] = 0xcf;	/* dec %rdi */
-	p[n++] = 0x75, p[n] = (unsigned char)-(int)(n + 1);	/* jnz top */
+	p[n++] = 0x48, p[n++] = 0xff, p[n++] = 0xcf;	    /* dec %rdi */
+	p[n++] = 0x75, p[n] = (unsigned char)-(int)(n + 1); /* jnz top */
 	n++;
 	p[n++] = 0xc3;
 	return n;
@@ -66,8 +66,7 @@ static size_t emit(unsigned char *p, int k, int op)
 
 static unsigned char *rwx(void)
 {
-	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
 		perror("mmap");
 		exit(3);
@@ -89,8 +88,7 @@ static int inplace(long n)
 
 static int wx(long n)
 {
-	unsigned char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		return 3;
@@ -110,7 +108,7 @@ static int wx(long n)
 
 static unsigned char *tpage;
 static long tn;
-static atomic_int turn;		/* even: the runner runs; odd: the writer writes */
+static atomic_int turn; /* even: the runner runs; odd: the writer writes */
 
 static void *runner(void *arg)
 {
@@ -152,7 +150,7 @@ static int forked(long n, const char *file)
 	int st;
 
 	emit(p, 1, ADD);
-	((fn)p)(n);		/* guarded by the tracer from here on */
+	((fn)p)(n); /* guarded by the tracer from here on */
 	fflush(stdout);
 	if ((pid = fork()) < 0)
 		return 3;
@@ -200,7 +198,7 @@ static int writers(long n)
 	if (pthread_barrier_init(&bar, NULL, 2) || pthread_create(&th, NULL, writer, p))
 		return 3;
 	for (int round = 0; round < 40; round++) {
-		((fn)p)(n);	/* the page is guarded again */
+		((fn)p)(n); /* the page is guarded again */
 		pthread_barrier_wait(&bar);
 		((volatile unsigned char *)p)[2048] = (unsigned char)round;
 		pthread_barrier_wait(&bar);
@@ -220,7 +218,7 @@ static int selfpage(long n)
 
 	memcpy(p, v, 4);
 	at = 4;
-	p[at++] = 0x48, p[at++] = 0xff, p[at++] = 0x05;	/* incq disp32(%rip) */
+	p[at++] = 0x48, p[at++] = 0xff, p[at++] = 0x05; /* incq disp32(%rip) */
 	d = (int32_t)(2048 - (int32_t)(at + 4));
 	memcpy(p + at, &d, 4);
 	at += 4;
@@ -267,18 +265,17 @@ static int segv(long n)
 	if (ro == MAP_FAILED)
 		return 3;
 	emit(p, 1, ADD);
-	((fn)p)(n);		/* the code page is guarded now */
-	ro[100] = 1;		/* the program's own fault */
-	p[2] = MUL;		/* the tracer's fault */
+	((fn)p)(n);  /* the code page is guarded now */
+	ro[100] = 1; /* the program's own fault */
+	p[2] = MUL;  /* the tracer's fault */
 	((fn)p)(n);
 	/* the program makes its code page read-only itself, then writes */
 	if (mprotect(p, 4096, PROT_READ | PROT_EXEC))
 		return 3;
-	p[2] = ADD;		/* the program's own fault again */
+	p[2] = ADD; /* the program's own fault again */
 	((fn)p)(n);
 	int good = nfaults == 2 && fault_addr[0] == ro + 100 && fault_addr[1] == p + 2;
-	printf("segv: handler %s\n", good ? "ran twice at the right addresses"
-			     : "did not see its faults");
+	printf("segv: handler %s\n", good ? "ran twice at the right addresses" : "did not see its faults");
 	return good && ro[100] == 1 ? 0 : 1;
 }
 

@@ -15,8 +15,7 @@ static void *worker(void *arg)
 {
 	long n = n_iter * ((long)(size_t)arg + 1);
 
-	__asm__ volatile("1: vaddpd %%ymm1, %%ymm2, %%ymm0\n dec %0\n jnz 1b"
-			 : "+r"(n) : : "xmm0", "cc");
+	__asm__ volatile("1: vaddpd %%ymm1, %%ymm2, %%ymm0\n dec %0\n jnz 1b" : "+r"(n) : : "xmm0", "cc");
 	return NULL;
 }
 
@@ -35,7 +34,9 @@ int main(int argc, char **argv)
 	n = n_iter;
 	__asm__ volatile("1: vmulpd %%ymm1, %%ymm2, %%ymm0\n vmulpd %%ymm1, %%ymm2, %%ymm0\n"
 			 " dec %0\n jnz 1b"
-			 : "+r"(n) : : "xmm0", "cc");
+			 : "+r"(n)
+			 :
+			 : "xmm0", "cc");
 	for (int i = 0; i < nt; i++)
 		pthread_join(th[i], NULL);
 	return 0;

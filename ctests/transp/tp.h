@@ -11,8 +11,7 @@
 __attribute__((noinline)) static void tp_work(long n)
 {
 	if (n > 0)
-		__asm__ volatile("1: vaddpd %%ymm1, %%ymm2, %%ymm0\n dec %0\n jnz 1b"
-				 : "+r"(n) : : "xmm0", "cc");
+		__asm__ volatile("1: vaddpd %%ymm1, %%ymm2, %%ymm0\n dec %0\n jnz 1b" : "+r"(n) : : "xmm0", "cc");
 }
 
 #endif

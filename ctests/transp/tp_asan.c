@@ -34,7 +34,7 @@ int main(int argc, char **argv)
 	memset(p, 1, 4096);
 	printf("asan: sum %d\n", p[0] + p[4095]);
 	if (argc > 1 && !strcmp(argv[1], "leak"))
-		p = NULL;	/* lost */
+		p = NULL; /* lost */
 	else
 		keep = p;
 	return 0;

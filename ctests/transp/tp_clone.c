@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 		pid = (pid_t)syscall(SYS_clone3, &ca, sizeof ca);
 		if (pid == 0)
 			_exit(child(NULL));
-		if (ca.flags != CLONE_UNTRACED)	/* its struct is its own */
+		if (ca.flags != CLONE_UNTRACED) /* its struct is its own */
 			return 4;
 	} else {
 		pid = clone(child, stack + ssz, flags, NULL);
@@ -80,8 +80,7 @@ int main(int argc, char **argv)
 	tp_work(2000);
 	if (waitpid(pid, &st, __WALL) != pid)
 		return 3;
-	printf("%s: child exit %d, flag %d (%s memory)\n", mode,
-	       WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st), flag,
+	printf("%s: child exit %d, flag %d (%s memory)\n", mode, WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st), flag,
 	       flag ? "shared" : "own");
 	return WIFEXITED(st) && WEXITSTATUS(st) == 5 ? 0 : 1;
 }

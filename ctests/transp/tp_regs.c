@@ -33,7 +33,9 @@ static int rcx(void)
 	for (int i = 0; i < 1000; i++) {
 		unsigned long c, next, r11;
 		__asm__ volatile("mov $39, %%eax\n syscall\n 1: lea 1b(%%rip), %1"
-				 : "=c"(c), "=r"(next), "=&r"(r11) : : "rax", "r11", "memory");
+				 : "=c"(c), "=r"(next), "=&r"(r11)
+				 :
+				 : "rax", "r11", "memory");
 		(void)r11;
 		bad += c != next;
 		if (i % 100 == 0)
@@ -89,12 +91,13 @@ static int tf(void)
 		return 2;
 	for (int round = 0; round < 2; round++) {
 		n = 5;
-		__asm__ volatile(
-			"pushfq\n orq $0x100, (%%rsp)\n popfq\n"
-			"1: vaddpd %%ymm1, %%ymm2, %%ymm0\n"
-			"dec %0\n jnz 1b\n"
-			"pushfq\n andq $~0x100, (%%rsp)\n popfq\n"
-			: "+r"(n) : : "xmm0", "cc", "memory");
+		__asm__ volatile("pushfq\n orq $0x100, (%%rsp)\n popfq\n"
+				 "1: vaddpd %%ymm1, %%ymm2, %%ymm0\n"
+				 "dec %0\n jnz 1b\n"
+				 "pushfq\n andq $~0x100, (%%rsp)\n popfq\n"
+				 : "+r"(n)
+				 :
+				 : "xmm0", "cc", "memory");
 		tp_work(1000);
 	}
 	printf("tf: %ld traps\n", traps);

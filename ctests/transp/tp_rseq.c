@@ -33,37 +33,38 @@
 extern const unsigned int __rseq_size __attribute__((weak));
 extern const ptrdiff_t __rseq_offset __attribute__((weak));
 
-static long counters[NCPU][8];	/* one cache line per CPU */
+static long counters[NCPU][8]; /* one cache line per CPU */
 static __thread struct rseq own __attribute__((aligned(32)));
 static long ninc = 200000;
-static int path;		/* 1 glibc's area, 2 our own, 3 atomics */
+static int path; /* 1 glibc's area, 2 our own, 3 atomics */
 
 /* counters[cpu][0]++ in a critical section; 1 when it aborted */
 static int rseq_inc(struct rseq *rs)
 {
-	__asm__ goto(
-		".pushsection __rseq_cs, \"aw\"\n"
-		".balign 32\n"
-		"3: .long 0, 0\n"
-		".quad 1f, 2f - 1f, 4f\n"
-		".popsection\n"
-		"leaq 3b(%%rip), %%rax\n"
-		"movq %%rax, 8(%[rs])\n"
-		"1: movl 4(%[rs]), %%eax\n"
-		"cmpl $1024, %%eax\n"
-		"jae %l[bad]\n"
-		"shlq $6, %%rax\n"
-		"movq (%[c], %%rax), %%rdx\n"
-		"addq $1, %%rdx\n"
-		"movq %%rdx, (%[c], %%rax)\n"
-		"2:\n"
-		".pushsection __rseq_failure, \"ax\"\n"
-		".byte 0x0f, 0xb9, 0x3d\n"
-		".long 0x53053053\n"
-		"4: jmp %l[abort]\n"
-		".popsection\n"
-		: : [rs] "r"(rs), [c] "r"(counters)
-		: "rax", "rdx", "memory", "cc" : abort, bad);
+	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n"
+		     ".balign 32\n"
+		     "3: .long 0, 0\n"
+		     ".quad 1f, 2f - 1f, 4f\n"
+		     ".popsection\n"
+		     "leaq 3b(%%rip), %%rax\n"
+		     "movq %%rax, 8(%[rs])\n"
+		     "1: movl 4(%[rs]), %%eax\n"
+		     "cmpl $1024, %%eax\n"
+		     "jae %l[bad]\n"
+		     "shlq $6, %%rax\n"
+		     "movq (%[c], %%rax), %%rdx\n"
+		     "addq $1, %%rdx\n"
+		     "movq %%rdx, (%[c], %%rax)\n"
+		     "2:\n"
+		     ".pushsection __rseq_failure, \"ax\"\n"
+		     ".byte 0x0f, 0xb9, 0x3d\n"
+		     ".long 0x53053053\n"
+		     "4: jmp %l[abort]\n"
+		     ".popsection\n"
+		     :
+		     : [rs] "r"(rs), [c] "r"(counters)
+		     : "rax", "rdx", "memory", "cc"
+		     : abort, bad);
 	return 0;
 abort:
 	return 1;
@@ -122,11 +123,13 @@ int main(int argc, char **argv)
 			path = 3;
 		else
 			syscall(SYS_rseq, &own, sizeof own, RSEQ_FLAG_UNREGISTER, SIG);
-		if (path == 2)	/* each worker registers its own */
+		if (path == 2) /* each worker registers its own */
 			path = 0;
 	}
-	fprintf(stderr, "tp_rseq: %s\n", path == 1 ? "glibc's rseq area" :
-		path == 0 ? "own rseq registration" : "rseq refused: atomic adds");
+	fprintf(stderr, "tp_rseq: %s\n",
+		path == 1   ? "glibc's rseq area"
+		: path == 0 ? "own rseq registration"
+			    : "rseq refused: atomic adds");
 	tp_work(50000);
 	for (int i = 0; i < NTHR; i++)
 		if (pthread_create(&th[i], NULL, worker, NULL))

@@ -119,7 +119,7 @@ static void wait_child(struct pflops_child *c, int *status, unsigned tick_ms, pf
 		interrupt_step(c, &since);
 		int timeout = tick ? (int)tick_ms : -1;
 		if (c->interrupt && (timeout < 0 || timeout > (since ? 100 : 250)))
-			timeout = since ? 100 : 250;	/* signals can slip in before the wait */
+			timeout = since ? 100 : 250; /* signals can slip in before the wait */
 		if (pfd >= 0) {
 			struct pollfd pf = { pfd, POLLIN, 0 };
 			poll(&pf, 1, timeout);
@@ -141,7 +141,7 @@ static void wait_child(struct pflops_child *c, int *status, unsigned tick_ms, pf
 
 void pflops_child_abort(struct pflops_child *c)
 {
-	kill(c->pid, SIGKILL);	/* never ran the program: nothing to count it with */
+	kill(c->pid, SIGKILL); /* never ran the program: nothing to count it with */
 	close(c->go);
 	close(c->fail);
 	reap(c->pid, NULL);
@@ -182,8 +182,9 @@ int pflops_count_child(char *const argv[], struct pflops_child_event *ev, int n,
 	int rc = !pe || !v ? pf_err(err, PFLOPS_ENOMEM, "out of memory") : 0;
 	for (int i = 0; !rc && i < n; i++) {
 		/* each its own group: a plain list of events, none may wait for another */
-		pe[i] = (struct pflops_perf_event){ .type = ev[i].type, .config = ev[i].config, .group = i, .slot = i,
-						    .cpu = -1 };
+		pe[i] = (struct pflops_perf_event){
+			.type = ev[i].type, .config = ev[i].config, .group = i, .slot = i, .cpu = -1
+		};
 		snprintf(pe[i].name, sizeof(pe[i].name), "event type %u config 0x%llx", ev[i].type,
 			 (unsigned long long)ev[i].config);
 	}
@@ -194,7 +195,10 @@ int pflops_count_child(char *const argv[], struct pflops_child_event *ev, int n,
 		free(v);
 		return rc;
 	}
-	struct pflops_perf_attr a = { .tid = c.pid, .inherit = 1, .enable_on_exec = 1, .exclude_hv = 1,
+	struct pflops_perf_attr a = { .tid = c.pid,
+				      .inherit = 1,
+				      .enable_on_exec = 1,
+				      .exclude_hv = 1,
 				      .exclude_kernel = n > 0 && ev[0].exclude_kernel };
 	rc = pflops_perf_open(&set, pe, n, &a, err);
 	if (rc) {

@@ -16,8 +16,8 @@
 #include "pflops_perf.h"
 
 struct pf_group {
-	int first, count;	/* events [first, first+count) */
-	int fd;			/* the leader's */
+	int first, count; /* events [first, first+count) */
+	int fd;		  /* the leader's */
 };
 
 struct pflops_perf_set {
@@ -25,10 +25,10 @@ struct pflops_perf_set {
 	struct pflops_perf_event *ev;
 	int *fd;
 	struct pf_group *g;
-	struct pflops_perf_value *base;	/* values at the last start/reset */
+	struct pflops_perf_value *base; /* values at the last start/reset */
 	uint64_t *buf;			/* one group read: nr, enabled, running, values */
 	size_t buflen;
-	int refs;			/* some event is a kind's time reference */
+	int refs; /* some event is a kind's time reference */
 };
 
 static long pf_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group_fd)
@@ -53,15 +53,17 @@ static int open_error(const struct pflops_perf_event *e, pid_t tid, int errnum, 
 	switch (errnum) {
 	case EACCES:
 	case EPERM:
-		return pf_err(err, PFLOPS_EPERM,
-			      "perf_event_open(%s) refused: %s (perf_event_paranoid is %d; CAP_PERFMON or a lower setting allows it)",
-			      e->name, strerror(errnum), paranoid());
+		return pf_err(
+			err, PFLOPS_EPERM,
+			"perf_event_open(%s) refused: %s (perf_event_paranoid is %d; CAP_PERFMON or a lower setting allows it)",
+			e->name, strerror(errnum), paranoid());
 	case ENOENT:
 	case ENODEV:
 	case EOPNOTSUPP:
-		return pf_err(err, PFLOPS_ENOPMU,
-			      "perf_event_open(%s): the kernel has no such event here (type %u config 0x%llx: %s); no hardware PMU exposed?",
-			      e->name, e->type, (unsigned long long)e->config, strerror(errnum));
+		return pf_err(
+			err, PFLOPS_ENOPMU,
+			"perf_event_open(%s): the kernel has no such event here (type %u config 0x%llx: %s); no hardware PMU exposed?",
+			e->name, e->type, (unsigned long long)e->config, strerror(errnum));
 	case ESRCH:
 		return pf_err(err, PFLOPS_EINVAL, "perf_event_open(%s): no thread %d", e->name, (int)tid);
 	case EINVAL:
@@ -108,7 +110,8 @@ static int read_group(struct pflops_perf_set *s, const struct pf_group *g, struc
 	size_t want = (3 + (size_t)g->count) * sizeof(uint64_t);
 	ssize_t r = read(g->fd, s->buf, want);
 	if (r < 0)
-		return pf_err(err, PFLOPS_ESYS, "read of perf group led by %s: %s", s->ev[g->first].name, strerror(errno));
+		return pf_err(err, PFLOPS_ESYS, "read of perf group led by %s: %s", s->ev[g->first].name,
+			      strerror(errno));
 	if ((size_t)r != want || s->buf[0] != (uint64_t)g->count)
 		return pf_err(err, PFLOPS_ESYS, "short read of perf group led by %s: %zd bytes, %llu events",
 			      s->ev[g->first].name, r, (unsigned long long)s->buf[0]);
@@ -133,9 +136,9 @@ static int read_all(struct pflops_perf_set *s, struct pflops_perf_value *v, stru
 static int ioctl_all(struct pflops_perf_set *s, unsigned long req, const char *what, struct pflops_error *err)
 {
 	for (int g = 0; g < s->ngroups; g++)
-		if (ioctl(s->g[g].fd, req, 0) < 0)	/* the leader: members follow it */
-			return pf_err(err, PFLOPS_ESYS, "%s of perf group led by %s: %s", what, s->ev[s->g[g].first].name,
-				      strerror(errno));
+		if (ioctl(s->g[g].fd, req, 0) < 0) /* the leader: members follow it */
+			return pf_err(err, PFLOPS_ESYS, "%s of perf group led by %s: %s", what,
+				      s->ev[s->g[g].first].name, strerror(errno));
 	return 0;
 }
 
@@ -151,9 +154,10 @@ static int check_schedule(struct pflops_perf_set *s, struct pflops_error *err)
 	for (int g = 0; !rc && g < s->ngroups; g++) {
 		const struct pflops_perf_value *v = &s->base[s->g[g].first];
 		if (v->enabled > 0 && v->running == 0)
-			rc = pf_err(err, PFLOPS_ECNFLCT,
-				    "the perf group of %d events led by %s could not be scheduled: more events than free counters",
-				    s->g[g].count, s->ev[s->g[g].first].name);
+			rc = pf_err(
+				err, PFLOPS_ECNFLCT,
+				"the perf group of %d events led by %s could not be scheduled: more events than free counters",
+				s->g[g].count, s->ev[s->g[g].first].name);
 	}
 	return rc;
 }
@@ -187,7 +191,8 @@ int pflops_perf_open(struct pflops_perf_set **out, const struct pflops_perf_even
 		struct pflops_perf_event *e = &s->ev[i];
 		int leader = i == 0 || ev[i].group != ev[i - 1].group;
 		if (!e->name[0])
-			snprintf(e->name, sizeof(e->name), "type %u config 0x%llx", e->type, (unsigned long long)e->config);
+			snprintf(e->name, sizeof(e->name), "type %u config 0x%llx", e->type,
+				 (unsigned long long)e->config);
 		if (leader) {
 			s->g[s->ngroups].first = i;
 			s->ngroups++;
@@ -198,9 +203,9 @@ int pflops_perf_open(struct pflops_perf_set **out, const struct pflops_perf_even
 		a.size = sizeof(a);
 		a.type = e->type;
 		a.config = e->config;
-		a.disabled = leader;	/* members follow their leader */
+		a.disabled = leader; /* members follow their leader */
 		a.enable_on_exec = leader && attr->enable_on_exec;
-		a.inherit = !!attr->inherit;	/* group reads sum the children too */
+		a.inherit = !!attr->inherit; /* group reads sum the children too */
 		a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 		a.exclude_user = !!attr->exclude_user;
 		a.exclude_kernel = !!attr->exclude_kernel;
@@ -208,7 +213,7 @@ int pflops_perf_open(struct pflops_perf_set **out, const struct pflops_perf_even
 		if (e->sample_period) {
 			a.sample_period = e->sample_period;
 			a.sample_type = PERF_SAMPLE_IP;
-			a.wakeup_events = 1;	/* a wakeup (the overflow signal) per sample */
+			a.wakeup_events = 1; /* a wakeup (the overflow signal) per sample */
 			a.precise_ip = e->precise > 3 ? 3 : e->precise < 0 ? 0 : e->precise;
 		}
 		long fd = pf_perf_event_open(&a, attr->tid, e->cpu, leader ? -1 : g->fd);

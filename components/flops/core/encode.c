@@ -74,8 +74,8 @@ static int raw_value(const char *spec, uint64_t *v)
 	return *end ? -1 : 0;
 }
 
-int pflops_encode(const struct pflops_pmu *pmu, const char *spec, uint64_t *config,
-		  char *fstr, size_t fstrlen, struct pflops_error *err)
+int pflops_encode(const struct pflops_pmu *pmu, const char *spec, uint64_t *config, char *fstr, size_t fstrlen,
+		  struct pflops_error *err)
 {
 	if (!strncmp(spec, "raw:", 4)) {
 		uint64_t v;
@@ -124,7 +124,9 @@ int pflops_encode(const struct pflops_pmu *pmu, const char *spec, uint64_t *conf
 				      "pmu %s: '%s' is named for libpfm4, whose %s build has no %s PMU to encode it; "
 				      "a papi-flops built on %s lists it",
 				      pmu->name, spec, HOST_ARCH_NAME, pmu->arch == PFLOPS_ARCH_X86 ? "x86" : "Arm",
-				      pmu->arch == PFLOPS_ARCH_X86 ? "x86-64 (or presets/x86-libpfm.enc regenerated there)" : "aarch64");
+				      pmu->arch == PFLOPS_ARCH_X86
+					      ? "x86-64 (or presets/x86-libpfm.enc regenerated there)"
+					      : "aarch64");
 		return pf_err(err, PFLOPS_EENCODE, "libpfm4 cannot encode '%s': %s", full, pfm_strerror(rc));
 	}
 	*config = arg.count ? arg.codes[0] : 0;
@@ -157,17 +159,19 @@ int pflops_table_check_encodings(const struct pflops_table *t, struct pflops_err
 		if (p->libpfm[0]) {
 			pfm_pmu_info_t info;
 			int found = 0, k;
-			pfm_for_all_pmus(k) {
+			pfm_for_all_pmus(k)
+			{
 				memset(&info, 0, sizeof(info));
 				info.size = sizeof(info);
 				if (pfm_get_pmu_info(k, &info) == PFM_SUCCESS && !strcmp(info.name, p->libpfm))
 					found = 1;
 			}
 			if (!found && p->arch == HOST_ARCH)
-				return pf_err(err, PFLOPS_EENCODE,
-					      "%s:%d: pmu %s: this libpfm4 (%d.%d) has no PMU '%s'; write 'libpfm none' and raw:0xCODE events",
-					      p->file, p->line, p->name, PFM_MAJ_VERSION(pfm_get_version()),
-					      PFM_MIN_VERSION(pfm_get_version()), p->libpfm);
+				return pf_err(
+					err, PFLOPS_EENCODE,
+					"%s:%d: pmu %s: this libpfm4 (%d.%d) has no PMU '%s'; write 'libpfm none' and raw:0xCODE events",
+					p->file, p->line, p->name, PFM_MAJ_VERSION(pfm_get_version()),
+					PFM_MIN_VERSION(pfm_get_version()), p->libpfm);
 		}
 		for (int e = 0; e < p->nevents; e++) {
 			uint64_t cfg;
@@ -192,8 +196,8 @@ static int umask_code(int idx, const char *name, uint64_t *code)
 		pfm_event_attr_info_t a;
 		memset(&a, 0, sizeof(a));
 		a.size = sizeof(a);
-		if (pfm_get_event_attr_info(idx, i, PFM_OS_NONE, &a) == PFM_SUCCESS &&
-		    a.type == PFM_ATTR_UMASK && !strcmp(a.name, name)) {
+		if (pfm_get_event_attr_info(idx, i, PFM_OS_NONE, &a) == PFM_SUCCESS && a.type == PFM_ATTR_UMASK &&
+		    !strcmp(a.name, name)) {
 			*code = a.code;
 			return 0;
 		}
@@ -213,8 +217,8 @@ static const char *umask_named(int idx, uint64_t code)
 		pfm_event_attr_info_t a;
 		memset(&a, 0, sizeof(a));
 		a.size = sizeof(a);
-		if (pfm_get_event_attr_info(idx, i, PFM_OS_NONE, &a) == PFM_SUCCESS &&
-		    a.type == PFM_ATTR_UMASK && a.code == code)
+		if (pfm_get_event_attr_info(idx, i, PFM_OS_NONE, &a) == PFM_SUCCESS && a.type == PFM_ATTR_UMASK &&
+		    a.code == code)
 			return a.name;
 	}
 	return NULL;
@@ -224,7 +228,7 @@ static int encode_merge(const struct pflops_pmu *pmu, const char *a, const char 
 
 int pf_encode_merge(const struct pflops_pmu *pmu, const char *a, const char *b, char *out, size_t len)
 {
-	if (pmu->arch != HOST_ARCH) {	/* what libpfm4 answered where it has this PMU */
+	if (pmu->arch != HOST_ARCH) { /* what libpfm4 answered where it has this PMU */
 		const struct pflops_builtin_rec *r = replayed(pmu, a, b);
 		return r && (size_t)snprintf(out, len, "%s", r->out) < len ? 0 : -1;
 	}

@@ -25,18 +25,30 @@ char *pf_strdup(const char *s)
 const char *pflops_strerror(int code)
 {
 	switch (code) {
-	case PFLOPS_OK: return "success";
-	case PFLOPS_EINVAL: return "invalid argument or malformed input";
-	case PFLOPS_ENOMEM: return "out of memory";
-	case PFLOPS_ESYS: return "system call failed";
-	case PFLOPS_ENOENT: return "no such PMU, metric, event or file";
-	case PFLOPS_ENOCPU: return "unknown CPU: no FLOP formula for it";
-	case PFLOPS_EUNAVAIL: return "metric not countable on this CPU";
-	case PFLOPS_EPERM: return "not permitted to use hardware counters";
-	case PFLOPS_ENOPMU: return "no hardware PMU exposed";
-	case PFLOPS_ECNFLCT: return "more counters needed than the core has";
-	case PFLOPS_EENCODE: return "event cannot be encoded";
-	case PFLOPS_ECHILD: return "program could not be run";
+	case PFLOPS_OK:
+		return "success";
+	case PFLOPS_EINVAL:
+		return "invalid argument or malformed input";
+	case PFLOPS_ENOMEM:
+		return "out of memory";
+	case PFLOPS_ESYS:
+		return "system call failed";
+	case PFLOPS_ENOENT:
+		return "no such PMU, metric, event or file";
+	case PFLOPS_ENOCPU:
+		return "unknown CPU: no FLOP formula for it";
+	case PFLOPS_EUNAVAIL:
+		return "metric not countable on this CPU";
+	case PFLOPS_EPERM:
+		return "not permitted to use hardware counters";
+	case PFLOPS_ENOPMU:
+		return "no hardware PMU exposed";
+	case PFLOPS_ECNFLCT:
+		return "more counters needed than the core has";
+	case PFLOPS_EENCODE:
+		return "event cannot be encoded";
+	case PFLOPS_ECHILD:
+		return "program could not be run";
 	}
 	return "unknown error";
 }

@@ -9,7 +9,7 @@
 const char *const pflops_width_qual[PFLOPS_NWIDTH] = { PFLOPS_WIDTHS(QUAL) };
 const char *const pflops_prec_qual[PFLOPS_NPREC] = { PFLOPS_PRECS(QUAL) };
 #undef QUAL
-#define QUAL_SP(id, ...) " " #id	/* " SCALAR W128 ..." */
+#define QUAL_SP(id, ...) " " #id /* " SCALAR W128 ..." */
 
 /* name[0..len) equals word, case-insensitively */
 static int is(const char *name, size_t len, const char *word)
@@ -24,8 +24,9 @@ int pflops_evname_parse(const char *name, const char *detect_status, struct pflo
 	size_t len = strcspn(name, ":");
 	char head[PFLOPS_NAME_MAX];
 	if (len >= sizeof(head))
-		return pf_err(err, PFLOPS_ENOENT, "no flops event '%.*s...': names are at most %zu characters before a ':'",
-			      40, name, sizeof(head) - 1);
+		return pf_err(err, PFLOPS_ENOENT,
+			      "no flops event '%.*s...': names are at most %zu characters before a ':'", 40, name,
+			      sizeof(head) - 1);
 	memcpy(head, name, len);
 	head[len] = 0;
 	int m = pflops_metric_from_name(head);
@@ -40,7 +41,7 @@ int pflops_evname_parse(const char *name, const char *detect_status, struct pflo
 	else
 		return pf_err(err, PFLOPS_ENOENT, "no flops event '%s' (%s ...)", head, PFLOPS_METRIC_NAMES);
 	for (const char *q = name + len; *q;) {
-		q++;	/* the ':' */
+		q++; /* the ':' */
 		size_t n = strcspn(q, ":");
 		int found = 0;
 		if (e.entry < PFLOPS_NMETRIC) {
@@ -52,10 +53,10 @@ int pflops_evname_parse(const char *name, const char *detect_status, struct pflo
 					e.pq = i + 1, found = 1;
 		}
 		if (!found)
-			return pf_err(err, PFLOPS_ENOENT,
-				      "bad qualifier '%.*s' in flops event %s (one width %s and one precision %s, on metrics only)",
-				      (int)(n < 40 ? n : 40), q, head, &PFLOPS_WIDTHS(QUAL_SP)[1],
-				      &PFLOPS_PRECS(QUAL_SP)[1]);
+			return pf_err(
+				err, PFLOPS_ENOENT,
+				"bad qualifier '%.*s' in flops event %s (one width %s and one precision %s, on metrics only)",
+				(int)(n < 40 ? n : 40), q, head, &PFLOPS_WIDTHS(QUAL_SP)[1], &PFLOPS_PRECS(QUAL_SP)[1]);
 		q += n;
 	}
 	*out = e;
@@ -64,10 +65,11 @@ int pflops_evname_parse(const char *name, const char *detect_status, struct pflo
 
 int pflops_evname_format(const struct pflops_evname *e, const char *detect_status, char *buf, size_t len)
 {
-	const char *base = e->entry < PFLOPS_NMETRIC ? pflops_metric_name(e->entry)
-			   : e->entry == PFLOPS_EV_SCALED ? "SCALED"
+	const char *base = e->entry < PFLOPS_NMETRIC	     ? pflops_metric_name(e->entry)
+			   : e->entry == PFLOPS_EV_SCALED    ? "SCALED"
 			   : e->entry == PFLOPS_EV_UNCOVERED ? "UNCOVERED_NS"
-			   : e->entry == PFLOPS_EV_DETECT && detect_status && *detect_status ? detect_status : NULL;
+			   : e->entry == PFLOPS_EV_DETECT && detect_status && *detect_status ? detect_status
+											     : NULL;
 	if (!base || e->wq > PFLOPS_NWIDTH || e->pq > PFLOPS_NPREC)
 		return PFLOPS_EINVAL;
 	int n = snprintf(buf, len, "%s%s%s%s%s", base, e->wq ? ":" : "", e->wq ? pflops_width_qual[e->wq - 1] : "",

@@ -20,10 +20,10 @@
 #include <string.h>
 #include "pflops_internal.h"
 
-#define PF_FORMULA_DEPTH 64	/* real formulas nest 2 or 3 levels */
-#define PF_WEIGHT_MAX 1e6	/* FLOPs per count; the widest instruction does 64 */
+#define PF_FORMULA_DEPTH 64 /* real formulas nest 2 or 3 levels */
+#define PF_WEIGHT_MAX 1e6   /* FLOPs per count; the widest instruction does 64 */
 
-struct lin {			/* c + sum_i w[i] * count_i, each part a + b*VL */
+struct lin { /* c + sum_i w[i] * count_i, each part a + b*VL */
 	double c0, c1;
 	double *w0, *w1;
 };
@@ -31,8 +31,8 @@ struct lin {			/* c + sum_i w[i] * count_i, each part a + b*VL */
 struct parser {
 	const char *s;
 	const struct pflops_pmu *pmu;
-	int n;			/* events */
-	int depth;		/* factor() calls in progress */
+	int n;	   /* events */
+	int depth; /* factor() calls in progress */
 	char *msg;
 	size_t msglen;
 	int failed;
@@ -96,7 +96,8 @@ static int factor(struct parser *p, struct lin *out)
 		out->w0 = out->w1 = NULL;
 		char lim[16];
 		snprintf(lim, sizeof(lim), "%d", PF_FORMULA_DEPTH);
-		return fail(p, "nested more than %s levels deep (parentheses or '-' signs); write the formula flat", lim);
+		return fail(p, "nested more than %s levels deep (parentheses or '-' signs); write the formula flat",
+			    lim);
 	}
 	p->depth++;
 	int rc = factor1(p, out);
@@ -165,7 +166,7 @@ static int factor1(struct parser *p, struct lin *out)
 /* a *= b, where one side must be free of events */
 static int lin_mul(struct parser *p, struct lin *a, struct lin *b)
 {
-	struct lin *f = a, *s = b;	/* f: form (may hold events), s: scalar */
+	struct lin *f = a, *s = b; /* f: form (may hold events), s: scalar */
 	if (lin_has_events(p, a) && lin_has_events(p, b))
 		return fail(p, "%sproduct of two events is not linear", "");
 	if (lin_has_events(p, b)) {
@@ -250,12 +251,10 @@ static int expr(struct parser *p, struct lin *out)
 	}
 }
 
-int pf_formula_parse(const char *text, const struct pflops_pmu *pmu,
-		     struct pflops_term **terms, int *nterms,
-		     char *msg, size_t msglen)
+int pf_formula_parse(const char *text, const struct pflops_pmu *pmu, struct pflops_term **terms, int *nterms, char *msg,
+		     size_t msglen)
 {
-	struct parser p = { .s = text, .pmu = pmu, .n = pmu->nevents,
-			    .msg = msg, .msglen = msglen };
+	struct parser p = { .s = text, .pmu = pmu, .n = pmu->nevents, .msg = msg, .msglen = msglen };
 	struct lin l = { 0 };
 	*terms = NULL;
 	*nterms = 0;

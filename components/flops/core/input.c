@@ -35,12 +35,15 @@ static int check_stat(const char *path, const struct stat *st, const char *what,
 		      struct pflops_error *err)
 {
 	if (!S_ISREG(st->st_mode))
-		return pf_err(err, PFLOPS_EINVAL, "%s: %s, not a regular file; %s are read from regular files only%s", path,
-			      kind_of(st->st_mode), what,
-			      S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode) ? " (save what the pipe carries to a file first)" : "");
+		return pf_err(err, PFLOPS_EINVAL, "%s: %s, not a regular file; %s are read from regular files only%s",
+			      path, kind_of(st->st_mode), what,
+			      S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode)
+				      ? " (save what the pipe carries to a file first)"
+				      : "");
 	if ((unsigned long long)st->st_size > (unsigned long long)max_mib << 20)
-		return pf_err(err, PFLOPS_EINVAL, "%s: %lld bytes, over the %u MiB limit for %s; is this the right file?",
-			      path, (long long)st->st_size, max_mib, what);
+		return pf_err(err, PFLOPS_EINVAL,
+			      "%s: %lld bytes, over the %u MiB limit for %s; is this the right file?", path,
+			      (long long)st->st_size, max_mib, what);
 	return 0;
 }
 
@@ -48,8 +51,7 @@ int pf_input_check(const char *path, const char *what, unsigned max_mib, struct 
 {
 	struct stat st;
 	if (stat(path, &st))
-		return pf_err(err, PFLOPS_ESYS, "%s: cannot open: %s", path,
-			      strerror(errno));
+		return pf_err(err, PFLOPS_ESYS, "%s: cannot open: %s", path, strerror(errno));
 	return check_stat(path, &st, what, max_mib, err);
 }
 
@@ -82,6 +84,7 @@ int pf_input_too_big(const char *path, const char *what, unsigned max_mib, unsig
 {
 	if (bytes <= (unsigned long long)max_mib << 20)
 		return 0;
-	return pf_err(err, PFLOPS_EINVAL, "%s: over the %u MiB limit for %s (it grew while read); is this the right file?",
-		      path, max_mib, what);
+	return pf_err(err, PFLOPS_EINVAL,
+		      "%s: over the %u MiB limit for %s (it grew while read); is this the right file?", path, max_mib,
+		      what);
 }

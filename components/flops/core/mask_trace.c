@@ -16,8 +16,8 @@ struct pflops_mask_trace {
 	const struct pflops_mask_plan *mp;
 	int n;
 	struct pflops_mask_stream *st;
-	double seen[PFLOPS_MAX_COUNTERS];	/* counts the hook saw, per plan event */
-	struct pflops_mask_acc *acc;		/* [stream][plan event] */
+	double seen[PFLOPS_MAX_COUNTERS]; /* counts the hook saw, per plan event */
+	struct pflops_mask_acc *acc;	  /* [stream][plan event] */
 };
 
 struct pflops_mask_trace *pflops_mask_trace_new(const struct pflops_mask_plan *mp, const struct pflops_mask_stream *st,
@@ -33,8 +33,10 @@ struct pflops_mask_trace *pflops_mask_trace_new(const struct pflops_mask_plan *m
 	for (int s = 0; s < n; s++) {
 		if (!st[s].period || st[s].phase >= st[s].period) {
 			pflops_mask_trace_free(t);
-			pf_err(err, PFLOPS_EINVAL, "sampling period %u with phase %u: the period must be at least 1 "
-				   "and the phase below it", st[s].period, st[s].phase);
+			pf_err(err, PFLOPS_EINVAL,
+			       "sampling period %u with phase %u: the period must be at least 1 "
+			       "and the phase below it",
+			       st[s].period, st[s].phase);
 			return NULL;
 		}
 		t->st[s] = st[s];
@@ -82,12 +84,13 @@ void pflops_mask_trace_hook(void *arg, const struct pflops_fp_exec *x)
 			if (!have_bytes) {
 				/* the instruction as the counters' sample would show it:
 				 * address, bytes (read now: the thread is stopped), k0-k7 */
-				struct iovec local = { smp.insn, sizeof(smp.insn) }, remote = { (void *)(uintptr_t)x->addr, sizeof(smp.insn) };
+				struct iovec local = { smp.insn, sizeof(smp.insn) },
+					     remote = { (void *)(uintptr_t)x->addr, sizeof(smp.insn) };
 				memset(&smp, 0, sizeof(smp));
 				smp.ip = x->addr;
 				smp.pid = (uint32_t)x->tid;
 				ssize_t got = process_vm_readv(x->tid, &local, 1, &remote, 1, 0);
-				if (got < 0) {	/* near the end of a mapping: the instruction alone */
+				if (got < 0) { /* near the end of a mapping: the instruction alone */
 					remote.iov_len = local.iov_len = 1;
 					got = 0;
 					while (got < (ssize_t)sizeof(smp.insn)) {
@@ -106,7 +109,7 @@ void pflops_mask_trace_hook(void *arg, const struct pflops_fp_exec *x)
 				have_bytes = 1;
 			}
 			struct pflops_mask_acc *a = &t->acc[s * PFLOPS_MAX_COUNTERS + i];
-			if (!smp.insn_len) {	/* nothing read: counted as unreadable */
+			if (!smp.insn_len) { /* nothing read: counted as unreadable */
 				a->samples += k;
 				a->unreadable += k;
 				continue;

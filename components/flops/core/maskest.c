@@ -19,12 +19,12 @@ static unsigned lanes_of(int prec, int width)
 #undef BITS
 	if (width == PFLOPS_SCALAR)
 		return 1;
-	return bits[prec] ? wbits[width] / bits[prec] : 0;	/* x87: no packed form */
+	return bits[prec] ? wbits[width] / bits[prec] : 0; /* x87: no packed form */
 }
 
 int pflops_mask_event_from_model(const char *model, struct pflops_mask_event *ev, struct pflops_error *err)
 {
-	struct pflops_mix one;	/* one instruction of one class */
+	struct pflops_mix one; /* one instruction of one class */
 	int any = 0;
 
 	memset(ev, 0, sizeof(*ev));
@@ -194,7 +194,7 @@ void pflops_mask_result(const struct pflops_mask_acc *a, double count, struct pf
 		r->share = p;
 		r->share_lo = mid - half < 0 ? 0 : mid - half;
 		r->share_hi = mid + half > 1 ? 1 : mid + half;
-		if (r->share_lo > p)	/* rounding: the interval holds the estimate */
+		if (r->share_lo > p) /* rounding: the interval holds the estimate */
 			r->share_lo = p;
 		if (r->share_hi < p)
 			r->share_hi = p;
@@ -241,9 +241,11 @@ int pflops_mask_plan_make(struct pflops_mask_plan *mp, const struct pflops_pmu *
 			mp->corrected |= 1u << m;
 	}
 	if (!mp->corrected)
-		return pf_err(err, PFLOPS_EUNAVAIL,
-			      "nothing to correct on %s (%s): none of the metrics asked is masked-full with modelled events "
-			      "(only AVX-512 cores count masked lanes in full)", pmu->name, pmu->title);
+		return pf_err(
+			err, PFLOPS_EUNAVAIL,
+			"nothing to correct on %s (%s): none of the metrics asked is masked-full with modelled events "
+			"(only AVX-512 cores count masked lanes in full)",
+			pmu->name, pmu->title);
 	for (int m = 0; m < PFLOPS_NMETRIC; m++) {
 		const struct pflops_metric_def *d = &pmu->metrics[m];
 		if (!(metrics >> m & 1) || d->klass == PFLOPS_UNAVAILABLE)
@@ -252,7 +254,8 @@ int pflops_mask_plan_make(struct pflops_mask_plan *mp, const struct pflops_pmu *
 			int e = d->terms[t].event, i = plan_find(mp, e);
 			if (i < 0) {
 				if (mp->nevents == PFLOPS_MAX_COUNTERS)
-					return pf_err(err, PFLOPS_ECNFLCT, "the metrics asked need more than %d events on %s",
+					return pf_err(err, PFLOPS_ECNFLCT,
+						      "the metrics asked need more than %d events on %s",
 						      PFLOPS_MAX_COUNTERS, pmu->name);
 				i = mp->nevents++;
 				mp->e[i].event = e;
@@ -270,7 +273,8 @@ int pflops_mask_plan_make(struct pflops_mask_plan *mp, const struct pflops_pmu *
 	}
 	/* an event's FLOPs per count: its weight in a corrected FLOP metric */
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
-		for (int t = 0; (mp->corrected >> m & 1) && pflops_metric_is_flop(m) && t < pmu->metrics[m].nterms; t++) {
+		for (int t = 0; (mp->corrected >> m & 1) && pflops_metric_is_flop(m) && t < pmu->metrics[m].nterms;
+		     t++) {
 			int i = plan_find(mp, pmu->metrics[m].terms[t].event);
 			if (i >= 0)
 				mp->e[i].ev.weight = term_weight(pmu, &pmu->metrics[m].terms[t]);

@@ -17,9 +17,14 @@ unsigned pflops_op_flops(enum pflops_op op)
 	switch (op) {
 	case PFLOPS_OP_FMA:
 		return 2;
-	case PFLOPS_OP_ADD: case PFLOPS_OP_MUL: case PFLOPS_OP_DIV:
-	case PFLOPS_OP_SQRT: case PFLOPS_OP_RCP: case PFLOPS_OP_DPP:
-	case PFLOPS_OP_MINMAX: case PFLOPS_OP_CMPLX:
+	case PFLOPS_OP_ADD:
+	case PFLOPS_OP_MUL:
+	case PFLOPS_OP_DIV:
+	case PFLOPS_OP_SQRT:
+	case PFLOPS_OP_RCP:
+	case PFLOPS_OP_DPP:
+	case PFLOPS_OP_MINMAX:
+	case PFLOPS_OP_CMPLX:
 		return 1;
 	default:
 		return 0;
@@ -35,15 +40,13 @@ uint64_t pflops_mix_flops(const struct pflops_mix *m, int prec)
 			continue;
 		for (int w = 0; w < PFLOPS_NWIDTH; w++)
 			for (int o = 0; o < PFLOPS_NOP; o++)
-				sum += m->lanes_active[p][w][o] *
-				       pflops_op_flops((enum pflops_op)o);
+				sum += m->lanes_active[p][w][o] * pflops_op_flops((enum pflops_op)o);
 	}
 	return sum;
 }
 
 const char *pflops_op_name(enum pflops_op o)
 {
-	static const char *const n[] = { "add", "mul", "div", "sqrt", "rcp",
-					 "fma", "dpp", "minmax", "cmplx" };
+	static const char *const n[] = { "add", "mul", "div", "sqrt", "rcp", "fma", "dpp", "minmax", "cmplx" };
 	return (unsigned)o < PFLOPS_NOP ? n[o] : "?";
 }

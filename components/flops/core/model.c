@@ -27,8 +27,7 @@
 
 enum unit { U_INST, U_FLOPS, U_FLOPS_ACTIVE, U_NONE };
 
-static int fail(struct pflops_error *err, int code, const char *spec,
-		const char *what, const char *tok, size_t len)
+static int fail(struct pflops_error *err, int code, const char *spec, const char *what, const char *tok, size_t len)
 {
 	if (err) {
 		err->code = code;
@@ -41,8 +40,8 @@ static int fail(struct pflops_error *err, int code, const char *spec,
 }
 
 /* Parse "a,b,c" against names(i) for i < n into a bit mask. */
-static int list(const char *s, size_t len, const char *(*name)(int), int n,
-		unsigned *mask, const char **bad, size_t *badlen)
+static int list(const char *s, size_t len, const char *(*name)(int), int n, unsigned *mask, const char **bad,
+		size_t *badlen)
 {
 	*mask = 0;
 	while (len) {
@@ -63,7 +62,7 @@ static int list(const char *s, size_t len, const char *(*name)(int), int n,
 			break;
 		len -= l + 1;
 		s += l + 1;
-		if (!len) {	/* trailing comma */
+		if (!len) { /* trailing comma */
 			*bad = s - 1;
 			*badlen = 1;
 			return -1;
@@ -72,27 +71,34 @@ static int list(const char *s, size_t len, const char *(*name)(int), int n,
 	return 0;
 }
 
-static const char *prec_n(int i) { return pflops_prec_name((enum pflops_prec)i); }
-static const char *width_n(int i) { return pflops_width_name((enum pflops_width)i); }
-static const char *op_n(int i) { return pflops_op_name((enum pflops_op)i); }
+static const char *prec_n(int i)
+{
+	return pflops_prec_name((enum pflops_prec)i);
+}
+static const char *width_n(int i)
+{
+	return pflops_width_name((enum pflops_width)i);
+}
+static const char *op_n(int i)
+{
+	return pflops_op_name((enum pflops_op)i);
+}
 static const char *extra_n(int i)
 {
 	static const char *const n[] = { "vinsertf128", "256_nonfp" };
 	return i < PFLOPS_NEXTRA ? n[i] : "?";
 }
 
-int pflops_model_eval(const char *spec, const struct pflops_mix *m,
-		      double *count, struct pflops_error *err)
+int pflops_model_eval(const char *spec, const struct pflops_mix *m, double *count, struct pflops_error *err)
 {
-	unsigned precs = (1u << PFLOPS_NPREC) - 1, widths = (1u << PFLOPS_NWIDTH) - 1,
-		 ops = (1u << PFLOPS_NOP) - 1, plus = 0;
+	unsigned precs = (1u << PFLOPS_NPREC) - 1, widths = (1u << PFLOPS_NWIDTH) - 1, ops = (1u << PFLOPS_NOP) - 1,
+		 plus = 0;
 	int unit = -1;
 	double fma = -1, dpp = -1, sum = 0;
 	const char *p = spec;
 
 	if (!spec || !m || !count)
-		return fail(err, PFLOPS_EINVAL, spec ? spec : "(null)",
-			    "missing argument", "", 0);
+		return fail(err, PFLOPS_EINVAL, spec ? spec : "(null)", "missing argument", "", 0);
 	for (;;) {
 		const char *tok, *eq, *bad;
 		size_t len, badlen;
@@ -106,20 +112,17 @@ int pflops_model_eval(const char *spec, const struct pflops_mix *m,
 			p++;
 		len = (size_t)(p - tok);
 		eq = memchr(tok, '=', len);
-		if (unit < 0) {		/* the first token is the unit */
-			static const char *const units[] = { "inst", "flops",
-				"flops_active", "none" };
+		if (unit < 0) { /* the first token is the unit */
+			static const char *const units[] = { "inst", "flops", "flops_active", "none" };
 			for (int i = 0; i < 4; i++)
 				if (strlen(units[i]) == len && !strncmp(units[i], tok, len))
 					unit = i;
 			if (unit < 0)
-				return fail(err, PFLOPS_EINVAL, spec, "unknown unit",
-					    tok, len);
+				return fail(err, PFLOPS_EINVAL, spec, "unknown unit", tok, len);
 			continue;
 		}
 		if (!eq)
-			return fail(err, PFLOPS_EINVAL, spec, "expected key=value, got",
-				    tok, len);
+			return fail(err, PFLOPS_EINVAL, spec, "expected key=value, got", tok, len);
 		size_t klen = (size_t)(eq - tok), vlen = len - klen - 1;
 		const char *v = eq + 1;
 		int rc = 0;
@@ -135,35 +138,32 @@ int pflops_model_eval(const char *spec, const struct pflops_mix *m,
 		else if (klen == 3 && (!strncmp(tok, "fma", 3) || !strncmp(tok, "dpp", 3))) {
 			char num[16], *end;
 			if (vlen == 0 || vlen >= sizeof num)
-				return fail(err, PFLOPS_EINVAL, spec,
-					    "bad count in", tok, len);
+				return fail(err, PFLOPS_EINVAL, spec, "bad count in", tok, len);
 			memcpy(num, v, vlen);
 			num[vlen] = 0;
 			long n = strtol(num, &end, 10);
 			if (*end || n < 0 || n > 64)
-				return fail(err, PFLOPS_EINVAL, spec,
-					    "bad count in", tok, len);
+				return fail(err, PFLOPS_EINVAL, spec, "bad count in", tok, len);
 			*(tok[0] == 'f' ? &fma : &dpp) = (double)n;
 		} else
-			return fail(err, PFLOPS_EINVAL, spec, "unknown key in",
-				    tok, len);
+			return fail(err, PFLOPS_EINVAL, spec, "unknown key in", tok, len);
 		if (rc) {
 			if (vlen == 0) {
 				bad = tok;
 				badlen = len;
 			}
-			return fail(err, PFLOPS_EINVAL, spec, "unknown value",
-				    bad, badlen);
+			return fail(err, PFLOPS_EINVAL, spec, "unknown value", bad, badlen);
 		}
 	}
 	if (unit < 0)
-		return fail(err, PFLOPS_EINVAL, spec, "empty model, expected a unit",
-			    "", 0);
+		return fail(err, PFLOPS_EINVAL, spec, "empty model, expected a unit", "", 0);
 	if (unit == U_NONE) {
 		if (err) {
 			err->code = PFLOPS_EUNAVAIL;
-			snprintf(err->msg, sizeof err->msg, "model '%s': this event "
-				 "cannot be modelled from an x86 trace", spec);
+			snprintf(err->msg, sizeof err->msg,
+				 "model '%s': this event "
+				 "cannot be modelled from an x86 trace",
+				 spec);
 		}
 		return PFLOPS_EUNAVAIL;
 	}
@@ -172,21 +172,20 @@ int pflops_model_eval(const char *spec, const struct pflops_mix *m,
 		for (int w = 0; w < PFLOPS_NWIDTH; w++)
 			for (int o = 0; o < PFLOPS_NOP; o++) {
 				double per;
-				if (!((precs >> pr) & 1) || !((widths >> w) & 1) ||
-				    !((ops >> o) & 1))
+				if (!((precs >> pr) & 1) || !((widths >> w) & 1) || !((ops >> o) & 1))
 					continue;
 				if (unit == U_INST) {
-					per = o == PFLOPS_OP_FMA ? (fma < 0 ? 1 : fma) :
-					      o == PFLOPS_OP_DPP ? (dpp < 0 ? 1 : dpp) : 1;
+					per = o == PFLOPS_OP_FMA   ? (fma < 0 ? 1 : fma)
+					      : o == PFLOPS_OP_DPP ? (dpp < 0 ? 1 : dpp)
+								   : 1;
 					sum += per * (double)m->insts[pr][w][o];
 					continue;
 				}
-				per = o == PFLOPS_OP_FMA && fma >= 0 ? fma :
-				      o == PFLOPS_OP_DPP && dpp >= 0 ? dpp :
-				      pflops_op_flops((enum pflops_op)o);
-				sum += per * (double)(unit == U_FLOPS ?
-						      m->lanes_full[pr][w][o] :
-						      m->lanes_active[pr][w][o]);
+				per = o == PFLOPS_OP_FMA && fma >= 0   ? fma
+				      : o == PFLOPS_OP_DPP && dpp >= 0 ? dpp
+								       : pflops_op_flops((enum pflops_op)o);
+				sum += per *
+				       (double)(unit == U_FLOPS ? m->lanes_full[pr][w][o] : m->lanes_active[pr][w][o]);
 			}
 	for (int x = 0; x < PFLOPS_NEXTRA; x++)
 		if ((plus >> x) & 1)

@@ -22,17 +22,17 @@ extern "C" {
 
 enum {
 	PFLOPS_OK = 0,
-	PFLOPS_EINVAL = -1,	/* bad argument or malformed input */
+	PFLOPS_EINVAL = -1, /* bad argument or malformed input */
 	PFLOPS_ENOMEM = -2,
-	PFLOPS_ESYS = -3,	/* a system call failed (errno in the message) */
-	PFLOPS_ENOENT = -4,	/* no such PMU, metric, event or file */
-	PFLOPS_ENOCPU = -5,	/* unknown CPU: no formula for it */
-	PFLOPS_EUNAVAIL = -6,	/* the metric cannot be counted on this PMU */
-	PFLOPS_EPERM = -7,	/* perf_event_paranoid or capabilities forbid */
-	PFLOPS_ENOPMU = -8,	/* no hardware PMU exposed (e.g. a VM) */
-	PFLOPS_ECNFLCT = -9,	/* more counters than the core has */
-	PFLOPS_EENCODE = -10,	/* libpfm4 cannot encode an event */
-	PFLOPS_ECHILD = -11,	/* traced/run program failed to start */
+	PFLOPS_ESYS = -3,     /* a system call failed (errno in the message) */
+	PFLOPS_ENOENT = -4,   /* no such PMU, metric, event or file */
+	PFLOPS_ENOCPU = -5,   /* unknown CPU: no formula for it */
+	PFLOPS_EUNAVAIL = -6, /* the metric cannot be counted on this PMU */
+	PFLOPS_EPERM = -7,    /* perf_event_paranoid or capabilities forbid */
+	PFLOPS_ENOPMU = -8,   /* no hardware PMU exposed (e.g. a VM) */
+	PFLOPS_ECNFLCT = -9,  /* more counters than the core has */
+	PFLOPS_EENCODE = -10, /* libpfm4 cannot encode an event */
+	PFLOPS_ECHILD = -11,  /* traced/run program failed to start */
 };
 
 #define PFLOPS_ERRMSG_MAX 512
@@ -49,7 +49,7 @@ const char *pflops_strerror(int code);
  * did not get it too), | PFLOPS_INTERRUPT_NOW at a second signal. */
 #define PFLOPS_INTERRUPT_FORWARD 0x100
 #define PFLOPS_INTERRUPT_NOW 0x200
-#define PFLOPS_INTERRUPT_GRACE_MS 2000	/* then the program is killed */
+#define PFLOPS_INTERRUPT_GRACE_MS 2000 /* then the program is killed */
 
 /* ---------------------------------------------------------------------
  * Instruction classes: what the tracer counts and what the per-PMU
@@ -65,15 +65,15 @@ const char *pflops_strerror(int code);
 enum pflops_prec { PFLOPS_PRECS(PFLOPS_ENUM_) PFLOPS_NPREC };
 enum pflops_width { PFLOPS_WIDTHS(PFLOPS_ENUM_) PFLOPS_NWIDTH };
 enum pflops_op {
-	PFLOPS_OP_ADD,		/* add, sub, addsub, hadd, hsub */
+	PFLOPS_OP_ADD, /* add, sub, addsub, hadd, hsub */
 	PFLOPS_OP_MUL,
 	PFLOPS_OP_DIV,
 	PFLOPS_OP_SQRT,
-	PFLOPS_OP_RCP,		/* rcp, rsqrt (and their 14/28-bit forms) */
-	PFLOPS_OP_FMA,		/* fmadd, fmsub, fnmadd, fnmsub, fmaddsub ... */
-	PFLOPS_OP_DPP,		/* dpps, dppd */
+	PFLOPS_OP_RCP, /* rcp, rsqrt (and their 14/28-bit forms) */
+	PFLOPS_OP_FMA, /* fmadd, fmsub, fnmadd, fnmsub, fmaddsub ... */
+	PFLOPS_OP_DPP, /* dpps, dppd */
 	PFLOPS_OP_MINMAX,
-	PFLOPS_OP_CMPLX,	/* FP16 complex multiply (-add): vf[c]mulc*, vf[c]maddc* */
+	PFLOPS_OP_CMPLX, /* FP16 complex multiply (-add): vf[c]mulc*, vf[c]maddc* */
 	PFLOPS_NOP
 };
 
@@ -90,7 +90,7 @@ struct pflops_mix {
 	/* elements operated on: active lanes only (mask applied) */
 	uint64_t lanes_active[PFLOPS_NPREC][PFLOPS_NWIDTH][PFLOPS_NOP];
 	uint64_t extra[PFLOPS_NEXTRA];
-	uint64_t total_insts;	/* all retired instructions traced */
+	uint64_t total_insts; /* all retired instructions traced */
 };
 
 /* FLOPs per element for an operation: FMA 2, complex FP16 see DESIGN. */
@@ -121,6 +121,8 @@ const char *pflops_op_name(enum pflops_op o);
  *         our preset's note gives it */
 #define PFLOPS_WIDTHS_ALL ((1u << PFLOPS_NWIDTH) - 1)
 #define PFLOPS_WIDTHS_PACKED (PFLOPS_WIDTHS_ALL & ~(1u << PFLOPS_SCALAR))
+/* One row a line, kept by hand: */
+/* clang-format off */
 #define PFLOPS_METRICS(X) \
 	X(FP_OPS, FLOP, -1, PFLOPS_WIDTHS_ALL, 0, "PAPI_FP_OPS", \
 	  "Floating-point operations, all precisions", \
@@ -142,6 +144,7 @@ const char *pflops_op_name(enum pflops_op o);
 	X(VEC_SP, INSTS, PFLOPS_SP, PFLOPS_WIDTHS_PACKED, 0, "PAPI_VEC_SP", \
 	  "Packed single-precision instructions", \
 	  "packed (SIMD) single-precision instructions only; one per instruction; scalar instructions are not counted")
+/* clang-format on */
 
 enum pflops_metric { PFLOPS_METRICS(PFLOPS_ENUM_) PFLOPS_NMETRIC };
 /* "FP_OPS DP_OPS ... VEC_SP" and "FP_OPS,DP_OPS,...,VEC_SP" (expressions,
@@ -150,23 +153,29 @@ enum pflops_metric { PFLOPS_METRICS(PFLOPS_ENUM_) PFLOPS_NMETRIC };
 #define PFLOPS_MNAME_CM_(id, ...) "," #id
 #define PFLOPS_METRIC_NAMES (&PFLOPS_METRICS(PFLOPS_MNAME_SP_)[1])
 #define PFLOPS_METRIC_NAMES_COMMA (&PFLOPS_METRICS(PFLOPS_MNAME_CM_)[1])
-enum pflops_class { PFLOPS_EXACT, PFLOPS_MASKED_FULL, PFLOPS_SPECULATIVE,
-		    PFLOPS_ESTIMATE, PFLOPS_UNAVAILABLE, PFLOPS_NCLASS };
+enum pflops_class {
+	PFLOPS_EXACT,
+	PFLOPS_MASKED_FULL,
+	PFLOPS_SPECULATIVE,
+	PFLOPS_ESTIMATE,
+	PFLOPS_UNAVAILABLE,
+	PFLOPS_NCLASS
+};
 enum pflops_arch { PFLOPS_ARCH_X86, PFLOPS_ARCH_ARM };
 
 #define PFLOPS_NAME_MAX 64
 
 struct pflops_event {
-	char alias[PFLOPS_NAME_MAX];	/* name used in formulas (SD, D128 ...) */
-	char *spec;		/* "EVENT:UMASK" for libpfm4, or "raw:0xNNNN" */
-	char *model;		/* what it counts, for the trace models; may be NULL */
-	int pair;		/* costs two counters (AMD merged counter pair) */
-	int combine;		/* umask bits may be OR-ed with a sibling's (for a
+	char alias[PFLOPS_NAME_MAX]; /* name used in formulas (SD, D128 ...) */
+	char *spec;		     /* "EVENT:UMASK" for libpfm4, or "raw:0xNNNN" */
+	char *model;		     /* what it counts, for the trace models; may be NULL */
+	int pair;		     /* costs two counters (AMD merged counter pair) */
+	int combine;		     /* umask bits may be OR-ed with a sibling's (for a
 				 * libpfm4-named event: where libpfm4 refuses) */
 	int line;
-	char *note;		/* an event in no formula, kept for recordings
+	char *note;	       /* an event in no formula, kept for recordings
 				 * (`note` directive): what it counts; else NULL */
-	uint64_t built_config;	/* libpfm4's encoding at build time (built-in
+	uint64_t built_config; /* libpfm4's encoding at build time (built-in
 				 * table), used where this process's libpfm4
 				 * does not have the PMU active; 0: none */
 };
@@ -174,14 +183,14 @@ struct pflops_event {
 /* weight = w0 + wvl * VL, VL the SVE vector length in bits (so the
  * table's "SCALE*VL/128" has wvl = 1/128) */
 struct pflops_term {
-	int event;		/* index into pmu->events */
+	int event; /* index into pmu->events */
 	double w0, wvl;
 };
 
 struct pflops_metric_def {
 	enum pflops_class klass;
-	char *formula;		/* readable infix as written in the table */
-	char *caveat;		/* one sentence; the reason when unavailable */
+	char *formula; /* readable infix as written in the table */
+	char *caveat;  /* one sentence; the reason when unavailable */
 	int nterms;
 	struct pflops_term *terms;
 	int line;
@@ -192,32 +201,32 @@ struct pflops_metric_def {
  * (EVENT) that counts the instructions PART would weight: zero proves the
  * smaller plan exact; non-zero is reported as status STATUS. */
 struct pflops_detect {
-	int line;		/* 0: the block has no detect line */
-	int metric, part;	/* enum pflops_metric */
-	int event;		/* index into pmu->events */
-	uint64_t drop;		/* bit i: event i is weighted by PART */
-	char status[32];	/* status event reporting EVENT's count */
+	int line;	  /* 0: the block has no detect line */
+	int metric, part; /* enum pflops_metric */
+	int event;	  /* index into pmu->events */
+	uint64_t drop;	  /* bit i: event i is weighted by PART */
+	char status[32];  /* status event reporting EVENT's count */
 };
 
 struct pflops_match {
-	char vendor[16];	/* intel, amd, hygon, arm */
-	unsigned family;	/* Arm: implementer */
-	unsigned model_lo, model_hi;	/* Arm: part number */
+	char vendor[16];	     /* intel, amd, hygon, arm */
+	unsigned family;	     /* Arm: implementer */
+	unsigned model_lo, model_hi; /* Arm: part number */
 	unsigned step_lo, step_hi;
-	char coretype[32];	/* hwloc CoreType (IntelCore, IntelAtom ...) or "" */
+	char coretype[32]; /* hwloc CoreType (IntelCore, IntelAtom ...) or "" */
 	int line;
 };
 
 struct pflops_pmu {
-	char name[PFLOPS_NAME_MAX];	/* libpfm4's PMU name where it has one */
+	char name[PFLOPS_NAME_MAX]; /* libpfm4's PMU name where it has one */
 	char title[128];
-	char libpfm[PFLOPS_NAME_MAX];	/* libpfm4 name to encode with, "" = raw only */
-	char sysfs[PFLOPS_NAME_MAX];	/* perf PMU under /sys/bus/event_source ("cpu") */
+	char libpfm[PFLOPS_NAME_MAX]; /* libpfm4 name to encode with, "" = raw only */
+	char sysfs[PFLOPS_NAME_MAX];  /* perf PMU under /sys/bus/event_source ("cpu") */
 	char aliases[4][PFLOPS_NAME_MAX];
 	enum pflops_arch arch;
-	int counters_smt, counters_nosmt;	/* general counters per logical thread */
-	int sve_bits;		/* SVE vector length of the part, 0 = none */
-	int cycles_general;	/* no fixed cycles counter (AMD): the NMI
+	int counters_smt, counters_nosmt; /* general counters per logical thread */
+	int sve_bits;			  /* SVE vector length of the part, 0 = none */
+	int cycles_general;		  /* no fixed cycles counter (AMD): the NMI
 				 * watchdog's cycles event takes a general one */
 	struct pflops_detect detect;
 	int nevents;
@@ -236,33 +245,31 @@ struct pflops_table {
 
 /* A metric's row of the registry (PFLOPS_METRICS). */
 struct pflops_metric_info {
-	const char *name;	/* "DP_OPS" */
-	const char *unit;	/* "FLOP" or "instructions" */
-	int flop;		/* 1: FLOPs; 0: instructions (VEC_DP, VEC_SP) */
-	int prec;		/* enum pflops_prec counted, -1 all */
-	unsigned widths;	/* bit mask of enum pflops_width counted */
-	int sparse;		/* rare in code: a by-function column only where a run did any */
-	const char *papi;	/* "PAPI_DP_OPS" or NULL */
-	const char *descr;	/* what it counts, one phrase */
-	const char *papi_meaning;	/* the note of our PAPI preset row */
+	const char *name;	  /* "DP_OPS" */
+	const char *unit;	  /* "FLOP" or "instructions" */
+	int flop;		  /* 1: FLOPs; 0: instructions (VEC_DP, VEC_SP) */
+	int prec;		  /* enum pflops_prec counted, -1 all */
+	unsigned widths;	  /* bit mask of enum pflops_width counted */
+	int sparse;		  /* rare in code: a by-function column only where a run did any */
+	const char *papi;	  /* "PAPI_DP_OPS" or NULL */
+	const char *descr;	  /* what it counts, one phrase */
+	const char *papi_meaning; /* the note of our PAPI preset row */
 };
 /* NULL for a value outside enum pflops_metric */
 const struct pflops_metric_info *pflops_metric_info(enum pflops_metric m);
-const char *pflops_metric_name(enum pflops_metric m);	/* "DP_OPS" */
+const char *pflops_metric_name(enum pflops_metric m); /* "DP_OPS" */
 /* 1 for a FLOP metric, 0 for VEC_DP / VEC_SP (packed instruction counts). */
 int pflops_metric_is_flop(enum pflops_metric m);
 /* The metrics pmu can count: bit mask of enum pflops_metric. */
 unsigned pflops_pmu_available(const struct pflops_pmu *pmu);
-int pflops_metric_from_name(const char *name);		/* -1 if unknown */
-const char *pflops_class_name(enum pflops_class c);	/* "masked-full" */
+int pflops_metric_from_name(const char *name);	    /* -1 if unknown */
+const char *pflops_class_name(enum pflops_class c); /* "masked-full" */
 
 /* Parse table text; `file` names it in errors.  Appends to *t (start from
  * a zeroed table).  Validation of event encodings is separate
  * (pflops_table_check_encodings). */
-int pflops_table_parse(struct pflops_table *t, const char *text,
-		       const char *file, struct pflops_error *err);
-int pflops_table_load_file(struct pflops_table *t, const char *path,
-			   struct pflops_error *err);
+int pflops_table_parse(struct pflops_table *t, const char *text, const char *file, struct pflops_error *err);
+int pflops_table_load_file(struct pflops_table *t, const char *path, struct pflops_error *err);
 /* The table compiled into the library (generated from presets/), or the
  * files PAPI_FLOPS_TABLE names: *t is overwritten, not appended to (free
  * it with pflops_table_free). */
@@ -270,12 +277,10 @@ int pflops_table_builtin(struct pflops_table *t, struct pflops_error *err);
 void pflops_table_free(struct pflops_table *t);
 
 /* By PMU name or alias (case-insensitive); NULL if none. */
-const struct pflops_pmu *pflops_table_find(const struct pflops_table *t,
-					   const char *name);
+const struct pflops_pmu *pflops_table_find(const struct pflops_table *t, const char *name);
 /* By CPU identity; coretype may be NULL or "" for non-hybrid parts. */
-const struct pflops_pmu *pflops_table_match(const struct pflops_table *t,
-	const char *vendor, unsigned family, unsigned model, unsigned stepping,
-	const char *coretype);
+const struct pflops_pmu *pflops_table_match(const struct pflops_table *t, const char *vendor, unsigned family,
+					    unsigned model, unsigned stepping, const char *coretype);
 /* Vendor string from CPUID/hwloc ("GenuineIntel", "AuthenticAMD",
  * "HygonGenuine", Arm implementer) to the table's vendor word. */
 const char *pflops_vendor_word(const char *cpu_vendor);
@@ -285,24 +290,24 @@ const char *pflops_vendor_word(const char *cpu_vendor);
  */
 #define PFLOPS_MAX_COUNTERS 32
 struct pflops_counter {
-	char spec[160];		/* what is opened: "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE:SCALAR_SINGLE" or raw */
-	int events[8];		/* table events merged into this counter */
+	char spec[160]; /* what is opened: "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE:SCALAR_SINGLE" or raw */
+	int events[8];	/* table events merged into this counter */
 	int nevents;
-	int cost;		/* hardware counters it takes (2 for AMD pairs) */
-	uint64_t config;	/* event-select code, user+kernel (full form, as perf's rNNNN) */
-	int pfm_encoded;	/* config came from libpfm4 */
-	int detects;		/* a detector (weight 0 everywhere): its count is
+	int cost;		       /* hardware counters it takes (2 for AMD pairs) */
+	uint64_t config;	       /* event-select code, user+kernel (full form, as perf's rNNNN) */
+	int pfm_encoded;	       /* config came from libpfm4 */
+	int detects;		       /* a detector (weight 0 everywhere): its count is
 				 * the instructions of the reduced plan's left-out part */
-	double weight[PFLOPS_NMETRIC];	/* per requested metric */
+	double weight[PFLOPS_NMETRIC]; /* per requested metric */
 };
 
 struct pflops_plan {
 	const struct pflops_pmu *pmu;
-	unsigned metrics;	/* bit mask of enum pflops_metric */
-	double vl128;		/* VL/128 used for the weights */
-	int ncounters;		/* entries in counter[] */
-	int cost;		/* hardware counters needed */
-	unsigned reduced;	/* metrics planned without the pmu's detect PART
+	unsigned metrics; /* bit mask of enum pflops_metric */
+	double vl128;	  /* VL/128 used for the weights */
+	int ncounters;	  /* entries in counter[] */
+	int cost;	  /* hardware counters needed */
+	unsigned reduced; /* metrics planned without the pmu's detect PART
 				 * (pflops_plan_fit): exact only while the
 				 * detector counter reads 0 */
 	struct pflops_counter counter[PFLOPS_MAX_COUNTERS];
@@ -311,8 +316,8 @@ struct pflops_plan {
 /* Plan the requested metrics (bit mask) on pmu.  sve_bits 0 = the
  * table's figure.  Fails with PFLOPS_EUNAVAIL naming the metric when one
  * is unavailable. */
-int pflops_plan_make(struct pflops_plan *p, const struct pflops_pmu *pmu,
-		     unsigned metrics, int sve_bits, struct pflops_error *err);
+int pflops_plan_make(struct pflops_plan *p, const struct pflops_pmu *pmu, unsigned metrics, int sve_bits,
+		     struct pflops_error *err);
 /* pflops_plan_make, then fitted to `budget` counters where the table
  * allows: when the plan needs more and the pmu's `detect` rule applies
  * (the requested metrics that weight PART's events are all the rule's
@@ -322,11 +327,10 @@ int pflops_plan_make(struct pflops_plan *p, const struct pflops_pmu *pmu,
  * slot s is metric s), for callers that plan variants of metrics in
  * slots.  A plan that still does not fit is returned as made: the caller
  * compares p->cost with its budget. */
-int pflops_plan_fit(struct pflops_plan *p, const struct pflops_pmu *pmu, unsigned metrics, int sve_bits,
-		    int budget, const int *slot_metric, struct pflops_error *err);
+int pflops_plan_fit(struct pflops_plan *p, const struct pflops_pmu *pmu, unsigned metrics, int sve_bits, int budget,
+		    const int *slot_metric, struct pflops_error *err);
 /* Metric value from the plan's counter values (same order as counter[]). */
-double pflops_plan_eval(const struct pflops_plan *p, enum pflops_metric m,
-			const double *counts);
+double pflops_plan_eval(const struct pflops_plan *p, enum pflops_metric m, const double *counts);
 
 /* ---------------------------------------------------------------------
  * Encoding with libpfm4 (any x86 PMU it knows, active or not).
@@ -335,13 +339,11 @@ int pflops_encode_init(struct pflops_error *err);
 /* Encode spec (libpfm4 "EVENT:UMASK..." on pmu, or "raw:0x..") into the
  * full event-select code, user+kernel.  fstr (may be NULL) receives
  * libpfm4's canonical name. */
-int pflops_encode(const struct pflops_pmu *pmu, const char *spec,
-		  uint64_t *config, char *fstr, size_t fstrlen,
+int pflops_encode(const struct pflops_pmu *pmu, const char *spec, uint64_t *config, char *fstr, size_t fstrlen,
 		  struct pflops_error *err);
 /* Check every event of every PMU encodes; the first failure as
  * "file:line: ..." in err. */
-int pflops_table_check_encodings(const struct pflops_table *t,
-				 struct pflops_error *err);
+int pflops_table_check_encodings(const struct pflops_table *t, struct pflops_error *err);
 
 /* ---------------------------------------------------------------------
  * Probe: the machine (live, or replayed from an hwloc XML file or CPUID
@@ -351,35 +353,35 @@ int pflops_table_check_encodings(const struct pflops_table *t,
 #define PFLOPS_MAX_KINDS 8
 
 struct pflops_kind {
-	char coretype[32];	/* hwloc CoreType, "" on non-hybrid parts */
-	char cpus[256];		/* logical processors, "0-7,16-23" */
+	char coretype[32]; /* hwloc CoreType, "" on non-hybrid parts */
+	char cpus[256];	   /* logical processors, "0-7,16-23" */
 	int ncpus;
-	char vendor[16];	/* table word: intel amd hygon arm */
-	unsigned family, model, stepping;	/* Arm: implementer, part, variant */
+	char vendor[16];		  /* table word: intel amd hygon arm */
+	unsigned family, model, stepping; /* Arm: implementer, part, variant */
 	char model_name[128];
-	const struct pflops_pmu *pmu;	/* NULL: unknown CPU */
-	char why[256];		/* when pmu is NULL: the one-sentence reason */
-	int smt;		/* SMT siblings present */
-	int budget;		/* general counters per logical thread left to an
+	const struct pflops_pmu *pmu; /* NULL: unknown CPU */
+	char why[256];		      /* when pmu is NULL: the one-sentence reason */
+	int smt;		      /* SMT siblings present */
+	int budget;		      /* general counters per logical thread left to an
 				 * event set (pflops_budget with no cycles) */
-	int budget_cycles;	/* the same for a set that also counts cycles
+	int budget_cycles;	      /* the same for a set that also counts cycles
 				 * (a hybrid time reference) */
-	int sve_bits;		/* Arm SVE vector length, 0 if none */
+	int sve_bits;		      /* Arm SVE vector length, 0 if none */
 };
 
 struct pflops_access {
-	int code;		/* PFLOPS_OK, PFLOPS_ENOPMU, PFLOPS_EPERM ... */
-	char msg[256];		/* one sentence: what blocks counting */
-	char fix[256];		/* what to do about it */
+	int code;      /* PFLOPS_OK, PFLOPS_ENOPMU, PFLOPS_EPERM ... */
+	char msg[256]; /* one sentence: what blocks counting */
+	char fix[256]; /* what to do about it */
 };
 
 struct pflops_probe {
-	int live;		/* 1: this machine; 0: a topology file */
-	char source[256];	/* "this machine" or the file */
+	int live;	  /* 1: this machine; 0: a topology file */
+	char source[256]; /* "this machine" or the file */
 	int nkinds;
 	struct pflops_kind kinds[PFLOPS_MAX_KINDS];
-	int nmi_watchdog;	/* 1: the kernel's NMI watchdog is on (live only) */
-	int paranoid;		/* perf_event_paranoid, -99 unknown */
+	int nmi_watchdog; /* 1: the kernel's NMI watchdog is on (live only) */
+	int paranoid;	  /* perf_event_paranoid, -99 unknown */
 	struct pflops_access access;
 };
 
@@ -393,16 +395,15 @@ int pflops_budget(const struct pflops_pmu *pmu, int smt, int nmi_watchdog, int n
 
 /* topology: NULL for this machine, else an hwloc XML file or a directory
  * holding a CPUID dump (hwloc-gather-cpuid). */
-int pflops_probe_run(struct pflops_probe *pr, const struct pflops_table *t,
-		     const char *topology, struct pflops_error *err);
+int pflops_probe_run(struct pflops_probe *pr, const struct pflops_table *t, const char *topology,
+		     struct pflops_error *err);
 /* Write this machine's topology as hwloc XML (for bug reports). */
 int pflops_probe_save_xml(const char *path, struct pflops_error *err);
 
 /* Fit of one metric set on one kind: 0 fits, 1 needs multiplexing,
  * negative: unavailable (PFLOPS_EUNAVAIL) or unknown CPU (PFLOPS_ENOCPU);
  * msg says which in one sentence. */
-int pflops_probe_fit(const struct pflops_kind *k, unsigned metrics,
-		     struct pflops_plan *plan, char *msg, size_t msglen);
+int pflops_probe_fit(const struct pflops_kind *k, unsigned metrics, struct pflops_plan *plan, char *msg, size_t msglen);
 
 /* ---------------------------------------------------------------------
  * The perf-stat source: metrics from `perf stat -x,` output recorded
@@ -419,19 +420,18 @@ int pflops_probe_fit(const struct pflops_kind *k, unsigned metrics,
  */
 struct pflops_perfstat {
 	double value[PFLOPS_NMETRIC];
-	unsigned metrics;	/* which value[] are set */
+	unsigned metrics; /* which value[] are set */
 	/* value[m] as the exact whole number, where metrics_whole has bit m:
 	 * counts are read as written (u64) and, where every weight is a whole
 	 * number, summed without rounding; a double rounds past 2^53 */
 	uint64_t whole[PFLOPS_NMETRIC];
 	unsigned metrics_whole;
-	double min_pct;		/* lowest counter running percentage (100: no multiplexing) */
-	int lines;		/* counter lines read */
-	double seconds;		/* the duration_time line (the run's wall time); 0: none */
-	int seconds_line;	/* its line; 0: none */
+	double min_pct;	  /* lowest counter running percentage (100: no multiplexing) */
+	int lines;	  /* counter lines read */
+	double seconds;	  /* the duration_time line (the run's wall time); 0: none */
+	int seconds_line; /* its line; 0: none */
 };
-int pflops_perfstat_read(const char *path, const struct pflops_pmu *pmu,
-			 unsigned metrics, int sve_bits,
+int pflops_perfstat_read(const char *path, const struct pflops_pmu *pmu, unsigned metrics, int sve_bits,
 			 struct pflops_perfstat *out, struct pflops_error *err);
 
 /* ---------------------------------------------------------------------
@@ -443,9 +443,8 @@ int pflops_perfstat_read(const char *path, const struct pflops_pmu *pmu,
 void pflops_mix_metrics(const struct pflops_mix *m, double v[PFLOPS_NMETRIC]);
 /* What pmu's formulas would read for the mix, from its events' `model`
  * lines.  *got: the metrics computed (available and modelled). */
-int pflops_model_metrics(const struct pflops_pmu *pmu, const struct pflops_mix *m,
-			 unsigned metrics, int sve_bits, double v[PFLOPS_NMETRIC],
-			 unsigned *got, struct pflops_error *err);
+int pflops_model_metrics(const struct pflops_pmu *pmu, const struct pflops_mix *m, unsigned metrics, int sve_bits,
+			 double v[PFLOPS_NMETRIC], unsigned *got, struct pflops_error *err);
 /* FLOPs by vector width (exact, all precisions). */
 void pflops_mix_widths(const struct pflops_mix *m, double w[PFLOPS_NWIDTH]);
 
@@ -455,19 +454,19 @@ void pflops_mix_widths(const struct pflops_mix *m, double w[PFLOPS_NWIDTH]);
  * is tested on software events where no PMU exists.
  */
 struct pflops_child_event {
-	uint32_t type;		/* PERF_TYPE_RAW, a PMU's sysfs type, PERF_TYPE_SOFTWARE */
+	uint32_t type; /* PERF_TYPE_RAW, a PMU's sysfs type, PERF_TYPE_SOFTWARE */
 	uint64_t config;
-	int exclude_kernel;	/* the first event's setting applies to all */
+	int exclude_kernel; /* the first event's setting applies to all */
 	/* results */
-	uint64_t raw, enabled, running;	/* ns for the last two */
-	double scaled;		/* raw * enabled / running (0 if it never ran) */
+	uint64_t raw, enabled, running; /* ns for the last two */
+	double scaled;			/* raw * enabled / running (0 if it never ran) */
 };
 /* Run argv, counting ev[0..n) over it (each its own perf group, through
  * the counting engine of pflops_perf.h).  *status: its wait status.
  * PFLOPS_EPERM / PFLOPS_ENOPMU / PFLOPS_ESYS with the event named when an
  * event cannot be opened; PFLOPS_ECHILD when the program cannot start. */
-int pflops_count_child(char *const argv[], struct pflops_child_event *ev, int n,
-		       int *status, double *wall_seconds, struct pflops_error *err);
+int pflops_count_child(char *const argv[], struct pflops_child_event *ev, int n, int *status, double *wall_seconds,
+		       struct pflops_error *err);
 
 #ifdef __cplusplus
 }

@@ -87,18 +87,20 @@ int pflops_perf_sample(const struct pflops_perf_kind *kinds, int nkinds, int slo
 				continue;
 			if (w < 0)
 				return pf_err(err, PFLOPS_EINVAL,
-					      "%s has weight %g in the formula: a subtracted count cannot overflow", ct->spec, w);
+					      "%s has weight %g in the formula: a subtracted count cannot overflow",
+					      ct->spec, w);
 			int i = 0;
 			while (i < n && ev[i].slot != slot[k][c])
 				i++;
 			if (i == n)
 				return pf_err(err, PFLOPS_EINVAL, "counter %s is not in the layout", ct->spec);
 			if (owner[i] >= 0 && owner[i] != tag)
-				return pf_err(err, PFLOPS_ECNFLCT,
-					      "%s counts for two overflowing events of this set and can sample for one only",
-					      ev[i].name);
+				return pf_err(
+					err, PFLOPS_ECNFLCT,
+					"%s counts for two overflowing events of this set and can sample for one only",
+					ev[i].name);
 			double q = (double)P / w, period = (double)(uint64_t)q;
-			ev[i].sample_period = (uint64_t)(period < q ? period + 1 : period);	/* ceil(P / w) */
+			ev[i].sample_period = (uint64_t)(period < q ? period + 1 : period); /* ceil(P / w) */
 			if (!ev[i].sample_period)
 				ev[i].sample_period = 1;
 			owner[i] = tag;

@@ -35,12 +35,13 @@ static int regs_block(struct cur *c, uint64_t mask, uint32_t pred_asked, struct 
 {
 	if (u64(c, &r->abi))
 		return pf_err(err, PFLOPS_EINVAL, "sample record truncated in its %s register block", which);
-	if (!r->abi)		/* no registers for this sample (a kernel thread) */
+	if (!r->abi) /* no registers for this sample (a kernel thread) */
 		return 0;
 	if (r->abi & ~(uint64_t)KNOWN_ABI)
 		return pf_err(err, PFLOPS_EINVAL,
 			      "sample record: %s register ABI 0x%llx has bits this parser does not know (a newer "
-			      "kernel layout): the record cannot be read past them", which, (unsigned long long)r->abi);
+			      "kernel layout): the record cannot be read past them",
+			      which, (unsigned long long)r->abi);
 	for (int i = 0; i < 64; i++)
 		if (mask >> i & 1) {
 			if (u64(c, &r->regs[i]))
@@ -61,8 +62,9 @@ static int regs_block(struct cur *c, uint64_t mask, uint32_t pred_asked, struct 
 	if ((uint64_t)(c->end - c->p) / 8 < nvec + npred)
 		return pf_err(err, PFLOPS_EINVAL,
 			      "sample record truncated in its %s SIMD data (%u vectors x %u qwords, %u predicates x %u "
-			      "qwords)", which, h[0], h[1], h[2], h[3]);
-	c->p += nvec * 8;	/* the vector registers come first: not needed */
+			      "qwords)",
+			      which, h[0], h[1], h[2], h[3]);
+	c->p += nvec * 8; /* the vector registers come first: not needed */
 	/* predicates in the order of the bit map asked; a partial set cannot
 	 * be assigned to registers */
 	int asked = __builtin_popcount(pred_asked), idx = 0;
@@ -101,20 +103,22 @@ int pflops_sample_parse(const struct pflops_sample_format *f, const void *rec, s
 
 	memset(out, 0, sizeof(*out));
 	if (t & ~(uint64_t)KNOWN_SAMPLE)
-		return pf_err(err, PFLOPS_EINVAL,
-			      "sample_type 0x%llx has fields this parser cannot skip (0x%llx): open the event without them",
-			      (unsigned long long)t, (unsigned long long)(t & ~(uint64_t)KNOWN_SAMPLE));
+		return pf_err(
+			err, PFLOPS_EINVAL,
+			"sample_type 0x%llx has fields this parser cannot skip (0x%llx): open the event without them",
+			(unsigned long long)t, (unsigned long long)(t & ~(uint64_t)KNOWN_SAMPLE));
 	if (take(&c, &h, sizeof(h)) || h.type != PERF_RECORD_SAMPLE || h.size > len)
 		return pf_err(err, PFLOPS_EINVAL, "not a whole PERF_RECORD_SAMPLE (%zu bytes)", len);
 	c.end = (const uint8_t *)rec + h.size;
-#define F(bit, dst)                                                                                   \
-	if ((t & (bit)) && u64(&c, dst))                                                              \
+#define F(bit, dst)                      \
+	if ((t & (bit)) && u64(&c, dst)) \
 		return pf_err(err, PFLOPS_EINVAL, "sample record truncated at %s (%u bytes)", #bit, h.size);
 	F(PERF_SAMPLE_IDENTIFIER, &out->id)
 	F(PERF_SAMPLE_IP, &out->ip)
 	if (t & PERF_SAMPLE_TID) {
 		if (take(&c, u32s, 8))
-			return pf_err(err, PFLOPS_EINVAL, "sample record truncated at PERF_SAMPLE_TID (%u bytes)", h.size);
+			return pf_err(err, PFLOPS_EINVAL, "sample record truncated at PERF_SAMPLE_TID (%u bytes)",
+				      h.size);
 		out->pid = u32s[0];
 		out->tid = u32s[1];
 	}
@@ -124,13 +128,15 @@ int pflops_sample_parse(const struct pflops_sample_format *f, const void *rec, s
 	F(PERF_SAMPLE_STREAM_ID, &out->stream_id)
 	if (t & PERF_SAMPLE_CPU) {
 		if (take(&c, u32s, 8))
-			return pf_err(err, PFLOPS_EINVAL, "sample record truncated at PERF_SAMPLE_CPU (%u bytes)", h.size);
+			return pf_err(err, PFLOPS_EINVAL, "sample record truncated at PERF_SAMPLE_CPU (%u bytes)",
+				      h.size);
 		out->cpu = u32s[0];
 	}
 	F(PERF_SAMPLE_PERIOD, &out->period)
 	if (t & PERF_SAMPLE_CALLCHAIN) {
 		if (u64(&c, &skip) || skip > (uint64_t)(c.end - c.p) / 8)
-			return pf_err(err, PFLOPS_EINVAL, "sample record truncated in its callchain (%u bytes)", h.size);
+			return pf_err(err, PFLOPS_EINVAL, "sample record truncated in its callchain (%u bytes)",
+				      h.size);
 		out->callchain = c.p;
 		out->nr_callchain = skip;
 		c.p += skip * 8;
@@ -144,7 +150,8 @@ int pflops_sample_parse(const struct pflops_sample_format *f, const void *rec, s
 		return err ? err->code : PFLOPS_EINVAL;
 	if (t & PERF_SAMPLE_STACK_USER) {
 		if (u64(&c, &skip) || take(&c, NULL, skip) || (skip && u64(&c, &skip)))
-			return pf_err(err, PFLOPS_EINVAL, "sample record truncated in its user stack (%u bytes)", h.size);
+			return pf_err(err, PFLOPS_EINVAL, "sample record truncated in its user stack (%u bytes)",
+				      h.size);
 	}
 	F(PERF_SAMPLE_WEIGHT, &skip)
 	F(PERF_SAMPLE_DATA_SRC, &skip)
@@ -183,7 +190,7 @@ int pflops_mmap2_parse(const void *rec, size_t len, struct pflops_mmap_rec *out,
 int pflops_ring_walk(const uint8_t *data, uint64_t size, uint64_t tail, uint64_t head, pflops_ring_fn fn, void *arg,
 		     struct pflops_error *err)
 {
-	uint8_t copy[65536];	/* a record is at most 64 KiB (u16 size) */
+	uint8_t copy[65536]; /* a record is at most 64 KiB (u16 size) */
 	int n = 0;
 
 	if (!size || (size & (size - 1)))
@@ -203,7 +210,7 @@ int pflops_ring_walk(const uint8_t *data, uint64_t size, uint64_t tail, uint64_t
 			return pf_err(err, PFLOPS_EINVAL, "ring record of type %u claims %u bytes, %llu are left",
 				      h.type, h.size, (unsigned long long)left);
 		const void *rec = data + off;
-		if (off + h.size > size) {	/* wraps: copy it whole */
+		if (off + h.size > size) { /* wraps: copy it whole */
 			size_t first = (size_t)(size - off);
 			memcpy(copy, data + off, first);
 			memcpy(copy + first, data, h.size - first);

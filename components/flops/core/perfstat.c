@@ -25,7 +25,7 @@
 
 struct rec {
 	uint64_t key;
-	uint64_t count;		/* as written: perf's counts are whole numbers to 2^64-1 */
+	uint64_t count; /* as written: perf's counts are whole numbers to 2^64-1 */
 	double pct;
 	int line;
 	int counted;
@@ -60,7 +60,7 @@ static int parse_terms(const char *s, int arm, uint64_t *cfg)
 	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(t, '=');
 		if (!eq)
-			continue;	/* flags such as "u" or "k" */
+			continue; /* flags such as "u" or "k" */
 		*eq = 0;
 		uint64_t v = strtoull(eq + 1, NULL, 0);
 		if (!strcmp(t, "config")) {
@@ -105,7 +105,7 @@ static int identify(const struct pflops_pmu *pmu, const char *name, uint64_t *ke
 		*key = key_of(pmu, cfg);
 		return 0;
 	}
-	char *mod = strchr(ev, ':');	/* perf modifiers: ":u", ":uk" */
+	char *mod = strchr(ev, ':'); /* perf modifiers: ":u", ":uk" */
 	if (mod && mod[1] && strspn(mod + 1, "ukhGHpPS") == strlen(mod + 1))
 		*mod = 0;
 	if (ev[0] == 'r' && parse_terms(ev, pmu->arch == PFLOPS_ARCH_ARM, &cfg) == 0) {
@@ -178,9 +178,10 @@ static int twice(const char *path, const struct rec *recs, int n, struct pflops_
 			first = i;
 	int rc = 0;
 	if (first >= 0)
-		rc = pf_err(err, PFLOPS_EINVAL,
-			    "%s:%d: %s is the event of line %d (%s) again; one event on two lines (twice in -e, or as :u and :k) cannot be summed right: record each event once, without modifiers",
-			    path, s[first].line, s[first].name, s[first - 1].line, s[first - 1].name);
+		rc = pf_err(
+			err, PFLOPS_EINVAL,
+			"%s:%d: %s is the event of line %d (%s) again; one event on two lines (twice in -e, or as :u and :k) cannot be summed right: record each event once, without modifiers",
+			path, s[first].line, s[first].name, s[first - 1].line, s[first - 1].name);
 	free(s);
 	return rc;
 }
@@ -191,7 +192,7 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 	FILE *f = pf_input_open(path, "perf-stat files", PF_MAX_PERFSTAT_MIB, err);
 	if (!f) {
 		int code = err ? err->code : PFLOPS_EINVAL;
-		if (err && code != PFLOPS_EINVAL) {	/* the system's reason: say which file is meant */
+		if (err && code != PFLOPS_EINVAL) { /* the system's reason: say which file is meant */
 			char why[PFLOPS_ERRMSG_MAX];
 			snprintf(why, sizeof(why), "%s", err->msg);
 			pf_err(err, code, "%.400s; give the file perf stat -x, -o FILE wrote", why);
@@ -228,9 +229,10 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 			p = c + 1;
 		}
 		if (grouped_digits(field, nf)) {
-			rc = pf_err(err, PFLOPS_EINVAL,
-				    "%s:%d: a count with thousands separators ('%s,%s...'); perf stat -x, never writes them (it turns --big-num off), so this is not perf's -x output as written: record with perf stat -x, -o FILE, or remove the separators",
-				    path, ln, field[0], field[1]);
+			rc = pf_err(
+				err, PFLOPS_EINVAL,
+				"%s:%d: a count with thousands separators ('%s,%s...'); perf stat -x, never writes them (it turns --big-num off), so this is not perf's -x output as written: record with perf stat -x, -o FILE, or remove the separators",
+				path, ln, field[0], field[1]);
 			break;
 		}
 		/* perf does not quote: "cpu/event=0xc7,umask=0x3/" spans fields */
@@ -241,9 +243,10 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 			nf--;
 		}
 		if (nf < 3 || !field[2][0]) {
-			rc = pf_err(err, PFLOPS_EINVAL,
-				    "%s:%d: not 'perf stat -x,' output (expected VALUE,UNIT,EVENT,...); record with: perf stat -x, -o FILE $(papi_flops_avail --perf) PROGRAM",
-				    path, ln);
+			rc = pf_err(
+				err, PFLOPS_EINVAL,
+				"%s:%d: not 'perf stat -x,' output (expected VALUE,UNIT,EVENT,...); record with: perf stat -x, -o FILE $(papi_flops_avail --perf) PROGRAM",
+				path, ln);
 			break;
 		}
 		struct rec r = { .line = ln, .pct = 100, .counted = 1 };
@@ -253,45 +256,50 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 		 * in msec) may have a fraction, but no line has nan or a sign */
 		double other = 0;
 		if (field[0][0] == '<') {
-			r.counted = 0;	/* <not counted>, <not supported> */
+			r.counted = 0; /* <not counted>, <not supported> */
 		} else if (id == 0 ? parse_count(field[0], &r.count) : parse_number(field[0], &other)) {
-			rc = pf_err(err, PFLOPS_EINVAL,
-				    "%s:%d: bad count '%s' for %s; a count is a whole number from 0 to 2^64-1, as perf stat -x, prints it",
-				    path, ln, field[0], field[2]);
+			rc = pf_err(
+				err, PFLOPS_EINVAL,
+				"%s:%d: bad count '%s' for %s; a count is a whole number from 0 to 2^64-1, as perf stat -x, prints it",
+				path, ln, field[0], field[2]);
 			break;
 		}
 		if (nf >= 5 && field[4][0] && (parse_number(field[4], &r.pct) || r.pct > 100)) {
-			rc = pf_err(err, PFLOPS_EINVAL,
-				    "%s:%d: bad running share '%s' for %s; the fifth field is a percentage from 0 to 100",
-				    path, ln, field[4], field[2]);
+			rc = pf_err(
+				err, PFLOPS_EINVAL,
+				"%s:%d: bad running share '%s' for %s; the fifth field is a percentage from 0 to 100",
+				path, ln, field[4], field[2]);
 			break;
 		}
 		if (!strcmp(field[2], "duration_time") && r.counted) {
 			if (strcmp(field[1], "ns") || other > MAX_DURATION_NS) {
-				rc = pf_err(err, PFLOPS_EINVAL,
-					    "%s:%d: duration_time '%s %s' is no run's wall time (perf writes it in ns, at most 10 years here); record it with perf stat -x, -e duration_time, or give --seconds",
-					    path, ln, field[0], field[1]);
+				rc = pf_err(
+					err, PFLOPS_EINVAL,
+					"%s:%d: duration_time '%s %s' is no run's wall time (perf writes it in ns, at most 10 years here); record it with perf stat -x, -e duration_time, or give --seconds",
+					path, ln, field[0], field[1]);
 				break;
 			}
 			if (out->seconds_line) {
-				rc = pf_err(err, PFLOPS_EINVAL,
-					    "%s:%d: a second duration_time (line %d has one): which is the run's wall time? keep one run's lines in the file",
-					    path, ln, out->seconds_line);
+				rc = pf_err(
+					err, PFLOPS_EINVAL,
+					"%s:%d: a second duration_time (line %d has one): which is the run's wall time? keep one run's lines in the file",
+					path, ln, out->seconds_line);
 				break;
 			}
 			out->seconds = other / 1e9;
 			out->seconds_line = ln;
 		}
 		if (id == -1)
-			continue;	/* another PMU's line (hybrid files) */
+			continue; /* another PMU's line (hybrid files) */
 		if (id == -2) {
-			(*nother)++;	/* an event of no formula's (task-clock) */
+			(*nother)++; /* an event of no formula's (task-clock) */
 			continue;
 		}
 		if (*nrec == MAX_EVENTS) {
-			rc = pf_err(err, PFLOPS_EINVAL,
-				    "%s:%d: more than %d events of %s; perf stat -x, writes one line per event: is this one run's output?",
-				    path, ln, MAX_EVENTS, pmu->name);
+			rc = pf_err(
+				err, PFLOPS_EINVAL,
+				"%s:%d: more than %d events of %s; perf stat -x, writes one line per event: is this one run's output?",
+				path, ln, MAX_EVENTS, pmu->name);
 			break;
 		}
 		if (*nrec == rcap) {
@@ -356,8 +364,10 @@ int pflops_perfstat_read(const char *path, const struct pflops_pmu *pmu, unsigne
 			unsigned __int128 count = 0;
 			if (r) {
 				if (!r->counted)
-					rc = pf_err(err, PFLOPS_EINVAL, "%s:%d: %s was not counted (%s needs it): the recording machine had no counter for it",
-						    path, r->line, r->name, pflops_metric_name(m));
+					rc = pf_err(
+						err, PFLOPS_EINVAL,
+						"%s:%d: %s was not counted (%s needs it): the recording machine had no counter for it",
+						path, r->line, r->name, pflops_metric_name(m));
 				count = r->count;
 				if (r->pct < out->min_pct)
 					out->min_pct = r->pct;
@@ -370,11 +380,12 @@ int pflops_perfstat_read(const char *path, const struct pflops_pmu *pmu, unsigne
 						break;
 					const struct rec *u = find(recs, n, key_of(pmu, cfg));
 					if (!u || !u->counted) {
-						rc = pf_err(err, PFLOPS_ENOENT,
-							    "%s: %s on %s needs %s (r%llx), which the file does not have%s; record with: perf stat -x, $(papi_flops_avail --arch %s --perf %s)",
-							    path, pflops_metric_name(m), pmu->name, ct->spec,
-							    (unsigned long long)ct->config, u ? " counted" : "", pmu->name,
-							    pflops_metric_name(m));
+						rc = pf_err(
+							err, PFLOPS_ENOENT,
+							"%s: %s on %s needs %s (r%llx), which the file does not have%s; record with: perf stat -x, $(papi_flops_avail --arch %s --perf %s)",
+							path, pflops_metric_name(m), pmu->name, ct->spec,
+							(unsigned long long)ct->config, u ? " counted" : "", pmu->name,
+							pflops_metric_name(m));
 						break;
 					}
 					count += u->count;

@@ -21,17 +21,17 @@
 #define PFLOPS_CPU_HIDE_ENV "PFLOPS_CPU_HIDE"
 
 /* XCR0 state components an extension needs the OS to save */
-#define PFLOPS_XCR0_AVX   0x06u		/* SSE, YMM upper halves */
-#define PFLOPS_XCR0_AVX512 0xe6u	/* + opmask, ZMM_Hi256, Hi16_ZMM */
-#define PFLOPS_XCR0_AMX   0x60000u	/* TILECFG, TILEDATA */
+#define PFLOPS_XCR0_AVX 0x06u	 /* SSE, YMM upper halves */
+#define PFLOPS_XCR0_AVX512 0xe6u /* + opmask, ZMM_Hi256, Hi16_ZMM */
+#define PFLOPS_XCR0_AMX 0x60000u /* TILECFG, TILEDATA */
 
 enum { PFLOPS_CPUID_EAX, PFLOPS_CPUID_EBX, PFLOPS_CPUID_ECX, PFLOPS_CPUID_EDX };
 
 struct pflops_cpufeat {
 	const char *name;
-	const char *parent;		/* needs this one too; NULL: none */
+	const char *parent; /* needs this one too; NULL: none */
 	unsigned leaf, subleaf, reg, bit;
-	unsigned xcr0;			/* state the OS must enable */
+	unsigned xcr0; /* state the OS must enable */
 };
 
 static const struct pflops_cpufeat pflops_cpufeats[] = {
@@ -80,7 +80,7 @@ static inline unsigned long long pflops_cpufeat_xcr0(void)
 {
 	unsigned a, b, c, d, lo, hi;
 
-	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27)))	/* OSXSAVE */
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) /* OSXSAVE */
 		return 0;
 	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
 	return ((unsigned long long)hi << 32) | lo;
@@ -125,8 +125,7 @@ static inline int pflops_cpu_has(const char *name, const char *hide)
 		return 0;
 	if (f->parent && pflops_cpu_has(f->parent, hide) != 1)
 		return 0;
-	if (!__get_cpuid_count(f->leaf, f->subleaf, &r[0], &r[1], &r[2], &r[3]) ||
-	    !(r[f->reg] & (1u << f->bit)))
+	if (!__get_cpuid_count(f->leaf, f->subleaf, &r[0], &r[1], &r[2], &r[3]) || !(r[f->reg] & (1u << f->bit)))
 		return 0;
 	return (pflops_cpufeat_xcr0() & f->xcr0) == f->xcr0;
 #endif

@@ -18,16 +18,16 @@
 #include "papi_flops.h"
 
 enum {
-	PFLOPS_EV_SCALED = PFLOPS_NMETRIC,	/* 1 when a read was scaled */
-	PFLOPS_EV_UNCOVERED,			/* ns on kinds that cannot count */
-	PFLOPS_EV_DETECT,			/* the detect rule's status event */
+	PFLOPS_EV_SCALED = PFLOPS_NMETRIC, /* 1 when a read was scaled */
+	PFLOPS_EV_UNCOVERED,		   /* ns on kinds that cannot count */
+	PFLOPS_EV_DETECT,		   /* the detect rule's status event */
 	PFLOPS_EV_NENTRY
 };
 
 struct pflops_evname {
-	unsigned entry;		/* enum pflops_metric or PFLOPS_EV_* */
-	unsigned wq;		/* 0 none, else 1 + enum pflops_width */
-	unsigned pq;		/* 0 none, else 1 + enum pflops_prec */
+	unsigned entry; /* enum pflops_metric or PFLOPS_EV_* */
+	unsigned wq;	/* 0 none, else 1 + enum pflops_width */
+	unsigned pq;	/* 0 none, else 1 + enum pflops_prec */
 };
 
 /* Qualifier spellings, by enum pflops_width / enum pflops_prec. */

@@ -6,22 +6,20 @@
 #include "papi_flops.h"
 
 /* Fill err (if non-NULL) and return code: the one way errors are made. */
-int pf_err(struct pflops_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int pf_err(struct pflops_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Parse a linear formula over pmu's event aliases ("SD + 2*D128 + 4*(S128 + D256)",
  * "FSCALE*VL/128 + FFIXED").  On error returns PFLOPS_EINVAL with the reason
  * in msg (no file:line; the caller adds it). */
-int pf_formula_parse(const char *text, const struct pflops_pmu *pmu,
-		     struct pflops_term **terms, int *nterms,
-		     char *msg, size_t msglen);
+int pf_formula_parse(const char *text, const struct pflops_pmu *pmu, struct pflops_term **terms, int *nterms, char *msg,
+		     size_t msglen);
 
 char *pf_strdup(const char *s);
 /* Merge two libpfm4 specs of one event ("EV:U1", "EV:U2") into one that
  * counts both, as libpfm4 allows: "EV:U1:U2" or a umask naming the union.
  * 0 and out filled, or -1. */
 int pf_encode_merge(const struct pflops_pmu *pmu, const char *a, const char *b, char *out, size_t len);
-int pf_class_from_name(const char *name);	/* -1 if unknown */
+int pf_class_from_name(const char *name); /* -1 if unknown */
 /* Record libpfm4's x86 answers to f (NULL: stop), for presets/x86-libpfm.enc;
  * replay recorded ones for the PMUs this libpfm4 lacks (encode.c). */
 struct pflops_builtin_rec;
@@ -44,7 +42,7 @@ int pf_topology_load(struct hwloc_topology **topo, const char *path, struct pflo
 #define PF_PAPI_CPU_MODEL "papi-flops-model:"
 
 #define PF_MAX_TABLE_MIB 16	/* all of presets/ is 40 KB */
-#define PF_MAX_PERFSTAT_MIB 256	/* a line is about 60 bytes: 4 million lines */
+#define PF_MAX_PERFSTAT_MIB 256 /* a line is about 60 bytes: 4 million lines */
 #define PF_MAX_TOPOLOGY_MIB 64	/* hwloc XML of a 384-PU Zen 4 machine: 320 KB */
 #define PF_MAX_CPUID_MIB 1	/* one file of a CPUID dump: 1.3 KB on Skylake-SP */
 FILE *pf_input_open(const char *path, const char *what, unsigned max_mib, struct pflops_error *err);

@@ -43,7 +43,7 @@ extern "C" {
  * class).  FP_ARITH: 1 per instruction, 2 for an FMA or DPP. */
 struct pflops_mask_event {
 	float inc[PFLOPS_NPREC][PFLOPS_NWIDTH][PFLOPS_NOP];
-	double weight;		/* FLOPs per count at full lanes (the formula's weight) */
+	double weight; /* FLOPs per count at full lanes (the formula's weight) */
 	/* How many instructions the register capture may trail the sampled
 	 * one by (0: captured at it).  When > 0, a sample whose straight-line
 	 * code after the instruction writes its mask register within that
@@ -60,9 +60,9 @@ int pflops_mask_event_from_model(const char *model, struct pflops_mask_event *ev
 /* One sample: where the event overflowed and the opmask registers then. */
 struct pflops_mask_sample {
 	uint64_t ip;
-	uint32_t pid;		/* whose memory ip is in (for the byte reader) */
-	uint8_t have_k;		/* k[] holds k0..k7 */
-	uint8_t insn_len;	/* > 0: insn[] holds the bytes at ip, no reader needed */
+	uint32_t pid;	  /* whose memory ip is in (for the byte reader) */
+	uint8_t have_k;	  /* k[] holds k0..k7 */
+	uint8_t insn_len; /* > 0: insn[] holds the bytes at ip, no reader needed */
 	uint8_t insn[15];
 	uint64_t k[8];
 };
@@ -72,21 +72,21 @@ typedef size_t (*pflops_mask_read_fn)(void *arg, uint32_t pid, uint64_t addr, ui
 
 /* What became of a sample. */
 enum pflops_mask_verdict {
-	PFLOPS_MS_USED,		/* its share is in the estimate */
-	PFLOPS_MS_SKID,		/* not an instruction of the event's classes */
-	PFLOPS_MS_NOMASK,	/* masked, but no opmask registers in the sample */
-	PFLOPS_MS_UNREADABLE,	/* no bytes at ip, or no valid instruction */
-	PFLOPS_MS_CHANGED,	/* its mask register may be rewritten before the capture */
+	PFLOPS_MS_USED,	      /* its share is in the estimate */
+	PFLOPS_MS_SKID,	      /* not an instruction of the event's classes */
+	PFLOPS_MS_NOMASK,     /* masked, but no opmask registers in the sample */
+	PFLOPS_MS_UNREADABLE, /* no bytes at ip, or no valid instruction */
+	PFLOPS_MS_CHANGED,    /* its mask register may be rewritten before the capture */
 };
 
-#define PFLOPS_MASK_CACHE 1024	/* decoded instructions remembered per event */
+#define PFLOPS_MASK_CACHE 1024 /* decoded instructions remembered per event */
 
 /* Accumulates one event's samples.  Zero it, then set ev. */
 struct pflops_mask_acc {
 	const struct pflops_mask_event *ev;
-	double sum_share;	/* over used samples and known-full ones */
+	double sum_share; /* over used samples and known-full ones */
 	uint64_t samples, used, masked, skid, nomask, unreadable, changed;
-	uint64_t known_full;	/* samples known to hit unmasked instructions */
+	uint64_t known_full; /* samples known to hit unmasked instructions */
 	struct pflops_mask_cached {
 		uint64_t ip;
 		uint32_t pid;
@@ -105,10 +105,10 @@ enum pflops_mask_verdict pflops_mask_add(struct pflops_mask_acc *a, const struct
 void pflops_mask_add_full(struct pflops_mask_acc *a, uint64_t n);
 
 struct pflops_mask_result {
-	double count;		/* the event's total count */
-	double full;		/* weight x count: the full-lane FLOPs */
-	double flops, lo, hi;	/* estimated FLOPs and their 95% interval */
-	double share, share_lo, share_hi;	/* active-lane share and interval */
+	double count;			  /* the event's total count */
+	double full;			  /* weight x count: the full-lane FLOPs */
+	double flops, lo, hi;		  /* estimated FLOPs and their 95% interval */
+	double share, share_lo, share_hi; /* active-lane share and interval */
 	uint64_t samples, used, masked, skid, nomask, unreadable, changed, known_full;
 };
 
@@ -126,11 +126,11 @@ void pflops_mask_result(const struct pflops_mask_acc *a, double count, struct pf
  * formula is modelled; its other events are then counted, not sampled. */
 struct pflops_mask_plan {
 	const struct pflops_pmu *pmu;
-	unsigned metrics;	/* metrics computable from the events */
-	unsigned corrected;	/* of which corrected by sampling (masked-full) */
+	unsigned metrics;   /* metrics computable from the events */
+	unsigned corrected; /* of which corrected by sampling (masked-full) */
 	int nevents;
 	struct pflops_mask_plan_event {
-		int event;	/* index into pmu->events */
+		int event; /* index into pmu->events */
 		int sampled;
 		struct pflops_mask_event ev;
 	} e[PFLOPS_MAX_COUNTERS];
@@ -161,7 +161,7 @@ void pflops_mask_metric(const struct pflops_mask_plan *mp, int m, const double *
  * model on the traced mix and are sampled as known full.
  */
 struct pflops_mask_stream {
-	unsigned period, phase;	/* phase < period */
+	unsigned period, phase; /* phase < period */
 };
 struct pflops_mask_trace;
 

@@ -39,13 +39,13 @@ extern "C" {
  * enabled / running.  A kind with only a reference is not covered (no
  * FLOP event there, e.g. Gracemont): its time is reported, not hidden. */
 struct pflops_perf_event {
-	uint32_t type;		/* PERF_TYPE_RAW, a sysfs PMU type, PERF_TYPE_SOFTWARE ... */
+	uint32_t type; /* PERF_TYPE_RAW, a sysfs PMU type, PERF_TYPE_SOFTWARE ... */
 	uint64_t config;
 	int group;
 	int slot;
-	int kind;		/* core kind index (< PFLOPS_MAX_KINDS) */
-	int cpu;		/* -1: wherever the thread runs; else only on that CPU */
-	char name[64];		/* for messages: "cpu_core/FP_ARITH_INST_RETIRED:SCALAR/" */
+	int kind;      /* core kind index (< PFLOPS_MAX_KINDS) */
+	int cpu;       /* -1: wherever the thread runs; else only on that CPU */
+	char name[64]; /* for messages: "cpu_core/FP_ARITH_INST_RETIRED:SCALAR/" */
 	/* sampling (overflow): 0 counts only; else the event overflows every
 	 * sample_period counts, records its IP (PERF_SAMPLE_IP) and wakes up
 	 * on each overflow; precise: the precise_ip tried first, lowered
@@ -55,12 +55,12 @@ struct pflops_perf_event {
 };
 
 struct pflops_perf_attr {
-	pid_t tid;		/* 0: the calling thread; else attach to that thread */
+	pid_t tid; /* 0: the calling thread; else attach to that thread */
 	int exclude_user, exclude_kernel, exclude_hv;
-	int inherit;		/* count the threads and children tid creates later */
-	int enable_on_exec;	/* start counting when tid execs (a program run
+	int inherit;	    /* count the threads and children tid creates later */
+	int enable_on_exec; /* start counting when tid execs (a program run
 				 * under pflops_child_*): never start it by hand */
-	int check_schedule;	/* after opening, run each group once and fail with
+	int check_schedule; /* after opening, run each group once and fail with
 				 * PFLOPS_ECNFLCT when the kernel could not schedule it
 				 * (not with enable_on_exec) */
 };
@@ -68,7 +68,7 @@ struct pflops_perf_attr {
 /* What one event read: its count and times since the last start/reset. */
 struct pflops_perf_value {
 	uint64_t raw;
-	uint64_t enabled, running;	/* ns */
+	uint64_t enabled, running; /* ns */
 };
 
 struct pflops_perf_status {
@@ -76,7 +76,7 @@ struct pflops_perf_status {
 	int unscheduled;	/* some slot's events never ran: no count at all */
 	uint64_t covered_ns;	/* time on kinds that count */
 	uint64_t uncovered_ns;	/* time on kinds with only a reference event */
-	double uncovered_share;	/* uncovered / (covered + uncovered), 0 if no time */
+	double uncovered_share; /* uncovered / (covered + uncovered), 0 if no time */
 };
 
 struct pflops_perf_set;
@@ -112,20 +112,20 @@ double pflops_perf_scale(uint64_t raw, uint64_t enabled, uint64_t running, int *
 /* Sum scaled values into slots[0..nslots-1] (events of equal slot over
  * kinds, scaled as described above) and summarize estimation and
  * coverage in st (may be NULL). */
-void pflops_perf_sum(const struct pflops_perf_set *set, const struct pflops_perf_value *v, double *slots,
-		     int nslots, struct pflops_perf_status *st);
+void pflops_perf_sum(const struct pflops_perf_set *set, const struct pflops_perf_value *v, double *slots, int nslots,
+		     struct pflops_perf_status *st);
 
 /* ---------------------------------------------------------------------
  * Plans of core kinds as perf events, and metrics back from the summed
  * slots: the one layout the component and papi_flops_run share.
  */
 struct pflops_perf_kind {
-	const struct pflops_plan *plan;	/* NULL: nothing counted, only its time */
-	uint32_t type;		/* perf type of its PMU (PERF_TYPE_RAW unless hybrid) */
-	int arch;		/* enum pflops_arch: how its cycles reference is coded */
-	int ref;		/* open a cycles time reference (hybrid kinds) */
-	int split;		/* one event per group: the kernel multiplexes them */
-	const char *pmu_name;	/* for messages: "cpu_core" */
+	const struct pflops_plan *plan; /* NULL: nothing counted, only its time */
+	uint32_t type;			/* perf type of its PMU (PERF_TYPE_RAW unless hybrid) */
+	int arch;			/* enum pflops_arch: how its cycles reference is coded */
+	int ref;			/* open a cycles time reference (hybrid kinds) */
+	int split;			/* one event per group: the kernel multiplexes them */
+	const char *pmu_name;		/* for messages: "cpu_core" */
 };
 
 /* Events for the kinds: each kind's time reference (slot -1) then its
@@ -161,8 +161,8 @@ double pflops_perf_detected(const struct pflops_perf_kind *kinds, int nkinds, in
  */
 struct pflops_child {
 	pid_t pid;
-	const char *prog;	/* argv[0], for messages */
-	int go, fail;		/* pipes: release it; its exec error */
+	const char *prog; /* argv[0], for messages */
+	int go, fail;	  /* pipes: release it; its exec error */
 	/* optional, as pflops_trace_opts.interrupt: a signal the caller's
 	 * handler saw is passed on to the program (when it did not get it
 	 * too); it is killed after the grace time or at a second signal */

@@ -32,25 +32,24 @@
 extern "C" {
 #endif
 
-#define PFLOPS_PUB_MAGIC 0x31627570736c6670ULL	/* "pflspub1" */
+#define PFLOPS_PUB_MAGIC 0x31627570736c6670ULL /* "pflspub1" */
 #define PFLOPS_PUB_THREADS 1024
-#define PFLOPS_PUB_BLOCKS 262144	/* = the code cache's PFLOPS_MAX_IDS */
+#define PFLOPS_PUB_BLOCKS 262144 /* = the code cache's PFLOPS_MAX_IDS */
 #define PFLOPS_PUB_FPS (4u << 20)
-#define PFLOPS_PUB_SLOT_CNT 4096	/* = PFLOPS_SLOT_CNT: counters in a slot */
+#define PFLOPS_PUB_SLOT_CNT 4096 /* = PFLOPS_SLOT_CNT: counters in a slot */
 
-enum { PFLOPS_PUB_STARTING, PFLOPS_PUB_ATTACHED, PFLOPS_PUB_FAILED,
-       PFLOPS_PUB_DETACHED };
+enum { PFLOPS_PUB_STARTING, PFLOPS_PUB_ATTACHED, PFLOPS_PUB_FAILED, PFLOPS_PUB_DETACHED };
 
 struct pflops_pub_thr {
 	int32_t tid;		/* 0: a free record */
 	uint32_t seq;		/* odd while the tracer writes base */
 	uint64_t slot;		/* the thread's counter slot in the traced
 				 * process (0: none yet) */
-	struct pflops_mix base;	/* counted by the tracer itself */
+	struct pflops_mix base; /* counted by the tracer itself */
 };
 
-struct pflops_pub_blk {		/* one cached block: runs count in full */
-	uint32_t fp, nfp;	/* its FP instructions: fp[fp .. fp+nfp) */
+struct pflops_pub_blk {	  /* one cached block: runs count in full */
+	uint32_t fp, nfp; /* its FP instructions: fp[fp .. fp+nfp) */
 	uint32_t ninsts;
 	uint32_t extra[PFLOPS_NEXTRA];
 };
@@ -68,13 +67,13 @@ struct pflops_pub_fp {
  * pub->ovf_signal; the thread's handler takes addresses from tail. */
 #define PFLOPS_PUB_OVF_RING 16
 struct pflops_pub_ovf {
-	int32_t tid;		/* 0: free */
-	uint32_t gen;		/* changed with period: the count restarts */
-	uint64_t period;	/* weighted FLOPs per overflow; 0: off */
-	uint32_t seen;		/* helper: the gen it applied */
+	int32_t tid;	 /* 0: free */
+	uint32_t gen;	 /* changed with period: the count restarts */
+	uint64_t period; /* weighted FLOPs per overflow; 0: off */
+	uint32_t seen;	 /* helper: the gen it applied */
 	uint32_t pad;
-	uint64_t head;		/* helper: crossings written (release) */
-	uint64_t tail;		/* thread: crossings taken */
+	uint64_t head; /* helper: crossings written (release) */
+	uint64_t tail; /* thread: crossings taken */
 	uint64_t addr[PFLOPS_PUB_OVF_RING];
 };
 
@@ -86,19 +85,19 @@ struct pflops_pub_ovf {
 struct pflops_pub {
 	/* these four first, at fixed places in every version: a helper
 	 * of another papi-flops version says so here */
-	uint64_t magic;		/* set by the helper once it counts */
-	uint32_t size;		/* sizeof(struct pflops_pub) of the library */
-	uint32_t state;		/* PFLOPS_PUB_* */
-	char msg[512];		/* why it failed or detached */
-	int32_t pid;		/* the traced process */
-	uint32_t nblk;		/* block ids published (release/acquire) */
+	uint64_t magic; /* set by the helper once it counts */
+	uint32_t size;	/* sizeof(struct pflops_pub) of the library */
+	uint32_t state; /* PFLOPS_PUB_* */
+	char msg[512];	/* why it failed or detached */
+	int32_t pid;	/* the traced process */
+	uint32_t nblk;	/* block ids published (release/acquire) */
 	uint32_t nfp;
-	uint32_t lost;		/* threads or blocks that did not fit: reads
+	uint32_t lost; /* threads or blocks that did not fit: reads
 				 * are refused, never short */
 	/* PAPI_overflow: one weight for the whole process at a time (the
 	 * code cache compiles it in: a change re-translates) */
-	uint32_t ovf_sel;	/* PFLOPS_PUB_OVF_SEL, 0: none yet */
-	int32_t ovf_signal;	/* the component's overflow signal */
+	uint32_t ovf_sel;   /* PFLOPS_PUB_OVF_SEL, 0: none yet */
+	int32_t ovf_signal; /* the component's overflow signal */
 	struct pflops_pub_ovf ovf[PFLOPS_PUB_THREADS];
 	struct pflops_pub_thr thr[PFLOPS_PUB_THREADS];
 	struct pflops_pub_blk blk[PFLOPS_PUB_BLOCKS];
@@ -109,18 +108,15 @@ struct pflops_pub {
  * its record was last found (any value to start).  0, or PFLOPS_ENOENT
  * (the tracer has not seen the thread count anything: *m is zero),
  * PFLOPS_ESYS when the tracer lost track (msg says why). */
-int pflops_pub_read(const struct pflops_pub *p, pid_t tid, int *hint,
-		    struct pflops_mix *m);
+int pflops_pub_read(const struct pflops_pub *p, pid_t tid, int *hint, struct pflops_mix *m);
 
 /* The overflow record of tid (*hint: where last found, any value to
  * start); claimed when `claim` and there is none yet.  NULL: none (or
  * no free record). */
-struct pflops_pub_ovf *pflops_pub_ovf_find(struct pflops_pub *p, pid_t tid,
-					   int claim, int *hint);
+struct pflops_pub_ovf *pflops_pub_ovf_find(struct pflops_pub *p, pid_t tid, int claim, int *hint);
 
 /* *d = a - b (each count; the mixes only grow) */
-void pflops_mix_sub(struct pflops_mix *d, const struct pflops_mix *a,
-		    const struct pflops_mix *b);
+void pflops_mix_sub(struct pflops_mix *d, const struct pflops_mix *a, const struct pflops_mix *b);
 /* *d += a */
 void pflops_mix_add(struct pflops_mix *d, const struct pflops_mix *a);
 /* keep only width w (>= 0) and precision p (>= 0) of m; -1: all */

@@ -28,22 +28,22 @@ extern "C" {
 #endif
 
 struct pflops_sampler_event {
-	uint32_t type;		/* PERF_TYPE_RAW, PERF_TYPE_SOFTWARE ... */
+	uint32_t type; /* PERF_TYPE_RAW, PERF_TYPE_SOFTWARE ... */
 	uint64_t config;
-	uint64_t period;	/* sample every period counts; 0: count only */
-	int opmask;		/* ask k0-k7 with each sample */
-	int precise;		/* precise_ip to try first; lowered until the kernel takes it */
-	int callchain;		/* ask the user call chain with each sample (frame pointers) */
-	char name[64];		/* for messages */
+	uint64_t period; /* sample every period counts; 0: count only */
+	int opmask;	 /* ask k0-k7 with each sample */
+	int precise;	 /* precise_ip to try first; lowered until the kernel takes it */
+	int callchain;	 /* ask the user call chain with each sample (frame pointers) */
+	char name[64];	 /* for messages */
 	/* after open */
 	int precise_used;
 };
 
 struct pflops_sampler_stats {
-	uint64_t samples;	/* sample records handed on */
-	uint64_t lost;		/* records the kernel dropped (ring full) */
-	uint64_t bad;		/* records that could not be parsed */
-	uint64_t mmaps;		/* mappings known */
+	uint64_t samples; /* sample records handed on */
+	uint64_t lost;	  /* records the kernel dropped (ring full) */
+	uint64_t bad;	  /* records that could not be parsed */
+	uint64_t mmaps;	  /* mappings known */
 };
 
 struct pflops_sampler;
@@ -55,8 +55,8 @@ typedef void (*pflops_sampler_fn)(void *arg, int event, const struct pflops_samp
  * ring of ring_pages data pages (a power of two; 0: 64).  Nothing is
  * left open on failure: PFLOPS_EUNAVAIL when the kernel refuses the
  * opmask fields (E2BIG / EOPNOTSUPP), else as pflops_perf_open. */
-int pflops_sampler_open(struct pflops_sampler **s, struct pflops_sampler_event *ev, int n, pid_t tid,
-			size_t ring_pages, struct pflops_error *err);
+int pflops_sampler_open(struct pflops_sampler **s, struct pflops_sampler_event *ev, int n, pid_t tid, size_t ring_pages,
+			struct pflops_error *err);
 /* Consume every ring: mappings are kept, samples go to fn. */
 void pflops_sampler_drain(struct pflops_sampler *s, pflops_sampler_fn fn, void *arg);
 /* Release a held child (pflops_child_spawn) and drain the rings into fn
@@ -64,8 +64,8 @@ void pflops_sampler_drain(struct pflops_sampler *s, pflops_sampler_fn fn, void *
  * status, *wall seconds from release (may be NULL).  PFLOPS_ECHILD when
  * it could not exec. */
 struct pflops_child;
-int pflops_sampler_run(struct pflops_sampler *s, struct pflops_child *c, pflops_sampler_fn fn, void *arg,
-		       int *status, double *wall_seconds, struct pflops_error *err);
+int pflops_sampler_run(struct pflops_sampler *s, struct pflops_child *c, pflops_sampler_fn fn, void *arg, int *status,
+		       double *wall_seconds, struct pflops_error *err);
 /* Each event's total count, scaled by enabled / running. */
 int pflops_sampler_counts(struct pflops_sampler *s, double *counts, struct pflops_error *err);
 void pflops_sampler_stats(const struct pflops_sampler *s, struct pflops_sampler_stats *st);

@@ -41,16 +41,16 @@
 extern "C" {
 #endif
 
-#define PFLOPS_ATTR_SIZE_VER8 136	/* + config3 */
-#define PFLOPS_ATTR_SIZE_VER9 176	/* + the SIMD register fields (v5 layout) */
+#define PFLOPS_ATTR_SIZE_VER8 136 /* + config3 */
+#define PFLOPS_ATTR_SIZE_VER9 176 /* + the SIMD register fields (v5 layout) */
 #define PFLOPS_SAMPLE_REGS_ABI_SIMD 0x04
-#define PFLOPS_X86_OPMASK_REGS 0xffu	/* OPMASK0-7 in sample_simd_pred_reg_* */
-#define PFLOPS_PERF_REG_X86_IP 8	/* enum perf_event_x86_regs */
+#define PFLOPS_X86_OPMASK_REGS 0xffu /* OPMASK0-7 in sample_simd_pred_reg_* */
+#define PFLOPS_PERF_REG_X86_IP 8     /* enum perf_event_x86_regs */
 
 /* perf_event_attr with config3 and the v5 SIMD fields. */
 struct pflops_perf_attr_simd {
 	union {
-		struct perf_event_attr attr;	/* the installed header's fields */
+		struct perf_event_attr attr; /* the installed header's fields */
 		struct {
 			uint8_t ver7[128];
 			uint64_t config3;
@@ -86,21 +86,21 @@ _Static_assert(sizeof(struct pflops_perf_attr_simd) == PFLOPS_ATTR_SIZE_VER9, "v
 
 /* How the sampling events were opened: what a sample record holds. */
 struct pflops_sample_format {
-	uint64_t sample_type;	/* PERF_SAMPLE_* */
-	uint64_t regs_user;	/* sample_regs_user */
-	uint64_t regs_intr;	/* sample_regs_intr */
-	uint32_t pred_user;	/* sample_simd_pred_reg_user asked (OPMASK0-7: 0xff) */
+	uint64_t sample_type; /* PERF_SAMPLE_* */
+	uint64_t regs_user;   /* sample_regs_user */
+	uint64_t regs_intr;   /* sample_regs_intr */
+	uint32_t pred_user;   /* sample_simd_pred_reg_user asked (OPMASK0-7: 0xff) */
 	uint32_t pred_intr;
 };
 
 /* One register block (REGS_USER or REGS_INTR) of a sample. */
 struct pflops_sample_regs {
-	uint64_t abi;		/* 0: none (e.g. no user state) */
-	uint64_t valid;		/* bit r: regs[r] was in the record */
-	uint64_t regs[64];	/* by perf register number */
-	int simd;		/* the SIMD block was present */
+	uint64_t abi;	   /* 0: none (e.g. no user state) */
+	uint64_t valid;	   /* bit r: regs[r] was in the record */
+	uint64_t regs[64]; /* by perf register number */
+	int simd;	   /* the SIMD block was present */
 	uint16_t nr_vectors, vector_qwords, nr_pred, pred_qwords;
-	uint8_t kvalid;		/* bit i: k[i] read (OPMASKi) */
+	uint8_t kvalid; /* bit i: k[i] read (OPMASKi) */
 	uint64_t k[8];
 };
 
@@ -159,8 +159,8 @@ int pflops_ring_walk(const uint8_t *data, uint64_t size, uint64_t tail, uint64_t
  */
 enum pflops_simd_verdict {
 	PFLOPS_SIMD_SUPPORTED,
-	PFLOPS_SIMD_OLD_KERNEL,	/* E2BIG: the attr fields are unknown to it */
-	PFLOPS_SIMD_NO_PMU_CAP,	/* EOPNOTSUPP on cycles: it has them, the PMU cannot */
+	PFLOPS_SIMD_OLD_KERNEL, /* E2BIG: the attr fields are unknown to it */
+	PFLOPS_SIMD_NO_PMU_CAP, /* EOPNOTSUPP on cycles: it has them, the PMU cannot */
 	PFLOPS_SIMD_NO_PMU,	/* no hardware PMU to sample (ENOENT, ENODEV) */
 	PFLOPS_SIMD_DENIED,	/* EACCES / EPERM: perf_event_paranoid */
 	PFLOPS_SIMD_INVALID,	/* EINVAL: it knows fields there, not ours (another revision) */
@@ -169,10 +169,10 @@ enum pflops_simd_verdict {
 
 struct pflops_simd_caps {
 	enum pflops_simd_verdict verdict;
-	int sw_errno;		/* the software event's open: 0 or errno */
-	int hw_errno;		/* the cycles event's: 0, errno, or -1 not tried */
-	char msg[320];		/* one sentence: supported, or why not */
-	char fix[320];		/* what brings it ("" when supported) */
+	int sw_errno;  /* the software event's open: 0 or errno */
+	int hw_errno;  /* the cycles event's: 0, errno, or -1 not tried */
+	char msg[320]; /* one sentence: supported, or why not */
+	char fix[320]; /* what brings it ("" when supported) */
 };
 
 /* Judge from what the two opens returned (sw_errno for a software event,
@@ -188,8 +188,7 @@ void pflops_simd_probe(struct pflops_simd_caps *c);
 /* Fill a for a sampling event asking IP, TID, PERIOD and REGS_USER (IP
  * register) with the opmask registers k0-k7 (opmask != 0), or without
  * (opmask == 0: a plain sampling event in the same layout). */
-void pflops_simd_attr(struct pflops_perf_attr_simd *a, uint32_t type, uint64_t config, uint64_t period,
-		      int opmask);
+void pflops_simd_attr(struct pflops_perf_attr_simd *a, uint32_t type, uint64_t config, uint64_t period, int opmask);
 /* The sample format a pflops_simd_attr event produces. */
 void pflops_simd_format(const struct pflops_perf_attr_simd *a, struct pflops_sample_format *f);
 

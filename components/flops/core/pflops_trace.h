@@ -26,18 +26,18 @@ extern "C" {
 /* Why a block is not put in the code cache (stats, docs/trace-engine.md). */
 enum {
 	PFLOPS_NC_NONE = 0,
-	PFLOPS_NC_MASK,		/* masked AVX-512 FP: opmask read at each run */
-	PFLOPS_NC_MODE,		/* stepped or undecodable block, sysenter */
-	PFLOPS_NC_GS,		/* uses the %gs segment, which the cache owns */
-	PFLOPS_NC_WRITABLE,	/* on a writable page that stays writable (code
+	PFLOPS_NC_MASK,	    /* masked AVX-512 FP: opmask read at each run */
+	PFLOPS_NC_MODE,	    /* stepped or undecodable block, sysenter */
+	PFLOPS_NC_GS,	    /* uses the %gs segment, which the cache owns */
+	PFLOPS_NC_WRITABLE, /* on a writable page that stays writable (code
 				 * and data on one page, written too often) */
-	PFLOPS_NC_REACH,	/* RIP-relative operand out of reach */
-	PFLOPS_NC_FULL,		/* out of cache space or counter ids */
-	PFLOPS_NC_NOTIFY,	/* the dynamic loader's notification hook */
-	PFLOPS_NC_OVF,		/* overflow asked: more weight than 1024
+	PFLOPS_NC_REACH,    /* RIP-relative operand out of reach */
+	PFLOPS_NC_FULL,	    /* out of cache space or counter ids */
+	PFLOPS_NC_NOTIFY,   /* the dynamic loader's notification hook */
+	PFLOPS_NC_OVF,	    /* overflow asked: more weight than 1024
 				 * before the block's first instruction that
 				 * rewrites the flags, or none there */
-	PFLOPS_NC_REGION,	/* --region: the function's entry (each call
+	PFLOPS_NC_REGION,   /* --region: the function's entry (each call
 				 * stops there: its thread joins the window) */
 	PFLOPS_NC_N
 };
@@ -47,149 +47,147 @@ enum {
  * window: from an entry of the function to the return on the thread that
  * called it; every thread of the process counts in it). */
 enum pflops_region_role {
-	PFLOPS_RT_CALLER,	/* called the function */
-	PFLOPS_RT_POOL,		/* started in a window, or waiting in a system
+	PFLOPS_RT_CALLER,  /* called the function */
+	PFLOPS_RT_POOL,	   /* started in a window, or waiting in a system
 				 * call when one opened: worked for the call */
-	PFLOPS_RT_RUNNING,	/* was running program code when a window
+	PFLOPS_RT_RUNNING, /* was running program code when a window
 				 * opened and did FP work in it: possibly
 				 * unrelated concurrent work */
 };
 #define PFLOPS_REGION_THREADS 64
 struct pflops_region_thread {
 	int32_t tid;
-	int32_t role;		/* enum pflops_region_role */
-	uint64_t flops;		/* exact FLOPs (all precisions) in windows */
+	int32_t role;	/* enum pflops_region_role */
+	uint64_t flops; /* exact FLOPs (all precisions) in windows */
 };
 
 struct pflops_trace_stats {
-	uint64_t stops;		/* ptrace stops handled */
-	uint64_t block_stops;	/* breakpoint stops at block ends */
-	uint64_t steps;		/* single-steps */
-	uint64_t syscalls;	/* syscall-entry stops */
-	uint64_t blocks_decoded;/* distinct blocks decoded (cache misses) */
-	uint64_t blocks_run;	/* blocks counted */
-	uint64_t desync;	/* stops where a thread was not where expected */
-	uint64_t threads;	/* threads and processes traced */
-	uint64_t region_calls;	/* outermost entries into the region function */
-	uint64_t mask_unknown;	/* masked blocks run while the opmask registers
+	uint64_t stops;		 /* ptrace stops handled */
+	uint64_t block_stops;	 /* breakpoint stops at block ends */
+	uint64_t steps;		 /* single-steps */
+	uint64_t syscalls;	 /* syscall-entry stops */
+	uint64_t blocks_decoded; /* distinct blocks decoded (cache misses) */
+	uint64_t blocks_run;	 /* blocks counted */
+	uint64_t desync;	 /* stops where a thread was not where expected */
+	uint64_t threads;	 /* threads and processes traced */
+	uint64_t region_calls;	 /* outermost entries into the region function */
+	uint64_t mask_unknown;	 /* masked blocks run while the opmask registers
 				 * could not be read (then active = all lanes):
 				 * e.g. under valgrind, whose CPUID hides the
 				 * XSAVE layout */
 	/* the code cache (engine "cache") */
-	int engine;		/* PFLOPS_ENGINE_STOP or _CACHE: the one used */
-	uint64_t cache_blocks;	/* blocks translated into the cache */
-	uint64_t cache_bytes;	/* their code */
-	uint64_t cache_chunks;	/* code chunks mapped into the program */
-	uint64_t cache_runs;	/* block executions counted in the cache */
-	uint64_t cache_exits;	/* stops at a copy's exit not yet linked */
-	uint64_t cache_links;	/* exits linked copy to copy */
-	uint64_t ibl_misses;	/* indirect branches to a target not found */
-	uint64_t cache_signals;	/* signals met in the cache (put back at
+	int engine;		       /* PFLOPS_ENGINE_STOP or _CACHE: the one used */
+	uint64_t cache_blocks;	       /* blocks translated into the cache */
+	uint64_t cache_bytes;	       /* their code */
+	uint64_t cache_chunks;	       /* code chunks mapped into the program */
+	uint64_t cache_runs;	       /* block executions counted in the cache */
+	uint64_t cache_exits;	       /* stops at a copy's exit not yet linked */
+	uint64_t cache_links;	       /* exits linked copy to copy */
+	uint64_t ibl_misses;	       /* indirect branches to a target not found */
+	uint64_t cache_signals;	       /* signals met in the cache (put back at
 				 * the original instruction) */
-	uint64_t roll_steps;	/* single-steps to leave the cache's own code
+	uint64_t roll_steps;	       /* single-steps to leave the cache's own code
 				 * before a signal */
-	uint64_t invalidated;	/* blocks dropped: their code was unmapped or
+	uint64_t invalidated;	       /* blocks dropped: their code was unmapped or
 				 * made writable (JIT, dlclose) */
-	uint64_t wprot_pages;	/* code on writable pages (JIT): pages the
+	uint64_t wprot_pages;	       /* code on writable pages (JIT): pages the
 				 * tracer write-protected while it held
 				 * decoded code there */
-	uint64_t wprot_faults;	/* writes to them caught: the page's blocks
+	uint64_t wprot_faults;	       /* writes to them caught: the page's blocks
 				 * dropped, the write let through */
-	uint64_t wprot_hot;	/* writable pages left writable, their blocks
+	uint64_t wprot_hot;	       /* writable pages left writable, their blocks
 				 * on the stopping path: written from code
 				 * on the page itself or too often, stacks */
-	uint64_t injected;	/* system calls run on the program's behalf */
-	uint64_t cache_setup_failed;	/* processes left on the stopping path */
-	uint64_t cache_as_bytes;	/* the most address space the cache took
+	uint64_t injected;	       /* system calls run on the program's behalf */
+	uint64_t cache_setup_failed;   /* processes left on the stopping path */
+	uint64_t cache_as_bytes;       /* the most address space the cache took
 				 * in one process (counts against its
 				 * RLIMIT_AS, ulimit -v) */
-	uint64_t cache_as_limited;	/* the same, among processes with an
+	uint64_t cache_as_limited;     /* the same, among processes with an
 				 * RLIMIT_AS: at most 1/8 of it */
-	uint64_t as_limit;	/* the smallest RLIMIT_AS of a traced process
+	uint64_t as_limit;	       /* the smallest RLIMIT_AS of a traced process
 				 * (0: none) */
-	uint64_t as_too_small;	/* processes on the stopping path because
+	uint64_t as_too_small;	       /* processes on the stopping path because
 				 * 1/8 of their RLIMIT_AS holds no cache */
-	uint64_t nocache[PFLOPS_NC_N];	/* blocks kept on the stopping path,
+	uint64_t nocache[PFLOPS_NC_N]; /* blocks kept on the stopping path,
 				 * by reason (PFLOPS_NC_*) */
-	uint64_t native_resumes;/* --region: threads let run natively */
+	uint64_t native_resumes;       /* --region: threads let run natively */
 	/* overflow (opts.overflow) */
-	uint64_t overflows;	/* calls of opts.overflow */
-	uint64_t ovf_exits;	/* threads that left the cache near a crossing */
-	uint64_t ovf_steps;	/* blocks single-stepped to reach a crossing */
-	uint64_t ovf_late;	/* crossings seen only after the instruction
+	uint64_t overflows;	  /* calls of opts.overflow */
+	uint64_t ovf_exits;	  /* threads that left the cache near a crossing */
+	uint64_t ovf_steps;	  /* blocks single-stepped to reach a crossing */
+	uint64_t ovf_late;	  /* crossings seen only after the instruction
 				 * ran (regs NULL in the call): 0 by design */
-	uint64_t group_stops;	/* job-control stops of the program, kept */
-	int interrupted;	/* the signal that interrupted the run (0: none):
+	uint64_t group_stops;	  /* job-control stops of the program, kept */
+	int interrupted;	  /* the signal that interrupted the run (0: none):
 				 * the counts are partial */
-	int killed;		/* the program was stopped with SIGKILL after
+	int killed;		  /* the program was stopped with SIGKILL after
 				 * the grace time */
-	uint64_t detached;	/* processes still running when the program
+	uint64_t detached;	  /* processes still running when the program
 				 * ended (daemons): counted until then, then
 				 * detached, not waited for */
-	pid_t detached_pid;	/* one of them */
-	int region_found;	/* --region: the symbol was found in some object */
-	char region_refused[512];	/* --region: why the function was found
+	pid_t detached_pid;	  /* one of them */
+	int region_found;	  /* --region: the symbol was found in some object */
+	char region_refused[512]; /* --region: why the function was found
 				 * but not armed (its address is not an
 				 * instruction start, the file changed on
 				 * disk); "" when it was not */
 	/* --region with threads (trace_window.c) */
-	uint64_t region_windows;	/* windows opened (outermost calls
+	uint64_t region_windows;      /* windows opened (outermost calls
 				 * while no other thread was inside) */
-	uint64_t region_joined;	/* threads stopped to count in a window */
-	uint64_t region_busy_threads;	/* threads (per window) that were
+	uint64_t region_joined;	      /* threads stopped to count in a window */
+	uint64_t region_busy_threads; /* threads (per window) that were
 				 * running program code when it opened and
 				 * did FP work in it */
-	uint64_t region_busy_flops;	/* their FLOPs in those windows */
-	uint32_t region_nthreads;	/* threads listed in region_thread */
-	uint64_t region_more_threads;	/* threads with FLOPs not listed */
-	uint64_t region_more_flops;	/* and their FLOPs */
+	uint64_t region_busy_flops;   /* their FLOPs in those windows */
+	uint32_t region_nthreads;     /* threads listed in region_thread */
+	uint64_t region_more_threads; /* threads with FLOPs not listed */
+	uint64_t region_more_flops;   /* and their FLOPs */
 	struct pflops_region_thread region_thread[PFLOPS_REGION_THREADS];
 	/* Transparency (docs/trace-engine.md#transparency): what the tracer
 	 * changed so the program behaves as untraced, and what it could not */
-	uint64_t rseq_refused;	/* rseq registrations answered ENOSYS (glibc
+	uint64_t rseq_refused;	   /* rseq registrations answered ENOSYS (glibc
 				 * then runs without rseq, as under valgrind) */
-	uint64_t rseq_kept;	/* threads whose rseq was registered untraced
+	uint64_t rseq_kept;	   /* threads whose rseq was registered untraced
 				 * (--pid, or outside --region) and then ran in
 				 * the cache: rseq critical sections do not
 				 * abort there */
-	uint64_t untraced_cleared;	/* clone(CLONE_UNTRACED) traced anyway */
-	uint64_t prog_ptrace;	/* ptrace() calls of the program: a process
+	uint64_t untraced_cleared; /* clone(CLONE_UNTRACED) traced anyway */
+	uint64_t prog_ptrace;	   /* ptrace() calls of the program: a process
 				 * has one tracer, they fail (LeakSanitizer,
 				 * debuggers, anti-debugging) */
-	uint64_t status_reads;	/* opens of /proc/.../status, where TracerPid
+	uint64_t status_reads;	   /* opens of /proc/.../status, where TracerPid
 				 * shows the tracer */
-	uint64_t slotless_threads;	/* threads that ran (some) cached blocks
+	uint64_t slotless_threads; /* threads that ran (some) cached blocks
 				 * on the stopping path: every counter slot
 				 * was taken (more than 256 threads at once,
 				 * fewer under a ulimit -v) */
-	uint64_t self_traps;	/* SIGTRAPs run by a handler of the program
+	uint64_t self_traps;	   /* SIGTRAPs run by a handler of the program
 				 * (it single-steps itself with EFLAGS.TF):
 				 * each handler uncounted up to its first
 				 * system call or block end */
-	uint64_t seccomp;	/* processes that turned seccomp on: no system
+	uint64_t seccomp;	   /* processes that turned seccomp on: no system
 				 * call is injected in them from then on; new
 				 * code beyond the cache they have runs on the
 				 * stopping path */
 };
 
 enum pflops_engine {
-	PFLOPS_ENGINE_AUTO = 0,	/* cache, or $PFLOPS_TRACE_ENGINE (stop|cache) */
+	PFLOPS_ENGINE_AUTO = 0, /* cache, or $PFLOPS_TRACE_ENGINE (stop|cache) */
 	PFLOPS_ENGINE_STOP,	/* a stop per block (the reference) */
 	PFLOPS_ENGINE_CACHE,	/* the in-process code cache */
 };
 
 /* Called about every `progress_ms` with the mix counted so far. */
-typedef void (*pflops_trace_progress_fn)(void *arg,
-					 const struct pflops_mix *mix,
-					 const struct pflops_trace_stats *st);
+typedef void (*pflops_trace_progress_fn)(void *arg, const struct pflops_mix *mix, const struct pflops_trace_stats *st);
 
 /* One executed floating-point instruction of a basic block that uses an
  * AVX-512 opmask (see pflops_trace_opts.fp_exec). */
 struct pflops_fp_exec {
-	uint64_t addr;		/* its address in the tracee */
-	int32_t tid;		/* the thread that ran it (stopped during the call) */
-	uint8_t prec, width, op, lanes, mask_reg, lanes_per_bit;	/* as struct pflops_insn */
-	const uint64_t *k;	/* k0..k7 as it ran; NULL: could not be read */
+	uint64_t addr;						 /* its address in the tracee */
+	int32_t tid;						 /* the thread that ran it (stopped during the call) */
+	uint8_t prec, width, op, lanes, mask_reg, lanes_per_bit; /* as struct pflops_insn */
+	const uint64_t *k;					 /* k0..k7 as it ran; NULL: could not be read */
 };
 typedef void (*pflops_trace_fp_fn)(void *arg, const struct pflops_fp_exec *x);
 
@@ -197,19 +195,19 @@ typedef void (*pflops_trace_fp_fn)(void *arg, const struct pflops_fp_exec *x);
  * pflops_trace_opts.block).  Where it lies is read from /proc/PID/maps
  * when the block is first decoded, while its mapping exists. */
 struct pflops_trace_block {
-	uint64_t addr;		/* its first instruction, in the process */
-	uint64_t end;		/* the byte after its last instruction */
-	int32_t pid;		/* the process it ran in (its address space) */
-	const char *path;	/* what the mapping holding addr maps, as
+	uint64_t addr;		      /* its first instruction, in the process */
+	uint64_t end;		      /* the byte after its last instruction */
+	int32_t pid;		      /* the process it ran in (its address space) */
+	const char *path;	      /* what the mapping holding addr maps, as
 				 * /proc/PID/maps names it: a file
 				 * ("/usr/lib/x86_64-linux-gnu/libc.so.6"),
 				 * "[vdso]"...; NULL: anonymous memory (JIT
 				 * code) or no mapping found */
-	uint64_t map_start;	/* that mapping's start address (0: none) */
-	uint64_t offset;	/* addr's offset in the file (path a file),
+	uint64_t map_start;	      /* that mapping's start address (0: none) */
+	uint64_t offset;	      /* addr's offset in the file (path a file),
 				 * else addr - map_start */
-	uint64_t execs;		/* complete executions */
-	const struct pflops_mix *mix;	/* all it counted: executions x its
+	uint64_t execs;		      /* complete executions */
+	const struct pflops_mix *mix; /* all it counted: executions x its
 				 * decoded instructions where the code cache
 				 * counted it, the active lanes of each run for
 				 * masked blocks, partial runs (signals) */
@@ -225,18 +223,17 @@ typedef void (*pflops_trace_block_fn)(void *arg, const struct pflops_trace_block
 struct user_regs_struct;
 struct pflops_insn;
 struct pflops_trace_overflow {
-	int32_t pid, tid;	/* the process and thread */
-	uint64_t addr;		/* the FP instruction that crossed it */
-	uint64_t count;		/* the thread's weighted count, that
+	int32_t pid, tid;		     /* the process and thread */
+	uint64_t addr;			     /* the FP instruction that crossed it */
+	uint64_t count;			     /* the thread's weighted count, that
 				 * instruction included, since its count
 				 * last (re)started */
-	uint64_t crossings;	/* multiples of the period it crossed: 1,
+	uint64_t crossings;		     /* multiples of the period it crossed: 1,
 				 * more when its weight exceeds the period */
-	uint64_t period;	/* the thread's period */
-	const struct user_regs_struct *regs;	/* NULL: seen late (stats.ovf_late) */
+	uint64_t period;		     /* the thread's period */
+	const struct user_regs_struct *regs; /* NULL: seen late (stats.ovf_late) */
 };
-typedef void (*pflops_trace_overflow_fn)(void *arg,
-					 const struct pflops_trace_overflow *o);
+typedef void (*pflops_trace_overflow_fn)(void *arg, const struct pflops_trace_overflow *o);
 
 struct pflops_trace_opts {
 	/* Count only inside calls to this function (ELF .symtab/.dynsym of
@@ -245,10 +242,10 @@ struct pflops_trace_opts {
 	/* 1: single-step every instruction (slow reference mode, for
 	 * benchmarks and cross-checks; implies the stop engine). */
 	int single_step;
-	int engine;		/* enum pflops_engine */
+	int engine; /* enum pflops_engine */
 	pflops_trace_progress_fn progress;
 	void *progress_arg;
-	unsigned progress_ms;	/* 0: 500 ms */
+	unsigned progress_ms; /* 0: 500 ms */
 	/* If non-NULL, filled at the end. */
 	struct pflops_trace_stats *stats;
 	/* If set: called for each executed FP instruction of a block that has
@@ -286,9 +283,8 @@ struct pflops_trace_opts {
 	 * stay below 2^31.  Code-cache blocks with FP instructions of
 	 * weight > 0 subtract their weight from a per-thread word and leave
 	 * the cache only near a crossing; other blocks are unchanged. */
-	uint64_t (*overflow_weight)(void *arg, const struct pflops_insn *in,
-				    unsigned active_lanes);
-	uint64_t overflow_period;	/* every thread's at its start; 0: off */
+	uint64_t (*overflow_weight)(void *arg, const struct pflops_insn *in, unsigned active_lanes);
+	uint64_t overflow_period; /* every thread's at its start; 0: off */
 	pflops_trace_overflow_fn overflow;
 	void *overflow_arg;
 	/* If set: called at each system-call stop of a thread (with
@@ -303,7 +299,6 @@ struct pflops_trace_opts {
 	int (*overflow_rearm)(void *arg, pid_t tid, uint64_t *period);
 };
 
-
 /*
  * Run argv[0] (searched in PATH) with arguments argv under the tracer and
  * add what it executed to *mix (zero it first for a fresh count).
@@ -315,8 +310,7 @@ struct pflops_trace_opts {
  * an error (it may live in a library loaded later): stats->region_calls
  * tells whether it was ever called.
  */
-int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
-		     struct pflops_mix *mix, int *exit_status,
+int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts, struct pflops_mix *mix, int *exit_status,
 		     struct pflops_error *err);
 
 /* "exited with status 3", "killed by signal 11 (Segmentation fault)".
@@ -350,16 +344,16 @@ static inline const char *pflops_trace_unavailable(void)
  * Symbols are read from the files when blocks are added, i.e. when the
  * process ends: a file replaced meanwhile gives wrong names. */
 struct pflops_func {
-	const char *name;	/* the symbol, or the group's name (above) */
-	const char *object;	/* the file (as the process mapped it); NULL:
+	const char *name;   /* the symbol, or the group's name (above) */
+	const char *object; /* the file (as the process mapped it); NULL:
 				 * anonymous or kernel memory */
 	int has_symbol;
-	uint64_t addr;		/* the symbol's value (objdump's address); no
+	uint64_t addr;	       /* the symbol's value (objdump's address); no
 				 * symbol: the hottest block's address in the
 				 * file; anonymous: the mapping's start */
-	uint64_t size;		/* the symbol's size; 0 without one */
-	uint64_t blocks;	/* blocks counted (per process) */
-	struct pflops_mix mix;	/* what its blocks counted */
+	uint64_t size;	       /* the symbol's size; 0 without one */
+	uint64_t blocks;       /* blocks counted (per process) */
+	struct pflops_mix mix; /* what its blocks counted */
 };
 struct pflops_funcs;
 
@@ -371,8 +365,7 @@ void pflops_funcs_add(void *funcs, const struct pflops_trace_block *b);
  * valid until pflops_funcs_free.  Functions that ran but did no FLOP
  * are listed too (their mix has instructions).  PFLOPS_ENOMEM if
  * memory ran out while adding blocks (the counts would not add up). */
-int pflops_funcs_list(struct pflops_funcs *f, const struct pflops_func *const **v,
-		      size_t *n, struct pflops_error *err);
+int pflops_funcs_list(struct pflops_funcs *f, const struct pflops_func *const **v, size_t *n, struct pflops_error *err);
 void pflops_funcs_free(struct pflops_funcs *f);
 /* The function holding one address, named as above: path and map_start
  * as a block's (path NULL or not a file: anonymous memory at map_start),
@@ -380,41 +373,41 @@ void pflops_funcs_free(struct pflops_funcs *f);
  * the group's name for code no symbol covers (returns 0): "libm.so.6 (no
  * symbol)", "[anon 0x7f...]"; *object the file (NULL: anonymous), valid
  * until pflops_funcs_free.  PFLOPS_ENOMEM. */
-int pflops_funcs_name(struct pflops_funcs *f, const char *path, uint64_t map_start, uint64_t offset,
-		      char *buf, size_t len, const char **object);
+int pflops_funcs_name(struct pflops_funcs *f, const char *path, uint64_t map_start, uint64_t offset, char *buf,
+		      size_t len, const char **object);
 
 /* ------------------------------------------------------------------ */
 /* One decoded instruction, classified (trace_decode.c).               */
 
-enum pflops_branch {		/* how an instruction ends a basic block */
-	PFLOPS_T_NONE = 0,	/* not a branch */
-	PFLOPS_T_JCC,		/* conditional relative jump */
-	PFLOPS_T_JMP,		/* jmp rel / reg / mem */
-	PFLOPS_T_CALL,		/* call rel / reg / mem */
-	PFLOPS_T_RET,		/* ret [imm16] */
-	PFLOPS_T_LOOP,		/* loop / loope / loopne */
-	PFLOPS_T_JRCXZ,		/* jrcxz / jecxz */
-	PFLOPS_T_SYSCALL,	/* syscall, sysenter, int 0x80 */
-	PFLOPS_T_OTHER,		/* anything else changing rip: single-step it */
+enum pflops_branch {			/* how an instruction ends a basic block */
+		     PFLOPS_T_NONE = 0, /* not a branch */
+		     PFLOPS_T_JCC,	/* conditional relative jump */
+		     PFLOPS_T_JMP,	/* jmp rel / reg / mem */
+		     PFLOPS_T_CALL,	/* call rel / reg / mem */
+		     PFLOPS_T_RET,	/* ret [imm16] */
+		     PFLOPS_T_LOOP,	/* loop / loope / loopne */
+		     PFLOPS_T_JRCXZ,	/* jrcxz / jecxz */
+		     PFLOPS_T_SYSCALL,	/* syscall, sysenter, int 0x80 */
+		     PFLOPS_T_OTHER,	/* anything else changing rip: single-step it */
 };
 
 struct pflops_insn {
 	uint8_t len;
-	uint8_t fp;		/* 1: a FLOP class below applies */
-	uint8_t prec, width, op;/* enum pflops_prec / width / op */
-	uint8_t lanes;		/* FP elements at full width */
-	uint8_t mask_reg;	/* 0: unmasked; 1..7: k1..k7 */
-	uint8_t lanes_per_bit;	/* elements per opmask bit (2: FP16 complex, bf16 dot) */
-	int8_t extra;		/* -1 or enum pflops_extra */
-	uint8_t kwrites;	/* bit i: writes opmask register ki */
-	uint8_t term;		/* enum pflops_branch */
+	uint8_t fp;		 /* 1: a FLOP class below applies */
+	uint8_t prec, width, op; /* enum pflops_prec / width / op */
+	uint8_t lanes;		 /* FP elements at full width */
+	uint8_t mask_reg;	 /* 0: unmasked; 1..7: k1..k7 */
+	uint8_t lanes_per_bit;	 /* elements per opmask bit (2: FP16 complex, bf16 dot) */
+	int8_t extra;		 /* -1 or enum pflops_extra */
+	uint8_t kwrites;	 /* bit i: writes opmask register ki */
+	uint8_t term;		 /* enum pflops_branch */
 	/* branch operand, for emulation */
-	uint8_t cc;		/* condition code 0..15 (Jcc), loop kind */
-	uint8_t ind;		/* 0: relative, 1: register, 2: memory */
-	uint8_t addr32;		/* 32-bit address/count size (jecxz, loopd) */
+	uint8_t cc;	/* condition code 0..15 (Jcc), loop kind */
+	uint8_t ind;	/* 0: relative, 1: register, 2: memory */
+	uint8_t addr32; /* 32-bit address/count size (jecxz, loopd) */
 	uint16_t ret_imm;
-	uint64_t target;	/* relative target (absolute address) */
-	int16_t reg;		/* ZydisRegister (indirect via register) */
+	uint64_t target;	     /* relative target (absolute address) */
+	int16_t reg;		     /* ZydisRegister (indirect via register) */
 	int16_t mseg, mbase, mindex; /* ZydisRegister of the memory operand */
 	uint8_t mscale;
 	int64_t mdisp;
@@ -422,8 +415,7 @@ struct pflops_insn {
 
 /* Decode the instruction at buf (runtime address addr).  Returns 0, or
  * PFLOPS_EINVAL for bytes that are no valid x86-64 instruction. */
-int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr,
-		  struct pflops_insn *out);
+int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pflops_insn *out);
 
 /* ------------------------------------------------------------------ */
 /* PMU models (model.c).                                               */
@@ -435,9 +427,7 @@ int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr,
  * PFLOPS_EUNAVAIL (the event cannot be modelled on x86).  A malformed
  * spec yields PFLOPS_EINVAL naming the bad token.
  */
-int pflops_model_eval(const char *spec, const struct pflops_mix *m,
-		      double *count, struct pflops_error *err);
-
+int pflops_model_eval(const char *spec, const struct pflops_mix *m, double *count, struct pflops_error *err);
 
 /* ------------------------------------------------------------------ */
 /* Attaching to a running process (trace_attach.c).                    */
@@ -465,10 +455,8 @@ struct pflops_attach_opts {
  * Returns 0, PFLOPS_ECHILD when pid cannot be traced (err says why),
  * PFLOPS_ESYS when ptrace failed meanwhile.
  */
-int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts,
-			const struct pflops_attach_opts *a,
-			struct pflops_mix *mix, int *exit_status, int *detached,
-			struct pflops_error *err);
+int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const struct pflops_attach_opts *a,
+			struct pflops_mix *mix, int *exit_status, int *detached, struct pflops_error *err);
 
 #ifdef __cplusplus
 }

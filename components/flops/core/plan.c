@@ -17,7 +17,7 @@
 
 static double term_weight(const struct pflops_term *t, double vl128)
 {
-	return t->w0 + t->wvl * vl128 * 128;	/* wvl is per bit of VL */
+	return t->w0 + t->wvl * vl128 * 128; /* wvl is per bit of VL */
 }
 
 static int same_weights(const double *a, const double *b, unsigned metrics)
@@ -78,8 +78,8 @@ static int try_merge(struct pflops_plan *p, struct pflops_counter *c, int ev)
 	return 0;
 }
 
-int pflops_plan_make(struct pflops_plan *p, const struct pflops_pmu *pmu, unsigned metrics,
-		     int sve_bits, struct pflops_error *err)
+int pflops_plan_make(struct pflops_plan *p, const struct pflops_pmu *pmu, unsigned metrics, int sve_bits,
+		     struct pflops_error *err)
 {
 	memset(p, 0, sizeof(*p));
 	p->pmu = pmu;
@@ -90,8 +90,8 @@ int pflops_plan_make(struct pflops_plan *p, const struct pflops_pmu *pmu, unsign
 	p->vl128 = bits ? bits / 128.0 : 1.0;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
 		if ((p->metrics & (1u << m)) && pmu->metrics[m].klass == PFLOPS_UNAVAILABLE)
-			return pf_err(err, PFLOPS_EUNAVAIL, "%s is not available on %s: %s",
-				      pflops_metric_name(m), pmu->title[0] ? pmu->title : pmu->name,
+			return pf_err(err, PFLOPS_EUNAVAIL, "%s is not available on %s: %s", pflops_metric_name(m),
+				      pmu->title[0] ? pmu->title : pmu->name,
 				      pmu->metrics[m].caveat ? pmu->metrics[m].caveat : "no formula");
 
 	for (int ev = 0; ev < pmu->nevents; ev++) {
@@ -119,7 +119,8 @@ int pflops_plan_make(struct pflops_plan *p, const struct pflops_pmu *pmu, unsign
 		if (merged)
 			continue;
 		if (p->ncounters == PFLOPS_MAX_COUNTERS)
-			return pf_err(err, PFLOPS_ECNFLCT, "more than %d counters planned on %s", PFLOPS_MAX_COUNTERS, pmu->name);
+			return pf_err(err, PFLOPS_ECNFLCT, "more than %d counters planned on %s", PFLOPS_MAX_COUNTERS,
+				      pmu->name);
 		struct pflops_counter *ct = &p->counter[p->ncounters];
 		memset(ct, 0, sizeof(*ct));
 		snprintf(ct->spec, sizeof(ct->spec), "%s", pmu->events[ev].spec);
@@ -138,8 +139,8 @@ int pflops_plan_make(struct pflops_plan *p, const struct pflops_pmu *pmu, unsign
 	return 0;
 }
 
-int pflops_plan_fit(struct pflops_plan *p, const struct pflops_pmu *pmu, unsigned metrics, int sve_bits,
-		    int budget, const int *slot_metric, struct pflops_error *err)
+int pflops_plan_fit(struct pflops_plan *p, const struct pflops_pmu *pmu, unsigned metrics, int sve_bits, int budget,
+		    const int *slot_metric, struct pflops_error *err)
 {
 	int rc = pflops_plan_make(p, pmu, metrics, sve_bits, err);
 	const struct pflops_detect *d = &pmu->detect;
@@ -179,7 +180,8 @@ int pflops_plan_fit(struct pflops_plan *p, const struct pflops_pmu *pmu, unsigne
 		struct pflops_counter *ct = &q.counter[q.ncounters];
 		const struct pflops_event *e = &pmu->events[d->event];
 		if (q.ncounters == PFLOPS_MAX_COUNTERS)
-			rc = pf_err(err, PFLOPS_ECNFLCT, "more than %d counters planned on %s", PFLOPS_MAX_COUNTERS, pmu->name);
+			rc = pf_err(err, PFLOPS_ECNFLCT, "more than %d counters planned on %s", PFLOPS_MAX_COUNTERS,
+				    pmu->name);
 		else if (!(rc = pflops_encode(pmu, e->spec, &ct->config, NULL, 0, err))) {
 			memset(ct->weight, 0, sizeof(ct->weight));
 			snprintf(ct->spec, sizeof(ct->spec), "%s", e->spec);

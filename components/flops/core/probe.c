@@ -44,7 +44,7 @@ static void identify(hwloc_topology_t topo, hwloc_const_bitmap_t set, struct pfl
 		k->family = num(pf_obj_info(pu, "CPUFamilyNumber"));
 		k->model = num(pf_obj_info(pu, "CPUModelNumber"));
 		k->stepping = num(pf_obj_info(pu, "CPUStepping"));
-	} else if (pf_obj_info(pu, "CPUImplementer")) {	/* Linux on Arm: /proc/cpuinfo fields */
+	} else if (pf_obj_info(pu, "CPUImplementer")) { /* Linux on Arm: /proc/cpuinfo fields */
 		snprintf(k->vendor, sizeof(k->vendor), "arm");
 		k->family = num(pf_obj_info(pu, "CPUImplementer"));
 		k->model = num(pf_obj_info(pu, "CPUPart"));
@@ -61,16 +61,18 @@ static void identify(hwloc_topology_t topo, hwloc_const_bitmap_t set, struct pfl
 
 static void choose_pmu(const struct pflops_table *t, struct pflops_kind *k, int nmi)
 {
-	k->pmu = k->vendor[0] ? pflops_table_match(t, k->vendor, k->family, k->model, k->stepping, k->coretype)
-			      : NULL;
+	k->pmu = k->vendor[0] ? pflops_table_match(t, k->vendor, k->family, k->model, k->stepping, k->coretype) : NULL;
 	if (!k->pmu) {
 		if (!k->vendor[0])
-			snprintf(k->why, sizeof(k->why), "unknown CPU: the topology names no CPU vendor; no FLOP formula");
+			snprintf(k->why, sizeof(k->why),
+				 "unknown CPU: the topology names no CPU vendor; no FLOP formula");
 		else {
 			char why[sizeof(k->why)];
-			snprintf(why, sizeof(why),
-				 "unknown CPU: vendor %s family %u model %u stepping %u%s%s; no FLOP formula (add a block to presets/, see presets/README.md)",
-				 k->vendor, k->family, k->model, k->stepping, k->coretype[0] ? " core " : "", k->coretype);
+			snprintf(
+				why, sizeof(why),
+				"unknown CPU: vendor %s family %u model %u stepping %u%s%s; no FLOP formula (add a block to presets/, see presets/README.md)",
+				k->vendor, k->family, k->model, k->stepping, k->coretype[0] ? " core " : "",
+				k->coretype);
 			memcpy(k->why, why, sizeof(why));
 		}
 		return;
@@ -79,7 +81,7 @@ static void choose_pmu(const struct pflops_table *t, struct pflops_kind *k, int 
 	k->budget_cycles = pflops_budget(k->pmu, k->smt, nmi > 0, 1);
 	k->sve_bits = k->pmu->sve_bits;
 #if defined(__aarch64__)
-	if (nmi >= 0) {		/* live machine: the process's own vector length */
+	if (nmi >= 0) { /* live machine: the process's own vector length */
 		int vl = prctl(PR_SVE_GET_VL);
 		if (vl > 0)
 			k->sve_bits = (vl & PR_SVE_VL_LEN_MASK) * 8;
@@ -93,7 +95,7 @@ int pflops_budget(const struct pflops_pmu *pmu, int smt, int nmi_watchdog, int n
 	if (pmu->cycles_general)
 		n -= !!nmi_watchdog + !!needs_cycles;
 	else if (nmi_watchdog && needs_cycles)
-		n--;	/* the watchdog has the fixed cycles counter: ours goes general */
+		n--; /* the watchdog has the fixed cycles counter: ours goes general */
 	return n > 0 ? n : 0;
 }
 
@@ -153,26 +155,34 @@ static void access_verdict(struct pflops_probe *pr, const struct pflops_table *t
 		pr->paranoid = -99;
 	if (!hw_pmus(t, pmus, sizeof(pmus))) {
 		a->code = PFLOPS_ENOPMU;
-		snprintf(a->msg, sizeof(a->msg),
-			 "no hardware PMU is exposed: /sys/bus/event_source/devices has no core PMU (cpu, cpu_core, cpu_atom, cpu_lowpower, armv8_*, armv9_*): a virtual machine whose hypervisor hides the counters");
-		snprintf(a->fix, sizeof(a->fix),
-			 "enable the guest PMU (KVM/QEMU: -cpu host,pmu=on; VMware: virtualize CPU performance counters; cloud: a bare-metal or PMU-enabled instance)");
+		snprintf(
+			a->msg, sizeof(a->msg),
+			"no hardware PMU is exposed: /sys/bus/event_source/devices has no core PMU (cpu, cpu_core, cpu_atom, cpu_lowpower, armv8_*, armv9_*): a virtual machine whose hypervisor hides the counters");
+		snprintf(
+			a->fix, sizeof(a->fix),
+			"enable the guest PMU (KVM/QEMU: -cpu host,pmu=on; VMware: virtualize CPU performance counters; cloud: a bare-metal or PMU-enabled instance)");
 		return;
 	}
 	if (pr->paranoid > 2 && !root && !perfmon) {
 		a->code = PFLOPS_EPERM;
-		snprintf(a->msg, sizeof(a->msg),
-			 "perf_event_paranoid is %d, which forbids unprivileged counting (Debian's default), and this process has neither CAP_PERFMON nor CAP_SYS_ADMIN",
-			 pr->paranoid);
-		snprintf(a->fix, sizeof(a->fix),
-			 "sudo sysctl kernel.perf_event_paranoid=2 (user-space counting of your own processes), or grant CAP_PERFMON to the program");
+		snprintf(
+			a->msg, sizeof(a->msg),
+			"perf_event_paranoid is %d, which forbids unprivileged counting (Debian's default), and this process has neither CAP_PERFMON nor CAP_SYS_ADMIN",
+			pr->paranoid);
+		snprintf(
+			a->fix, sizeof(a->fix),
+			"sudo sysctl kernel.perf_event_paranoid=2 (user-space counting of your own processes), or grant CAP_PERFMON to the program");
 		return;
 	}
 	a->code = PFLOPS_OK;
 	snprintf(a->msg, sizeof(a->msg), "hardware counters available (%.160s; perf_event_paranoid %d%s)", pmus,
-		 pr->paranoid, root ? ", CAP_SYS_ADMIN" : perfmon ? ", CAP_PERFMON" : "");
+		 pr->paranoid,
+		 root	   ? ", CAP_SYS_ADMIN"
+		 : perfmon ? ", CAP_PERFMON"
+			   : "");
 	if (pr->paranoid > 1 && !root && !perfmon)
-		snprintf(a->fix, sizeof(a->fix), "user-space only: kernel FLOPs need perf_event_paranoid <= 1 or CAP_PERFMON");
+		snprintf(a->fix, sizeof(a->fix),
+			 "user-space only: kernel FLOPs need perf_event_paranoid <= 1 or CAP_PERFMON");
 	else
 		a->fix[0] = 0;
 }
@@ -234,8 +244,7 @@ int pflops_probe_save_xml(const char *path, struct pflops_error *err)
 	return rc;
 }
 
-int pflops_probe_fit(const struct pflops_kind *k, unsigned metrics, struct pflops_plan *plan, char *msg,
-		     size_t msglen)
+int pflops_probe_fit(const struct pflops_kind *k, unsigned metrics, struct pflops_plan *plan, char *msg, size_t msglen)
 {
 	if (!k->pmu) {
 		snprintf(msg, msglen, "%s", k->why);
@@ -248,8 +257,8 @@ int pflops_probe_fit(const struct pflops_kind *k, unsigned metrics, struct pflop
 		return rc;
 	}
 	if (plan->cost > k->budget) {
-		snprintf(msg, msglen, "needs %d counters, %d per thread here: multiplexed (scaled estimate)", plan->cost,
-			 k->budget);
+		snprintf(msg, msglen, "needs %d counters, %d per thread here: multiplexed (scaled estimate)",
+			 plan->cost, k->budget);
 		return 1;
 	}
 	snprintf(msg, msglen, "fits: %d of %d counters", plan->cost, k->budget);

@@ -40,8 +40,7 @@ void pflops_mix_keep(struct pflops_mix *m, int w, int p)
 
 static int find(const struct pflops_pub *p, pid_t tid, int *hint)
 {
-	if (*hint >= 0 && *hint < PFLOPS_PUB_THREADS &&
-	    __atomic_load_n(&p->thr[*hint].tid, __ATOMIC_ACQUIRE) == tid)
+	if (*hint >= 0 && *hint < PFLOPS_PUB_THREADS && __atomic_load_n(&p->thr[*hint].tid, __ATOMIC_ACQUIRE) == tid)
 		return *hint;
 	for (int i = 0; i < PFLOPS_PUB_THREADS; i++)
 		if (__atomic_load_n(&p->thr[i].tid, __ATOMIC_ACQUIRE) == tid)
@@ -63,7 +62,7 @@ int pflops_pub_read(const struct pflops_pub *p, pid_t tid, int *hint, struct pfl
 	if ((i = find(p, tid, hint)) < 0)
 		return PFLOPS_ENOENT;
 	t = &p->thr[i];
-	do {	/* the thread's own record is stable: it is running */
+	do { /* the thread's own record is stable: it is running */
 		while ((s0 = __atomic_load_n(&t->seq, __ATOMIC_ACQUIRE)) & 1)
 			;
 		memcpy(m, &t->base, sizeof(*m));
@@ -98,8 +97,7 @@ struct pflops_pub_ovf *pflops_pub_ovf_find(struct pflops_pub *p, pid_t tid, int 
 
 	if (tid <= 0)
 		return NULL;
-	if (*hint >= 0 && *hint < PFLOPS_PUB_THREADS &&
-	    __atomic_load_n(&p->ovf[*hint].tid, __ATOMIC_ACQUIRE) == tid)
+	if (*hint >= 0 && *hint < PFLOPS_PUB_THREADS && __atomic_load_n(&p->ovf[*hint].tid, __ATOMIC_ACQUIRE) == tid)
 		return &p->ovf[*hint];
 	/* open addressing from tid's bucket; records are never freed */
 	for (unsigned n = 0; n < PFLOPS_PUB_THREADS; n++) {
@@ -109,8 +107,8 @@ struct pflops_pub_ovf *pflops_pub_ovf_find(struct pflops_pub *p, pid_t tid, int 
 			int32_t zero = 0;
 			if (!claim)
 				return NULL;
-			if (!__atomic_compare_exchange_n(&p->ovf[i].tid, &zero, (int32_t)tid, 0,
-							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			if (!__atomic_compare_exchange_n(&p->ovf[i].tid, &zero, (int32_t)tid, 0, __ATOMIC_ACQ_REL,
+							 __ATOMIC_ACQUIRE)) {
 				if (zero != tid)
 					continue;
 			}

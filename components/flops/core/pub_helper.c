@@ -44,14 +44,15 @@
 #endif
 
 static int sock = -1;
-static pid_t owner;		/* the process the helper traces */
+static pid_t owner; /* the process the helper traces */
 static struct pflops_pub *pub;
 
 static void helper_path(char *out, size_t len)
 {
 	const char *env = getenv("PAPI_FLOPS_TRACER");
 	Dl_info di;
-	static const char *const rel[] = { "../bin/papi_flops_run", "../../bin/papi_flops_run", "../../papi_flops_run" };
+	static const char *const rel[] = { "../bin/papi_flops_run", "../../bin/papi_flops_run",
+					   "../../papi_flops_run" };
 
 	if (env && *env) {
 		snprintf(out, len, "%s", env);
@@ -67,7 +68,7 @@ static void helper_path(char *out, size_t len)
 				return;
 		}
 	}
-	snprintf(out, len, "papi_flops_run");	/* from PATH */
+	snprintf(out, len, "papi_flops_run"); /* from PATH */
 }
 
 static void detach_at_exit(void);
@@ -89,7 +90,8 @@ int pflops_pub_helper_start(struct pflops_pub **out, char *why, size_t len)
 		return 0;
 	}
 	if (pub)
-		return fail(why, len, "%s", "this process was forked from the one that started the trace source: "
+		return fail(why, len, "%s",
+			    "this process was forked from the one that started the trace source: "
 			    "its event sets count nothing here; start them before fork in the parent, or call "
 			    "PAPI_library_init in the child only");
 	helper_path(path, sizeof(path));
@@ -101,7 +103,7 @@ int pflops_pub_helper_start(struct pflops_pub **out, char *why, size_t len)
 		close(memfd);
 		return fail(why, len, "cannot map the shared memory of the trace source: %s", strerror(errno));
 	}
-	p->size = sizeof(*p);	/* the helper checks it is its layout */
+	p->size = sizeof(*p); /* the helper checks it is its layout */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) || pipe2(pp, O_CLOEXEC)) {
 		snprintf(why, len, "socketpair/pipe: %s", strerror(errno));
 		goto out;
@@ -152,13 +154,15 @@ int pflops_pub_helper_start(struct pflops_pub **out, char *why, size_t len)
 		snprintf(why, len, "cannot start the trace helper (fork failed)");
 		goto out;
 	}
-	prctl(PR_SET_PTRACER, (unsigned long)helper, 0, 0, 0);	/* Yama; harmless elsewhere */
+	prctl(PR_SET_PTRACER, (unsigned long)helper, 0, 0, 0); /* Yama; harmless elsewhere */
 	if (write(sv[0], "g", 1) != 1 || read(sv[0], &c, 1) != 1 || c != 'r') {
 		if (p->state == PFLOPS_PUB_FAILED && p->msg[0])
 			snprintf(why, len, "%s", p->msg);
 		else
-			snprintf(why, len, "the trace helper %s did not start (install papi-flops' papi_flops_run "
-				 "there or in PATH, or name it in PAPI_FLOPS_TRACER)", path);
+			snprintf(why, len,
+				 "the trace helper %s did not start (install papi-flops' papi_flops_run "
+				 "there or in PATH, or name it in PAPI_FLOPS_TRACER)",
+				 path);
 		goto out;
 	}
 	sock = sv[0];

@@ -17,8 +17,9 @@
 #include <unistd.h>
 #include "pflops_simd.h"
 
-#define SERIES "the perf series \"Support SIMD/eGPRs/SSP registers sampling for perf\" (Kan Liang, Dapeng Mi; " \
-	       "posted v1-v8, June 2025 to May 2026, not in mainline Linux; papi-flops writes its v5 layout)"
+#define SERIES                                                                                           \
+	"the perf series \"Support SIMD/eGPRs/SSP registers sampling for perf\" (Kan Liang, Dapeng Mi; " \
+	"posted v1-v8, June 2025 to May 2026, not in mainline Linux; papi-flops writes its v5 layout)"
 
 void pflops_simd_attr(struct pflops_perf_attr_simd *a, uint32_t type, uint64_t config, uint64_t period, int opmask)
 {
@@ -76,21 +77,24 @@ void pflops_simd_judge(int sw_errno, int hw_errno, const char *kernel, struct pf
 	case E2BIG:
 		set(c, PFLOPS_SIMD_OLD_KERNEL, "a kernel with " SERIES,
 		    "not supported by this kernel: Linux %s refuses perf_event_attr's SIMD register fields (E2BIG: it "
-		    "predates them)", k);
+		    "predates them)",
+		    k);
 		return;
 	case EACCES:
 	case EPERM:
 		set(c, PFLOPS_SIMD_DENIED,
 		    "sudo sysctl kernel.perf_event_paranoid=2 (user-space sampling of your own processes), or CAP_PERFMON",
-		    "not known: perf_event_paranoid forbids even a software sampling event here (%s)", strerror(sw_errno));
+		    "not known: perf_event_paranoid forbids even a software sampling event here (%s)",
+		    strerror(sw_errno));
 		return;
 	case EINVAL:
 		set(c, PFLOPS_SIMD_INVALID, "a kernel with the v5 layout of " SERIES,
 		    "not supported by this kernel: Linux %s takes a larger perf_event_attr but rejects the SIMD fields "
-		    "as papi-flops lays them out (EINVAL): it may carry another revision of the series", k);
+		    "as papi-flops lays them out (EINVAL): it may carry another revision of the series",
+		    k);
 		return;
 	case 0:
-	case EOPNOTSUPP:	/* the series, refusing a PMU without the capability */
+	case EOPNOTSUPP: /* the series, refusing a PMU without the capability */
 		break;
 	default:
 		set(c, PFLOPS_SIMD_UNKNOWN, "", "not known: a software sampling event with the SIMD fields failed: %s",
@@ -99,19 +103,20 @@ void pflops_simd_judge(int sw_errno, int hw_errno, const char *kernel, struct pf
 	}
 	switch (hw_errno) {
 	case 0:
-		set(c, PFLOPS_SIMD_SUPPORTED, "", "supported: Linux %s samples the opmask registers k0-k7 at counter overflow", k);
+		set(c, PFLOPS_SIMD_SUPPORTED, "",
+		    "supported: Linux %s samples the opmask registers k0-k7 at counter overflow", k);
 		return;
 	case EOPNOTSUPP:
 		set(c, PFLOPS_SIMD_NO_PMU_CAP,
 		    "a CPU the series enables: Intel Sapphire Rapids or later servers, Sierra Forest or later, Arrow "
 		    "Lake, Panther Lake, Nova Lake",
 		    "not supported on this CPU: Linux %s has the SIMD register fields, but its PMU driver cannot sample "
-		    "them here (EOPNOTSUPP)", k);
+		    "them here (EOPNOTSUPP)",
+		    k);
 		return;
 	case ENOENT:
 	case ENODEV:
-		set(c, PFLOPS_SIMD_NO_PMU,
-		    "enable the guest PMU (KVM/QEMU: -cpu host,pmu=on), or run on bare metal",
+		set(c, PFLOPS_SIMD_NO_PMU, "enable the guest PMU (KVM/QEMU: -cpu host,pmu=on), or run on bare metal",
 		    "not usable here: Linux %s has the SIMD register fields, but no hardware PMU is exposed (%s)", k,
 		    strerror(hw_errno));
 		return;
@@ -124,7 +129,8 @@ void pflops_simd_judge(int sw_errno, int hw_errno, const char *kernel, struct pf
 	case EINVAL:
 		set(c, PFLOPS_SIMD_INVALID, "a kernel with the v5 layout of " SERIES,
 		    "not supported by this kernel: Linux %s rejects the SIMD fields as papi-flops lays them out on the "
-		    "cycles event (EINVAL): it may carry another revision of the series", k);
+		    "cycles event (EINVAL): it may carry another revision of the series",
+		    k);
 		return;
 	case -1:
 		set(c, PFLOPS_SIMD_UNKNOWN, "", "not known: the cycles event was not tried");

@@ -22,17 +22,17 @@
 struct map {
 	uint32_t pid;
 	uint64_t addr, len, pgoff;
-	int file;		/* index into files */
+	int file; /* index into files */
 };
 
 struct file {
 	char *name;
-	int fd;			/* -1: not opened yet, -2: cannot be */
+	int fd; /* -1: not opened yet, -2: cannot be */
 };
 
 struct task {
 	uint32_t pid, ppid;
-	int execd;		/* its own mappings from now on */
+	int execd; /* its own mappings from now on */
 };
 
 /* One CPU's ring: every sampling event on that CPU writes into it
@@ -43,7 +43,7 @@ struct ring {
 	uint8_t *data;
 	uint64_t size;
 	size_t maplen;
-	int fd;			/* the owner's */
+	int fd; /* the owner's */
 };
 
 /* An opened (event, cpu): its id names it in the records. */
@@ -53,8 +53,8 @@ struct efd {
 };
 
 struct pflops_sampler {
-	int n;			/* events */
-	struct pflops_sample_format *fmt;	/* per event */
+	int n;				  /* events */
+	struct pflops_sample_format *fmt; /* per event */
 	struct efd *fds;
 	int nfds;
 	struct ring *rings;
@@ -69,7 +69,7 @@ struct pflops_sampler {
 	/* drain context */
 	pflops_sampler_fn fn;
 	void *arg;
-	int pass;		/* 0: side-band records, 1: samples */
+	int pass; /* 0: side-band records, 1: samples */
 };
 
 static int grow(void **p, size_t *cap, size_t n, size_t elem)
@@ -101,7 +101,7 @@ static int file_index(struct pflops_sampler *s, const char *name)
 
 static void add_map(struct pflops_sampler *s, const struct pflops_mmap_rec *m)
 {
-	if (m->filename[0] != '/')	/* [anon], [stack], //anon: nothing to read back */
+	if (m->filename[0] != '/') /* [anon], [stack], //anon: nothing to read back */
 		return;
 	int f = file_index(s, m->filename);
 	if (f < 0)
@@ -157,7 +157,7 @@ static int on_record(void *arg, const struct perf_event_header *h, const void *r
 		break;
 	}
 	case PERF_RECORD_MMAP2: {
-		static __thread struct pflops_mmap_rec m;	/* 4 KB of file name */
+		static __thread struct pflops_mmap_rec m; /* 4 KB of file name */
 		if (pflops_mmap2_parse(rec, h->size, &m, NULL) == 0)
 			add_map(s, &m);
 		else
@@ -171,14 +171,14 @@ static int on_record(void *arg, const struct perf_event_header *h, const void *r
 			s->st.lost += lost;
 		}
 		break;
-	case PERF_RECORD_FORK:	/* u32 pid, ppid, tid, ptid: a new process sees its parent's maps */
+	case PERF_RECORD_FORK: /* u32 pid, ppid, tid, ptid: a new process sees its parent's maps */
 		if (h->size >= sizeof(*h) + 16 && u[0] != u[1]) {
 			struct task *t = task(s, u[0], 1);
 			if (t && !t->execd)
 				t->ppid = u[1];
 		}
 		break;
-	case PERF_RECORD_COMM:	/* u32 pid, tid: after an exec, its own maps only */
+	case PERF_RECORD_COMM: /* u32 pid, tid: after an exec, its own maps only */
 		if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && h->size >= sizeof(*h) + 8) {
 			struct task *t = task(s, u[0], 1);
 			if (t)
@@ -209,7 +209,7 @@ void pflops_sampler_drain(struct pflops_sampler *s, pflops_sampler_fn fn, void *
 			struct ring *r = &s->rings[i];
 			if (pflops_ring_walk(r->data, r->size, r->pg->data_tail, head[i], on_record, s, NULL) < 0 &&
 			    s->pass)
-				s->st.bad++;	/* a broken ring: the rest of it is skipped */
+				s->st.bad++; /* a broken ring: the rest of it is skipped */
 		}
 	for (int i = 0; i < n; i++)
 		__atomic_store_n(&s->rings[i].pg->data_tail, head[i], __ATOMIC_RELEASE);
@@ -227,8 +227,8 @@ static void drain_tick(void *p)
 	pflops_sampler_drain(d->s, d->fn, d->arg);
 }
 
-int pflops_sampler_run(struct pflops_sampler *s, struct pflops_child *c, pflops_sampler_fn fn, void *arg,
-		       int *status, double *wall_seconds, struct pflops_error *err)
+int pflops_sampler_run(struct pflops_sampler *s, struct pflops_child *c, pflops_sampler_fn fn, void *arg, int *status,
+		       double *wall_seconds, struct pflops_error *err)
 {
 	/* the rings fill in well under a second at short periods: drain them
 	 * every 50 ms while the program runs, then once more */
@@ -252,7 +252,8 @@ int pflops_sampler_counts(struct pflops_sampler *s, double *counts, struct pflop
 			if (s->fds[i].event != e)
 				continue;
 			if (read(s->fds[i].fd, v, sizeof(v)) != (ssize_t)sizeof(v))
-				return pf_err(err, PFLOPS_ESYS, "reading sampled event %d failed: %s", e, strerror(errno));
+				return pf_err(err, PFLOPS_ESYS, "reading sampled event %d failed: %s", e,
+					      strerror(errno));
 			raw += (double)v[0];
 			enabled = (double)v[1] > enabled ? (double)v[1] : enabled;
 			running += (double)v[2];
@@ -339,8 +340,7 @@ void pflops_sampler_close(struct pflops_sampler *s)
 
 /* Open event e for tid on cpu (-1: a counting event on every CPU),
  * lowering precise_ip until the kernel takes it; fd or -errno. */
-static int open_one(struct pflops_sampler_event *e, pid_t tid, int cpu, int sideband,
-		    struct pflops_perf_attr_simd *a)
+static int open_one(struct pflops_sampler_event *e, pid_t tid, int cpu, int sideband, struct pflops_perf_attr_simd *a)
 {
 	for (int p = e->precise > 3 ? 3 : e->precise < 0 ? 0 : e->precise;; p--) {
 		pflops_simd_attr(a, e->type, e->config, e->period, e->period && e->opmask);
@@ -353,10 +353,11 @@ static int open_one(struct pflops_sampler_event *e, pid_t tid, int cpu, int side
 			at->sample_id_all = 1;
 			at->wakeup_events = 64;
 			at->precise_ip = (unsigned)p;
-			if (e->callchain) {	/* the user stack only, walked by the kernel */
+			if (e->callchain) { /* the user stack only, walked by the kernel */
 				/* and no PERIOD: with it a software event samples
 				 * every count, whatever its period (a stand-in's test) */
-				at->sample_type = (at->sample_type | PERF_SAMPLE_CALLCHAIN) & ~(uint64_t)PERF_SAMPLE_PERIOD;
+				at->sample_type = (at->sample_type | PERF_SAMPLE_CALLCHAIN) &
+						  ~(uint64_t)PERF_SAMPLE_PERIOD;
 				at->exclude_callchain_kernel = 1;
 			}
 			/* the code behind a sampled address, after the program is gone */
@@ -380,15 +381,18 @@ static int open_one(struct pflops_sampler_event *e, pid_t tid, int cpu, int side
 static int open_fail(struct pflops_sampler *s, const struct pflops_sampler_event *e, int errnum,
 		     struct pflops_error *err)
 {
-	int code = errnum == EACCES || errnum == EPERM		      ? PFLOPS_EPERM :
-		   errnum == E2BIG || (errnum == EOPNOTSUPP && e->opmask) ? PFLOPS_EUNAVAIL :
-		   errnum == ENOENT || errnum == ENODEV || errnum == EOPNOTSUPP ? PFLOPS_ENOPMU :
-										  PFLOPS_ESYS;
+	int code = errnum == EACCES || errnum == EPERM				  ? PFLOPS_EPERM
+		   : errnum == E2BIG || (errnum == EOPNOTSUPP && e->opmask)	  ? PFLOPS_EUNAVAIL
+		   : errnum == ENOENT || errnum == ENODEV || errnum == EOPNOTSUPP ? PFLOPS_ENOPMU
+										  : PFLOPS_ESYS;
 	pflops_sampler_close(s);
-	return pf_err(err, code, "perf_event_open(%s%s) failed: %s%s", e->name,
-		      e->opmask && e->period ? ", sampling k0-k7" : "", strerror(errnum),
-		      errnum == E2BIG ? " (this kernel predates the SIMD register fields: papi_flops_avail says what brings them)" :
-		      code == PFLOPS_EUNAVAIL ? " (this PMU cannot sample the opmask registers)" : "");
+	return pf_err(
+		err, code, "perf_event_open(%s%s) failed: %s%s", e->name,
+		e->opmask && e->period ? ", sampling k0-k7" : "", strerror(errnum),
+		errnum == E2BIG
+			? " (this kernel predates the SIMD register fields: papi_flops_avail says what brings them)"
+		: code == PFLOPS_EUNAVAIL ? " (this PMU cannot sample the opmask registers)"
+					  : "");
 }
 
 static int add_fd(struct pflops_sampler *s, int fd, int event)
@@ -408,7 +412,8 @@ int pflops_sampler_open(struct pflops_sampler **out, struct pflops_sampler_event
 
 	*out = NULL;
 	if (n <= 0 || n > PFLOPS_MAX_COUNTERS)
-		return pf_err(err, PFLOPS_EINVAL, "between 1 and %d events can be sampled, not %d", PFLOPS_MAX_COUNTERS, n);
+		return pf_err(err, PFLOPS_EINVAL, "between 1 and %d events can be sampled, not %d", PFLOPS_MAX_COUNTERS,
+			      n);
 	if (!ring_pages)
 		ring_pages = 64;
 	if (ring_pages & (ring_pages - 1))
@@ -432,7 +437,7 @@ int pflops_sampler_open(struct pflops_sampler **out, struct pflops_sampler_event
 			any_sampled = 1;
 			continue;
 		}
-		int fd = open_one(&ev[e], tid, -1, 0, &a);	/* counted only: one event for all CPUs */
+		int fd = open_one(&ev[e], tid, -1, 0, &a); /* counted only: one event for all CPUs */
 		if (fd < 0)
 			return open_fail(s, &ev[e], -fd, err);
 		add_fd(s, fd, e);
@@ -444,7 +449,7 @@ int pflops_sampler_open(struct pflops_sampler **out, struct pflops_sampler_event
 			if (!ev[e].period)
 				continue;
 			int fd = open_one(&ev[e], tid, (int)cpu, r == NULL, &a);
-			if (fd == -ENODEV && !r)	/* an offline CPU */
+			if (fd == -ENODEV && !r) /* an offline CPU */
 				break;
 			if (fd < 0)
 				return open_fail(s, &ev[e], -fd, err);
@@ -452,14 +457,16 @@ int pflops_sampler_open(struct pflops_sampler **out, struct pflops_sampler_event
 			if (add_fd(s, fd, e)) {
 				int er = errno;
 				pflops_sampler_close(s);
-				return pf_err(err, PFLOPS_ESYS, "PERF_EVENT_IOC_ID on %s: %s", ev[e].name, strerror(er));
+				return pf_err(err, PFLOPS_ESYS, "PERF_EVENT_IOC_ID on %s: %s", ev[e].name,
+					      strerror(er));
 			}
-			if (r) {	/* into this CPU's ring */
+			if (r) { /* into this CPU's ring */
 				if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd)) {
 					int er = errno;
 					pflops_sampler_close(s);
-					return pf_err(err, PFLOPS_ESYS, "PERF_EVENT_IOC_SET_OUTPUT of %s on CPU %ld: %s",
-						      ev[e].name, cpu, strerror(er));
+					return pf_err(err, PFLOPS_ESYS,
+						      "PERF_EVENT_IOC_SET_OUTPUT of %s on CPU %ld: %s", ev[e].name, cpu,
+						      strerror(er));
 				}
 				continue;
 			}
@@ -469,8 +476,9 @@ int pflops_sampler_open(struct pflops_sampler **out, struct pflops_sampler_event
 				int er = errno;
 				pflops_sampler_close(s);
 				return pf_err(err, er == EPERM ? PFLOPS_EPERM : PFLOPS_ESYS,
-					      "mmap of the sample ring of CPU %ld (%zu KiB) failed: %s%s", cpu, len / 1024,
-					      strerror(er), er == EPERM ? " (more than kernel.perf_event_mlock_kb allows)" : "");
+					      "mmap of the sample ring of CPU %ld (%zu KiB) failed: %s%s", cpu,
+					      len / 1024, strerror(er),
+					      er == EPERM ? " (more than kernel.perf_event_mlock_kb allows)" : "");
 			}
 			r = &s->rings[s->nrings++];
 			r->pg = m;

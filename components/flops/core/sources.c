@@ -41,8 +41,8 @@ void pflops_mix_widths(const struct pflops_mix *m, double w[PFLOPS_NWIDTH])
 	}
 }
 
-int pflops_model_metrics(const struct pflops_pmu *pmu, const struct pflops_mix *m, unsigned metrics,
-			 int sve_bits, double v[PFLOPS_NMETRIC], unsigned *got, struct pflops_error *err)
+int pflops_model_metrics(const struct pflops_pmu *pmu, const struct pflops_mix *m, unsigned metrics, int sve_bits,
+			 double v[PFLOPS_NMETRIC], unsigned *got, struct pflops_error *err)
 {
 	*got = 0;
 	for (int k = 0; k < PFLOPS_NMETRIC; k++) {
@@ -64,7 +64,7 @@ int pflops_model_metrics(const struct pflops_pmu *pmu, const struct pflops_mix *
 					break;
 				}
 				rc = pflops_model_eval(ev->model, m, &n, &e2);
-				if (rc == PFLOPS_EUNAVAIL) {	/* `none`: not modelled on x86 */
+				if (rc == PFLOPS_EUNAVAIL) { /* `none`: not modelled on x86 */
 					modelled = 0;
 					break;
 				}

@@ -16,7 +16,7 @@ struct ctx {
 	const char *file;
 	int line;
 	struct pflops_error *err;
-	struct pflops_pmu *pmu;	/* block being read */
+	struct pflops_pmu *pmu; /* block being read */
 	int nlines_in_block;	/* directives since `pmu` (for `like`) */
 	int pmus;		/* blocks this text opened */
 };
@@ -137,8 +137,7 @@ const struct pflops_pmu *pflops_table_find(const struct pflops_table *t, const c
 static int pmu_inherit(struct ctx *c, struct pflops_pmu *dst, const struct pflops_pmu *src)
 {
 	/* libpfm4's PMU is the block's own name unless the parent set one */
-	snprintf(dst->libpfm, sizeof(dst->libpfm), "%s",
-		 strcmp(src->libpfm, src->name) ? src->libpfm : dst->name);
+	snprintf(dst->libpfm, sizeof(dst->libpfm), "%s", strcmp(src->libpfm, src->name) ? src->libpfm : dst->name);
 	snprintf(dst->sysfs, sizeof(dst->sysfs), "%s", src->sysfs);
 	dst->arch = src->arch;
 	dst->counters_smt = src->counters_smt;
@@ -205,9 +204,12 @@ static int detect_check(struct ctx *c, const struct pflops_pmu *p)
 		term_of(part, part->terms[k].event, &a0, &avl);
 		term_of(m, part->terms[k].event, &b0, &bvl);
 		if (a0 != b0 || avl != bvl)
-			return PERR(c, "pmu %s: detect: event %s weighs differently in %s and %s; %s must be a piece of %s's formula",
-				    p->name, p->events[part->terms[k].event].alias, pflops_metric_name(d->metric),
-				    pflops_metric_name(d->part), pflops_metric_name(d->part), pflops_metric_name(d->metric));
+			return PERR(
+				c,
+				"pmu %s: detect: event %s weighs differently in %s and %s; %s must be a piece of %s's formula",
+				p->name, p->events[part->terms[k].event].alias, pflops_metric_name(d->metric),
+				pflops_metric_name(d->part), pflops_metric_name(d->part),
+				pflops_metric_name(d->metric));
 	}
 	return 0;
 }
@@ -224,15 +226,18 @@ static int pmu_finish(struct ctx *c)
 	if (!p->nmatches)
 		rc = PERR(c, "pmu %s: no 'match' line; say which CPUs use it", p->name);
 	else if (p->counters_smt <= 0)
-		rc = PERR(c, "pmu %s: no 'counters' line; give the general-purpose counters per logical thread", p->name);
+		rc = PERR(c, "pmu %s: no 'counters' line; give the general-purpose counters per logical thread",
+			  p->name);
 	for (int m = 0; !rc && m < PFLOPS_NMETRIC; m++) {
 		const struct pflops_metric_def *d = &p->metrics[m];
 		if ((int)d->klass < 0)
-			rc = PERR(c, "pmu %s: metric %s not declared; add 'metric %s CLASS = FORMULA' or 'metric %s unavailable'",
-				  p->name, pflops_metric_name(m), pflops_metric_name(m), pflops_metric_name(m));
+			rc = PERR(
+				c,
+				"pmu %s: metric %s not declared; add 'metric %s CLASS = FORMULA' or 'metric %s unavailable'",
+				p->name, pflops_metric_name(m), pflops_metric_name(m), pflops_metric_name(m));
 		else if (d->klass != PFLOPS_EXACT && (!d->caveat || !*d->caveat))
-			rc = PERR(c, "pmu %s: metric %s (%s) has no caveat; add 'caveat %s TEXT' saying %s",
-				  p->name, pflops_metric_name(m), pflops_class_name(d->klass), pflops_metric_name(m),
+			rc = PERR(c, "pmu %s: metric %s (%s) has no caveat; add 'caveat %s TEXT' saying %s", p->name,
+				  pflops_metric_name(m), pflops_class_name(d->klass), pflops_metric_name(m),
 				  d->klass == PFLOPS_UNAVAILABLE ? "why" : "what the number misses or adds");
 	}
 	if (!rc && p->detect.line)
@@ -244,8 +249,10 @@ static int pmu_finish(struct ctx *c)
 				used |= p->metrics[m].terms[k].event == i;
 		if (!used && !p->events[i].note) {
 			c->line = p->events[i].line;
-			rc = PERR(c, "pmu %s: event %s is used by no metric; remove it, use it, or say why it is kept with 'note %s TEXT'",
-				  p->name, p->events[i].alias, p->events[i].alias);
+			rc = PERR(
+				c,
+				"pmu %s: event %s is used by no metric; remove it, use it, or say why it is kept with 'note %s TEXT'",
+				p->name, p->events[i].alias, p->events[i].alias);
 		}
 	}
 	c->line = save;
@@ -313,7 +320,8 @@ static int do_match(struct ctx *c, char *args)
 				return PERR(c, "bad stepping range '%s'; write stepping=N or stepping=LO-HI", w + 9);
 		} else if (!strncmp(w, "core=", 5)) {
 			if (!w[5] || strlen(w + 5) >= sizeof(m.coretype))
-				return PERR(c, "bad core type '%s'; write hwloc's CoreType (IntelCore, IntelAtom)", w + 5);
+				return PERR(c, "bad core type '%s'; write hwloc's CoreType (IntelCore, IntelAtom)",
+					    w + 5);
 			snprintf(m.coretype, sizeof(m.coretype), "%s", w + 5);
 		} else {
 			return PERR(c, "unknown match option '%s'; use stepping=LO-HI or core=TYPE", w);
@@ -438,7 +446,8 @@ static int do_metric(struct ctx *c, char *args)
 	if (m < 0)
 		return PERR(c, "unknown metric '%s'; use %s", name, PFLOPS_METRIC_NAMES);
 	if (k < 0)
-		return PERR(c, "unknown accuracy class '%s'; use exact masked-full speculative estimate unavailable", cls);
+		return PERR(c, "unknown accuracy class '%s'; use exact masked-full speculative estimate unavailable",
+			    cls);
 	struct pflops_metric_def *d = &c->pmu->metrics[m];
 	metric_clear(d);
 	d->klass = k;
@@ -494,12 +503,14 @@ static int do_detect(struct ctx *c, char *args)
 	char *m = next_word(&args), *part = next_word(&args), *ev = next_word(&args), *st = next_word(&args);
 	struct pflops_detect d = { .line = c->line };
 	if (!st || next_word(&args))
-		return PERR(c, "usage: detect METRIC PART EVENT STATUS  (e.g. detect FP_OPS HP_OPS H_ANY UNWEIGHTED_FP16)");
+		return PERR(
+			c, "usage: detect METRIC PART EVENT STATUS  (e.g. detect FP_OPS HP_OPS H_ANY UNWEIGHTED_FP16)");
 	d.metric = pflops_metric_from_name(m);
 	d.part = pflops_metric_from_name(part);
 	d.event = find_event(c->pmu, ev);
 	if (d.metric < 0 || d.part < 0 || d.metric == d.part)
-		return PERR(c, "detect: '%s %s' must name two different metrics (FP_OPS DP_OPS SP_OPS HP_OPS ...)", m, part);
+		return PERR(c, "detect: '%s %s' must name two different metrics (FP_OPS DP_OPS SP_OPS HP_OPS ...)", m,
+			    part);
 	if (d.event < 0)
 		return PERR(c, "detect: unknown event alias '%s'; declare it with 'event' first", ev);
 	if (strlen(st) >= sizeof(d.status) || pflops_metric_from_name(st) >= 0)
@@ -598,8 +609,7 @@ static int directive(struct ctx *c, char *line)
 	return PERR(c, "unknown directive '%s' (see presets/README.md)", kw);
 }
 
-int pflops_table_parse(struct pflops_table *t, const char *text, const char *file,
-		       struct pflops_error *err)
+int pflops_table_parse(struct pflops_table *t, const char *text, const char *file, struct pflops_error *err)
 {
 	struct ctx c = { .t = t, .file = file ? file : "<table>", .err = err };
 	const char *p = text;
@@ -625,8 +635,10 @@ int pflops_table_parse(struct pflops_table *t, const char *text, const char *fil
 		rc = pmu_finish(&c);
 	/* only comments: every CPU would read as unknown, the fault this file's */
 	if (!rc && !c.pmus)
-		rc = pf_err(err, PFLOPS_EINVAL, "%s: no PMU block in it (only comments or blank lines); a formula table holds 'pmu' blocks (presets/README.md)",
-			    c.file);
+		rc = pf_err(
+			err, PFLOPS_EINVAL,
+			"%s: no PMU block in it (only comments or blank lines); a formula table holds 'pmu' blocks (presets/README.md)",
+			c.file);
 	return rc;
 }
 
@@ -646,7 +658,8 @@ int pflops_table_load_file(struct pflops_table *t, const char *path, struct pflo
 			cap = (len + n + 1) * 2;
 			char *nb = realloc(buf, cap);
 			if (!nb) {
-				rc = pf_err(err, PFLOPS_ENOMEM, "%s: out of memory reading it (%zu bytes)", path, len + n);
+				rc = pf_err(err, PFLOPS_ENOMEM, "%s: out of memory reading it (%zu bytes)", path,
+					    len + n);
 				break;
 			}
 			buf = nb;
@@ -659,7 +672,10 @@ int pflops_table_load_file(struct pflops_table *t, const char *path, struct pflo
 	fclose(f);
 	if (rc || !buf) {
 		free(buf);
-		return rc ? rc : pf_err(err, PFLOPS_EINVAL, "%s: empty file: no PMU block in it; a formula table holds 'pmu' blocks (presets/README.md)", path);
+		return rc ? rc
+			  : pf_err(err, PFLOPS_EINVAL,
+				   "%s: empty file: no PMU block in it; a formula table holds 'pmu' blocks (presets/README.md)",
+				   path);
 	}
 	buf[len] = 0;
 	/* the parser stops at a NUL: the rest would be dropped unread */
@@ -669,7 +685,8 @@ int pflops_table_load_file(struct pflops_table *t, const char *path, struct pflo
 		for (const char *q = buf; q < nul; q++)
 			line += *q == '\n';
 		free(buf);
-		return pf_err(err, PFLOPS_EINVAL, "%s:%d: a NUL byte; the table is text (is this the right file?)", path, line);
+		return pf_err(err, PFLOPS_EINVAL, "%s:%d: a NUL byte; the table is text (is this the right file?)",
+			      path, line);
 	}
 	rc = pflops_table_parse(t, buf, path, err);
 	free(buf);
@@ -691,9 +708,8 @@ const char *pflops_vendor_word(const char *v)
 	return v;
 }
 
-const struct pflops_pmu *pflops_table_match(const struct pflops_table *t, const char *vendor,
-					    unsigned family, unsigned model, unsigned stepping,
-					    const char *coretype)
+const struct pflops_pmu *pflops_table_match(const struct pflops_table *t, const char *vendor, unsigned family,
+					    unsigned model, unsigned stepping, const char *coretype)
 {
 	const char *vw = pflops_vendor_word(vendor);
 	const struct pflops_pmu *any = NULL;

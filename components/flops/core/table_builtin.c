@@ -9,16 +9,17 @@
 int pflops_table_builtin(struct pflops_table *t, struct pflops_error *err)
 {
 	const char *env = getenv("PAPI_FLOPS_TABLE");
-	memset(t, 0, sizeof(*t));	/* a fresh table: a client's may be uninitialised */
+	memset(t, 0, sizeof(*t)); /* a fresh table: a client's may be uninitialised */
 	if (env && *env) {
 		/* every name counts: an empty one (':', 'a.pft::b.pft') is a typo,
 		 * not "no table", which would read every CPU as unknown */
 		for (const char *f = env;; f++) {
 			size_t n = strcspn(f, ":");
 			if (!n)
-				return pf_err(err, PFLOPS_EINVAL,
-					      "PAPI_FLOPS_TABLE='%.200s' has an empty file name, so no PMU block would be read; give table files separated by ':', or unset it for the built-in table",
-					      env);
+				return pf_err(
+					err, PFLOPS_EINVAL,
+					"PAPI_FLOPS_TABLE='%.200s' has an empty file name, so no PMU block would be read; give table files separated by ':', or unset it for the built-in table",
+					env);
 			f += n;
 			if (!*f)
 				break;

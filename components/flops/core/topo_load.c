@@ -25,7 +25,7 @@
 #include <hwloc.h>
 #include "pflops_internal.h"
 
-#define PF_HWLOC_TIMEOUT 10	/* seconds the child may take; a 224-PU machine takes 0.05 */
+#define PF_HWLOC_TIMEOUT 10 /* seconds the child may take; a 224-PU machine takes 0.05 */
 
 #define XML_FIX "make one with 'lstopo-no-graphics --of xml'"
 #define DUMP_FIX "make the directory with hwloc-gather-cpuid"
@@ -86,7 +86,10 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/hwloc-cpuid-info", dir);
 	if (access(path, F_OK))
-		return pf_err(err, PFLOPS_EINVAL, "%s: not a CPUID dump (no hwloc-cpuid-info); give an hwloc XML file or a directory made by hwloc-gather-cpuid", dir);
+		return pf_err(
+			err, PFLOPS_EINVAL,
+			"%s: not a CPUID dump (no hwloc-cpuid-info); give an hwloc XML file or a directory made by hwloc-gather-cpuid",
+			dir);
 	FILE *f = pf_input_open(path, "CPUID dump files", PF_MAX_CPUID_MIB, err);
 	if (!f)
 		return err ? err->code : PFLOPS_EINVAL;
@@ -94,7 +97,8 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 	int ok = fgets(first, sizeof(first), f) && !strcmp(first, "Architecture: x86\n");
 	fclose(f);
 	if (!ok)
-		return pf_err(err, PFLOPS_EINVAL, "%s: not an x86 CPUID dump (its first line is not 'Architecture: x86'); " DUMP_FIX, path);
+		return pf_err(err, PFLOPS_EINVAL,
+			      "%s: not an x86 CPUID dump (its first line is not 'Architecture: x86'); " DUMP_FIX, path);
 
 	/* pu0 .. puN-1, no gaps: hwloc ignores the dump otherwise */
 	DIR *d = opendir(dir);
@@ -107,7 +111,7 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 		char *end;
 		unsigned long idx = strtoul(e->d_name + 2, &end, 10);
 		if (*end || !e->d_name[2] || !isdigit((unsigned char)e->d_name[2]))
-			continue;	/* hwloc skips these too */
+			continue; /* hwloc skips these too */
 		/* hwloc reads every pu file in the child: no FIFO for it to wait on */
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		int rc = pf_input_check(path, "CPUID dump files", PF_MAX_CPUID_MIB, err);
@@ -121,8 +125,9 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 	}
 	closedir(d);
 	if (!n || max != n - 1)
-		return pf_err(err, PFLOPS_EINVAL, "%s: %s; a CPUID dump has files pu0 to puN-1, one per logical processor; " DUMP_FIX,
-			      dir, n ? "the pu files are not numbered 0 to N-1 without gaps" : "no pu0 file");
+		return pf_err(err, PFLOPS_EINVAL,
+			      "%s: %s; a CPUID dump has files pu0 to puN-1, one per logical processor; " DUMP_FIX, dir,
+			      n ? "the pu files are not numbered 0 to N-1 without gaps" : "no pu0 file");
 	id->npus = n;
 
 	snprintf(path, sizeof(path), "%s/pu0", dir);
@@ -133,7 +138,7 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 	fclose(f);
 	if (!ok)
 		return pf_err(err, PFLOPS_EINVAL, "%s: no CPUID leaf 0 or 1 (vendor, family, model); " DUMP_FIX, path);
-	memcpy(id->vendor, &l0[1], 4);	/* ebx, edx, ecx */
+	memcpy(id->vendor, &l0[1], 4); /* ebx, edx, ecx */
 	memcpy(id->vendor + 4, &l0[3], 4);
 	memcpy(id->vendor + 8, &l0[2], 4);
 	id->vendor[12] = 0;
@@ -143,7 +148,8 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 	dump_fms(id->vendor, l1[0], id);
 #if !defined(__x86_64__)
 	/* hwloc builds its x86 backend, the one that replays, on x86 only */
-	return pf_err(err, PFLOPS_EINVAL, "%s: a CPUID dump of %s family %u model %u, which only an x86-64 hwloc replays; "
+	return pf_err(err, PFLOPS_EINVAL,
+		      "%s: a CPUID dump of %s family %u model %u, which only an x86-64 hwloc replays; "
 		      "give an hwloc XML file of that machine instead (lstopo-no-graphics --of xml there)",
 		      dir, id->vendor, id->family, id->model);
 #endif
@@ -170,16 +176,18 @@ static int dump_replayed(hwloc_topology_t topo, const char *dir, const struct du
 	if (v && fa && mo && st && !strcmp(v, id->vendor) && strtoul(fa, NULL, 0) == id->family &&
 	    strtoul(mo, NULL, 0) == id->model && strtoul(st, NULL, 0) == id->stepping && npus == (int)id->npus)
 		return 0;
-	return pf_err(err, PFLOPS_EINVAL,
-		      "%s: hwloc did not replay this CPUID dump: it describes %s family %u model %u stepping %u on %u PUs, hwloc built %s %s/%s/%s on %d PUs; the dump is damaged or incomplete: " DUMP_FIX " again",
-		      dir, id->vendor, id->family, id->model, id->stepping, id->npus, v ? v : "no CPU", fa ? fa : "-",
-		      mo ? mo : "-", st ? st : "-", npus);
+	return pf_err(
+		err, PFLOPS_EINVAL,
+		"%s: hwloc did not replay this CPUID dump: it describes %s family %u model %u stepping %u on %u PUs, hwloc built %s %s/%s/%s on %d PUs; the dump is damaged or incomplete: " DUMP_FIX
+		" again",
+		dir, id->vendor, id->family, id->model, id->stepping, id->npus, v ? v : "no CPU", fa ? fa : "-",
+		mo ? mo : "-", st ? st : "-", npus);
 }
 
 /* ---- the child ---- */
 
 struct reply {
-	int code;		/* PFLOPS_OK: len bytes of hwloc XML follow */
+	int code; /* PFLOPS_OK: len bytes of hwloc XML follow */
 	char msg[PFLOPS_ERRMSG_MAX];
 	uint64_t len;
 };
@@ -238,10 +246,11 @@ static void child(int fd, const char *path, int isdir)
 				strerror(errno));
 	}
 	if (!r.code && hwloc_topology_load(topo))
-		r.code = pf_err(&err, PFLOPS_EINVAL, "%s: hwloc failed to load the topology (%s); %s", path, strerror(errno),
-				isdir ? DUMP_FIX : XML_FIX);
+		r.code = pf_err(&err, PFLOPS_EINVAL, "%s: hwloc failed to load the topology (%s); %s", path,
+				strerror(errno), isdir ? DUMP_FIX : XML_FIX);
 	if (!r.code && hwloc_topology_export_xmlbuffer(topo, &xml, &len, 0))
-		r.code = pf_err(&err, PFLOPS_EINVAL, "%s: hwloc cannot export what it read (%s)", path, strerror(errno));
+		r.code = pf_err(&err, PFLOPS_EINVAL, "%s: hwloc cannot export what it read (%s)", path,
+				strerror(errno));
 	/* the parent will load this export: load it here first, so that a
 	 * crash on it (hwloc's own XML) happens in this process too */
 	if (!r.code) {
@@ -256,7 +265,7 @@ static void child(int fd, const char *path, int isdir)
 	else
 		r.len = (uint64_t)len;
 	int bad = write_all(fd, &r, sizeof(r)) || (r.len && write_all(fd, xml, len));
-	_exit(bad ? 3 : 0);	/* no atexit handlers of the caller's process */
+	_exit(bad ? 3 : 0); /* no atexit handlers of the caller's process */
 }
 
 static int load_in_child(hwloc_topology_t *topo, const char *path, int isdir, struct pflops_error *err)
@@ -264,7 +273,7 @@ static int load_in_child(hwloc_topology_t *topo, const char *path, int isdir, st
 	int fds[2];
 	if (pipe(fds))
 		return pf_err(err, PFLOPS_ESYS, "pipe: %s", strerror(errno));
-	pid_t pid = fork();	/* the child ends in _exit: the caller's stdio buffers stay unwritten there */
+	pid_t pid = fork(); /* the child ends in _exit: the caller's stdio buffers stay unwritten there */
 	if (pid < 0) {
 		close(fds[0]);
 		close(fds[1]);
@@ -291,7 +300,8 @@ static int load_in_child(hwloc_topology_t *topo, const char *path, int isdir, st
 		rc = pf_err(err, PFLOPS_EINVAL, "hwloc could not read %s (it did not finish in %d s); %s", path,
 			    PF_HWLOC_TIMEOUT, isdir ? DUMP_FIX : XML_FIX);
 	else if (!complete || WIFSIGNALED(status) || WEXITSTATUS(status))
-		rc = pf_err(err, PFLOPS_EINVAL, "hwloc could not read %s (it crashed on it%s%s); the file is damaged: %s", path,
+		rc = pf_err(err, PFLOPS_EINVAL,
+			    "hwloc could not read %s (it crashed on it%s%s); the file is damaged: %s", path,
 			    WIFSIGNALED(status) ? ": " : "", WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "",
 			    isdir ? DUMP_FIX " again" : XML_FIX " again");
 	else if (r.code)
@@ -310,7 +320,7 @@ static int load_in_child(hwloc_topology_t *topo, const char *path, int isdir, st
 
 int pf_topology_load(hwloc_topology_t *topo, const char *path, struct pflops_error *err)
 {
-	if (!path) {	/* this machine */
+	if (!path) { /* this machine */
 		if (hwloc_topology_init(topo))
 			return pf_err(err, PFLOPS_ENOMEM, "hwloc_topology_init failed");
 		if (hwloc_topology_load(*topo)) {
@@ -326,7 +336,8 @@ int pf_topology_load(hwloc_topology_t *topo, const char *path, struct pflops_err
 		return pf_err(err, PFLOPS_ENOENT, "%s: cannot read topology: %s", path, strerror(errno));
 	int isdir = S_ISDIR(st.st_mode);
 	struct dump_id id;
-	int rc = isdir ? dump_check(path, &id, err) : pf_input_check(path, "topology XML files", PF_MAX_TOPOLOGY_MIB, err);
+	int rc = isdir ? dump_check(path, &id, err)
+		       : pf_input_check(path, "topology XML files", PF_MAX_TOPOLOGY_MIB, err);
 	if (!rc)
 		rc = load_in_child(topo, path, isdir, err);
 	if (!rc && isdir && (rc = dump_replayed(*topo, path, &id, err)))

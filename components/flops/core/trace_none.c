@@ -12,10 +12,11 @@
 #include "pflops_internal.h"
 #include "pflops_trace.h"
 
-#define X86_ONLY PFLOPS_TRACE_ARCH_ONLY "; on this machine count with --source hw (hardware counters) or --source perf-stat:FILE"
+#define X86_ONLY \
+	PFLOPS_TRACE_ARCH_ONLY "; on this machine count with --source hw (hardware counters) or --source perf-stat:FILE"
 
-int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts, struct pflops_mix *mix,
-		     int *exit_status, struct pflops_error *err)
+int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts, struct pflops_mix *mix, int *exit_status,
+		     struct pflops_error *err)
 {
 	return pf_err(err, PFLOPS_EUNAVAIL, X86_ONLY);
 }
@@ -29,7 +30,6 @@ int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const s
 	return pf_err(err, PFLOPS_EUNAVAIL, X86_ONLY);
 }
 
-
 /* --by-function groups traced blocks: nothing to group without the trace. */
 struct pflops_funcs *pflops_funcs_new(struct pflops_error *err)
 {
@@ -41,8 +41,7 @@ void pflops_funcs_add(void *funcs, const struct pflops_trace_block *b)
 {
 }
 
-int pflops_funcs_list(struct pflops_funcs *f, const struct pflops_func *const **v, size_t *n,
-		      struct pflops_error *err)
+int pflops_funcs_list(struct pflops_funcs *f, const struct pflops_func *const **v, size_t *n, struct pflops_error *err)
 {
 	*v = NULL;
 	*n = 0;
@@ -53,8 +52,8 @@ void pflops_funcs_free(struct pflops_funcs *f)
 {
 }
 
-int pflops_funcs_name(struct pflops_funcs *f, const char *path, uint64_t map_start, uint64_t offset,
-		      char *buf, size_t len, const char **object)
+int pflops_funcs_name(struct pflops_funcs *f, const char *path, uint64_t map_start, uint64_t offset, char *buf,
+		      size_t len, const char **object)
 {
 	return PFLOPS_EUNAVAIL;
 }

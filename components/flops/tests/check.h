@@ -6,16 +6,16 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                                       \
-	do {                                                                                                   \
-		if (cond) {                                                                                    \
-			printf("ok:   ");                                                                      \
-		} else {                                                                                       \
-			printf("FAIL: ");                                                                      \
-			failures++;                                                                            \
-		}                                                                                              \
-		printf(__VA_ARGS__);                                                                           \
-		printf("\n");                                                                                  \
+#define CHECK(cond, ...)                  \
+	do {                              \
+		if (cond) {               \
+			printf("ok:   "); \
+		} else {                  \
+			printf("FAIL: "); \
+			failures++;       \
+		}                         \
+		printf(__VA_ARGS__);      \
+		printf("\n");             \
 	} while (0)
 
 #endif

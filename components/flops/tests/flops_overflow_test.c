@@ -36,13 +36,13 @@
 #include "papi.h"
 
 static int failures;
-#define CHECK(cond, ...)                                                                                       \
-	do {                                                                                                   \
-		int ok_ = !!(cond);                                                                            \
-		printf(ok_ ? "ok:   " : "FAIL: ");                                                         \
-		failures += !ok_;                                                                              \
-		printf(__VA_ARGS__);                                                                           \
-		printf("\n");                                                                                  \
+#define CHECK(cond, ...)                           \
+	do {                                       \
+		int ok_ = !!(cond);                \
+		printf(ok_ ? "ok:   " : "FAIL: "); \
+		failures += !ok_;                  \
+		printf(__VA_ARGS__);               \
+		printf("\n");                      \
 	} while (0)
 
 /* Touch n fresh pages: n page faults, each at the store below. */
@@ -92,9 +92,10 @@ static int run(const char *event, long long P, int flags, long pages, long long 
 {
 	int es = PAPI_NULL, code, rc;
 	memset(t, 0, sizeof(*t));
-	if ((rc = PAPI_create_eventset(&es)) || (rc = PAPI_event_name_to_code(event, &code)) || (rc = PAPI_add_event(es, code)))
+	if ((rc = PAPI_create_eventset(&es)) || (rc = PAPI_event_name_to_code(event, &code)) ||
+	    (rc = PAPI_add_event(es, code)))
 		return rc;
-	t->vector = 1;	/* position 0 */
+	t->vector = 1; /* position 0 */
 	rc = PAPI_overflow(es, code, (int)P, flags, handler);
 	if (rc == PAPI_OK) {
 		mine = t;
@@ -116,8 +117,8 @@ static void exact(const char *what, long long P, long long value, const struct t
 	long long F = value / 15;
 	long want = expected_calls(F, P);
 	CHECK(value > 0 && value % 15 == 0, "%s: DP_OPS reads 15 x %lld page faults", what, F);
-	CHECK(t->calls == want, "%s: %ld handler calls, sum floor(F / ceil(P / w)) = %ld; FLOPs / P = %.1f", what, t->calls,
-	      want, (double)value / P);
+	CHECK(t->calls == want, "%s: %ld handler calls, sum floor(F / ceil(P / w)) = %ld; FLOPs / P = %.1f", what,
+	      t->calls, want, (double)value / P);
 	CHECK(t->calls > 0 && (double)t->calls * P <= value + 1e-9 && (double)(t->calls + 4) * P >= value,
 	      "%s: each call credits P = %lld: %ld x P within 4 P below the count %lld", what, P, t->calls, value);
 	CHECK(t->in_touch >= t->calls * 9 / 10, "%s: %ld of %ld overflow addresses in touch_pages (the faulting store)",
@@ -190,7 +191,8 @@ static void standin(void)
 		long hits = 0, want = expected_calls(v / 15, 8000);
 		for (size_t i = 0; i < sizeof(prof) / sizeof(prof[0]); i++)
 			hits += prof[i];
-		CHECK(hits >= want * 9 / 10 && hits <= want, "PAPI_profil: %ld of %ld overflows in touch_pages' buckets", hits, want);
+		CHECK(hits >= want * 9 / 10 && hits <= want,
+		      "PAPI_profil: %ld of %ld overflows in touch_pages' buckets", hits, want);
 	}
 	PAPI_cleanup_eventset(es);
 	PAPI_destroy_eventset(&es);

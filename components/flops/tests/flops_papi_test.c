@@ -45,11 +45,12 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	const PAPI_component_info_t *ci = PAPI_get_component_info(cid);
-	CHECK(ci && (ci->disabled == 0 || ci->disabled == PAPI_EDELAY_INIT), "component usable for listing (disabled=%d: %s)",
-	      ci ? ci->disabled : -999, ci ? ci->disabled_reason : "");
+	CHECK(ci && (ci->disabled == 0 || ci->disabled == PAPI_EDELAY_INIT),
+	      "component usable for listing (disabled=%d: %s)", ci ? ci->disabled : -999,
+	      ci ? ci->disabled_reason : "");
 	if (expect_pmu)
-		CHECK(!strcmp(ci->support_version, expect_pmu), "formula table PMU '%s' (expected '%s')", ci->support_version,
-		      expect_pmu);
+		CHECK(!strcmp(ci->support_version, expect_pmu), "formula table PMU '%s' (expected '%s')",
+		      ci->support_version, expect_pmu);
 
 	/* enumeration, names, qualifiers */
 	int code = PAPI_NATIVE_MASK, nev = 0, nqual = 0, have[3] = { 0 };
@@ -65,8 +66,8 @@ int main(int argc, char **argv)
 		int r2 = PAPI_event_name_to_code(name, &back);
 		int r3 = PAPI_get_event_info(code, &info);
 		if (r1 || r2 || r3 || back != code || strcmp(info.symbol, name) || strncmp(name, "flops:::", 8))
-			CHECK(0, "round trip of %#x: name '%s' (%d), code %#x (%d), info '%s' (%d)", code, name, r1, back, r2,
-			      info.symbol, r3);
+			CHECK(0, "round trip of %#x: name '%s' (%d), code %#x (%d), info '%s' (%d)", code, name, r1,
+			      back, r2, info.symbol, r3);
 		for (int i = 0; i < 3; i++)
 			if (!strcmp(name, want[i]))
 				have[i] = 1;
@@ -77,7 +78,8 @@ int main(int argc, char **argv)
 			CHECK(0, "%s: value type %d, time scope %d", name, info.value_type, info.timescope);
 		if (flag || !strcmp(name, "flops:::UNCOVERED_NS"))
 			CHECK(!r3 && info.value_type == (flag ? PAPI_VALUETYPE_ABSOLUTE : PAPI_VALUETYPE_RUNNING_SUM),
-			      "%s value type %s", name, info.value_type == PAPI_VALUETYPE_ABSOLUTE ? "absolute" : "running sum");
+			      "%s value type %s", name,
+			      info.value_type == PAPI_VALUETYPE_ABSOLUTE ? "absolute" : "running sum");
 		if (!strcmp(name, "flops:::DP_OPS") || !strcmp(name, "flops:::FP_OPS"))
 			CHECK(strstr(info.long_descr, "[") && strlen(info.long_descr) > 40,
 			      "%s long description has formula and class: %.100s...", name, info.long_descr);
@@ -131,7 +133,8 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 3; i++)
 			if (have[i]) {
 				rc = PAPI_add_named_event(es, want[i]);
-				CHECK(rc == PAPI_OK, "multiplexed: PAPI_add_named_event(%s): %s", want[i], PAPI_strerror(rc));
+				CHECK(rc == PAPI_OK, "multiplexed: PAPI_add_named_event(%s): %s", want[i],
+				      PAPI_strerror(rc));
 				added += rc == PAPI_OK;
 			}
 	}
@@ -148,7 +151,8 @@ int main(int argc, char **argv)
 		CHECK(rc == PAPI_OK, "PAPI_stop: %s", PAPI_strerror(rc));
 		printf("info: counts %lld %lld %lld %lld\n", v[0], v[1], v[2], v[3]);
 	} else {
-		CHECK(rc == PAPI_ENOSUPP || rc == PAPI_EPERM, "PAPI_start refused without counters: %s", PAPI_strerror(rc));
+		CHECK(rc == PAPI_ENOSUPP || rc == PAPI_EPERM, "PAPI_start refused without counters: %s",
+		      PAPI_strerror(rc));
 		CHECK(strlen(ci->disabled_reason) > 20, "reason: %s", ci->disabled_reason);
 		int state = 0;
 		PAPI_state(es, &state);

@@ -41,7 +41,9 @@ __attribute__((noinline)) void kernel_ovf(long n)
 			 "dec %0\n"
 			 "jnz 1b\n"
 			 ".globl kovf_hi\n kovf_hi:\n"
-			 : "+r"(n) : : "xmm0", "xmm1", "cc");
+			 : "+r"(n)
+			 :
+			 : "xmm0", "xmm1", "cc");
 }
 extern const char kovf_lo[], kovf_hi[];
 
@@ -74,7 +76,7 @@ static int run(const char *name, long long p, long n, long long *value, struct t
 	if ((rc = PAPI_create_eventset(&set)) || (rc = PAPI_event_name_to_code(name, &code)) ||
 	    (rc = PAPI_add_event(set, code)))
 		return rc;
-	t->vector = 1;	/* its position in the set: the first */
+	t->vector = 1; /* its position in the set: the first */
 	if ((rc = PAPI_overflow(set, code, (int)p, 0, handler)) == PAPI_OK && (rc = PAPI_start(set)) == PAPI_OK) {
 		kernel_ovf(n);
 		rc = PAPI_stop(set, value);
@@ -103,8 +105,8 @@ static void loop(void)
 	 * interrupts a block stepped to its crossing counts nothing twice) */
 	rc = run("flops:::FP_OPS", 7777, 100000, &v, &t);
 	CHECK(rc == PAPI_OK && v == 600000 && t.calls == 600000 / 7777 && t.in_loop == t.calls,
-	      "FP_OPS, 600000 FLOPs, P = 7777: %s, read %lld, %ld calls (%d), %ld in the loop",
-	      PAPI_strerror(rc), v, t.calls, 600000 / 7777, t.in_loop);
+	      "FP_OPS, 600000 FLOPs, P = 7777: %s, read %lld, %ld calls (%d), %ld in the loop", PAPI_strerror(rc), v,
+	      t.calls, 600000 / 7777, t.in_loop);
 	rc = run("flops:::DP_OPS:W256", 1000, 100000, &v, &t);
 	CHECK(rc == PAPI_OK && v == 0 && t.calls == 0, "DP_OPS:W256 (no 256-bit work): %s, read %lld, %ld calls",
 	      PAPI_strerror(rc), v, t.calls);
@@ -121,11 +123,11 @@ static void loop(void)
 		PAPI_add_event(set, code);
 		rc = PAPI_overflow(set, code, 100000, 0, handler);
 		if (rc == PAPI_OK && (rc = PAPI_start(set)) == PAPI_OK) {
-			kernel_ovf(45000);		/* 90000 */
+			kernel_ovf(45000); /* 90000 */
 			if ((rc = PAPI_reset(set)) == PAPI_OK) {
-				kernel_ovf(10000);	/* 20000 since the reset */
+				kernel_ovf(10000); /* 20000 since the reset */
 				c1 = t.calls;
-				kernel_ovf(40000);	/* 100000 */
+				kernel_ovf(40000); /* 100000 */
 				rc = PAPI_stop(set, &v);
 			}
 		}
@@ -152,8 +154,8 @@ static void loop(void)
 	}
 	for (size_t i = 0; i < sizeof(bins) / sizeof(bins[0]); i++)
 		sum += bins[i];
-	CHECK(rc == PAPI_OK && sum == 100, "PAPI_profil on DP_OPS, P = 100000: %s, %ld samples in the loop's bins (100)",
-	      PAPI_strerror(rc), sum);
+	CHECK(rc == PAPI_OK && sum == 100,
+	      "PAPI_profil on DP_OPS, P = 100000: %s, %ld samples in the loop's bins (100)", PAPI_strerror(rc), sum);
 	PAPI_profil(bins, sizeof(bins), (vptr_t)kovf_lo, 65536, set, code, 0, PAPI_PROFIL_POSIX);
 	PAPI_cleanup_eventset(set);
 	PAPI_destroy_eventset(&set);
@@ -237,8 +239,7 @@ static void refuse(void)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "loop";
-	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT ||
-	    PAPI_thread_init(pthread_self) != PAPI_OK) {
+	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT || PAPI_thread_init(pthread_self) != PAPI_OK) {
 		printf("FAIL: PAPI_library_init\n");
 		return 1;
 	}
@@ -251,8 +252,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "preset")) {
 		if (preset() == 77)
 			return 77;
-	}
-	else
+	} else
 		return 2;
 	PAPI_shutdown();
 	printf("%d failures\n", failures);

@@ -52,7 +52,9 @@ __attribute__((noinline)) void kernel_dp(long n)
 			 "1: addsd %%xmm0, %%xmm0\n"
 			 "dec %0\n"
 			 "jnz 1b\n"
-			 : "+r"(n) : : "xmm0", "cc");
+			 : "+r"(n)
+			 :
+			 : "xmm0", "cc");
 }
 
 /* n scalar SP multiplies: n FLOPs */
@@ -62,7 +64,9 @@ __attribute__((noinline)) void kernel_sp(long n)
 			 "1: mulss %%xmm1, %%xmm1\n"
 			 "dec %0\n"
 			 "jnz 1b\n"
-			 : "+r"(n) : : "xmm1", "cc");
+			 : "+r"(n)
+			 :
+			 : "xmm1", "cc");
 }
 
 /* n 256-bit DP FMAs: 8 n FLOPs (needs AVX2+FMA) */
@@ -73,7 +77,9 @@ __attribute__((noinline, target("avx2,fma"))) void kernel_fma256(long n)
 			 "dec %0\n"
 			 "jnz 1b\n"
 			 "vzeroupper\n"
-			 : "+r"(n) : : "xmm2", "cc");
+			 : "+r"(n)
+			 :
+			 : "xmm2", "cc");
 }
 
 /* n 512-bit DP adds: 8 n FLOPs (needs AVX-512F) */
@@ -84,7 +90,9 @@ __attribute__((noinline, target("avx512f"))) void kernel_add512(long n)
 			 "dec %0\n"
 			 "jnz 1b\n"
 			 "vzeroupper\n"
-			 : "+r"(n) : : "xmm3", "cc");
+			 : "+r"(n)
+			 :
+			 : "xmm3", "cc");
 }
 
 /* n 512-bit DP adds under opmask k1 = 0x0f: 4 n FLOPs done, 8 n by a
@@ -98,7 +106,9 @@ __attribute__((noinline, target("avx512f"))) void kernel_add512_masked(long n)
 			 "dec %0\n"
 			 "jnz 1b\n"
 			 "vzeroupper\n"
-			 : "+r"(n) : : "xmm4", "eax", "k1", "cc");
+			 : "+r"(n)
+			 :
+			 : "xmm4", "eax", "k1", "cc");
 }
 
 static int have_fma, have_512;
@@ -154,21 +164,23 @@ static int case_exact(void)
 	if (rc)
 		return 1;
 	rc = PAPI_read(set, v);
-	CHECK(rc == PAPI_OK && v[0] == 0 && v[1] == 0 && v[2] == 0, "read right after start: DP %lld SP %lld FP %lld (0 0 0)",
-	      v[0], v[1], v[2]);
+	CHECK(rc == PAPI_OK && v[0] == 0 && v[1] == 0 && v[2] == 0,
+	      "read right after start: DP %lld SP %lld FP %lld (0 0 0)", v[0], v[1], v[2]);
 	kernel_dp(N);
 	PAPI_read(set, v);
 	CHECK(v[0] == N && v[1] == 0 && v[2] == N, "after %ld DP adds: DP %lld SP %lld FP %lld", N, v[0], v[1], v[2]);
 	kernel_sp(M);
 	PAPI_read(set, v);
-	CHECK(v[0] == N && v[1] == M && v[2] == N + M, "then %ld SP muls: DP %lld SP %lld FP %lld", M, v[0], v[1], v[2]);
+	CHECK(v[0] == N && v[1] == M && v[2] == N + M, "then %ld SP muls: DP %lld SP %lld FP %lld", M, v[0], v[1],
+	      v[2]);
 	long long dp = N, fp = N + M, w512 = 0;
 	if (have_fma) {
 		kernel_fma256(F);
 		dp += 8 * F;
 		fp += 8 * F;
 		PAPI_read(set, v);
-		CHECK(v[0] == dp && v[2] == fp, "then %ld 256-bit DP FMAs: DP %lld (%lld) FP %lld (%lld)", F, v[0], dp, v[2], fp);
+		CHECK(v[0] == dp && v[2] == fp, "then %ld 256-bit DP FMAs: DP %lld (%lld) FP %lld (%lld)", F, v[0], dp,
+		      v[2], fp);
 	} else {
 		printf("SKIP: 256-bit FMA kernel: this CPU lacks AVX2+FMA\n");
 	}
@@ -178,14 +190,16 @@ static int case_exact(void)
 		fp += 8 * Z;
 		w512 += 8 * Z;
 		PAPI_read(set, v);
-		CHECK(v[0] == dp && v[2] == fp && v[3] == w512, "then %ld 512-bit DP adds: DP %lld (%lld) FP %lld FP_OPS:W512 %lld (%lld)", Z,
-		      v[0], dp, v[2], v[3], w512);
+		CHECK(v[0] == dp && v[2] == fp && v[3] == w512,
+		      "then %ld 512-bit DP adds: DP %lld (%lld) FP %lld FP_OPS:W512 %lld (%lld)", Z, v[0], dp, v[2],
+		      v[3], w512);
 	}
 	/* reads in a row: the component's own work is not counted */
 	long long again[4];
 	PAPI_read(set, v);
 	PAPI_read(set, again);
-	CHECK(!memcmp(v, again, nev * sizeof(v[0])) && v[0] == dp, "two reads in a row without work: DP %lld then %lld", v[0], again[0]);
+	CHECK(!memcmp(v, again, nev * sizeof(v[0])) && v[0] == dp, "two reads in a row without work: DP %lld then %lld",
+	      v[0], again[0]);
 	rc = PAPI_reset(set);
 	kernel_dp(N);
 	PAPI_read(set, v);
@@ -193,8 +207,8 @@ static int case_exact(void)
 	rc = PAPI_accum(set, acc);
 	kernel_sp(M);
 	rc |= PAPI_accum(set, acc);
-	CHECK(rc == PAPI_OK && acc[0] == N && acc[1] == M && acc[2] == N + M, "PAPI_accum twice: DP %lld SP %lld FP %lld (%ld %ld %ld)",
-	      acc[0], acc[1], acc[2], N, M, N + M);
+	CHECK(rc == PAPI_OK && acc[0] == N && acc[1] == M && acc[2] == N + M,
+	      "PAPI_accum twice: DP %lld SP %lld FP %lld (%ld %ld %ld)", acc[0], acc[1], acc[2], N, M, N + M);
 	kernel_dp(N);
 	rc = PAPI_stop(set, v);
 	CHECK(rc == PAPI_OK && v[0] == N && v[1] == 0, "PAPI_stop after %ld DP adds: DP %lld SP %lld", N, v[0], v[1]);
@@ -256,7 +270,8 @@ static int case_threads(void)
 		pthread_join(th[i], NULL);
 		long long dp = 10000LL * (i + 1), fp = dp + 1000LL * (i + 1);
 		if (t[i].rc || t[i].dp != dp || t[i].fp != fp) {
-			printf("FAIL: thread %d: DP %lld (%lld) FP %lld (%lld) rc %d\n", i, t[i].dp, dp, t[i].fp, fp, t[i].rc);
+			printf("FAIL: thread %d: DP %lld (%lld) FP %lld (%lld) rc %d\n", i, t[i].dp, dp, t[i].fp, fp,
+			       t[i].rc);
 			bad++;
 		}
 	}
@@ -288,7 +303,8 @@ static int case_preset(void)
 	kernel_dp(123457);
 	kernel_sp(1000);
 	rc = PAPI_stop(set, v);
-	CHECK(rc == PAPI_OK && v[0] == 123457 && v[1] == 124457, "PAPI_DP_OPS %lld (123457), PAPI_FP_OPS %lld (124457)", v[0], v[1]);
+	CHECK(rc == PAPI_OK && v[0] == 123457 && v[1] == 124457, "PAPI_DP_OPS %lld (123457), PAPI_FP_OPS %lld (124457)",
+	      v[0], v[1]);
 	return 0;
 }
 
@@ -301,7 +317,7 @@ static int case_fork(void)
 	kernel_dp(1000);
 	pid_t c = fork();
 	if (c == 0) {
-		kernel_dp(5000);	/* the child's: not the parent's */
+		kernel_dp(5000); /* the child's: not the parent's */
 		execl("/bin/sh", "sh", "-c", "exit 5", (char *)NULL);
 		_exit(127);
 	}
@@ -331,7 +347,7 @@ static int case_exit_thread(void)
 	fflush(stdout);
 	pthread_create(&th, NULL, exit_thread, NULL);
 	pthread_join(th, NULL);
-	return 1;	/* not reached: exit(7) from the thread */
+	return 1; /* not reached: exit(7) from the thread */
 }
 
 static int case_wait(int secs)
@@ -431,7 +447,7 @@ static void *shutdown_thread(void *arg)
 	*rc |= PAPI_start(set);
 	kernel_dp(1000);
 	pthread_barrier_wait(&sd_barrier);
-	PAPI_shutdown();	/* while counting, all at once */
+	PAPI_shutdown(); /* while counting, all at once */
 	return NULL;
 }
 
@@ -449,7 +465,8 @@ static int case_shutdown_threads(void)
 	}
 	pthread_barrier_destroy(&sd_barrier);
 	CHECK(!bad, "8 counting threads: every set started (%d did not)", bad);
-	CHECK(PAPI_is_initialized() == PAPI_NOT_INITED, "8 threads calling PAPI_shutdown at once: no crash, PAPI shut down");
+	CHECK(PAPI_is_initialized() == PAPI_NOT_INITED,
+	      "8 threads calling PAPI_shutdown at once: no crash, PAPI shut down");
 	CHECK(!traced(), "then the process is no longer traced");
 	return 0;
 }
@@ -501,7 +518,7 @@ static int case_crash(void)
 	PAPI_start(set);
 	kernel_dp(1000);
 	fflush(stdout);
-	*nowhere = 1;	/* SIGSEGV while counting */
+	*nowhere = 1; /* SIGSEGV while counting */
 	return 1;
 }
 
@@ -529,7 +546,7 @@ int main(int argc, char **argv)
 		region_body();
 		return 0;
 	}
-	if (!strcmp(c, "late")) {	/* for papi_flops_run --pid: attached while it sleeps */
+	if (!strcmp(c, "late")) { /* for papi_flops_run --pid: attached while it sleeps */
 		/* until a tracer holds it (at most 60 s: a loaded machine is
 		 * slow to start one), then S s more for it to take over */
 		for (int i = 0; i < 600 && !traced(); i++)
@@ -544,10 +561,11 @@ int main(int argc, char **argv)
 		long long v = 0;
 		if (c[0] == 'p') {
 			init();
-			if (PAPI_create_eventset(&set) || PAPI_add_named_event(set, "flops:::FP_OPS") || PAPI_start(set))
+			if (PAPI_create_eventset(&set) || PAPI_add_named_event(set, "flops:::FP_OPS") ||
+			    PAPI_start(set))
 				return 1;
 		}
-		for (int i = 0; i < n; i++) {	/* unmasked: the code cache's speed */
+		for (int i = 0; i < n; i++) { /* unmasked: the code cache's speed */
 			kernel_dp(100003);
 			kernel_sp(20011);
 			if (have_fma)
@@ -561,7 +579,7 @@ int main(int argc, char **argv)
 			printf("FP_OPS %lld\n", v);
 		return 0;
 	}
-	if (!strcmp(c, "spin")) {	/* FP work for N s, then "spun" */
+	if (!strcmp(c, "spin")) { /* FP work for N s, then "spun" */
 		int n = argc > 2 ? atoi(argv[2]) : 3;
 		for (int i = 0; i < n * 20; i++) {
 			kernel_dp(200000);

@@ -101,18 +101,16 @@ static uint64_t name_in_tracee(struct pflops_thr *t)
 
 struct piece {
 	uint64_t addr;
-	uint8_t *mem;		/* tracer mapping (NULL when not mapped) */
-	int fd;			/* tracer descriptor (-1 when closed) */
+	uint8_t *mem; /* tracer mapping (NULL when not mapped) */
+	int fd;	      /* tracer descriptor (-1 when closed) */
 };
 
 /* Create a memfd of `size` bytes in t's process, map it there at `hint`
  * (exactly, when fixed: 1 = must not replace, 2 = replaces) with prot,
  * and in the tracer when map_here, filled from init (if not NULL) before
  * the process sees it. */
-static int piece_new(struct pflops_tracer *T, struct pflops_thr *t,
-		     size_t size, int prot, uint64_t hint, int fixed,
-		     int map_here, int keep_fd, const uint8_t *init,
-		     struct piece *p)
+static int piece_new(struct pflops_tracer *T, struct pflops_thr *t, size_t size, int prot, uint64_t hint, int fixed,
+		     int map_here, int keep_fd, const uint8_t *init, struct piece *p)
 {
 	int64_t fd = -1, addr = -1, ign;
 	char path[64];
@@ -140,15 +138,14 @@ static int piece_new(struct pflops_tracer *T, struct pflops_thr *t,
 			p->mem = NULL;
 			goto out;
 		}
-		if (init)	/* the gadget may be in what this replaces */
+		if (init) /* the gadget may be in what this replaces */
 			memcpy(p->mem, init, size);
 	}
 	if (fixed == 1)
 		flags |= MAP_FIXED_NOREPLACE;
 	else if (fixed == 2)
 		flags |= MAP_FIXED;
-	rc = pflops_inject(T, t, SYS_mmap, hint, size, (uint64_t)prot,
-			   (uint64_t)flags, (uint64_t)fd, 0, &addr);
+	rc = pflops_inject(T, t, SYS_mmap, hint, size, (uint64_t)prot, (uint64_t)flags, (uint64_t)fd, 0, &addr);
 	if (rc)
 		goto out;
 	if (addr < 0 && addr > -4096) {
@@ -188,8 +185,7 @@ static int cpu_ok(void)
 
 uint64_t pflops_arena_as_bytes(const struct pflops_arena *a)
 {
-	return TABLE_BYTES + (uint64_t)a->nslots * PFLOPS_SLOT_BYTES +
-	       (uint64_t)a->nchunks * CHUNK_SIZE;
+	return TABLE_BYTES + (uint64_t)a->nslots * PFLOPS_SLOT_BYTES + (uint64_t)a->nchunks * CHUNK_SIZE;
 }
 
 /* Slots and chunks for a process whose RLIMIT_AS is lim (0: none);
@@ -271,8 +267,7 @@ int pflops_arena_setup(struct pflops_tracer *T, struct pflops_thr *t)
 		goto fail;
 	a->table = tab.addr;
 	a->table_mem = tab.mem;
-	rc = piece_new(T, t, (size_t)a->nslots * PFLOPS_SLOT_BYTES,
-		       PROT_READ | PROT_WRITE, 0, 0, 0, 1, NULL, &sl);
+	rc = piece_new(T, t, (size_t)a->nslots * PFLOPS_SLOT_BYTES, PROT_READ | PROT_WRITE, 0, 0, 0, 1, NULL, &sl);
 	if (rc)
 		goto fail;
 	a->slots = sl.addr;
@@ -314,12 +309,10 @@ void pflops_arena_free(struct pflops_arena *a)
 	free(a);
 }
 
-struct pflops_chunk *pflops_arena_chunk_of(const struct pflops_arena *a,
-					   uint64_t addr)
+struct pflops_chunk *pflops_arena_chunk_of(const struct pflops_arena *a, uint64_t addr)
 {
 	for (size_t i = 0; a && i < a->nchunks; i++)
-		if (addr >= a->chunks[i]->addr &&
-		    addr < a->chunks[i]->addr + a->chunks[i]->size)
+		if (addr >= a->chunks[i]->addr && addr < a->chunks[i]->addr + a->chunks[i]->size)
 			return a->chunks[i];
 	return NULL;
 }
@@ -332,9 +325,8 @@ static int reaches(const struct pflops_chunk *c, uint64_t lo, uint64_t hi)
 	return far < REACH - 4096 && far2 < REACH - 4096;
 }
 
-struct pflops_chunk *pflops_arena_chunk(struct pflops_tracer *T,
-					struct pflops_thr *t, uint64_t lo,
-					uint64_t hi, size_t need)
+struct pflops_chunk *pflops_arena_chunk(struct pflops_tracer *T, struct pflops_thr *t, uint64_t lo, uint64_t hi,
+					size_t need)
 {
 	struct pflops_arena *a = t->sp->arena;
 	struct pflops_chunk *c, **nc;
@@ -350,8 +342,7 @@ struct pflops_chunk *pflops_arena_chunk(struct pflops_tracer *T,
 		return NULL;
 	if (pflops_maps_load(&t->sp->maps, t->tid))
 		return NULL;
-	at = pflops_maps_gap_near(&t->sp->maps, lo, hi, CHUNK_SIZE,
-				  REACH - (1u << 24));
+	at = pflops_maps_gap_near(&t->sp->maps, lo, hi, CHUNK_SIZE, REACH - (1u << 24));
 	if (!at)
 		return NULL;
 	if (piece_new(T, t, CHUNK_SIZE, PROT_READ | PROT_EXEC, at, 1, 1, 0, NULL, &p))
@@ -363,7 +354,7 @@ struct pflops_chunk *pflops_arena_chunk(struct pflops_tracer *T,
 	if (!nc || !c) {
 		free(c);
 		munmap(p.mem, CHUNK_SIZE);
-		return NULL;	/* the tracee keeps an unused mapping */
+		return NULL; /* the tracee keeps an unused mapping */
 	}
 	c->index = a->nchunks;
 	a->chunks[a->nchunks++] = c;
@@ -408,8 +399,7 @@ void pflops_slot_free(struct pflops_arena *a, int slot)
 uint8_t *pflops_slot_mem(struct pflops_arena *a, int slot)
 {
 	if (!a->slot_mem[slot]) {
-		void *m = mmap(NULL, PFLOPS_SLOT_BYTES, PROT_READ | PROT_WRITE,
-			       MAP_SHARED, a->slots_fd,
+		void *m = mmap(NULL, PFLOPS_SLOT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, a->slots_fd,
 			       (off_t)slot * PFLOPS_SLOT_BYTES);
 		if (m == MAP_FAILED)
 			return NULL;
@@ -424,15 +414,13 @@ uint64_t pflops_slot_addr(const struct pflops_arena *a, int slot)
 }
 
 /* Replace one shared mapping of the child with a private copy. */
-static int refork(struct pflops_tracer *T, struct pflops_thr *t, uint64_t addr,
-		  size_t size, int prot, const uint8_t *src, int keep_fd,
-		  struct piece *p)
+static int refork(struct pflops_tracer *T, struct pflops_thr *t, uint64_t addr, size_t size, int prot,
+		  const uint8_t *src, int keep_fd, struct piece *p)
 {
 	return piece_new(T, t, size, prot, addr, 2, src != NULL, keep_fd, src, p);
 }
 
-int pflops_arena_fork(struct pflops_tracer *T, struct pflops_thr *t,
-		      const struct pflops_arena *pa)
+int pflops_arena_fork(struct pflops_tracer *T, struct pflops_thr *t, const struct pflops_arena *pa)
 {
 	struct pflops_arena *a = t->sp->arena;
 	struct piece p;
@@ -445,16 +433,14 @@ int pflops_arena_fork(struct pflops_tracer *T, struct pflops_thr *t,
 		return rc;
 	a->table = p.addr;
 	a->table_mem = p.mem;
-	rc = refork(T, t, pa->slots, (size_t)pa->nslots * PFLOPS_SLOT_BYTES,
-		    PROT_READ | PROT_WRITE, NULL, 1, &p);
+	rc = refork(T, t, pa->slots, (size_t)pa->nslots * PFLOPS_SLOT_BYTES, PROT_READ | PROT_WRITE, NULL, 1, &p);
 	if (rc)
 		return rc;
 	a->slots = p.addr;
 	a->slots_fd = p.fd;
 	for (size_t i = 0; i < a->nchunks; i++) {
 		struct pflops_chunk *c = a->chunks[i];
-		rc = refork(T, t, c->addr, c->size, PROT_READ | PROT_EXEC,
-			    pa->chunks[i]->mem, 0, &p);
+		rc = refork(T, t, c->addr, c->size, PROT_READ | PROT_EXEC, pa->chunks[i]->mem, 0, &p);
 		if (rc)
 			return rc;
 		c->mem = p.mem;

@@ -37,8 +37,8 @@
 #define PTRACE_EVENT_STOP 128
 #endif
 
-#define SEIZE_OPTS (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | \
-		    PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC)
+#define SEIZE_OPTS \
+	(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC)
 
 /* Threads seized whose interrupt stop has not come yet. */
 struct pending {
@@ -85,15 +85,16 @@ static int seize_pass(struct pflops_tracer *T, pid_t pid, struct pflops_space *s
 		if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)SEIZE_OPTS)) {
 			int e = errno;
 			if (e == ESRCH)
-				continue;	/* ended meanwhile */
+				continue; /* ended meanwhile */
 			closedir(d);
-			return pflops_fail(T->err, PFLOPS_ECHILD,
-					   "cannot trace process %d (PTRACE_SEIZE of thread %d: %s); it must run as your "
-					   "user, not be traced already (a debugger, another papi_flops_run), and ptrace "
-					   "must be allowed: kernel.yama.ptrace_scope 0, or 1 with the process calling "
-					   "prctl(PR_SET_PTRACER), or CAP_SYS_PTRACE; seccomp and container policies "
-					   "can forbid it too",
-					   (int)pid, (int)tid, strerror(e));
+			return pflops_fail(
+				T->err, PFLOPS_ECHILD,
+				"cannot trace process %d (PTRACE_SEIZE of thread %d: %s); it must run as your "
+				"user, not be traced already (a debugger, another papi_flops_run), and ptrace "
+				"must be allowed: kernel.yama.ptrace_scope 0, or 1 with the process calling "
+				"prctl(PR_SET_PTRACER), or CAP_SYS_PTRACE; seccomp and container policies "
+				"can forbid it too",
+				(int)pid, (int)tid, strerror(e));
 		}
 		if (!(t = pflops_thread_add(T, tid, PFLOPS_TH_RUN)) ||
 		    (pd->n == pd->cap && !(pd->v = realloc(pd->v, (pd->cap = pd->cap * 2 + 16) * sizeof(*pd->v))))) {
@@ -128,10 +129,10 @@ static int start_counting(struct pflops_tracer *T, struct pflops_thr *t)
 	struct user_regs_struct r;
 
 	if (pflops_getregs(t->tid, &r))
-		return 0;	/* gone: its exit comes */
+		return 0; /* gone: its exit comes */
 	t->prog_gs = r.gs_base;
 	if (restarting(&r)) {
-		t->in_syscall = 0;	/* the restarted call's entry stop comes next */
+		t->in_syscall = 0; /* the restarted call's entry stop comes next */
 		return pflops_restart(T, t, PTRACE_SYSCALL, 0);
 	}
 	return pflops_go(T, t, &r, 0);
@@ -196,7 +197,8 @@ int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const s
 	if (pid <= 0 || !mix)
 		return pflops_fail(err, PFLOPS_EINVAL, "no process to attach to; pass its pid");
 	if (pid == getpid())
-		return pflops_fail(err, PFLOPS_EINVAL, "a process cannot trace itself; the flops component starts "
+		return pflops_fail(err, PFLOPS_EINVAL,
+				   "a process cannot trace itself; the flops component starts "
 				   "a helper for that");
 	memset(&T, 0, sizeof T);
 	T.o = opts ? opts : &defaults;
@@ -224,7 +226,7 @@ int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const s
 	do
 		rc = seize_pass(&T, pid, sp, &pd, &added);
 	while (!rc && added);
-	pflops_space_put(sp);	/* the threads hold it now */
+	pflops_space_put(sp); /* the threads hold it now */
 	if (!rc && !T.threads)
 		rc = pflops_fail(err, PFLOPS_ECHILD, "process %d has no thread left to trace", (int)pid);
 	if (rc) {
@@ -292,7 +294,7 @@ int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const s
 			continue;
 		}
 		if (t && WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_EXEC && t->sp == T.pub_sp)
-			T.pub_sp = NULL;	/* a new image: nobody reads it */
+			T.pub_sp = NULL; /* a new image: nobody reads it */
 		if ((rc = pflops_engine_handle(&T, p, st)))
 			break;
 	}

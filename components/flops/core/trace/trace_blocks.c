@@ -12,7 +12,7 @@
 
 #include "trace_internal.h"
 
-#define MAX_INSTS 4096		/* longer straight-line code is stepped */
+#define MAX_INSTS 4096 /* longer straight-line code is stepped */
 #define CHUNK 256
 
 static size_t slot(uint64_t a, size_t cap)
@@ -94,15 +94,13 @@ static int pg_has(const struct pflops_space *sp, uint64_t pg)
 {
 	if (!sp->pg_cap)
 		return 0;
-	for (size_t i = pg_slot(pg, sp->pg_cap); sp->pages[i];
-	     i = (i + 1) & (sp->pg_cap - 1))
+	for (size_t i = pg_slot(pg, sp->pg_cap); sp->pages[i]; i = (i + 1) & (sp->pg_cap - 1))
 		if (sp->pages[i] == pg)
 			return 1;
 	return 0;
 }
 
-static int range_has_code(const struct pflops_space *sp, uint64_t lo,
-			  uint64_t hi)
+static int range_has_code(const struct pflops_space *sp, uint64_t lo, uint64_t hi)
 {
 	uint64_t p0 = lo >> 12, p1 = (hi + 4095) >> 12;
 
@@ -118,8 +116,7 @@ static int range_has_code(const struct pflops_space *sp, uint64_t lo,
 	return 0;
 }
 
-size_t pflops_block_invalidate(struct pflops_space *sp, uint64_t lo,
-			       uint64_t hi)
+size_t pflops_block_invalidate(struct pflops_space *sp, uint64_t lo, uint64_t hi)
 {
 	size_t n = 0;
 
@@ -140,7 +137,7 @@ size_t pflops_block_invalidate(struct pflops_space *sp, uint64_t lo,
 			if (sp->ndead == sp->dead_cap) {
 				size_t nc = sp->dead_cap ? 2 * sp->dead_cap : 16;
 				struct pflops_block **nd = realloc(sp->dead, nc * sizeof *nd);
-				if (!nd) {	/* leak it rather than free counted code */
+				if (!nd) { /* leak it rather than free counted code */
 					n++;
 					continue;
 				}
@@ -176,12 +173,11 @@ static int grow(struct pflops_space *sp)
 /* Decode the block at pc.  Never fails except for memory: unreadable or
  * undecodable bytes give a one-instruction block that is single-stepped
  * (the program will fault there, as it would untraced). */
-static struct pflops_block *decode(struct pflops_space *sp, pid_t tid,
-				   uint64_t pc, int force_step)
+static struct pflops_block *decode(struct pflops_space *sp, pid_t tid, uint64_t pc, int force_step)
 {
 	struct pflops_block *b = calloc(1, sizeof *b);
 	uint8_t buf[CHUNK];
-	size_t have = 0, pos = 0;	/* buf holds [pc+base, pc+base+have) */
+	size_t have = 0, pos = 0; /* buf holds [pc+base, pc+base+have) */
 	uint64_t base = 0, off = 0;
 	size_t cap_i = 16, cap_f = 4;
 	uint8_t kw = 0, ku = 0;
@@ -197,13 +193,12 @@ static struct pflops_block *decode(struct pflops_space *sp, pid_t tid,
 	for (;;) {
 		struct pflops_insn in;
 
-		if (have - pos < 16) {	/* refill so one insn always fits */
+		if (have - pos < 16) { /* refill so one insn always fits */
 			memmove(buf, buf + pos, have - pos);
 			base += pos;
 			have -= pos;
 			pos = 0;
-			have += pflops_mem_read(sp, tid, pc + base + have,
-						buf + have, CHUNK - have);
+			have += pflops_mem_read(sp, tid, pc + base + have, buf + have, CHUNK - have);
 		}
 		if (have == pos || pflops_decode(buf + pos, have - pos, pc + off, &in)) {
 			break;
@@ -218,18 +213,19 @@ static struct pflops_block *decode(struct pflops_space *sp, pid_t tid,
 		b->offs[b->ninsts++] = (uint32_t)off;
 		if (in.fp) {
 			if (b->nfp == cap_f) {
-				struct pflops_fpent *n =
-					realloc(b->fp, 2 * cap_f * sizeof *n);
+				struct pflops_fpent *n = realloc(b->fp, 2 * cap_f * sizeof *n);
 				if (!n)
 					goto oom;
 				b->fp = n;
 				cap_f *= 2;
 			}
-			b->fp[b->nfp++] = (struct pflops_fpent){
-				.idx = b->ninsts - 1, .prec = in.prec,
-				.width = in.width, .op = in.op,
-				.lanes = in.lanes, .mask_reg = in.mask_reg,
-				.lanes_per_bit = in.lanes_per_bit };
+			b->fp[b->nfp++] = (struct pflops_fpent){ .idx = b->ninsts - 1,
+								 .prec = in.prec,
+								 .width = in.width,
+								 .op = in.op,
+								 .lanes = in.lanes,
+								 .mask_reg = in.mask_reg,
+								 .lanes_per_bit = in.lanes_per_bit };
 			if (in.mask_reg) {
 				b->has_mask = 1;
 				ku |= (uint8_t)(1u << in.mask_reg);
@@ -250,7 +246,7 @@ static struct pflops_block *decode(struct pflops_space *sp, pid_t tid,
 	}
 
 	b->end = pc + off;
-	if (b->ninsts == 0) {	/* nothing decodable at pc */
+	if (b->ninsts == 0) { /* nothing decodable at pc */
 		b->ninsts = 1;
 		b->offs[0] = 0;
 		b->last = pc;
@@ -259,14 +255,18 @@ static struct pflops_block *decode(struct pflops_space *sp, pid_t tid,
 		return b;
 	}
 	switch (b->term.term) {
-	case PFLOPS_T_JCC: case PFLOPS_T_JMP: case PFLOPS_T_CALL:
-	case PFLOPS_T_RET: case PFLOPS_T_LOOP: case PFLOPS_T_JRCXZ:
+	case PFLOPS_T_JCC:
+	case PFLOPS_T_JMP:
+	case PFLOPS_T_CALL:
+	case PFLOPS_T_RET:
+	case PFLOPS_T_LOOP:
+	case PFLOPS_T_JRCXZ:
 		b->mode = PFLOPS_BLK_BP;
 		break;
 	case PFLOPS_T_SYSCALL:
 		b->mode = PFLOPS_BLK_SYSCALL;
 		break;
-	default:		/* OTHER, cap reached, bad bytes ahead */
+	default: /* OTHER, cap reached, bad bytes ahead */
 		b->mode = PFLOPS_BLK_STEP;
 		break;
 	}
@@ -280,8 +280,7 @@ oom:
 	return NULL;
 }
 
-struct pflops_block *pflops_block_get(struct pflops_space *sp, pid_t tid,
-				      uint64_t pc, int force_step,
+struct pflops_block *pflops_block_get(struct pflops_space *sp, pid_t tid, uint64_t pc, int force_step,
 				      uint64_t *decoded)
 {
 	size_t s = slot(pc, sp->blk_cap);
@@ -294,8 +293,7 @@ struct pflops_block *pflops_block_get(struct pflops_space *sp, pid_t tid,
 	if (!b)
 		return NULL;
 	if (sp->region)
-		b->region_entry = (uint8_t)pflops_region_is_entry(sp->region,
-								  sp->pid, pc);
+		b->region_entry = (uint8_t)pflops_region_is_entry(sp->region, sp->pid, pc);
 	if (sp->prof && pflops_prof_block(sp, tid, b)) {
 		block_free(b);
 		return NULL;
@@ -303,7 +301,7 @@ struct pflops_block *pflops_block_get(struct pflops_space *sp, pid_t tid,
 	if (decoded)
 		(*decoded)++;
 	for (uint64_t p = b->start >> 12; p <= (b->end - 1) >> 12; p++)
-		pg_add(sp, p + 1);	/* +1: 0 marks an empty slot */
+		pg_add(sp, p + 1); /* +1: 0 marks an empty slot */
 	if (2 * (sp->blk_n + 1) > sp->blk_cap && grow(sp) == 0)
 		s = slot(pc, sp->blk_cap);
 	b->next = sp->blk_tab[s];
@@ -330,8 +328,7 @@ int pflops_block_index(const struct pflops_block *blk, uint64_t pc)
 	return lo < blk->ninsts && blk->offs[lo] == off ? (int)lo : -1;
 }
 
-static void count_fp(struct pflops_mix *m, const struct pflops_fpent *e,
-		     const uint64_t *k)
+static void count_fp(struct pflops_mix *m, const struct pflops_fpent *e, const uint64_t *k)
 {
 	m->insts[e->prec][e->width][e->op]++;
 	m->lanes_full[e->prec][e->width][e->op] += e->lanes;
@@ -340,8 +337,7 @@ static void count_fp(struct pflops_mix *m, const struct pflops_fpent *e,
 	m->lanes_active[e->prec][e->width][e->op] += pflops_fp_active(e, k);
 }
 
-void pflops_block_count(struct pflops_mix *m, const struct pflops_block *blk,
-			uint32_t n, const uint64_t *k)
+void pflops_block_count(struct pflops_mix *m, const struct pflops_block *blk, uint32_t n, const uint64_t *k)
 {
 	if (n > blk->ninsts)
 		n = blk->ninsts;
@@ -355,9 +351,7 @@ void pflops_block_count(struct pflops_mix *m, const struct pflops_block *blk,
 	 * partial case only arises when a signal interrupts a block */
 }
 
-void pflops_block_count_one(struct pflops_mix *m,
-			    const struct pflops_block *blk, uint32_t idx,
-			    const uint64_t *k)
+void pflops_block_count_one(struct pflops_mix *m, const struct pflops_block *blk, uint32_t idx, const uint64_t *k)
 {
 	m->total_insts++;
 	for (uint32_t i = 0; i < blk->nfp; i++)
@@ -366,8 +360,7 @@ void pflops_block_count_one(struct pflops_mix *m,
 	/* extras are per block; a stepped block adds them when it ends */
 }
 
-void pflops_block_count_times(struct pflops_mix *m,
-			      const struct pflops_block *blk, uint64_t times)
+void pflops_block_count_times(struct pflops_mix *m, const struct pflops_block *blk, uint64_t times)
 {
 	m->total_insts += times * blk->ninsts;
 	for (uint32_t i = 0; i < blk->nfp; i++) {
@@ -389,8 +382,8 @@ struct pflops_block *pflops_block_clone(const struct pflops_block *b)
 	*c = *b;
 	c->x = NULL;
 	c->next = NULL;
-	c->execs = 0;		/* a forked child counts its own runs */
-	c->ovf_w = NULL;	/* recomputed when needed */
+	c->execs = 0;	 /* a forked child counts its own runs */
+	c->ovf_w = NULL; /* recomputed when needed */
 	c->offs = malloc(b->ninsts * sizeof *c->offs);
 	c->fp = malloc((b->nfp ? b->nfp : 1) * sizeof *c->fp);
 	c->acc = b->acc ? calloc(2 + 2 * (size_t)b->nfp, sizeof *c->acc) : NULL;

@@ -17,8 +17,8 @@
 
 struct cur {
 	const uint8_t *p;
-	uint64_t at, end;	/* offsets in the section */
-	uint64_t addr;		/* the section's link-time address */
+	uint64_t at, end; /* offsets in the section */
+	uint64_t addr;	  /* the section's link-time address */
 };
 
 static int get(struct cur *c, void *out, uint64_t n)
@@ -53,24 +53,23 @@ static int leb(struct cur *c, uint64_t *v, int sgn)
 static int ptr(struct cur *c, uint8_t enc, int rel, uint64_t *v)
 {
 	/* bytes of each format (low nibble; 0: LEB128 or none) */
-	static const uint8_t size[16] = { [0x0] = 8, [0x2] = 2, [0x3] = 4, [0x4] = 8,
-					  [0xa] = 2, [0xb] = 4, [0xc] = 8 };
+	static const uint8_t size[16] = { [0x0] = 8, [0x2] = 2, [0x3] = 4, [0x4] = 8, [0xa] = 2, [0xb] = 4, [0xc] = 8 };
 	uint64_t at = c->addr + c->at, x = 0;
 	unsigned f = enc & 0x0f, n = size[f];
 
 	if (f == 0x01 || f == 0x09) {
 		if (leb(c, &x, f == 0x09))
 			return -1;
-	} else if (!n || get(c, &x, n)) {	/* little-endian */
+	} else if (!n || get(c, &x, n)) { /* little-endian */
 		return -1;
 	} else if ((f & 0x08) && n < 8 && (x >> (8 * n - 1)) & 1) {
-		x |= ~(uint64_t)0 << (8 * n);	/* signed: extend */
+		x |= ~(uint64_t)0 << (8 * n); /* signed: extend */
 	}
 	*v = x;
 	if (rel && (enc & 0x70) == PE_PCREL)
 		*v += at;
 	else if (rel && (enc & 0x70))
-		return -1;	/* textrel, datarel, funcrel: not in .eh_frame */
+		return -1; /* textrel, datarel, funcrel: not in .eh_frame */
 	return 0;
 }
 
@@ -79,7 +78,7 @@ static uint8_t cie_enc(const struct cur *sec, uint64_t at)
 {
 	struct cur c = *sec;
 	uint32_t len, id;
-	uint8_t ver, b, enc = 0;	/* absptr without an 'R' */
+	uint8_t ver, b, enc = 0; /* absptr without an 'R' */
 	char aug[16];
 	size_t n = 0;
 	uint64_t u;
@@ -116,7 +115,8 @@ static uint8_t cie_enc(const struct cur *sec, uint64_t at)
 			if (get(&c, &pe, 1) || ptr(&c, pe & 0x7f, 0, &u))
 				return PE_OMIT;
 			break;
-		case 'S': case 'B':
+		case 'S':
+		case 'B':
 			break;
 		default:
 			return PE_OMIT;
@@ -125,8 +125,7 @@ static uint8_t cie_enc(const struct cur *sec, uint64_t at)
 	return enc;
 }
 
-int pflops_cfi_enclosing(const struct pflops_elf *e, uint64_t v,
-			 uint64_t *start)
+int pflops_cfi_enclosing(const struct pflops_elf *e, uint64_t v, uint64_t *start)
 {
 	struct cur sec;
 	uint64_t off, size, best = 0;
@@ -150,7 +149,7 @@ int pflops_cfi_enclosing(const struct pflops_elf *e, uint64_t v,
 		c.end = body + len;
 		sec.at = body + len;
 		if (get(&c, &id, 4) || !id)
-			continue;	/* a CIE */
+			continue; /* a CIE */
 		if (id > body)
 			continue;
 		uint8_t enc = cie_enc(&sec, body - id);

@@ -18,41 +18,40 @@
 static ZydisDecoder decoder;
 static int decoder_ready;
 
-struct opname { const char *name; enum pflops_op op; };
+struct opname {
+	const char *name;
+	enum pflops_op op;
+};
 
 /* Longest names first so that "addsub" is not taken for "add". */
 static const struct opname vec_ops[] = {
-	{ "addsub", PFLOPS_OP_ADD }, { "rsqrt14", PFLOPS_OP_RCP },
-	{ "rsqrt28", PFLOPS_OP_RCP }, { "rcp14", PFLOPS_OP_RCP },
-	{ "rcp28", PFLOPS_OP_RCP }, { "rsqrt", PFLOPS_OP_RCP },
-	{ "sqrt", PFLOPS_OP_SQRT }, { "hadd", PFLOPS_OP_ADD },
-	{ "hsub", PFLOPS_OP_ADD }, { "add", PFLOPS_OP_ADD },
-	{ "sub", PFLOPS_OP_ADD }, { "mul", PFLOPS_OP_MUL },
-	{ "div", PFLOPS_OP_DIV }, { "rcp", PFLOPS_OP_RCP },
-	{ "min", PFLOPS_OP_MINMAX }, { "max", PFLOPS_OP_MINMAX },
-	{ "dp", PFLOPS_OP_DPP },
+	{ "addsub", PFLOPS_OP_ADD }, { "rsqrt14", PFLOPS_OP_RCP }, { "rsqrt28", PFLOPS_OP_RCP },
+	{ "rcp14", PFLOPS_OP_RCP },  { "rcp28", PFLOPS_OP_RCP },   { "rsqrt", PFLOPS_OP_RCP },
+	{ "sqrt", PFLOPS_OP_SQRT },  { "hadd", PFLOPS_OP_ADD },	   { "hsub", PFLOPS_OP_ADD },
+	{ "add", PFLOPS_OP_ADD },    { "sub", PFLOPS_OP_ADD },	   { "mul", PFLOPS_OP_MUL },
+	{ "div", PFLOPS_OP_DIV },    { "rcp", PFLOPS_OP_RCP },	   { "min", PFLOPS_OP_MINMAX },
+	{ "max", PFLOPS_OP_MINMAX }, { "dp", PFLOPS_OP_DPP },
 };
 
 static const struct opname x87_ops[] = {
-	{ "fadd", PFLOPS_OP_ADD }, { "faddp", PFLOPS_OP_ADD },
-	{ "fiadd", PFLOPS_OP_ADD }, { "fsub", PFLOPS_OP_ADD },
-	{ "fsubp", PFLOPS_OP_ADD }, { "fsubr", PFLOPS_OP_ADD },
-	{ "fsubrp", PFLOPS_OP_ADD }, { "fisub", PFLOPS_OP_ADD },
-	{ "fisubr", PFLOPS_OP_ADD }, { "fmul", PFLOPS_OP_MUL },
-	{ "fmulp", PFLOPS_OP_MUL }, { "fimul", PFLOPS_OP_MUL },
-	{ "fdiv", PFLOPS_OP_DIV }, { "fdivp", PFLOPS_OP_DIV },
-	{ "fdivr", PFLOPS_OP_DIV }, { "fdivrp", PFLOPS_OP_DIV },
-	{ "fidiv", PFLOPS_OP_DIV }, { "fidivr", PFLOPS_OP_DIV },
+	{ "fadd", PFLOPS_OP_ADD },   { "faddp", PFLOPS_OP_ADD }, { "fiadd", PFLOPS_OP_ADD },
+	{ "fsub", PFLOPS_OP_ADD },   { "fsubp", PFLOPS_OP_ADD }, { "fsubr", PFLOPS_OP_ADD },
+	{ "fsubrp", PFLOPS_OP_ADD }, { "fisub", PFLOPS_OP_ADD }, { "fisubr", PFLOPS_OP_ADD },
+	{ "fmul", PFLOPS_OP_MUL },   { "fmulp", PFLOPS_OP_MUL }, { "fimul", PFLOPS_OP_MUL },
+	{ "fdiv", PFLOPS_OP_DIV },   { "fdivp", PFLOPS_OP_DIV }, { "fdivr", PFLOPS_OP_DIV },
+	{ "fdivrp", PFLOPS_OP_DIV }, { "fidiv", PFLOPS_OP_DIV }, { "fidivr", PFLOPS_OP_DIV },
 	{ "fsqrt", PFLOPS_OP_SQRT },
 };
 
 /* Element suffix: precision, element bits, packed? */
 static int suffix(const char *s, int *prec, int *bits, int *packed)
 {
-	static const struct { const char *s; int prec, bits, packed; } t[] = {
-		{ "ps", PFLOPS_SP, 32, 1 }, { "pd", PFLOPS_DP, 64, 1 },
-		{ "ph", PFLOPS_HP, 16, 1 }, { "ss", PFLOPS_SP, 32, 0 },
-		{ "sd", PFLOPS_DP, 64, 0 }, { "sh", PFLOPS_HP, 16, 0 },
+	static const struct {
+		const char *s;
+		int prec, bits, packed;
+	} t[] = {
+		{ "ps", PFLOPS_SP, 32, 1 }, { "pd", PFLOPS_DP, 64, 1 }, { "ph", PFLOPS_HP, 16, 1 },
+		{ "ss", PFLOPS_SP, 32, 0 }, { "sd", PFLOPS_DP, 64, 0 }, { "sh", PFLOPS_HP, 16, 0 },
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
 		if (!strcmp(s, t[i].s)) {
@@ -67,15 +66,13 @@ static int suffix(const char *s, int *prec, int *bits, int *packed)
 /* fmadd/fmsub/fnmadd/fnmsub/fmaddsub/fmsubadd [132|213|231] <suffix> */
 static const char *fma_rest(const char *m)
 {
-	static const char *const forms[] = { "fmaddsub", "fmsubadd", "fnmadd",
-					     "fnmsub", "fmadd", "fmsub" };
+	static const char *const forms[] = { "fmaddsub", "fmsubadd", "fnmadd", "fnmsub", "fmadd", "fmsub" };
 	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
 		size_t n = strlen(forms[i]);
 		if (strncmp(m, forms[i], n))
 			continue;
 		m += n;
-		if (!strncmp(m, "132", 3) || !strncmp(m, "213", 3) ||
-		    !strncmp(m, "231", 3))
+		if (!strncmp(m, "132", 3) || !strncmp(m, "213", 3) || !strncmp(m, "231", 3))
 			m += 3;
 		return m;
 	}
@@ -84,8 +81,7 @@ static const char *fma_rest(const char *m)
 
 /* Fill the FLOP class from the mnemonic; out->width must hold the vector
  * width of the instruction (PFLOPS_W128.. or SCALAR for legacy x87). */
-static void classify_fp(const char *mn, int vex, int vlen,
-			struct pflops_insn *out)
+static void classify_fp(const char *mn, int vex, int vlen, struct pflops_insn *out)
 {
 	char m[32];
 	const char *r;
@@ -119,8 +115,8 @@ static void classify_fp(const char *mn, int vex, int vlen,
 		packed = 1;
 		op = PFLOPS_OP_FMA;
 		per_bit = 2;
-	} else if (!strncmp(r, "fmulc", 5) || !strncmp(r, "fcmulc", 6) ||
-		   !strncmp(r, "fmaddc", 6) || !strncmp(r, "fcmaddc", 7)) {
+	} else if (!strncmp(r, "fmulc", 5) || !strncmp(r, "fcmulc", 6) || !strncmp(r, "fmaddc", 6) ||
+		   !strncmp(r, "fcmaddc", 7)) {
 		/* FP16 complex: each mask bit covers one complex number */
 		const char *s = r + strlen(r) - 2;
 		if (!suffix(s, &prec, &bits, &packed) || prec != PFLOPS_HP)
@@ -135,8 +131,7 @@ static void classify_fp(const char *mn, int vex, int vlen,
 		r = m + (vex && m[0] == 'v');
 		for (i = 0; i < sizeof vec_ops / sizeof vec_ops[0]; i++) {
 			size_t n = strlen(vec_ops[i].name);
-			if (!strncmp(r, vec_ops[i].name, n) &&
-			    suffix(r + n, &prec, &bits, &packed)) {
+			if (!strncmp(r, vec_ops[i].name, n) && suffix(r + n, &prec, &bits, &packed)) {
 				op = vec_ops[i].op;
 				break;
 			}
@@ -152,8 +147,7 @@ static void classify_fp(const char *mn, int vex, int vlen,
 		out->width = PFLOPS_SCALAR;
 		out->lanes = (uint8_t)per_bit; /* complex scalar: 2 FP16 */
 	} else {
-		out->width = vlen == 512 ? PFLOPS_W512 :
-			     vlen == 256 ? PFLOPS_W256 : PFLOPS_W128;
+		out->width = vlen == 512 ? PFLOPS_W512 : vlen == 256 ? PFLOPS_W256 : PFLOPS_W128;
 		out->lanes = (uint8_t)(vlen / bits);
 	}
 }
@@ -161,12 +155,13 @@ static void classify_fp(const char *mn, int vex, int vlen,
 /* The class depends on the mnemonic, VEX/EVEX and the vector length
  * only: computed once per triple (the decoder runs for every block the
  * tracer meets; string matching per instruction showed in profiles). */
-struct fpclass { uint8_t valid, fp, prec, width, op, lanes, per_bit; };
+struct fpclass {
+	uint8_t valid, fp, prec, width, op, lanes, per_bit;
+};
 static struct fpclass fp_memo[ZYDIS_MNEMONIC_MAX_VALUE + 1][2][3];
-static uint8_t pspd_memo[ZYDIS_MNEMONIC_MAX_VALUE + 1];	/* 0 ?, 1 no, 2 yes */
+static uint8_t pspd_memo[ZYDIS_MNEMONIC_MAX_VALUE + 1]; /* 0 ?, 1 no, 2 yes */
 
-static void classify_fp_memo(ZydisMnemonic mn, int vex, int vlen,
-			     struct pflops_insn *out)
+static void classify_fp_memo(ZydisMnemonic mn, int vex, int vlen, struct pflops_insn *out)
 {
 	struct fpclass *c = &fp_memo[mn][vex != 0][vlen == 512 ? 2 : vlen == 256];
 
@@ -174,8 +169,7 @@ static void classify_fp_memo(ZydisMnemonic mn, int vex, int vlen,
 		struct pflops_insn t;
 		memset(&t, 0, sizeof t);
 		classify_fp(ZydisMnemonicGetString(mn), vex, vlen, &t);
-		*c = (struct fpclass){ 1, t.fp, t.prec, t.width, t.op, t.lanes,
-				       t.lanes_per_bit };
+		*c = (struct fpclass){ 1, t.fp, t.prec, t.width, t.op, t.lanes, t.lanes_per_bit };
 	}
 	if (!c->fp)
 		return;
@@ -192,8 +186,7 @@ static int ends_ps_pd(ZydisMnemonic mn)
 	if (!pspd_memo[mn]) {
 		const char *m = ZydisMnemonicGetString(mn);
 		size_t n = strlen(m);
-		pspd_memo[mn] = n > 2 && (!strcmp(m + n - 2, "ps") ||
-					  !strcmp(m + n - 2, "pd")) ? 2 : 1;
+		pspd_memo[mn] = n > 2 && (!strcmp(m + n - 2, "ps") || !strcmp(m + n - 2, "pd")) ? 2 : 1;
 	}
 	return pspd_memo[mn] == 2;
 }
@@ -203,8 +196,7 @@ static int is_mask_reg(ZydisRegister r)
 	return r >= ZYDIS_REGISTER_K0 && r <= ZYDIS_REGISTER_K7;
 }
 
-static void classify_branch(const ZydisDecodedInstruction *in,
-			    const ZydisDecodedOperand *ops, uint64_t addr,
+static void classify_branch(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops, uint64_t addr,
 			    struct pflops_insn *out)
 {
 	const ZydisDecodedOperand *o = &ops[0];
@@ -212,11 +204,13 @@ static void classify_branch(const ZydisDecodedInstruction *in,
 	switch (in->meta.category) {
 	case ZYDIS_CATEGORY_COND_BR:
 		switch (in->mnemonic) {
-		case ZYDIS_MNEMONIC_JRCXZ: case ZYDIS_MNEMONIC_JECXZ:
+		case ZYDIS_MNEMONIC_JRCXZ:
+		case ZYDIS_MNEMONIC_JECXZ:
 		case ZYDIS_MNEMONIC_JCXZ:
 			out->term = PFLOPS_T_JRCXZ;
 			break;
-		case ZYDIS_MNEMONIC_LOOP: case ZYDIS_MNEMONIC_LOOPE:
+		case ZYDIS_MNEMONIC_LOOP:
+		case ZYDIS_MNEMONIC_LOOPE:
 		case ZYDIS_MNEMONIC_LOOPNE:
 			out->term = PFLOPS_T_LOOP;
 			break;
@@ -224,7 +218,7 @@ static void classify_branch(const ZydisDecodedInstruction *in,
 			out->term = PFLOPS_T_JCC;
 			break;
 		}
-		out->cc = in->opcode & 0x0f;	/* 7x, 0f 8x, e0..e3 */
+		out->cc = in->opcode & 0x0f; /* 7x, 0f 8x, e0..e3 */
 		out->addr32 = in->address_width == 32;
 		break;
 	case ZYDIS_CATEGORY_UNCOND_BR:
@@ -235,19 +229,17 @@ static void classify_branch(const ZydisDecodedInstruction *in,
 		break;
 	case ZYDIS_CATEGORY_RET:
 		out->term = PFLOPS_T_RET;
-		if (o->type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
-		    o->visibility == ZYDIS_OPERAND_VISIBILITY_EXPLICIT)
+		if (o->type == ZYDIS_OPERAND_TYPE_IMMEDIATE && o->visibility == ZYDIS_OPERAND_VISIBILITY_EXPLICIT)
 			out->ret_imm = (uint16_t)o->imm.value.u;
 		break;
 	case ZYDIS_CATEGORY_SYSCALL:
-		out->term = in->mnemonic == ZYDIS_MNEMONIC_SYSCALL ||
-			    in->mnemonic == ZYDIS_MNEMONIC_SYSENTER ?
-			    PFLOPS_T_SYSCALL : PFLOPS_T_OTHER;
+		out->term = in->mnemonic == ZYDIS_MNEMONIC_SYSCALL || in->mnemonic == ZYDIS_MNEMONIC_SYSENTER
+				    ? PFLOPS_T_SYSCALL
+				    : PFLOPS_T_OTHER;
 		return;
 	case ZYDIS_CATEGORY_INTERRUPT:
-		out->term = in->mnemonic == ZYDIS_MNEMONIC_INT &&
-			    o->imm.value.u == 0x80 ?
-			    PFLOPS_T_SYSCALL : PFLOPS_T_OTHER;
+		out->term = in->mnemonic == ZYDIS_MNEMONIC_INT && o->imm.value.u == 0x80 ? PFLOPS_T_SYSCALL
+											 : PFLOPS_T_OTHER;
 		return;
 	default:
 		out->term = PFLOPS_T_OTHER;
@@ -255,9 +247,8 @@ static void classify_branch(const ZydisDecodedInstruction *in,
 	}
 
 	/* far or 16/32-bit operand-size forms: rare, single-step them */
-	if (in->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR ||
-	    (out->term != PFLOPS_T_JCC && out->term != PFLOPS_T_LOOP &&
-	     out->term != PFLOPS_T_JRCXZ && in->operand_width != 64)) {
+	if (in->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR || (out->term != PFLOPS_T_JCC && out->term != PFLOPS_T_LOOP &&
+							      out->term != PFLOPS_T_JRCXZ && in->operand_width != 64)) {
 		out->term = PFLOPS_T_OTHER;
 		return;
 	}
@@ -281,16 +272,14 @@ static void classify_branch(const ZydisDecodedInstruction *in,
 	}
 }
 
-int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr,
-		  struct pflops_insn *out)
+int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pflops_insn *out)
 {
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	int vex;
 
 	if (!decoder_ready) {
-		ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64,
-				 ZYDIS_STACK_WIDTH_64);
+		ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 		decoder_ready = 1;
 	}
 	memset(out, 0, sizeof *out);
@@ -298,25 +287,24 @@ int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr,
 	if (ZYAN_FAILED(ZydisDecoderDecodeFull(&decoder, buf, len, &in, ops)))
 		return PFLOPS_EINVAL;
 	out->len = in.length;
-	vex = in.encoding == ZYDIS_INSTRUCTION_ENCODING_VEX ||
-	      in.encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX;
+	vex = in.encoding == ZYDIS_INSTRUCTION_ENCODING_VEX || in.encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX;
 
 	for (unsigned i = 0; i < in.operand_count; i++) {
 		if (ops[i].type != ZYDIS_OPERAND_TYPE_REGISTER)
 			continue;
-		if (is_mask_reg(ops[i].reg.value) &&
-		    (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
-			out->kwrites |= (uint8_t)(1u << (ops[i].reg.value -
-							 ZYDIS_REGISTER_K0));
-		if (ops[i].reg.value == ZYDIS_REGISTER_RIP &&
-		    (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
+		if (is_mask_reg(ops[i].reg.value) && (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			out->kwrites |= (uint8_t)(1u << (ops[i].reg.value - ZYDIS_REGISTER_K0));
+		if (ops[i].reg.value == ZYDIS_REGISTER_RIP && (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
 		    out->term == PFLOPS_T_NONE)
 			out->term = PFLOPS_T_OTHER;
 	}
 	switch (in.meta.category) {
-	case ZYDIS_CATEGORY_COND_BR: case ZYDIS_CATEGORY_UNCOND_BR:
-	case ZYDIS_CATEGORY_CALL: case ZYDIS_CATEGORY_RET:
-	case ZYDIS_CATEGORY_SYSCALL: case ZYDIS_CATEGORY_INTERRUPT:
+	case ZYDIS_CATEGORY_COND_BR:
+	case ZYDIS_CATEGORY_UNCOND_BR:
+	case ZYDIS_CATEGORY_CALL:
+	case ZYDIS_CATEGORY_RET:
+	case ZYDIS_CATEGORY_SYSCALL:
+	case ZYDIS_CATEGORY_INTERRUPT:
 	case ZYDIS_CATEGORY_SYSRET:
 		out->term = PFLOPS_T_NONE;
 		classify_branch(&in, ops, addr, out);
@@ -326,10 +314,14 @@ int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr,
 	}
 	/* ud2, hlt, int3 padding: decoding past them runs into data */
 	switch (in.mnemonic) {
-	case ZYDIS_MNEMONIC_UD0: case ZYDIS_MNEMONIC_UD1:
-	case ZYDIS_MNEMONIC_UD2: case ZYDIS_MNEMONIC_HLT:
-	case ZYDIS_MNEMONIC_INT3: case ZYDIS_MNEMONIC_INT1:
-	case ZYDIS_MNEMONIC_XBEGIN: case ZYDIS_MNEMONIC_XABORT:
+	case ZYDIS_MNEMONIC_UD0:
+	case ZYDIS_MNEMONIC_UD1:
+	case ZYDIS_MNEMONIC_UD2:
+	case ZYDIS_MNEMONIC_HLT:
+	case ZYDIS_MNEMONIC_INT3:
+	case ZYDIS_MNEMONIC_INT1:
+	case ZYDIS_MNEMONIC_XBEGIN:
+	case ZYDIS_MNEMONIC_XABORT:
 	case ZYDIS_MNEMONIC_XEND:
 		out->term = PFLOPS_T_OTHER;
 		return 0;
@@ -340,10 +332,9 @@ int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr,
 		return 0;
 
 	classify_fp_memo(in.mnemonic, vex, vex ? in.avx.vector_length : 128, out);
-	if (out->fp && in.encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX &&
-	    is_mask_reg(in.avx.mask.reg) && in.avx.mask.reg != ZYDIS_REGISTER_K0 &&
-	    (in.avx.mask.mode == ZYDIS_MASK_MODE_MERGING ||
-	     in.avx.mask.mode == ZYDIS_MASK_MODE_ZEROING))
+	if (out->fp && in.encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX && is_mask_reg(in.avx.mask.reg) &&
+	    in.avx.mask.reg != ZYDIS_REGISTER_K0 &&
+	    (in.avx.mask.mode == ZYDIS_MASK_MODE_MERGING || in.avx.mask.mode == ZYDIS_MASK_MODE_ZEROING))
 		out->mask_reg = (uint8_t)(in.avx.mask.reg - ZYDIS_REGISTER_K0);
 
 	if (in.mnemonic == ZYDIS_MNEMONIC_VINSERTF128) {
@@ -354,8 +345,7 @@ int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr,
 		 * Haswell's AVX_INSTS.CALC counts besides arithmetic. */
 		int cat = in.meta.category;
 		if (ends_ps_pd(in.mnemonic) && cat != ZYDIS_CATEGORY_DATAXFER && cat != ZYDIS_CATEGORY_BROADCAST &&
-		    cat != ZYDIS_CATEGORY_AVX2GATHER && cat != ZYDIS_CATEGORY_GATHER &&
-		    cat != ZYDIS_CATEGORY_SCATTER)
+		    cat != ZYDIS_CATEGORY_AVX2GATHER && cat != ZYDIS_CATEGORY_GATHER && cat != ZYDIS_CATEGORY_SCATTER)
 			out->extra = PFLOPS_X_256_NONFP;
 	}
 	return 0;

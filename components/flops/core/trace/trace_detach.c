@@ -55,11 +55,11 @@ static int put_back(struct pflops_tracer *T, struct pflops_thr *t, int *trapped)
 	if (pflops_getregs(t->tid, &r))
 		return -1;
 	if (*trapped && pflops_bp_has(t->sp, r.rip - 1)) {
-		r.rip--;	/* one of ours: the program's instruction is there */
+		r.rip--; /* one of ours: the program's instruction is there */
 		dirty = 1;
 		*trapped = 0;
 	} else if (*trapped && !pflops_cache_trap_target(t, &r, &ex)) {
-		dirty = 1;	/* a copy's exit, the lookup routine: where it goes */
+		dirty = 1; /* a copy's exit, the lookup routine: where it goes */
 		*trapped = 0;
 	}
 	for (int n = 0; t->sp->arena && pflops_arena_chunk_of(t->sp->arena, r.rip); n++) {
@@ -100,8 +100,7 @@ static int held_signal(pid_t tid, int status)
 /* a syscall-entry stop (system calls are injected differently there) */
 static int at_entry(const struct pflops_thr *t, int status)
 {
-	return WIFSTOPPED(status) && WSTOPSIG(status) == (SIGTRAP | 0x80) &&
-	       !(status >> 16) && !t->in_syscall;
+	return WIFSTOPPED(status) && WSTOPSIG(status) == (SIGTRAP | 0x80) && !(status >> 16) && !t->in_syscall;
 }
 
 /* Is a SIGTRAP queued for the thread (not yet delivered)?  An int3 that
@@ -173,10 +172,9 @@ int pflops_detach_rest(struct pflops_tracer *T)
 	for (struct pflops_thr *t = T->threads; t; t = t->next) {
 		if (t->detach_sig >= 0)
 			continue;
-		if (t->state != PFLOPS_TH_WAIT_STOP && ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) &&
-		    errno != ESRCH)
-			return pflops_fail(T->err, PFLOPS_ESYS, "PTRACE_INTERRUPT of thread %d: %s",
-					   (int)t->tid, strerror(errno));
+		if (t->state != PFLOPS_TH_WAIT_STOP && ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) && errno != ESRCH)
+			return pflops_fail(T->err, PFLOPS_ESYS, "PTRACE_INTERRUPT of thread %d: %s", (int)t->tid,
+					   strerror(errno));
 		left++;
 	}
 	while (left > 0) {
@@ -222,11 +220,12 @@ int pflops_detach_rest(struct pflops_tracer *T)
 		if (t->detach_sig < 0 || !t->sp)
 			continue;
 		if (put_back(T, t, &trapped)) {
-			fprintf(stderr, "papi-flops: thread %d could not be put back in its own code; it is stopped instead\n",
+			fprintf(stderr,
+				"papi-flops: thread %d could not be put back in its own code; it is stopped instead\n",
 				(int)t->tid);
 			t->detach_sig = SIGKILL;
 		} else if (t->detach_sig == PFLOPS_DETACH_TRAP) {
-			t->detach_sig = trapped ? SIGTRAP : 0;	/* the program's own int3 keeps its signal */
+			t->detach_sig = trapped ? SIGTRAP : 0; /* the program's own int3 keeps its signal */
 		}
 	}
 	/* 3. our int3s out of each process's code and the program's page
@@ -234,7 +233,7 @@ int pflops_detach_rest(struct pflops_tracer *T)
 	for (struct pflops_thr *t = T->threads; t; t = t->next)
 		if (t->sp && t->detach_sig >= 0 && t->detach_sig != SIGKILL) {
 			pflops_bp_clear(t->sp, t->tid, 1, UINT64_MAX);
-			pflops_wprot_restore(T, t);	/* its pages writable again */
+			pflops_wprot_restore(T, t); /* its pages writable again */
 		}
 	/* 4. each thread counted and let go, with the signal it stopped for
 	 * (an int3 of the program's own gets its SIGTRAP back) */
@@ -250,7 +249,7 @@ int pflops_detach_rest(struct pflops_tracer *T)
 			T->st.detached++;
 			T->st.detached_pid = tid;
 		}
-		pflops_thread_drop(T, tid);	/* harvests its counts */
+		pflops_thread_drop(T, tid); /* harvests its counts */
 		ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
 	}
 	return 0;

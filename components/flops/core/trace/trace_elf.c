@@ -36,23 +36,21 @@ static Elf64_Ehdr ehdr(const struct pflops_elf *e)
 
 /* The i-th table entry of `esz` bytes at `off` (checked at open, or by
  * the caller) into *out. */
-static void entry(const struct pflops_elf *e, uint64_t off, uint64_t i,
-		  size_t esz, void *out)
+static void entry(const struct pflops_elf *e, uint64_t off, uint64_t i, size_t esz, void *out)
 {
 	memcpy(out, e->p + off + i * esz, esz);
 }
 
 int pflops_elf_open(struct pflops_elf *e, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);	/* never wait on a FIFO */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* never wait on a FIFO */
 	struct stat st;
 	void *p;
 
 	memset(e, 0, sizeof *e);
 	if (fd < 0)
 		return PFLOPS_ENOENT;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size < sizeof(Elf64_Ehdr) ||
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < sizeof(Elf64_Ehdr) ||
 	    (uint64_t)st.st_size > SIZE_MAX) {
 		close(fd);
 		return PFLOPS_ENOENT;
@@ -78,14 +76,11 @@ int pflops_elf_check(const struct pflops_elf *e)
 		return PFLOPS_ENOENT;
 	eh = ehdr(e);
 	/* e_phnum, e_shnum < 2^16: the products cannot overflow */
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    (eh.e_phnum && (eh.e_phentsize != sizeof(Elf64_Phdr) ||
-			    !in_range(e->size, eh.e_phoff,
-				      (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr)))) ||
+			    !in_range(e->size, eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr)))) ||
 	    (eh.e_shnum && (eh.e_shentsize != sizeof(Elf64_Shdr) ||
-			    !in_range(e->size, eh.e_shoff,
-				      (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr)))))
+			    !in_range(e->size, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr)))))
 		return PFLOPS_ENOENT;
 	return 0;
 }
@@ -113,8 +108,7 @@ static Elf64_Shdr shdr(const struct pflops_elf *e, unsigned i)
 	return sh;
 }
 
-int pflops_elf_first_load(const struct pflops_elf *e, uint64_t *vaddr,
-			  uint64_t *off)
+int pflops_elf_first_load(const struct pflops_elf *e, uint64_t *vaddr, uint64_t *off)
 {
 	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
 	unsigned n = ehdr(e).e_phnum;
@@ -130,8 +124,7 @@ int pflops_elf_first_load(const struct pflops_elf *e, uint64_t *vaddr,
 	return PFLOPS_ENOENT;
 }
 
-int pflops_elf_loads(const struct pflops_elf *e, struct pflops_elf_seg **v,
-		     size_t *n)
+int pflops_elf_loads(const struct pflops_elf *e, struct pflops_elf_seg **v, size_t *n)
 {
 	unsigned np = ehdr(e).e_phnum;
 
@@ -142,14 +135,12 @@ int pflops_elf_loads(const struct pflops_elf *e, struct pflops_elf_seg **v,
 	for (unsigned i = 0; i < np; i++) {
 		Elf64_Phdr ph = phdr(e, i);
 		if (ph.p_type == PT_LOAD)
-			(*v)[(*n)++] = (struct pflops_elf_seg){
-				ph.p_offset, ph.p_filesz, ph.p_vaddr, ph.p_flags };
+			(*v)[(*n)++] = (struct pflops_elf_seg){ ph.p_offset, ph.p_filesz, ph.p_vaddr, ph.p_flags };
 	}
 	return 0;
 }
 
-int pflops_elf_funcs(const struct pflops_elf *e, int dynamic,
-		     pflops_elf_sym_fn fn, void *arg)
+int pflops_elf_funcs(const struct pflops_elf *e, int dynamic, pflops_elf_sym_fn fn, void *arg)
 {
 	unsigned nsh = ehdr(e).e_shnum;
 	unsigned want = dynamic ? SHT_DYNSYM : SHT_SYMTAB;
@@ -157,8 +148,7 @@ int pflops_elf_funcs(const struct pflops_elf *e, int dynamic,
 
 	for (unsigned i = 0; i < nsh; i++) {
 		Elf64_Shdr sh = shdr(e, i), str;
-		if (sh.sh_type != want || sh.sh_link >= nsh ||
-		    sh.sh_entsize != sizeof(Elf64_Sym) ||
+		if (sh.sh_type != want || sh.sh_link >= nsh || sh.sh_entsize != sizeof(Elf64_Sym) ||
 		    !in_range(e->size, sh.sh_offset, sh.sh_size))
 			continue;
 		str = shdr(e, sh.sh_link);
@@ -170,18 +160,15 @@ int pflops_elf_funcs(const struct pflops_elf *e, int dynamic,
 			Elf64_Sym s;
 			entry(e, sh.sh_offset, j, sizeof s, &s);
 			unsigned t = ELF64_ST_TYPE(s.st_info);
-			if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
-			    s.st_shndx == SHN_UNDEF || !s.st_value ||
-			    s.st_name >= str.sh_size ||
-			    !memchr(names + s.st_name, 0,
-				    str.sh_size - s.st_name))
+			if ((t != STT_FUNC && t != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF || !s.st_value ||
+			    s.st_name >= str.sh_size || !memchr(names + s.st_name, 0, str.sh_size - s.st_name))
 				continue;
-			struct pflops_elf_sym x = {
-				.name = names + s.st_name,
-				.value = s.st_value, .size = s.st_size,
-				.global = ELF64_ST_BIND(s.st_info) == STB_GLOBAL,
-				.weak = ELF64_ST_BIND(s.st_info) == STB_WEAK,
-				.shndx = s.st_shndx };
+			struct pflops_elf_sym x = { .name = names + s.st_name,
+						    .value = s.st_value,
+						    .size = s.st_size,
+						    .global = ELF64_ST_BIND(s.st_info) == STB_GLOBAL,
+						    .weak = ELF64_ST_BIND(s.st_info) == STB_WEAK,
+						    .shndx = s.st_shndx };
 			if ((rc = fn(arg, &x)))
 				return rc;
 		}
@@ -189,7 +176,11 @@ int pflops_elf_funcs(const struct pflops_elf *e, int dynamic,
 	return 0;
 }
 
-struct find { const char *sym; uint64_t value; unsigned shndx; };
+struct find {
+	const char *sym;
+	uint64_t value;
+	unsigned shndx;
+};
 
 static int find_one(void *arg, const struct pflops_elf_sym *s)
 {
@@ -204,14 +195,16 @@ static int find_one(void *arg, const struct pflops_elf_sym *s)
 
 /* The function symbol (either table) that starts closest below an
  * address and covers it: an instruction start to decode from. */
-struct enclosing { uint64_t at, start, size; const char *name; };
+struct enclosing {
+	uint64_t at, start, size;
+	const char *name;
+};
 
 static int find_enclosing(void *arg, const struct pflops_elf_sym *s)
 {
 	struct enclosing *c = arg;
 
-	if (s->value < c->at && s->size > c->at - s->value &&
-	    (!c->name || s->value > c->start)) {
+	if (s->value < c->at && s->size > c->at - s->value && (!c->name || s->value > c->start)) {
 		c->start = s->value;
 		c->size = s->size;
 		c->name = s->name;
@@ -227,8 +220,7 @@ static int64_t exec_offset(const struct pflops_elf *e, uint64_t v, uint64_t *ava
 
 	for (unsigned i = 0; i < n; i++) {
 		Elf64_Phdr ph = phdr(e, i);
-		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) ||
-		    v < ph.p_vaddr || v - ph.p_vaddr >= ph.p_filesz ||
+		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || v < ph.p_vaddr || v - ph.p_vaddr >= ph.p_filesz ||
 		    !in_range(e->size, ph.p_offset, ph.p_filesz))
 			continue;
 		*avail = ph.p_filesz - (v - ph.p_vaddr);
@@ -237,8 +229,7 @@ static int64_t exec_offset(const struct pflops_elf *e, uint64_t v, uint64_t *ava
 	return -1;
 }
 
-int pflops_elf_section(const struct pflops_elf *e, const char *name,
-		       uint64_t *off, uint64_t *size, uint64_t *addr)
+int pflops_elf_section(const struct pflops_elf *e, const char *name, uint64_t *off, uint64_t *size, uint64_t *addr)
 {
 	Elf64_Ehdr eh = ehdr(e);
 	Elf64_Shdr str;
@@ -252,8 +243,7 @@ int pflops_elf_section(const struct pflops_elf *e, const char *name,
 	for (unsigned i = 0; i < eh.e_shnum; i++) {
 		Elf64_Shdr sh = shdr(e, i);
 		if (sh.sh_name >= str.sh_size || str.sh_size - sh.sh_name < len ||
-		    memcmp(e->p + str.sh_offset + sh.sh_name, name, len) ||
-		    sh.sh_type == SHT_NOBITS ||
+		    memcmp(e->p + str.sh_offset + sh.sh_name, name, len) || sh.sh_type == SHT_NOBITS ||
 		    !in_range(e->size, sh.sh_offset, sh.sh_size))
 			continue;
 		*off = sh.sh_offset;
@@ -268,8 +258,7 @@ int pflops_elf_section(const struct pflops_elf *e, const char *name,
  * the first instruction that does not start before v (v itself when v
  * is an instruction start), and *at the start of the one before it; 0
  * when the code does not decode up to v. */
-static uint64_t walk(const struct pflops_elf *e, uint64_t from, uint64_t v,
-		     uint64_t *at)
+static uint64_t walk(const struct pflops_elf *e, uint64_t from, uint64_t v, uint64_t *at)
 {
 	struct pflops_insn in;
 	uint64_t avail, a = from;
@@ -294,8 +283,8 @@ static uint64_t walk(const struct pflops_elf *e, uint64_t from, uint64_t v,
  * section and segment, be reached by decoding from the start of any
  * function symbol, and of the .eh_frame entry, that covers it, and
  * decode. */
-static void check_entry(const struct pflops_elf *e, const char *path,
-			uint64_t v, unsigned shndx, struct pflops_elf_hit *h)
+static void check_entry(const struct pflops_elf *e, const char *path, uint64_t v, unsigned shndx,
+			struct pflops_elf_hit *h)
 {
 	Elf64_Ehdr eh = ehdr(e);
 	struct pflops_insn in;
@@ -305,8 +294,7 @@ static void check_entry(const struct pflops_elf *e, const char *path,
 	int n = 0;
 
 	if (shndx >= eh.e_shnum ||
-	    ((shdr(e, shndx).sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) !=
-	     (SHF_ALLOC | SHF_EXECINSTR))) {
+	    ((shdr(e, shndx).sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) != (SHF_ALLOC | SHF_EXECINSTR))) {
 		snprintf(h->why, sizeof h->why, "its address 0x%llx in %s is not in an executable section",
 			 (unsigned long long)v, path);
 		return;
@@ -334,15 +322,17 @@ static void check_entry(const struct pflops_elf *e, const char *path,
 		if (a == v)
 			continue;
 		if (a > v)
-			snprintf(h->why, sizeof h->why, "its address 0x%llx in %s is %llu byte%s into an instruction "
+			snprintf(h->why, sizeof h->why,
+				 "its address 0x%llx in %s is %llu byte%s into an instruction "
 				 "(at 0x%llx) of %s%s (which starts at 0x%llx): the symbol table is wrong",
 				 (unsigned long long)v, path, (unsigned long long)(v - last), v - last == 1 ? "" : "s",
 				 (unsigned long long)last, i == 0 && c.name ? "" : "the code of ", what[i],
 				 (unsigned long long)from[i]);
 		else
-			snprintf(h->why, sizeof h->why, "its address 0x%llx in %s is inside %s (at 0x%llx), whose "
-				 "instructions do not decode up to it", (unsigned long long)v, path, what[i],
-				 (unsigned long long)from[i]);
+			snprintf(h->why, sizeof h->why,
+				 "its address 0x%llx in %s is inside %s (at 0x%llx), whose "
+				 "instructions do not decode up to it",
+				 (unsigned long long)v, path, what[i], (unsigned long long)from[i]);
 		return;
 	}
 	if (pflops_decode(h->code, h->ncode, v, &in))
@@ -350,8 +340,7 @@ static void check_entry(const struct pflops_elf *e, const char *path,
 			 (unsigned long long)v, path);
 }
 
-int pflops_elf_lookup_e(const struct pflops_elf *e, const char *path,
-			const char *sym, struct pflops_elf_hit *h)
+int pflops_elf_lookup_e(const struct pflops_elf *e, const char *path, const char *sym, struct pflops_elf_hit *h)
 {
 	struct find f = { sym, 0, 0 };
 
@@ -359,16 +348,14 @@ int pflops_elf_lookup_e(const struct pflops_elf *e, const char *path,
 	if (pflops_elf_first_load(e, &h->load_vaddr, &h->load_off))
 		return PFLOPS_ENOENT;
 	/* .symtab first (it has static functions), then .dynsym */
-	if (!pflops_elf_funcs(e, 0, find_one, &f) &&
-	    !pflops_elf_funcs(e, 1, find_one, &f))
+	if (!pflops_elf_funcs(e, 0, find_one, &f) && !pflops_elf_funcs(e, 1, find_one, &f))
 		return PFLOPS_ENOENT;
 	h->value = f.value;
 	check_entry(e, path, f.value, f.shndx, h);
 	return 0;
 }
 
-int pflops_elf_lookup(const char *path, const char *sym,
-		      struct pflops_elf_hit *h)
+int pflops_elf_lookup(const char *path, const char *sym, struct pflops_elf_hit *h)
 {
 	struct pflops_elf e;
 	int rc;

@@ -18,7 +18,7 @@
 struct emit {
 	uint8_t *buf;
 	size_t n;
-	uint64_t base;		/* tracee address of buf[0] */
+	uint64_t base; /* tracee address of buf[0] */
 	struct pflops_xpoint *pt;
 	int npt, pt_cap;
 	int bad;
@@ -34,10 +34,22 @@ static inline void put(struct emit *e, const void *p, size_t n)
 	e->n += n;
 }
 
-static inline void put8(struct emit *e, uint8_t v) { put(e, &v, 1); }
-static inline void put32(struct emit *e, uint32_t v) { put(e, &v, 4); }
-static inline void put64(struct emit *e, uint64_t v) { put(e, &v, 8); }
-static inline uint64_t here(const struct emit *e) { return e->base + e->n; }
+static inline void put8(struct emit *e, uint8_t v)
+{
+	put(e, &v, 1);
+}
+static inline void put32(struct emit *e, uint32_t v)
+{
+	put(e, &v, 4);
+}
+static inline void put64(struct emit *e, uint64_t v)
+{
+	put(e, &v, 8);
+}
+static inline uint64_t here(const struct emit *e)
+{
+	return e->base + e->n;
+}
 
 static inline void point(struct emit *e, int kind, uint32_t arg)
 {
@@ -54,7 +66,10 @@ static inline void point(struct emit *e, int kind, uint32_t arg)
 	e->pt[e->npt++] = (struct pflops_xpoint){ (uint32_t)e->n, (uint8_t)kind, arg };
 }
 
-static inline int fits32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+static inline int fits32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
 
 /* one-byte nops so that the rel32 `at` bytes on starts 4-aligned
  * (links are patched with one aligned 4-byte store) */
@@ -67,8 +82,8 @@ static inline void align_rel(struct emit *e, unsigned at)
 /* gs-relative 64-bit mov: store reg -> %gs:disp, or load */
 static inline void gs_mov(struct emit *e, int store, int reg, uint32_t disp)
 {
-	uint8_t b[] = { 0x65, (uint8_t)(0x48 | (reg >= 8 ? 4 : 0)),
-			store ? 0x89 : 0x8b, (uint8_t)(((reg & 7) << 3) | 4), 0x25 };
+	uint8_t b[] = { 0x65, (uint8_t)(0x48 | (reg >= 8 ? 4 : 0)), store ? 0x89 : 0x8b,
+			(uint8_t)(((reg & 7) << 3) | 4), 0x25 };
 	put(e, b, sizeof b);
 	put32(e, disp);
 }

@@ -17,29 +17,45 @@
 static uint64_t reg64(const struct user_regs_struct *r, ZydisRegister reg)
 {
 	switch (reg) {
-	case ZYDIS_REGISTER_RAX: return r->rax;
-	case ZYDIS_REGISTER_RBX: return r->rbx;
-	case ZYDIS_REGISTER_RCX: return r->rcx;
-	case ZYDIS_REGISTER_RDX: return r->rdx;
-	case ZYDIS_REGISTER_RSI: return r->rsi;
-	case ZYDIS_REGISTER_RDI: return r->rdi;
-	case ZYDIS_REGISTER_RBP: return r->rbp;
-	case ZYDIS_REGISTER_RSP: return r->rsp;
-	case ZYDIS_REGISTER_R8: return r->r8;
-	case ZYDIS_REGISTER_R9: return r->r9;
-	case ZYDIS_REGISTER_R10: return r->r10;
-	case ZYDIS_REGISTER_R11: return r->r11;
-	case ZYDIS_REGISTER_R12: return r->r12;
-	case ZYDIS_REGISTER_R13: return r->r13;
-	case ZYDIS_REGISTER_R14: return r->r14;
-	case ZYDIS_REGISTER_R15: return r->r15;
-	default: return 0;
+	case ZYDIS_REGISTER_RAX:
+		return r->rax;
+	case ZYDIS_REGISTER_RBX:
+		return r->rbx;
+	case ZYDIS_REGISTER_RCX:
+		return r->rcx;
+	case ZYDIS_REGISTER_RDX:
+		return r->rdx;
+	case ZYDIS_REGISTER_RSI:
+		return r->rsi;
+	case ZYDIS_REGISTER_RDI:
+		return r->rdi;
+	case ZYDIS_REGISTER_RBP:
+		return r->rbp;
+	case ZYDIS_REGISTER_RSP:
+		return r->rsp;
+	case ZYDIS_REGISTER_R8:
+		return r->r8;
+	case ZYDIS_REGISTER_R9:
+		return r->r9;
+	case ZYDIS_REGISTER_R10:
+		return r->r10;
+	case ZYDIS_REGISTER_R11:
+		return r->r11;
+	case ZYDIS_REGISTER_R12:
+		return r->r12;
+	case ZYDIS_REGISTER_R13:
+		return r->r13;
+	case ZYDIS_REGISTER_R14:
+		return r->r14;
+	case ZYDIS_REGISTER_R15:
+		return r->r15;
+	default:
+		return 0;
 	}
 }
 
 /* value of a general register of any width; rip reads as next_ip */
-static int reg_value(const struct user_regs_struct *r, int reg,
-		     uint64_t next_ip, uint64_t *v)
+static int reg_value(const struct user_regs_struct *r, int reg, uint64_t next_ip, uint64_t *v)
 {
 	ZydisRegister big;
 	unsigned w;
@@ -52,10 +68,8 @@ static int reg_value(const struct user_regs_struct *r, int reg,
 		*v = reg == ZYDIS_REGISTER_EIP ? (uint32_t)next_ip : next_ip;
 		return 0;
 	}
-	big = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64,
-					       (ZydisRegister)reg);
-	w = ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64,
-				  (ZydisRegister)reg);
+	big = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, (ZydisRegister)reg);
+	w = ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, (ZydisRegister)reg);
 	if (ZydisRegisterGetClass(big) != ZYDIS_REGCLASS_GPR64)
 		return PFLOPS_EINVAL;
 	*v = reg64(r, big);
@@ -78,24 +92,38 @@ static int read64(pid_t tid, uint64_t addr, uint64_t *v)
 
 static int cond(unsigned cc, uint64_t fl)
 {
-	int cf = fl & 1, pf = (fl >> 2) & 1, zf = (fl >> 6) & 1,
-	    sf = (fl >> 7) & 1, of = (fl >> 11) & 1, c;
+	int cf = fl & 1, pf = (fl >> 2) & 1, zf = (fl >> 6) & 1, sf = (fl >> 7) & 1, of = (fl >> 11) & 1, c;
 
 	switch (cc >> 1) {
-	case 0: c = of; break;
-	case 1: c = cf; break;
-	case 2: c = zf; break;
-	case 3: c = cf | zf; break;
-	case 4: c = sf; break;
-	case 5: c = pf; break;
-	case 6: c = sf != of; break;
-	default: c = zf | (sf != of); break;
+	case 0:
+		c = of;
+		break;
+	case 1:
+		c = cf;
+		break;
+	case 2:
+		c = zf;
+		break;
+	case 3:
+		c = cf | zf;
+		break;
+	case 4:
+		c = sf;
+		break;
+	case 5:
+		c = pf;
+		break;
+	case 6:
+		c = sf != of;
+		break;
+	default:
+		c = zf | (sf != of);
+		break;
 	}
 	return (cc & 1) ? !c : c;
 }
 
-static int target(const struct pflops_insn *t, pid_t tid,
-		  const struct user_regs_struct *r, uint64_t next_ip,
+static int target(const struct pflops_insn *t, pid_t tid, const struct user_regs_struct *r, uint64_t next_ip,
 		  uint64_t *dst)
 {
 	uint64_t base, index, ea;
@@ -107,11 +135,9 @@ static int target(const struct pflops_insn *t, pid_t tid,
 	case 1:
 		return reg_value(r, t->reg, next_ip, dst);
 	default:
-		if (reg_value(r, t->mbase, next_ip, &base) ||
-		    reg_value(r, t->mindex, next_ip, &index))
+		if (reg_value(r, t->mbase, next_ip, &base) || reg_value(r, t->mindex, next_ip, &index))
 			return PFLOPS_EINVAL;
-		ea = base + index * (t->mindex ? t->mscale : 0) +
-		     (uint64_t)t->mdisp;
+		ea = base + index * (t->mindex ? t->mscale : 0) + (uint64_t)t->mdisp;
 		if (t->mseg == ZYDIS_REGISTER_FS)
 			ea += r->fs_base;
 		else if (t->mseg == ZYDIS_REGISTER_GS)
@@ -120,9 +146,7 @@ static int target(const struct pflops_insn *t, pid_t tid,
 	}
 }
 
-int pflops_emulate(struct pflops_space *sp, pid_t tid,
-		   const struct pflops_block *blk,
-		   struct user_regs_struct *regs)
+int pflops_emulate(struct pflops_space *sp, pid_t tid, const struct pflops_block *blk, struct user_regs_struct *regs)
 {
 	const struct pflops_insn *t = &blk->term;
 	uint64_t next = blk->last + t->len, dst, cnt;
@@ -146,9 +170,9 @@ int pflops_emulate(struct pflops_space *sp, pid_t tid,
 			cnt = --regs->rcx;
 		}
 		take = cnt != 0;
-		if (t->cc == 0)		/* loopne */
+		if (t->cc == 0) /* loopne */
 			take = take && !((regs->eflags >> 6) & 1);
-		else if (t->cc == 1)	/* loope */
+		else if (t->cc == 1) /* loope */
 			take = take && ((regs->eflags >> 6) & 1);
 		regs->rip = take ? t->target : next;
 		return 0;

@@ -28,8 +28,8 @@ int pflops_counting(const struct pflops_tracer *T, const struct pflops_thr *t)
 
 /* The live opmask registers when the block has masked instructions;
  * NULL (lanes then count in full, and mask_unknown says so) otherwise. */
-static const uint64_t *block_masks(struct pflops_tracer *T, struct pflops_thr *t,
-				   const struct pflops_block *b, uint64_t k[8])
+static const uint64_t *block_masks(struct pflops_tracer *T, struct pflops_thr *t, const struct pflops_block *b,
+				   uint64_t k[8])
 {
 	if (!b->has_mask)
 		return NULL;
@@ -41,9 +41,8 @@ static const uint64_t *block_masks(struct pflops_tracer *T, struct pflops_thr *t
 
 /* opts->fp_exec for the FP instructions [lo, hi) of a masked block
  * (masked blocks stay on the stopping path: each run is seen) */
-static void fp_exec(struct pflops_tracer *T, struct pflops_thr *t,
-		    const struct pflops_block *b, uint32_t lo, uint32_t hi,
-		    const uint64_t *k)
+static void fp_exec(struct pflops_tracer *T, struct pflops_thr *t, const struct pflops_block *b, uint32_t lo,
+		    uint32_t hi, const uint64_t *k)
 {
 	if (!T->o->fp_exec || !b->has_mask)
 		return;
@@ -51,17 +50,20 @@ static void fp_exec(struct pflops_tracer *T, struct pflops_thr *t,
 		const struct pflops_fpent *e = &b->fp[i];
 		if (e->idx < lo || e->idx >= hi)
 			continue;
-		struct pflops_fp_exec x = {
-			.addr = b->start + b->offs[e->idx], .tid = t->tid,
-			.prec = e->prec, .width = e->width, .op = e->op,
-			.lanes = e->lanes, .mask_reg = e->mask_reg,
-			.lanes_per_bit = e->lanes_per_bit, .k = k };
+		struct pflops_fp_exec x = { .addr = b->start + b->offs[e->idx],
+					    .tid = t->tid,
+					    .prec = e->prec,
+					    .width = e->width,
+					    .op = e->op,
+					    .lanes = e->lanes,
+					    .mask_reg = e->mask_reg,
+					    .lanes_per_bit = e->lanes_per_bit,
+					    .k = k };
 		T->o->fp_exec(T->o->fp_exec_arg, &x);
 	}
 }
 
-void pflops_count_block(struct pflops_tracer *T, struct pflops_thr *t,
-			struct pflops_block *b, uint32_t n)
+void pflops_count_block(struct pflops_tracer *T, struct pflops_thr *t, struct pflops_block *b, uint32_t n)
 {
 	uint64_t k[8], f0;
 	const uint64_t *km;
@@ -82,8 +84,7 @@ void pflops_count_block(struct pflops_tracer *T, struct pflops_thr *t,
 	T->st.blocks_run++;
 }
 
-static void count_one(struct pflops_tracer *T, struct pflops_thr *t,
-		      struct pflops_block *b, int idx)
+static void count_one(struct pflops_tracer *T, struct pflops_thr *t, struct pflops_block *b, int idx)
 {
 	uint64_t k[8], f0;
 	const uint64_t *km;
@@ -110,8 +111,12 @@ static void count_one(struct pflops_tracer *T, struct pflops_thr *t,
 static int emulable(const struct pflops_block *b)
 {
 	switch (b->term.term) {
-	case PFLOPS_T_JCC: case PFLOPS_T_JMP: case PFLOPS_T_CALL:
-	case PFLOPS_T_RET: case PFLOPS_T_LOOP: case PFLOPS_T_JRCXZ:
+	case PFLOPS_T_JCC:
+	case PFLOPS_T_JMP:
+	case PFLOPS_T_CALL:
+	case PFLOPS_T_RET:
+	case PFLOPS_T_LOOP:
+	case PFLOPS_T_JRCXZ:
 		return 1;
 	default:
 		return 0;
@@ -120,8 +125,7 @@ static int emulable(const struct pflops_block *b)
 
 /* Mode of t from now on, and the %gs base that goes with it: the cache
  * counts through the thread's slot, the program's code sees its own. */
-int pflops_set_mode(struct pflops_tracer *T, struct pflops_thr *t,
-		    struct user_regs_struct *r, int mode, int *dirty)
+int pflops_set_mode(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int mode, int *dirty)
 {
 	uint64_t gs;
 	const struct pflops_arena *sa = t->sp->arena;
@@ -130,12 +134,11 @@ int pflops_set_mode(struct pflops_tracer *T, struct pflops_thr *t,
 	 * have set with wrgsbase (run on the stopping path): keep it.  Not a
 	 * slot's (a new thread or child has its parent's). */
 	if (t->mode != PFLOPS_M_CACHE &&
-	    !(sa && r->gs_base >= sa->slots &&
-	      r->gs_base < sa->slots + (uint64_t)sa->nslots * PFLOPS_SLOT_BYTES))
+	    !(sa && r->gs_base >= sa->slots && r->gs_base < sa->slots + (uint64_t)sa->nslots * PFLOPS_SLOT_BYTES))
 		t->prog_gs = r->gs_base;
 	gs = t->prog_gs;
 	if (t->mode == PFLOPS_M_CACHE && mode != PFLOPS_M_CACHE)
-		pflops_ovf_sync(T, t, 0);	/* what it ran there */
+		pflops_ovf_sync(T, t, 0); /* what it ran there */
 	if (mode == PFLOPS_M_CACHE) {
 		struct pflops_arena *a = t->sp->arena;
 		/* the lookup routine leaves the cache above rsp0: the
@@ -170,14 +173,12 @@ static void arm_region(struct pflops_tracer *T, struct pflops_thr *t, int reload
 	uint64_t *found;
 	size_t n, ne;
 
-	if (!sp->region || !sp->arena ||
-	    pflops_region_scan(sp->region, reload ? t->tid : 0, &found, &n, &ne))
+	if (!sp->region || !sp->arena || pflops_region_scan(sp->region, reload ? t->tid : 0, &found, &n, &ne))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t a = found[i];
 		if (i >= ne) {
-			struct pflops_block *b = pflops_block_get(sp, t->tid, a, 0,
-							  &T->st.blocks_decoded);
+			struct pflops_block *b = pflops_block_get(sp, t->tid, a, 0, &T->st.blocks_decoded);
 			if (!b || b->mode != PFLOPS_BLK_BP)
 				continue;
 			a = b->last;
@@ -210,8 +211,7 @@ static void drop_unmapped(struct pflops_tracer *T, struct pflops_thr *t)
 
 static int need_arena(const struct pflops_tracer *T)
 {
-	return (T->engine == PFLOPS_ENGINE_CACHE && !T->o->single_step) ||
-	       T->o->region;
+	return (T->engine == PFLOPS_ENGINE_CACHE && !T->o->single_step) || T->o->region;
 }
 
 static uint64_t tramp_next(const struct pflops_block *b)
@@ -226,8 +226,7 @@ static uint64_t tramp_next(const struct pflops_block *b)
  * Returns 1 when the terminator at rip could not be emulated (the caller
  * lets it run for real), else 0 or a negative error.
  */
-int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
-		 struct user_regs_struct *r, int *dirty)
+int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int *dirty)
 {
 	struct pflops_space *sp = t->sp;
 
@@ -250,8 +249,7 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 				t->in_region = 0;
 				pflops_win_leave(T, t);
 			}
-			if (!t->in_region && sp->region &&
-			    pflops_region_is_entry(sp->region, sp->pid, pc)) {
+			if (!t->in_region && sp->region && pflops_region_is_entry(sp->region, sp->pid, pc)) {
 				errno = 0;
 				long ra = ptrace(PTRACE_PEEKDATA, t->tid, (void *)r->rsp, NULL);
 				if (!errno) {
@@ -266,8 +264,7 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 			if (!pflops_counting(T, t) && sp->arena) {
 				/* native; a branch of ours on the way is run here */
 				if (pflops_bp_has(sp, pc)) {
-					b = pflops_block_get(sp, t->tid, pc, 0,
-							     &T->st.blocks_decoded);
+					b = pflops_block_get(sp, t->tid, pc, 0, &T->st.blocks_decoded);
 					if (!b)
 						return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 					if (pc == b->last && emulable(b)) {
@@ -285,20 +282,17 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 				return 0;
 			}
 		}
-		b = pflops_block_get(sp, t->tid, pc, T->o->single_step,
-				     &T->st.blocks_decoded);
+		b = pflops_block_get(sp, t->tid, pc, T->o->single_step, &T->st.blocks_decoded);
 		if (!b)
-			return fail(T->err, PFLOPS_ENOMEM,
-				    "out of memory decoding the traced program");
-		if (!b->wp_done) {	/* code on a writable page: guard it */
+			return fail(T->err, PFLOPS_ENOMEM, "out of memory decoding the traced program");
+		if (!b->wp_done) { /* code on a writable page: guard it */
 			if (pflops_wprot_code(T, t, b, r) < 0)
 				return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 			b->wp_done = 1;
 		}
 		if (sp->region && sp->arena)
-			arm_region(T, t, 0);	/* found by a lazy reload */
-		if (T->engine == PFLOPS_ENGINE_CACHE && sp->arena &&
-		    pflops_counting(T, t) && !T->o->single_step &&
+			arm_region(T, t, 0); /* found by a lazy reload */
+		if (T->engine == PFLOPS_ENGINE_CACHE && sp->arena && pflops_counting(T, t) && !T->o->single_step &&
 		    pflops_ovf_cache_ok(T, t) && !(r->eflags & PFLOPS_TF)) {
 			int was = b->nocache, fresh = !b->x;
 			uint64_t entry = pflops_xlate(T, t, b);
@@ -316,7 +310,7 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 				return 0;
 			}
 			if (entry && t->slot < 0 && !t->slotless) {
-				t->slotless = 1;	/* no counter slot free */
+				t->slotless = 1; /* no counter slot free */
 				T->st.slotless_threads++;
 			}
 		}
@@ -324,9 +318,8 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 			return fail(T->err, PFLOPS_ESYS, "cannot set the %%gs base");
 		t->blk = b;
 		t->ovf_stepping = 0;
-		if (b->mode == PFLOPS_BLK_BP &&
-		    pflops_bp_insert(sp, t->tid, b->last) != 0)
-			b->mode = PFLOPS_BLK_STEP;	/* unwritable code */
+		if (b->mode == PFLOPS_BLK_BP && pflops_bp_insert(sp, t->tid, b->last) != 0)
+			b->mode = PFLOPS_BLK_STEP; /* unwritable code */
 		if (pc == b->last && emulable(b) && pflops_bp_has(sp, pc)) {
 			/* the branch alone: it carries an int3, run it here */
 			if (b->mode == PFLOPS_BLK_STEP)
@@ -351,7 +344,8 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 			 * entry): that instruction runs displaced */
 			uint64_t back, tr = pflops_xlate_tramp(T, t, b, &back);
 			if (!tr)
-				return fail(T->err, PFLOPS_EUNAVAIL, "cannot run the "
+				return fail(T->err, PFLOPS_EUNAVAIL,
+					    "cannot run the "
 					    "instruction at 0x%llx past the region "
 					    "breakpoint (no code-cache memory near it)",
 					    (unsigned long long)pc);
@@ -382,7 +376,7 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t,
 		}
 		return 0;
 	}
-	t->resume = PTRACE_CONT;	/* a tight self-loop: let the int3 trap */
+	t->resume = PTRACE_CONT; /* a tight self-loop: let the int3 trap */
 	return 0;
 }
 
@@ -391,12 +385,10 @@ int pflops_getregs(pid_t tid, struct user_regs_struct *r)
 	return ptrace(PTRACE_GETREGS, tid, NULL, r) ? -errno : 0;
 }
 
-int pflops_setregs(struct pflops_tracer *T, struct pflops_thr *t,
-		   const struct user_regs_struct *r)
+int pflops_setregs(struct pflops_tracer *T, struct pflops_thr *t, const struct user_regs_struct *r)
 {
 	if (ptrace(PTRACE_SETREGS, t->tid, NULL, r) && errno != ESRCH)
-		return fail(T->err, PFLOPS_ESYS, "PTRACE_SETREGS failed: %s",
-			    strerror(errno));
+		return fail(T->err, PFLOPS_ESYS, "PTRACE_SETREGS failed: %s", strerror(errno));
 	return 0;
 }
 
@@ -408,16 +400,16 @@ int pflops_restart(struct pflops_tracer *T, struct pflops_thr *t, int req, int s
 		syscall(SYS_tgkill, t->sp ? t->sp->pid : t->tid, t->tid, t->resend_sig);
 		t->resend_armed = 1;
 	}
-	if (ptrace((enum __ptrace_request)req, t->tid, NULL,
-		   (void *)(long)sig) && errno != ESRCH)
-		return fail(T->err, PFLOPS_ESYS, "ptrace restart of thread %d "
-			    "failed: %s", (int)t->tid, strerror(errno));
+	if (ptrace((enum __ptrace_request)req, t->tid, NULL, (void *)(long)sig) && errno != ESRCH)
+		return fail(T->err, PFLOPS_ESYS,
+			    "ptrace restart of thread %d "
+			    "failed: %s",
+			    (int)t->tid, strerror(errno));
 	return 0;
 }
 
 /* Start a thread at its current position (regs), then restart it. */
-int pflops_go(struct pflops_tracer *T, struct pflops_thr *t,
-	      struct user_regs_struct *r, int dirty)
+int pflops_go(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int dirty)
 {
 	struct pflops_arena *a = t->sp->arena;
 	int rc;
@@ -442,8 +434,7 @@ int pflops_go(struct pflops_tracer *T, struct pflops_thr *t,
 }
 
 /* The tail of pflops_go: rc from pflops_enter. */
-int pflops_resume(struct pflops_tracer *T, struct pflops_thr *t,
-		  struct user_regs_struct *r, int dirty, int rc)
+int pflops_resume(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int dirty, int rc)
 {
 	int e;
 
@@ -483,7 +474,7 @@ static int on_step(struct pflops_tracer *T, struct pflops_thr *t)
 	}
 	int last = t->step_idx + 1 == (int)b->ninsts;
 	if (r.rip == t->step_pc && !last)
-		goto again;	/* rep */
+		goto again; /* rep */
 	count_one(T, t, b, t->step_idx);
 	if (last)
 		return pflops_go(T, t, &r, dirty);
@@ -494,14 +485,13 @@ static int on_step(struct pflops_tracer *T, struct pflops_thr *t)
 	t->step_idx++;
 	t->step_pc = r.rip;
 	pflops_ovf_at(T, t, b, (uint32_t)t->step_idx, &r);
-	if (t->step_idx + 1 == (int)b->ninsts && emulable(b) &&
-	    pflops_bp_has(t->sp, r.rip)) {
+	if (t->step_idx + 1 == (int)b->ninsts && emulable(b) && pflops_bp_has(t->sp, r.rip)) {
 		/* the block's branch carries an int3 (another block ends
 		 * there too): execute it here */
 		count_one(T, t, b, t->step_idx);
 		if (pflops_emulate(t->sp, t->tid, b, &r) == 0)
 			return pflops_go(T, t, &r, 1);
-		t->reinsert = r.rip;	/* faulting: let the CPU run it */
+		t->reinsert = r.rip; /* faulting: let the CPU run it */
 		pflops_bp_remove(t->sp, t->tid, r.rip);
 		t->raw_step = 1;
 		t->resume = PTRACE_SINGLESTEP;
@@ -512,15 +502,13 @@ again:
 	return pflops_restart(T, t, PTRACE_SINGLESTEP, 0);
 }
 
-static int on_breakpoint(struct pflops_tracer *T, struct pflops_thr *t,
-			 struct user_regs_struct *r)
+static int on_breakpoint(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r)
 {
 	struct pflops_block *b = t->blk;
 	uint64_t a = r->rip - 1;
 
 	T->st.block_stops++;
-	if (t->mode == PFLOPS_M_STOP && b && b->mode == PFLOPS_BLK_BP &&
-	    a == b->last) {
+	if (t->mode == PFLOPS_M_STOP && b && b->mode == PFLOPS_BLK_BP && a == b->last) {
 		pflops_count_block(T, t, b, b->ninsts);
 		r->rip = a;
 		if (pflops_emulate(t->sp, t->tid, b, r) == 0) {
@@ -565,8 +553,7 @@ int pflops_on_sigtrap(struct pflops_tracer *T, struct pflops_thr *t)
 
 	/* the common case first, without PTRACE_GETSIGINFO: a thread running
 	 * a block to its int3 is now just past it */
-	if (t->mode == PFLOPS_M_STOP && t->resume == PTRACE_CONT && t->blk &&
-	    t->blk->mode == PFLOPS_BLK_BP) {
+	if (t->mode == PFLOPS_M_STOP && t->resume == PTRACE_CONT && t->blk && t->blk->mode == PFLOPS_BLK_BP) {
 		if (pflops_getregs(t->tid, &r))
 			return 0;
 		if (r.rip - 1 == t->blk->last && pflops_bp_has(t->sp, t->blk->last))
@@ -576,7 +563,7 @@ int pflops_on_sigtrap(struct pflops_tracer *T, struct pflops_thr *t)
 		return 0;
 	if (t->mode == PFLOPS_M_CACHE || t->roll_sig)
 		return pflops_cache_sigtrap(T, t, &si);
-	if (si.si_code <= 0)		/* sent by a process: a real signal */
+	if (si.si_code <= 0) /* sent by a process: a real signal */
 		return pflops_on_signal(T, t, SIGTRAP, &si);
 	if (t->resume == PTRACE_SINGLESTEP && si.si_code != SI_KERNEL)
 		return on_step(T, t);
@@ -586,5 +573,5 @@ int pflops_on_sigtrap(struct pflops_tracer *T, struct pflops_thr *t)
 		if (pflops_bp_has(t->sp, r.rip - 1))
 			return on_breakpoint(T, t, &r);
 	}
-	return pflops_on_signal(T, t, SIGTRAP, &si);	/* the program's own int3 */
+	return pflops_on_signal(T, t, SIGTRAP, &si); /* the program's own int3 */
 }

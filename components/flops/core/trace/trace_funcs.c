@@ -17,41 +17,45 @@
 
 #include "trace_internal.h"
 
-struct sym { uint64_t lo, hi; const char *name; int rank; };
+struct sym {
+	uint64_t lo, hi;
+	const char *name;
+	int rank;
+};
 
 struct symtab {
 	struct sym *v;
-	uint64_t *maxend;	/* max hi over v[0..i] */
+	uint64_t *maxend; /* max hi over v[0..i] */
 	size_t n;
 };
 
 struct object {
-	char *path;		/* a file, or a label ("[anon 0x...]") */
-	int file;		/* path is a file we may read */
+	char *path; /* a file, or a label ("[anon 0x...]") */
+	int file;   /* path is a file we may read */
 	int loaded;
-	struct pflops_elf_seg *segs;	/* PT_LOAD; NULL: not an ELF file */
+	struct pflops_elf_seg *segs; /* PT_LOAD; NULL: not an ELF file */
 	size_t nsegs;
-	struct symtab tab[2];	/* .symtab, .dynsym */
+	struct symtab tab[2]; /* .symtab, .dynsym */
 	char *names;
-	struct object *next;	/* hash chain */
+	struct object *next; /* hash chain */
 };
 
 struct func {
 	struct pflops_func f;
 	const struct object *obj;
-	const struct sym *sym;	/* NULL: the object's code without one */
-	uint64_t hot_flops;	/* no symbol: its block with most FLOPs */
+	const struct sym *sym; /* NULL: the object's code without one */
+	uint64_t hot_flops;    /* no symbol: its block with most FLOPs */
 	uint64_t hot_addr;
 	int have_hot;
-	uint64_t flops;		/* of the mix, for the sort */
+	uint64_t flops; /* of the mix, for the sort */
 	char *label;
-	struct func *next;	/* hash chain */
+	struct func *next; /* hash chain */
 };
 
 struct pflops_funcs {
-	struct object **objs;	/* hash by path */
+	struct object **objs; /* hash by path */
 	size_t ocap;
-	struct func **fns;	/* hash by (object, symbol) */
+	struct func **fns; /* hash by (object, symbol) */
 	size_t fcap, nf;
 	const struct pflops_func **list;
 	int oom;
@@ -68,8 +72,7 @@ static size_t str_hash(const char *s)
 
 static size_t ptr_hash(const void *a, const void *b)
 {
-	uint64_t h = (uint64_t)(uintptr_t)a * 0x9e3779b97f4a7c15ULL ^
-		     (uint64_t)(uintptr_t)b * 0xbf58476d1ce4e5b9ULL;
+	uint64_t h = (uint64_t)(uintptr_t)a * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uintptr_t)b * 0xbf58476d1ce4e5b9ULL;
 	return (size_t)(h ^ h >> 29);
 }
 
@@ -126,7 +129,12 @@ void pflops_funcs_free(struct pflops_funcs *f)
 /* ---- symbols of one file ------------------------------------------- */
 
 /* two passes over a symbol table: count (sizes), then copy within them */
-struct load { struct symtab *t; char *names; size_t nlen, max_n, max_len; int count; };
+struct load {
+	struct symtab *t;
+	char *names;
+	size_t nlen, max_n, max_len;
+	int count;
+};
 
 static int rank(const struct pflops_elf_sym *s)
 {
@@ -139,17 +147,16 @@ static int load_sym(void *arg, const struct pflops_elf_sym *s)
 	size_t len = strlen(s->name) + 1;
 
 	if (!s->size || s->value + s->size < s->value)
-		return 0;	/* covers nothing */
+		return 0; /* covers nothing */
 	if (l->count) {
 		l->t->n++;
 		l->nlen += len;
 		return 0;
 	}
 	if (l->t->n == l->max_n || len > l->max_len - l->nlen)
-		return 1;	/* the file changed under us: keep what fits */
+		return 1; /* the file changed under us: keep what fits */
 	memcpy(l->names + l->nlen, s->name, len);
-	l->t->v[l->t->n++] = (struct sym){ s->value, s->value + s->size,
-					   l->names + l->nlen, rank(s) };
+	l->t->v[l->t->n++] = (struct sym){ s->value, s->value + s->size, l->names + l->nlen, rank(s) };
 	l->nlen += len;
 	return 0;
 }
@@ -181,8 +188,7 @@ static int symtab_finish(struct symtab *t)
 	if (!t->maxend)
 		return PFLOPS_ENOMEM;
 	for (size_t i = 0; i < k; i++)
-		t->maxend[i] = i && t->maxend[i - 1] > t->v[i].hi ?
-			       t->maxend[i - 1] : t->v[i].hi;
+		t->maxend[i] = i && t->maxend[i - 1] > t->v[i].hi ? t->maxend[i - 1] : t->v[i].hi;
 	return 0;
 }
 
@@ -195,12 +201,12 @@ static int object_load(struct object *o)
 
 	o->loaded = 1;
 	if (!o->file || pflops_elf_open(&e, o->path))
-		return 0;	/* no symbols: grouped by mapping */
+		return 0; /* no symbols: grouped by mapping */
 	if (pflops_elf_loads(&e, &o->segs, &o->nsegs)) {
 		rc = PFLOPS_ENOMEM;
 		goto out;
 	}
-	for (int d = 0; d < 2; d++) {	/* count, then copy */
+	for (int d = 0; d < 2; d++) { /* count, then copy */
 		l[d] = (struct load){ .t = &o->tab[d], .count = 1 };
 		pflops_elf_funcs(&e, d, load_sym, &l[d]);
 		total += l[d].nlen;
@@ -234,7 +240,7 @@ static const struct sym *symtab_find(const struct symtab *t, uint64_t a)
 {
 	size_t lo = 0, hi = t->n;
 
-	while (lo < hi) {	/* first entry with start > a */
+	while (lo < hi) { /* first entry with start > a */
 		size_t mid = (lo + hi) / 2;
 		if (t->v[mid].lo <= a)
 			lo = mid + 1;
@@ -260,8 +266,7 @@ static int object_vaddr(const struct object *o, uint64_t off, uint64_t *va)
 
 /* ---- grouping ------------------------------------------------------ */
 
-static struct object *object_get(struct pflops_funcs *f, const char *path,
-				 int file)
+static struct object *object_get(struct pflops_funcs *f, const char *path, int file)
 {
 	size_t h = str_hash(path) & (f->ocap - 1);
 	struct object *o;
@@ -300,8 +305,7 @@ static int grow_fns(struct pflops_funcs *f)
 	return 0;
 }
 
-static struct func *func_get(struct pflops_funcs *f, const struct object *o,
-			     const struct sym *s)
+static struct func *func_get(struct pflops_funcs *f, const struct object *o, const struct sym *s)
 {
 	size_t h = ptr_hash(o, s) & (f->fcap - 1);
 	struct func *fn;
@@ -346,7 +350,7 @@ static const struct sym *resolve(struct pflops_funcs *f, const char *path, uint6
 	*have_va = 0;
 	if (path && path[0] == '/') {
 		*o = object_get(f, path, 1);
-	} else {	/* anonymous memory, [vdso] ... : the mapping */
+	} else { /* anonymous memory, [vdso] ... : the mapping */
 		const char *nm = path ? path : map_start ? "[anon]" : "[unmapped]";
 		size_t len = strlen(nm);
 		if (nm[0] == '[' && len > 2 && nm[len - 1] == ']') {
@@ -354,8 +358,8 @@ static const struct sym *resolve(struct pflops_funcs *f, const char *path, uint6
 			len -= 2;
 		}
 		if (map_start)
-			snprintf(label, sizeof label, "[%.*s 0x%llx]", (int)(len > 60 ? 60 : len),
-				 nm, (unsigned long long)map_start);
+			snprintf(label, sizeof label, "[%.*s 0x%llx]", (int)(len > 60 ? 60 : len), nm,
+				 (unsigned long long)map_start);
 		else
 			snprintf(label, sizeof label, "[%.*s]", (int)(len > 60 ? 60 : len), nm);
 		*o = object_get(f, label, 0);
@@ -364,8 +368,7 @@ static const struct sym *resolve(struct pflops_funcs *f, const char *path, uint6
 		*o = NULL;
 		return NULL;
 	}
-	if ((*o)->file && (*have_va = object_vaddr(*o, offset, va)) &&
-	    !(s = symtab_find(&(*o)->tab[0], *va)))
+	if ((*o)->file && (*have_va = object_vaddr(*o, offset, va)) && !(s = symtab_find(&(*o)->tab[0], *va)))
 		s = symtab_find(&(*o)->tab[1], *va);
 	return s;
 }
@@ -388,11 +391,10 @@ void pflops_funcs_add(void *funcs, const struct pflops_trace_block *b)
 	}
 	mix_add(&fn->f.mix, b->mix);
 	fn->f.blocks++;
-	if (!s) {	/* name the group by its hottest block */
+	if (!s) { /* name the group by its hottest block */
 		uint64_t fl = pflops_mix_flops(b->mix, -1);
 		uint64_t at = !o->file ? b->map_start : have_va ? va : b->offset;
-		if (!fn->have_hot || fl > fn->hot_flops ||
-		    (fl == fn->hot_flops && at < fn->hot_addr)) {
+		if (!fn->have_hot || fl > fn->hot_flops || (fl == fn->hot_flops && at < fn->hot_addr)) {
 			fn->hot_flops = fl;
 			fn->hot_addr = at;
 			fn->have_hot = 1;
@@ -400,8 +402,8 @@ void pflops_funcs_add(void *funcs, const struct pflops_trace_block *b)
 	}
 }
 
-int pflops_funcs_name(struct pflops_funcs *f, const char *path, uint64_t map_start, uint64_t offset,
-		      char *buf, size_t len, const char **object)
+int pflops_funcs_name(struct pflops_funcs *f, const char *path, uint64_t map_start, uint64_t offset, char *buf,
+		      size_t len, const char **object)
 {
 	struct object *o;
 	uint64_t va = 0;
@@ -437,15 +439,15 @@ static int func_cmp(const void *pa, const void *pb)
 	return strcmp(a->object ? a->object : "", b->object ? b->object : "");
 }
 
-int pflops_funcs_list(struct pflops_funcs *f, const struct pflops_func *const **v,
-		      size_t *n, struct pflops_error *err)
+int pflops_funcs_list(struct pflops_funcs *f, const struct pflops_func *const **v, size_t *n, struct pflops_error *err)
 {
 	size_t k = 0;
 
 	*v = NULL;
 	*n = 0;
 	if (f->oom)
-		return pflops_fail(err, PFLOPS_ENOMEM, "out of memory while grouping "
+		return pflops_fail(err, PFLOPS_ENOMEM,
+				   "out of memory while grouping "
 				   "the traced code by function");
 	free(f->list);
 	f->list = malloc((f->nf ? f->nf : 1) * sizeof *f->list);

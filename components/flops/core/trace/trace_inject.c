@@ -25,7 +25,7 @@ void pflops_defer(struct pflops_tracer *T, pid_t pid, int status)
 		size_t nc = T->defer_cap ? 2 * T->defer_cap : 8;
 		struct pflops_deferred *n = realloc(T->defer, nc * sizeof *n);
 		if (!n)
-			return;	/* lost: the thread stays listed until kill_all */
+			return; /* lost: the thread stays listed until kill_all */
 		T->defer = n;
 		T->defer_cap = nc;
 	}
@@ -73,18 +73,17 @@ static int wait_syscall_stop(struct pflops_tracer *T, struct pflops_thr *t)
 				pflops_hold_signal(t, sig, &si);
 		}
 		if (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) && errno == ESRCH)
-			continue;	/* its exit status comes next */
+			continue; /* its exit status comes next */
 	}
 }
 
-int pflops_inject(struct pflops_tracer *T, struct pflops_thr *t, long nr,
-		  uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
-		  uint64_t a4, uint64_t a5, int64_t *ret)
+int pflops_inject(struct pflops_tracer *T, struct pflops_thr *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
+		  uint64_t a3, uint64_t a4, uint64_t a5, int64_t *ret)
 {
 	struct user_regs_struct saved, r;
 	int rc;
 
-	if (t->sp->no_inject)	/* seccomp on (trace_sys.c) */
+	if (t->sp->no_inject) /* seccomp on (trace_sys.c) */
 		return PFLOPS_EUNAVAIL;
 	if (!t->sp->gadget && !(t->sp->gadget = pflops_find_gadget(t->sp, t->tid)))
 		return PFLOPS_EUNAVAIL;
@@ -92,7 +91,7 @@ int pflops_inject(struct pflops_tracer *T, struct pflops_thr *t, long nr,
 		return PFLOPS_ECHILD;
 	r = saved;
 	r.rax = (uint64_t)nr;
-	r.orig_rax = (uint64_t)-1;	/* no syscall restart on the way out */
+	r.orig_rax = (uint64_t)-1; /* no syscall restart on the way out */
 	r.rdi = a0;
 	r.rsi = a1;
 	r.rdx = a2;
@@ -100,13 +99,12 @@ int pflops_inject(struct pflops_tracer *T, struct pflops_thr *t, long nr,
 	r.r8 = a4;
 	r.r9 = a5;
 	r.rip = t->sp->gadget;
-	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r) ||
-	    ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL))
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r) || ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL))
 		return PFLOPS_ECHILD;
-	rc = wait_syscall_stop(T, t);			/* entry */
+	rc = wait_syscall_stop(T, t); /* entry */
 	if (rc == 1) {
 		if (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) == 0)
-			rc = wait_syscall_stop(T, t);	/* exit */
+			rc = wait_syscall_stop(T, t); /* exit */
 	}
 	if (rc < 0)
 		return rc;
@@ -121,8 +119,8 @@ int pflops_inject(struct pflops_tracer *T, struct pflops_thr *t, long nr,
 	return 0;
 }
 
-int pflops_inject_entry(struct pflops_tracer *T, struct pflops_thr *t, long nr,
-			uint64_t a0, uint64_t a1, uint64_t a2, int64_t *ret)
+int pflops_inject_entry(struct pflops_tracer *T, struct pflops_thr *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
+			int64_t *ret)
 {
 	struct user_regs_struct saved, r;
 	int rc;
@@ -130,14 +128,13 @@ int pflops_inject_entry(struct pflops_tracer *T, struct pflops_thr *t, long nr,
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &saved))
 		return PFLOPS_ECHILD;
 	r = saved;
-	r.orig_rax = (uint64_t)nr;	/* the kernel runs this one instead */
+	r.orig_rax = (uint64_t)nr; /* the kernel runs this one instead */
 	r.rdi = a0;
 	r.rsi = a1;
 	r.rdx = a2;
-	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r) ||
-	    ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL))
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r) || ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL))
 		return PFLOPS_ECHILD;
-	rc = wait_syscall_stop(T, t);			/* its exit */
+	rc = wait_syscall_stop(T, t); /* its exit */
 	if (rc <= 0)
 		return rc < 0 ? rc : PFLOPS_ECHILD;
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r))

@@ -42,47 +42,47 @@ size_t pflops_ibl_emit(struct pflops_chunk *ch, int region)
 	struct emit e = { buf, 0, ch->addr, NULL, 0, 0, 0 };
 	size_t j_exit = 0, j_miss, j_hit, probe;
 
-	put(&e, (uint8_t[]){ 0x0f, 0x05 }, 2);	/* syscall: for injection */
+	put(&e, (uint8_t[]){ 0x0f, 0x05 }, 2); /* syscall: for injection */
 	while (e.n < 16)
 		put8(&e, 0xcc);
 	ch->ibl = here(&e);
 	gs_mov(&e, 1, RDX, PFLOPS_SLOT_RDX);
 	gs_mov(&e, 1, RAX, PFLOPS_SLOT_RAX);
-	put(&e, (uint8_t[]){ 0x48, 0x89, 0xc8 }, 3);		/* mov %rcx,%rax */
+	put(&e, (uint8_t[]){ 0x48, 0x89, 0xc8 }, 3); /* mov %rcx,%rax */
 	if (region) {
 		/* leave when %rsp > rsp0: the top byte of rsp - rsp0 - 1 is 0 */
 		gs_mov(&e, 0, RDX, PFLOPS_SLOT_RSP0);
-		put(&e, (uint8_t[]){ 0x48, 0xf7, 0xd2 }, 3);	/* not %rdx */
+		put(&e, (uint8_t[]){ 0x48, 0xf7, 0xd2 }, 3);	   /* not %rdx */
 		put(&e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0x14 }, 4); /* lea (%rsp,%rdx),%rdx */
-		put(&e, (uint8_t[]){ 0x48, 0x0f, 0xca }, 3);	/* bswap %rdx */
-		put(&e, (uint8_t[]){ 0x0f, 0xb6, 0xca }, 3);	/* movzbl %dl,%ecx */
-		put(&e, (uint8_t[]){ 0xe3, 0x00 }, 2);		/* jrcxz exit */
+		put(&e, (uint8_t[]){ 0x48, 0x0f, 0xca }, 3);	   /* bswap %rdx */
+		put(&e, (uint8_t[]){ 0x0f, 0xb6, 0xca }, 3);	   /* movzbl %dl,%ecx */
+		put(&e, (uint8_t[]){ 0xe3, 0x00 }, 2);		   /* jrcxz exit */
 		j_exit = e.n - 1;
 	}
-	put(&e, (uint8_t[]){ 0xba, 0, 0, 0, 0 }, 5);		/* mov $0,%edx */
+	put(&e, (uint8_t[]){ 0xba, 0, 0, 0, 0 }, 5);		       /* mov $0,%edx */
 	put(&e, (uint8_t[]){ 0xf2, 0x48, 0x0f, 0x38, 0xf1, 0xd0 }, 6); /* crc32q %rax,%rdx */
-	put(&e, (uint8_t[]){ 0x0f, 0xb7, 0xd2 }, 3);		/* movzwl %dx,%edx */
-	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0x12 }, 4);	/* lea (%rdx,%rdx),%rdx */
+	put(&e, (uint8_t[]){ 0x0f, 0xb7, 0xd2 }, 3);		       /* movzwl %dx,%edx */
+	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0x12 }, 4);	       /* lea (%rdx,%rdx),%rdx */
 	gs_mov(&e, 0, RCX, PFLOPS_SLOT_TABLE);
-	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0xd1 }, 4);	/* lea (%rcx,%rdx,8),%rdx */
+	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0xd1 }, 4); /* lea (%rcx,%rdx,8),%rdx */
 	probe = e.n;
-	put(&e, (uint8_t[]){ 0x48, 0x8b, 0x0a }, 3);		/* mov (%rdx),%rcx */
-	put(&e, (uint8_t[]){ 0xe3, 0x00 }, 2);			/* jrcxz miss */
+	put(&e, (uint8_t[]){ 0x48, 0x8b, 0x0a }, 3); /* mov (%rdx),%rcx */
+	put(&e, (uint8_t[]){ 0xe3, 0x00 }, 2);	     /* jrcxz miss */
 	j_miss = e.n - 1;
-	put(&e, (uint8_t[]){ 0x48, 0xf7, 0xd1 }, 3);		/* not %rcx */
+	put(&e, (uint8_t[]){ 0x48, 0xf7, 0xd1 }, 3);		 /* not %rcx */
 	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x4c, 0x01, 0x01 }, 5); /* lea 1(%rcx,%rax),%rcx */
-	put(&e, (uint8_t[]){ 0xe3, 0x00 }, 2);			/* jrcxz hit */
+	put(&e, (uint8_t[]){ 0xe3, 0x00 }, 2);			 /* jrcxz hit */
 	j_hit = e.n - 1;
-	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x52, 0x10 }, 4);	/* lea 16(%rdx),%rdx */
-	put8(&e, 0xeb);						/* jmp probe */
+	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x52, 0x10 }, 4); /* lea 16(%rdx),%rdx */
+	put8(&e, 0xeb);					   /* jmp probe */
 	put8(&e, (uint8_t)(probe - (e.n + 1)));
 	buf[j_hit] = (uint8_t)(e.n - (j_hit + 1));
-	put(&e, (uint8_t[]){ 0x48, 0x8b, 0x4a, 0x08 }, 4);	/* mov 8(%rdx),%rcx */
+	put(&e, (uint8_t[]){ 0x48, 0x8b, 0x4a, 0x08 }, 4); /* mov 8(%rdx),%rcx */
 	gs_mov(&e, 1, RCX, PFLOPS_SLOT_TGT);
 	gs_mov(&e, 0, RAX, PFLOPS_SLOT_RAX);
 	gs_mov(&e, 0, RCX, PFLOPS_SLOT_RCX);
 	gs_mov(&e, 0, RDX, PFLOPS_SLOT_RDX);
-	put(&e, (uint8_t[]){ 0x65, 0xff, 0x24, 0x25 }, 4);	/* jmp *%gs:TGT */
+	put(&e, (uint8_t[]){ 0x65, 0xff, 0x24, 0x25 }, 4); /* jmp *%gs:TGT */
 	put32(&e, PFLOPS_SLOT_TGT);
 	buf[j_miss] = (uint8_t)(e.n - (j_miss + 1));
 	ch->ibl_miss = here(&e);
@@ -135,8 +135,7 @@ static uint8_t *tracer_addr(const struct pflops_xblock *x, uint32_t off)
 	return x->ch->mem + (x->addr - x->ch->addr) + off;
 }
 
-void pflops_xlate_link(struct pflops_xblock *from, int k,
-		       struct pflops_xblock *to)
+void pflops_xlate_link(struct pflops_xblock *from, int k, struct pflops_xblock *to)
 {
 	struct pflops_xexit *xe = &from->ex[k];
 	uint64_t site = from->addr + xe->site;
@@ -155,13 +154,11 @@ void pflops_xlate_link(struct pflops_xblock *from, int k,
 	to->in[to->nin].from = from;
 	to->in[to->nin].exit = k;
 	to->nin++;
-	if (!fits32(rel)) {	/* through the stub's far jump */
-		__atomic_store_n((uint64_t *)tracer_addr(from, xe->stub + 8),
-				 to->addr, __ATOMIC_RELEASE);
+	if (!fits32(rel)) { /* through the stub's far jump */
+		__atomic_store_n((uint64_t *)tracer_addr(from, xe->stub + 8), to->addr, __ATOMIC_RELEASE);
 		rel = (int64_t)(from->addr + xe->stub + 2 - (site + 4));
 	}
-	__atomic_store_n((int32_t *)tracer_addr(from, xe->site), (int32_t)rel,
-			 __ATOMIC_RELEASE);
+	__atomic_store_n((int32_t *)tracer_addr(from, xe->site), (int32_t)rel, __ATOMIC_RELEASE);
 	xe->to = to;
 }
 
@@ -170,8 +167,7 @@ static void unlink_exit(struct pflops_xblock *from, int k)
 	struct pflops_xexit *xe = &from->ex[k];
 	int32_t rel = (int32_t)(xe->stub - (xe->site + 4));
 
-	__atomic_store_n((int32_t *)tracer_addr(from, xe->site), rel,
-			 __ATOMIC_RELEASE);
+	__atomic_store_n((int32_t *)tracer_addr(from, xe->site), rel, __ATOMIC_RELEASE);
 	xe->to = NULL;
 }
 
@@ -190,8 +186,7 @@ void pflops_xlate_detach(struct pflops_space *sp, struct pflops_xblock *x)
 	table_remove(sp->arena, x->addr);
 }
 
-uint64_t pflops_harvest(struct pflops_arena *a, int slot, struct pflops_mix *m,
-			int take)
+uint64_t pflops_harvest(struct pflops_arena *a, int slot, struct pflops_mix *m, int take)
 {
 	uint8_t *mem;
 	uint64_t *cnt, runs = 0;
@@ -214,8 +209,7 @@ uint64_t pflops_harvest(struct pflops_arena *a, int slot, struct pflops_mix *m,
 	return runs;
 }
 
-static struct pflops_xblock *xb_clone(const struct pflops_xblock *x,
-				      struct pflops_block *b)
+static struct pflops_xblock *xb_clone(const struct pflops_xblock *x, struct pflops_block *b)
 {
 	struct pflops_xblock *c = malloc(sizeof *c);
 
@@ -254,7 +248,7 @@ int pflops_xlate_fork(struct pflops_space *sp, const struct pflops_space *parent
 	a->region = pa->region;
 	a->table = pa->table;
 	a->slots = pa->slots;
-	a->nslots = pa->nslots;		/* its RLIMIT_AS is the parent's */
+	a->nslots = pa->nslots; /* its RLIMIT_AS is the parent's */
 	a->max_chunks = pa->max_chunks;
 	a->as_limit = pa->as_limit;
 	a->ids = calloc(PFLOPS_MAX_IDS, sizeof *a->ids);
@@ -302,7 +296,6 @@ int pflops_xlate_fork(struct pflops_space *sp, const struct pflops_space *parent
 	/* chunk lists in address order, as in the parent */
 	for (size_t i = 0; i < pa->nchunks; i++)
 		for (size_t j = 0; j < pa->chunks[i]->nxb; j++)
-			a->chunks[i]->xb[a->chunks[i]->nxb++] =
-				a->ids[pa->chunks[i]->xb[j]->id]->x;
+			a->chunks[i]->xb[a->chunks[i]->nxb++] = a->ids[pa->chunks[i]->xb[j]->id]->x;
 	return 0;
 }

@@ -38,8 +38,7 @@ int pflops_maps_load(struct pflops_maps *m, pid_t pid)
 		int at = 0;
 		struct pflops_map *e;
 
-		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &lo, &hi, perm,
-			   &off, &at) < 4)
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &lo, &hi, perm, &off, &at) < 4)
 			continue;
 		if (m->n == cap) {
 			struct pflops_map *nv;
@@ -70,12 +69,11 @@ int pflops_maps_load(struct pflops_maps *m, pid_t pid)
 	return 0;
 }
 
-static const struct pflops_map *lookup(const struct pflops_maps *m,
-				       uint64_t addr)
+static const struct pflops_map *lookup(const struct pflops_maps *m, uint64_t addr)
 {
 	size_t lo = 0, hi = m->n;
 
-	while (lo < hi) {	/* the kernel lists mappings in order */
+	while (lo < hi) { /* the kernel lists mappings in order */
 		size_t mid = (lo + hi) / 2;
 		if (m->v[mid].hi <= addr)
 			lo = mid + 1;
@@ -85,8 +83,7 @@ static const struct pflops_map *lookup(const struct pflops_maps *m,
 	return lo < m->n && m->v[lo].lo <= addr ? &m->v[lo] : NULL;
 }
 
-const struct pflops_map *pflops_maps_find(struct pflops_maps *m, pid_t pid,
-					  uint64_t addr)
+const struct pflops_map *pflops_maps_find(struct pflops_maps *m, pid_t pid, uint64_t addr)
 {
 	const struct pflops_map *e = m->stale ? NULL : lookup(m, addr);
 
@@ -98,11 +95,10 @@ const struct pflops_map *pflops_maps_find(struct pflops_maps *m, pid_t pid,
 /* [wlo, whi]: where the range may start.  Prefer the highest place below
  * the code (heap and brk grow upwards from executables), else the
  * highest place in reach above it. */
-uint64_t pflops_maps_gap_near(const struct pflops_maps *m, uint64_t lo,
-			      uint64_t hi, uint64_t size, uint64_t reach)
+uint64_t pflops_maps_gap_near(const struct pflops_maps *m, uint64_t lo, uint64_t hi, uint64_t size, uint64_t reach)
 {
 	const uint64_t pg = 4096, floor = 0x1000000, top = 0x7ffffffff000ULL;
-	const uint64_t guard = 1 << 20;	/* keep clear of neighbours */
+	const uint64_t guard = 1 << 20; /* keep clear of neighbours */
 	uint64_t wlo = hi > reach ? hi - reach : 0;
 	uint64_t whi = lo + reach > size ? lo + reach - size : 0;
 	uint64_t best_below = 0, best_above = 0;
@@ -121,12 +117,12 @@ uint64_t pflops_maps_gap_near(const struct pflops_maps *m, uint64_t lo,
 		uint64_t ghi = i < m->n ? m->v[i].lo : top;
 		uint64_t a, b;
 
-		if (ghi > top)		/* [vsyscall] lies above user space */
+		if (ghi > top) /* [vsyscall] lies above user space */
 			ghi = top;
 		if (ghi < guard + size || glo > ghi - guard - size)
 			continue;
-		a = glo > wlo ? glo : wlo;		/* lowest start */
-		b = ghi - guard - size;			/* highest start */
+		a = glo > wlo ? glo : wlo; /* lowest start */
+		b = ghi - guard - size;	   /* highest start */
 		if (b > whi)
 			b = whi;
 		b &= ~(pg - 1);

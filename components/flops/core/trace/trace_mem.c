@@ -39,8 +39,7 @@ struct pflops_space *pflops_space_new(pid_t pid, const char *region)
 	sp->blk_tab = calloc(sp->blk_cap, sizeof *sp->blk_tab);
 	if (region)
 		sp->region = pflops_region_new(region);
-	if (!sp->bp_addr || !sp->bp_orig || !sp->blk_tab ||
-	    (region && !sp->region)) {
+	if (!sp->bp_addr || !sp->bp_orig || !sp->blk_tab || (region && !sp->region)) {
 		pflops_space_put(sp);
 		return NULL;
 	}
@@ -52,27 +51,24 @@ static int bp_put(struct pflops_space *sp, uint64_t addr, uint8_t orig);
 /* A forked child's memory is a copy of the parent's, int3 bytes and
  * code cache included: it inherits the breakpoint table, the region's
  * addresses and the cached blocks (others are decoded again). */
-struct pflops_space *pflops_space_fork(const struct pflops_space *parent,
-				       pid_t child, const char *region)
+struct pflops_space *pflops_space_fork(const struct pflops_space *parent, pid_t child, const char *region)
 {
 	struct pflops_space *sp = pflops_space_new(child, NULL);
 
 	if (!sp)
 		return NULL;
-	if (region && parent->region &&
-	    !(sp->region = pflops_region_copy(parent->region)))
+	if (region && parent->region && !(sp->region = pflops_region_copy(parent->region)))
 		goto fail;
 	for (size_t i = 0; i < parent->bp_cap; i++)
-		if (parent->bp_addr[i] &&
-		    bp_put(sp, parent->bp_addr[i], parent->bp_orig[i]))
+		if (parent->bp_addr[i] && bp_put(sp, parent->bp_addr[i], parent->bp_orig[i]))
 			goto fail;
 	sp->prof = parent->prof;
 	sp->gadget = parent->gadget;
 	sp->arena_failed = parent->arena_failed;
-	sp->no_inject = parent->no_inject;	/* seccomp is inherited */
+	sp->no_inject = parent->no_inject; /* seccomp is inherited */
 	if (pflops_xlate_fork(sp, parent))
 		goto fail;
-	if (pflops_wprot_copy(sp, parent))	/* the child has our protections too */
+	if (pflops_wprot_copy(sp, parent)) /* the child has our protections too */
 		goto fail;
 	return sp;
 fail:
@@ -109,7 +105,7 @@ static long bp_find(const struct pflops_space *sp, uint64_t addr)
 
 static int bp_put(struct pflops_space *sp, uint64_t addr, uint8_t orig)
 {
-	if (2 * (sp->bp_n + 1) > sp->bp_cap) {	/* grow, load <= 1/2 */
+	if (2 * (sp->bp_n + 1) > sp->bp_cap) { /* grow, load <= 1/2 */
 		size_t oc = sp->bp_cap, nc = oc * 2;
 		uint64_t *oa = sp->bp_addr, *na = calloc(nc, sizeof *na);
 		uint8_t *oo = sp->bp_orig, *no = calloc(nc, 1);
@@ -157,8 +153,7 @@ static int patch_byte(pid_t tid, uint64_t addr, uint8_t val, uint8_t *old)
 		return PFLOPS_ESYS;
 	if (old)
 		*old = (uint8_t)((unsigned long)w >> sh);
-	w = (long)(((unsigned long)w & ~(0xffUL << sh)) |
-		   ((unsigned long)val << sh));
+	w = (long)(((unsigned long)w & ~(0xffUL << sh)) | ((unsigned long)val << sh));
 	if (ptrace(PTRACE_POKEDATA, tid, (void *)a, (void *)w))
 		return PFLOPS_ESYS;
 	return 0;
@@ -188,8 +183,7 @@ static void bp_delete(struct pflops_space *sp, long i)
 		return;
 	sp->bp_addr[i] = 0;
 	sp->bp_n--;
-	for (size_t j = ((size_t)i + 1) & (sp->bp_cap - 1); sp->bp_addr[j];
-	     j = (j + 1) & (sp->bp_cap - 1)) {
+	for (size_t j = ((size_t)i + 1) & (sp->bp_cap - 1); sp->bp_addr[j]; j = (j + 1) & (sp->bp_cap - 1)) {
 		uint64_t a = sp->bp_addr[j];
 		uint8_t o = sp->bp_orig[j];
 		sp->bp_addr[j] = 0;
@@ -212,8 +206,7 @@ int pflops_bp_remove(struct pflops_space *sp, pid_t tid, uint64_t addr)
 	return rc;
 }
 
-size_t pflops_mem_read(struct pflops_space *sp, pid_t tid, uint64_t addr,
-		       void *buf, size_t len)
+size_t pflops_mem_read(struct pflops_space *sp, pid_t tid, uint64_t addr, void *buf, size_t len)
 {
 	size_t done = 0;
 
@@ -248,8 +241,7 @@ size_t pflops_mem_read(struct pflops_space *sp, pid_t tid, uint64_t addr,
 
 int pflops_mem_write64(pid_t tid, uint64_t addr, uint64_t val)
 {
-	return ptrace(PTRACE_POKEDATA, tid, (void *)addr, (void *)val) ?
-	       PFLOPS_ESYS : 0;
+	return ptrace(PTRACE_POKEDATA, tid, (void *)addr, (void *)val) ? PFLOPS_ESYS : 0;
 }
 
 void pflops_bp_clear(struct pflops_space *sp, pid_t tid, uint64_t lo, uint64_t hi)
@@ -267,9 +259,9 @@ void pflops_bp_clear(struct pflops_space *sp, pid_t tid, uint64_t lo, uint64_t h
 			v[k++] = sp->bp_addr[i];
 	for (size_t i = 0; i < k; i++) {
 		if (tid > 0)
-			pflops_bp_remove(sp, tid, v[i]);	/* the program's byte back */
+			pflops_bp_remove(sp, tid, v[i]); /* the program's byte back */
 		else
-			bp_delete(sp, bp_find(sp, v[i]));	/* the bytes are gone */
+			bp_delete(sp, bp_find(sp, v[i])); /* the bytes are gone */
 	}
 	free(v);
 }

@@ -28,7 +28,7 @@
 
 #include "trace_internal.h"
 
-#define OFF (1ULL << 62)	/* what remains when there is no period */
+#define OFF (1ULL << 62) /* what remains when there is no period */
 
 int pflops_ovf_on(const struct pflops_tracer *T)
 {
@@ -48,8 +48,7 @@ void pflops_ovf_thread(struct pflops_tracer *T, struct pflops_thr *t)
 	t->ovf_s = 0;
 }
 
-static uint64_t weight(const struct pflops_tracer *T,
-		       const struct pflops_fpent *e, unsigned active)
+static uint64_t weight(const struct pflops_tracer *T, const struct pflops_fpent *e, unsigned active)
 {
 	struct pflops_insn in;
 
@@ -70,7 +69,7 @@ uint64_t pflops_ovf_block(struct pflops_tracer *T, struct pflops_block *b)
 	if (b->ovf_w || !b->nfp)
 		return b->ovf_sum;
 	b->ovf_w = malloc(b->nfp * sizeof *b->ovf_w);
-	if (!b->ovf_w)		/* not cacheable (NC_OVF), counted on stops */
+	if (!b->ovf_w) /* not cacheable (NC_OVF), counted on stops */
 		return b->ovf_sum = UINT64_MAX;
 	b->ovf_sum = 0;
 	for (uint32_t i = 0; i < b->nfp; i++) {
@@ -81,8 +80,7 @@ uint64_t pflops_ovf_block(struct pflops_tracer *T, struct pflops_block *b)
 }
 
 /* the weight of one run of FP entry i of b under opmasks k */
-static uint64_t run_weight(struct pflops_tracer *T, struct pflops_block *b,
-			   uint32_t i, const uint64_t *k)
+static uint64_t run_weight(struct pflops_tracer *T, struct pflops_block *b, uint32_t i, const uint64_t *k)
 {
 	const struct pflops_fpent *e = &b->fp[i];
 
@@ -93,14 +91,17 @@ static uint64_t run_weight(struct pflops_tracer *T, struct pflops_block *b,
 	return b->ovf_w[i];
 }
 
-static void call(struct pflops_tracer *T, struct pflops_thr *t, uint64_t addr,
-		 uint64_t w, const struct user_regs_struct *r)
+static void call(struct pflops_tracer *T, struct pflops_thr *t, uint64_t addr, uint64_t w,
+		 const struct user_regs_struct *r)
 {
 	uint64_t c = 1 + (uint64_t)((int64_t)w - t->ovf_rem) / t->ovf_period;
-	struct pflops_trace_overflow o = {
-		.pid = t->sp ? t->sp->pid : t->tid, .tid = t->tid, .addr = addr,
-		.count = t->ovf_count + w, .crossings = c,
-		.period = t->ovf_period, .regs = r };
+	struct pflops_trace_overflow o = { .pid = t->sp ? t->sp->pid : t->tid,
+					   .tid = t->tid,
+					   .addr = addr,
+					   .count = t->ovf_count + w,
+					   .crossings = c,
+					   .period = t->ovf_period,
+					   .regs = r };
 
 	t->ovf_rem += (int64_t)(c * t->ovf_period);
 	t->ovf_hold = 0;
@@ -108,9 +109,8 @@ static void call(struct pflops_tracer *T, struct pflops_thr *t, uint64_t addr,
 	T->o->overflow(T->o->overflow_arg, &o);
 }
 
-void pflops_ovf_count(struct pflops_tracer *T, struct pflops_thr *t,
-		      const struct pflops_block *cb, uint32_t lo, uint32_t hi,
-		      const uint64_t *k)
+void pflops_ovf_count(struct pflops_tracer *T, struct pflops_thr *t, const struct pflops_block *cb, uint32_t lo,
+		      uint32_t hi, const uint64_t *k)
 {
 	struct pflops_block *b = (struct pflops_block *)cb;
 
@@ -131,8 +131,7 @@ void pflops_ovf_count(struct pflops_tracer *T, struct pflops_thr *t,
 	}
 }
 
-void pflops_ovf_at(struct pflops_tracer *T, struct pflops_thr *t,
-		   const struct pflops_block *cb, uint32_t idx,
+void pflops_ovf_at(struct pflops_tracer *T, struct pflops_thr *t, const struct pflops_block *cb, uint32_t idx,
 		   const struct user_regs_struct *r)
 {
 	struct pflops_block *b = (struct pflops_block *)cb;
@@ -160,8 +159,7 @@ void pflops_ovf_trapped(struct pflops_tracer *T, struct pflops_thr *t)
 	t->ovf_idle = 0;
 }
 
-int pflops_ovf_near(struct pflops_tracer *T, struct pflops_thr *t,
-		    struct pflops_block *b)
+int pflops_ovf_near(struct pflops_tracer *T, struct pflops_thr *t, struct pflops_block *b)
 {
 	uint64_t k[8], w = 0;
 	const uint64_t *km = NULL;
@@ -187,15 +185,13 @@ int pflops_ovf_near(struct pflops_tracer *T, struct pflops_thr *t,
 
 int pflops_ovf_cache_ok(const struct pflops_tracer *T, const struct pflops_thr *t)
 {
-	if (!pflops_ovf_on(T) || !t->ovf_period ||
-	    ((uint64_t)t->ovf_rem > t->sp->ovf_maxpre && !t->ovf_hold))
+	if (!pflops_ovf_on(T) || !t->ovf_period || ((uint64_t)t->ovf_rem > t->sp->ovf_maxpre && !t->ovf_hold))
 		return 1;
 	/* near, but it left its FP code: the cache until the next copy
 	 * with weight traps at its check (a crossing before that check is
 	 * then seen late) */
 	return t->ovf_idle >= PFLOPS_OVF_IDLE_LONG ||
-	       (t->ovf_idle >= PFLOPS_OVF_IDLE && t->ovf_rem > 0 &&
-		(uint64_t)t->ovf_rem > t->sp->ovf_maxpre);
+	       (t->ovf_idle >= PFLOPS_OVF_IDLE && t->ovf_rem > 0 && (uint64_t)t->ovf_rem > t->sp->ovf_maxpre);
 }
 
 void pflops_ovf_sync(struct pflops_tracer *T, struct pflops_thr *t, int entering)
@@ -217,8 +213,7 @@ void pflops_ovf_sync(struct pflops_tracer *T, struct pflops_thr *t, int entering
 		 * keeps the crossing out of what ran before a check; 1:
 		 * leave at the next weighted copy */
 		uint64_t g = t->sp->ovf_maxpre;
-		s = t->ovf_rem > 0 && (uint64_t)t->ovf_rem > g ?
-		    (uint64_t)t->ovf_rem - g : 1;
+		s = t->ovf_rem > 0 && (uint64_t)t->ovf_rem > g ? (uint64_t)t->ovf_rem - g : 1;
 		memcpy(m + PFLOPS_SLOT_OVF, &s, 8);
 		t->ovf_s = s;
 	}

@@ -21,9 +21,9 @@
 struct pflops_prof {
 	pflops_trace_block_fn fn;
 	void *arg;
-	char **paths;		/* interned mapping names: open addressing */
+	char **paths; /* interned mapping names: open addressing */
 	size_t cap, n;
-	struct pflops_mix mix;	/* one block's, cleared after each report */
+	struct pflops_mix mix; /* one block's, cleared after each report */
 };
 
 struct pflops_prof *pflops_prof_new(const struct pflops_trace_opts *o)
@@ -104,7 +104,7 @@ int pflops_prof_block(struct pflops_space *sp, pid_t tid, struct pflops_block *b
 	/* the thread's own view: a leader that has exited has no maps */
 	m = pflops_maps_find(&sp->maps, tid, b->start);
 	if (!m)
-		return 0;	/* reported without a mapping */
+		return 0; /* reported without a mapping */
 	b->map_lo = m->lo;
 	b->map_off = b->start - m->lo;
 	if (m->path) {
@@ -201,10 +201,14 @@ static void report(struct pflops_space *sp, const struct pflops_block *b)
 	if (!b->acc || !b->acc[0])
 		return;
 	block_mix(&p->mix, b);
-	tb = (struct pflops_trace_block){
-		.addr = b->start, .end = b->end, .pid = (int32_t)sp->pid,
-		.path = b->path, .map_start = b->map_lo, .offset = b->map_off,
-		.execs = b->acc[1], .mix = &p->mix };
+	tb = (struct pflops_trace_block){ .addr = b->start,
+					  .end = b->end,
+					  .pid = (int32_t)sp->pid,
+					  .path = b->path,
+					  .map_start = b->map_lo,
+					  .offset = b->map_off,
+					  .execs = b->acc[1],
+					  .mix = &p->mix };
 	p->fn(p->arg, &tb);
 	block_clear(&p->mix, b);
 }

@@ -119,8 +119,7 @@ static void put_space(struct pflops_tracer *T, struct pflops_space *sp)
 	if (sp && pflops_region_found(sp->region))
 		T->st.region_found = 1;
 	if (sp && pflops_region_refused(sp->region) && !T->st.region_refused[0])
-		snprintf(T->st.region_refused, sizeof T->st.region_refused, "%s",
-			 pflops_region_refused(sp->region));
+		snprintf(T->st.region_refused, sizeof T->st.region_refused, "%s", pflops_region_refused(sp->region));
 	pflops_space_put(sp);
 }
 
@@ -149,27 +148,27 @@ static int start_thread(struct pflops_tracer *T, struct pflops_thr *t)
 		rc = pflops_arena_fork(T, t, t->fork_from);
 		t->fork_from = NULL;
 		if (rc == PFLOPS_ECHILD)
-			return 0;	/* gone already */
+			return 0; /* gone already */
 		/* the thread's slot, same place, new memory */
-		if (!rc && t->slot >= 0 &&
-		    pflops_slot_init(t->sp->arena, t->slot) < 0)
+		if (!rc && t->slot >= 0 && pflops_slot_init(t->sp->arena, t->slot) < 0)
 			rc = PFLOPS_ENOMEM;
 		if (rc) {
 			kill(t->tid, SIGKILL);
-			return fail(T->err, PFLOPS_ESYS, "could not give the forked "
+			return fail(T->err, PFLOPS_ESYS,
+				    "could not give the forked "
 				    "process %d its own code cache (%d); rerun with "
-				    "PFLOPS_TRACE_ENGINE=stop", (int)t->tid, rc);
+				    "PFLOPS_TRACE_ENGINE=stop",
+				    (int)t->tid, rc);
 		}
 	}
 	if (pflops_getregs(t->tid, &r))
-		return 0;	/* gone already */
+		return 0; /* gone already */
 	return pflops_go(T, t, &r, 0);
 }
 
 /* What a finished system call changed: code unmapped or made writable
  * (its blocks are dropped), the program's own %gs base. */
-static int after_syscall(struct pflops_tracer *T, struct pflops_thr *t,
-			 struct user_regs_struct *r, int *dirty)
+static int after_syscall(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int *dirty)
 {
 	struct pflops_space *sp = t->sp;
 	const uint64_t *a = t->sys_args;
@@ -180,14 +179,20 @@ static int after_syscall(struct pflops_tracer *T, struct pflops_thr *t,
 	if (ret < 0 && ret > -4096)
 		return 0;
 	switch (t->sys_nr) {
-	case SYS_mmap: case SYS_munmap: case SYS_mremap: case SYS_mprotect:
-	case SYS_pkey_mprotect: case SYS_brk: case SYS_shmat: case SYS_shmdt:
+	case SYS_mmap:
+	case SYS_munmap:
+	case SYS_mremap:
+	case SYS_mprotect:
+	case SYS_pkey_mprotect:
+	case SYS_brk:
+	case SYS_shmat:
+	case SYS_shmdt:
 		sp->maps.stale = 1;
 		break;
 	default:
 		break;
 	}
-	if (sp->wp_used) {	/* the program's protection replaces ours */
+	if (sp->wp_used) { /* the program's protection replaces ours */
 		switch (t->sys_nr) {
 		case SYS_mremap:
 			if ((uint64_t)ret != lo)
@@ -202,7 +207,8 @@ static int after_syscall(struct pflops_tracer *T, struct pflops_thr *t,
 			if (a[3] & MAP_FIXED)
 				pflops_wprot_forget(sp, lo, lo + len, -1);
 			break;
-		case SYS_mprotect: case SYS_pkey_mprotect:
+		case SYS_mprotect:
+		case SYS_pkey_mprotect:
 			pflops_wprot_forget(sp, lo, lo + len, (int)(a[2] & 7));
 			break;
 		default:
@@ -219,14 +225,15 @@ static int after_syscall(struct pflops_tracer *T, struct pflops_thr *t,
 	case SYS_madvise:
 		if (a[2] != MADV_DONTNEED && a[2] != MADV_REMOVE && a[2] != MADV_FREE)
 			return 0;
-		forget = 1;	/* file pages come back from the file: our int3s go */
+		forget = 1; /* file pages come back from the file: our int3s go */
 		break;
 	case SYS_mmap:
 		if (!(a[3] & MAP_FIXED))
 			return 0;
 		forget = 1;
 		break;
-	case SYS_mprotect: case SYS_pkey_mprotect:
+	case SYS_mprotect:
+	case SYS_pkey_mprotect:
 		if (!(a[2] & PROT_WRITE) && (a[2] & PROT_EXEC))
 			return 0;
 		break;
@@ -247,7 +254,7 @@ static int after_syscall(struct pflops_tracer *T, struct pflops_thr *t,
 	sp->maps.stale = 1;
 	if (pflops_block_invalidate(sp, lo, lo + len)) {
 		T->st.invalidated++;
-		if (!forget)	/* code still there: give the program its bytes */
+		if (!forget) /* code still there: give the program its bytes */
 			pflops_bp_clear(sp, t->tid, lo, lo + len);
 	}
 	if (forget)
@@ -262,8 +269,7 @@ static int on_syscall(struct pflops_tracer *T, struct pflops_thr *t)
 
 	if (!t->in_syscall) {
 		T->st.syscalls++;
-		if (t->mode == PFLOPS_M_STOP && t->blk &&
-		    t->blk->mode == PFLOPS_BLK_SYSCALL)
+		if (t->mode == PFLOPS_M_STOP && t->blk && t->blk->mode == PFLOPS_BLK_SYSCALL)
 			pflops_count_block(T, t, t->blk, t->blk->ninsts);
 		t->in_syscall = 1;
 		if (pflops_getregs(t->tid, &r) == 0) {
@@ -285,10 +291,8 @@ static int on_syscall(struct pflops_tracer *T, struct pflops_thr *t)
 	pflops_sys_exit(T, t, &r, &dirty);
 	if ((rc = after_syscall(T, t, &r, &dirty)))
 		return rc;
-	if (!pflops_ovf_rearm(T, t) &&
-	    t->mode == PFLOPS_M_CACHE && t->sys_nr != SYS_rt_sigreturn &&
-	    t->sp->arena && pflops_arena_chunk_of(t->sp->arena, r.rip) &&
-	    (pflops_counting(T, t) || pflops_sys_restarting(&r))) {
+	if (!pflops_ovf_rearm(T, t) && t->mode == PFLOPS_M_CACHE && t->sys_nr != SYS_rt_sigreturn && t->sp->arena &&
+	    pflops_arena_chunk_of(t->sp->arena, r.rip) && (pflops_counting(T, t) || pflops_sys_restarting(&r))) {
 		/* back in the copy, after its syscall */
 		if (dirty && (rc = pflops_setregs(T, t, &r)))
 			return rc;
@@ -334,7 +338,9 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 
 	ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg);
 	switch (ev) {
-	case PTRACE_EVENT_CLONE: case PTRACE_EVENT_FORK: case PTRACE_EVENT_VFORK:
+	case PTRACE_EVENT_CLONE:
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
 		n = find(T, (pid_t)msg);
 		if (!n && !(n = pflops_thread_add(T, (pid_t)msg, PFLOPS_TH_WAIT_STOP)))
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
@@ -356,7 +362,7 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 				n->fork_pending = 1;
 				n->fork_from = t->sp->arena;
 			}
-		} else {	/* thread, vfork or CLONE_VM child until it execs */
+		} else { /* thread, vfork or CLONE_VM child until it execs */
 			n->sp = t->sp;
 			t->sp->refs++;
 		}
@@ -372,9 +378,9 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 		if (!sp)
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 		sp->prof = T->prof;
-		sp->no_inject = t->sp->no_inject;	/* seccomp survives exec */
+		sp->no_inject = t->sp->no_inject; /* seccomp survives exec */
 		if ((pid_t)msg != t->tid)
-			pflops_thread_drop(T, (pid_t)msg);	/* a non-leader exec'd */
+			pflops_thread_drop(T, (pid_t)msg); /* a non-leader exec'd */
 		pflops_win_drop(T, t);
 		harvest_thread(T, t);
 		put_space(T, t->sp);
@@ -382,13 +388,14 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 		t->blk = NULL;
 		t->in_region = 0;
 		t->mode = PFLOPS_M_STOP;
-		t->prog_gs = 0;		/* exec clears the %gs base */
+		t->prog_gs = 0; /* exec clears the %gs base */
 		t->tramp = 0;
 		if (pflops_getregs(t->tid, &r))
 			return 0;
 		if (r.cs != 0x33) {
 			kill(t->tid, SIGKILL);
-			return fail(T->err, PFLOPS_EUNAVAIL, "the traced program "
+			return fail(T->err, PFLOPS_EUNAVAIL,
+				    "the traced program "
 				    "runs in 32-bit mode; only x86-64 programs "
 				    "can be traced");
 		}
@@ -411,8 +418,7 @@ static void progress(struct pflops_tracer *T, int force)
 	if (!T->o->progress || (!force && (T->st.stops & 15)))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if ((now.tv_sec - T->last.tv_sec) * 1000 +
-	    (now.tv_nsec - T->last.tv_nsec) / 1000000 < (long)T->progress_ms)
+	if ((now.tv_sec - T->last.tv_sec) * 1000 + (now.tv_nsec - T->last.tv_nsec) / 1000000 < (long)T->progress_ms)
 		return;
 	T->last = now;
 	snap = *T->mix;
@@ -438,7 +444,7 @@ static int handle(struct pflops_tracer *T, pid_t tid, int status)
 		return 0;
 	T->st.stops++;
 	progress(T, 0);
-	if (!t) {	/* a new thread or child, before its parent's event */
+	if (!t) { /* a new thread or child, before its parent's event */
 		if (!(t = pflops_thread_add(T, tid, PFLOPS_TH_WAIT_PARENT)))
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 		return 0;
@@ -457,12 +463,12 @@ static int handle(struct pflops_tracer *T, pid_t tid, int status)
 			 * until SIGCONT, as it would untraced */
 			T->st.group_stops++;
 			if (ptrace(PTRACE_LISTEN, t->tid, NULL, NULL) && errno != ESRCH)
-				return fail(T->err, PFLOPS_ESYS, "PTRACE_LISTEN of thread %d failed: %s",
-					    (int)t->tid, strerror(errno));
+				return fail(T->err, PFLOPS_ESYS, "PTRACE_LISTEN of thread %d failed: %s", (int)t->tid,
+					    strerror(errno));
 			return 0;
 		}
 		/* PTRACE_INTERRUPT, or the end of a group stop: carry on */
-		if (t->win_join || t->win_leave)	/* --region's windows */
+		if (t->win_join || t->win_leave) /* --region's windows */
 			return pflops_win_stop(T, t);
 		return pflops_restart(T, t, t->resume, 0);
 	}
@@ -562,8 +568,7 @@ static void kill_all(struct pflops_tracer *T)
 		pflops_thread_drop(T, T->threads->tid);
 }
 
-static int pick_engine(const struct pflops_trace_opts *o, int *engine,
-		       struct pflops_error *err)
+static int pick_engine(const struct pflops_trace_opts *o, int *engine, struct pflops_error *err)
 {
 	const char *e = getenv("PFLOPS_TRACE_ENGINE");
 
@@ -576,21 +581,24 @@ static int pick_engine(const struct pflops_trace_opts *o, int *engine,
 			else if (!strcmp(e, "cache"))
 				*engine = PFLOPS_ENGINE_CACHE;
 			else
-				return fail(err, PFLOPS_EINVAL, "PFLOPS_TRACE_ENGINE="
+				return fail(err, PFLOPS_EINVAL,
+					    "PFLOPS_TRACE_ENGINE="
 					    "'%s' is not an engine; use stop or "
-					    "cache", e);
+					    "cache",
+					    e);
 		}
 	}
 	if (*engine != PFLOPS_ENGINE_STOP && *engine != PFLOPS_ENGINE_CACHE)
-		return fail(err, PFLOPS_EINVAL, "unknown trace engine %d; use "
-			    "PFLOPS_ENGINE_STOP or PFLOPS_ENGINE_CACHE", *engine);
+		return fail(err, PFLOPS_EINVAL,
+			    "unknown trace engine %d; use "
+			    "PFLOPS_ENGINE_STOP or PFLOPS_ENGINE_CACHE",
+			    *engine);
 	if (o->single_step)
 		*engine = PFLOPS_ENGINE_STOP;
 	return 0;
 }
 
-int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
-		     struct pflops_mix *mix, int *exit_status,
+int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts, struct pflops_mix *mix, int *exit_status,
 		     struct pflops_error *err)
 {
 	static const struct pflops_trace_opts defaults;
@@ -599,7 +607,8 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
 	pid_t pid;
 
 	if (!argv || !argv[0] || !mix)
-		return fail(err, PFLOPS_EINVAL, "no program to trace; pass "
+		return fail(err, PFLOPS_EINVAL,
+			    "no program to trace; pass "
 			    "the command line as argv");
 	memset(&T, 0, sizeof T);
 	T.o = opts ? opts : &defaults;
@@ -646,10 +655,10 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
 	 * reported as such (PTRACE_EVENT_STOP) and kept with PTRACE_LISTEN,
 	 * and PTRACE_INTERRUPT can stop a thread to detach it */
 	if (ptrace(PTRACE_SEIZE, pid, NULL,
-		   (void *)(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE |
-			    PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+		   (void *)(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
 			    PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL))) {
-		rc = fail(err, PFLOPS_ECHILD, "the program to trace cannot be "
+		rc = fail(err, PFLOPS_ECHILD,
+			  "the program to trace cannot be "
 			  "traced (PTRACE_SEIZE: %s); check that ptrace is allowed "
 			  "(kernel.yama.ptrace_scope, seccomp, container policy)",
 			  strerror(errno));
@@ -660,8 +669,7 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts,
 		return rc;
 	}
 	struct pflops_thr *t = pflops_thread_add(&T, pid, PFLOPS_TH_RUN);
-	if (!t || !(t->sp = pflops_space_new(pid, T.o->region)) ||
-	    (T.o->block && !(T.prof = pflops_prof_new(T.o)))) {
+	if (!t || !(t->sp = pflops_space_new(pid, T.o->region)) || (T.o->block && !(T.prof = pflops_prof_new(T.o)))) {
 		close(gofd[1]);
 		rc = fail(err, PFLOPS_ENOMEM, "out of memory");
 		goto out;
@@ -727,18 +735,20 @@ out:
 	}
 	free(T.defer);
 	free(T.xbuf);
-	if (!T.threads)		/* else spaces still point to it */
+	if (!T.threads) /* else spaces still point to it */
 		pflops_prof_free(T.prof);
-	if (read(pfd[0], &child_errno, sizeof child_errno) == sizeof child_errno &&
-	    !rc) {
-		rc = fail(err, PFLOPS_ECHILD, "cannot execute '%s': %s; check "
-			  "the program path and its permissions", argv[0],
-			  strerror(child_errno));
+	if (read(pfd[0], &child_errno, sizeof child_errno) == sizeof child_errno && !rc) {
+		rc = fail(err, PFLOPS_ECHILD,
+			  "cannot execute '%s': %s; check "
+			  "the program path and its permissions",
+			  argv[0], strerror(child_errno));
 	}
 	close(pfd[0]);
 	if (!rc && !T.root_done)
-		rc = fail(err, PFLOPS_ESYS, "lost track of the traced program "
-			  "(waitpid: %s)", strerror(errno));
+		rc = fail(err, PFLOPS_ESYS,
+			  "lost track of the traced program "
+			  "(waitpid: %s)",
+			  strerror(errno));
 	if (!rc && exit_status)
 		*exit_status = T.root_status;
 	if (T.o->stats)
@@ -746,15 +756,13 @@ out:
 	return rc;
 }
 
-
 /* The engine's steps, for the attach loop (trace_attach.c). */
 int pflops_engine_handle(struct pflops_tracer *T, pid_t tid, int status)
 {
 	return handle(T, tid, status);
 }
 
-int pflops_engine_pick(const struct pflops_trace_opts *o, int *engine,
-		       struct pflops_error *err)
+int pflops_engine_pick(const struct pflops_trace_opts *o, int *engine, struct pflops_error *err)
 {
 	return pick_engine(o, engine, err);
 }

@@ -54,8 +54,7 @@ static void end(struct pflops_pub_thr *r)
 	__atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELEASE);
 }
 
-void pflops_pub_count(struct pflops_tracer *T, struct pflops_thr *t,
-		      const struct pflops_block *b, uint32_t n, int idx,
+void pflops_pub_count(struct pflops_tracer *T, struct pflops_thr *t, const struct pflops_block *b, uint32_t n, int idx,
 		      const uint64_t *k)
 {
 	struct pflops_pub_thr *r = begin(T, t);
@@ -83,15 +82,13 @@ void pflops_pub_slot(struct pflops_tracer *T, struct pflops_thr *t)
 	end(r);
 }
 
-void pflops_pub_block(struct pflops_tracer *T, const struct pflops_space *sp,
-		      uint32_t id, const struct pflops_block *b)
+void pflops_pub_block(struct pflops_tracer *T, const struct pflops_space *sp, uint32_t id, const struct pflops_block *b)
 {
 	struct pflops_pub *p = T->pub;
 
 	if (!p || sp != T->pub_sp)
 		return;
-	if (id >= PFLOPS_PUB_BLOCKS || p->nfp + b->nfp > PFLOPS_PUB_FPS ||
-	    id != p->nblk) {
+	if (id >= PFLOPS_PUB_BLOCKS || p->nfp + b->nfp > PFLOPS_PUB_FPS || id != p->nblk) {
 		__atomic_store_n(&p->lost, 1, __ATOMIC_RELEASE);
 		return;
 	}
@@ -102,8 +99,8 @@ void pflops_pub_block(struct pflops_tracer *T, const struct pflops_space *sp,
 	for (int x = 0; x < PFLOPS_NEXTRA; x++)
 		o->extra[x] = b->extra[x];
 	for (uint32_t i = 0; i < b->nfp; i++)
-		p->fp[p->nfp + i] = (struct pflops_pub_fp){ b->fp[i].prec, b->fp[i].width,
-							    b->fp[i].op, b->fp[i].lanes };
+		p->fp[p->nfp + i] = (struct pflops_pub_fp){ b->fp[i].prec, b->fp[i].width, b->fp[i].op,
+							    b->fp[i].lanes };
 	p->nfp += b->nfp;
 	__atomic_store_n(&p->nblk, id + 1, __ATOMIC_RELEASE);
 }

@@ -20,7 +20,9 @@
 
 #include "trace_internal.h"
 
-struct range { uint64_t lo, hi; };
+struct range {
+	uint64_t lo, hi;
+};
 
 /* glibc's dynamic loader calls this (empty) function after every change
  * of the loaded objects, at start-up and at dlopen/dlclose; debuggers
@@ -30,16 +32,16 @@ struct range { uint64_t lo, hi; };
 
 struct pflops_region {
 	char *sym;
-	struct range *maps;	/* executable mappings seen */
+	struct range *maps; /* executable mappings seen */
 	size_t nmaps;
-	char **files;		/* files searched */
+	char **files; /* files searched */
 	size_t nfiles;
-	uint64_t *entries;	/* runtime addresses of sym */
+	uint64_t *entries; /* runtime addresses of sym */
 	size_t nentries;
-	uint64_t *hooks;	/* runtime addresses of HOOK_SYM */
+	uint64_t *hooks; /* runtime addresses of HOOK_SYM */
 	size_t nhooks;
-	size_t armed_e, armed_h;	/* returned by pflops_region_scan */
-	char *refused;		/* why an entry was not armed (first one) */
+	size_t armed_e, armed_h; /* returned by pflops_region_scan */
+	char *refused;		 /* why an entry was not armed (first one) */
 };
 
 struct pflops_region *pflops_region_new(const char *sym)
@@ -95,8 +97,7 @@ struct pflops_region *pflops_region_copy(const struct pflops_region *r)
 	c->entries = dup_mem(r->entries, r->nentries * sizeof *r->entries);
 	c->hooks = dup_mem(r->hooks, r->nhooks * sizeof *r->hooks);
 	c->files = calloc(r->nfiles + 1, sizeof *c->files);
-	if ((r->nmaps && !c->maps) || (r->nentries && !c->entries) ||
-	    (r->nhooks && !c->hooks) || !c->files) {
+	if ((r->nmaps && !c->maps) || (r->nentries && !c->entries) || (r->nhooks && !c->hooks) || !c->files) {
 		pflops_region_free(c);
 		return NULL;
 	}
@@ -168,8 +169,8 @@ static int same_code(pid_t pid, uint64_t at, const struct pflops_elf_hit *h)
  * refusal when its address is not an instruction start or the file on
  * disk is not the one mapped (replaced during the run: the maps say
  * "(deleted)", or the code differs). */
-static void add_entry(struct pflops_region *r, pid_t pid, const char *path,
-		      const struct pflops_elf_hit *h, uint64_t bias, int deleted)
+static void add_entry(struct pflops_region *r, pid_t pid, const char *path, const struct pflops_elf_hit *h,
+		      uint64_t bias, int deleted)
 {
 	char why[512];
 	uint64_t at = h->value + bias;
@@ -179,11 +180,15 @@ static void add_entry(struct pflops_region *r, pid_t pid, const char *path,
 	if (h->why[0]) {
 		snprintf(why, sizeof why, "%s", h->why);
 	} else if (deleted) {
-		snprintf(why, sizeof why, "%s on disk is not the file the program mapped (replaced after it was loaded): "
-			 "its symbols may not describe the code that runs", path);
+		snprintf(why, sizeof why,
+			 "%s on disk is not the file the program mapped (replaced after it was loaded): "
+			 "its symbols may not describe the code that runs",
+			 path);
 	} else if (!same_code(pid, at, h)) {
-		snprintf(why, sizeof why, "the code at its address 0x%llx in the program differs from %s on disk "
-			 "(the file was changed after it was loaded)", (unsigned long long)h->value, path);
+		snprintf(why, sizeof why,
+			 "the code at its address 0x%llx in the program differs from %s on disk "
+			 "(the file was changed after it was loaded)",
+			 (unsigned long long)h->value, path);
 	} else {
 		add_addr(&r->entries, &r->nentries, at);
 		return;
@@ -208,14 +213,13 @@ static void reload(struct pflops_region *r, pid_t pid)
 		char perm[8];
 		int path_at = 0, deleted = 0;
 
-		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &lo, &hi, perm,
-			   &off, &path_at) < 4 || !path_at)
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &lo, &hi, perm, &off, &path_at) < 4 || !path_at)
 			continue;
 		char *path = line + path_at;
 		path[strcspn(path, "\n")] = 0;
 		size_t len = strlen(path);
 		if (len > sizeof del - 1 && !strcmp(path + len - (sizeof del - 1), del)) {
-			path[len - (sizeof del - 1)] = 0;	/* replaced on disk */
+			path[len - (sizeof del - 1)] = 0; /* replaced on disk */
 			deleted = 1;
 		}
 		if (perm[2] == 'x') {
@@ -245,8 +249,7 @@ static void reload(struct pflops_region *r, pid_t pid)
 	fclose(f);
 }
 
-int pflops_region_scan(struct pflops_region *r, pid_t pid, uint64_t **found,
-		       size_t *nfound, size_t *nentries)
+int pflops_region_scan(struct pflops_region *r, pid_t pid, uint64_t **found, size_t *nfound, size_t *nentries)
 {
 	size_t ne, nh;
 

@@ -11,8 +11,7 @@
 
 #include "trace_internal.h"
 
-#define KFLAGS (ZYDIS_CPUFLAG_OF | ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_ZF | \
-		ZYDIS_CPUFLAG_AF | ZYDIS_CPUFLAG_PF)
+#define KFLAGS (ZYDIS_CPUFLAG_OF | ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_ZF | ZYDIS_CPUFLAG_AF | ZYDIS_CPUFLAG_PF)
 
 static ZydisDecoder dec;
 static int dec_ready;
@@ -20,15 +19,16 @@ static int dec_ready;
 static int touches_gs(const ZydisDecodedInstruction *in)
 {
 	switch (in->mnemonic) {
-	case ZYDIS_MNEMONIC_RDGSBASE: case ZYDIS_MNEMONIC_WRGSBASE:
-	case ZYDIS_MNEMONIC_SWAPGS: case ZYDIS_MNEMONIC_LGS:
+	case ZYDIS_MNEMONIC_RDGSBASE:
+	case ZYDIS_MNEMONIC_WRGSBASE:
+	case ZYDIS_MNEMONIC_SWAPGS:
+	case ZYDIS_MNEMONIC_LGS:
 		return 1;
-	case ZYDIS_MNEMONIC_MOV:	/* mov to %gs: 8e /5 */
-		if (in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
-		    in->opcode == 0x8e && in->raw.modrm.reg == 5)
+	case ZYDIS_MNEMONIC_MOV: /* mov to %gs: 8e /5 */
+		if (in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && in->opcode == 0x8e && in->raw.modrm.reg == 5)
 			return 1;
 		break;
-	case ZYDIS_MNEMONIC_POP:	/* pop %gs: 0f a9 */
+	case ZYDIS_MNEMONIC_POP: /* pop %gs: 0f a9 */
 		if (in->opcode_map == ZYDIS_OPCODE_MAP_0F && in->opcode == 0xa9)
 			return 1;
 		break;
@@ -49,24 +49,28 @@ static int touches_gs(const ZydisDecodedInstruction *in)
 static int count_dependent(ZydisMnemonic m)
 {
 	switch (m) {
-	case ZYDIS_MNEMONIC_SHL: case ZYDIS_MNEMONIC_SHR: case ZYDIS_MNEMONIC_SAR:
-	case ZYDIS_MNEMONIC_ROL: case ZYDIS_MNEMONIC_ROR: case ZYDIS_MNEMONIC_RCL:
-	case ZYDIS_MNEMONIC_RCR: case ZYDIS_MNEMONIC_SHLD: case ZYDIS_MNEMONIC_SHRD:
+	case ZYDIS_MNEMONIC_SHL:
+	case ZYDIS_MNEMONIC_SHR:
+	case ZYDIS_MNEMONIC_SAR:
+	case ZYDIS_MNEMONIC_ROL:
+	case ZYDIS_MNEMONIC_ROR:
+	case ZYDIS_MNEMONIC_RCL:
+	case ZYDIS_MNEMONIC_RCR:
+	case ZYDIS_MNEMONIC_SHLD:
+	case ZYDIS_MNEMONIC_SHRD:
 		return 1;
 	default:
 		return 0;
 	}
 }
 
-int pflops_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr,
-			struct pflops_reloc *r)
+int pflops_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pflops_reloc *r)
 {
 	ZydisDecodedInstruction in;
 	int modrm;
 
 	if (!dec_ready) {
-		ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
-				 ZYDIS_STACK_WIDTH_64);
+		ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 		dec_ready = 1;
 	}
 	memset(r, 0, sizeof *r);
@@ -76,12 +80,10 @@ int pflops_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr,
 		return PFLOPS_EINVAL;
 	r->len = in.length;
 	r->uses_gs = (uint8_t)touches_gs(&in);
-	r->pops_flags = in.mnemonic == ZYDIS_MNEMONIC_POPF ||
-			in.mnemonic == ZYDIS_MNEMONIC_POPFD ||
+	r->pops_flags = in.mnemonic == ZYDIS_MNEMONIC_POPF || in.mnemonic == ZYDIS_MNEMONIC_POPFD ||
 			in.mnemonic == ZYDIS_MNEMONIC_POPFQ;
 	modrm = (in.attributes & ZYDIS_ATTRIB_HAS_MODRM) != 0;
-	if (modrm && (in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) &&
-	    in.raw.modrm.mod == 0 && in.raw.modrm.rm == 5) {
+	if (modrm && (in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) && in.raw.modrm.mod == 0 && in.raw.modrm.rm == 5) {
 		/* [rip + disp32] */
 		if (in.raw.disp.size != 32)
 			return PFLOPS_EINVAL;
@@ -91,13 +93,11 @@ int pflops_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr,
 	}
 	/* a rep string instruction with %rcx = 0 writes no flags either */
 	if (in.cpu_flags && !count_dependent(in.mnemonic) &&
-	    !(in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
-			       ZYDIS_ATTRIB_HAS_REPNE))) {
+	    !(in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE))) {
 		const ZydisAccessedFlags *f = in.cpu_flags;
 		uint32_t w = f->modified | f->set_0 | f->set_1 | f->undefined;
 		r->kills_flags = (w & KFLAGS) == KFLAGS && !(f->tested & KFLAGS);
-		r->kills_cf = r->kills_flags && (w & ZYDIS_CPUFLAG_CF) &&
-			      !(f->tested & ZYDIS_CPUFLAG_CF);
+		r->kills_cf = r->kills_flags && (w & ZYDIS_CPUFLAG_CF) && !(f->tested & ZYDIS_CPUFLAG_CF);
 	}
 	if (modrm && in.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && in.opcode == 0xff &&
 	    (in.raw.modrm.reg == 2 || in.raw.modrm.reg == 4)) {
@@ -108,8 +108,7 @@ int pflops_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr,
 			uint8_t v = in.raw.prefixes[i].value;
 			if ((v & 0xf0) == 0x40)
 				r->ind_rex = v;
-			else if ((v == 0x26 || v == 0x2e || v == 0x36 ||
-				  v == 0x64 || v == 0x65 || v == 0x67) &&
+			else if ((v == 0x26 || v == 0x2e || v == 0x36 || v == 0x64 || v == 0x65 || v == 0x67) &&
 				 r->ind_npfx < sizeof r->ind_pfx)
 				r->ind_pfx[r->ind_npfx++] = v;
 		}

@@ -56,8 +56,14 @@ static int disposition(pid_t tid, int sig)
 	if ((ign >> (sig - 1)) & 1)
 		return D_PASS;
 	switch (sig) {
-	case SIGCHLD: case SIGURG: case SIGWINCH: case SIGCONT:
-	case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+	case SIGCHLD:
+	case SIGURG:
+	case SIGWINCH:
+	case SIGCONT:
+	case SIGSTOP:
+	case SIGTSTP:
+	case SIGTTIN:
+	case SIGTTOU:
 		return D_PASS;
 	default:
 		return D_FATAL;
@@ -68,7 +74,11 @@ static int disposition(pid_t tid, int sig)
 static int synchronous(int sig, const siginfo_t *si)
 {
 	switch (sig) {
-	case SIGSEGV: case SIGBUS: case SIGFPE: case SIGILL: case SIGTRAP:
+	case SIGSEGV:
+	case SIGBUS:
+	case SIGFPE:
+	case SIGILL:
+	case SIGTRAP:
 	case SIGSYS:
 		return si->si_code > 0;
 	default:
@@ -78,18 +88,16 @@ static int synchronous(int sig, const siginfo_t *si)
 
 static int clean(const struct pflops_xpoint *pt)
 {
-	return pt && (pt->kind == PFLOPS_XP_INC || pt->kind == PFLOPS_XP_BODY ||
-		      pt->kind == PFLOPS_XP_DONE || pt->kind == PFLOPS_XP_OVF ||
-		      pt->kind == PFLOPS_XP_OVFSTUB);
+	return pt && (pt->kind == PFLOPS_XP_INC || pt->kind == PFLOPS_XP_BODY || pt->kind == PFLOPS_XP_DONE ||
+		      pt->kind == PFLOPS_XP_OVF || pt->kind == PFLOPS_XP_OVFSTUB);
 }
 
 /* Put the thread at the original instruction that a point of a copy
  * stands for; what ran of the block is counted, the copy's increment
  * taken back when it happened.  fault: a push faulted with %rcx in the
  * slot. */
-static int translate(struct pflops_tracer *T, struct pflops_thr *t,
-		     struct user_regs_struct *r, const struct pflops_xblock *x,
-		     const struct pflops_xpoint *pt, int fault)
+static int translate(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r,
+		     const struct pflops_xblock *x, const struct pflops_xpoint *pt, int fault)
 {
 	struct pflops_block *b = x->b;
 	struct pflops_arena *a = t->sp->arena;
@@ -119,7 +127,8 @@ static int translate(struct pflops_tracer *T, struct pflops_thr *t,
 		i = pt->arg;
 		inc = ovf = 0;
 		break;
-	case PFLOPS_XP_OVF: case PFLOPS_XP_OVFSTUB:
+	case PFLOPS_XP_OVF:
+	case PFLOPS_XP_OVFSTUB:
 		i = pt->arg;
 		inc = 0;
 		ovf = 1;
@@ -131,14 +140,13 @@ static int translate(struct pflops_tracer *T, struct pflops_thr *t,
 	default:
 		return -1;
 	}
-	if (ovf && x->ovf_w && m) {	/* the overflow word: as before the block */
+	if (ovf && x->ovf_w && m) { /* the overflow word: as before the block */
 		uint64_t s;
 		memcpy(&s, m + PFLOPS_SLOT_OVF, 8);
 		s += x->ovf_w;
 		memcpy(m + PFLOPS_SLOT_OVF, &s, 8);
 	}
-	if (x->ovf_cf && m && pt && (pt->kind == PFLOPS_XP_OVF ||
-				     pt->kind == PFLOPS_XP_OVFSTUB))
+	if (x->ovf_cf && m && pt && (pt->kind == PFLOPS_XP_OVF || pt->kind == PFLOPS_XP_OVFSTUB))
 		r->eflags = (r->eflags & ~1ULL) | (m[PFLOPS_SLOT_CF] & 1);
 	if (inc && m) {
 		uint64_t *c = (uint64_t *)(m + PFLOPS_SLOT_CNT) + x->id;
@@ -151,12 +159,10 @@ static int translate(struct pflops_tracer *T, struct pflops_thr *t,
 	return 0;
 }
 
-int pflops_cache_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
-			 struct user_regs_struct *r)
+int pflops_cache_to_orig(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r)
 {
 	const struct pflops_xpoint *pt;
-	struct pflops_xblock *x = t->sp->arena ?
-		pflops_xlate_find(t->sp->arena, r->rip, &pt) : NULL;
+	struct pflops_xblock *x = t->sp->arena ? pflops_xlate_find(t->sp->arena, r->rip, &pt) : NULL;
 
 	if (!x || !clean(pt))
 		return -1;
@@ -179,12 +185,10 @@ static int self_trap(struct pflops_tracer *T, struct pflops_thr *t)
 	return pflops_restart(T, t, PTRACE_SYSCALL, SIGTRAP);
 }
 
-int pflops_cache_fault_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
-			       struct user_regs_struct *r)
+int pflops_cache_fault_to_orig(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r)
 {
 	const struct pflops_xpoint *pt;
-	struct pflops_xblock *x = t->sp->arena ?
-		pflops_xlate_find(t->sp->arena, r->rip, &pt) : NULL;
+	struct pflops_xblock *x = t->sp->arena ? pflops_xlate_find(t->sp->arena, r->rip, &pt) : NULL;
 
 	if (!x || !pt || !(clean(pt) || pt->kind == PFLOPS_XP_RCX))
 		return -1;
@@ -192,8 +196,7 @@ int pflops_cache_fault_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
 }
 
 /* Deliver sig (caught or fatal) to a thread now at an original address. */
-static int deliver(struct pflops_tracer *T, struct pflops_thr *t,
-		   struct user_regs_struct *r, int sig, int disp)
+static int deliver(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int sig, int disp)
 {
 	int dirty = 1, rc;
 
@@ -214,8 +217,7 @@ static int deliver(struct pflops_tracer *T, struct pflops_thr *t,
 	return pflops_restart(T, t, PTRACE_CONT, sig);
 }
 
-static int cache_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig,
-			siginfo_t *si)
+static int cache_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig, siginfo_t *si)
 {
 	struct user_regs_struct r;
 	const struct pflops_xpoint *pt = NULL;
@@ -230,12 +232,15 @@ static int cache_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig,
 	T->st.cache_signals++;
 	if (x && (clean(pt) || (sync && pt && pt->kind == PFLOPS_XP_RCX))) {
 		if (translate(T, t, &r, x, pt, sync))
-			return pflops_fail(T->err, PFLOPS_ESYS, "internal: "
-					   "cannot place signal %d", sig);
+			return pflops_fail(T->err, PFLOPS_ESYS,
+					   "internal: "
+					   "cannot place signal %d",
+					   sig);
 		return deliver(T, t, &r, sig, disp);
 	}
-	if (sync)	/* only program instructions fault */
-		return pflops_fail(T->err, PFLOPS_ESYS, "internal: signal %d "
+	if (sync) /* only program instructions fault */
+		return pflops_fail(T->err, PFLOPS_ESYS,
+				   "internal: signal %d "
 				   "raised by the code cache's own code at 0x%llx",
 				   sig, (unsigned long long)r.rip);
 	/* in our own code: step out of it, hold the signal meanwhile */
@@ -244,22 +249,19 @@ static int cache_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig,
 	return pflops_restart(T, t, PTRACE_SINGLESTEP, 0);
 }
 
-int pflops_stop_to_orig(struct pflops_tracer *T, struct pflops_thr *t,
-			struct user_regs_struct *r)
+int pflops_stop_to_orig(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r)
 {
 	int dirty = 0;
 
-	if (t->tramp && t->blk) {	/* in the displaced first instruction */
+	if (t->tramp && t->blk) { /* in the displaced first instruction */
 		if (r->rip == t->tramp)
 			r->rip = t->blk->start, dirty = 1;
 		else if (r->rip == t->tramp_back)
-			r->rip = t->blk->ninsts > 1 ? t->blk->start + t->blk->offs[1]
-						    : t->blk->end, dirty = 1;
+			r->rip = t->blk->ninsts > 1 ? t->blk->start + t->blk->offs[1] : t->blk->end, dirty = 1;
 		t->tramp = 0;
 	}
 	/* count what ran of the interrupted block */
-	if (t->blk && t->blk->mode != PFLOPS_BLK_STEP && !t->ovf_stepping &&
-	    !t->in_syscall) {
+	if (t->blk && t->blk->mode != PFLOPS_BLK_STEP && !t->ovf_stepping && !t->in_syscall) {
 		int idx = pflops_block_index(t->blk, r->rip);
 		if (idx > 0)
 			pflops_count_block(T, t, t->blk, (uint32_t)idx);
@@ -279,7 +281,7 @@ static int stop_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig)
 	dirty = pflops_stop_to_orig(T, t, &r);
 	if (dirty && (rc = pflops_setregs(T, t, &r)))
 		return rc;
-	if (disp == D_FATAL) {	/* the process ends here */
+	if (disp == D_FATAL) { /* the process ends here */
 		t->blk = NULL;
 		return pflops_restart(T, t, PTRACE_CONT, sig);
 	}
@@ -291,8 +293,7 @@ static int stop_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig)
 	return pflops_restart(T, t, PTRACE_SINGLESTEP, sig);
 }
 
-int pflops_on_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig,
-		     siginfo_t *si)
+int pflops_on_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig, siginfo_t *si)
 {
 	siginfo_t info;
 
@@ -318,7 +319,7 @@ int pflops_on_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig,
 		pflops_hold_signal(t, t->roll_sig, &t->roll_info);
 		t->roll_sig = 0;
 	}
-	if (sig == SIGSEGV) {	/* a write to code we guard (trace_wprot.c) */
+	if (sig == SIGSEGV) { /* a write to code we guard (trace_wprot.c) */
 		int rc = pflops_wprot_fault(T, t, si);
 		if (rc)
 			return rc < 0 ? rc : 0;
@@ -344,14 +345,12 @@ static int is_trap(const struct pflops_arena *a, uint64_t addr)
 	if (addr == ch->ibl_miss || addr == ch->ibl_exit)
 		return 1;
 	x = pflops_xlate_find(a, addr, &pt);
-	return x && pt && pt->kind == PFLOPS_XP_DONE &&
-	       addr == x->addr + x->ex[pt->arg].stub;
+	return x && pt && pt->kind == PFLOPS_XP_DONE && addr == x->addr + x->ex[pt->arg].stub;
 }
 
 /* Where a thread stopped on a cache int3 goes in the program (see
  * trace_internal.h). */
-int pflops_cache_trap_target(struct pflops_thr *t, struct user_regs_struct *r,
-			     int *exit)
+int pflops_cache_trap_target(struct pflops_thr *t, struct user_regs_struct *r, int *exit)
 {
 	struct pflops_arena *a = t->sp->arena;
 	uint64_t at = r->rip - 1;
@@ -379,8 +378,7 @@ int pflops_cache_trap_target(struct pflops_thr *t, struct user_regs_struct *r,
 
 /* A copy's exit or the lookup routine trapped (the int3 at rip - 1):
  * decide where the thread goes, and link the way there for next time. */
-static int resolve_trap(struct pflops_tracer *T, struct pflops_thr *t,
-			struct user_regs_struct *r, int *dirty)
+static int resolve_trap(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int *dirty)
 {
 	struct pflops_arena *a = t->sp->arena;
 	struct pflops_xblock *from = NULL;
@@ -389,7 +387,7 @@ static int resolve_trap(struct pflops_tracer *T, struct pflops_thr *t,
 	int k, rc;
 
 	if (pflops_cache_trap_target(t, r, &k))
-		return PFLOPS_ESYS;	/* the caller saw is_trap() */
+		return PFLOPS_ESYS; /* the caller saw is_trap() */
 	if (k >= 0) {
 		from = pflops_xlate_find(a, at, &pt);
 		T->st.cache_exits++;
@@ -413,8 +411,7 @@ static int resolve_trap(struct pflops_tracer *T, struct pflops_thr *t,
 	return rc;
 }
 
-static int finish_roll(struct pflops_tracer *T, struct pflops_thr *t,
-		       struct user_regs_struct *r, int dirty)
+static int finish_roll(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int dirty)
 {
 	int sig = t->roll_sig, rc;
 	siginfo_t info = t->roll_info;
@@ -427,8 +424,7 @@ static int finish_roll(struct pflops_tracer *T, struct pflops_thr *t,
 	return pflops_on_signal(T, t, sig, &info);
 }
 
-int pflops_cache_sigtrap(struct pflops_tracer *T, struct pflops_thr *t,
-			 siginfo_t *si)
+int pflops_cache_sigtrap(struct pflops_tracer *T, struct pflops_thr *t, siginfo_t *si)
 {
 	struct user_regs_struct r;
 	struct pflops_arena *a = t->sp->arena;
@@ -439,8 +435,7 @@ int pflops_cache_sigtrap(struct pflops_tracer *T, struct pflops_thr *t,
 	if (a && si->si_code == SI_KERNEL && !t->roll_sig) {
 		const struct pflops_xpoint *pt;
 		struct pflops_xblock *x = pflops_xlate_find(a, r.rip - 1, &pt);
-		if (x && pt && pt->kind == PFLOPS_XP_OVFSTUB &&
-		    r.rip - 1 == x->addr + x->ovf_stub) {
+		if (x && pt && pt->kind == PFLOPS_XP_OVFSTUB && r.rip - 1 == x->addr + x->ovf_stub) {
 			/* near a crossing: on to the stopping path */
 			pflops_ovf_trapped(T, t);
 			if (translate(T, t, &r, x, pt, 0))
@@ -456,13 +451,12 @@ int pflops_cache_sigtrap(struct pflops_tracer *T, struct pflops_thr *t,
 			return finish_roll(T, t, &r, dirty);
 		return pflops_resume(T, t, &r, dirty, rc);
 	}
-	if (t->roll_sig && si->si_code > 0) {	/* a step out */
+	if (t->roll_sig && si->si_code > 0) { /* a step out */
 		const struct pflops_xpoint *pt;
 		T->st.roll_steps++;
-		if (t->mode != PFLOPS_M_CACHE || !a ||
-		    (pflops_xlate_find(a, r.rip, &pt) && clean(pt)))
+		if (t->mode != PFLOPS_M_CACHE || !a || (pflops_xlate_find(a, r.rip, &pt) && clean(pt)))
 			return finish_roll(T, t, &r, 0);
 		return pflops_restart(T, t, PTRACE_SINGLESTEP, 0);
 	}
-	return pflops_on_signal(T, t, SIGTRAP, si);	/* the program's own */
+	return pflops_on_signal(T, t, SIGTRAP, si); /* the program's own */
 }

@@ -66,12 +66,10 @@ static int status_path(const char *p)
 {
 	size_t n = strlen(p);
 
-	return !strncmp(p, "/proc/", 6) && n > 7 &&
-	       !strcmp(p + n - 7, "/status");
+	return !strncmp(p, "/proc/", 6) && n > 7 && !strcmp(p + n - 7, "/status");
 }
 
-int pflops_sys_entry(struct pflops_tracer *T, struct pflops_thr *t,
-		     struct user_regs_struct *r)
+int pflops_sys_entry(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r)
 {
 	uint64_t flags;
 	char path[128];
@@ -83,13 +81,13 @@ int pflops_sys_entry(struct pflops_tracer *T, struct pflops_thr *t,
 	switch (t->sys_nr) {
 	case SYS_rseq:
 		if (!refuse_rseq(T)) {
-			if (r->rdx == 0)	/* a registration */
+			if (r->rdx == 0) /* a registration */
 				T->st.rseq_kept++;
 			return 0;
 		}
 		if (r->rdx == 0)
 			T->st.rseq_refused++;
-		r->orig_rax = (uint64_t)-1;	/* skipped */
+		r->orig_rax = (uint64_t)-1; /* skipped */
 		t->sys_refused = -ENOSYS;
 		return pflops_setregs(T, t, r);
 	case SYS_clone:
@@ -101,24 +99,23 @@ int pflops_sys_entry(struct pflops_tracer *T, struct pflops_thr *t,
 		return pflops_setregs(T, t, r);
 	case SYS_clone3:
 		/* struct clone_args starts with the flags */
-		if (r->rsi < 8 || read_mem(t->tid, r->rdi, &flags, 8) ||
-		    !(flags & CLONE_UNTRACED))
+		if (r->rsi < 8 || read_mem(t->tid, r->rdi, &flags, 8) || !(flags & CLONE_UNTRACED))
 			return 0;
 		if (pflops_mem_write64(t->tid, r->rdi, flags & ~(uint64_t)CLONE_UNTRACED))
 			return 0;
-		t->sys_undo_addr = r->rdi;	/* the program's struct, put back */
+		t->sys_undo_addr = r->rdi; /* the program's struct, put back */
 		t->sys_undo_val = flags;
 		T->st.untraced_cleared++;
 		return 0;
 	case SYS_ptrace:
 		T->st.prog_ptrace++;
 		return 0;
-	case SYS_open: case SYS_openat:
+	case SYS_open:
+	case SYS_openat:
 		memset(path, 0, sizeof path);
-		if (read_mem(t->tid, t->sys_nr == SYS_open ? r->rdi : r->rsi,
-			     path, sizeof path - 1) &&
-		    read_mem(t->tid, t->sys_nr == SYS_open ? r->rdi : r->rsi,
-			     path, 32))	/* the string may end near a page end */
+		if (read_mem(t->tid, t->sys_nr == SYS_open ? r->rdi : r->rsi, path, sizeof path - 1) &&
+		    read_mem(t->tid, t->sys_nr == SYS_open ? r->rdi : r->rsi, path,
+			     32)) /* the string may end near a page end */
 			return 0;
 		if (status_path(path))
 			T->st.status_reads++;
@@ -128,8 +125,7 @@ int pflops_sys_entry(struct pflops_tracer *T, struct pflops_thr *t,
 	}
 }
 
-void pflops_sys_exit(struct pflops_tracer *T, struct pflops_thr *t,
-		     struct user_regs_struct *r, int *dirty)
+void pflops_sys_exit(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int *dirty)
 {
 	const uint64_t *a = t->sys_args;
 	int64_t ret = (int64_t)r->rax;
@@ -146,8 +142,7 @@ void pflops_sys_exit(struct pflops_tracer *T, struct pflops_thr *t,
 	}
 	if (ret < 0 && ret > -4096)
 		return;
-	if ((t->sys_nr == SYS_seccomp && (a[0] == SECCOMP_SET_MODE_STRICT ||
-					  a[0] == SECCOMP_SET_MODE_FILTER)) ||
+	if ((t->sys_nr == SYS_seccomp && (a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER)) ||
 	    (t->sys_nr == SYS_prctl && a[0] == PR_SET_SECCOMP)) {
 		if (!t->sp->no_inject)
 			T->st.seccomp++;
@@ -183,14 +178,16 @@ int pflops_sys_shares_vm(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 
 void pflops_sys_rseq_check(struct pflops_tracer *T, struct pflops_thr *t)
 {
-	struct { uint64_t ptr; uint32_t size, sig, flags, pad; } c;
+	struct {
+		uint64_t ptr;
+		uint32_t size, sig, flags, pad;
+	} c;
 
 	if (t->rseq_checked)
 		return;
 	t->rseq_checked = 1;
 	memset(&c, 0, sizeof c);
-	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, t->tid, (void *)sizeof c, &c) > 0 &&
-	    c.ptr)
+	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, t->tid, (void *)sizeof c, &c) > 0 && c.ptr)
 		T->st.rseq_kept++;
 }
 

@@ -80,13 +80,12 @@ static void open_window(struct pflops_tracer *T, struct pflops_thr *opener)
 		u->win_open_flops = u->win_flops;
 		u->win_busy = 0;
 		if (u->state != PFLOPS_TH_RUN || u->detach_sig)
-			continue;	/* not started yet: starts counting */
+			continue; /* not started yet: starts counting */
 		switch (u->mode) {
 		case PFLOPS_M_NATIVE:
 			/* where it is decides its role (pflops_win_stop) */
 			u->win_busy = -1;
-			if (!u->win_join &&
-			    ptrace(PTRACE_INTERRUPT, u->tid, NULL, NULL) == 0) {
+			if (!u->win_join && ptrace(PTRACE_INTERRUPT, u->tid, NULL, NULL) == 0) {
 				u->win_join = 1;
 				T->st.region_joined++;
 			}
@@ -114,8 +113,7 @@ static void close_window(struct pflops_tracer *T, struct pflops_thr *closer)
 		if (u->mode == PFLOPS_M_CACHE) {
 			keep(T, u);
 			/* back to native code at its next clean point */
-			if (u->state == PFLOPS_TH_RUN && !u->win_join &&
-			    !u->win_leave && !u->detach_sig &&
+			if (u->state == PFLOPS_TH_RUN && !u->win_join && !u->win_leave && !u->detach_sig &&
 			    ptrace(PTRACE_INTERRUPT, u->tid, NULL, NULL) == 0)
 				u->win_leave = 1;
 		}
@@ -125,7 +123,7 @@ static void close_window(struct pflops_tracer *T, struct pflops_thr *closer)
 
 void pflops_win_enter(struct pflops_tracer *T, struct pflops_thr *t)
 {
-	settle(T, t);	/* what it did in the window before it called F */
+	settle(T, t); /* what it did in the window before it called F */
 	t->win_caller = 1;
 	if (t->sp->win_calls++ == 0)
 		open_window(T, t);
@@ -147,8 +145,7 @@ static void record(struct pflops_tracer *T, const struct pflops_thr *t)
 	if (st->region_nthreads < PFLOPS_REGION_THREADS) {
 		struct pflops_region_thread *e = &st->region_thread[st->region_nthreads++];
 		e->tid = t->tid;
-		e->role = t->win_caller ? PFLOPS_RT_CALLER :
-			  t->win_ran ? PFLOPS_RT_RUNNING : PFLOPS_RT_POOL;
+		e->role = t->win_caller ? PFLOPS_RT_CALLER : t->win_ran ? PFLOPS_RT_RUNNING : PFLOPS_RT_POOL;
 		e->flops = t->win_flops;
 	} else {
 		st->region_more_threads++;
@@ -182,8 +179,7 @@ int pflops_sys_restarting(const struct user_regs_struct *r)
 {
 	int64_t rax = (int64_t)r->rax;
 
-	return (int64_t)r->orig_rax >= 0 &&
-	       (rax == -512 || rax == -513 || rax == -514 || rax == -516);
+	return (int64_t)r->orig_rax >= 0 && (rax == -512 || rax == -513 || rax == -514 || rax == -516);
 }
 
 static int has_pause(struct pflops_space *sp, pid_t tid, const struct pflops_block *b)
@@ -191,8 +187,7 @@ static int has_pause(struct pflops_space *sp, pid_t tid, const struct pflops_blo
 	uint8_t op[2];
 
 	for (uint32_t i = 0; i < b->ninsts; i++)
-		if (pflops_mem_read(sp, tid, b->start + b->offs[i], op, 2) == 2 &&
-		    op[0] == 0xf3 && op[1] == 0x90)
+		if (pflops_mem_read(sp, tid, b->start + b->offs[i], op, 2) == 2 && op[0] == 0xf3 && op[1] == 0x90)
 			return 1;
 	return 0;
 }
@@ -207,19 +202,17 @@ static int spinning(struct pflops_tracer *T, struct pflops_thr *t, uint64_t pc)
 
 	q[0] = pc;
 	for (int i = 0; i < n; i++) {
-		struct pflops_block *b = pflops_block_get(t->sp, t->tid, q[i], 0,
-							  &T->st.blocks_decoded);
+		struct pflops_block *b = pflops_block_get(t->sp, t->tid, q[i], 0, &T->st.blocks_decoded);
 		if (!b || (i == 0 && b->nfp))
 			return 0;
 		if (has_pause(t->sp, t->tid, b))
 			return 1;
 		if (i >= 3)
-			continue;	/* two branches away: no further */
-		if ((b->term.term == PFLOPS_T_JCC || b->term.term == PFLOPS_T_JMP ||
-		     b->term.term == PFLOPS_T_LOOP) && !b->term.ind && b->term.target)
+			continue; /* two branches away: no further */
+		if ((b->term.term == PFLOPS_T_JCC || b->term.term == PFLOPS_T_JMP || b->term.term == PFLOPS_T_LOOP) &&
+		    !b->term.ind && b->term.target)
 			q[n++] = b->term.target;
-		if (b->term.term == PFLOPS_T_JCC || b->term.term == PFLOPS_T_LOOP ||
-		    b->term.term == PFLOPS_T_NONE)
+		if (b->term.term == PFLOPS_T_JCC || b->term.term == PFLOPS_T_LOOP || b->term.term == PFLOPS_T_NONE)
 			q[n++] = b->end;
 	}
 	return 0;
@@ -249,8 +242,8 @@ int pflops_win_stop(struct pflops_tracer *T, struct pflops_thr *t)
 		}
 		return pflops_go(T, t, &r, 0);
 	}
-	if (t->mode == PFLOPS_M_CACHE && !pflops_counting(T, t) &&
-	    !t->in_syscall && !t->roll_sig && !pflops_sys_restarting(&r))
+	if (t->mode == PFLOPS_M_CACHE && !pflops_counting(T, t) && !t->in_syscall && !t->roll_sig &&
+	    !pflops_sys_restarting(&r))
 		return pflops_go(T, t, &r, 0);
 	return pflops_restart(T, t, t->resume, 0);
 }

@@ -32,16 +32,16 @@
 
 #include "trace_internal.h"
 
-#define WP_HOT 64		/* write faults after which a page stays writable */
+#define WP_HOT 64 /* write faults after which a page stays writable */
 #define PG 4096ULL
 
 struct pflops_wpage {
-	uint64_t pg;		/* page address, 0: empty slot */
-	uint32_t faults;	/* writes caught */
-	uint8_t prot;		/* the program's own protection */
-	uint8_t on;		/* our protection is in place */
-	uint8_t hot;		/* left writable for good */
-	uint8_t dead;		/* removed (a tombstone) */
+	uint64_t pg;	 /* page address, 0: empty slot */
+	uint32_t faults; /* writes caught */
+	uint8_t prot;	 /* the program's own protection */
+	uint8_t on;	 /* our protection is in place */
+	uint8_t hot;	 /* left writable for good */
+	uint8_t dead;	 /* removed (a tombstone) */
 };
 
 static size_t wslot(uint64_t pg, size_t cap)
@@ -112,8 +112,7 @@ int pflops_wprot_copy(struct pflops_space *sp, const struct pflops_space *parent
 	return 0;
 }
 
-static int set_prot(struct pflops_tracer *T, struct pflops_thr *t, uint64_t pg,
-		    int prot)
+static int set_prot(struct pflops_tracer *T, struct pflops_thr *t, uint64_t pg, int prot)
 {
 	int64_t ret;
 	int rc = pflops_inject(T, t, SYS_mprotect, pg, PG, (uint64_t)prot, 0, 0, 0, &ret);
@@ -130,12 +129,11 @@ static int map_prot(const struct pflops_map *m)
  * there, and a fault there would be one per push). */
 static int stack_page(const struct pflops_map *m, const struct user_regs_struct *r)
 {
-	return (m->path && !strncmp(m->path, "[stack", 6)) ||
-	       (r && r->rsp >= m->lo && r->rsp < m->hi);
+	return (m->path && !strncmp(m->path, "[stack", 6)) || (r && r->rsp >= m->lo && r->rsp < m->hi);
 }
 
-int pflops_wprot_code(struct pflops_tracer *T, struct pflops_thr *t,
-		      struct pflops_block *b, const struct user_regs_struct *r)
+int pflops_wprot_code(struct pflops_tracer *T, struct pflops_thr *t, struct pflops_block *b,
+		      const struct user_regs_struct *r)
 {
 	struct pflops_space *sp = t->sp;
 	int ok = 1;
@@ -152,9 +150,9 @@ int pflops_wprot_code(struct pflops_tracer *T, struct pflops_thr *t,
 		if (!w) {
 			m = pflops_maps_find(&sp->maps, t->tid, pg);
 			if (!m || !m->w)
-				continue;	/* not writable: nothing to guard */
+				continue; /* not writable: nothing to guard */
 			if (!m->x) {
-				ok = 0;		/* stale map: left as it was */
+				ok = 0; /* stale map: left as it was */
 				continue;
 			}
 			if (!(w = wadd(sp, pg)))
@@ -193,7 +191,7 @@ int pflops_wprot_check(struct pflops_space *sp, pid_t tid, struct pflops_block *
 		if (w && w->hot)
 			return b->nocache = PFLOPS_NC_WRITABLE;
 		if (w && !w->on)
-			return PFLOPS_NC_WRITABLE;	/* until it is guarded */
+			return PFLOPS_NC_WRITABLE; /* until it is guarded */
 		if (w)
 			continue;
 		m = pflops_maps_find(&sp->maps, tid, pg);
@@ -206,8 +204,7 @@ int pflops_wprot_check(struct pflops_space *sp, pid_t tid, struct pflops_block *
 }
 
 /* The program gave [lo, hi) protection prot, or unmapped it (prot < 0). */
-void pflops_wprot_forget(struct pflops_space *sp, uint64_t lo, uint64_t hi,
-			 int prot)
+void pflops_wprot_forget(struct pflops_space *sp, uint64_t lo, uint64_t hi, int prot)
 {
 	int unmapped = prot < 0;
 
@@ -218,18 +215,17 @@ void pflops_wprot_forget(struct pflops_space *sp, uint64_t lo, uint64_t hi,
 		if (!w->pg || w->dead || w->pg + PG <= lo || w->pg >= hi)
 			continue;
 		if (w->hot && !unmapped) {
-			w->on = 0;	/* stays hot; its protection is the program's */
+			w->on = 0; /* stays hot; its protection is the program's */
 			w->prot = (uint8_t)(prot & (PROT_READ | PROT_WRITE | PROT_EXEC));
 			continue;
 		}
-		w->dead = 1;	/* the slot keeps probing chains intact */
+		w->dead = 1; /* the slot keeps probing chains intact */
 	}
 }
 
 /* mremap moved [lo, lo+len) to dst: the pages we protected went along
  * with our protection; give them the program's. */
-void pflops_wprot_moved(struct pflops_tracer *T, struct pflops_thr *t,
-			uint64_t lo, uint64_t len, uint64_t dst)
+void pflops_wprot_moved(struct pflops_tracer *T, struct pflops_thr *t, uint64_t lo, uint64_t len, uint64_t dst)
 {
 	struct pflops_space *sp = t->sp;
 
@@ -243,8 +239,7 @@ void pflops_wprot_moved(struct pflops_tracer *T, struct pflops_thr *t,
 	}
 }
 
-int pflops_wprot_fault(struct pflops_tracer *T, struct pflops_thr *t,
-		       const siginfo_t *si)
+int pflops_wprot_fault(struct pflops_tracer *T, struct pflops_thr *t, const siginfo_t *si)
 {
 	struct pflops_space *sp = t->sp;
 	uint64_t pg = (uint64_t)si->si_addr & ~(PG - 1);
@@ -257,18 +252,20 @@ int pflops_wprot_fault(struct pflops_tracer *T, struct pflops_thr *t,
 	 * it was raised (threads writing at once fault at once: the first
 	 * one's stop gives the access back, the others just go on) */
 	if (!w || !(w->prot & PROT_WRITE) || si->si_code != SEGV_ACCERR)
-		return 0;	/* the program's own fault */
+		return 0; /* the program's own fault */
 	if (pflops_getregs(t->tid, &r))
-		return 1;	/* gone */
+		return 1; /* gone */
 	if (w->on) {
 		w->faults++;
 		T->st.wprot_faults++;
 		T->st.invalidated += pflops_block_invalidate(sp, pg, pg + PG);
 		pflops_bp_clear(sp, t->tid, pg, pg + PG);
 		if ((rc = set_prot(T, t, pg, w->prot)))
-			return pflops_fail(T->err, PFLOPS_ESYS, "cannot give the program its "
+			return pflops_fail(T->err, PFLOPS_ESYS,
+					   "cannot give the program its "
 					   "write access to 0x%llx back (%d); rerun with "
-					   "PFLOPS_TRACE_ENGINE=stop", (unsigned long long)pg, rc);
+					   "PFLOPS_TRACE_ENGINE=stop",
+					   (unsigned long long)pg, rc);
 		w->on = 0;
 	}
 	/* where the thread is in the program: the write has not happened */
@@ -277,7 +274,8 @@ int pflops_wprot_fault(struct pflops_tracer *T, struct pflops_thr *t,
 	case PFLOPS_M_CACHE:
 		if (sp->arena && pflops_arena_chunk_of(sp->arena, r.rip)) {
 			if (pflops_cache_fault_to_orig(T, t, &r))
-				return pflops_fail(T->err, PFLOPS_ESYS, "internal: a write "
+				return pflops_fail(T->err, PFLOPS_ESYS,
+						   "internal: a write "
 						   "fault at 0x%llx in the code cache",
 						   (unsigned long long)r.rip);
 			orig = r.rip;
@@ -288,7 +286,7 @@ int pflops_wprot_fault(struct pflops_tracer *T, struct pflops_thr *t,
 		dirty = pflops_stop_to_orig(T, t, &r);
 		orig = r.rip;
 		break;
-	default:	/* native (--region, outside it): it just goes on */
+	default: /* native (--region, outside it): it just goes on */
 		rc = pflops_restart(T, t, PTRACE_CONT, 0);
 		return rc < 0 ? rc : 1;
 	}
@@ -320,7 +318,7 @@ void pflops_wprot_restore(struct pflops_tracer *T, struct pflops_thr *t)
 		if (!t->detach_entry)
 			set_prot(T, t, w->pg, w->prot);
 		else if (pflops_inject_entry(T, t, SYS_mprotect, w->pg, PG, w->prot, &ret) == 0)
-			t->detach_entry = 0;	/* now at that syscall's exit stop */
+			t->detach_entry = 0; /* now at that syscall's exit stop */
 		injected = 1;
 		w->on = 0;
 	}
@@ -328,8 +326,7 @@ void pflops_wprot_restore(struct pflops_tracer *T, struct pflops_thr *t)
 	 * restarted by the kernel on its way out; the injection took that
 	 * way already: restart it here, as the kernel would have. */
 	if (injected && (int64_t)r.orig_rax >= 0 && t->detach_sig == 0 &&
-	    ((int64_t)r.rax == -512 || (int64_t)r.rax == -513 ||
-	     (int64_t)r.rax == -514 || (int64_t)r.rax == -516)) {
+	    ((int64_t)r.rax == -512 || (int64_t)r.rax == -513 || (int64_t)r.rax == -514 || (int64_t)r.rax == -516)) {
 		r.rax = (int64_t)r.rax == -516 ? SYS_restart_syscall : r.orig_rax;
 		r.rip -= 2;
 		ptrace(PTRACE_SETREGS, t->tid, NULL, &r);

@@ -36,8 +36,12 @@
 static int term_ok(const struct pflops_block *b)
 {
 	switch (b->term.term) {
-	case PFLOPS_T_JCC: case PFLOPS_T_JMP: case PFLOPS_T_CALL:
-	case PFLOPS_T_RET: case PFLOPS_T_LOOP: case PFLOPS_T_JRCXZ:
+	case PFLOPS_T_JCC:
+	case PFLOPS_T_JMP:
+	case PFLOPS_T_CALL:
+	case PFLOPS_T_RET:
+	case PFLOPS_T_LOOP:
+	case PFLOPS_T_JRCXZ:
 		return b->mode == PFLOPS_BLK_BP;
 	case PFLOPS_T_SYSCALL:
 		return b->mode == PFLOPS_BLK_SYSCALL && b->term.len == 2;
@@ -46,8 +50,7 @@ static int term_ok(const struct pflops_block *b)
 	}
 }
 
-int pflops_xlate_check(struct pflops_space *sp, pid_t tid,
-		       struct pflops_block *b)
+int pflops_xlate_check(struct pflops_space *sp, pid_t tid, struct pflops_block *b)
 {
 	if (b->nocache)
 		return b->nocache;
@@ -57,7 +60,7 @@ int pflops_xlate_check(struct pflops_space *sp, pid_t tid,
 		return b->nocache = PFLOPS_NC_MODE;
 	if (sp->region && pflops_region_is_hook(sp->region, b->start))
 		return b->nocache = PFLOPS_NC_NOTIFY;
-	if (b->region_entry)	/* a call from the cache must stop there */
+	if (b->region_entry) /* a call from the cache must stop there */
 		return b->nocache = PFLOPS_NC_REGION;
 	/* writable pages: cached once write-protected (trace_wprot.c) */
 	return pflops_wprot_check(sp, tid, b);
@@ -109,7 +112,10 @@ static void emit_ind_operand(struct emit *e, const struct insn_info *ii)
 	}
 }
 
-struct exit_fix { size_t site; int exit; };
+struct exit_fix {
+	size_t site;
+	int exit;
+};
 
 static void emit_exit_jmp(struct emit *e, struct exit_fix *f, int *nf, int k)
 {
@@ -120,8 +126,7 @@ static void emit_exit_jmp(struct emit *e, struct exit_fix *f, int *nf, int k)
 	put32(e, 0);
 }
 
-static int read_insns(struct pflops_space *sp, pid_t tid,
-		      const struct pflops_block *b, uint8_t *code,
+static int read_insns(struct pflops_space *sp, pid_t tid, const struct pflops_block *b, uint8_t *code,
 		      struct insn_info *ii)
 {
 	size_t len = (size_t)(b->end - b->start);
@@ -132,17 +137,15 @@ static int read_insns(struct pflops_space *sp, pid_t tid,
 		size_t o = b->offs[i], l = (i + 1 < b->ninsts ? b->offs[i + 1] : len) - o;
 		ii[i].bytes = code + o;
 		ii[i].addr = b->start + o;
-		if (pflops_reloc_decode(code + o, l, ii[i].addr, &ii[i].r) ||
-		    ii[i].r.len != l)
+		if (pflops_reloc_decode(code + o, l, ii[i].addr, &ii[i].r) || ii[i].r.len != l)
 			return -1;
 	}
 	return 0;
 }
 
 /* The copy of b at `base` into e; 0 or an PFLOPS_NC_* reason. */
-static int generate(struct emit *e, const struct pflops_block *b,
-		    const struct insn_info *ii, uint32_t id, struct pflops_xblock *x,
-		    int ovf)
+static int generate(struct emit *e, const struct pflops_block *b, const struct insn_info *ii, uint32_t id,
+		    struct pflops_xblock *x, int ovf)
 {
 	const struct pflops_insn *t = &b->term;
 	const struct insn_info *ti = &ii[b->ninsts - 1];
@@ -186,19 +189,19 @@ static int generate(struct emit *e, const struct pflops_block *b,
 				break;
 			}
 	}
-	if (seq) {	/* no flag writer in the block: leave the flags alone */
+	if (seq) { /* no flag writer in the block: leave the flags alone */
 		point(e, PFLOPS_XP_INC, 0);
 		gs_mov(e, 1, RAX, PFLOPS_SLOT_RAX);
 		point(e, PFLOPS_XP_ROLL, 0);
 		gs_mov(e, 0, RAX, cnt);
-		put(e, (uint8_t[]){ 0x48, 0x8d, 0x40, 0x01 }, 4);	/* lea 1(%rax),%rax */
+		put(e, (uint8_t[]){ 0x48, 0x8d, 0x40, 0x01 }, 4); /* lea 1(%rax),%rax */
 		gs_mov(e, 1, RAX, cnt);
 		gs_mov(e, 0, RAX, PFLOPS_SLOT_RAX);
 	}
 	for (uint32_t i = 0; i + 1 < n; i++) {
 		if (ii[i].r.uses_gs)
 			return PFLOPS_NC_GS;
-		if (ii[i].r.pops_flags)	/* EFLAGS.TF: stepped at the original */
+		if (ii[i].r.pops_flags) /* EFLAGS.TF: stepped at the original */
 			return PFLOPS_NC_MODE;
 		if (!seq && i == x->inc_at) {
 			point(e, PFLOPS_XP_INC, i);
@@ -248,11 +251,12 @@ static int generate(struct emit *e, const struct pflops_block *b,
 		point(e, PFLOPS_XP_DONE, 1);
 		emit_exit_jmp(e, fix, &nf, 1);
 		break;
-	case PFLOPS_T_LOOP: case PFLOPS_T_JRCXZ:
+	case PFLOPS_T_LOOP:
+	case PFLOPS_T_JRCXZ:
 		x->ex[0].target = t->target;
 		x->ex[1].target = next;
 		x->nex = 2;
-		put(e, ti->bytes, t->len - 1u);		/* prefixes + opcode */
+		put(e, ti->bytes, t->len - 1u); /* prefixes + opcode */
 		loop_rel = e->n;
 		put8(e, 0);
 		point(e, PFLOPS_XP_DONE, 1);
@@ -274,17 +278,18 @@ static int generate(struct emit *e, const struct pflops_block *b,
 			/* `syscall` left its return address in %rcx: the
 			 * program's, not the copy's (a signal before this
 			 * mov: trace_signal.c) */
-			put(e, (uint8_t[]){ 0x48, 0xb9 }, 2);	/* mov $next, %rcx */
+			put(e, (uint8_t[]){ 0x48, 0xb9 }, 2); /* mov $next, %rcx */
 			put64(e, next);
 		}
 		emit_exit_jmp(e, fix, &nf, 0);
 		break;
-	case PFLOPS_T_JMP: case PFLOPS_T_CALL:
+	case PFLOPS_T_JMP:
+	case PFLOPS_T_CALL:
 		if (t->ind == 0) {
 			x->ex[0].target = t->target;
 			x->nex = 1;
 			if (t->term == PFLOPS_T_CALL) {
-				put(e, (uint8_t[]){ 0xff, 0x35 }, 2);	/* push lit(%rip) */
+				put(e, (uint8_t[]){ 0xff, 0x35 }, 2); /* push lit(%rip) */
 				lit_fix = e->n;
 				put32(e, 0);
 				point(e, PFLOPS_XP_DONE, 0);
@@ -309,9 +314,9 @@ static int generate(struct emit *e, const struct pflops_block *b,
 		break;
 	case PFLOPS_T_RET:
 		gs_mov(e, 1, RCX, PFLOPS_SLOT_RCX);
-		put(e, (uint8_t[]){ 0x48, 0x8b, 0x0c, 0x24 }, 4);	/* mov (%rsp),%rcx */
+		put(e, (uint8_t[]){ 0x48, 0x8b, 0x0c, 0x24 }, 4); /* mov (%rsp),%rcx */
 		point(e, PFLOPS_XP_ROLL, 0);
-		put(e, (uint8_t[]){ 0x48, 0x8d, 0xa4, 0x24 }, 4);	/* lea N(%rsp),%rsp */
+		put(e, (uint8_t[]){ 0x48, 0x8d, 0xa4, 0x24 }, 4); /* lea N(%rsp),%rsp */
 		put32(e, 8u + t->ret_imm);
 		put8(e, 0xe9);
 		put32(e, (uint32_t)(int32_t)(x->ch->ibl - (here(e) + 4)));
@@ -368,8 +373,7 @@ static int add_xb(struct pflops_chunk *ch, struct pflops_xblock *x)
 	return 0;
 }
 
-uint64_t pflops_xlate(struct pflops_tracer *T, struct pflops_thr *t,
-		      struct pflops_block *b)
+uint64_t pflops_xlate(struct pflops_tracer *T, struct pflops_thr *t, struct pflops_block *b)
 {
 	struct pflops_space *sp = t->sp;
 	struct pflops_arena *a = sp->arena;
@@ -395,7 +399,7 @@ uint64_t pflops_xlate(struct pflops_tracer *T, struct pflops_thr *t,
 	code = malloc(len + 16);
 	ii = malloc(b->ninsts * sizeof *ii);
 	x = calloc(1, sizeof *x);
-	e.buf = T->xbuf;	/* kept: a copy is made per block */
+	e.buf = T->xbuf; /* kept: a copy is made per block */
 	if (!code || !ii || !x)
 		goto out;
 	if (read_insns(sp, t->tid, b, code, ii)) {
@@ -418,8 +422,7 @@ uint64_t pflops_xlate(struct pflops_tracer *T, struct pflops_thr *t,
 	x->b = b;
 	x->id = a->nids;
 	e.base = ch->addr + ch->used;
-	why = generate(&e, b, ii, x->id, x,
-		       pflops_ovf_on(T) && pflops_ovf_block(T, b));
+	why = generate(&e, b, ii, x->id, x, pflops_ovf_on(T) && pflops_ovf_block(T, b));
 	if (why || e.n > ch->size - ch->used || add_xb(ch, x)) {
 		b->nocache = why ? why : PFLOPS_NC_FULL;
 		goto out;
@@ -447,8 +450,7 @@ out:
 	return b->x ? b->x->addr : 0;
 }
 
-uint64_t pflops_xlate_tramp(struct pflops_tracer *T, struct pflops_thr *t,
-			    struct pflops_block *b, uint64_t *back)
+uint64_t pflops_xlate_tramp(struct pflops_tracer *T, struct pflops_thr *t, struct pflops_block *b, uint64_t *back)
 {
 	uint8_t code[16], buf[64];
 	struct pflops_reloc r;
@@ -491,9 +493,7 @@ uint64_t pflops_xlate_tramp(struct pflops_tracer *T, struct pflops_thr *t,
 	return b->tramp;
 }
 
-struct pflops_xblock *pflops_xlate_find(const struct pflops_arena *a,
-					uint64_t addr,
-					const struct pflops_xpoint **pt)
+struct pflops_xblock *pflops_xlate_find(const struct pflops_arena *a, uint64_t addr, const struct pflops_xpoint **pt)
 {
 	struct pflops_chunk *ch = pflops_arena_chunk_of(a, addr);
 	size_t lo = 0, hi;
@@ -517,7 +517,7 @@ struct pflops_xblock *pflops_xlate_find(const struct pflops_arena *a,
 	x = ch->xb[lo];
 	off = (uint32_t)(addr - x->addr);
 	h = x->npt;
-	while (l < h) {		/* last point at or before off */
+	while (l < h) { /* last point at or before off */
 		int mid = (l + h) / 2;
 		if (x->pt[mid].off <= off)
 			l = mid + 1;
@@ -529,13 +529,10 @@ struct pflops_xblock *pflops_xlate_find(const struct pflops_arena *a,
 }
 
 /* one more block for pflops_xlate_ahead: translated now, or 0 */
-static struct pflops_xblock *ahead_one(struct pflops_tracer *T,
-				       struct pflops_thr *t, uint64_t pc,
-				       int *budget, struct pflops_block **q,
-				       int *qt, int qmax)
+static struct pflops_xblock *ahead_one(struct pflops_tracer *T, struct pflops_thr *t, uint64_t pc, int *budget,
+				       struct pflops_block **q, int *qt, int qmax)
 {
-	struct pflops_block *d = pflops_block_get(t->sp, t->tid, pc, 0,
-						  &T->st.blocks_decoded);
+	struct pflops_block *d = pflops_block_get(t->sp, t->tid, pc, 0, &T->st.blocks_decoded);
 	int was;
 
 	if (!d)
@@ -554,8 +551,7 @@ static struct pflops_xblock *ahead_one(struct pflops_tracer *T,
 	return d->x;
 }
 
-void pflops_xlate_ahead(struct pflops_tracer *T, struct pflops_thr *t,
-			struct pflops_block *b, int budget)
+void pflops_xlate_ahead(struct pflops_tracer *T, struct pflops_thr *t, struct pflops_block *b, int budget)
 {
 	struct pflops_block *q[64];
 	int qh = 0, qt = 0;

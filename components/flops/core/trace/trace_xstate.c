@@ -26,7 +26,7 @@ static int setup(void)
 	unsigned a, b, c, d;
 
 	if (!__get_cpuid_count(0xd, 0, &a, &b, &c, &d) || !(a & (1u << OPMASK_BIT)))
-		return PFLOPS_EUNAVAIL;	/* no AVX-512 state */
+		return PFLOPS_EUNAVAIL; /* no AVX-512 state */
 	xs_size = c > b ? c : b;	/* enabled (ebx) / all supported (ecx) */
 	__get_cpuid_count(0xd, OPMASK_BIT, &a, &b, &c, &d);
 	k_off = b;

@@ -3,7 +3,7 @@
  * runs natively and under the tracer (the code cache), and a table gives
  * wall and CPU time of both, the CPU-time ratio traced/native beside the
  * issue's target, and the tracer's peak RSS; a second table shows where
- * the tracer's time went (pflops_trace_stats).
+ * the tracer's time went (pft_stats).
  *
  * CPU time is the tracer's plus the program's (all its threads and child
  * processes), from wait4's rusage: the machine is shared, and CPU time
@@ -48,7 +48,7 @@ struct report {
 	uint64_t flops;
 	double tracer_cpu;
 	long rss_kb;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	char err[600];
 };
 
@@ -131,7 +131,7 @@ static void tracer_child(char *const argv[], int engine, double limit, int fd)
 	quiet(); /* the program's output, not the bench's */
 	sigaction(SIGALRM, &sa, NULL);
 	setitimer(ITIMER_REAL, &it, NULL);
-	if (pflops_trace_run(argv, &o, &m, &r.status, &err))
+	if (pft_run(argv, &o, &m, &r.status, &err))
 		snprintf(r.err, sizeof r.err, "%s", err.msg);
 	else
 		r.ok = 1;
@@ -253,7 +253,7 @@ static void run(char *const argv[], int engine, double limit, struct bench_run *
 	else if (m->failed) {
 		char b[128];
 
-		pflops_trace_status_str(r.status, b, sizeof b);
+		pft_status_str(r.status, b, sizeof b);
 		snprintf(m->err, sizeof m->err, "the traced program %s", b);
 	}
 }
@@ -323,16 +323,16 @@ static void stats_table(const struct done *d, int n)
 	       "tracer", "program", "stops", "blk-stop", "syscall", "decoded", "exits", "ibl-mis", "inval", "nocach",
 	       "writbl", "thr", "us/stop", "MFLOP");
 	for (int i = 0; i < n; i++) {
-		const struct pflops_trace_stats *s = &d[i].t.st;
+		const struct pft_stats *s = &d[i].t.st;
 		uint64_t nc = 0;
 
-		for (int k = 1; k < PFLOPS_NC_N; k++)
+		for (int k = 1; k < PFT_NC_N; k++)
 			nc += s->nocache[k];
 		printf("%-37.37s%c %7.3fs %7.3fs %8lu %8lu %8lu %8lu %7lu %7lu %6lu %6lu %6lu %5lu %6.1f %7.1f\n",
 		       d[i].name, d[i].t.timed_out ? '*' : ' ', d[i].t.tracer_cpu, d[i].t.cpu - d[i].t.tracer_cpu,
 		       (unsigned long)s->stops, (unsigned long)s->block_stops, (unsigned long)s->syscalls,
 		       (unsigned long)s->blocks_decoded, (unsigned long)s->cache_exits, (unsigned long)s->ibl_misses,
-		       (unsigned long)s->invalidated, (unsigned long)nc, (unsigned long)s->nocache[PFLOPS_NC_WRITABLE],
+		       (unsigned long)s->invalidated, (unsigned long)nc, (unsigned long)s->nocache[PFT_NC_WRITABLE],
 		       (unsigned long)s->threads, s->stops ? d[i].t.tracer_cpu * 1e6 / (double)s->stops : 0.0,
 		       (double)d[i].t.flops * 1e-6);
 	}
@@ -547,7 +547,7 @@ void bench_programs(const char *dgemm, const char *cfile)
 			continue;
 		}
 		fflush(stdout);
-		bench_best(p->argv, PFLOPS_ENGINE_AUTO, TRACED_REPS, limit, &t);
+		bench_best(p->argv, PFT_ENGINE_AUTO, TRACED_REPS, limit, &t);
 		if (in_dir)
 			leave_input_dir(dir, old);
 		if (!t.failed && t.status != n.status)

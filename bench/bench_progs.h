@@ -15,7 +15,7 @@ struct bench_run {
 	long rss_kb;	   /* the tracer's peak RSS */
 	int timed_out, status, failed;
 	uint64_t flops;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	char err[600];
 };
 

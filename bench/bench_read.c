@@ -3,8 +3,8 @@
  * counted by callgrind (stable on any machine, counters or not).
  *
  *   engine: what the flops component's read does after PAPI's framework
- *           hands it over: pflops_perf_read (one read() per group),
- *           pflops_perf_sum (scaling, kinds) and the plan's weighted sum,
+ *           hands it over: pfc_perf_read (one read() per group),
+ *           pfc_perf_sum (scaling, kinds) and the plan's weighted sum,
  *           for skx's FP_OPS plan (5 counters, one group).
  *   floor:  one read() of the same group and a copy of the values: the
  *           least any perf_event-based component (PAPI's perf_event
@@ -25,18 +25,18 @@
 #include "pflops_perf.h"
 
 #define NC 5
-static struct pflops_perf_set *set;
-static struct pflops_perf_value vals[NC];
+static struct pfc_perf_set *set;
+static struct pfc_perf_value vals[NC];
 static double slots[NC];
 static double weight[NC] = { 1, 2, 4, 8, 16 };
 static long long out[2];
 
 __attribute__((noinline)) void bench_engine_read(void)
 {
-	struct pflops_perf_status st;
-	if (pflops_perf_read(set, vals, NULL))
+	struct pfc_perf_status st;
+	if (pfc_perf_read(set, vals, NULL))
 		abort();
-	pflops_perf_sum(set, vals, slots, NC, &st);
+	pfc_perf_sum(set, vals, slots, NC, &st);
 	double v = 0;
 	for (int c = 0; c < NC; c++)
 		v += weight[c] * slots[c];
@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 	static const uint64_t cfg[NC] = { PERF_COUNT_SW_TASK_CLOCK, PERF_COUNT_SW_PAGE_FAULTS,
 					  PERF_COUNT_SW_CONTEXT_SWITCHES, PERF_COUNT_SW_CPU_MIGRATIONS,
 					  PERF_COUNT_SW_PAGE_FAULTS_MIN };
-	struct pflops_perf_event ev[NC];
+	struct pfc_perf_event ev[NC];
 	memset(ev, 0, sizeof(ev));
 	for (int c = 0; c < NC; c++) {
 		ev[c].type = PERF_TYPE_SOFTWARE;
@@ -69,9 +69,9 @@ int main(int argc, char **argv)
 		ev[c].slot = c;
 		ev[c].cpu = -1;
 	}
-	struct pflops_perf_attr a = { .exclude_kernel = 1 };
+	struct pfc_perf_attr a = { .exclude_kernel = 1 };
 	struct pflops_error err = { 0 };
-	if (pflops_perf_open(&set, ev, NC, &a, &err) || pflops_perf_start(set, &err)) {
+	if (pfc_perf_open(&set, ev, NC, &a, &err) || pfc_perf_start(set, &err)) {
 		fprintf(stderr, "bench_read: %s\n", err.msg);
 		return 1;
 	}
@@ -92,6 +92,6 @@ int main(int argc, char **argv)
 			bench_engine_read();
 	}
 	printf("%s: %d reads, last value %lld\n", floor_mode ? "floor" : "engine", n, out[0]);
-	pflops_perf_close(set);
+	pfc_perf_close(set);
 	return 0;
 }

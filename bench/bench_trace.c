@@ -63,8 +63,7 @@ static double run_native(char *const argv[])
 	return now() - t0;
 }
 
-static double run_traced(char *const argv[], int engine, const char *region, struct pflops_mix *m,
-			 struct pflops_trace_stats *st)
+static double run_traced(char *const argv[], int engine, const char *region, struct pflops_mix *m, struct pft_stats *st)
 {
 	struct pflops_trace_opts o = { .engine = engine, .region = region, .stats = st };
 	struct pflops_error err;
@@ -73,7 +72,7 @@ static double run_traced(char *const argv[], int engine, const char *region, str
 
 	memset(m, 0, sizeof *m);
 	t0 = now();
-	if (pflops_trace_run(argv, &o, m, &status, &err)) {
+	if (pft_run(argv, &o, m, &status, &err)) {
 		fprintf(stderr, "bench_trace: %s\n", err.msg);
 		exit(1);
 	}
@@ -85,20 +84,20 @@ static double run_traced(char *const argv[], int engine, const char *region, str
 static double run_byfunc(char *const argv[], struct pflops_mix *m, size_t *nfunc)
 {
 	struct pflops_error err;
-	struct pflops_funcs *f = pflops_funcs_new(&err);
-	struct pflops_trace_opts o = { .engine = PFLOPS_ENGINE_CACHE, .block = pflops_funcs_add, .block_arg = f };
-	const struct pflops_func *const *v;
+	struct pft_funcs *f = pft_funcs_new(&err);
+	struct pflops_trace_opts o = { .engine = PFT_ENGINE_CACHE, .block = pft_funcs_add, .block_arg = f };
+	const struct pft_func *const *v;
 	int status;
 	double t0, t;
 
 	memset(m, 0, sizeof *m);
 	t0 = now();
-	if (!f || pflops_trace_run(argv, &o, m, &status, &err) || pflops_funcs_list(f, &v, nfunc, &err)) {
+	if (!f || pft_run(argv, &o, m, &status, &err) || pft_funcs_list(f, &v, nfunc, &err)) {
 		fprintf(stderr, "bench_trace: %s\n", err.msg);
 		exit(1);
 	}
 	t = now() - t0;
-	pflops_funcs_free(f);
+	pft_funcs_free(f);
 	return t;
 }
 
@@ -106,12 +105,12 @@ static double run_byfunc(char *const argv[], struct pflops_mix *m, size_t *nfunc
 static void byfunc_row(const char *what, char **argv)
 {
 	struct pflops_mix mc, mb;
-	struct pflops_trace_stats sc;
+	struct pft_stats sc;
 	double c = 1e30, b = 1e30;
 	size_t nf = 0;
 
 	for (int i = 0; i < 5; i++) {
-		double t = run_traced(argv, PFLOPS_ENGINE_CACHE, NULL, &mc, &sc);
+		double t = run_traced(argv, PFT_ENGINE_CACHE, NULL, &mc, &sc);
 		c = t < c ? t : c;
 		t = run_byfunc(argv, &mb, &nf);
 		b = t < b ? t : b;
@@ -168,12 +167,12 @@ static double bench(const char *what, char **argv_full, char **argv_small, doubl
 	}
 	if (known)
 		stop = *known;
-	else if (bench_best(argv_small ? argv_small : argv_full, PFLOPS_ENGINE_STOP, 1, STOP_LIMIT, &s)) {
+	else if (bench_best(argv_small ? argv_small : argv_full, PFT_ENGINE_STOP, 1, STOP_LIMIT, &s)) {
 		printf("%-34s stopping engine: %s\n", what, s.timed_out ? "past the limit" : s.err);
 		stop = -1;
 	} else
 		stop = s.cpu;
-	if (bench_best(argv_full, PFLOPS_ENGINE_CACHE, 2, STOP_LIMIT, &c)) {
+	if (bench_best(argv_full, PFT_ENGINE_CACHE, 2, STOP_LIMIT, &c)) {
 		printf("%-34s traced run: %s\n", what, c.timed_out ? "past the limit" : c.err);
 		return stop;
 	}
@@ -227,7 +226,7 @@ int main(int argc, char **argv)
 
 	snprintf(fp, sizeof fp, "%s/calib_fp", dir);
 	snprintf(dx, sizeof dx, "%s/calib_daxpy_O2", dir);
-	avx512 = pflops_cpu_has("avx512f", getenv(PFLOPS_CPU_HIDE_ENV)) == 1;
+	avx512 = pfc_cpu_has("avx512f", getenv(PFC_CPU_HIDE_ENV)) == 1;
 	header();
 	if (avx512) { /* 16 instructions per block: an unrolled FP inner loop */
 		char *full[] = { fp, "bench16", "10000000", NULL };
@@ -266,10 +265,10 @@ int main(int argc, char **argv)
 		/* --region on one short call (dgemm 32^3) in a 400 ms program */
 		char *prog[] = { (char *)dgemm, "long", "32", "400", NULL };
 		struct pflops_mix ms, mc;
-		struct pflops_trace_stats ss, sc;
+		struct pft_stats ss, sc;
 		double native = best_native(prog, 3);
-		double stop = run_traced(prog, PFLOPS_ENGINE_STOP, "cblas_dgemm", &ms, &ss);
-		double cache = run_traced(prog, PFLOPS_ENGINE_CACHE, "cblas_dgemm", &mc, &sc);
+		double stop = run_traced(prog, PFT_ENGINE_STOP, "cblas_dgemm", &ms, &ss);
+		double cache = run_traced(prog, PFT_ENGINE_CACHE, "cblas_dgemm", &mc, &sc);
 
 		printf("\n--region cblas_dgemm: one 32^3 call inside %s long 32 400\n", dgemm);
 		printf("  native %.3f s, traced: stop %.3f s (+%.3f s), cache %.3f s "

@@ -16,12 +16,12 @@
 /* 1 if FEATURE runs here; else print the SKIP line for TEST and return 0 */
 static inline int calib_cpu_has(const char *test, const char *what, const char *feature)
 {
-	const char *hide = getenv(PFLOPS_CPU_HIDE_ENV);
+	const char *hide = getenv(PFC_CPU_HIDE_ENV);
 
-	if (pflops_cpu_has(feature, hide) == 1)
+	if (pfc_cpu_has(feature, hide) == 1)
 		return 1;
 	printf("SKIP: %s%s%s: this CPU lacks %s%s\n", test, what ? ": " : "", what ? what : "", feature,
-	       pflops_cpu_has(feature, NULL) == 1 ? " (hidden by " PFLOPS_CPU_HIDE_ENV ")" : "");
+	       pfc_cpu_has(feature, NULL) == 1 ? " (hidden by " PFC_CPU_HIDE_ENV ")" : "");
 	fflush(stdout);
 	return 0;
 }

@@ -15,11 +15,11 @@ int main(void)
 		const char *sep = "";
 		for (int w = 0; w < PFLOPS_NWIDTH; w++)
 			if (d->widths >> w & 1) {
-				printf("%s%s", sep, pflops_width_qual[w]);
+				printf("%s%s", sep, pfc_width_qual[w]);
 				sep = ",";
 			}
 		for (int p = 0; d->prec < 0 && p < PFLOPS_NPREC; p++)
-			printf(",%s", pflops_prec_qual[p]);
+			printf(",%s", pfc_prec_qual[p]);
 		printf("\n");
 	}
 	return 0;

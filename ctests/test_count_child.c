@@ -88,30 +88,30 @@ static void test_errors(void **state)
  * exec, read with one read() and summed into slots. */
 static void test_engine_group_on_child(void **state)
 {
-	struct pflops_perf_event ev[2] = {
+	struct pfc_perf_event ev[2] = {
 		{ .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_TASK_CLOCK, .group = 0, .slot = 0, .cpu = -1 },
 		{ .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_PAGE_FAULTS, .group = 0, .slot = 1, .cpu = -1 },
 	};
 	struct pflops_child c;
-	struct pflops_perf_set *set = NULL;
+	struct pfc_perf_set *set = NULL;
 	struct pflops_error err = { 0 };
-	if (pflops_child_spawn(&c, busy_child, &err))
+	if (pfc_child_spawn(&c, busy_child, &err))
 		fail_msg("%s", err.msg);
-	struct pflops_perf_attr a = { .tid = c.pid, .inherit = 1, .enable_on_exec = 1, .check_schedule = 1 };
-	if (pflops_perf_open(&set, ev, 2, &a, &err)) {
-		pflops_child_abort(&c);
+	struct pfc_perf_attr a = { .tid = c.pid, .inherit = 1, .enable_on_exec = 1, .check_schedule = 1 };
+	if (pfc_perf_open(&set, ev, 2, &a, &err)) {
+		pfc_child_abort(&c);
 		fail_msg("%s", err.msg);
 	}
 	int status = -1;
 	double wall = 0;
-	assert_int_equal(pflops_child_run(&c, &status, &wall, &err), 0);
+	assert_int_equal(pfc_child_run(&c, &status, &wall, &err), 0);
 	assert_int_equal(WEXITSTATUS(status), 7);
-	struct pflops_perf_value v[2];
+	struct pfc_perf_value v[2];
 	double slots[2];
-	struct pflops_perf_status st;
-	assert_int_equal(pflops_perf_read(set, v, &err), 0);
-	pflops_perf_sum(set, v, slots, 2, &st);
-	pflops_perf_close(set);
+	struct pfc_perf_status st;
+	assert_int_equal(pfc_perf_read(set, v, &err), 0);
+	pfc_perf_sum(set, v, slots, 2, &st);
+	pfc_perf_close(set);
 	if (slots[0] < 20e6)
 		fail_msg("task-clock %.0f ns: the grandchild's loop was not counted", slots[0]);
 	assert_true(slots[0] <= wall * 2.2e9);
@@ -121,8 +121,8 @@ static void test_engine_group_on_child(void **state)
 
 	/* a program that cannot start: the held child is released into exec, which fails */
 	char *missing[] = { "/nonexistent/program", NULL };
-	assert_int_equal(pflops_child_spawn(&c, missing, &err), 0);
-	assert_int_equal(pflops_child_run(&c, &status, NULL, &err), PFLOPS_ECHILD);
+	assert_int_equal(pfc_child_spawn(&c, missing, &err), 0);
+	assert_int_equal(pfc_child_run(&c, &status, NULL, &err), PFLOPS_ECHILD);
 	assert_non_null(strstr(err.msg, "cannot run /nonexistent/program: No such file or directory"));
 }
 
@@ -141,24 +141,24 @@ static void test_interrupt(void **state)
 	double wall;
 
 	flag = SIGTERM | PFLOPS_INTERRUPT_FORWARD;
-	assert_int_equal(pflops_child_spawn(&c, sleeper, NULL), 0);
+	assert_int_equal(pfc_child_spawn(&c, sleeper, NULL), 0);
 	c.interrupt = &flag;
-	assert_int_equal(pflops_child_run(&c, &status, &wall, NULL), 0);
+	assert_int_equal(pfc_child_run(&c, &status, &wall, NULL), 0);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
 	assert_true(wall < 10);
 
 	signal(SIGTERM, SIG_IGN);
-	assert_int_equal(pflops_child_spawn(&c, ignorer, NULL), 0);
+	assert_int_equal(pfc_child_spawn(&c, ignorer, NULL), 0);
 	signal(SIGTERM, SIG_DFL);
 	c.interrupt = &flag;
-	assert_int_equal(pflops_child_run(&c, &status, &wall, NULL), 0);
+	assert_int_equal(pfc_child_run(&c, &status, &wall, NULL), 0);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	assert_true(wall >= PFLOPS_INTERRUPT_GRACE_MS / 1000.0 && wall < 15);
 
 	flag = SIGINT; /* from the terminal: the program has its own */
-	assert_int_equal(pflops_child_spawn(&c, quick, NULL), 0);
+	assert_int_equal(pfc_child_spawn(&c, quick, NULL), 0);
 	c.interrupt = &flag;
-	assert_int_equal(pflops_child_run(&c, &status, &wall, NULL), 0);
+	assert_int_equal(pfc_child_run(&c, &status, &wall, NULL), 0);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 5);
 }
 

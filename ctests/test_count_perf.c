@@ -26,9 +26,9 @@
 #include <cmocka.h>
 #include "pflops_perf.h"
 
-static struct pflops_perf_event sw(uint64_t config, int group, int slot, int kind, int cpu)
+static struct pfc_perf_event sw(uint64_t config, int group, int slot, int kind, int cpu)
 {
-	struct pflops_perf_event e;
+	struct pfc_perf_event e;
 	memset(&e, 0, sizeof(e));
 	e.type = PERF_TYPE_SOFTWARE;
 	e.config = config;
@@ -40,7 +40,7 @@ static struct pflops_perf_event sw(uint64_t config, int group, int slot, int kin
 	return e;
 }
 
-static const struct pflops_perf_attr self = { 0 };
+static const struct pfc_perf_attr self = { 0 };
 
 /* Touch n fresh pages: n minor page faults in user mode. */
 static void touch_pages(size_t n)
@@ -73,42 +73,42 @@ static void spin_ms(double ms)
 static void test_scale_math(void **state)
 {
 	int est = 7;
-	assert_true(pflops_perf_scale(100, 10, 10, &est) == 100.0);
+	assert_true(pfc_perf_scale(100, 10, 10, &est) == 100.0);
 	assert_int_equal(est, 0);
-	assert_true(pflops_perf_scale(100, 20, 10, &est) == 200.0);
+	assert_true(pfc_perf_scale(100, 20, 10, &est) == 200.0);
 	assert_int_equal(est, 1);
-	assert_true(pflops_perf_scale(100, 20, 0, &est) == 0.0);
+	assert_true(pfc_perf_scale(100, 20, 0, &est) == 0.0);
 	assert_int_equal(est, -1); /* never ran: no count, not a zero count */
-	assert_true(pflops_perf_scale(0, 0, 0, &est) == 0.0);
+	assert_true(pfc_perf_scale(0, 0, 0, &est) == 0.0);
 	assert_int_equal(est, 0); /* never enabled: an exact zero */
 	/* running > enabled (a reference slightly shorter): not scaled */
-	assert_true(pflops_perf_scale(100, 9, 10, &est) == 100.0);
+	assert_true(pfc_perf_scale(100, 9, 10, &est) == 100.0);
 	assert_int_equal(est, 0);
 	/* large counts: no integer overflow in raw * enabled */
-	double v = pflops_perf_scale(1000000000000000ULL, 3000000000000ULL, 1000000000000ULL, NULL);
+	double v = pfc_perf_scale(1000000000000000ULL, 3000000000000ULL, 1000000000000ULL, NULL);
 	assert_true(v > 2.9999e15 && v < 3.0001e15);
 }
 
 static void test_group_read(void **state)
 {
-	struct pflops_perf_event ev[3] = {
+	struct pfc_perf_event ev[3] = {
 		sw(PERF_COUNT_SW_TASK_CLOCK, 0, 0, 0, -1),
 		sw(PERF_COUNT_SW_PAGE_FAULTS, 0, 1, 0, -1),
 		sw(PERF_COUNT_SW_CONTEXT_SWITCHES, 0, 2, 0, -1),
 	};
-	struct pflops_perf_attr a = { .check_schedule = 1 };
-	struct pflops_perf_set *s;
+	struct pfc_perf_attr a = { .check_schedule = 1 };
+	struct pfc_perf_set *s;
 	struct pflops_error err = { 0 };
-	int rc = pflops_perf_open(&s, ev, 3, &a, &err);
+	int rc = pfc_perf_open(&s, ev, 3, &a, &err);
 	if (rc)
 		fail_msg("%s", err.msg);
-	assert_int_equal(pflops_perf_count(s), 3);
-	assert_int_equal(pflops_perf_start(s, &err), 0);
+	assert_int_equal(pfc_perf_count(s), 3);
+	assert_int_equal(pfc_perf_start(s, &err), 0);
 	touch_pages(300);
 	spin_ms(5);
-	assert_int_equal(pflops_perf_stop(s, &err), 0);
-	struct pflops_perf_value v[3];
-	assert_int_equal(pflops_perf_read(s, v, &err), 0);
+	assert_int_equal(pfc_perf_stop(s, &err), 0);
+	struct pfc_perf_value v[3];
+	assert_int_equal(pfc_perf_read(s, v, &err), 0);
 	if (v[1].raw < 300 || v[1].raw >= 400)
 		fail_msg("%llu faults for 300 pages", (unsigned long long)v[1].raw);
 	assert_true(v[0].raw >= 4000000); /* >= 4 ms of the 5 ms spin, in ns */
@@ -116,71 +116,71 @@ static void test_group_read(void **state)
 	assert_true(v[0].enabled == v[1].enabled && v[1].enabled == v[2].enabled);
 	assert_true(v[0].running == v[0].enabled); /* software events never multiplex */
 	double slots[3];
-	struct pflops_perf_status st;
-	pflops_perf_sum(s, v, slots, 3, &st);
+	struct pfc_perf_status st;
+	pfc_perf_sum(s, v, slots, 3, &st);
 	assert_true(slots[1] == (double)v[1].raw);
 	assert_int_equal(st.estimated, 0);
 	assert_int_equal(st.unscheduled, 0);
 	assert_true(st.uncovered_share == 0.0);
 	/* stopped: the counts stay */
-	struct pflops_perf_value w[3];
-	assert_int_equal(pflops_perf_read(s, w, &err), 0);
+	struct pfc_perf_value w[3];
+	assert_int_equal(pfc_perf_read(s, w, &err), 0);
 	assert_true(w[0].raw == v[0].raw && w[1].raw == v[1].raw);
-	pflops_perf_close(s);
+	pfc_perf_close(s);
 }
 
 static void test_reset(void **state)
 {
-	struct pflops_perf_event ev[2] = {
+	struct pfc_perf_event ev[2] = {
 		sw(PERF_COUNT_SW_PAGE_FAULTS, 0, 0, 0, -1),
 		sw(PERF_COUNT_SW_TASK_CLOCK, 0, 1, 0, -1),
 	};
-	struct pflops_perf_set *s;
+	struct pfc_perf_set *s;
 	struct pflops_error err = { 0 };
-	assert_int_equal(pflops_perf_open(&s, ev, 2, &self, &err), 0);
-	assert_int_equal(pflops_perf_start(s, &err), 0);
+	assert_int_equal(pfc_perf_open(&s, ev, 2, &self, &err), 0);
+	assert_int_equal(pfc_perf_start(s, &err), 0);
 	touch_pages(500);
 	spin_ms(10);
-	struct pflops_perf_value v[2];
-	assert_int_equal(pflops_perf_read(s, v, &err), 0);
+	struct pfc_perf_value v[2];
+	assert_int_equal(pfc_perf_read(s, v, &err), 0);
 	assert_true(v[0].raw >= 500);
 	assert_true(v[1].raw >= 9000000);
-	assert_int_equal(pflops_perf_reset(s, &err), 0);
+	assert_int_equal(pfc_perf_reset(s, &err), 0);
 	touch_pages(50);
-	assert_int_equal(pflops_perf_read(s, v, &err), 0);
+	assert_int_equal(pfc_perf_read(s, v, &err), 0);
 	assert_true(v[0].raw >= 50 && v[0].raw < 150); /* only what came after the reset */
 	assert_true(v[1].raw < 9000000);
 	assert_true(v[1].enabled < 9000000); /* times restart too: scaling stays right */
 	/* a second start zeroes again */
-	assert_int_equal(pflops_perf_stop(s, &err), 0);
-	assert_int_equal(pflops_perf_start(s, &err), 0);
-	assert_int_equal(pflops_perf_read(s, v, &err), 0);
+	assert_int_equal(pfc_perf_stop(s, &err), 0);
+	assert_int_equal(pfc_perf_start(s, &err), 0);
+	assert_int_equal(pfc_perf_read(s, v, &err), 0);
 	assert_true(v[0].raw < 20);
 	touch_pages(100); /* and counts again after a stop */
-	assert_int_equal(pflops_perf_read(s, v, &err), 0);
+	assert_int_equal(pfc_perf_read(s, v, &err), 0);
 	assert_true(v[0].raw >= 100 && v[0].raw < 200);
-	pflops_perf_close(s);
+	pfc_perf_close(s);
 }
 
 /* User/kernel domain: the faults of touched pages are taken in user mode. */
 static void test_domain(void **state)
 {
-	struct pflops_perf_event ev = sw(PERF_COUNT_SW_PAGE_FAULTS, 0, 0, 0, -1);
-	struct pflops_perf_attr user = { .exclude_kernel = 1 }, kern = { .exclude_user = 1 };
-	struct pflops_perf_set *su, *sk;
+	struct pfc_perf_event ev = sw(PERF_COUNT_SW_PAGE_FAULTS, 0, 0, 0, -1);
+	struct pfc_perf_attr user = { .exclude_kernel = 1 }, kern = { .exclude_user = 1 };
+	struct pfc_perf_set *su, *sk;
 	struct pflops_error err = { 0 };
-	assert_int_equal(pflops_perf_open(&su, &ev, 1, &user, &err), 0);
-	assert_int_equal(pflops_perf_open(&sk, &ev, 1, &kern, &err), 0);
-	assert_int_equal(pflops_perf_start(su, &err), 0);
-	assert_int_equal(pflops_perf_start(sk, &err), 0);
+	assert_int_equal(pfc_perf_open(&su, &ev, 1, &user, &err), 0);
+	assert_int_equal(pfc_perf_open(&sk, &ev, 1, &kern, &err), 0);
+	assert_int_equal(pfc_perf_start(su, &err), 0);
+	assert_int_equal(pfc_perf_start(sk, &err), 0);
 	touch_pages(400);
-	struct pflops_perf_value u, k;
-	assert_int_equal(pflops_perf_read(su, &u, &err), 0);
-	assert_int_equal(pflops_perf_read(sk, &k, &err), 0);
+	struct pfc_perf_value u, k;
+	assert_int_equal(pfc_perf_read(su, &u, &err), 0);
+	assert_int_equal(pfc_perf_read(sk, &k, &err), 0);
 	assert_true(u.raw >= 400);
 	assert_true(k.raw < 40);
-	pflops_perf_close(su);
-	pflops_perf_close(sk);
+	pfc_perf_close(su);
+	pfc_perf_close(sk);
 }
 
 /* Per-thread counting: each thread counts its own faults only. */
@@ -195,33 +195,33 @@ struct thr {
 static void *thread_main(void *arg)
 {
 	struct thr *t = arg;
-	struct pflops_perf_event ev[2] = {
+	struct pfc_perf_event ev[2] = {
 		sw(PERF_COUNT_SW_PAGE_FAULTS, 0, 0, 0, -1),
 		sw(PERF_COUNT_SW_TASK_CLOCK, 0, 1, 0, -1),
 	};
-	struct pflops_perf_set *s;
+	struct pfc_perf_set *s;
 	struct pflops_error err = { 0 };
-	struct pflops_perf_value v[2];
-	t->rc = pflops_perf_open(&s, ev, 2, &self, &err);
+	struct pfc_perf_value v[2];
+	t->rc = pfc_perf_open(&s, ev, 2, &self, &err);
 	if (!t->rc)
-		t->rc = pflops_perf_start(s, &err);
+		t->rc = pfc_perf_start(s, &err);
 	if (!t->rc) {
 		touch_pages(64 * (1 + t->idx % 8));
-		t->rc = pflops_perf_read(s, v, &err);
+		t->rc = pfc_perf_read(s, v, &err);
 		t->faults = v[0].raw;
 	}
 	if (!t->rc)
-		t->rc = pflops_perf_stop(s, &err);
-	struct pflops_perf_value w[2];
+		t->rc = pfc_perf_stop(s, &err);
+	struct pfc_perf_value w[2];
 	if (!t->rc)
-		t->rc = pflops_perf_read(s, w, &err);
+		t->rc = pfc_perf_read(s, w, &err);
 	if (!t->rc && (w[0].raw < v[0].raw || w[1].raw < v[1].raw || v[1].raw == 0)) {
 		t->rc = -1;
 		snprintf(err.msg, sizeof(err.msg), "counts went backwards or task-clock stayed 0");
 	}
 	if (t->rc)
 		snprintf(t->msg, sizeof(t->msg), "%s", err.msg);
-	pflops_perf_close(s);
+	pfc_perf_close(s);
 	return NULL;
 }
 
@@ -288,23 +288,23 @@ static void test_attach(void **state)
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, target_main, &t), 0);
 	wait_phase(&t, 1);
-	struct pflops_perf_event ev = sw(PERF_COUNT_SW_PAGE_FAULTS, 0, 0, 0, -1);
-	struct pflops_perf_attr a = { .tid = t.tid };
-	struct pflops_perf_set *s;
+	struct pfc_perf_event ev = sw(PERF_COUNT_SW_PAGE_FAULTS, 0, 0, 0, -1);
+	struct pfc_perf_attr a = { .tid = t.tid };
+	struct pfc_perf_set *s;
 	struct pflops_error err = { 0 };
-	int rc = pflops_perf_open(&s, &ev, 1, &a, &err);
+	int rc = pfc_perf_open(&s, &ev, 1, &a, &err);
 	if (!rc)
-		rc = pflops_perf_start(s, &err);
+		rc = pfc_perf_start(s, &err);
 	set_phase(&t, 2);
 	wait_phase(&t, 3);
-	struct pflops_perf_value v = { 0 };
+	struct pfc_perf_value v = { 0 };
 	if (!rc)
-		rc = pflops_perf_read(s, &v, &err);
+		rc = pfc_perf_read(s, &v, &err);
 	set_phase(&t, 4);
 	pthread_join(th, NULL);
 	if (rc)
 		fail_msg("%s", err.msg);
-	pflops_perf_close(s);
+	pfc_perf_close(s);
 	assert_true(v.raw >= 256 && v.raw < 256 + 64 + 48);
 }
 
@@ -349,21 +349,21 @@ static void test_kinds_sum(void **state)
 	/* kind 0 = CPU 0, kind 1 = CPU 1, each with a time reference
 	 * (cpu-clock) and a counting event (task-clock) in one group;
 	 * slot 1: the whole-thread task-clock to compare against */
-	struct pflops_perf_event ev[5] = {
+	struct pfc_perf_event ev[5] = {
 		sw(PERF_COUNT_SW_CPU_CLOCK, 0, -1, 0, 0),  sw(PERF_COUNT_SW_TASK_CLOCK, 0, 0, 0, 0),
 		sw(PERF_COUNT_SW_CPU_CLOCK, 1, -1, 1, 1),  sw(PERF_COUNT_SW_TASK_CLOCK, 1, 0, 1, 1),
 		sw(PERF_COUNT_SW_TASK_CLOCK, 2, 1, 2, -1),
 	};
-	struct pflops_perf_set *s;
+	struct pfc_perf_set *s;
 	struct pflops_error err = { 0 };
-	if (pflops_perf_open(&s, ev, 5, &self, &err))
+	if (pfc_perf_open(&s, ev, 5, &self, &err))
 		fail_msg("%s", err.msg);
-	assert_int_equal(pflops_perf_start(s, &err), 0);
+	assert_int_equal(pfc_perf_start(s, &err), 0);
 	run_on_both(30);
-	assert_int_equal(pflops_perf_stop(s, &err), 0);
+	assert_int_equal(pfc_perf_stop(s, &err), 0);
 	unpin();
-	struct pflops_perf_value v[5];
-	assert_int_equal(pflops_perf_read(s, v, &err), 0);
+	struct pfc_perf_value v[5];
+	assert_int_equal(pfc_perf_read(s, v, &err), 0);
 	/* real hybrid-like times: each kind's events ran about half the time */
 	for (int i = 0; i < 4; i++)
 		if (v[i].running * 10 > v[i].enabled * 8 || v[i].running * 10 < v[i].enabled * 2)
@@ -371,19 +371,19 @@ static void test_kinds_sum(void **state)
 				 (unsigned long long)v[i].running, (unsigned long long)v[i].enabled);
 	/* naive enabled/running scaling would double each kind's count */
 	int est;
-	double naive = pflops_perf_scale(v[1].raw, v[1].enabled, v[1].running, &est);
+	double naive = pfc_perf_scale(v[1].raw, v[1].enabled, v[1].running, &est);
 	assert_int_equal(est, 1);
 	assert_true(naive > 1.5 * v[1].raw);
 	double slots[2];
-	struct pflops_perf_status st;
-	pflops_perf_sum(s, v, slots, 2, &st);
+	struct pfc_perf_status st;
+	pfc_perf_sum(s, v, slots, 2, &st);
 	/* summed over kinds = the whole thread, not estimated */
 	if (slots[0] < 0.9 * slots[1] || slots[0] > 1.1 * slots[1])
 		fail_msg("kinds sum %.0f ns, whole thread %.0f ns", slots[0], slots[1]);
 	assert_int_equal(st.estimated, 0);
 	assert_int_equal(st.unscheduled, 0);
 	assert_true(st.uncovered_ns == 0);
-	pflops_perf_close(s);
+	pfc_perf_close(s);
 }
 
 /* A kind without a counting event: its time is reported as uncovered. */
@@ -391,34 +391,34 @@ static void test_uncovered_share(void **state)
 {
 	if (!two_cpus())
 		skip();
-	struct pflops_perf_event ev[3] = {
+	struct pfc_perf_event ev[3] = {
 		sw(PERF_COUNT_SW_CPU_CLOCK, 0, -1, 0, 0),
 		sw(PERF_COUNT_SW_TASK_CLOCK, 0, 0, 0, 0),
 		sw(PERF_COUNT_SW_CPU_CLOCK, 1, -1, 1, 1),
 	};
-	struct pflops_perf_set *s;
+	struct pfc_perf_set *s;
 	struct pflops_error err = { 0 };
-	if (pflops_perf_open(&s, ev, 3, &self, &err))
+	if (pfc_perf_open(&s, ev, 3, &self, &err))
 		fail_msg("%s", err.msg);
-	assert_int_equal(pflops_perf_start(s, &err), 0);
+	assert_int_equal(pfc_perf_start(s, &err), 0);
 	pin(0);
 	spin_ms(20);
 	pin(1);
 	spin_ms(60);
-	assert_int_equal(pflops_perf_stop(s, &err), 0);
+	assert_int_equal(pfc_perf_stop(s, &err), 0);
 	unpin();
-	struct pflops_perf_value v[3];
-	assert_int_equal(pflops_perf_read(s, v, &err), 0);
+	struct pfc_perf_value v[3];
+	assert_int_equal(pfc_perf_read(s, v, &err), 0);
 	double slot;
-	struct pflops_perf_status st;
-	pflops_perf_sum(s, v, &slot, 1, &st);
+	struct pfc_perf_status st;
+	pfc_perf_sum(s, v, &slot, 1, &st);
 	if (st.uncovered_share < 0.6 || st.uncovered_share > 0.9)
 		fail_msg("uncovered share %.2f, expected about 0.75", st.uncovered_share);
 	if (slot < 15e6 || slot > 30e6)
 		fail_msg("time on CPU 0: %.0f ns, expected about 20 ms (raw %llu run %llu en %llu)", slot,
 			 (unsigned long long)v[1].raw, (unsigned long long)v[1].running,
 			 (unsigned long long)v[1].enabled);
-	pflops_perf_close(s);
+	pfc_perf_close(s);
 }
 
 /* Multiplex-style scaling with real times: an event that ran a part of
@@ -427,63 +427,63 @@ static void test_scaled_estimate(void **state)
 {
 	if (!two_cpus())
 		skip();
-	struct pflops_perf_event ev[2] = {
+	struct pfc_perf_event ev[2] = {
 		sw(PERF_COUNT_SW_TASK_CLOCK, 0, 0, 0, 0),
 		sw(PERF_COUNT_SW_TASK_CLOCK, 1, 1, 0, -1),
 	};
-	struct pflops_perf_set *s;
+	struct pfc_perf_set *s;
 	struct pflops_error err = { 0 };
-	if (pflops_perf_open(&s, ev, 2, &self, &err))
+	if (pfc_perf_open(&s, ev, 2, &self, &err))
 		fail_msg("%s", err.msg);
-	assert_int_equal(pflops_perf_start(s, &err), 0);
+	assert_int_equal(pfc_perf_start(s, &err), 0);
 	run_on_both(30);
-	assert_int_equal(pflops_perf_stop(s, &err), 0);
+	assert_int_equal(pfc_perf_stop(s, &err), 0);
 	unpin();
-	struct pflops_perf_value v[2];
-	assert_int_equal(pflops_perf_read(s, v, &err), 0);
+	struct pfc_perf_value v[2];
+	assert_int_equal(pfc_perf_read(s, v, &err), 0);
 	double slots[2];
-	struct pflops_perf_status st;
-	pflops_perf_sum(s, v, slots, 2, &st);
+	struct pfc_perf_status st;
+	pfc_perf_sum(s, v, slots, 2, &st);
 	assert_int_equal(st.estimated, 1);
 	/* task-clock grows 1 ns per ns: the extrapolation is the whole run */
 	if (slots[0] < 0.85 * slots[1] || slots[0] > 1.15 * slots[1])
 		fail_msg("scaled %.0f ns (raw %llu), whole thread %.0f ns", slots[0], (unsigned long long)v[0].raw,
 			 slots[1]);
-	pflops_perf_close(s);
+	pfc_perf_close(s);
 }
 
 static void test_errors(void **state)
 {
-	struct pflops_perf_set *s = (void *)1;
+	struct pfc_perf_set *s = (void *)1;
 	struct pflops_error err = { 0 };
-	assert_int_equal(pflops_perf_open(&s, NULL, 0, &self, &err), PFLOPS_EINVAL);
+	assert_int_equal(pfc_perf_open(&s, NULL, 0, &self, &err), PFLOPS_EINVAL);
 	assert_null(s);
 	/* a PMU type the kernel does not have */
-	struct pflops_perf_event bad = sw(0, 0, 0, 0, -1);
+	struct pfc_perf_event bad = sw(0, 0, 0, 0, -1);
 	bad.type = 0x7fffffff;
 	snprintf(bad.name, sizeof(bad.name), "nosuchpmu/0/");
-	int rc = pflops_perf_open(&s, &bad, 1, &self, &err);
+	int rc = pfc_perf_open(&s, &bad, 1, &self, &err);
 	assert_true(rc == PFLOPS_ENOPMU || rc == PFLOPS_EINVAL);
 	assert_non_null(strstr(err.msg, "nosuchpmu/0/"));
 	/* a hardware event: refused here (no PMU), counts where there is one */
-	struct pflops_perf_event raw = sw(0x5301c7, 0, 0, 0, -1);
+	struct pfc_perf_event raw = sw(0x5301c7, 0, 0, 0, -1);
 	raw.type = PERF_TYPE_RAW;
 	snprintf(raw.name, sizeof(raw.name), "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE");
-	struct pflops_perf_attr a = { .check_schedule = 1 };
-	rc = pflops_perf_open(&s, &raw, 1, &a, &err);
+	struct pfc_perf_attr a = { .check_schedule = 1 };
+	rc = pfc_perf_open(&s, &raw, 1, &a, &err);
 	if (rc == 0)
-		pflops_perf_close(s);
+		pfc_perf_close(s);
 	else
 		assert_non_null(strstr(err.msg, "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE"));
 	/* the second event of a group failing closes the first */
-	struct pflops_perf_event two[2] = { sw(PERF_COUNT_SW_TASK_CLOCK, 0, 0, 0, -1), bad };
+	struct pfc_perf_event two[2] = { sw(PERF_COUNT_SW_TASK_CLOCK, 0, 0, 0, -1), bad };
 	two[1].group = 0;
-	assert_true(pflops_perf_open(&s, two, 2, &self, &err) < 0);
+	assert_true(pfc_perf_open(&s, two, 2, &self, &err) < 0);
 	/* PMU type from sysfs */
 	uint32_t t;
-	assert_int_equal(pflops_perf_pmu_type("software", &t, &err), 0);
+	assert_int_equal(pfc_perf_pmu_type("software", &t, &err), 0);
 	assert_int_equal(t, PERF_TYPE_SOFTWARE);
-	assert_int_equal(pflops_perf_pmu_type("cpu_nosuch", &t, &err), PFLOPS_ENOPMU);
+	assert_int_equal(pfc_perf_pmu_type("cpu_nosuch", &t, &err), PFLOPS_ENOPMU);
 	assert_non_null(strstr(err.msg, "cpu_nosuch"));
 	/* PAPI_FLOPS_SYSFS with a FIFO for a type file: refused at once, not
 	 * waited on (it is read in PAPI_library_init) */
@@ -495,7 +495,7 @@ static void test_errors(void **state)
 	assert_int_equal(mkfifo(path, 0600), 0);
 	setenv("PAPI_FLOPS_SYSFS", dir, 1);
 	alarm(20);
-	assert_int_equal(pflops_perf_pmu_type("cpu_core", &t, &err), PFLOPS_EINVAL);
+	assert_int_equal(pfc_perf_pmu_type("cpu_core", &t, &err), PFLOPS_EINVAL);
 	alarm(0);
 	unsetenv("PAPI_FLOPS_SYSFS");
 	assert_non_null(strstr(err.msg, "/cpu_core/type: a FIFO (named pipe), not a regular file"));
@@ -515,14 +515,14 @@ static void test_layout(void **state)
 	struct pflops_plan dp, fp;
 	assert_int_equal(pflops_plan_fit(&dp, pflops_table_find(&t, "skx"), 1u << PFLOPS_DP_OPS, 0, 4, NULL, NULL), 0);
 	assert_int_equal(pflops_plan_fit(&fp, pflops_table_find(&t, "spr"), 1u << PFLOPS_FP_OPS, 0, 8, NULL, NULL), 0);
-	struct pflops_perf_kind k[3] = {
+	struct pfc_perf_kind k[3] = {
 		{ .plan = &dp, .type = 8, .arch = PFLOPS_ARCH_X86, .ref = 1, .pmu_name = "cpu_core" },
 		{ .plan = NULL, .type = 9, .arch = PFLOPS_ARCH_X86, .ref = 1, .pmu_name = "cpu_atom" },
 		{ .plan = &fp, .type = PERF_TYPE_RAW, .arch = PFLOPS_ARCH_X86, .split = 1, .pmu_name = "cpu" },
 	};
-	struct pflops_perf_event ev[32];
+	struct pfc_perf_event ev[32];
 	int slot[3][PFLOPS_MAX_COUNTERS], nslots = 0;
-	int n = pflops_perf_layout(k, 3, ev, 32, slot, &nslots);
+	int n = pfc_perf_layout(k, 3, ev, 32, slot, &nslots);
 	assert_int_equal(n, 1 + 4 + 1 + 6);
 	assert_int_equal(nslots, 4 + 6);
 	/* kind 0: reference (cycles 0x3c on its PMU), then its 4 counters, one group */
@@ -545,11 +545,11 @@ static void test_layout(void **state)
 	/* weights: DP_OPS = 1*SD + 2*D128 + 4*D256 + 8*D512; FP_OPS on spr
 	 * 1, 2, 4, 8, 16 and the detector (weight 0) */
 	double slots[10] = { 1, 2, 3, 4, 10, 20, 30, 40, 50, 7 };
-	assert_true(pflops_perf_metric(k, 3, slot, slots, PFLOPS_DP_OPS) == 1 + 4 + 12 + 32);
-	assert_true(pflops_perf_metric(k, 3, slot, slots, PFLOPS_FP_OPS) == 10 + 40 + 120 + 320 + 800);
-	assert_true(pflops_perf_detected(k, 3, slot, slots) == 7);
+	assert_true(pfc_perf_metric(k, 3, slot, slots, PFLOPS_DP_OPS) == 1 + 4 + 12 + 32);
+	assert_true(pfc_perf_metric(k, 3, slot, slots, PFLOPS_FP_OPS) == 10 + 40 + 120 + 320 + 800);
+	assert_true(pfc_perf_detected(k, 3, slot, slots) == 7);
 	/* too small an array: an error, never a write past it */
-	assert_int_equal(pflops_perf_layout(k, 3, ev, 8, slot, &nslots), PFLOPS_EINVAL);
+	assert_int_equal(pfc_perf_layout(k, 3, ev, 8, slot, &nslots), PFLOPS_EINVAL);
 	pflops_table_free(&t);
 }
 
@@ -566,19 +566,19 @@ static void test_sample_periods(void **state)
 			 0);
 	assert_int_equal(pflops_plan_fit(&fp, pflops_table_find(&t, "spr"), 1u << PFLOPS_FP_OPS, 0, 8, NULL, NULL), 0);
 	assert_true(fp.reduced != 0); /* FP_OPS alone on 8: the FP16 detector */
-	struct pflops_perf_kind k[2] = {
+	struct pfc_perf_kind k[2] = {
 		{ .plan = &dp, .type = PERF_TYPE_RAW, .arch = PFLOPS_ARCH_X86, .pmu_name = "cpu" },
 		{ .plan = &fp, .type = PERF_TYPE_RAW, .arch = PFLOPS_ARCH_X86, .pmu_name = "cpu" },
 	};
-	struct pflops_perf_event ev[32];
+	struct pfc_perf_event ev[32];
 	int slot[2][PFLOPS_MAX_COUNTERS], nslots = 0, owner[32];
-	int n = pflops_perf_layout(k, 2, ev, 32, slot, &nslots);
+	int n = pfc_perf_layout(k, 2, ev, 32, slot, &nslots);
 	assert_true(n > 0);
 	for (int i = 0; i < n; i++)
 		owner[i] = -1;
 	struct pflops_error err = { 0 };
 	const uint64_t P = 1000003;
-	int ns = pflops_perf_sample(k, 1, slot, ev, n, owner, PFLOPS_DP_OPS, P, 0, &err);
+	int ns = pfc_perf_sample(k, 1, slot, ev, n, owner, PFLOPS_DP_OPS, P, 0, &err);
 	assert_int_equal(ns, 4); /* SD, D128, D256, D512 */
 	for (int c = 0; c < dp.ncounters; c++) {
 		int i = 0;
@@ -595,13 +595,13 @@ static void test_sample_periods(void **state)
 		assert_int_equal(owner[i], 0);
 	}
 	/* SP_OPS shares no counter with DP_OPS on skx: both may overflow */
-	assert_int_equal(pflops_perf_sample(k, 1, slot, ev, n, owner, PFLOPS_SP_OPS, P, 1, &err), 4);
+	assert_int_equal(pfc_perf_sample(k, 1, slot, ev, n, owner, PFLOPS_SP_OPS, P, 1, &err), 4);
 	/* the same counters for another overflowing event: refused, named */
-	assert_int_equal(pflops_perf_sample(k, 1, slot, ev, n, owner, PFLOPS_DP_OPS, P, 2, &err), PFLOPS_ECNFLCT);
+	assert_int_equal(pfc_perf_sample(k, 1, slot, ev, n, owner, PFLOPS_DP_OPS, P, 2, &err), PFLOPS_ECNFLCT);
 	assert_non_null(strstr(err.msg, "two overflowing events"));
 	/* spr FP_OPS: 5 weighted counters sample, the detector does not; a
 	 * threshold below a weight samples every count */
-	ns = pflops_perf_sample(&k[1], 1, &slot[1], ev, n, owner, PFLOPS_FP_OPS, 4, 3, &err);
+	ns = pfc_perf_sample(&k[1], 1, &slot[1], ev, n, owner, PFLOPS_FP_OPS, 4, 3, &err);
 	assert_int_equal(ns, fp.ncounters - 1);
 	for (int c = 0; c < fp.ncounters; c++) {
 		int i = 0;
@@ -610,7 +610,7 @@ static void test_sample_periods(void **state)
 		double w = fp.counter[c].weight[PFLOPS_FP_OPS];
 		assert_true(ev[i].sample_period == (fp.counter[c].detects ? 0 : w >= 4 ? 1 : w == 2 ? 2 : 4));
 	}
-	assert_int_equal(pflops_perf_sample(k, 1, slot, ev, n, owner, PFLOPS_VEC_DP, P, 4, &err), PFLOPS_EUNAVAIL);
+	assert_int_equal(pfc_perf_sample(k, 1, slot, ev, n, owner, PFLOPS_VEC_DP, P, 4, &err), PFLOPS_EUNAVAIL);
 	pflops_table_free(&t);
 }
 
@@ -619,29 +619,29 @@ static void test_sample_periods(void **state)
  * touched pages give floor(faults / 100) samples, each at a user address. */
 static void test_sample_ring(void **state)
 {
-	struct pflops_perf_event e = sw(PERF_COUNT_SW_PAGE_FAULTS, 0, 0, 0, -1);
+	struct pfc_perf_event e = sw(PERF_COUNT_SW_PAGE_FAULTS, 0, 0, 0, -1);
 	e.sample_period = 100;
 	e.precise = 2;
-	struct pflops_perf_attr a = { .exclude_kernel = 1, .exclude_hv = 1 };
-	struct pflops_perf_set *set = NULL;
+	struct pfc_perf_attr a = { .exclude_kernel = 1, .exclude_hv = 1 };
+	struct pfc_perf_set *set = NULL;
 	struct pflops_error err = { 0 };
-	int rc = pflops_perf_open(&set, &e, 1, &a, &err);
+	int rc = pfc_perf_open(&set, &e, 1, &a, &err);
 	if (rc == PFLOPS_EPERM) {
 		printf("SKIP: test_sample_ring: %s\n", err.msg);
 		return;
 	}
 	assert_int_equal(rc, 0);
-	int fd = pflops_perf_fd(set, 0);
+	int fd = pfc_perf_fd(set, 0);
 	assert_true(fd >= 0);
-	assert_true(pflops_perf_fd(set, 1) == -1);
+	assert_true(pfc_perf_fd(set, 1) == -1);
 	long ps = sysconf(_SC_PAGESIZE);
 	void *m = mmap(NULL, 9 * ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	assert_true(m != MAP_FAILED);
-	assert_int_equal(pflops_perf_start(set, &err), 0);
+	assert_int_equal(pfc_perf_start(set, &err), 0);
 	touch_pages(1000);
-	assert_int_equal(pflops_perf_stop(set, &err), 0);
-	struct pflops_perf_value v;
-	assert_int_equal(pflops_perf_read(set, &v, &err), 0);
+	assert_int_equal(pfc_perf_stop(set, &err), 0);
+	struct pfc_perf_value v;
+	assert_int_equal(pfc_perf_read(set, &v, &err), 0);
 	struct perf_event_mmap_page *pg = m;
 	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
 	const uint8_t *data = (const uint8_t *)m + ps;
@@ -659,7 +659,7 @@ static void test_sample_ring(void **state)
 	assert_true(v.raw >= 1000);
 	assert_true(samples == v.raw / 100);
 	munmap(m, 9 * ps);
-	pflops_perf_close(set);
+	pfc_perf_close(set);
 }
 
 int main(void)

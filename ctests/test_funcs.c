@@ -1,6 +1,6 @@
 /*
  * test_funcs.c: FLOPs per function (pflops_trace_opts.block and
- * pflops_funcs_*) on the calibration programs (ctests/trace/), whose
+ * pft_funcs_*) on the calibration programs (ctests/trace/), whose
  * functions do known numbers of FLOPs.
  *
  * Every run also checks that the functions' mixes, cell by cell, add up
@@ -30,15 +30,15 @@ static int under_valgrind;
 
 struct run {
 	struct pflops_mix mix;
-	struct pflops_funcs *f;
-	const struct pflops_func *const *v;
+	struct pft_funcs *f;
+	const struct pft_func *const *v;
 	size_t n;
 	int status;
 };
 
 static void run_free(struct run *r)
 {
-	pflops_funcs_free(r->f);
+	pft_funcs_free(r->f);
 	memset(r, 0, sizeof *r);
 }
 
@@ -68,15 +68,15 @@ static void vrun(struct run *r, int engine, const char *region, char **argv)
 	int rc;
 
 	memset(r, 0, sizeof *r);
-	r->f = pflops_funcs_new(&err);
+	r->f = pft_funcs_new(&err);
 	assert_non_null(r->f);
-	o.block = pflops_funcs_add;
+	o.block = pft_funcs_add;
 	o.block_arg = r->f;
-	rc = pflops_trace_run(argv, &o, &r->mix, &r->status, &err);
+	rc = pft_run(argv, &o, &r->mix, &r->status, &err);
 	if (rc)
 		print_error("trace %s: %s\n", argv[0], err.msg);
 	assert_int_equal(rc, 0);
-	rc = pflops_funcs_list(r->f, &r->v, &r->n, &err);
+	rc = pft_funcs_list(r->f, &r->v, &r->n, &err);
 	assert_int_equal(rc, 0);
 	check_sum(r, argv[0]);
 }
@@ -96,7 +96,7 @@ static void run(struct run *r, int engine, const char *region, ...)
 }
 
 /* function `name`, or the compiler's clone of it ("cond.constprop.0") */
-static const struct pflops_func *find(const struct run *r, const char *name)
+static const struct pft_func *find(const struct run *r, const char *name)
 {
 	size_t len = strlen(name);
 
@@ -116,7 +116,7 @@ static const char *base(const char *path)
  * prec */
 static void expect(const struct run *r, const char *name, const char *object, uint64_t flops, int prec)
 {
-	const struct pflops_func *f = find(r, name);
+	const struct pft_func *f = find(r, name);
 
 	if (!f) {
 		print_error("no function %s; the run has:\n", name);
@@ -144,7 +144,7 @@ static size_t doing(const struct run *r)
 	return k;
 }
 
-static const int engines[] = { PFLOPS_ENGINE_STOP, PFLOPS_ENGINE_CACHE };
+static const int engines[] = { PFT_ENGINE_STOP, PFT_ENGINE_CACHE };
 
 /* ------------------------------------------------------------------ */
 
@@ -174,7 +174,7 @@ static void test_library(void **state)
 		run_free(&r);
 	}
 	/* --region: only what ran inside calls to calib_kernel */
-	run(&r, PFLOPS_ENGINE_AUTO, "calib_kernel", prog("calib_region"), "1000", NULL);
+	run(&r, PFT_ENGINE_AUTO, "calib_kernel", prog("calib_region"), "1000", NULL);
 	expect(&r, "calib_kernel", "libcalibk.so", 2 * 4 * N, PFLOPS_DP);
 	expect(&r, "calib_helper", "libcalibk.so", 2 * 2 * N, PFLOPS_DP);
 	assert_int_equal(doing(&r), 2);
@@ -280,16 +280,16 @@ static void test_masked(void **state)
 	(void)state;
 	if (!calib_runs("test_masked", "vaddpd_z_k1"))
 		skip();
-	run(&r, PFLOPS_ENGINE_AUTO, NULL, prog("calib_fp"), "vaddpd_z_k1", "1000", NULL);
+	run(&r, PFT_ENGINE_AUTO, NULL, prog("calib_fp"), "vaddpd_z_k1", "1000", NULL);
 	if (!under_valgrind) /* valgrind hides the opmask registers */
 		expect(&r, "vaddpd_z_k1", "calib_fp", 4 * N, PFLOPS_DP);
 	assert_int_equal(doing(&r), 1);
 	run_free(&r);
-	run(&r, PFLOPS_ENGINE_AUTO, NULL, prog("calib_daxpy_O3"), "cond", "1003", NULL);
+	run(&r, PFT_ENGINE_AUTO, NULL, prog("calib_daxpy_O3"), "cond", "1003", NULL);
 	if (!under_valgrind)
 		expect(&r, "cond", "calib_daxpy_O3", 2 * 668, PFLOPS_DP);
 	run_free(&r);
-	run(&r, PFLOPS_ENGINE_AUTO, NULL, prog("calib_daxpy_O2"), "matmul", "13", NULL);
+	run(&r, PFT_ENGINE_AUTO, NULL, prog("calib_daxpy_O2"), "matmul", "13", NULL);
 	expect(&r, "matmul", "calib_daxpy_O2", 2 * 13 * 13 * 13, PFLOPS_DP);
 	assert_int_equal(doing(&r), 1);
 	run_free(&r);
@@ -302,13 +302,13 @@ static void test_masked(void **state)
  * mapped twice at the same address). */
 static void test_no_symbol(void **state)
 {
-	const struct pflops_func *f;
+	const struct pft_func *f;
 	uint64_t lo, hi;
 	char name[64];
 	struct run r;
 
 	(void)state;
-	run(&r, PFLOPS_ENGINE_AUTO, NULL, prog("calib_fp"), "vaddpd_y", "1000", NULL);
+	run(&r, PFT_ENGINE_AUTO, NULL, prog("calib_fp"), "vaddpd_y", "1000", NULL);
 	f = find(&r, "vaddpd_y");
 	assert_non_null(f);
 	lo = f->addr;
@@ -324,7 +324,7 @@ static void test_no_symbol(void **state)
 	assert_non_null(strstr(f->name, " (no symbol)"));
 	run_free(&r);
 
-	run(&r, PFLOPS_ENGINE_AUTO, NULL, prog("calib_fp_stripped"), "vaddpd_y", "1000", NULL);
+	run(&r, PFT_ENGINE_AUTO, NULL, prog("calib_fp_stripped"), "vaddpd_y", "1000", NULL);
 	assert_int_equal(r.n, 1);
 	f = r.v[0];
 	assert_false(f->has_symbol);
@@ -365,12 +365,12 @@ static void test_engines_agree(void **state)
 				  (char *)progs[i][3], NULL };
 		if (!strcmp(progs[i][0], "calib_fp") && !calib_runs("test_engines_agree", progs[i][1]))
 			continue;
-		vrun(&a, PFLOPS_ENGINE_STOP, NULL, argv);
-		vrun(&b, PFLOPS_ENGINE_CACHE, NULL, argv);
+		vrun(&a, PFT_ENGINE_STOP, NULL, argv);
+		vrun(&b, PFT_ENGINE_CACHE, NULL, argv);
 		assert_true(doing(&a) > 0);
 		assert_int_equal(doing(&a), doing(&b));
 		for (size_t k = 0; k < doing(&a); k++) {
-			const struct pflops_func *x = a.v[k], *y = NULL;
+			const struct pft_func *x = a.v[k], *y = NULL;
 			for (size_t j = 0; j < b.n; j++)
 				if (!strcmp(b.v[j]->name, x->name))
 					y = b.v[j];

@@ -97,7 +97,7 @@ fi
 a=$lib/libpflops.a h=$(dirname "$lib")/include/papi_flops.h
 syms=$(nm -g --defined-only "$a" 2>/dev/null | awk 'NF == 3 { print $3 }')
 undeclared=$(for f in $syms; do grep -q "[ *]$f(" "$h" || echo "$f"; done)
-if [ -n "$syms" ] && [ -z "$undeclared" ] && ! echo "$syms" | grep -qx 'pf_err'; then
+if [ -n "$syms" ] && [ -z "$undeclared" ] && ! echo "$syms" | grep -qx 'pfc_err'; then
 	ok "libpflops.a exports $(echo "$syms" | wc -l) functions, each declared in papi_flops.h"
 else
 	bad "libpflops.a exports what papi_flops.h does not declare: $(echo $undeclared | cut -c1-300)"
@@ -124,8 +124,8 @@ else
 	bad "a client of papi_flops.h does not link with libpflops.a or runs wrong: $(head -c 400 "$tmp/pc.err")"
 fi
 # an internal function is no API: calling one does not link
-printf 'int pf_err(void *, int, const char *, ...);\nint main(void) { return pf_err(0, 0, ""); }\n' > "$tmp/pi.c"
+printf 'int pfc_err(void *, int, const char *, ...);\nint main(void) { return pfc_err(0, 0, ""); }\n' > "$tmp/pi.c"
 cc $san "$tmp/pi.c" -o "$tmp/pi" "$a" -lpfm -lhwloc -lm -lpthread $(nm "$a" | grep -q " U Zydis" && echo -lZydis -lZycore) 2>/dev/null &&
-	bad "a client calling the core's pf_err links with libpflops.a" || ok "the core's helpers (pf_err) are not exported"
+	bad "a client calling the core's pfc_err links with libpflops.a" || ok "the core's helpers (pfc_err) are not exported"
 echo "test_install: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -32,7 +32,7 @@ struct calls {
 	uint64_t n, nok, masked, lanes_active, bad_class;
 };
 
-static void count_calls(void *arg, const struct pflops_fp_exec *x)
+static void count_calls(void *arg, const struct pft_fp_exec *x)
 {
 	struct calls *c = arg;
 	c->n++;
@@ -47,18 +47,17 @@ static void count_calls(void *arg, const struct pflops_fp_exec *x)
 	c->lanes_active += x->mask_reg ? (uint64_t)__builtin_popcountll(x->k[x->mask_reg] & 0xff) : 8;
 }
 
-static void run(const char *kernel, const char *n, const char *region, pflops_trace_fp_fn fn, void *arg,
-		struct pflops_mix *mix)
+static void run(const char *kernel, const char *n, const char *region, pft_fp_fn fn, void *arg, struct pflops_mix *mix)
 {
 	char prog[1200];
 	struct pflops_error err = { 0 };
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	struct pflops_trace_opts o = { .region = region, .stats = &st, .fp_exec = fn, .fp_exec_arg = arg };
 	int status;
 	snprintf(prog, sizeof(prog), "%s/calib_fp", dir);
 	char *argv[] = { prog, (char *)kernel, (char *)n, NULL };
 	memset(mix, 0, sizeof(*mix));
-	int rc = pflops_trace_run(argv, &o, mix, &status, &err);
+	int rc = pft_run(argv, &o, mix, &status, &err);
 	if (rc)
 		print_error("%s\n", err.msg);
 	assert_int_equal(rc, 0);
@@ -115,29 +114,29 @@ static void test_hook(void **state)
 }
 
 /* The estimator from the trace: DP_OPS of spr; exact lanes from the mix. */
-static void estimate(const char *kernel, const char *n, const char *region, const struct pflops_mask_stream *st,
-		     int nst, double *full, double *exact, double *est, double *lo, double *hi)
+static void estimate(const char *kernel, const char *n, const char *region, const struct pfc_mask_stream *st, int nst,
+		     double *full, double *exact, double *est, double *lo, double *hi)
 {
-	struct pflops_mask_plan mp;
+	struct pfc_mask_plan mp;
 	struct pflops_error err = { 0 };
 	struct pflops_mix mix;
 	const struct pflops_pmu *spr = pflops_table_find(&table, "spr");
-	assert_int_equal(pflops_mask_plan_make(&mp, spr, 1u << PFLOPS_DP_OPS, &err), 0);
-	struct pflops_mask_trace *mt = pflops_mask_trace_new(&mp, st, nst, &err);
+	assert_int_equal(pfc_mask_plan_make(&mp, spr, 1u << PFLOPS_DP_OPS, &err), 0);
+	struct pfc_mask_trace *mt = pfc_mask_trace_new(&mp, st, nst, &err);
 	assert_non_null(mt);
-	run(kernel, n, region, pflops_mask_trace_hook, mt, &mix);
+	run(kernel, n, region, pfc_mask_trace_hook, mt, &mix);
 	*exact = (double)pflops_mix_flops(&mix, PFLOPS_DP);
 	for (int s = 0; s < nst; s++) {
 		double counts[PFLOPS_MAX_COUNTERS];
-		struct pflops_mask_result res[PFLOPS_MAX_COUNTERS];
-		assert_int_equal(pflops_mask_trace_result(mt, &mix, s, counts, res, &err), 0);
-		pflops_mask_metric(&mp, PFLOPS_DP_OPS, counts, res, &full[s], &est[s], &lo[s], &hi[s]);
+		struct pfc_mask_result res[PFLOPS_MAX_COUNTERS];
+		assert_int_equal(pfc_mask_trace_result(mt, &mix, s, counts, res, &err), 0);
+		pfc_mask_metric(&mp, PFLOPS_DP_OPS, counts, res, &full[s], &est[s], &lo[s], &hi[s]);
 		double model[PFLOPS_NMETRIC];
 		unsigned got;
 		assert_int_equal(pflops_model_metrics(spr, &mix, 1u << PFLOPS_DP_OPS, 0, model, &got, &err), 0);
 		assert_true(full[s] == model[PFLOPS_DP_OPS]); /* the formula's own value */
 	}
-	pflops_mask_trace_free(mt);
+	pfc_mask_trace_free(mt);
 }
 
 /* Every count sampled (period 1): the estimate is the exact count, with
@@ -153,7 +152,7 @@ static void test_period_one(void **state)
 	if (!avx512("test_period_one"))
 		skip();
 	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
-		struct pflops_mask_stream st = { 1, 0 };
+		struct pfc_mask_stream st = { 1, 0 };
 		double full, exact, est, lo, hi;
 		estimate(k[i][0], k[i][1], k[i][2], &st, 1, &full, &exact, &est, &lo, &hi);
 		if (exact == full && strcmp(k[i][0], "vfmadd231pd_z")) /* opmasks unreadable (valgrind) */
@@ -170,12 +169,12 @@ static void test_period_one(void **state)
 static void test_daxpy_period7(void **state)
 {
 	(void)state;
-	struct pflops_mask_stream st[7];
+	struct pfc_mask_stream st[7];
 	double full[7], est[7], lo[7], hi[7], exact;
 	if (!avx512("test_daxpy_period7"))
 		skip();
 	for (unsigned p = 0; p < 7; p++)
-		st[p] = (struct pflops_mask_stream){ 7, p };
+		st[p] = (struct pfc_mask_stream){ 7, p };
 	estimate("daxpy_masked", "2000", "daxpy", st, 7, full, &exact, est, lo, hi);
 	if (exact == full[0])
 		skip();
@@ -193,10 +192,10 @@ static void test_daxpy_period7(void **state)
 		assert_true(lo[p] < exact); /* unseen counts could be masked */
 	}
 	struct pflops_error err = { 0 };
-	struct pflops_mask_plan mp;
-	struct pflops_mask_stream bad = { 5, 5 };
-	assert_int_equal(pflops_mask_plan_make(&mp, pflops_table_find(&table, "spr"), 1u << PFLOPS_DP_OPS, &err), 0);
-	assert_null(pflops_mask_trace_new(&mp, &bad, 1, &err));
+	struct pfc_mask_plan mp;
+	struct pfc_mask_stream bad = { 5, 5 };
+	assert_int_equal(pfc_mask_plan_make(&mp, pflops_table_find(&table, "spr"), 1u << PFLOPS_DP_OPS, &err), 0);
+	assert_null(pfc_mask_trace_new(&mp, &bad, 1, &err));
 	assert_non_null(strstr(err.msg, "phase below it"));
 }
 

@@ -57,7 +57,7 @@ static double eval(const char *spec)
 {
 	struct pflops_error err = { 0 };
 	double c = -1;
-	int rc = pflops_model_eval(spec, &mix, &c, &err);
+	int rc = pfc_model_eval(spec, &mix, &c, &err);
 
 	if (rc)
 		print_error("%s: %s\n", spec, err.msg);
@@ -130,7 +130,7 @@ static void bad(const char *spec, int code, const char *token)
 	struct pflops_error err = { 0 };
 	double c = 0;
 
-	assert_int_equal(pflops_model_eval(spec, &mix, &c, &err), code);
+	assert_int_equal(pfc_model_eval(spec, &mix, &c, &err), code);
 	assert_int_equal(err.code, code);
 	if (!strstr(err.msg, token))
 		print_error("message '%s' lacks '%s'\n", err.msg, token);

@@ -29,54 +29,54 @@
 static char dir[1024];
 
 struct collect {
-	struct pflops_sampler *s;
-	struct pflops_mask_acc acc;
+	struct pfc_sampler *s;
+	struct pfc_mask_acc acc;
 	uint64_t n, ip_mismatch, pids[4];
 	int npids;
 	uint64_t per_pid_read[4]; /* samples whose code was read back */
 };
 
-static void on_sample(void *arg, int event, const struct pflops_sample_rec *r)
+static void on_sample(void *arg, int event, const struct pfc_sample_rec *r)
 {
 	struct collect *c = arg;
-	struct pflops_mask_sample s = { .ip = r->ip, .pid = r->pid, .have_k = r->user.kvalid == 0xff };
+	struct pfc_mask_sample s = { .ip = r->ip, .pid = r->pid, .have_k = r->user.kvalid == 0xff };
 	(void)event;
 	memcpy(s.k, r->user.k, sizeof(s.k));
 	c->n++;
 	/* user registers of a user-mode sample: their IP is the sample's */
-	if (!(r->user.valid >> PFLOPS_PERF_REG_X86_IP & 1) || r->user.regs[PFLOPS_PERF_REG_X86_IP] != r->ip)
+	if (!(r->user.valid >> PFC_PERF_REG_X86_IP & 1) || r->user.regs[PFC_PERF_REG_X86_IP] != r->ip)
 		c->ip_mismatch++;
 	int p = 0;
 	while (p < c->npids && c->pids[p] != r->pid)
 		p++;
 	if (p == c->npids && c->npids < 4)
 		c->pids[c->npids++] = r->pid;
-	if (pflops_mask_add(&c->acc, &s, pflops_sampler_read_code, c->s, NULL) != PFLOPS_MS_UNREADABLE && p < 4)
+	if (pfc_mask_add(&c->acc, &s, pfc_sampler_read_code, c->s, NULL) != PFC_MS_UNREADABLE && p < 4)
 		c->per_pid_read[p]++;
 }
 
 /* Sample argv with cpu-clock every 100 us, estimate for event ev. */
-static int sample(char **argv, const struct pflops_mask_event *ev, struct collect *c, double *count, int *status)
+static int sample(char **argv, const struct pfc_mask_event *ev, struct collect *c, double *count, int *status)
 {
 	struct pflops_child ch;
 	struct pflops_error err = { 0 };
-	struct pflops_sampler_event se = {
+	struct pfc_sampler_event se = {
 		.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK, .period = 100000, .name = "cpu-clock"
 	};
 	memset(c, 0, sizeof(*c));
 	c->acc.ev = ev;
-	assert_int_equal(pflops_child_spawn(&ch, argv, &err), 0);
-	int rc = pflops_sampler_open(&c->s, &se, 1, ch.pid, 0, &err);
+	assert_int_equal(pfc_child_spawn(&ch, argv, &err), 0);
+	int rc = pfc_sampler_open(&c->s, &se, 1, ch.pid, 0, &err);
 	if (rc == PFLOPS_EPERM) {
-		pflops_child_abort(&ch);
+		pfc_child_abort(&ch);
 		print_message("skipped: %s\n", err.msg);
 		return -1;
 	}
 	if (rc)
 		print_error("%s\n", err.msg);
 	assert_int_equal(rc, 0);
-	assert_int_equal(pflops_sampler_run(c->s, &ch, on_sample, c, status, NULL, &err), 0);
-	assert_int_equal(pflops_sampler_counts(c->s, count, &err), 0);
+	assert_int_equal(pfc_sampler_run(c->s, &ch, on_sample, c, status, NULL, &err), 0);
+	assert_int_equal(pfc_sampler_counts(c->s, count, &err), 0);
 	return 0;
 }
 
@@ -84,26 +84,25 @@ static void test_loop(void **state)
 {
 	(void)state;
 	char prog[1200];
-	struct pflops_mask_event ev;
+	struct pfc_mask_event ev;
 	/* a loop of 14 FP instructions (512-bit DP), dec and jnz */
-	int z = pflops_cpu_has("avx512f", getenv(PFLOPS_CPU_HIDE_ENV)) == 1;
+	int z = pfc_cpu_has("avx512f", getenv(PFC_CPU_HIDE_ENV)) == 1;
 	if (!z && !calib_cpu_has("test_sampler", "test_loop", "avx"))
 		skip();
 	snprintf(prog, sizeof(prog), "%s/calib_fp", dir);
 	char *argv[] = { prog, z ? "bench16" : "vaddpd_y", z ? "20000000" : "100000000", NULL };
-	assert_int_equal(pflops_mask_event_from_model(z ? "inst prec=dp width=512 fma=2" : "inst prec=dp width=256",
-						      &ev, NULL),
-			 0);
+	assert_int_equal(
+		pfc_mask_event_from_model(z ? "inst prec=dp width=512 fma=2" : "inst prec=dp width=256", &ev, NULL), 0);
 	static struct collect c;
 	double count;
 	int st;
 	if (sample(argv, &ev, &c, &count, &st))
 		skip();
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	struct pflops_sampler_stats ss;
-	pflops_sampler_stats(c.s, &ss);
-	struct pflops_mask_result r;
-	pflops_mask_result(&c.acc, 1e6, &r);
+	struct pfc_sampler_stats ss;
+	pfc_sampler_stats(c.s, &ss);
+	struct pfc_mask_result r;
+	pfc_mask_result(&c.acc, 1e6, &r);
 	print_message("%.0f ns of cpu-clock, %llu samples (%llu lost, %llu bad, %llu mappings): %llu on the FP "
 		      "instruction, %llu skid, %llu unreadable\n",
 		      count, (unsigned long long)ss.samples, (unsigned long long)ss.lost, (unsigned long long)ss.bad,
@@ -124,7 +123,7 @@ static void test_loop(void **state)
 		assert_true(r.used > 0);
 	assert_int_equal(r.nomask, 0); /* unmasked: no opmask needed */
 	assert_true(r.share == 1);
-	pflops_sampler_close(c.s);
+	pfc_sampler_close(c.s);
 }
 
 /* A forked child (no exec) runs code of its parent's mappings. */
@@ -132,21 +131,21 @@ static void test_fork(void **state)
 {
 	(void)state;
 	char prog[1200];
-	struct pflops_mask_event ev;
+	struct pfc_mask_event ev;
 	snprintf(prog, sizeof(prog), "%s/calib_fork", dir);
 	char *argv[] = { prog, "fork", "10000000", NULL };
 	/* the child runs vaddps xmm, the parent vmulps xmm: both 128-bit SP */
-	assert_int_equal(pflops_mask_event_from_model("inst prec=sp width=128", &ev, NULL), 0);
+	assert_int_equal(pfc_mask_event_from_model("inst prec=sp width=128", &ev, NULL), 0);
 	static struct collect c;
 	double count;
 	int st;
 	if (sample(argv, &ev, &c, &count, &st))
 		skip();
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 7);
-	struct pflops_mask_result r;
-	pflops_mask_result(&c.acc, 1e6, &r);
-	struct pflops_sampler_stats ss;
-	pflops_sampler_stats(c.s, &ss);
+	struct pfc_mask_result r;
+	pfc_mask_result(&c.acc, 1e6, &r);
+	struct pfc_sampler_stats ss;
+	pfc_sampler_stats(c.s, &ss);
 	/* drained while it ran: about one sample per period; on a loaded
 	 * machine a drain may come late and the kernel drop a few (counted) */
 	print_message("count %.0f ns, %llu samples, %llu lost\n", count, (unsigned long long)c.n,
@@ -163,37 +162,37 @@ static void test_fork(void **state)
 	assert_true(c.per_pid_read[0] > 0 && c.per_pid_read[1] > 0);
 	/* libc's start-up and exit paths are mapped files too */
 	assert_true(r.unreadable <= c.n / 20);
-	pflops_sampler_close(c.s);
+	pfc_sampler_close(c.s);
 }
 
 /* Asking for k0-k7 on a kernel without the series is refused as such. */
 static void test_opmask_refused(void **state)
 {
 	(void)state;
-	struct pflops_simd_caps caps;
-	pflops_simd_probe(&caps);
-	if (caps.verdict == PFLOPS_SIMD_SUPPORTED || caps.verdict == PFLOPS_SIMD_DENIED)
+	struct pfc_simd_caps caps;
+	pfc_simd_probe(&caps);
+	if (caps.verdict == PFC_SIMD_SUPPORTED || caps.verdict == PFC_SIMD_DENIED)
 		skip();
 	struct pflops_child ch;
 	struct pflops_error err = { 0 };
 	char *argv[] = { "true", NULL };
-	struct pflops_sampler_event se = { .type = PERF_TYPE_SOFTWARE,
-					   .config = PERF_COUNT_SW_CPU_CLOCK,
-					   .period = 100000,
-					   .opmask = 1,
-					   .name = "cpu-clock" };
-	struct pflops_sampler *s = NULL;
-	assert_int_equal(pflops_child_spawn(&ch, argv, &err), 0);
-	int rc = pflops_sampler_open(&s, &se, 1, ch.pid, 0, &err);
-	pflops_child_abort(&ch);
+	struct pfc_sampler_event se = { .type = PERF_TYPE_SOFTWARE,
+					.config = PERF_COUNT_SW_CPU_CLOCK,
+					.period = 100000,
+					.opmask = 1,
+					.name = "cpu-clock" };
+	struct pfc_sampler *s = NULL;
+	assert_int_equal(pfc_child_spawn(&ch, argv, &err), 0);
+	int rc = pfc_sampler_open(&s, &se, 1, ch.pid, 0, &err);
+	pfc_child_abort(&ch);
 	assert_null(s);
 	assert_int_equal(rc, PFLOPS_EUNAVAIL);
 	assert_non_null(strstr(err.msg, "sampling k0-k7"));
-	if (caps.verdict == PFLOPS_SIMD_OLD_KERNEL)
+	if (caps.verdict == PFC_SIMD_OLD_KERNEL)
 		assert_non_null(strstr(err.msg, "predates the SIMD register fields"));
 	/* and bad arguments */
-	assert_int_equal(pflops_sampler_open(&s, &se, 0, 1, 0, &err), PFLOPS_EINVAL);
-	assert_int_equal(pflops_sampler_open(&s, &se, 1, 1, 3, &err), PFLOPS_EINVAL);
+	assert_int_equal(pfc_sampler_open(&s, &se, 0, 1, 0, &err), PFLOPS_EINVAL);
+	assert_int_equal(pfc_sampler_open(&s, &se, 1, 1, 3, &err), PFLOPS_EINVAL);
 	assert_non_null(strstr(err.msg, "power of two"));
 }
 

@@ -15,10 +15,10 @@
 
 #include "pflops_simd.h"
 
-static void judge(int sw, int hw, enum pflops_simd_verdict want, const char *msg, const char *fix)
+static void judge(int sw, int hw, enum pfc_simd_verdict want, const char *msg, const char *fix)
 {
-	struct pflops_simd_caps c;
-	pflops_simd_judge(sw, hw, "6.18.0", &c);
+	struct pfc_simd_caps c;
+	pfc_simd_judge(sw, hw, "6.18.0", &c);
 	if (c.verdict != want || !strstr(c.msg, msg) || (fix && !strstr(c.fix, fix)))
 		print_error("sw %d hw %d: verdict %d, msg '%s', fix '%s'\n", sw, hw, c.verdict, c.msg, c.fix);
 	assert_int_equal(c.verdict, want);
@@ -33,26 +33,25 @@ static void test_judge(void **state)
 {
 	(void)state;
 	/* a kernel without the series: the software event tells */
-	judge(E2BIG, -1, PFLOPS_SIMD_OLD_KERNEL, "not supported by this kernel: Linux 6.18.0 refuses",
-	      "SIMD/eGPRs/SSP");
+	judge(E2BIG, -1, PFC_SIMD_OLD_KERNEL, "not supported by this kernel: Linux 6.18.0 refuses", "SIMD/eGPRs/SSP");
 	/* with it: the software PMU lacks the capability, cycles decides */
-	judge(EOPNOTSUPP, 0, PFLOPS_SIMD_SUPPORTED, "supported: Linux 6.18.0 samples the opmask", NULL);
-	judge(0, 0, PFLOPS_SIMD_SUPPORTED, "supported", NULL);
-	judge(EOPNOTSUPP, EOPNOTSUPP, PFLOPS_SIMD_NO_PMU_CAP, "not supported on this CPU", "Sapphire Rapids");
-	judge(EOPNOTSUPP, ENOENT, PFLOPS_SIMD_NO_PMU, "no hardware PMU", "guest PMU");
-	judge(EOPNOTSUPP, ENODEV, PFLOPS_SIMD_NO_PMU, "no hardware PMU", "guest PMU");
-	judge(EOPNOTSUPP, EACCES, PFLOPS_SIMD_DENIED, "perf_event_paranoid", "perf_event_paranoid=2");
-	judge(EOPNOTSUPP, EINVAL, PFLOPS_SIMD_INVALID, "another revision", "v5 layout");
-	judge(EOPNOTSUPP, EBUSY, PFLOPS_SIMD_UNKNOWN, strerror(EBUSY), NULL);
-	judge(0, -1, PFLOPS_SIMD_UNKNOWN, "not tried", NULL);
+	judge(EOPNOTSUPP, 0, PFC_SIMD_SUPPORTED, "supported: Linux 6.18.0 samples the opmask", NULL);
+	judge(0, 0, PFC_SIMD_SUPPORTED, "supported", NULL);
+	judge(EOPNOTSUPP, EOPNOTSUPP, PFC_SIMD_NO_PMU_CAP, "not supported on this CPU", "Sapphire Rapids");
+	judge(EOPNOTSUPP, ENOENT, PFC_SIMD_NO_PMU, "no hardware PMU", "guest PMU");
+	judge(EOPNOTSUPP, ENODEV, PFC_SIMD_NO_PMU, "no hardware PMU", "guest PMU");
+	judge(EOPNOTSUPP, EACCES, PFC_SIMD_DENIED, "perf_event_paranoid", "perf_event_paranoid=2");
+	judge(EOPNOTSUPP, EINVAL, PFC_SIMD_INVALID, "another revision", "v5 layout");
+	judge(EOPNOTSUPP, EBUSY, PFC_SIMD_UNKNOWN, strerror(EBUSY), NULL);
+	judge(0, -1, PFC_SIMD_UNKNOWN, "not tried", NULL);
 	/* the software event refused for other reasons */
-	judge(EACCES, -1, PFLOPS_SIMD_DENIED, "forbids even a software", "CAP_PERFMON");
-	judge(EPERM, -1, PFLOPS_SIMD_DENIED, "forbids even a software", "CAP_PERFMON");
-	judge(EINVAL, -1, PFLOPS_SIMD_INVALID, "rejects the SIMD fields", "v5 layout");
-	judge(EMFILE, -1, PFLOPS_SIMD_UNKNOWN, strerror(EMFILE), NULL);
+	judge(EACCES, -1, PFC_SIMD_DENIED, "forbids even a software", "CAP_PERFMON");
+	judge(EPERM, -1, PFC_SIMD_DENIED, "forbids even a software", "CAP_PERFMON");
+	judge(EINVAL, -1, PFC_SIMD_INVALID, "rejects the SIMD fields", "v5 layout");
+	judge(EMFILE, -1, PFC_SIMD_UNKNOWN, strerror(EMFILE), NULL);
 }
 
-static int open_attr(struct pflops_perf_attr_simd *a)
+static int open_attr(struct pfc_perf_attr_simd *a)
 {
 	long fd = syscall(SYS_perf_event_open, &a->u.attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
@@ -68,33 +67,33 @@ static int open_attr(struct pflops_perf_attr_simd *a)
 static void test_probe_here(void **state)
 {
 	(void)state;
-	struct pflops_simd_caps c, j;
-	pflops_simd_probe(&c);
+	struct pfc_simd_caps c, j;
+	pfc_simd_probe(&c);
 	print_message("opmask sampling: %s (software event: %s, cycles: %s)\n", c.msg,
 		      c.sw_errno ? strerror(c.sw_errno) : "opened",
 		      c.hw_errno < 0 ? "not tried"
 		      : c.hw_errno   ? strerror(c.hw_errno)
 				     : "opened");
-	pflops_simd_judge(c.sw_errno, c.hw_errno, NULL, &j);
+	pfc_simd_judge(c.sw_errno, c.hw_errno, NULL, &j);
 	assert_int_equal(c.verdict, j.verdict);
-	struct pflops_perf_attr_simd a;
-	pflops_simd_attr(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 1000003, 0);
+	struct pfc_perf_attr_simd a;
+	pfc_simd_attr(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 1000003, 0);
 	int plain = open_attr(&a);
 	if (plain == EACCES || plain == EPERM) {
-		assert_int_equal(c.verdict, PFLOPS_SIMD_DENIED);
+		assert_int_equal(c.verdict, PFC_SIMD_DENIED);
 		skip();
 	}
 	assert_int_equal(plain, 0);
-	a.u.attr.size = PFLOPS_ATTR_SIZE_VER9; /* larger, zero tail: any kernel since 3.x takes it */
+	a.u.attr.size = PFC_ATTR_SIZE_VER9; /* larger, zero tail: any kernel since 3.x takes it */
 	assert_int_equal(open_attr(&a), 0);
-	pflops_simd_attr(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 1000003, 1);
+	pfc_simd_attr(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 1000003, 1);
 	assert_int_equal(open_attr(&a), c.sw_errno);
 	if (c.sw_errno == E2BIG) {
-		assert_int_equal(c.verdict, PFLOPS_SIMD_OLD_KERNEL);
+		assert_int_equal(c.verdict, PFC_SIMD_OLD_KERNEL);
 		assert_int_equal(c.hw_errno, -1);
 	}
 	if (access("/sys/bus/event_source/devices/cpu", F_OK) && access("/sys/bus/event_source/devices/cpu_core", F_OK))
-		assert_int_not_equal(c.verdict, PFLOPS_SIMD_SUPPORTED); /* no PMU, nothing to sample */
+		assert_int_not_equal(c.verdict, PFC_SIMD_SUPPORTED); /* no PMU, nothing to sample */
 }
 
 int main(void)

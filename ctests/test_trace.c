@@ -29,7 +29,7 @@
 static int under_valgrind; /* PF_UNDER_VALGRIND, set by make check-valgrind */
 
 /* Trace argv; assert the tracer itself succeeded. */
-static int vtrace(struct pflops_mix *m, const struct pflops_trace_opts *o, struct pflops_trace_stats *st, char **argv)
+static int vtrace(struct pflops_mix *m, const struct pflops_trace_opts *o, struct pft_stats *st, char **argv)
 {
 	int status = -1, rc;
 	struct pflops_error err = { 0 };
@@ -37,14 +37,14 @@ static int vtrace(struct pflops_mix *m, const struct pflops_trace_opts *o, struc
 
 	opts.stats = st;
 	memset(m, 0, sizeof *m);
-	rc = pflops_trace_run(argv, &opts, m, &status, &err);
+	rc = pft_run(argv, &opts, m, &status, &err);
 	if (rc)
 		print_error("trace %s: %s\n", argv[0], err.msg);
 	assert_int_equal(rc, 0);
 	return status;
 }
 
-static int trace(struct pflops_mix *m, const struct pflops_trace_opts *o, struct pflops_trace_stats *st, ...)
+static int trace(struct pflops_mix *m, const struct pflops_trace_opts *o, struct pft_stats *st, ...)
 {
 	char *argv[16];
 	va_list ap;
@@ -184,7 +184,7 @@ static void check_kernel(const struct expect *e, int single_step)
 {
 	struct pflops_mix m;
 	struct pflops_trace_opts o = { .single_step = single_step };
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	char n[16];
 	int status;
 
@@ -229,7 +229,7 @@ static void test_single_step_agrees(void **state)
 	static const char *const k[] = { "vaddpd_z_k1", "vfmulcph_z_k1", "fmul", "kmask_in_block", "calls" };
 	struct pflops_mix a, b;
 	struct pflops_trace_opts o = { .single_step = 1 };
-	struct pflops_trace_stats sa, sb;
+	struct pft_stats sa, sb;
 
 	(void)state;
 	/* Under valgrind the program runs under valgrind until its exec;
@@ -254,7 +254,7 @@ static void test_single_step_agrees(void **state)
 static void test_mask_written_in_block(void **state)
 {
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	uint64_t active = 0;
 
 	(void)state;
@@ -274,9 +274,9 @@ static void test_mask_written_in_block(void **state)
 /* The counter increment must not change flags a later block reads. */
 static void test_flags_live(void **state)
 {
-	struct pflops_trace_opts o[] = { { .engine = PFLOPS_ENGINE_STOP }, { .engine = PFLOPS_ENGINE_CACHE } };
+	struct pflops_trace_opts o[] = { { .engine = PFT_ENGINE_STOP }, { .engine = PFT_ENGINE_CACHE } };
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	uint64_t even = 0, even5 = 0;
 
 	(void)state;
@@ -298,9 +298,9 @@ static void test_flags_live(void **state)
  * table and the stack; and a program using %gs itself. */
 static void test_indirect_and_gs(void **state)
 {
-	struct pflops_trace_opts o[] = { { .engine = PFLOPS_ENGINE_STOP }, { .engine = PFLOPS_ENGINE_CACHE } };
+	struct pflops_trace_opts o[] = { { .engine = PFT_ENGINE_STOP }, { .engine = PFT_ENGINE_CACHE } };
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	int s;
 
 	(void)state;
@@ -313,13 +313,13 @@ static void test_indirect_and_gs(void **state)
 		assert_int_equal(WEXITSTATUS(s), 0); /* it saw its own %gs */
 		assert_int_equal(m.insts[DP][Y][ADD], N);
 	}
-	assert_true(st.nocache[PFLOPS_NC_GS] >= 1);
+	assert_true(st.nocache[PFT_NC_GS] >= 1);
 }
 
 static void test_calls_and_extras(void **state)
 {
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 
 	(void)state;
 	/* direct call + call through a pointer, each one vaddpd ymm */
@@ -340,7 +340,7 @@ static void test_calls_and_extras(void **state)
 static void test_zero_flops_and_total(void **state)
 {
 	struct pflops_mix a, b;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 
 	(void)state;
 	if (!calib_runs("test_zero_flops_and_total", "intloop"))
@@ -356,7 +356,7 @@ static void test_zero_flops_and_total(void **state)
 static void test_exit_status(void **state)
 {
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	int s;
 
 	(void)state;
@@ -375,14 +375,14 @@ static void test_cannot_start(void **state)
 	int status = 0;
 
 	(void)state;
-	assert_int_equal(pflops_trace_run(argv, NULL, &m, &status, &err), PFLOPS_ECHILD);
+	assert_int_equal(pft_run(argv, NULL, &m, &status, &err), PFLOPS_ECHILD);
 	assert_non_null(strstr(err.msg, "/nonexistent/prog"));
 	assert_non_null(strstr(err.msg, "No such file"));
 
 	/* an engine that does not exist: named, with the choices */
 	setenv("PFLOPS_TRACE_ENGINE", "fast", 1);
 	argv[0] = (char *)prog("calib_fp");
-	assert_int_equal(pflops_trace_run(argv, NULL, &m, &status, &err), PFLOPS_EINVAL);
+	assert_int_equal(pft_run(argv, NULL, &m, &status, &err), PFLOPS_EINVAL);
 	unsetenv("PFLOPS_TRACE_ENGINE");
 	assert_non_null(strstr(err.msg, "'fast'"));
 	assert_non_null(strstr(err.msg, "stop or cache"));
@@ -394,7 +394,7 @@ static void test_cannot_start(void **state)
 static void check_c(const char *bin, const char *kernel, long n, uint64_t flops)
 {
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	char a[16];
 
 	snprintf(a, sizeof a, "%ld", n);
@@ -428,7 +428,7 @@ static void test_c_kernels(void **state)
 static void test_threads(void **state)
 {
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 
 	(void)state;
 	/* threads t=0..2 run (t+1)N vaddpd ymm: 6N; main 2N vmulpd ymm */
@@ -442,7 +442,7 @@ static void test_threads(void **state)
 static void test_fork(void **state)
 {
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	int s;
 
 	(void)state;
@@ -471,7 +471,7 @@ static void test_fork(void **state)
 static void test_crash(void **state)
 {
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	char buf[128];
 	int s;
 
@@ -480,16 +480,16 @@ static void test_crash(void **state)
 	assert_true(WIFSIGNALED(s));
 	assert_int_equal(WTERMSIG(s), SIGSEGV);
 	assert_int_equal(m.insts[DP][X][ADD], N);
-	pflops_trace_status_str(s, buf, sizeof buf);
+	pft_status_str(s, buf, sizeof buf);
 	assert_non_null(strstr(buf, "killed by signal 11"));
-	pflops_trace_status_str(3 << 8, buf, sizeof buf);
+	pft_status_str(3 << 8, buf, sizeof buf);
 	assert_string_equal(buf, "exited with status 3");
 }
 
 static void test_signal_handler(void **state)
 {
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 
 	(void)state;
 	/* handler: N vmulpd xmm; main: N vaddpd xmm */
@@ -504,7 +504,7 @@ static void test_signal_handler(void **state)
 static void signal_run(const struct pflops_trace_opts *o, const char *mode, const char *nthreads, const char *k)
 {
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	char out[] = "/tmp/pflops_alarmsXXXXXX";
 	long loops = -1, alarms = -1;
 	int fd = mkstemp(out);
@@ -525,7 +525,7 @@ static void signal_run(const struct pflops_trace_opts *o, const char *mode, cons
 	assert_int_equal(m.insts[DP][X][ADD], 8 * (uint64_t)loops);
 	assert_int_equal(m.insts[DP][X][DIV], (uint64_t)alarms);
 	assert_int_equal(total(m.insts), 8 * (uint64_t)loops + (uint64_t)alarms);
-	if (o->engine == PFLOPS_ENGINE_CACHE && !under_valgrind) {
+	if (o->engine == PFT_ENGINE_CACHE && !under_valgrind) {
 		assert_true(st.cache_signals > 0);
 		/* most of a call/return loop is the cache's lookup code:
 		 * signals there are stepped out of it first */
@@ -536,10 +536,10 @@ static void signal_run(const struct pflops_trace_opts *o, const char *mode, cons
 
 static void test_async_signals(void **state)
 {
-	struct pflops_trace_opts stop = { .engine = PFLOPS_ENGINE_STOP };
-	struct pflops_trace_opts cache = { .engine = PFLOPS_ENGINE_CACHE };
+	struct pflops_trace_opts stop = { .engine = PFT_ENGINE_STOP };
+	struct pflops_trace_opts cache = { .engine = PFT_ENGINE_CACHE };
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	char out[] = "/tmp/pflops_alarmsXXXXXX";
 	long alarms = -1;
 	int fd = mkstemp(out);
@@ -576,7 +576,7 @@ struct prog_seen {
 	int backwards;
 };
 
-static void on_progress(void *arg, const struct pflops_mix *m, const struct pflops_trace_stats *st)
+static void on_progress(void *arg, const struct pflops_mix *m, const struct pft_stats *st)
 {
 	struct prog_seen *p = arg;
 	uint64_t f = pflops_mix_flops(m, -1);
@@ -591,10 +591,10 @@ static void test_progress(void **state)
 {
 	struct prog_seen seen = { 0 };
 	struct pflops_trace_opts o = {
-		.engine = PFLOPS_ENGINE_CACHE, .progress = on_progress, .progress_arg = &seen, .progress_ms = 10
+		.engine = PFT_ENGINE_CACHE, .progress = on_progress, .progress_arg = &seen, .progress_ms = 10
 	};
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	char out[] = "/tmp/pflops_alarmsXXXXXX";
 	int fd = mkstemp(out);
 
@@ -614,7 +614,7 @@ static void test_progress(void **state)
 static void test_region(void **state)
 {
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	struct pflops_trace_opts o = { 0 };
 
 	(void)state;
@@ -653,7 +653,7 @@ static void test_region(void **state)
 static void test_region_native(void **state)
 {
 	struct pflops_mix m;
-	struct pflops_trace_stats a, b;
+	struct pft_stats a, b;
 	struct pflops_trace_opts o = { .region = "tkern" };
 
 	(void)state;
@@ -675,7 +675,7 @@ static void test_region_native(void **state)
 static void test_region_exits(void **state)
 {
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	struct pflops_trace_opts o = { 0 };
 
 	(void)state;
@@ -720,7 +720,7 @@ static void test_region_exits(void **state)
 static void test_region_pool(void **state)
 {
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	struct pflops_trace_opts o = { .region = "pool_kernel" };
 	int pool = 0;
 
@@ -730,11 +730,11 @@ static void test_region_pool(void **state)
 	assert_int_equal(pflops_mix_flops(&m, -1), 400000);
 	assert_int_equal(st.region_busy_threads, 0);
 	for (uint32_t i = 0; i < st.region_nthreads; i++) {
-		const struct pflops_region_thread *e = &st.region_thread[i];
-		if (e->role == PFLOPS_RT_CALLER) {
+		const struct pft_region_thread *e = &st.region_thread[i];
+		if (e->role == PFT_RT_CALLER) {
 			assert_int_equal(e->flops, 0);
 		} else {
-			assert_int_equal(e->role, PFLOPS_RT_POOL);
+			assert_int_equal(e->role, PFT_RT_POOL);
 			assert_int_equal(e->flops, 200000);
 			pool++;
 		}
@@ -747,30 +747,30 @@ static void test_region_pool(void **state)
  * and [vsyscall] lies above it. */
 static void test_gap_near(void **state)
 {
-	struct pflops_map v[] = {
+	struct pft_map v[] = {
 		{ 0x400000, 0x401000, 0, 1, 0, 1, NULL },	      /* non-PIE text */
 		{ 0x7ff6cb800000, 0x7ff6cb900000, 0, 1, 0, 1, NULL }, /* a library */
 		{ 0x7ff6cba00000, 0x7ff6cbb00000, 0, 1, 1, 0, NULL },
 		{ 0x7ffc00000000, 0x7ffc00100000, 0, 1, 1, 0, NULL }, /* stack */
 		{ 0xffffffffff600000ULL, 0xffffffffff601000ULL, 0, 0, 0, 1, NULL },
 	};
-	struct pflops_maps m = { v, 5, 0 };
+	struct pft_maps m = { v, 5, 0 };
 	const uint64_t size = 4 << 20, reach = (1ULL << 31) - (1 << 24);
 	uint64_t a;
 
 	(void)state;
-	a = pflops_maps_gap_near(&m, 0x7ff6cb894000, 0x7ff6cb895000, size, reach);
+	a = pft_maps_gap_near(&m, 0x7ff6cb894000, 0x7ff6cb895000, size, reach);
 	assert_true(a != 0);
 	assert_true(a + size <= 0x7ff6cb800000); /* below the library */
 	assert_true(0x7ff6cb895000 - a <= reach);
 	/* nothing below 16 MiB: above the executable, far from its brk */
-	a = pflops_maps_gap_near(&m, 0x400000, 0x401000, size, reach);
+	a = pft_maps_gap_near(&m, 0x400000, 0x401000, size, reach);
 	assert_true(a >= 0x401000 + (1 << 30));
 	assert_true(a + size - 0x400000 <= reach);
 	/* no room in reach: 0 */
-	struct pflops_map full[] = { { 0x1000000, 0x7ffffffff000ULL, 0, 1, 0, 1, NULL } };
-	struct pflops_maps mf = { full, 1, 0 };
-	assert_int_equal(pflops_maps_gap_near(&mf, 0x2000000, 0x2001000, size, reach), 0);
+	struct pft_map full[] = { { 0x1000000, 0x7ffffffff000ULL, 0, 1, 0, 1, NULL } };
+	struct pft_maps mf = { full, 1, 0 };
+	assert_int_equal(pft_maps_gap_near(&mf, 0x2000000, 0x2001000, size, reach), 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -820,9 +820,9 @@ static int report_diff(const char *what, const struct pflops_mix *a, const struc
  * (test_engines_agree). */
 static void engines_agree(const char *region, int threaded, ...)
 {
-	struct pflops_trace_opts os = { .engine = PFLOPS_ENGINE_STOP, .region = region };
-	struct pflops_trace_opts oc = { .engine = PFLOPS_ENGINE_CACHE, .region = region };
-	struct pflops_trace_stats ss, sc;
+	struct pflops_trace_opts os = { .engine = PFT_ENGINE_STOP, .region = region };
+	struct pflops_trace_opts oc = { .engine = PFT_ENGINE_CACHE, .region = region };
+	struct pft_stats ss, sc;
 	struct pflops_mix a, b;
 	char *argv[16], what[256];
 	int n = 0, sa, sb;
@@ -840,8 +840,8 @@ static void engines_agree(const char *region, int threaded, ...)
 	sa = vtrace(&a, &os, &ss, argv);
 	sb = vtrace(&b, &oc, &sc, argv);
 	assert_int_equal(sa, sb);
-	assert_int_equal(ss.engine, PFLOPS_ENGINE_STOP);
-	assert_int_equal(sc.engine, PFLOPS_ENGINE_CACHE);
+	assert_int_equal(ss.engine, PFT_ENGINE_STOP);
+	assert_int_equal(sc.engine, PFT_ENGINE_CACHE);
 	assert_int_equal(ss.region_calls, sc.region_calls);
 	assert_int_equal(sc.cache_setup_failed, 0);
 	if (threaded) {
@@ -900,8 +900,8 @@ static void test_engines_agree(void **state)
  * dropped. */
 static void test_cache_stats(void **state)
 {
-	struct pflops_trace_opts o = { .engine = PFLOPS_ENGINE_CACHE };
-	struct pflops_trace_stats st;
+	struct pflops_trace_opts o = { .engine = PFT_ENGINE_CACHE };
+	struct pft_stats st;
 	struct pflops_mix m;
 
 	(void)state;
@@ -919,7 +919,7 @@ static void test_cache_stats(void **state)
 
 	if (calib_runs("test_cache_stats", "vaddpd_z_k1")) {
 		trace(&m, &o, &st, prog("calib_fp"), "vaddpd_z_k1", "1000", NULL);
-		assert_true(st.nocache[PFLOPS_NC_MASK] >= 1);
+		assert_true(st.nocache[PFT_NC_MASK] >= 1);
 		assert_true(st.stops >= 1000); /* a stop per masked run */
 	}
 
@@ -949,9 +949,9 @@ static void test_code_changes(void **state)
 		{ "selfpage", N, 0 },
 		{ "segv", 2 * N, N },
 	};
-	struct pflops_trace_opts os = { .engine = PFLOPS_ENGINE_STOP };
-	struct pflops_trace_opts oc = { .engine = PFLOPS_ENGINE_CACHE };
-	struct pflops_trace_stats ss, sc;
+	struct pflops_trace_opts os = { .engine = PFT_ENGINE_STOP };
+	struct pflops_trace_opts oc = { .engine = PFT_ENGINE_CACHE };
+	struct pft_stats ss, sc;
 	struct pflops_mix a, b;
 	char n[32];
 	uint64_t base = 0;
@@ -987,7 +987,7 @@ static void test_code_changes(void **state)
 			assert_true(sc.wprot_pages >= 1);
 			assert_true(sc.wprot_faults >= 1);
 			assert_int_equal(sc.wprot_hot, 0);
-			assert_int_equal(sc.nocache[PFLOPS_NC_WRITABLE], 0);
+			assert_int_equal(sc.nocache[PFT_NC_WRITABLE], 0);
 			/* not a stop per iteration: about the stops of a
 			 * W^X JIT (cached since its mprotect) */
 			assert_true(sc.stops < base + N / 2);
@@ -999,7 +999,7 @@ static void test_code_changes(void **state)
 		if (!strcmp(v[i].mode, "selfpage")) {
 			/* the page stays writable: stopping path, counted */
 			assert_true(sc.wprot_hot >= 1);
-			assert_true(sc.nocache[PFLOPS_NC_WRITABLE] >= 1);
+			assert_true(sc.nocache[PFT_NC_WRITABLE] >= 1);
 		}
 	}
 	personality((unsigned long)pers);

@@ -30,7 +30,7 @@
 #define MAXCALLS 4096
 struct rec {
 	const char *path; /* the program (non-PIE: symbols = addresses) */
-	struct pflops_elf elf;
+	struct pft_elf elf;
 	int have_elf;
 	uint64_t period;
 	uint64_t calls, crossings, bad_rip, bad_insn, no_regs;
@@ -45,7 +45,7 @@ struct rec {
 };
 
 /* the weight: DP FLOPs (active lanes x FLOPs per element) */
-static uint64_t w_dp(void *arg, const struct pflops_insn *in, unsigned lanes)
+static uint64_t w_dp(void *arg, const struct pft_insn *in, unsigned lanes)
 {
 	(void)arg;
 	return in->prec == PFLOPS_DP ? (uint64_t)lanes * pflops_op_flops((enum pflops_op)in->op) : 0;
@@ -55,7 +55,7 @@ struct symfind {
 	uint64_t a;
 	char name[64];
 };
-static int sym_cb(void *arg, const struct pflops_elf_sym *s)
+static int sym_cb(void *arg, const struct pft_elf_sym *s)
 {
 	struct symfind *f = arg;
 
@@ -66,11 +66,11 @@ static int sym_cb(void *arg, const struct pflops_elf_sym *s)
 	return 0;
 }
 
-static void on_ovf(void *arg, const struct pflops_trace_overflow *o)
+static void on_ovf(void *arg, const struct pft_overflow *o)
 {
 	struct rec *r = arg;
 	uint8_t code[16];
-	struct pflops_insn in;
+	struct pft_insn in;
 	char fn[64];
 	int fd, i;
 
@@ -82,13 +82,13 @@ static void on_ovf(void *arg, const struct pflops_trace_overflow *o)
 	snprintf(fn, sizeof fn, "/proc/%d/mem", (int)o->tid);
 	fd = open(fn, O_RDONLY);
 	if (fd < 0 || pread(fd, code, sizeof code, (off_t)o->addr) != (ssize_t)sizeof code ||
-	    pflops_decode(code, sizeof code, o->addr, &in) || !in.fp || in.prec != PFLOPS_DP)
+	    pfc_decode(code, sizeof code, o->addr, &in) || !in.fp || in.prec != PFLOPS_DP)
 		r->bad_insn++;
 	if (fd >= 0)
 		close(fd);
 	if (r->func[0] && r->have_elf) {
 		struct symfind f = { o->addr, "" };
-		pflops_elf_funcs(&r->elf, 0, sym_cb, &f);
+		pft_elf_funcs(&r->elf, 0, sym_cb, &f);
 		size_t l = strlen(r->func);
 		/* gcc's clones: daxpy.constprop.0 */
 		if (strncmp(f.name, r->func, l) || (f.name[l] && f.name[l] != '.'))
@@ -112,7 +112,7 @@ static void on_ovf(void *arg, const struct pflops_trace_overflow *o)
 
 /* trace argv with overflow every `period` DP FLOPs; the run's mix in *m */
 static void run(struct rec *r, int engine, uint64_t period, const char *func, struct pflops_mix *m,
-		struct pflops_trace_stats *st, ...)
+		struct pft_stats *st, ...)
 {
 	char *argv[8];
 	va_list ap;
@@ -129,7 +129,7 @@ static void run(struct rec *r, int engine, uint64_t period, const char *func, st
 	r->path = argv[0];
 	r->period = period;
 	snprintf(r->func, sizeof r->func, "%s", func ? func : "");
-	r->have_elf = func && pflops_elf_open(&r->elf, argv[0]) == 0;
+	r->have_elf = func && pft_elf_open(&r->elf, argv[0]) == 0;
 	o.engine = engine;
 	o.stats = st;
 	o.overflow_weight = w_dp;
@@ -138,7 +138,7 @@ static void run(struct rec *r, int engine, uint64_t period, const char *func, st
 	o.overflow_arg = r;
 	memset(m, 0, sizeof *m);
 	memset(st, 0, sizeof *st);
-	rc = pflops_trace_run(argv, &o, m, &status, &err);
+	rc = pft_run(argv, &o, m, &status, &err);
 	if (rc)
 		print_error("trace %s: %s\n", argv[0], err.msg);
 	assert_int_equal(rc, 0);
@@ -147,7 +147,7 @@ static void run(struct rec *r, int engine, uint64_t period, const char *func, st
 	if (strstr(argv[0], "calib_daxpy") == NULL)
 		assert_int_equal(WEXITSTATUS(status), 0);
 	if (r->have_elf)
-		pflops_elf_close(&r->elf);
+		pft_elf_close(&r->elf);
 }
 
 static void check_rec(const struct rec *r, uint64_t flops, const char *what)
@@ -174,13 +174,12 @@ static void t_hundred(void **state)
 {
 	static struct rec r;
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 
 	(void)state;
 	if (!calib_runs("test_trace_ovf: 10^7 DP FLOPs", "vfmadd231pd_z"))
 		skip();
-	run(&r, PFLOPS_ENGINE_CACHE, 100000, "vfmadd231pd_z", &m, &st, prog("calib_fp"), "vfmadd231pd_z", "625000",
-	    NULL);
+	run(&r, PFT_ENGINE_CACHE, 100000, "vfmadd231pd_z", &m, &st, prog("calib_fp"), "vfmadd231pd_z", "625000", NULL);
 	assert_int_equal(pflops_mix_flops(&m, PFLOPS_DP), 10000000);
 	check_rec(&r, 10000000, "vfmadd231pd_z");
 	assert_int_equal(r.calls, 100);
@@ -202,7 +201,7 @@ static void t_kernels(void **state)
 	static const uint64_t per[] = { 1, 7, 100, 4093 };
 	static struct rec rc, rs;
 	struct pflops_mix m, ms;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 
 	(void)state;
 	for (size_t k = 0; k < sizeof kern / sizeof *kern; k++) {
@@ -212,14 +211,14 @@ static void t_kernels(void **state)
 			char what[128];
 			uint64_t f;
 			snprintf(what, sizeof what, "%s cache", kern[k]);
-			run(&rc, PFLOPS_ENGINE_CACHE, per[p], NULL, &m, &st, prog("calib_fp"), kern[k], "1000", NULL);
+			run(&rc, PFT_ENGINE_CACHE, per[p], NULL, &m, &st, prog("calib_fp"), kern[k], "1000", NULL);
 			f = pflops_mix_flops(&m, PFLOPS_DP);
 			check_rec(&rc, f, what);
 			assert_int_equal(st.ovf_late, 0);
 			if (per[p] != 7)
 				continue;
 			snprintf(what, sizeof what, "%s stop", kern[k]);
-			run(&rs, PFLOPS_ENGINE_STOP, per[p], NULL, &ms, &st, prog("calib_fp"), kern[k], "1000", NULL);
+			run(&rs, PFT_ENGINE_STOP, per[p], NULL, &ms, &st, prog("calib_fp"), kern[k], "1000", NULL);
 			assert_int_equal(pflops_mix_flops(&ms, PFLOPS_DP), f);
 			check_rec(&rs, f, what);
 			assert_int_equal(rs.calls, rc.calls);
@@ -238,18 +237,16 @@ static void t_daxpy(void **state)
 	static const char *bin[] = { "calib_daxpy_O2", "calib_daxpy_O3" };
 	static struct rec r;
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 
 	(void)state;
 	for (int b = 0; b < 2; b++)
 		for (size_t p = 0; p < sizeof per / sizeof *per; p++) {
-			run(&r, PFLOPS_ENGINE_CACHE, per[p], "daxpy", &m, &st, prog(bin[b]), "daxpy", "1003", "20",
-			    NULL);
+			run(&r, PFT_ENGINE_CACHE, per[p], "daxpy", &m, &st, prog(bin[b]), "daxpy", "1003", "20", NULL);
 			assert_int_equal(pflops_mix_flops(&m, PFLOPS_DP), 2 * 1003 * 20);
 			check_rec(&r, 2 * 1003 * 20, bin[b]);
 			assert_int_equal(st.ovf_late, 0);
-			run(&r, PFLOPS_ENGINE_CACHE, per[p], "matmul", &m, &st, prog(bin[b]), "matmul", "24", "2",
-			    NULL);
+			run(&r, PFT_ENGINE_CACHE, per[p], "matmul", &m, &st, prog(bin[b]), "matmul", "24", "2", NULL);
 			assert_int_equal(pflops_mix_flops(&m, PFLOPS_DP), 2 * 24 * 24 * 24 * 2);
 			check_rec(&r, 2 * 24 * 24 * 24 * 2, bin[b]);
 			assert_int_equal(st.ovf_late, 0);
@@ -261,14 +258,14 @@ static void t_threads(void **state)
 {
 	static struct rec r;
 	struct pflops_mix m;
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	const uint64_t n = 5000, P = 999;
 	uint64_t want[5], got[5];
 
 	(void)state;
 	if (!calib_cpu_has("test_trace_ovf", "threads", "avx"))
 		skip();
-	run(&r, PFLOPS_ENGINE_CACHE, P, NULL, &m, &st, prog("calib_threads"), "4", "5000", NULL);
+	run(&r, PFT_ENGINE_CACHE, P, NULL, &m, &st, prog("calib_threads"), "4", "5000", NULL);
 	/* worker t: (t+1) n vaddpd ymm (4 FLOPs); main: 2n vmulpd ymm */
 	for (int t = 0; t < 4; t++)
 		want[t] = 4 * n * (uint64_t)(t + 1) / P;

@@ -20,7 +20,7 @@ struct walk {
 	size_t n;
 };
 
-static int one_sym(void *arg, const struct pflops_elf_sym *s)
+static int one_sym(void *arg, const struct pft_elf_sym *s)
 {
 	struct walk *w = arg;
 	const uint8_t *p = (const uint8_t *)s->name;
@@ -35,8 +35,8 @@ static int one_sym(void *arg, const struct pflops_elf_sym *s)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *buf = malloc(size + 1);
-	struct pflops_elf e;
-	struct pflops_elf_seg *segs;
+	struct pft_elf e;
+	struct pft_elf_seg *segs;
 	size_t nsegs;
 
 	if (!buf)
@@ -44,23 +44,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf + 1, data, size);
 	e.p = buf + 1;
 	e.size = size;
-	if (pflops_elf_check(&e)) {
+	if (pft_elf_check(&e)) {
 		free(buf);
 		return 0;
 	}
 	Elf64_Ehdr eh;
 	memcpy(&eh, e.p, sizeof eh);
-	if (!pflops_elf_loads(&e, &segs, &nsegs)) {
+	if (!pft_elf_loads(&e, &segs, &nsegs)) {
 		FUZZ_CHECK(nsegs <= eh.e_phnum, "%zu segments from %u headers", nsegs, eh.e_phnum);
 		free(segs);
 	}
 	uint64_t va, off;
-	pflops_elf_first_load(&e, &va, &off);
+	pft_elf_first_load(&e, &va, &off);
 	struct walk w = { e.p, e.p + e.size, "", 0 };
-	pflops_elf_funcs(&e, 0, one_sym, &w);
-	pflops_elf_funcs(&e, 1, one_sym, &w);
-	struct pflops_elf_hit h;
-	if (w.n && !pflops_elf_lookup_e(&e, "fuzz.so", w.first, &h)) {
+	pft_elf_funcs(&e, 0, one_sym, &w);
+	pft_elf_funcs(&e, 1, one_sym, &w);
+	struct pft_elf_hit h;
+	if (w.n && !pft_elf_lookup_e(&e, "fuzz.so", w.first, &h)) {
 		FUZZ_CHECK(h.ncode <= sizeof h.code, "%zu code bytes", h.ncode);
 		FUZZ_CHECK(memchr(h.why, 0, sizeof h.why) != NULL, "why[] not terminated");
 		FUZZ_CHECK(!h.why[0] || strstr(h.why, "fuzz.so"), "the refusal names no file: %s", h.why);

@@ -62,19 +62,19 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		return 0;
 	for (int d = 0; d < 2; d++) { /* with and without a detect rule */
 		const char *status = d ? detect : NULL;
-		struct pflops_evname e, again;
+		struct pfc_evname e, again;
 		struct pflops_error err = { 0 };
-		int rc = pflops_evname_parse(name, status, &e, &err);
+		int rc = pfc_evname_parse(name, status, &e, &err);
 		if (rc) {
 			FUZZ_CHECK(rc == PFLOPS_ENOENT && err.msg[0], "rc %d: '%s'", rc, err.msg);
 			continue;
 		}
-		FUZZ_CHECK(e.entry < PFLOPS_EV_NENTRY && e.wq <= PFLOPS_NWIDTH && e.pq <= PFLOPS_NPREC &&
-				   (e.entry < PFLOPS_NMETRIC || (!e.wq && !e.pq)) && (e.entry != PFLOPS_EV_DETECT || d),
+		FUZZ_CHECK(e.entry < PFC_EV_NENTRY && e.wq <= PFLOPS_NWIDTH && e.pq <= PFLOPS_NPREC &&
+				   (e.entry < PFLOPS_NMETRIC || (!e.wq && !e.pq)) && (e.entry != PFC_EV_DETECT || d),
 			   "'%s' -> entry %u wq %u pq %u", name, e.entry, e.wq, e.pq);
 		char canon[128];
-		FUZZ_CHECK(pflops_evname_format(&e, status, canon, sizeof(canon)) == 0, "name of '%s'", name);
-		FUZZ_CHECK(pflops_evname_parse(canon, status, &again, NULL) == 0 && again.entry == e.entry &&
+		FUZZ_CHECK(pfc_evname_format(&e, status, canon, sizeof(canon)) == 0, "name of '%s'", name);
+		FUZZ_CHECK(pfc_evname_parse(canon, status, &again, NULL) == 0 && again.entry == e.entry &&
 				   again.wq == e.wq && again.pq == e.pq,
 			   "'%s' -> '%s' parses differently", name, canon);
 		FUZZ_CHECK(same_tokens(name, canon), "'%s' accepted as '%s'", name, canon);

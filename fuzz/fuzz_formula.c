@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		struct pflops_term *terms = NULL;
 		int n = -1;
 		char msg[256] = "";
-		int rc = pf_formula_parse(text, p, &terms, &n, msg, sizeof(msg));
+		int rc = pfc_formula_parse(text, p, &terms, &n, msg, sizeof(msg));
 		if (rc) {
 			FUZZ_CHECK(rc == PFLOPS_EINVAL && msg[0], "rc %d, msg '%s'", rc, msg);
 			FUZZ_CHECK(!terms, "no terms on failure");

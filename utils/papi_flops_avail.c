@@ -341,10 +341,10 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	/* masked AVX-512 lanes: can this kernel sample the opmask registers? */
-	struct pflops_simd_caps simd;
+	struct pfc_simd_caps simd;
 	int show_simd = pr.live && x86_host();
 	if (show_simd)
-		pflops_simd_probe(&simd);
+		pfc_simd_probe(&simd);
 	if (json) {
 		printf("{");
 		pf_json_kv(stdout, "version", PF_VERSION, 1);
@@ -354,7 +354,7 @@ int main(int argc, char **argv)
 		pf_json_kv(stdout, "fix", pr.access.fix, 0);
 		if (show_simd) {
 			printf(", \"opmask_sampling\": {\"supported\": %s, ",
-			       simd.verdict == PFLOPS_SIMD_SUPPORTED ? "true" : "false");
+			       simd.verdict == PFC_SIMD_SUPPORTED ? "true" : "false");
 			pf_json_kv(stdout, "reason", simd.msg, 1);
 			pf_json_kv(stdout, "fix", simd.fix, 0);
 			printf("}");

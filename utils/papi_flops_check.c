@@ -30,24 +30,24 @@
 /* CPUID, less what PFLOPS_CPU_HIDE hides (what a smaller CPU would check) */
 static int has_feature(const char *f)
 {
-	return pflops_cpu_has(f, getenv(PFLOPS_CPU_HIDE_ENV)) == 1;
+	return pfc_cpu_has(f, getenv(PFC_CPU_HIDE_ENV)) == 1;
 }
 
 /* every name in PFLOPS_CPU_HIDE is one we know: a typo would hide nothing */
 static int hide_ok(void)
 {
-	const char *h = getenv(PFLOPS_CPU_HIDE_ENV);
+	const char *h = getenv(PFC_CPU_HIDE_ENV);
 	char name[64];
 
 	while (h && *h) {
 		size_t n = strcspn(h, ",");
 		snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), h);
-		if (n && pflops_cpu_has(name, NULL) < 0) {
+		if (n && pfc_cpu_has(name, NULL) < 0) {
 			fprintf(stderr,
 				"papi_flops_check: %s names '%s', not a CPU feature it knows; use names of /proc/cpuinfo's flags:",
-				PFLOPS_CPU_HIDE_ENV, name);
-			for (size_t i = 0; i < sizeof(pflops_cpufeats) / sizeof(pflops_cpufeats[0]); i++)
-				fprintf(stderr, " %s", pflops_cpufeats[i].name);
+				PFC_CPU_HIDE_ENV, name);
+			for (size_t i = 0; i < sizeof(pfc_cpufeats) / sizeof(pfc_cpufeats[0]); i++)
+				fprintf(stderr, " %s", pfc_cpufeats[i].name);
 			fprintf(stderr, "\n");
 			return 0;
 		}
@@ -158,7 +158,7 @@ static const unsigned mask_periods[] = { 3, 5, 7, 11, 13, 17, 19, 23, 29, 31 };
 static int mask_check(const struct pflops_table *t, const struct pflops_probe *pr, const char *kp, int json)
 {
 	const struct pflops_pmu *pmu = NULL;
-	struct pflops_mask_plan mp;
+	struct pfc_mask_plan mp;
 	struct pflops_error err = { 0 };
 	unsigned dpsp = 1u << PFLOPS_DP_OPS | 1u << PFLOPS_SP_OPS;
 	int failures = 0;
@@ -171,7 +171,7 @@ static int mask_check(const struct pflops_table *t, const struct pflops_probe *p
 		return 0;
 	}
 	/* this machine's PMU when it counts masked lanes in full, else Sapphire Rapids' */
-	if (pr->nkinds && pr->kinds[0].pmu && !pflops_mask_plan_make(&mp, pr->kinds[0].pmu, dpsp, NULL) &&
+	if (pr->nkinds && pr->kinds[0].pmu && !pfc_mask_plan_make(&mp, pr->kinds[0].pmu, dpsp, NULL) &&
 	    mp.corrected == dpsp)
 		pmu = pr->kinds[0].pmu;
 	else {
@@ -182,7 +182,7 @@ static int mask_check(const struct pflops_table *t, const struct pflops_probe *p
 	}
 	if (!pmu)
 		return 0;
-	struct pflops_mask_stream st[MASK_NSTREAMS];
+	struct pfc_mask_stream st[MASK_NSTREAMS];
 	int ns = 0, s7 = 0;
 	for (size_t i = 0; i < sizeof(mask_periods) / sizeof(mask_periods[0]); i++)
 		for (int ph = 0; ph < MASK_PHASES; ph++) {
@@ -191,7 +191,7 @@ static int mask_check(const struct pflops_table *t, const struct pflops_probe *p
 				continue; /* short periods: fewer distinct phases */
 			if (mask_periods[i] == MASK_P && ph == 0)
 				s7 = ns;
-			st[ns++] = (struct pflops_mask_stream){ mask_periods[i], phase };
+			st[ns++] = (struct pfc_mask_stream){ mask_periods[i], phase };
 		}
 	if (json)
 		printf(", \"mask_sampling\": {\"pmu\": \"%s\", \"period\": %d, \"streams\": %d, \"kernels\": [",
@@ -208,20 +208,18 @@ static int mask_check(const struct pflops_table *t, const struct pflops_probe *p
 		struct pflops_mix mix;
 		int status;
 		char *av[] = { (char *)kp, (char *)k->name, (char *)k->iterations, NULL };
-		if (pflops_mask_plan_make(&mp, pmu, 1u << k->metric, &err)) {
+		if (pfc_mask_plan_make(&mp, pmu, 1u << k->metric, &err)) {
 			fprintf(stderr, "papi_flops_check: %s\n", err.msg);
 			failures++;
 			continue;
 		}
-		struct pflops_mask_trace *mt = pflops_mask_trace_new(&mp, st, ns, &err);
-		struct pflops_trace_opts o = { .region = k->region,
-					       .fp_exec = pflops_mask_trace_hook,
-					       .fp_exec_arg = mt };
+		struct pfc_mask_trace *mt = pfc_mask_trace_new(&mp, st, ns, &err);
+		struct pflops_trace_opts o = { .region = k->region, .fp_exec = pfc_mask_trace_hook, .fp_exec_arg = mt };
 		memset(&mix, 0, sizeof(mix));
-		if (!mt || pflops_trace_run(av, &o, &mix, &status, &err) || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		if (!mt || pft_run(av, &o, &mix, &status, &err) || !WIFEXITED(status) || WEXITSTATUS(status)) {
 			fprintf(stderr, "papi_flops_check: cannot trace kernel %s: %s\n", k->name,
 				err.msg[0] ? err.msg : "it failed");
-			pflops_mask_trace_free(mt);
+			pfc_mask_trace_free(mt);
 			failures++;
 			continue;
 		}
@@ -230,13 +228,13 @@ static int mask_check(const struct pflops_table *t, const struct pflops_probe *p
 		int covered = 0, zero_ok = 1;
 		for (int j = 0; j < ns; j++) {
 			double counts[PFLOPS_MAX_COUNTERS], est, lo, hi;
-			struct pflops_mask_result res[PFLOPS_MAX_COUNTERS];
-			if (pflops_mask_trace_result(mt, &mix, j, counts, res, &err)) {
+			struct pfc_mask_result res[PFLOPS_MAX_COUNTERS];
+			if (pfc_mask_trace_result(mt, &mix, j, counts, res, &err)) {
 				fprintf(stderr, "papi_flops_check: %s\n", err.msg);
 				failures++;
 				break;
 			}
-			pflops_mask_metric(&mp, k->metric, counts, res, &full, &est, &lo, &hi);
+			pfc_mask_metric(&mp, k->metric, counts, res, &full, &est, &lo, &hi);
 			double e = exact > 0 ? (est - exact) / exact : 0;
 			bias += e / ns;
 			maxerr = fabs(e) > maxerr ? fabs(e) : maxerr;
@@ -248,7 +246,7 @@ static int mask_check(const struct pflops_table *t, const struct pflops_probe *p
 				hi7 = hi;
 			}
 		}
-		pflops_mask_trace_free(mt);
+		pfc_mask_trace_free(mt);
 		/* the trace agrees with the analysis, or nothing below means anything */
 		int ok = exact == k->exact && full == k->full && lo7 <= exact && exact <= hi7 &&
 			 covered * 10 >= ns * 9 && zero_ok;
@@ -390,7 +388,7 @@ int main(int argc, char **argv)
 			int st;
 			if (isatty(2) && !json)
 				fprintf(stderr, "\rtracing %-20s run %d/%d", k->name, run + 1, runs);
-			if (pflops_trace_run(av, NULL, &m, &st, &err) || !WIFEXITED(st) || WEXITSTATUS(st)) {
+			if (pft_run(av, NULL, &m, &st, &err) || !WIFEXITED(st) || WEXITSTATUS(st)) {
 				fprintf(stderr, "\npapi_flops_check: cannot run kernel %s with %s: %s\n", k->name, kp,
 					err.msg[0] ? err.msg
 						   : "it failed (set PAPI_FLOPS_KERNELS to the kernel program)");
@@ -453,7 +451,7 @@ int main(int argc, char **argv)
 					printf("%s %s", n++ ? "," : "", lacked[j]->name);
 		}
 		if (nlacked)
-			printf("%s\n", getenv(PFLOPS_CPU_HIDE_ENV) ? " (" PFLOPS_CPU_HIDE_ENV " hides some)" : "");
+			printf("%s\n", getenv(PFC_CPU_HIDE_ENV) ? " (" PFC_CPU_HIDE_ENV " hides some)" : "");
 	} else {
 		printf("{\"hardware\": %s, \"iterations\": %ld, \"runs\": %d, \"kernels\": [",
 		       pr.access.code ? "false" : "true", iters, runs);

@@ -109,7 +109,7 @@ static double epoch_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void progress(void *arg, const struct pflops_mix *m, const struct pflops_trace_stats *st)
+static void progress(void *arg, const struct pflops_mix *m, const struct pft_stats *st)
 {
 	fprintf(stderr, "\rpapi_flops_run: traced %llu instructions, %llu FLOPs so far ",
 		(unsigned long long)m->total_insts, (unsigned long long)pflops_mix_flops(m, -1));
@@ -137,7 +137,7 @@ static unsigned parse_metrics(const char *list)
 }
 
 /* --by-function: the traced blocks go here (NULL: not asked) */
-static struct pflops_funcs *byfunc;
+static struct pft_funcs *byfunc;
 #if defined(__x86_64__)
 /* --sample with the trace source: its sampler (NULL: not asked) */
 static struct pf_sample_trace *strace;
@@ -156,19 +156,19 @@ static void count_note(struct pf_report *r, uint64_t n, const char *fmt)
 /* What the tracer changed so the program behaves as untraced, what it
  * could not hide (inherent to ptrace), and its fallbacks to the stopping
  * path (same counts, slower): docs/trace-engine.md#transparency. */
-static void trace_notes(struct pf_report *r, const struct pflops_trace_stats *st)
+static void trace_notes(struct pf_report *r, const struct pft_stats *st)
 {
-	static const char *const why[PFLOPS_NC_N] = {
-		[PFLOPS_NC_MASK] = "masked AVX-512",
-		[PFLOPS_NC_MODE] = "stepped or undecodable",
-		[PFLOPS_NC_GS] = "using %gs",
-		[PFLOPS_NC_REACH] = "no cache memory within 2 GiB",
-		[PFLOPS_NC_FULL] = "code cache full (262144 blocks or 256 MiB of copies a process)",
+	static const char *const why[PFT_NC_N] = {
+		[PFT_NC_MASK] = "masked AVX-512",
+		[PFT_NC_MODE] = "stepped or undecodable",
+		[PFT_NC_GS] = "using %gs",
+		[PFT_NC_REACH] = "no cache memory within 2 GiB",
+		[PFT_NC_FULL] = "code cache full (262144 blocks or 256 MiB of copies a process)",
 	};
 	char buf[PF_REPORT_NOTE_LEN];
 	size_t n = 0;
 
-	for (int i = 0; i < PFLOPS_NC_N; i++)
+	for (int i = 0; i < PFT_NC_N; i++)
 		if (why[i] && st->nocache[i] && n < sizeof buf)
 			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%llu %s", n ? ", " : "",
 					      (unsigned long long)st->nocache[i], why[i]);
@@ -214,10 +214,10 @@ static void trace_notes(struct pf_report *r, const struct pflops_trace_stats *st
 static int run_trace(char **argv, const char *region, int quiet, struct pflops_mix *mix, struct pf_report *r,
 		     struct pf_mask_model *mm)
 {
-	struct pflops_trace_stats st;
+	struct pft_stats st;
 	struct pflops_trace_opts o = { .region = region, .stats = &st, .interrupt = &pf_interrupt };
 	if (byfunc) {
-		o.block = pflops_funcs_add;
+		o.block = pft_funcs_add;
 		o.block_arg = byfunc;
 	}
 	if (mm)
@@ -232,9 +232,9 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 	double t0 = now();
 	int rc, detached = 0;
 	if (attach_pid)
-		rc = pflops_trace_attach(attach_pid, &o, NULL, mix, &r->status, &detached, &err);
+		rc = pft_attach(attach_pid, &o, NULL, mix, &r->status, &detached, &err);
 	else
-		rc = pflops_trace_run(argv, &o, mix, &r->status, &err);
+		rc = pft_run(argv, &o, mix, &r->status, &err);
 	r->wall = now() - t0;
 	if (o.progress)
 		fprintf(stderr, "\r%60s\r", "");
@@ -302,11 +302,11 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 			"code on writable pages (JIT, self-modifying code): %llu page%s write-protected by the tracer while it held their code, %llu write%s to them caught (their code decoded again when run)",
 			(unsigned long long)st.wprot_pages, st.wprot_pages == 1 ? "" : "s",
 			(unsigned long long)st.wprot_faults, st.wprot_faults == 1 ? "" : "s");
-	if (st.nocache[PFLOPS_NC_WRITABLE])
+	if (st.nocache[PFT_NC_WRITABLE])
 		pf_report_note(
 			r,
 			"%llu blocks ran from %llu writable page%s left writable (code and data on one page, written too often, a stack): counted stop by stop, exactly but slower (docs/trace-engine.md)",
-			(unsigned long long)st.nocache[PFLOPS_NC_WRITABLE], (unsigned long long)st.wprot_hot,
+			(unsigned long long)st.nocache[PFT_NC_WRITABLE], (unsigned long long)st.wprot_hot,
 			st.wprot_hot == 1 ? "" : "s");
 	if (st.invalidated)
 		pf_report_note(
@@ -770,7 +770,7 @@ int main(int argc, char **argv)
 						       : prog[0],
 			       .mpi = &mpi };
 	struct pf_sample *prof = NULL;
-	if (by_function && !(byfunc = pflops_funcs_new(&err))) {
+	if (by_function && !(byfunc = pft_funcs_new(&err))) {
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
@@ -845,7 +845,7 @@ int main(int argc, char **argv)
 		}
 	}
 	pf_byfunc_free(&r.byfunc);
-	pflops_funcs_free(byfunc);
+	pft_funcs_free(byfunc);
 	pf_sample_free(prof);
 	pflops_table_free(&t);
 	return rc;

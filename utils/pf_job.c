@@ -41,34 +41,34 @@ static int compatible(const struct pf_rankrep *a, const struct pf_rankrep *b, st
 {
 	char x[160], y[160];
 	if (a->rank == b->rank)
-		return pf_err(err, PFLOPS_EINVAL,
-			      "%s and %s both hold rank %d: give each rank's report once, from one job", a->file,
-			      b->file, a->rank);
+		return pfc_err(err, PFLOPS_EINVAL,
+			       "%s and %s both hold rank %d: give each rank's report once, from one job", a->file,
+			       b->file, a->rank);
 	if (strcmp(a->source, b->source) || (!strcmp(a->source, "model") && strcmp(a->pmu, b->pmu))) {
 		source_label(a, x, sizeof(x));
 		source_label(b, y, sizeof(y));
-		return pf_err(err, PFLOPS_EINVAL,
-			      "%s was written with --source %s, %s with --source %s: a job report adds up "
-			      "counts of one source; run every rank with the same --source",
-			      a->file, x, b->file, y);
+		return pfc_err(err, PFLOPS_EINVAL,
+			       "%s was written with --source %s, %s with --source %s: a job report adds up "
+			       "counts of one source; run every rank with the same --source",
+			       a->file, x, b->file, y);
 	}
 	if (strcmp(a->pmu, b->pmu))
-		return pf_err(err, PFLOPS_EINVAL,
-			      "%s counted with the formulas of %s, %s with those of %s: ranks on different "
-			      "CPUs count different things; report each kind of node apart, or use --source trace",
-			      a->file, a->pmu, b->file, b->pmu);
+		return pfc_err(err, PFLOPS_EINVAL,
+			       "%s counted with the formulas of %s, %s with those of %s: ranks on different "
+			       "CPUs count different things; report each kind of node apart, or use --source trace",
+			       a->file, a->pmu, b->file, b->pmu);
 	if (a->metrics != b->metrics || a->unavailable != b->unavailable) {
 		metric_list(a->metrics, x, sizeof(x));
 		metric_list(b->metrics, y, sizeof(y));
-		return pf_err(err, PFLOPS_EINVAL,
-			      "%s has the metrics %s, %s has %s: run every rank with the same --metrics", a->file, x,
-			      b->file, y);
+		return pfc_err(err, PFLOPS_EINVAL,
+			       "%s has the metrics %s, %s has %s: run every rank with the same --metrics", a->file, x,
+			       b->file, y);
 	}
 	if (strcmp(a->launcher, b->launcher) || a->size != b->size)
-		return pf_err(err, PFLOPS_EINVAL,
-			      "%s and %s are from different jobs (launcher %s of %d ranks, %s of %d): "
-			      "give one job's reports",
-			      a->file, b->file, a->launcher, a->size, b->launcher, b->size);
+		return pfc_err(err, PFLOPS_EINVAL,
+			       "%s and %s are from different jobs (launcher %s of %d ranks, %s of %d): "
+			       "give one job's reports",
+			       a->file, b->file, a->launcher, a->size, b->launcher, b->size);
 	return 0;
 }
 
@@ -147,10 +147,10 @@ static int merge_funcs(const struct pf_rankrep *r, size_t n, struct pf_job *job,
 	for (size_t i = 0; i < n; i++)
 		if (r[i].fmetrics) {
 			if (job->franks && (r[i].fmetrics != job->fmetrics || strcmp(r[i].fvalues, job->fvalues)))
-				return pf_err(err, PFLOPS_EINVAL,
-					      "%s and %s give different metrics per function: run every rank "
-					      "with the same --by-function options",
-					      job->r[0].file, r[i].file);
+				return pfc_err(err, PFLOPS_EINVAL,
+					       "%s and %s give different metrics per function: run every rank "
+					       "with the same --by-function options",
+					       job->r[0].file, r[i].file);
 			job->fmetrics = r[i].fmetrics;
 			job->fvalues = r[i].fvalues;
 			job->franks++;
@@ -166,7 +166,7 @@ static int merge_funcs(const struct pf_rankrep *r, size_t n, struct pf_job *job,
 		return 0;
 	struct pf_jfunc *all = malloc(total * sizeof(*all));
 	if (!all)
-		return pf_err(err, PFLOPS_ENOMEM, "out of memory merging the functions");
+		return pfc_err(err, PFLOPS_ENOMEM, "out of memory merging the functions");
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < r[i].nfuncs; j++)
@@ -220,7 +220,7 @@ int pf_job_merge(struct pf_rankrep *r, size_t n, struct pf_job *job, struct pflo
 	int rc;
 	memset(job, 0, sizeof(*job));
 	if (!n)
-		return pf_err(err, PFLOPS_EINVAL, "no report to merge");
+		return pfc_err(err, PFLOPS_EINVAL, "no report to merge");
 	qsort(r, n, sizeof(*r), by_rank);
 	for (size_t i = 1; i < n; i++)
 		if ((rc = compatible(&r[i - 1], &r[i], err)))
@@ -237,7 +237,7 @@ int pf_job_merge(struct pf_rankrep *r, size_t n, struct pf_job *job, struct pflo
 		job->nmissing = (size_t)(ranks - (long long)n);
 		size_t cap = job->nmissing < PF_JOB_MISSING_LIST ? job->nmissing : PF_JOB_MISSING_LIST;
 		if (!(job->missing = malloc(cap * sizeof(int))))
-			return pf_err(err, PFLOPS_ENOMEM, "out of memory");
+			return pfc_err(err, PFLOPS_ENOMEM, "out of memory");
 		for (int rank = 0, i = 0; rank < ranks && job->nlisted < cap; rank++) {
 			if ((size_t)i < n && r[i].rank == rank)
 				i++;
@@ -247,7 +247,7 @@ int pf_job_merge(struct pf_rankrep *r, size_t n, struct pf_job *job, struct pflo
 	}
 	double *tmp = malloc(n * sizeof(*tmp));
 	if (!tmp)
-		return pf_err(err, PFLOPS_ENOMEM, "out of memory");
+		return pfc_err(err, PFLOPS_ENOMEM, "out of memory");
 	for (int m = 0; m < PFLOPS_NMETRIC; m++) {
 		job->klass[m] = r[0].klass[m];
 		for (size_t i = 1; i < n; i++)
@@ -288,7 +288,7 @@ int pf_job_merge(struct pf_rankrep *r, size_t n, struct pf_job *job, struct pflo
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < r[i].ncaveats; k++)
 			if (add_note(job, r[i].caveats[k], &cap)) {
-				rc = pf_err(err, PFLOPS_ENOMEM, "out of memory");
+				rc = pfc_err(err, PFLOPS_ENOMEM, "out of memory");
 				goto fail;
 			}
 	return 0;

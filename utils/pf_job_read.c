@@ -45,14 +45,14 @@ static int bad(struct ctx *c, const char *fmt, const char *key)
 {
 	char what[256];
 	snprintf(what, sizeof(what), fmt, key);
-	return pf_err(c->err, PFLOPS_EINVAL, "%s: %s", c->name, what);
+	return pfc_err(c->err, PFLOPS_EINVAL, "%s: %s", c->name, what);
 }
 
 static char *dup_or_fail(struct ctx *c, const char *s, int *rc)
 {
 	char *d = strdup(s);
 	if (!d)
-		*rc = pf_err(c->err, PFLOPS_ENOMEM, "%s: out of memory", c->name);
+		*rc = pfc_err(c->err, PFLOPS_ENOMEM, "%s: out of memory", c->name);
 	return d;
 }
 
@@ -100,10 +100,10 @@ static int get_rank(struct ctx *c, const struct pf_jval *doc, struct pf_rankrep 
 {
 	const struct pf_jval *v = pf_json_get(doc, "rank"), *s = pf_json_get(doc, "size");
 	if (!v)
-		return pf_err(c->err, PFLOPS_EINVAL,
-			      "%s has no rank: papi_flops_run records one only inside an MPI job "
-			      "(OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or SLURM_PROCID set)",
-			      c->name);
+		return pfc_err(c->err, PFLOPS_EINVAL,
+			       "%s has no rank: papi_flops_run records one only inside an MPI job "
+			       "(OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or SLURM_PROCID set)",
+			       c->name);
 	if (v->type != PF_JNUM || v->num != floor(v->num) || v->num < 0 || v->num > 0x7fffffff)
 		return bad(c, "\"%s\" is not a whole number from 0", "rank");
 	r->rank = (int)v->num;
@@ -115,8 +115,8 @@ static int get_rank(struct ctx *c, const struct pf_jval *doc, struct pf_rankrep 
 			return bad(c, "\"%s\" is not null or a whole number from 1", "size");
 		r->size = (int)s->num;
 		if (r->rank >= r->size)
-			return pf_err(c->err, PFLOPS_EINVAL, "%s: rank %d is not below the job size %d", c->name,
-				      r->rank, r->size);
+			return pfc_err(c->err, PFLOPS_EINVAL, "%s: rank %d is not below the job size %d", c->name,
+				       r->rank, r->size);
 	}
 	return 0;
 }
@@ -133,12 +133,12 @@ static int get_metrics(struct ctx *c, const struct pf_jval *o, const char *key, 
 		if (m < 0 || strcmp(o->keys[i], pflops_metric_name(m))) {
 			if (skip_others)
 				continue;
-			return pf_err(c->err, PFLOPS_EINVAL, "%s: \"%s\" holds \"%s\", which is no metric", c->name,
-				      key, o->keys[i]);
+			return pfc_err(c->err, PFLOPS_EINVAL, "%s: \"%s\" holds \"%s\", which is no metric", c->name,
+				       key, o->keys[i]);
 		}
 		if (v && (o->items[i].type != PF_JNUM || o->items[i].num < 0))
-			return pf_err(c->err, PFLOPS_EINVAL, "%s: %s.%s is not a count (a number from 0)", c->name, key,
-				      o->keys[i]);
+			return pfc_err(c->err, PFLOPS_EINVAL, "%s: %s.%s is not a count (a number from 0)", c->name,
+				       key, o->keys[i]);
 		if (v)
 			v[m] = o->items[i].num;
 		*set |= 1u << m;
@@ -161,8 +161,8 @@ static int get_accuracy(struct ctx *c, const struct pf_jval *o, struct pf_rankre
 		while (k < PFLOPS_NCLASS && strcmp(o->items[i].str, pflops_class_name(k)))
 			k++;
 		if (k == PFLOPS_NCLASS)
-			return pf_err(c->err, PFLOPS_EINVAL, "%s: accuracy.%s is \"%s\", no accuracy class", c->name,
-				      o->keys[i], o->items[i].str);
+			return pfc_err(c->err, PFLOPS_EINVAL, "%s: accuracy.%s is \"%s\", no accuracy class", c->name,
+				       o->keys[i], o->items[i].str);
 		r->klass[m] = k;
 	}
 	return 0;
@@ -176,7 +176,7 @@ static int get_caveats(struct ctx *c, const struct pf_jval *a, struct pf_rankrep
 	if (a->type != PF_JARR)
 		return bad(c, "\"%s\" is not an array", "caveats");
 	if (!(r->caveats = calloc(a->n + 1, sizeof(char *))))
-		return pf_err(c->err, PFLOPS_ENOMEM, "%s: out of memory", c->name);
+		return pfc_err(c->err, PFLOPS_ENOMEM, "%s: out of memory", c->name);
 	for (size_t i = 0; i < a->n && !rc; i++) {
 		if (a->items[i].type != PF_JSTR)
 			return bad(c, "\"%s\" holds something else than a string", "caveats");
@@ -207,7 +207,7 @@ static int get_byfunc(struct ctx *c, const struct pf_jval *b, struct pf_rankrep 
 	if (r->fmetrics & ~r->metrics)
 		return bad(c, "%s gives a metric per function that the report has no total for", "by_function");
 	if (rows->n && !(r->funcs = calloc(rows->n, sizeof(*r->funcs))))
-		return pf_err(c->err, PFLOPS_ENOMEM, "%s: out of memory", c->name);
+		return pfc_err(c->err, PFLOPS_ENOMEM, "%s: out of memory", c->name);
 	for (size_t i = 0; i < rows->n; i++) {
 		const struct pf_jval *row = &rows->items[i], *obj = pf_json_get(row, "object");
 		struct pf_jfunc *f = &r->funcs[r->nfuncs];
@@ -240,11 +240,11 @@ int pf_rankrep_parse(const char *text, size_t len, const char *name, struct pf_r
 
 	memset(r, 0, sizeof(*r));
 	if (!(r->file = strdup(name)))
-		return pf_err(err, PFLOPS_ENOMEM, "%s: out of memory", name);
+		return pfc_err(err, PFLOPS_ENOMEM, "%s: out of memory", name);
 	if ((rc = pf_json_parse(text, len, &doc, err))) {
 		char msg[PFLOPS_ERRMSG_MAX];
 		snprintf(msg, sizeof(msg), "%s", err->msg);
-		pf_err(err, rc, "%s is not valid JSON: %s", name, msg);
+		pfc_err(err, rc, "%s is not valid JSON: %s", name, msg);
 		pf_rankrep_free(r);
 		return rc;
 	}
@@ -255,14 +255,14 @@ int pf_rankrep_parse(const char *text, size_t len, const char *name, struct pf_r
 	if ((rc = get_str(&c, &doc, "tool", 1, &tool)))
 		goto out;
 	if (!strcmp(tool, "papi_flops_report")) {
-		rc = pf_err(err, PFLOPS_EINVAL,
-			    "%s is a job report (papi_flops_report --json), not one rank's: give the "
-			    "per-rank files papi_flops_run wrote",
-			    name);
+		rc = pfc_err(err, PFLOPS_EINVAL,
+			     "%s is a job report (papi_flops_report --json), not one rank's: give the "
+			     "per-rank files papi_flops_run wrote",
+			     name);
 		goto out;
 	}
 	if (strcmp(tool, "papi_flops_run")) {
-		rc = pf_err(err, PFLOPS_EINVAL, "%s was written by \"%s\", not papi_flops_run --json", name, tool);
+		rc = pfc_err(err, PFLOPS_EINVAL, "%s was written by \"%s\", not papi_flops_run --json", name, tool);
 		goto out;
 	}
 	if ((rc = get_rank(&c, &doc, r)) || (rc = get_str(&c, &doc, "host", 1, &r->host)) ||
@@ -310,24 +310,24 @@ int pf_rankrep_load(const char *path, struct pf_rankrep *r, struct pflops_error 
 	struct stat st;
 	memset(r, 0, sizeof(*r));
 	if (fd < 0)
-		return pf_err(err, errno == ENOENT ? PFLOPS_ENOENT : PFLOPS_ESYS, "cannot read %s: %s", path,
-			      strerror(errno));
+		return pfc_err(err, errno == ENOENT ? PFLOPS_ENOENT : PFLOPS_ESYS, "cannot read %s: %s", path,
+			       strerror(errno));
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return pf_err(err, PFLOPS_EINVAL, "%s is not a regular file: give papi_flops_run's --json reports",
-			      path);
+		return pfc_err(err, PFLOPS_EINVAL, "%s is not a regular file: give papi_flops_run's --json reports",
+			       path);
 	}
 	if ((unsigned long long)st.st_size > PF_JOB_FILE_MAX) {
 		close(fd);
-		return pf_err(err, PFLOPS_EINVAL, "%s has %lld bytes, more than a report has (%u MiB at most)", path,
-			      (long long)st.st_size, PF_JOB_FILE_MAX >> 20);
+		return pfc_err(err, PFLOPS_EINVAL, "%s has %lld bytes, more than a report has (%u MiB at most)", path,
+			       (long long)st.st_size, PF_JOB_FILE_MAX >> 20);
 	}
 	size_t cap = (size_t)st.st_size + 1, n = 0; /* one more: a file that grew is seen */
 	char *buf = malloc(cap);
 	ssize_t k = 0;
 	if (!buf) {
 		close(fd);
-		return pf_err(err, PFLOPS_ENOMEM, "%s: out of memory", path);
+		return pfc_err(err, PFLOPS_ENOMEM, "%s: out of memory", path);
 	}
 	while (n < cap && (k = read(fd, buf + n, cap - n)) > 0)
 		n += (size_t)k;
@@ -335,12 +335,12 @@ int pf_rankrep_load(const char *path, struct pf_rankrep *r, struct pflops_error 
 	close(fd);
 	int rc;
 	if (k < 0)
-		rc = pf_err(err, PFLOPS_ESYS, "cannot read %s: %s", path, strerror(e));
+		rc = pfc_err(err, PFLOPS_ESYS, "cannot read %s: %s", path, strerror(e));
 	else if (n == cap)
-		rc = pf_err(err, PFLOPS_EINVAL, "%s grew while it was read: wait until papi_flops_run has written it",
-			    path);
+		rc = pfc_err(err, PFLOPS_EINVAL, "%s grew while it was read: wait until papi_flops_run has written it",
+			     path);
 	else if (memchr(buf, 0, n))
-		rc = pf_err(err, PFLOPS_EINVAL, "%s holds a NUL byte: not a papi_flops_run --json report", path);
+		rc = pfc_err(err, PFLOPS_EINVAL, "%s holds a NUL byte: not a papi_flops_run --json report", path);
 	else
 		rc = pf_rankrep_parse(buf, n, path, r, err);
 	free(buf);

@@ -26,16 +26,16 @@ static int fail(struct jp *j, const char *what)
 		}
 	}
 	if (j->p >= j->end)
-		return pf_err(j->err, PFLOPS_EINVAL, "line %d, column %d: the text ends where %s", line, col, what);
+		return pfc_err(j->err, PFLOPS_EINVAL, "line %d, column %d: the text ends where %s", line, col, what);
 	unsigned char c = (unsigned char)*j->p;
 	if (c >= 0x20 && c < 0x7f)
-		return pf_err(j->err, PFLOPS_EINVAL, "line %d, column %d: '%c' where %s", line, col, c, what);
-	return pf_err(j->err, PFLOPS_EINVAL, "line %d, column %d: byte 0x%02x where %s", line, col, c, what);
+		return pfc_err(j->err, PFLOPS_EINVAL, "line %d, column %d: '%c' where %s", line, col, c, what);
+	return pfc_err(j->err, PFLOPS_EINVAL, "line %d, column %d: byte 0x%02x where %s", line, col, c, what);
 }
 
 static int nomem(struct jp *j)
 {
-	return pf_err(j->err, PFLOPS_ENOMEM, "out of memory reading JSON");
+	return pfc_err(j->err, PFLOPS_ENOMEM, "out of memory reading JSON");
 }
 
 static void skip_ws(struct jp *j)

@@ -32,10 +32,10 @@ static int env_int(const char *var, int *v, struct pflops_error *err)
 		return 1;
 	long n = strtol(s, &end, 10);
 	if (!*s || *end || s[0] == '-' || s[0] == '+' || s[0] == ' ' || n < 0 || n > 0x7fffffff)
-		return pf_err(err, PFLOPS_EINVAL,
-			      "%s='%s' in the environment is no rank or job size (a number from 0): "
-			      "fix or unset it",
-			      var, s);
+		return pfc_err(err, PFLOPS_EINVAL,
+			       "%s='%s' in the environment is no rank or job size (a number from 0): "
+			       "fix or unset it",
+			       var, s);
 	*v = (int)n;
 	return 0;
 }
@@ -60,10 +60,10 @@ int pf_mpi_detect(struct pf_mpi *j, struct pflops_error *err)
 		if (rc < 0)
 			return rc;
 		if (j->size >= 0 && j->rank >= j->size)
-			return pf_err(err, PFLOPS_EINVAL,
-				      "%s=%d is not below the job size %d the launcher set: the environment "
-				      "is not that of one MPI job",
-				      j->rank_var, j->rank, j->size);
+			return pfc_err(err, PFLOPS_EINVAL,
+				       "%s=%d is not below the job size %d the launcher set: the environment "
+				       "is not that of one MPI job",
+				       j->rank_var, j->rank, j->size);
 		return 0;
 	}
 	return 0;
@@ -101,24 +101,24 @@ int pf_mpi_expand(const char *pattern, const struct pf_mpi *j, char *out, size_t
 				snprintf(buf, sizeof(buf), "%%");
 				break;
 			default:
-				return pf_err(err, PFLOPS_EINVAL,
-					      "-o %s: '%%%.1s' is no file name pattern; use %%r (rank), %%s (job "
-					      "size), %%h (host), %%p (pid) or %%%% (a percent sign)",
-					      pattern, *p ? p : "");
+				return pfc_err(err, PFLOPS_EINVAL,
+					       "-o %s: '%%%.1s' is no file name pattern; use %%r (rank), %%s (job "
+					       "size), %%h (host), %%p (pid) or %%%% (a percent sign)",
+					       pattern, *p ? p : "");
 			}
 		}
 		size_t n = strlen(add);
 		if (o + n >= len)
-			return pf_err(err, PFLOPS_EINVAL, "-o %s: the file name is longer than %zu bytes", pattern,
-				      len - 1);
+			return pfc_err(err, PFLOPS_EINVAL, "-o %s: the file name is longer than %zu bytes", pattern,
+				       len - 1);
 		memcpy(out + o, add, n + 1);
 		o += n;
 	}
 	out[o] = 0;
 	if (j->rank >= 0 && j->size != 1 && !has_rank)
-		return pf_err(err, PFLOPS_EINVAL,
-			      "-o %s: this is rank %d of an MPI job (%s is set) and every rank would write "
-			      "this one file; put %%r (the rank) in the name, as in -o r.%%r.json",
-			      pattern, j->rank, j->rank_var);
+		return pfc_err(err, PFLOPS_EINVAL,
+			       "-o %s: this is rank %d of an MPI job (%s is set) and every rank would write "
+			       "this one file; put %%r (the rank) in the name, as in -o r.%%r.json",
+			       pattern, j->rank, j->rank_var);
 	return 0;
 }

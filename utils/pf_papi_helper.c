@@ -28,14 +28,14 @@
 /* PAPI_overflow (pflops_pub.h): the weight the process chose, the
  * per-thread periods it sets, the crossings sent back as its signal */
 struct ovf_helper {
-	struct pflops_pub *pub;
+	struct pfc_pub *pub;
 	pid_t pid;
 	uint32_t sel; /* the weight the code cache was made with */
 };
 
 /* metric (sel) of one instruction: the component's formula on a mix of
  * that instruction alone (the metrics are linear in the mix) */
-static uint64_t ovf_weight(void *arg, const struct pflops_insn *in, unsigned active)
+static uint64_t ovf_weight(void *arg, const struct pft_insn *in, unsigned active)
 {
 	const struct ovf_helper *h = arg;
 	static struct pflops_mix m;
@@ -50,7 +50,7 @@ static uint64_t ovf_weight(void *arg, const struct pflops_insn *in, unsigned act
 	m.masked[in->prec][in->width][in->op] = in->mask_reg != 0;
 	m.lanes_full[in->prec][in->width][in->op] = in->lanes;
 	m.lanes_active[in->prec][in->width][in->op] = active;
-	pflops_mix_keep(&m, (int)w - 1, (int)p - 1);
+	pfc_mix_keep(&m, (int)w - 1, (int)p - 1);
 	pflops_mix_metrics(&m, v);
 	return v[e] > 0 ? (uint64_t)(v[e] + 0.5) : 0;
 }
@@ -59,7 +59,7 @@ static int ovf_rearm(void *arg, pid_t tid, uint64_t *period)
 {
 	struct ovf_helper *h = arg;
 	int hint = -1;
-	struct pflops_pub_ovf *r = pflops_pub_ovf_find(h->pub, tid, 0, &hint);
+	struct pfc_pub_ovf *r = pfc_pub_ovf_find(h->pub, tid, 0, &hint);
 	if (!r)
 		return 0;
 	uint32_t g = __atomic_load_n(&r->gen, __ATOMIC_ACQUIRE);
@@ -75,16 +75,16 @@ static int ovf_rearm(void *arg, pid_t tid, uint64_t *period)
 	return 1;
 }
 
-static void ovf_cross(void *arg, const struct pflops_trace_overflow *o)
+static void ovf_cross(void *arg, const struct pft_overflow *o)
 {
 	struct ovf_helper *h = arg;
 	int hint = -1;
-	struct pflops_pub_ovf *r = pflops_pub_ovf_find(h->pub, o->tid, 0, &hint);
+	struct pfc_pub_ovf *r = pfc_pub_ovf_find(h->pub, o->tid, 0, &hint);
 	if (!r || !h->pub->ovf_signal)
 		return;
 	/* one signal per call; the ring keeps the latest addresses */
 	uint64_t n = r->head;
-	r->addr[n % PFLOPS_PUB_OVF_RING] = o->addr;
+	r->addr[n % PFC_PUB_OVF_RING] = o->addr;
 	__atomic_store_n(&r->head, n + 1, __ATOMIC_RELEASE);
 	syscall(SYS_tgkill, (int)h->pid, (int)o->tid, h->pub->ovf_signal);
 }
@@ -106,7 +106,7 @@ int pf_papi_helper(const char *fds, pid_t pid)
 		return 2;
 	}
 	struct stat sb;
-	if (fstat(memfd, &sb) || sb.st_size != (off_t)sizeof(struct pflops_pub)) {
+	if (fstat(memfd, &sb) || sb.st_size != (off_t)sizeof(struct pfc_pub)) {
 		/* another papi-flops version's libpapi: say so where every
 		 * version has its message, and refuse */
 		char msg[512];
@@ -115,17 +115,17 @@ int pf_papi_helper(const char *fds, pid_t pid)
 			"the trace helper papi_flops_run (papi-flops %s) does not match this libpapi "
 			"(shared memory of %lld bytes, not %zu): install both from the same papi-flops, or name the right "
 			"one in PAPI_FLOPS_TRACER",
-			PF_VERSION, (long long)sb.st_size, sizeof(struct pflops_pub));
-		uint32_t failed = PFLOPS_PUB_FAILED;
-		if (sb.st_size >= (off_t)offsetof(struct pflops_pub, pid) &&
-		    (pwrite(memfd, msg, (size_t)n + 1, offsetof(struct pflops_pub, msg)) < 0 ||
-		     pwrite(memfd, &failed, sizeof(failed), offsetof(struct pflops_pub, state)) < 0))
+			PF_VERSION, (long long)sb.st_size, sizeof(struct pfc_pub));
+		uint32_t failed = PFC_PUB_FAILED;
+		if (sb.st_size >= (off_t)offsetof(struct pfc_pub, pid) &&
+		    (pwrite(memfd, msg, (size_t)n + 1, offsetof(struct pfc_pub, msg)) < 0 ||
+		     pwrite(memfd, &failed, sizeof(failed), offsetof(struct pfc_pub, state)) < 0))
 			perror("papi_flops_run: the flops component's shared memory");
 		fprintf(stderr, "papi_flops_run: %s\n", msg);
 		close(memfd);
 		return refuse(sock);
 	}
-	struct pflops_pub *pub = mmap(NULL, sizeof(*pub), PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	struct pfc_pub *pub = mmap(NULL, sizeof(*pub), PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
 	close(memfd);
 	if (pub == MAP_FAILED) {
 		perror("papi_flops_run: the flops component's shared memory");
@@ -144,9 +144,9 @@ int pf_papi_helper(const char *fds, pid_t pid)
 				       .overflow = ovf_cross,
 				       .overflow_arg = &oh,
 				       .overflow_rearm = ovf_rearm };
-	struct pflops_attach_opts a = { .ready_fd = sock, .ctl_fd = sock, .pub = pub };
+	struct pft_attach_opts a = { .ready_fd = sock, .ctl_fd = sock, .pub = pub };
 	int status = 0, detached = 0;
-	int rc = pflops_trace_attach(pid, &o, &a, &mix, &status, &detached, &err);
+	int rc = pft_attach(pid, &o, &a, &mix, &status, &detached, &err);
 	if (rc)
 		fprintf(stderr, "papi_flops_run: PAPI_FLOPS_SOURCE=trace: %s\n", err.msg);
 	return rc ? 125 : 0;

@@ -157,7 +157,7 @@ static void text_run(FILE *o, const struct pf_report *r)
 	fprintf(o, "papi_flops_run: %s", r->program ? r->program : "(no program run)");
 	if (r->status >= 0) {
 		char st[96] = "";
-		pflops_trace_status_str(r->status, st, sizeof(st));
+		pft_status_str(r->status, st, sizeof(st));
 		fprintf(o, " (%s)", st);
 	}
 	fprintf(o, "\n");
@@ -208,7 +208,7 @@ static void text_metric(FILE *o, const struct pf_report *r, int m)
 	char lo[64], hi[64], ex[64];
 	const struct pf_mask *k = &r->mask;
 	fprintf(o, "    sampled %17s %-12s  %s  95%% %s..%s, %.1f%% of lanes active",
-		grouped(k->est[m], num, sizeof(num)), pf_metric_unit(m), PFLOPS_CLASS_MASKED_SAMPLED,
+		grouped(k->est[m], num, sizeof(num)), pf_metric_unit(m), PFC_CLASS_MASKED_SAMPLED,
 		grouped(k->lo[m], lo, sizeof(lo)), grouped(k->hi[m], hi, sizeof(hi)),
 		r->v[m] > 0 ? 100 * k->est[m] / r->v[m] : 100.0);
 	if (k->have_exact >> m & 1)
@@ -496,9 +496,9 @@ static void json_region(FILE *o, const struct pf_report *r)
 		return;
 	fprintf(o, ", \"region_threads\": [");
 	for (uint32_t i = 0; i < g->n; i++) {
-		const struct pflops_region_thread *e = &g->t[i];
+		const struct pft_region_thread *e = &g->t[i];
 		fprintf(o, "%s{\"tid\": %d, ", i ? ", " : "", (int)e->tid);
-		pf_json_kv(o, "role", e->role >= 0 && e->role <= PFLOPS_RT_RUNNING ? role[e->role] : "?", 1);
+		pf_json_kv(o, "role", e->role >= 0 && e->role <= PFT_RT_RUNNING ? role[e->role] : "?", 1);
 		fprintf(o, "\"flops\": %llu}", (unsigned long long)e->flops);
 	}
 	fprintf(o, "], \"region_threads_more\": {\"threads\": %llu, \"flops\": %llu}",
@@ -715,14 +715,14 @@ static void csv_write(FILE *o, const struct pf_report *r, char sep)
 					 "(95%% interval in %s.low and %s.high)",
 					 k->period, name, name);
 				snprintf(num, sizeof(num), "%.0f", k->est[m]);
-				csv_row(o, sep, name, num, pf_metric_unit(m), src, PFLOPS_CLASS_MASKED_SAMPLED, cav);
+				csv_row(o, sep, name, num, pf_metric_unit(m), src, PFC_CLASS_MASKED_SAMPLED, cav);
 				snprintf(mn, sizeof(mn), "%s.low", name);
 				snprintf(num, sizeof(num), "%.0f", k->lo[m]);
-				csv_row(o, sep, mn, num, pf_metric_unit(m), src, PFLOPS_CLASS_MASKED_SAMPLED,
+				csv_row(o, sep, mn, num, pf_metric_unit(m), src, PFC_CLASS_MASKED_SAMPLED,
 					"95% interval");
 				snprintf(mn, sizeof(mn), "%s.high", name);
 				snprintf(num, sizeof(num), "%.0f", k->hi[m]);
-				csv_row(o, sep, mn, num, pf_metric_unit(m), src, PFLOPS_CLASS_MASKED_SAMPLED,
+				csv_row(o, sep, mn, num, pf_metric_unit(m), src, PFC_CLASS_MASKED_SAMPLED,
 					"95% interval");
 				if (k->have_exact >> m & 1) {
 					snprintf(mn, sizeof(mn), "%s.exact", name);

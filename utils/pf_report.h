@@ -52,10 +52,10 @@ struct pf_byfunc {
 };
 
 /* --region: FLOPs per thread in the function's windows (trace, model;
- * struct pflops_region_thread). */
+ * struct pft_region_thread). */
 struct pf_region_threads {
 	uint32_t n; /* 0: no region, or nothing counted */
-	struct pflops_region_thread t[PFLOPS_REGION_THREADS];
+	struct pft_region_thread t[PFT_REGION_THREADS];
 	uint64_t more_threads, more_flops; /* threads not listed */
 };
 

@@ -1,6 +1,6 @@
 /*
  * papi_flops_run --by-function: the traced blocks grouped by function
- * (pflops_funcs_*, the core's symbolizer), and per function the same
+ * (pft_funcs_*, the core's symbolizer), and per function the same
  * metrics as the whole report: exact for the trace source; for
  * model:PMU, what the PMU's formulas read for that function's own mix.
  * Both are sums over blocks (the model's formulas are linear in the
@@ -39,10 +39,10 @@ void pf_byfunc_free(struct pf_byfunc *b)
 	memset(b, 0, sizeof(*b));
 }
 
-int pf_byfunc_fill(struct pf_report *r, struct pflops_funcs *f, const struct pflops_pmu *pmu, unsigned top)
+int pf_byfunc_fill(struct pf_report *r, struct pft_funcs *f, const struct pflops_pmu *pmu, unsigned top)
 {
 	struct pf_byfunc *b = &r->byfunc;
-	const struct pflops_func *const *v;
+	const struct pft_func *const *v;
 	struct pflops_error err = { 0 };
 	size_t n, k = 0;
 
@@ -54,7 +54,7 @@ int pf_byfunc_fill(struct pf_report *r, struct pflops_funcs *f, const struct pfl
 		return 0; /* refused with --metrics earlier; nothing measured */
 	b->key = b->metrics & 1u << PFLOPS_FP_OPS ? PFLOPS_FP_OPS : __builtin_ctz(b->metrics);
 	b->values = pmu ? "model" : "exact";
-	if (pflops_funcs_list(f, &v, &n, &err)) {
+	if (pft_funcs_list(f, &v, &n, &err)) {
 		fprintf(stderr, "papi_flops_run: --by-function: %s\n", err.msg);
 		return EXIT_TOOL;
 	}

@@ -11,6 +11,6 @@
  * the function's mix (pmu non-NULL: the model source); sorted by FP_OPS
  * (else the first of them), the top `top` listed (0: all), the others
  * summed.  0, or EXIT_TOOL after saying why. */
-int pf_byfunc_fill(struct pf_report *r, struct pflops_funcs *f, const struct pflops_pmu *pmu, unsigned top);
+int pf_byfunc_fill(struct pf_report *r, struct pft_funcs *f, const struct pflops_pmu *pmu, unsigned top);
 void pf_byfunc_free(struct pf_byfunc *b);
 #endif

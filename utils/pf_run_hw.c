@@ -40,16 +40,16 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 	}
 	int hybrid = pr.nkinds > 1, paranoid_user = pr.paranoid > 1 && pr.access.fix[0];
 	struct pflops_plan plan[PFLOPS_MAX_KINDS];
-	struct pflops_perf_kind pk[PFLOPS_MAX_KINDS];
+	struct pfc_perf_kind pk[PFLOPS_MAX_KINDS];
 	unsigned want = metrics_in;
 	*pmu_out = NULL;
 	for (int k = 0; k < pr.nkinds; k++) {
 		const struct pflops_kind *kd = &pr.kinds[k];
-		pk[k] = (struct pflops_perf_kind){ .type = PERF_TYPE_RAW,
-						   .arch = kd->pmu ? kd->pmu->arch : PFLOPS_ARCH_X86,
-						   .ref = hybrid,
-						   .pmu_name = kd->pmu ? kd->pmu->sysfs : "cpu" };
-		if (hybrid && pflops_perf_pmu_type(pk[k].pmu_name, &pk[k].type, &err)) {
+		pk[k] = (struct pfc_perf_kind){ .type = PERF_TYPE_RAW,
+						.arch = kd->pmu ? kd->pmu->arch : PFLOPS_ARCH_X86,
+						.ref = hybrid,
+						.pmu_name = kd->pmu ? kd->pmu->sysfs : "cpu" };
+		if (hybrid && pfc_perf_pmu_type(pk[k].pmu_name, &pk[k].type, &err)) {
 			fprintf(stderr, "papi_flops_run: %s (the %s cores)\n", err.msg, kd->coretype);
 			return EXIT_TOOL;
 		}
@@ -91,15 +91,13 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 	if (paranoid_user)
 		add_note(notes, nnotes, "user-space FLOPs only (perf_event_paranoid > 1)");
 
-	struct pflops_perf_event ev[PFLOPS_MAX_KINDS * (PFLOPS_MAX_COUNTERS + 1)];
+	struct pfc_perf_event ev[PFLOPS_MAX_KINDS * (PFLOPS_MAX_COUNTERS + 1)];
 	int slot[PFLOPS_MAX_KINDS][PFLOPS_MAX_COUNTERS], nslots = 0;
-	int nev = pflops_perf_layout(pk, pr.nkinds, ev, sizeof(ev) / sizeof(ev[0]), slot, &nslots);
+	int nev = pfc_perf_layout(pk, pr.nkinds, ev, sizeof(ev) / sizeof(ev[0]), slot, &nslots);
 	struct pflops_child child;
-	struct pflops_perf_set *set = NULL;
-	struct pflops_perf_attr a = {
-		.inherit = 1, .enable_on_exec = 1, .exclude_hv = 1, .exclude_kernel = paranoid_user
-	};
-	struct pflops_perf_value *val = calloc(nev > 0 ? nev : 1, sizeof(*val));
+	struct pfc_perf_set *set = NULL;
+	struct pfc_perf_attr a = { .inherit = 1, .enable_on_exec = 1, .exclude_hv = 1, .exclude_kernel = paranoid_user };
+	struct pfc_perf_value *val = calloc(nev > 0 ? nev : 1, sizeof(*val));
 	double *slots = calloc(nslots ? nslots : 1, sizeof(*slots));
 	int rc = 0;
 	if (nev < 0 || !val || !slots) {
@@ -107,19 +105,19 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 		rc = PFLOPS_ENOMEM;
 	}
 	if (!rc)
-		rc = pflops_child_spawn(&child, argv, &err);
+		rc = pfc_child_spawn(&child, argv, &err);
 	if (!rc) {
 		child.interrupt = &pf_interrupt; /* passed on to the program */
 		a.tid = child.pid;
-		if ((rc = pflops_perf_open(&set, ev, nev, &a, &err)))
-			pflops_child_abort(&child);
+		if ((rc = pfc_perf_open(&set, ev, nev, &a, &err)))
+			pfc_child_abort(&child);
 		else
-			rc = pflops_child_run(&child, status, wall, &err);
+			rc = pfc_child_run(&child, status, wall, &err);
 	}
-	struct pflops_perf_status st = { 0 };
-	if (!rc && !(rc = pflops_perf_read(set, val, &err)))
-		pflops_perf_sum(set, val, slots, nslots, &st);
-	pflops_perf_close(set);
+	struct pfc_perf_status st = { 0 };
+	if (!rc && !(rc = pfc_perf_read(set, val, &err)))
+		pfc_perf_sum(set, val, slots, nslots, &st);
+	pfc_perf_close(set);
 	free(val);
 	if (rc) {
 		free(slots);
@@ -129,10 +127,10 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 	*got = 0;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
 		if (want & (1u << m)) {
-			v[m] = pflops_perf_metric(pk, pr.nkinds, slot, slots, m);
+			v[m] = pfc_perf_metric(pk, pr.nkinds, slot, slots, m);
 			*got |= 1u << m;
 		}
-	double detected = pflops_perf_detected(pk, pr.nkinds, slot, slots);
+	double detected = pfc_perf_detected(pk, pr.nkinds, slot, slots);
 	free(slots);
 	if (st.estimated)
 		*scaled = *got; /* extrapolated: their class is estimate */

@@ -46,28 +46,28 @@ static void period_note(struct pf_report *r, unsigned period)
 }
 
 struct hw_run {
-	struct pflops_sampler *s;
-	struct pflops_mask_acc acc[PFLOPS_MAX_COUNTERS];
+	struct pfc_sampler *s;
+	struct pfc_mask_acc acc[PFLOPS_MAX_COUNTERS];
 	int sampled[PFLOPS_MAX_COUNTERS];
 };
 
-static void on_sample(void *arg, int ev, const struct pflops_sample_rec *rec)
+static void on_sample(void *arg, int ev, const struct pfc_sample_rec *rec)
 {
 	struct hw_run *h = arg;
 	if (ev < 0 || ev >= PFLOPS_MAX_COUNTERS || !h->sampled[ev])
 		return;
-	struct pflops_mask_sample s = { .ip = rec->ip, .pid = rec->pid, .have_k = rec->user.kvalid == 0xff };
+	struct pfc_mask_sample s = { .ip = rec->ip, .pid = rec->pid, .have_k = rec->user.kvalid == 0xff };
 	memcpy(s.k, rec->user.k, sizeof(s.k));
-	pflops_mask_add(&h->acc[ev], &s, pflops_sampler_read_code, h->s, NULL);
+	pfc_mask_add(&h->acc[ev], &s, pfc_sampler_read_code, h->s, NULL);
 }
 
 /* Why the hardware path cannot run here, all reasons at once. */
-static int refuse(const struct pflops_probe *pr, const struct pflops_simd_caps *c, const char *prog)
+static int refuse(const struct pflops_probe *pr, const struct pfc_simd_caps *c, const char *prog)
 {
 	fprintf(stderr, "papi_flops_run: --mask-sampling cannot sample the opmask registers here:\n");
 	if (pr->access.code)
 		fprintf(stderr, "  counters: %s\n    fix: %s\n", pr->access.msg, pr->access.fix);
-	if (c->verdict != PFLOPS_SIMD_SUPPORTED)
+	if (c->verdict != PFC_SIMD_SUPPORTED)
 		fprintf(stderr, "  opmask sampling: %s\n%s%s%s", c->msg, c->fix[0] ? "    fix: " : "", c->fix,
 			c->fix[0] ? "\n" : "");
 	fprintf(stderr, "  without them: papi_flops_run --source trace -- %s ... counts the active lanes exactly\n",
@@ -76,7 +76,7 @@ static int refuse(const struct pflops_probe *pr, const struct pflops_simd_caps *
 }
 
 /* what became of one event's samples, into the report's totals */
-static void add_samples(struct pf_mask *k, const struct pflops_mask_result *res)
+static void add_samples(struct pf_mask *k, const struct pfc_mask_result *res)
 {
 	k->samples += res->samples;
 	k->used += res->used;
@@ -91,14 +91,14 @@ static void add_samples(struct pf_mask *k, const struct pflops_mask_result *res)
 int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsigned period, struct pf_report *r)
 {
 	struct pflops_probe pr;
-	struct pflops_simd_caps caps;
+	struct pfc_simd_caps caps;
 	struct pflops_error err = { 0 };
 	if (pflops_probe_run(&pr, t, NULL, &err)) {
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
-	pflops_simd_probe(&caps);
-	if (pr.access.code || caps.verdict != PFLOPS_SIMD_SUPPORTED)
+	pfc_simd_probe(&caps);
+	if (pr.access.code || caps.verdict != PFC_SIMD_SUPPORTED)
 		return refuse(&pr, &caps, argv[0]);
 	if (pr.nkinds != 1 || !pr.kinds[0].pmu) {
 		fprintf(stderr,
@@ -108,9 +108,9 @@ int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsi
 	}
 	const struct pflops_kind *kd = &pr.kinds[0];
 	const struct pflops_pmu *pmu = kd->pmu;
-	struct pflops_mask_plan mp;
+	struct pfc_mask_plan mp;
 	unsigned want = metrics ? metrics : pflops_pmu_available(pmu);
-	if (pflops_mask_plan_make(&mp, pmu, want, &err)) {
+	if (pfc_mask_plan_make(&mp, pmu, want, &err)) {
 		fprintf(stderr, "papi_flops_run: --mask-sampling: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
@@ -121,7 +121,7 @@ int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsi
 			mp.nevents, kd->budget);
 		return EXIT_TOOL;
 	}
-	struct pflops_sampler_event se[PFLOPS_MAX_COUNTERS];
+	struct pfc_sampler_event se[PFLOPS_MAX_COUNTERS];
 	static struct hw_run h;
 	memset(&h, 0, sizeof(h));
 	memset(se, 0, sizeof(se));
@@ -141,13 +141,13 @@ int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsi
 		}
 	}
 	struct pflops_child child;
-	if (pflops_child_spawn(&child, argv, &err)) {
+	if (pfc_child_spawn(&child, argv, &err)) {
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
 	child.interrupt = &pf_interrupt; /* SIGINT/SIGTERM: passed on, as for the other sources */
-	if (pflops_sampler_open(&h.s, se, mp.nevents, child.pid, 0, &err)) {
-		pflops_child_abort(&child);
+	if (pfc_sampler_open(&h.s, se, mp.nevents, child.pid, 0, &err)) {
+		pfc_child_abort(&child);
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
@@ -162,20 +162,20 @@ int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsi
 		}
 	}
 	double counts[PFLOPS_MAX_COUNTERS];
-	int rc = pflops_sampler_run(h.s, &child, on_sample, &h, &r->status, &r->wall, &err);
+	int rc = pfc_sampler_run(h.s, &child, on_sample, &h, &r->status, &r->wall, &err);
 	if (!rc)
-		rc = pflops_sampler_counts(h.s, counts, &err);
-	struct pflops_sampler_stats ss;
-	pflops_sampler_stats(h.s, &ss);
-	pflops_sampler_close(h.s);
+		rc = pfc_sampler_counts(h.s, counts, &err);
+	struct pfc_sampler_stats ss;
+	pfc_sampler_stats(h.s, &ss);
+	pfc_sampler_close(h.s);
 	if (rc) {
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
-	struct pflops_mask_result res[PFLOPS_MAX_COUNTERS];
+	struct pfc_mask_result res[PFLOPS_MAX_COUNTERS];
 	struct pf_mask *k = &r->mask;
 	for (int i = 0; i < mp.nevents; i++) {
-		pflops_mask_result(&h.acc[i], counts[i], &res[i]);
+		pfc_mask_result(&h.acc[i], counts[i], &res[i]);
 		add_samples(k, &res[i]);
 	}
 	k->lost = ss.lost;
@@ -183,7 +183,7 @@ int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsi
 	k->corrected = mp.corrected;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
 		if (mp.metrics >> m & 1) {
-			pflops_mask_metric(&mp, m, counts, res, &r->v[m], &k->est[m], &k->lo[m], &k->hi[m]);
+			pfc_mask_metric(&mp, m, counts, res, &r->v[m], &k->est[m], &k->lo[m], &k->hi[m]);
 			r->got |= 1u << m;
 		}
 	r->asked = want;
@@ -213,8 +213,8 @@ int pf_mask_hw(const struct pflops_table *t, char **argv, unsigned metrics, unsi
 /* ---- the model path ---------------------------------------------------- */
 
 struct pf_mask_model {
-	struct pflops_mask_plan mp;
-	struct pflops_mask_trace *mt;
+	struct pfc_mask_plan mp;
+	struct pfc_mask_trace *mt;
 	unsigned period;
 };
 
@@ -223,9 +223,9 @@ struct pf_mask_model *pf_mask_model_new(const struct pflops_pmu *pmu, unsigned m
 	struct pflops_error err = { 0 };
 	struct pf_mask_model *mm = calloc(1, sizeof(*mm));
 	unsigned want = metrics ? metrics : pflops_pmu_available(pmu);
-	struct pflops_mask_stream st = { period, 0 };
-	if (!mm || pflops_mask_plan_make(&mm->mp, pmu, want, &err) ||
-	    !(mm->mt = pflops_mask_trace_new(&mm->mp, &st, 1, &err))) {
+	struct pfc_mask_stream st = { period, 0 };
+	if (!mm || pfc_mask_plan_make(&mm->mp, pmu, want, &err) ||
+	    !(mm->mt = pfc_mask_trace_new(&mm->mp, &st, 1, &err))) {
 		fprintf(stderr, "papi_flops_run: --mask-sampling: %s\n", mm ? err.msg : "out of memory");
 		free(mm);
 		return NULL;
@@ -236,7 +236,7 @@ struct pf_mask_model *pf_mask_model_new(const struct pflops_pmu *pmu, unsigned m
 
 void pf_mask_model_opts(struct pf_mask_model *mm, struct pflops_trace_opts *o)
 {
-	o->fp_exec = pflops_mask_trace_hook;
+	o->fp_exec = pfc_mask_trace_hook;
 	o->fp_exec_arg = mm->mt;
 }
 
@@ -244,9 +244,9 @@ int pf_mask_model_report(struct pf_mask_model *mm, const struct pflops_mix *mix,
 {
 	struct pflops_error err = { 0 };
 	double counts[PFLOPS_MAX_COUNTERS], exact[PFLOPS_NMETRIC];
-	struct pflops_mask_result res[PFLOPS_MAX_COUNTERS];
+	struct pfc_mask_result res[PFLOPS_MAX_COUNTERS];
 	struct pf_mask *k = &r->mask;
-	int rc = pflops_mask_trace_result(mm->mt, mix, 0, counts, res, &err);
+	int rc = pfc_mask_trace_result(mm->mt, mix, 0, counts, res, &err);
 	if (rc) {
 		fprintf(stderr, "papi_flops_run: --mask-sampling: %s\n", err.msg);
 		rc = EXIT_TOOL;
@@ -263,7 +263,7 @@ int pf_mask_model_report(struct pf_mask_model *mm, const struct pflops_mix *mix,
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
 		if ((mm->mp.corrected >> m & 1) && (r->got >> m & 1)) {
 			double full;
-			pflops_mask_metric(&mm->mp, m, counts, res, &full, &k->est[m], &k->lo[m], &k->hi[m]);
+			pfc_mask_metric(&mm->mp, m, counts, res, &full, &k->est[m], &k->lo[m], &k->hi[m]);
 			k->corrected |= 1u << m;
 			k->exact[m] = exact[m];
 			k->have_exact |= 1u << m;
@@ -285,6 +285,6 @@ void pf_mask_model_free(struct pf_mask_model *mm)
 {
 	if (!mm)
 		return;
-	pflops_mask_trace_free(mm->mt);
+	pfc_mask_trace_free(mm->mt);
 	free(mm);
 }

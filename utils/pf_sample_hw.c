@@ -1,7 +1,7 @@
 /*
  * papi_flops_run --sample P --source hw: every native event of the
  * sampled metric's formula samples every ceil(P / weight) counts
- * (pflops_perf_sample, as PAPI_overflow on a flops event does), with
+ * (pfc_perf_sample, as PAPI_overflow on a flops event does), with
  * the user call chain (the kernel walks frame pointers); each sample
  * credits P FLOPs to its stack, symbolized from the program's file
  * mappings (MMAP2 records) and the files' ELF symbols.
@@ -24,8 +24,8 @@
 #define EXIT_TOOL 125
 
 struct hw_sample {
-	struct pflops_sampler *s;
-	struct pflops_funcs *names;
+	struct pfc_sampler *s;
+	struct pft_funcs *names;
 	struct pf_sample *prof;
 	int nev;
 };
@@ -53,17 +53,17 @@ static int frame(struct hw_sample *h, uint32_t pid, uint64_t addr, int caller)
 	const char *path = NULL, *object = NULL;
 	uint64_t start = 0, off = addr;
 	char name[512];
-	if (!pflops_sampler_where(h->s, pid, addr, &path, &start, &off)) {
+	if (!pfc_sampler_where(h->s, pid, addr, &path, &start, &off)) {
 		if (caller)
 			return -2;
 		start = 0; /* anonymous, or mapped before the sampling saw it */
 	}
-	if (pflops_funcs_name(h->names, path, start, off, name, sizeof(name), &object) < 0)
+	if (pft_funcs_name(h->names, path, start, off, name, sizeof(name), &object) < 0)
 		return -1;
 	return pf_sample_frame_id(h->prof, name, object);
 }
 
-static void on_sample(void *arg, int ev, const struct pflops_sample_rec *r)
+static void on_sample(void *arg, int ev, const struct pfc_sample_rec *r)
 {
 	struct hw_sample *h = arg;
 	int ids[PF_SAMPLE_MAX_FRAMES], n = 0, user = 0;
@@ -73,7 +73,7 @@ static void on_sample(void *arg, int ev, const struct pflops_sample_rec *r)
 	/* the chain: PERF_CONTEXT_USER, the sampled IP, then return
 	 * addresses (the call is the byte before each) */
 	for (uint64_t i = 0; i < r->nr_callchain && n < PF_SAMPLE_MAX_FRAMES; i++) {
-		uint64_t a = pflops_sample_frame(r, i);
+		uint64_t a = pfc_sample_frame(r, i);
 		if (a >= (uint64_t)PERF_CONTEXT_MAX) {
 			user = a == (uint64_t)PERF_CONTEXT_USER;
 			continue;
@@ -151,13 +151,13 @@ int pf_sample_hw(const struct pflops_table *t, char **argv, unsigned metrics, in
 		fprintf(stderr, "papi_flops_run: --sample: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
-	struct pflops_perf_kind pk = { .plan = &plan, .type = PERF_TYPE_RAW, .arch = pmu->arch, .pmu_name = pmu->sysfs };
-	struct pflops_perf_event ev[PFLOPS_MAX_COUNTERS + 1];
+	struct pfc_perf_kind pk = { .plan = &plan, .type = PERF_TYPE_RAW, .arch = pmu->arch, .pmu_name = pmu->sysfs };
+	struct pfc_perf_event ev[PFLOPS_MAX_COUNTERS + 1];
 	int slot[1][PFLOPS_MAX_COUNTERS], nslots = 0, owner[PFLOPS_MAX_COUNTERS + 1];
-	int nev = pflops_perf_layout(&pk, 1, ev, PFLOPS_MAX_COUNTERS, slot, &nslots);
+	int nev = pfc_perf_layout(&pk, 1, ev, PFLOPS_MAX_COUNTERS, slot, &nslots);
 	for (int i = 0; i < PFLOPS_MAX_COUNTERS + 1; i++)
 		owner[i] = -1;
-	if (nev <= 0 || pflops_perf_sample(&pk, 1, slot, ev, nev, owner, metric, period, 0, &err) < 0) {
+	if (nev <= 0 || pfc_perf_sample(&pk, 1, slot, ev, nev, owner, metric, period, 0, &err) < 0) {
 		fprintf(stderr, "papi_flops_run: --sample %llu on %s: %s\n", (unsigned long long)period,
 			pflops_metric_name(metric), nev <= 0 ? "too many events" : err.msg);
 		return EXIT_TOOL;
@@ -170,10 +170,10 @@ int pf_sample_hw(const struct pflops_table *t, char **argv, unsigned metrics, in
 			plan.cost, budget);
 	static struct hw_sample h;
 	memset(&h, 0, sizeof(h));
-	struct pflops_sampler_event se[PFLOPS_MAX_COUNTERS];
+	struct pfc_sampler_event se[PFLOPS_MAX_COUNTERS];
 	memset(se, 0, sizeof(se));
 	h.nev = nev;
-	if (!(h.prof = pf_sample_new(period, metric, 0)) || !(h.names = pflops_funcs_new(&err))) {
+	if (!(h.prof = pf_sample_new(period, metric, 0)) || !(h.names = pft_funcs_new(&err))) {
 		fprintf(stderr, "papi_flops_run: --sample: %s\n", h.prof ? err.msg : "out of memory");
 		pf_sample_free(h.prof);
 		return EXIT_TOOL;
@@ -195,22 +195,22 @@ int pf_sample_hw(const struct pflops_table *t, char **argv, unsigned metrics, in
 				nv->weight = plan.counter[c].weight[metric];
 	}
 	struct pflops_child child;
-	int rc = pflops_child_spawn(&child, argv, &err);
+	int rc = pfc_child_spawn(&child, argv, &err);
 	if (!rc) {
 		child.interrupt = &pf_interrupt;
-		if ((rc = pflops_sampler_open(&h.s, se, nev, child.pid, 0, &err)))
-			pflops_child_abort(&child);
+		if ((rc = pfc_sampler_open(&h.s, se, nev, child.pid, 0, &err)))
+			pfc_child_abort(&child);
 	}
 	double counts[PFLOPS_MAX_COUNTERS], slots[PFLOPS_MAX_COUNTERS + 1] = { 0 };
 	if (!rc)
-		rc = pflops_sampler_run(h.s, &child, on_sample, &h, &r->status, &r->wall, &err);
+		rc = pfc_sampler_run(h.s, &child, on_sample, &h, &r->status, &r->wall, &err);
 	if (!rc)
-		rc = pflops_sampler_counts(h.s, counts, &err);
-	struct pflops_sampler_stats ss = { 0 };
+		rc = pfc_sampler_counts(h.s, counts, &err);
+	struct pfc_sampler_stats ss = { 0 };
 	if (h.s)
-		pflops_sampler_stats(h.s, &ss);
-	pflops_sampler_close(h.s);
-	pflops_funcs_free(h.names);
+		pfc_sampler_stats(h.s, &ss);
+	pfc_sampler_close(h.s);
+	pft_funcs_free(h.names);
 	if (rc) {
 		pf_sample_free(h.prof);
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
@@ -223,7 +223,7 @@ int pf_sample_hw(const struct pflops_table *t, char **argv, unsigned metrics, in
 	}
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
 		if ((want | 1u << metric) >> m & 1) {
-			r->v[m] = pflops_perf_metric(&pk, 1, slot, slots, m);
+			r->v[m] = pfc_perf_metric(&pk, 1, slot, slots, m);
 			r->got |= 1u << m;
 		}
 	h.prof->counted = r->v[metric];

@@ -18,19 +18,19 @@
 #include <sys/user.h>
 #include <libunwind-ptrace.h>
 #include "pf_sample_trace.h"
-#include "trace/trace_internal.h" /* pflops_maps: /proc/PID/maps, reloaded on a miss */
+#include "trace/trace_internal.h" /* pft_maps: /proc/PID/maps, reloaded on a miss */
 
 #define MAX_PROCS 64
 
 struct proc {
 	pid_t pid;
 	void *upt; /* libunwind's per-process state: its unwind tables */
-	struct pflops_maps maps;
+	struct pft_maps maps;
 };
 
 struct pf_sample_trace {
 	struct pf_sample *prof;
-	struct pflops_funcs *names;
+	struct pft_funcs *names;
 	int prec; /* enum pflops_prec counted; -1: all (FP_OPS) */
 	unw_addr_space_t as;
 	struct proc procs[MAX_PROCS];
@@ -45,7 +45,7 @@ struct pf_sample_trace {
  * _UPT_create; the overflow being unwound is this one (one at a time) */
 static struct pf_sample_trace *cur;
 
-static uint64_t weight(void *arg, const struct pflops_insn *in, unsigned active_lanes)
+static uint64_t weight(void *arg, const struct pft_insn *in, unsigned active_lanes)
 {
 	const struct pf_sample_trace *t = arg;
 	if (!in->fp || (t->prec >= 0 && in->prec != t->prec))
@@ -155,13 +155,13 @@ struct pf_sample_trace *pf_sample_trace_new(int metric, uint64_t period)
 	acc.access_reg = access_reg;
 	acc.access_fpreg = access_fpreg;
 	acc.resume = resume;
-	if (!t || !(t->prof = pf_sample_new(period, metric, 1)) || !(t->names = pflops_funcs_new(&err)) ||
+	if (!t || !(t->prof = pf_sample_new(period, metric, 1)) || !(t->names = pft_funcs_new(&err)) ||
 	    !(t->as = unw_create_addr_space(&acc, 0))) {
 		fprintf(stderr, "papi_flops_run: --sample: %s\n",
 			t && t->prof && !t->names ? err.msg : "out of memory");
 		if (t) {
 			pf_sample_free(t->prof);
-			pflops_funcs_free(t->names);
+			pft_funcs_free(t->names);
 			free(t);
 		}
 		return NULL;
@@ -179,7 +179,7 @@ static struct proc *proc_of(struct pf_sample_trace *t, pid_t pid)
 	struct proc *p = &t->procs[t->nprocs < MAX_PROCS ? t->nprocs++ : MAX_PROCS - 1];
 	if (p->upt) { /* the table is full: the last slot is reused */
 		_UPT_destroy(p->upt);
-		pflops_maps_free(&p->maps);
+		pft_maps_free(&p->maps);
 		unw_flush_cache(t->as, 0, 0);
 	}
 	memset(p, 0, sizeof(*p));
@@ -192,16 +192,16 @@ static struct proc *proc_of(struct pf_sample_trace *t, pid_t pid)
 /* one frame's id: the function holding addr in p */
 static int frame(struct pf_sample_trace *t, struct proc *p, uint64_t addr)
 {
-	const struct pflops_map *m = pflops_maps_find(&p->maps, p->pid, addr);
+	const struct pft_map *m = pft_maps_find(&p->maps, p->pid, addr);
 	const char *object = NULL;
 	char name[512];
-	if (pflops_funcs_name(t->names, m ? m->path : NULL, m ? m->lo : 0, m ? m->off + (addr - m->lo) : addr, name,
-			      sizeof(name), &object) < 0)
+	if (pft_funcs_name(t->names, m ? m->path : NULL, m ? m->lo : 0, m ? m->off + (addr - m->lo) : addr, name,
+			   sizeof(name), &object) < 0)
 		return -1;
 	return pf_sample_frame_id(t->prof, name, object);
 }
 
-static void on_overflow(void *arg, const struct pflops_trace_overflow *o)
+static void on_overflow(void *arg, const struct pft_overflow *o)
 {
 	struct pf_sample_trace *t = arg;
 	struct proc *p = proc_of(t, o->pid);
@@ -265,10 +265,10 @@ struct pf_sample *pf_sample_trace_end(struct pf_sample_trace *t, double counted)
 	for (int i = 0; i < t->nprocs; i++) {
 		if (t->procs[i].upt)
 			_UPT_destroy(t->procs[i].upt);
-		pflops_maps_free(&t->procs[i].maps);
+		pft_maps_free(&t->procs[i].maps);
 	}
 	unw_destroy_addr_space(t->as);
-	pflops_funcs_free(t->names);
+	pft_funcs_free(t->names);
 	free(t);
 	return s;
 }

@@ -67,10 +67,10 @@
 
 papi_vector_t _flops_vector;
 
-#define FL_SCALED PFLOPS_EV_SCALED
-#define FL_UNCOVERED PFLOPS_EV_UNCOVERED
-#define FL_DETECT PFLOPS_EV_DETECT
-#define FL_NENTRY PFLOPS_EV_NENTRY
+#define FL_SCALED PFC_EV_SCALED
+#define FL_UNCOVERED PFC_EV_UNCOVERED
+#define FL_DETECT PFC_EV_DETECT
+#define FL_NENTRY PFC_EV_NENTRY
 #define FL_MAX_FLOPS_EVENTS PFLOPS_NMETRIC /* one planner metric slot each */
 #define FL_MAX_EVENTS (FL_MAX_FLOPS_EVENTS + 3)
 #define FL_CODE(e, w, p) ((unsigned)(e) | ((unsigned)(w) << 4) | ((unsigned)(p) << 8))
@@ -92,8 +92,8 @@ struct fl_kind {
 enum { FL_SRC_HW, FL_SRC_TRACE, FL_SRC_MODEL };
 
 static struct {
-	int source;		/* FL_SRC_*: PAPI_FLOPS_SOURCE */
-	struct pflops_pub *pub; /* trace sources: the helper's counts */
+	int source;	     /* FL_SRC_*: PAPI_FLOPS_SOURCE */
+	struct pfc_pub *pub; /* trace sources: the helper's counts */
 	pthread_mutex_t pub_lock;
 	struct pflops_table table;
 	struct fl_kind kind[PFLOPS_MAX_KINDS];
@@ -119,23 +119,23 @@ struct fl_control {
 	int domain;
 	int multiplex;
 	unsigned long tid; /* attached thread, 0 = self */
-	struct pflops_perf_set *set;
-	struct pflops_perf_event ev[PFLOPS_MAX_KINDS * (PFLOPS_MAX_COUNTERS + 1)];
+	struct pfc_perf_set *set;
+	struct pfc_perf_event ev[PFLOPS_MAX_KINDS * (PFLOPS_MAX_COUNTERS + 1)];
 	int nev, nslots;
 	int counter_slot[PFLOPS_MAX_KINDS][PFLOPS_MAX_COUNTERS];
-	struct pflops_perf_value *vals;
+	struct pfc_perf_value *vals;
 	double *slots;
 	long long values[FL_MAX_EVENTS];
 	struct flo_state ovf; /* PAPI_overflow (flops_overflow.c) */
 	/* trace sources */
 	pid_t ttid; /* the thread counted */
-	int hint;   /* its record (pflops_pub_read) */
+	int hint;   /* its record (pfc_pub_read) */
 	int running;
 	struct pflops_mix start;   /* its counts at PAPI_start / reset */
 	struct pflops_mix own;	   /* the component's own work since */
 	struct pflops_mix a, b, d; /* scratch */
 	/* PAPI_overflow under trace: the weight, the thread's record */
-	uint32_t ovf_sel; /* PFLOPS_PUB_OVF_SEL of the event */
+	uint32_t ovf_sel; /* PFC_PUB_OVF_SEL of the event */
 	int ovf_hint;
 	int ovf_armed; /* its period is in the helper's hands */
 };
@@ -451,9 +451,9 @@ static int choose_source(void)
 	fl.source = FL_SRC_HW;
 	if (!src || !*src || !strcmp(src, "hw"))
 		return PAPI_OK;
-	if ((!strcmp(src, "trace") || !strncmp(src, "model:", 6)) && pflops_trace_unavailable()) {
+	if ((!strcmp(src, "trace") || !strncmp(src, "model:", 6)) && pft_unavailable()) {
 		fl_set_reason(PAPI_ENOSUPP, "PAPI_FLOPS_SOURCE=%.60s: %s; unset it to count with the hardware counters",
-			      src, pflops_trace_unavailable());
+			      src, pft_unavailable());
 		return PAPI_ENOSUPP;
 	}
 	if (!strcmp(src, "trace")) {
@@ -548,7 +548,7 @@ static int fl_init_component(int cidx)
 	char why[256] = "";
 	int rc = choose_kinds(&pr, why, sizeof(why));
 	if (rc) {
-		if (pflops_trace_unavailable())
+		if (pft_unavailable())
 			fl_set_reason(rc, "%s", why);
 		else
 			fl_set_reason(rc,
@@ -570,7 +570,7 @@ static int fl_init_component(int cidx)
 	}
 	for (int k = 0; k < fl.nkinds && fl.access == PFLOPS_OK; k++)
 		if (fl.kind[k].own_pmu && fl.kind[k].pmu &&
-		    (rc = pflops_perf_pmu_type(fl.kind[k].pmu->sysfs, &fl.kind[k].type, &err))) {
+		    (rc = pfc_perf_pmu_type(fl.kind[k].pmu->sysfs, &fl.kind[k].type, &err))) {
 			fl.access = rc;
 			snprintf(pr.access.msg, sizeof(pr.access.msg), "%.250s", err.msg);
 			snprintf(pr.access.fix, sizeof(pr.access.fix),
@@ -583,7 +583,7 @@ static int fl_init_component(int cidx)
 			PAPI_EDELAY_INIT, "events listed, counting impossible: %s; fix: %s%s", pr.access.msg,
 			pr.access.fix,
 			fl.access != PFLOPS_ENOPMU ? ""
-			: pflops_trace_unavailable()
+			: pft_unavailable()
 				? " (no count without counters here: the trace source is x86-64 only for now)"
 				: " (without counters, set PAPI_FLOPS_SOURCE=trace: this component then counts FLOPs exactly through a tracing helper)");
 		return PAPI_OK;
@@ -596,7 +596,7 @@ static int fl_init_component(int cidx)
 static int fl_shutdown_component(void)
 {
 	if (fl.pub)
-		pflops_pub_helper_stop(); /* every thread let go, untraced */
+		pfc_pub_helper_stop(); /* every thread let go, untraced */
 	pflops_table_free(&fl.table);
 	memset(&fl, 0, sizeof(fl));
 	return PAPI_OK;
@@ -624,7 +624,7 @@ static int fl_init_control_state(hwd_control_state_t *c)
 static void close_set(struct fl_control *ctl)
 {
 	flo_disarm(&ctl->ovf);
-	pflops_perf_close(ctl->set);
+	pfc_perf_close(ctl->set);
 	ctl->set = NULL;
 	free(ctl->vals);
 	free(ctl->slots);
@@ -777,7 +777,7 @@ static int replan(struct fl_control *ctl)
 
 /* ---- the trace sources ---- */
 
-static int set_kinds(const struct fl_control *ctl, struct pflops_perf_kind *pk);
+static int set_kinds(const struct fl_control *ctl, struct pfc_perf_kind *pk);
 
 static pid_t gettid_(void)
 {
@@ -796,7 +796,7 @@ static int model_check(struct fl_control *ctl)
 				const struct pflops_event *ev = &p->events[ctl->plan[k].counter[c].events[e]];
 				struct pflops_error err = { 0 };
 				double n;
-				if (!ev->model || pflops_model_eval(ev->model, &zero, &n, &err)) {
+				if (!ev->model || pfc_model_eval(ev->model, &zero, &n, &err)) {
 					say_once(
 						"PAPI_FLOPS_SOURCE=model:%s: event %s has no model of what it counts (%s): the set cannot be modelled",
 						p->name, ev->alias, ev->model ? err.msg : "no model line in the table");
@@ -809,7 +809,7 @@ static int model_check(struct fl_control *ctl)
 /* The counted thread's counts now. */
 static int trace_snap(struct fl_control *ctl, struct pflops_mix *m)
 {
-	int rc = pflops_pub_read(fl.pub, ctl->ttid, &ctl->hint, m);
+	int rc = pfc_pub_read(fl.pub, ctl->ttid, &ctl->hint, m);
 	if (rc == PFLOPS_ESYS) {
 		say_once("PAPI_FLOPS_SOURCE=trace: the tracing helper stopped counting this process: %s",
 			 fl.pub->lost ? "more threads or code blocks than its shared memory holds" : fl.pub->msg);
@@ -831,7 +831,7 @@ static int model_slots(struct fl_control *ctl, const struct pflops_mix *d)
 					&fl.kind[k].pmu->events[ctl->plan[k].counter[c].events[e]];
 				struct pflops_error err = { 0 };
 				double n = 0;
-				if (pflops_model_eval(ev->model, d, &n, &err)) {
+				if (pfc_model_eval(ev->model, d, &n, &err)) {
 					say_once("%s", err.msg);
 					return PAPI_EINVAL;
 				}
@@ -843,7 +843,7 @@ static int model_slots(struct fl_control *ctl, const struct pflops_mix *d)
 /* Every entry of the set from the mix ctl->d (this read's counts). */
 static int trace_values(struct fl_control *ctl)
 {
-	struct pflops_perf_kind pk[PFLOPS_MAX_KINDS];
+	struct pfc_perf_kind pk[PFLOPS_MAX_KINDS];
 	int nk = fl.source == FL_SRC_MODEL ? set_kinds(ctl, pk) : 0;
 	int rc;
 	if (fl.source == FL_SRC_MODEL && ctl->nev && (rc = model_slots(ctl, &ctl->d)))
@@ -853,13 +853,13 @@ static int trace_values(struct fl_control *ctl)
 		double v = 0;
 		if (fl.source == FL_SRC_MODEL && ctl->nev) {
 			if (ctl->slot_of[i] >= 0)
-				v = pflops_perf_metric(pk, nk, ctl->counter_slot, ctl->slots, ctl->slot_of[i]);
+				v = pfc_perf_metric(pk, nk, ctl->counter_slot, ctl->slots, ctl->slot_of[i]);
 			else if (e == FL_DETECT)
-				v = pflops_perf_detected(pk, nk, ctl->counter_slot, ctl->slots);
+				v = pfc_perf_detected(pk, nk, ctl->counter_slot, ctl->slots);
 		} else if (fl.source == FL_SRC_TRACE && e < PFLOPS_NMETRIC) {
 			double m[PFLOPS_NMETRIC];
 			ctl->a = ctl->d;
-			pflops_mix_keep(&ctl->a, (int)wq - 1, (int)pq - 1);
+			pfc_mix_keep(&ctl->a, (int)wq - 1, (int)pq - 1);
 			pflops_mix_metrics(&ctl->a, m);
 			v = m[e];
 		}
@@ -875,13 +875,13 @@ static int trace_read(struct fl_control *ctl)
 	int rc = trace_snap(ctl, &ctl->b);
 	if (rc)
 		return rc;
-	pflops_mix_sub(&ctl->d, &ctl->b, &ctl->start);
-	pflops_mix_sub(&ctl->d, &ctl->d, &ctl->own);
+	pfc_mix_sub(&ctl->d, &ctl->b, &ctl->start);
+	pfc_mix_sub(&ctl->d, &ctl->d, &ctl->own);
 	rc = trace_values(ctl);
 	/* ctl->b: before; ctl->a: after (trace_values is done with it) */
 	if (trace_snap(ctl, &ctl->a) == PAPI_OK) {
-		pflops_mix_sub(&ctl->d, &ctl->a, &ctl->b);
-		pflops_mix_add(&ctl->own, &ctl->d);
+		pfc_mix_sub(&ctl->d, &ctl->a, &ctl->b);
+		pfc_mix_add(&ctl->own, &ctl->d);
 	}
 	return rc;
 }
@@ -889,11 +889,11 @@ static int trace_read(struct fl_control *ctl)
 /* The model's counters are laid out as the hw source's (no perf open). */
 static int model_layout(struct fl_control *ctl)
 {
-	struct pflops_perf_kind pk[PFLOPS_MAX_KINDS];
+	struct pfc_perf_kind pk[PFLOPS_MAX_KINDS];
 	int nslots = 0, nk = set_kinds(ctl, pk);
 	free(ctl->slots);
 	ctl->slots = NULL;
-	int n = pflops_perf_layout(pk, nk, ctl->ev, sizeof(ctl->ev) / sizeof(ctl->ev[0]), ctl->counter_slot, &nslots);
+	int n = pfc_perf_layout(pk, nk, ctl->ev, sizeof(ctl->ev) / sizeof(ctl->ev[0]), ctl->counter_slot, &nslots);
 	if (n < 0)
 		return PAPI_ECOUNT;
 	ctl->nev = n;
@@ -923,12 +923,12 @@ static int trace_ovf_arm(struct fl_control *ctl, int on)
 			(int)ctl->ttid);
 		return PAPI_EINVAL;
 	}
-	struct pflops_pub_ovf *r = pflops_pub_ovf_find(fl.pub, ctl->ttid, on, &ctl->ovf_hint);
+	struct pfc_pub_ovf *r = pfc_pub_ovf_find(fl.pub, ctl->ttid, on, &ctl->ovf_hint);
 	if (!r) {
 		if (!on)
 			return PAPI_OK;
 		say_once("PAPI_overflow under PAPI_FLOPS_SOURCE=trace: more than %d threads overflow in this process",
-			 PFLOPS_PUB_THREADS);
+			 PFC_PUB_THREADS);
 		return PAPI_ENOMEM;
 	}
 	if (on) {
@@ -972,7 +972,7 @@ static int trace_dispatch(hwd_siginfo_t *si, void *uc)
 	if (ESI->overflow.flags & PAPI_OVERFLOW_FORCE_SW)
 		return 0;
 	struct fl_control *ctl = (struct fl_control *)ESI->ctl_state;
-	struct pflops_pub_ovf *r = fl.pub ? pflops_pub_ovf_find(fl.pub, ctl->ttid, 0, &ctl->ovf_hint) : NULL;
+	struct pfc_pub_ovf *r = fl.pub ? pfc_pub_ovf_find(fl.pub, ctl->ttid, 0, &ctl->ovf_hint) : NULL;
 	int pos = -1;
 	for (int i = 0; i < ctl->nevents && i < FLO_MAX_EVENTS; i++)
 		if (ctl->ovf.threshold[i] > 0)
@@ -982,9 +982,9 @@ static int trace_dispatch(hwd_siginfo_t *si, void *uc)
 	uint64_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), t = r->tail;
 	if (t >= h)
 		return 1; /* no crossing for it (an overwritten ring) */
-	if (h - t > PFLOPS_PUB_OVF_RING)
-		t = h - PFLOPS_PUB_OVF_RING;
-	uint64_t addr = r->addr[t % PFLOPS_PUB_OVF_RING];
+	if (h - t > PFC_PUB_OVF_RING)
+		t = h - PFC_PUB_OVF_RING;
+	uint64_t addr = r->addr[t % PFC_PUB_OVF_RING];
 	r->tail = t + 1;
 	_papi_hwi_context_t ctx;
 	ctx.si = si;
@@ -997,7 +997,7 @@ static int trace_start(struct fl_control *ctl)
 {
 	char why[PAPI_HUGE_STR_LEN];
 	pthread_mutex_lock(&fl.pub_lock);
-	int rc = pflops_pub_helper_start(&fl.pub, why, sizeof(why));
+	int rc = pfc_pub_helper_start(&fl.pub, why, sizeof(why));
 	pthread_mutex_unlock(&fl.pub_lock);
 	if (rc) {
 		say_once("PAPI_FLOPS_SOURCE=trace: %s", why);
@@ -1072,17 +1072,17 @@ static int fl_update_control_state(hwd_control_state_t *c, NativeInfo_t *native,
 
 /* The kinds of this set for the engine: each with its plan (or none),
  * its PMU, and its events split into groups of one when it multiplexes. */
-static int set_kinds(const struct fl_control *ctl, struct pflops_perf_kind *pk)
+static int set_kinds(const struct fl_control *ctl, struct pfc_perf_kind *pk)
 {
 	for (int k = 0; k < fl.nkinds; k++) {
 		const struct fl_kind *kd = &fl.kind[k];
-		pk[k] = (struct pflops_perf_kind){ .plan = ctl->planned[k] ? &ctl->plan[k] : NULL,
-						   .type = kd->type,
-						   .arch = kd->pmu ? kd->pmu->arch : PFLOPS_ARCH_X86,
-						   .ref = kd->pmu && kd->ref,
-						   .split = ctl->planned[k] && ctl->multiplex &&
-							    ctl->plan[k].cost > kd->budget,
-						   .pmu_name = kd->pmu ? kd->pmu->sysfs : "cpu" };
+		pk[k] = (struct pfc_perf_kind){ .plan = ctl->planned[k] ? &ctl->plan[k] : NULL,
+						.type = kd->type,
+						.arch = kd->pmu ? kd->pmu->arch : PFLOPS_ARCH_X86,
+						.ref = kd->pmu && kd->ref,
+						.split = ctl->planned[k] && ctl->multiplex &&
+							 ctl->plan[k].cost > kd->budget,
+						.pmu_name = kd->pmu ? kd->pmu->sysfs : "cpu" };
 	}
 	return fl.nkinds;
 }
@@ -1098,7 +1098,7 @@ static int open_set(struct fl_control *ctl)
 		return PAPI_OK; /* only status events: nothing to open */
 	ctl->nev = n;
 	ctl->nslots = nslots;
-	struct pflops_perf_attr a = { 0 };
+	struct pfc_perf_attr a = { 0 };
 	a.tid = (pid_t)ctl->tid;
 	a.exclude_user = !(ctl->domain & PAPI_DOM_USER);
 	a.exclude_kernel = !(ctl->domain & PAPI_DOM_KERNEL);
@@ -1111,7 +1111,7 @@ static int open_set(struct fl_control *ctl)
 		close_set(ctl);
 		return PAPI_ENOMEM;
 	}
-	rc = pflops_perf_open(&ctl->set, ctl->ev, n, &a, &err);
+	rc = pfc_perf_open(&ctl->set, ctl->ev, n, &a, &err);
 	if (rc) {
 		say_once("%s", err.msg);
 		close_set(ctl);
@@ -1142,7 +1142,7 @@ static int fl_start(hwd_context_t *ctx, hwd_control_state_t *c)
 	}
 	memset(ctl->values, 0, sizeof(ctl->values));
 	struct pflops_error err = { 0 };
-	if (ctl->set && pflops_perf_start(ctl->set, &err)) {
+	if (ctl->set && pfc_perf_start(ctl->set, &err)) {
 		say_once("%s", err.msg);
 		return PAPI_ESYS;
 	}
@@ -1153,28 +1153,28 @@ static int fl_start(hwd_context_t *ctx, hwd_control_state_t *c)
  * detector counts (instructions a reduced plan did not weight). */
 static int collect(struct fl_control *ctl, double *detected)
 {
-	struct pflops_perf_status st = { 0 };
+	struct pfc_perf_status st = { 0 };
 	*detected = 0;
 	if (ctl->set) {
 		struct pflops_error err = { 0 };
-		if (pflops_perf_read(ctl->set, ctl->vals, &err)) {
+		if (pfc_perf_read(ctl->set, ctl->vals, &err)) {
 			say_once("%s", err.msg);
 			return PAPI_ESYS;
 		}
-		pflops_perf_sum(ctl->set, ctl->vals, ctl->slots, ctl->nslots, &st);
+		pfc_perf_sum(ctl->set, ctl->vals, ctl->slots, ctl->nslots, &st);
 		if (st.unscheduled)
 			return PAPI_ECNFLCT; /* never a zero passed off as a count */
 	}
-	struct pflops_perf_kind pk[PFLOPS_MAX_KINDS];
+	struct pfc_perf_kind pk[PFLOPS_MAX_KINDS];
 	int nk = set_kinds(ctl, pk);
 	if (ctl->set)
-		*detected = pflops_perf_detected(pk, nk, ctl->counter_slot, ctl->slots);
+		*detected = pfc_perf_detected(pk, nk, ctl->counter_slot, ctl->slots);
 	for (int i = 0; i < ctl->nevents; i++) {
 		int s = ctl->slot_of[i];
 		double v = 0;
 		if (s >= 0) {
 			if (ctl->set)
-				v = pflops_perf_metric(pk, nk, ctl->counter_slot, ctl->slots, s);
+				v = pfc_perf_metric(pk, nk, ctl->counter_slot, ctl->slots, s);
 		} else if (FL_ENTRY(ctl->code[i]) == FL_SCALED) {
 			v = st.estimated;
 		} else if (FL_ENTRY(ctl->code[i]) == FL_DETECT) {
@@ -1200,7 +1200,7 @@ static int fl_stop(hwd_context_t *ctx, hwd_control_state_t *c)
 	}
 	if (!ctl->set)
 		return PAPI_OK;
-	if (pflops_perf_stop(ctl->set, &err)) {
+	if (pfc_perf_stop(ctl->set, &err)) {
 		say_once("%s", err.msg);
 		return PAPI_ESYS;
 	}
@@ -1238,7 +1238,7 @@ static int fl_reset(hwd_context_t *ctx, hwd_control_state_t *c)
 			return rc;
 		return ctl->running ? trace_snap(ctl, &ctl->start) : PAPI_OK;
 	}
-	if (ctl->set && pflops_perf_reset(ctl->set, &err))
+	if (ctl->set && pfc_perf_reset(ctl->set, &err))
 		return PAPI_ESYS;
 	return PAPI_OK;
 }
@@ -1260,9 +1260,9 @@ static int fl_read(hwd_context_t *ctx, hwd_control_state_t *c, long long **event
  * event overflows, and the test stand-in applied. */
 static int sample_layout(struct fl_control *ctl, int *nev, int *nslots)
 {
-	struct pflops_perf_kind pk[PFLOPS_MAX_KINDS];
+	struct pfc_perf_kind pk[PFLOPS_MAX_KINDS];
 	int nk = set_kinds(ctl, pk);
-	int n = pflops_perf_layout(pk, nk, ctl->ev, sizeof(ctl->ev) / sizeof(ctl->ev[0]), ctl->counter_slot, nslots);
+	int n = pfc_perf_layout(pk, nk, ctl->ev, sizeof(ctl->ev) / sizeof(ctl->ev[0]), ctl->counter_slot, nslots);
 	if (n < 0)
 		return PAPI_ECOUNT;
 	flo_standin_apply(ctl->ev, n);
@@ -1332,7 +1332,7 @@ static int fl_set_overflow(EventSetInfo_t *ESI, int EventIndex, int threshold)
 		if (pos >= FLO_MAX_EVENTS)
 			return PAPI_EINVAL;
 		if (threshold > 0)
-			ctl->ovf_sel = PFLOPS_PUB_OVF_SEL(e, FL_WQ(ctl->code[pos]), FL_PQ(ctl->code[pos]));
+			ctl->ovf_sel = PFC_PUB_OVF_SEL(e, FL_WQ(ctl->code[pos]), FL_PQ(ctl->code[pos]));
 		return flo_set(&ctl->ovf, pos, threshold, FL_OVF_SIGNAL, _flops_vector.cmp_info.CmpIdx);
 	}
 	if (threshold > 0 && ctl->slot_of[pos] < 0) {
@@ -1449,16 +1449,16 @@ static int fl_code_to_name(unsigned int code, char *name, int len)
 {
 	if (!code_ok(code, 1))
 		return PAPI_ENOEVNT;
-	struct pflops_evname e = { FL_ENTRY(code), FL_WQ(code), FL_PQ(code) };
-	return pflops_evname_format(&e, fl.detect_status, name, len > 0 ? (size_t)len : 0) ? PAPI_EBUF : PAPI_OK;
+	struct pfc_evname e = { FL_ENTRY(code), FL_WQ(code), FL_PQ(code) };
+	return pfc_evname_format(&e, fl.detect_status, name, len > 0 ? (size_t)len : 0) ? PAPI_EBUF : PAPI_OK;
 }
 
 /* Every name of the table's metrics resolves, countable here or not: an
  * unavailable one is described with its reason and refused when added. */
 static int fl_name_to_code(const char *name, unsigned int *code)
 {
-	struct pflops_evname e;
-	if (pflops_evname_parse(name, fl.detect_status, &e, NULL))
+	struct pfc_evname e;
+	if (pfc_evname_parse(name, fl.detect_status, &e, NULL))
 		return PAPI_ENOEVNT;
 	unsigned c = FL_CODE(e.entry, e.wq, e.pq);
 	if (!code_ok(c, 1))

@@ -49,7 +49,7 @@ int flo_standin(uint64_t *config)
 	return 1;
 }
 
-void flo_standin_apply(struct pflops_perf_event *ev, int n)
+void flo_standin_apply(struct pfc_perf_event *ev, int n)
 {
 	uint64_t c;
 	if (!flo_standin(&c))
@@ -68,8 +68,8 @@ int flo_active(const struct flo_state *o)
 	return 0;
 }
 
-int flo_layout(struct flo_state *o, const int *slot_of, int nevents, const struct pflops_perf_kind *pk, int nk,
-	       int counter_slot[][PFLOPS_MAX_COUNTERS], struct pflops_perf_event *ev, int n, const char *const *names,
+int flo_layout(struct flo_state *o, const int *slot_of, int nevents, const struct pfc_perf_kind *pk, int nk,
+	       int counter_slot[][PFLOPS_MAX_COUNTERS], struct pfc_perf_event *ev, int n, const char *const *names,
 	       char *msg, size_t len)
 {
 	if (n > FLO_MAX_RINGS) {
@@ -82,8 +82,8 @@ int flo_layout(struct flo_state *o, const int *slot_of, int nevents, const struc
 		if (o->threshold[pos] <= 0)
 			continue;
 		struct pflops_error err = { 0 };
-		int rc = pflops_perf_sample(pk, nk, counter_slot, ev, n, o->owner, slot_of[pos],
-					    (uint64_t)o->threshold[pos], pos, &err);
+		int rc = pfc_perf_sample(pk, nk, counter_slot, ev, n, o->owner, slot_of[pos],
+					 (uint64_t)o->threshold[pos], pos, &err);
 		if (rc < 0) {
 			snprintf(msg, len, "PAPI_overflow on %s cannot be done: %s", names[pos], err.msg);
 			return rc == PFLOPS_ECNFLCT ? PAPI_ECNFLCT : PAPI_EINVAL;
@@ -100,7 +100,7 @@ void flo_disarm(struct flo_state *o)
 	o->nring = 0;
 }
 
-int flo_arm(struct flo_state *o, const struct pflops_perf_set *set, int n, int signo, char *msg, size_t len)
+int flo_arm(struct flo_state *o, const struct pfc_perf_set *set, int n, int signo, char *msg, size_t len)
 {
 	long ps = sysconf(_SC_PAGESIZE);
 	pid_t tid = (pid_t)syscall(SYS_gettid);
@@ -109,7 +109,7 @@ int flo_arm(struct flo_state *o, const struct pflops_perf_set *set, int n, int s
 		if (o->owner[i] < 0)
 			continue;
 		struct flo_ring *r = &o->ring[o->nring];
-		r->fd = pflops_perf_fd(set, i);
+		r->fd = pfc_perf_fd(set, i);
 		r->pos = o->owner[i];
 		r->maplen = (size_t)(1 + FLO_RING_PAGES) * ps;
 		r->map = mmap(NULL, r->maplen, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);

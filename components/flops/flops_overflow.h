@@ -3,7 +3,7 @@
  *
  * A FLOP event overflows through the native events of its formula: each
  * counter with weight w samples every ceil(P / w) counts (core:
- * pflops_perf_sample), so each overflow stands for P FLOPs and the
+ * pfc_perf_sample), so each overflow stands for P FLOPs and the
  * overflows number FLOPs / P.  Every sampling perf event gets a ring (its
  * sampled IP, precise where the PMU allows) and sends the component's
  * signal to the thread that started the set (F_SETSIG, F_SETOWN_EX), one
@@ -47,7 +47,7 @@ struct flo_state {
  * one (1), else 0; a value it does not know is said on stderr, once, and
  * taken as none.  flo_standin_apply turns every event into it. */
 int flo_standin(uint64_t *config);
-void flo_standin_apply(struct pflops_perf_event *ev, int n);
+void flo_standin_apply(struct pfc_perf_event *ev, int n);
 
 int flo_active(const struct flo_state *o);
 
@@ -55,11 +55,11 @@ int flo_active(const struct flo_state *o);
  * (slot_of[pos]: its planner slot).  msg: one sentence on failure, which
  * is PAPI_ECNFLCT (a counter shared by two overflowing events) or
  * PAPI_EINVAL. */
-int flo_layout(struct flo_state *o, const int *slot_of, int nevents, const struct pflops_perf_kind *pk, int nk,
-	       int counter_slot[][PFLOPS_MAX_COUNTERS], struct pflops_perf_event *ev, int n, const char *const *names,
+int flo_layout(struct flo_state *o, const int *slot_of, int nevents, const struct pfc_perf_kind *pk, int nk,
+	       int counter_slot[][PFLOPS_MAX_COUNTERS], struct pfc_perf_event *ev, int n, const char *const *names,
 	       char *msg, size_t len);
 /* After the set is open: a ring and the signal on each sampling event. */
-int flo_arm(struct flo_state *o, const struct pflops_perf_set *set, int n, int signo, char *msg, size_t len);
+int flo_arm(struct flo_state *o, const struct pfc_perf_set *set, int n, int signo, char *msg, size_t len);
 /* Rings unmapped (the engine closes the descriptors). */
 void flo_disarm(struct flo_state *o);
 

@@ -321,15 +321,15 @@ static const char *getenv_(char **envp, const char *name)
 /* 77 (the tests' skip) with a sentence when this CPU lacks `f` */
 static int lacks(const char *k, const char *f, char **envp)
 {
-	const char *hide = getenv_(envp, PFLOPS_CPU_HIDE_ENV);
+	const char *hide = getenv_(envp, PFC_CPU_HIDE_ENV);
 
-	if (pflops_cpu_has(f, hide) == 1)
+	if (pfc_cpu_has(f, hide) == 1)
 		return 0;
 	say("calib_fp: ");
 	say(k);
 	say(": this CPU lacks ");
 	say(f);
-	say(pflops_cpu_has(f, 0) == 1 ? " (hidden by " PFLOPS_CPU_HIDE_ENV ")\n" : "\n");
+	say(pfc_cpu_has(f, 0) == 1 ? " (hidden by " PFC_CPU_HIDE_ENV ")\n" : "\n");
 	return 77;
 }
 

@@ -27,21 +27,21 @@ static double seconds(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int pflops_child_spawn(struct pflops_child *c, char *const argv[], struct pflops_error *err)
+int pfc_child_spawn(struct pflops_child *c, char *const argv[], struct pflops_error *err)
 {
 	int go[2], fail[2];
 	if (pipe2(go, O_CLOEXEC))
-		return pf_err(err, PFLOPS_ESYS, "pipe: %s", strerror(errno));
+		return pfc_err(err, PFLOPS_ESYS, "pipe: %s", strerror(errno));
 	if (pipe2(fail, O_CLOEXEC)) {
 		close(go[0]);
 		close(go[1]);
-		return pf_err(err, PFLOPS_ESYS, "pipe: %s", strerror(errno));
+		return pfc_err(err, PFLOPS_ESYS, "pipe: %s", strerror(errno));
 	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
 		close(go[0]), close(go[1]), close(fail[0]), close(fail[1]);
-		return pf_err(err, PFLOPS_ESYS, "fork: %s", strerror(e));
+		return pfc_err(err, PFLOPS_ESYS, "fork: %s", strerror(e));
 	}
 	if (pid == 0) {
 		char ch;
@@ -108,7 +108,7 @@ static void interrupt_step(const struct pflops_child *c, double *since)
  * the program ends, so the wall time stays exact; without one (kernels
  * before 5.3) the wait is a plain waitpid, or timed sleeps when ticking
  * or interrupts must be watched. */
-static void wait_child(struct pflops_child *c, int *status, unsigned tick_ms, pflops_child_tick_fn tick, void *arg)
+static void wait_child(struct pflops_child *c, int *status, unsigned tick_ms, pfc_child_tick_fn tick, void *arg)
 {
 	int st = 0, pfd = (int)pidfd_of(c->pid);
 	double since = 0;
@@ -139,7 +139,7 @@ static void wait_child(struct pflops_child *c, int *status, unsigned tick_ms, pf
 		*status = st;
 }
 
-void pflops_child_abort(struct pflops_child *c)
+void pfc_child_abort(struct pflops_child *c)
 {
 	kill(c->pid, SIGKILL); /* never ran the program: nothing to count it with */
 	close(c->go);
@@ -147,13 +147,13 @@ void pflops_child_abort(struct pflops_child *c)
 	reap(c->pid, NULL);
 }
 
-int pflops_child_run_tick(struct pflops_child *c, int *status, double *wall_seconds, unsigned tick_ms,
-			  pflops_child_tick_fn tick, void *arg, struct pflops_error *err)
+int pfc_child_run_tick(struct pflops_child *c, int *status, double *wall_seconds, unsigned tick_ms,
+		       pfc_child_tick_fn tick, void *arg, struct pflops_error *err)
 {
 	int rc = 0;
 	double t0 = seconds();
 	if (write(c->go, "g", 1) != 1) {
-		rc = pf_err(err, PFLOPS_ESYS, "cannot start the program: %s", strerror(errno));
+		rc = pfc_err(err, PFLOPS_ESYS, "cannot start the program: %s", strerror(errno));
 		kill(c->pid, SIGKILL);
 	}
 	close(c->go);
@@ -162,59 +162,59 @@ int pflops_child_run_tick(struct pflops_child *c, int *status, double *wall_seco
 		*wall_seconds = seconds() - t0;
 	int exec_errno = 0;
 	if (!rc && read(c->fail, &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno))
-		rc = pf_err(err, PFLOPS_ECHILD, "cannot run %s: %s", c->prog, strerror(exec_errno));
+		rc = pfc_err(err, PFLOPS_ECHILD, "cannot run %s: %s", c->prog, strerror(exec_errno));
 	close(c->fail);
 	return rc;
 }
 
-int pflops_child_run(struct pflops_child *c, int *status, double *wall_seconds, struct pflops_error *err)
+int pfc_child_run(struct pflops_child *c, int *status, double *wall_seconds, struct pflops_error *err)
 {
-	return pflops_child_run_tick(c, status, wall_seconds, 0, NULL, NULL, err);
+	return pfc_child_run_tick(c, status, wall_seconds, 0, NULL, NULL, err);
 }
 
 int pflops_count_child(char *const argv[], struct pflops_child_event *ev, int n, int *status, double *wall_seconds,
 		       struct pflops_error *err)
 {
 	struct pflops_child c;
-	struct pflops_perf_event *pe = calloc(n > 0 ? n : 1, sizeof(*pe));
-	struct pflops_perf_value *v = calloc(n > 0 ? n : 1, sizeof(*v));
-	struct pflops_perf_set *set = NULL;
-	int rc = !pe || !v ? pf_err(err, PFLOPS_ENOMEM, "out of memory") : 0;
+	struct pfc_perf_event *pe = calloc(n > 0 ? n : 1, sizeof(*pe));
+	struct pfc_perf_value *v = calloc(n > 0 ? n : 1, sizeof(*v));
+	struct pfc_perf_set *set = NULL;
+	int rc = !pe || !v ? pfc_err(err, PFLOPS_ENOMEM, "out of memory") : 0;
 	for (int i = 0; !rc && i < n; i++) {
 		/* each its own group: a plain list of events, none may wait for another */
-		pe[i] = (struct pflops_perf_event){
+		pe[i] = (struct pfc_perf_event){
 			.type = ev[i].type, .config = ev[i].config, .group = i, .slot = i, .cpu = -1
 		};
 		snprintf(pe[i].name, sizeof(pe[i].name), "event type %u config 0x%llx", ev[i].type,
 			 (unsigned long long)ev[i].config);
 	}
 	if (!rc)
-		rc = pflops_child_spawn(&c, argv, err);
+		rc = pfc_child_spawn(&c, argv, err);
 	if (rc) {
 		free(pe);
 		free(v);
 		return rc;
 	}
-	struct pflops_perf_attr a = { .tid = c.pid,
-				      .inherit = 1,
-				      .enable_on_exec = 1,
-				      .exclude_hv = 1,
-				      .exclude_kernel = n > 0 && ev[0].exclude_kernel };
-	rc = pflops_perf_open(&set, pe, n, &a, err);
+	struct pfc_perf_attr a = { .tid = c.pid,
+				   .inherit = 1,
+				   .enable_on_exec = 1,
+				   .exclude_hv = 1,
+				   .exclude_kernel = n > 0 && ev[0].exclude_kernel };
+	rc = pfc_perf_open(&set, pe, n, &a, err);
 	if (rc) {
-		pflops_child_abort(&c);
+		pfc_child_abort(&c);
 	} else {
-		rc = pflops_child_run(&c, status, wall_seconds, err);
+		rc = pfc_child_run(&c, status, wall_seconds, err);
 	}
 	if (!rc)
-		rc = pflops_perf_read(set, v, err);
+		rc = pfc_perf_read(set, v, err);
 	for (int i = 0; !rc && i < n; i++) {
 		ev[i].raw = v[i].raw;
 		ev[i].enabled = v[i].enabled;
 		ev[i].running = v[i].running;
-		ev[i].scaled = pflops_perf_scale(v[i].raw, v[i].enabled, v[i].running, NULL);
+		ev[i].scaled = pfc_perf_scale(v[i].raw, v[i].enabled, v[i].running, NULL);
 	}
-	pflops_perf_close(set);
+	pfc_perf_close(set);
 	free(pe);
 	free(v);
 	return rc;

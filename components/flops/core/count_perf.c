@@ -15,23 +15,23 @@
 #include "pflops_internal.h"
 #include "pflops_perf.h"
 
-struct pf_group {
+struct pfc_group {
 	int first, count; /* events [first, first+count) */
 	int fd;		  /* the leader's */
 };
 
-struct pflops_perf_set {
+struct pfc_perf_set {
 	int n, ngroups;
-	struct pflops_perf_event *ev;
+	struct pfc_perf_event *ev;
 	int *fd;
-	struct pf_group *g;
-	struct pflops_perf_value *base; /* values at the last start/reset */
-	uint64_t *buf;			/* one group read: nr, enabled, running, values */
+	struct pfc_group *g;
+	struct pfc_perf_value *base; /* values at the last start/reset */
+	uint64_t *buf;		     /* one group read: nr, enabled, running, values */
 	size_t buflen;
 	int refs; /* some event is a kind's time reference */
 };
 
-static long pf_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group_fd)
+static long pfc_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group_fd)
 {
 	return syscall(SYS_perf_event_open, a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
 }
@@ -48,48 +48,48 @@ static int paranoid(void)
 	return v;
 }
 
-static int open_error(const struct pflops_perf_event *e, pid_t tid, int errnum, struct pflops_error *err)
+static int open_error(const struct pfc_perf_event *e, pid_t tid, int errnum, struct pflops_error *err)
 {
 	switch (errnum) {
 	case EACCES:
 	case EPERM:
-		return pf_err(
+		return pfc_err(
 			err, PFLOPS_EPERM,
 			"perf_event_open(%s) refused: %s (perf_event_paranoid is %d; CAP_PERFMON or a lower setting allows it)",
 			e->name, strerror(errnum), paranoid());
 	case ENOENT:
 	case ENODEV:
 	case EOPNOTSUPP:
-		return pf_err(
+		return pfc_err(
 			err, PFLOPS_ENOPMU,
 			"perf_event_open(%s): the kernel has no such event here (type %u config 0x%llx: %s); no hardware PMU exposed?",
 			e->name, e->type, (unsigned long long)e->config, strerror(errnum));
 	case ESRCH:
-		return pf_err(err, PFLOPS_EINVAL, "perf_event_open(%s): no thread %d", e->name, (int)tid);
+		return pfc_err(err, PFLOPS_EINVAL, "perf_event_open(%s): no thread %d", e->name, (int)tid);
 	case EINVAL:
-		return pf_err(err, PFLOPS_EINVAL, "perf_event_open(%s): invalid event (type %u config 0x%llx)", e->name,
-			      e->type, (unsigned long long)e->config);
+		return pfc_err(err, PFLOPS_EINVAL, "perf_event_open(%s): invalid event (type %u config 0x%llx)",
+			       e->name, e->type, (unsigned long long)e->config);
 	default:
-		return pf_err(err, PFLOPS_ESYS, "perf_event_open(%s): %s", e->name, strerror(errnum));
+		return pfc_err(err, PFLOPS_ESYS, "perf_event_open(%s): %s", e->name, strerror(errnum));
 	}
 }
 
-int pflops_perf_count(const struct pflops_perf_set *set)
+int pfc_perf_count(const struct pfc_perf_set *set)
 {
 	return set ? set->n : 0;
 }
 
-int pflops_perf_fd(const struct pflops_perf_set *set, int i)
+int pfc_perf_fd(const struct pfc_perf_set *set, int i)
 {
 	return set && i >= 0 && i < set->n ? set->fd[i] : -1;
 }
 
-int pflops_perf_precise(const struct pflops_perf_set *set, int i)
+int pfc_perf_precise(const struct pfc_perf_set *set, int i)
 {
 	return set && i >= 0 && i < set->n ? set->ev[i].precise_used : 0;
 }
 
-void pflops_perf_close(struct pflops_perf_set *set)
+void pfc_perf_close(struct pfc_perf_set *set)
 {
 	if (!set)
 		return;
@@ -104,17 +104,17 @@ void pflops_perf_close(struct pflops_perf_set *set)
 	free(set);
 }
 
-static int read_group(struct pflops_perf_set *s, const struct pf_group *g, struct pflops_perf_value *v,
+static int read_group(struct pfc_perf_set *s, const struct pfc_group *g, struct pfc_perf_value *v,
 		      struct pflops_error *err)
 {
 	size_t want = (3 + (size_t)g->count) * sizeof(uint64_t);
 	ssize_t r = read(g->fd, s->buf, want);
 	if (r < 0)
-		return pf_err(err, PFLOPS_ESYS, "read of perf group led by %s: %s", s->ev[g->first].name,
-			      strerror(errno));
+		return pfc_err(err, PFLOPS_ESYS, "read of perf group led by %s: %s", s->ev[g->first].name,
+			       strerror(errno));
 	if ((size_t)r != want || s->buf[0] != (uint64_t)g->count)
-		return pf_err(err, PFLOPS_ESYS, "short read of perf group led by %s: %zd bytes, %llu events",
-			      s->ev[g->first].name, r, (unsigned long long)s->buf[0]);
+		return pfc_err(err, PFLOPS_ESYS, "short read of perf group led by %s: %zd bytes, %llu events",
+			       s->ev[g->first].name, r, (unsigned long long)s->buf[0]);
 	for (int i = 0; i < g->count; i++) {
 		v[g->first + i].raw = s->buf[3 + i];
 		v[g->first + i].enabled = s->buf[1];
@@ -123,7 +123,7 @@ static int read_group(struct pflops_perf_set *s, const struct pf_group *g, struc
 	return 0;
 }
 
-static int read_all(struct pflops_perf_set *s, struct pflops_perf_value *v, struct pflops_error *err)
+static int read_all(struct pfc_perf_set *s, struct pfc_perf_value *v, struct pflops_error *err)
 {
 	for (int g = 0; g < s->ngroups; g++) {
 		int rc = read_group(s, &s->g[g], v, err);
@@ -133,18 +133,18 @@ static int read_all(struct pflops_perf_set *s, struct pflops_perf_value *v, stru
 	return 0;
 }
 
-static int ioctl_all(struct pflops_perf_set *s, unsigned long req, const char *what, struct pflops_error *err)
+static int ioctl_all(struct pfc_perf_set *s, unsigned long req, const char *what, struct pflops_error *err)
 {
 	for (int g = 0; g < s->ngroups; g++)
 		if (ioctl(s->g[g].fd, req, 0) < 0) /* the leader: members follow it */
-			return pf_err(err, PFLOPS_ESYS, "%s of perf group led by %s: %s", what,
-				      s->ev[s->g[g].first].name, strerror(errno));
+			return pfc_err(err, PFLOPS_ESYS, "%s of perf group led by %s: %s", what,
+				       s->ev[s->g[g].first].name, strerror(errno));
 	return 0;
 }
 
 /* Run every group once: a group the kernel cannot place on the PMU
  * (more events than counters, counters held by others) never runs. */
-static int check_schedule(struct pflops_perf_set *s, struct pflops_error *err)
+static int check_schedule(struct pfc_perf_set *s, struct pflops_error *err)
 {
 	int rc = ioctl_all(s, PERF_EVENT_IOC_ENABLE, "enable", err);
 	if (!rc)
@@ -152,9 +152,9 @@ static int check_schedule(struct pflops_perf_set *s, struct pflops_error *err)
 	if (!rc)
 		rc = read_all(s, s->base, err);
 	for (int g = 0; !rc && g < s->ngroups; g++) {
-		const struct pflops_perf_value *v = &s->base[s->g[g].first];
+		const struct pfc_perf_value *v = &s->base[s->g[g].first];
 		if (v->enabled > 0 && v->running == 0)
-			rc = pf_err(
+			rc = pfc_err(
 				err, PFLOPS_ECNFLCT,
 				"the perf group of %d events led by %s could not be scheduled: more events than free counters",
 				s->g[g].count, s->ev[s->g[g].first].name);
@@ -162,15 +162,15 @@ static int check_schedule(struct pflops_perf_set *s, struct pflops_error *err)
 	return rc;
 }
 
-int pflops_perf_open(struct pflops_perf_set **out, const struct pflops_perf_event *ev, int n,
-		     const struct pflops_perf_attr *attr, struct pflops_error *err)
+int pfc_perf_open(struct pfc_perf_set **out, const struct pfc_perf_event *ev, int n, const struct pfc_perf_attr *attr,
+		  struct pflops_error *err)
 {
 	*out = NULL;
 	if (n <= 0 || !ev || !attr)
-		return pf_err(err, PFLOPS_EINVAL, "no events to open");
-	struct pflops_perf_set *s = calloc(1, sizeof(*s));
+		return pfc_err(err, PFLOPS_EINVAL, "no events to open");
+	struct pfc_perf_set *s = calloc(1, sizeof(*s));
 	if (!s)
-		return pf_err(err, PFLOPS_ENOMEM, "out of memory");
+		return pfc_err(err, PFLOPS_ENOMEM, "out of memory");
 	s->ev = calloc(n, sizeof(*s->ev));
 	s->fd = malloc(n * sizeof(*s->fd));
 	s->g = calloc(n, sizeof(*s->g));
@@ -178,8 +178,8 @@ int pflops_perf_open(struct pflops_perf_set **out, const struct pflops_perf_even
 	s->buflen = 3 + (size_t)n;
 	s->buf = calloc(s->buflen, sizeof(uint64_t));
 	if (!s->ev || !s->fd || !s->g || !s->base || !s->buf) {
-		pflops_perf_close(s);
-		return pf_err(err, PFLOPS_ENOMEM, "out of memory");
+		pfc_perf_close(s);
+		return pfc_err(err, PFLOPS_ENOMEM, "out of memory");
 	}
 	memcpy(s->ev, ev, n * sizeof(*ev));
 	for (int i = 0; i < n; i++) {
@@ -188,7 +188,7 @@ int pflops_perf_open(struct pflops_perf_set **out, const struct pflops_perf_even
 	}
 	s->n = n;
 	for (int i = 0; i < n; i++) {
-		struct pflops_perf_event *e = &s->ev[i];
+		struct pfc_perf_event *e = &s->ev[i];
 		int leader = i == 0 || ev[i].group != ev[i - 1].group;
 		if (!e->name[0])
 			snprintf(e->name, sizeof(e->name), "type %u config 0x%llx", e->type,
@@ -197,7 +197,7 @@ int pflops_perf_open(struct pflops_perf_set **out, const struct pflops_perf_even
 			s->g[s->ngroups].first = i;
 			s->ngroups++;
 		}
-		struct pf_group *g = &s->g[s->ngroups - 1];
+		struct pfc_group *g = &s->g[s->ngroups - 1];
 		struct perf_event_attr a;
 		memset(&a, 0, sizeof(a));
 		a.size = sizeof(a);
@@ -216,17 +216,17 @@ int pflops_perf_open(struct pflops_perf_set **out, const struct pflops_perf_even
 			a.wakeup_events = 1; /* a wakeup (the overflow signal) per sample */
 			a.precise_ip = e->precise > 3 ? 3 : e->precise < 0 ? 0 : e->precise;
 		}
-		long fd = pf_perf_event_open(&a, attr->tid, e->cpu, leader ? -1 : g->fd);
+		long fd = pfc_perf_event_open(&a, attr->tid, e->cpu, leader ? -1 : g->fd);
 		/* the PMU may not sample this event that precisely: take less */
 		while (fd < 0 && a.precise_ip && (errno == EINVAL || errno == EOPNOTSUPP)) {
 			a.precise_ip--;
-			fd = pf_perf_event_open(&a, attr->tid, e->cpu, leader ? -1 : g->fd);
+			fd = pfc_perf_event_open(&a, attr->tid, e->cpu, leader ? -1 : g->fd);
 		}
 		e->precise_used = a.precise_ip;
 		if (fd < 0) {
 			int e2 = errno;
 			int rc = open_error(e, attr->tid, e2, err);
-			pflops_perf_close(s);
+			pfc_perf_close(s);
 			return rc;
 		}
 		s->fd[i] = (int)fd;
@@ -237,7 +237,7 @@ int pflops_perf_open(struct pflops_perf_set **out, const struct pflops_perf_even
 	if (attr->check_schedule && !attr->enable_on_exec) {
 		int rc = check_schedule(s, err);
 		if (rc) {
-			pflops_perf_close(s);
+			pfc_perf_close(s);
 			return rc;
 		}
 	}
@@ -245,23 +245,23 @@ int pflops_perf_open(struct pflops_perf_set **out, const struct pflops_perf_even
 	return 0;
 }
 
-int pflops_perf_reset(struct pflops_perf_set *s, struct pflops_error *err)
+int pfc_perf_reset(struct pfc_perf_set *s, struct pflops_error *err)
 {
 	return read_all(s, s->base, err);
 }
 
-int pflops_perf_start(struct pflops_perf_set *s, struct pflops_error *err)
+int pfc_perf_start(struct pfc_perf_set *s, struct pflops_error *err)
 {
 	int rc = read_all(s, s->base, err);
 	return rc ? rc : ioctl_all(s, PERF_EVENT_IOC_ENABLE, "enable", err);
 }
 
-int pflops_perf_stop(struct pflops_perf_set *s, struct pflops_error *err)
+int pfc_perf_stop(struct pfc_perf_set *s, struct pflops_error *err)
 {
 	return ioctl_all(s, PERF_EVENT_IOC_DISABLE, "disable", err);
 }
 
-int pflops_perf_read(struct pflops_perf_set *s, struct pflops_perf_value *v, struct pflops_error *err)
+int pfc_perf_read(struct pfc_perf_set *s, struct pfc_perf_value *v, struct pflops_error *err)
 {
 	int rc = read_all(s, v, err);
 	if (rc)
@@ -274,7 +274,7 @@ int pflops_perf_read(struct pflops_perf_set *s, struct pflops_perf_value *v, str
 	return 0;
 }
 
-double pflops_perf_scale(uint64_t raw, uint64_t enabled, uint64_t running, int *estimated)
+double pfc_perf_scale(uint64_t raw, uint64_t enabled, uint64_t running, int *estimated)
 {
 	int est = 0;
 	double v = (double)raw;
@@ -290,10 +290,10 @@ double pflops_perf_scale(uint64_t raw, uint64_t enabled, uint64_t running, int *
 	return v;
 }
 
-void pflops_perf_sum(const struct pflops_perf_set *s, const struct pflops_perf_value *v, double *slots, int nslots,
-		     struct pflops_perf_status *st)
+void pfc_perf_sum(const struct pfc_perf_set *s, const struct pfc_perf_value *v, double *slots, int nslots,
+		  struct pfc_perf_status *st)
 {
-	struct pflops_perf_status tmp;
+	struct pfc_perf_status tmp;
 	if (!st)
 		st = &tmp;
 	if (!s->refs) {
@@ -306,7 +306,7 @@ void pflops_perf_sum(const struct pflops_perf_set *s, const struct pflops_perf_v
 			slots[k] = 0;
 		for (int i = 0; i < s->n; i++) {
 			int slot = s->ev[i].slot, est;
-			double x = pflops_perf_scale(v[i].raw, v[i].enabled, v[i].running, &est);
+			double x = pfc_perf_scale(v[i].raw, v[i].enabled, v[i].running, &est);
 			st->estimated |= est > 0;
 			st->unscheduled |= est < 0;
 			if (slot < nslots)
@@ -343,7 +343,7 @@ void pflops_perf_sum(const struct pflops_perf_set *s, const struct pflops_perf_v
 		if (slot < 0 || slot >= nslots || k < 0 || k >= PFLOPS_MAX_KINDS)
 			continue;
 		int est;
-		double x = pflops_perf_scale(v[i].raw, has_ref[k] ? ref[k] : v[i].enabled, v[i].running, &est);
+		double x = pfc_perf_scale(v[i].raw, has_ref[k] ? ref[k] : v[i].enabled, v[i].running, &est);
 		if (est > 0)
 			st->estimated = 1;
 		else if (est < 0)
@@ -361,7 +361,7 @@ void pflops_perf_sum(const struct pflops_perf_set *s, const struct pflops_perf_v
 		st->uncovered_share = (double)st->uncovered_ns / (double)(st->covered_ns + st->uncovered_ns);
 }
 
-int pflops_perf_pmu_type(const char *pmu, uint32_t *type, struct pflops_error *err)
+int pfc_perf_pmu_type(const char *pmu, uint32_t *type, struct pflops_error *err)
 {
 	const char *base = getenv("PAPI_FLOPS_SYSFS") ? getenv("PAPI_FLOPS_SYSFS") : "/sys/bus/event_source/devices";
 	char path[512];
@@ -370,19 +370,19 @@ int pflops_perf_pmu_type(const char *pmu, uint32_t *type, struct pflops_error *e
 	struct pflops_error own;
 	if (!err)
 		err = &own;
-	FILE *f = pf_input_open(path, "PMU type files", 1, err);
+	FILE *f = pfc_input_open(path, "PMU type files", 1, err);
 	if (!f) {
 		if (err->code == PFLOPS_EINVAL)
 			return PFLOPS_EINVAL;
 		char why[PFLOPS_ERRMSG_MAX];
 		snprintf(why, sizeof(why), "%s", err->msg);
-		return pf_err(err, PFLOPS_ENOPMU, "the kernel exposes no perf PMU '%s' (%.400s)", pmu, why);
+		return pfc_err(err, PFLOPS_ENOPMU, "the kernel exposes no perf PMU '%s' (%.400s)", pmu, why);
 	}
 	unsigned t;
 	int ok = fscanf(f, "%u", &t) == 1;
 	fclose(f);
 	if (!ok)
-		return pf_err(err, PFLOPS_ESYS, "%s: not a PMU type number", path);
+		return pfc_err(err, PFLOPS_ESYS, "%s: not a PMU type number", path);
 	*type = t;
 	return 0;
 }

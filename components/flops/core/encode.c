@@ -29,21 +29,21 @@ static int pfm_ready;
 /* libpfm4's answers for another architecture's PMUs (pflops_builtin.h):
  * recorded by pflops_gen x86-enc, replayed where this libpfm4 lacks them */
 static FILE *record;
-static const struct pflops_builtin_rec *replay;
+static const struct pfc_builtin_rec *replay;
 static int nreplay;
 
-void pf_encode_record(FILE *f)
+void pfc_encode_record(FILE *f)
 {
 	record = f;
 }
 
-void pf_encode_replay(const struct pflops_builtin_rec *r, int n)
+void pfc_encode_replay(const struct pfc_builtin_rec *r, int n)
 {
 	replay = r;
 	nreplay = n;
 }
 
-static const struct pflops_builtin_rec *replayed(const struct pflops_pmu *pmu, const char *a, const char *b)
+static const struct pfc_builtin_rec *replayed(const struct pflops_pmu *pmu, const char *a, const char *b)
 {
 	for (int i = 0; i < nreplay; i++)
 		if (!strcmp(replay[i].pmu, pmu->name) && !strcmp(replay[i].a, a) &&
@@ -62,7 +62,7 @@ int pflops_encode_init(struct pflops_error *err)
 	setenv("LIBPFM_ENCODE_INACTIVE", "1", 0);
 	int rc = pfm_initialize();
 	if (rc != PFM_SUCCESS)
-		return pf_err(err, PFLOPS_EENCODE, "libpfm4 failed to initialize: %s", pfm_strerror(rc));
+		return pfc_err(err, PFLOPS_EENCODE, "libpfm4 failed to initialize: %s", pfm_strerror(rc));
 	pfm_ready = 1;
 	return 0;
 }
@@ -80,16 +80,16 @@ int pflops_encode(const struct pflops_pmu *pmu, const char *spec, uint64_t *conf
 	if (!strncmp(spec, "raw:", 4)) {
 		uint64_t v;
 		if (raw_value(spec, &v))
-			return pf_err(err, PFLOPS_EINVAL, "bad raw code '%s'", spec);
+			return pfc_err(err, PFLOPS_EINVAL, "bad raw code '%s'", spec);
 		*config = pmu->arch == PFLOPS_ARCH_X86 ? v | X86_EVTSEL_FLAGS : v;
 		if (fstr)
 			snprintf(fstr, fstrlen, "%s", spec);
 		return 0;
 	}
 	if (!pmu->libpfm[0])
-		return pf_err(err, PFLOPS_EENCODE,
-			      "pmu %s has no libpfm4 name, so '%s' cannot be encoded; write it as raw:0xCODE",
-			      pmu->name, spec);
+		return pfc_err(err, PFLOPS_EENCODE,
+			       "pmu %s has no libpfm4 name, so '%s' cannot be encoded; write it as raw:0xCODE",
+			       pmu->name, spec);
 	int rc = pflops_encode_init(err);
 	if (rc)
 		return rc;
@@ -112,7 +112,7 @@ int pflops_encode(const struct pflops_pmu *pmu, const char *spec, uint64_t *conf
 					snprintf(fstr, fstrlen, "%s", spec);
 				return 0;
 			}
-		const struct pflops_builtin_rec *r = pmu->arch != HOST_ARCH ? replayed(pmu, spec, NULL) : NULL;
+		const struct pfc_builtin_rec *r = pmu->arch != HOST_ARCH ? replayed(pmu, spec, NULL) : NULL;
 		if (r) {
 			*config = r->config;
 			if (fstr)
@@ -120,14 +120,14 @@ int pflops_encode(const struct pflops_pmu *pmu, const char *spec, uint64_t *conf
 			return 0;
 		}
 		if (pmu->arch != HOST_ARCH)
-			return pf_err(err, PFLOPS_EENCODE,
-				      "pmu %s: '%s' is named for libpfm4, whose %s build has no %s PMU to encode it; "
-				      "a papi-flops built on %s lists it",
-				      pmu->name, spec, HOST_ARCH_NAME, pmu->arch == PFLOPS_ARCH_X86 ? "x86" : "Arm",
-				      pmu->arch == PFLOPS_ARCH_X86
-					      ? "x86-64 (or presets/x86-libpfm.enc regenerated there)"
-					      : "aarch64");
-		return pf_err(err, PFLOPS_EENCODE, "libpfm4 cannot encode '%s': %s", full, pfm_strerror(rc));
+			return pfc_err(err, PFLOPS_EENCODE,
+				       "pmu %s: '%s' is named for libpfm4, whose %s build has no %s PMU to encode it; "
+				       "a papi-flops built on %s lists it",
+				       pmu->name, spec, HOST_ARCH_NAME, pmu->arch == PFLOPS_ARCH_X86 ? "x86" : "Arm",
+				       pmu->arch == PFLOPS_ARCH_X86
+					       ? "x86-64 (or presets/x86-libpfm.enc regenerated there)"
+					       : "aarch64");
+		return pfc_err(err, PFLOPS_EENCODE, "libpfm4 cannot encode '%s': %s", full, pfm_strerror(rc));
 	}
 	*config = arg.count ? arg.codes[0] : 0;
 	/* canonical name: drop "pmu::" and the ":mod=value" list libpfm4 appends */
@@ -167,7 +167,7 @@ int pflops_table_check_encodings(const struct pflops_table *t, struct pflops_err
 					found = 1;
 			}
 			if (!found && p->arch == HOST_ARCH)
-				return pf_err(
+				return pfc_err(
 					err, PFLOPS_EENCODE,
 					"%s:%d: pmu %s: this libpfm4 (%d.%d) has no PMU '%s'; write 'libpfm none' and raw:0xCODE events",
 					p->file, p->line, p->name, PFM_MAJ_VERSION(pfm_get_version()),
@@ -177,8 +177,8 @@ int pflops_table_check_encodings(const struct pflops_table *t, struct pflops_err
 			uint64_t cfg;
 			struct pflops_error e2;
 			if (pflops_encode(p, p->events[e].spec, &cfg, NULL, 0, &e2))
-				return pf_err(err, PFLOPS_EENCODE, "%s:%d: pmu %s event %s: %s", p->file,
-					      p->events[e].line, p->name, p->events[e].alias, e2.msg);
+				return pfc_err(err, PFLOPS_EENCODE, "%s:%d: pmu %s event %s: %s", p->file,
+					       p->events[e].line, p->name, p->events[e].alias, e2.msg);
 		}
 	}
 	return 0;
@@ -226,10 +226,10 @@ static const char *umask_named(int idx, uint64_t code)
 
 static int encode_merge(const struct pflops_pmu *pmu, const char *a, const char *b, char *out, size_t len);
 
-int pf_encode_merge(const struct pflops_pmu *pmu, const char *a, const char *b, char *out, size_t len)
+int pfc_encode_merge(const struct pflops_pmu *pmu, const char *a, const char *b, char *out, size_t len)
 {
 	if (pmu->arch != HOST_ARCH) { /* what libpfm4 answered where it has this PMU */
-		const struct pflops_builtin_rec *r = replayed(pmu, a, b);
+		const struct pfc_builtin_rec *r = replayed(pmu, a, b);
 		return r && (size_t)snprintf(out, len, "%s", r->out) < len ? 0 : -1;
 	}
 	int rc = encode_merge(pmu, a, b, out, len);

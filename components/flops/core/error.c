@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include "pflops_internal.h"
 
-int pf_err(struct pflops_error *err, int code, const char *fmt, ...)
+int pfc_err(struct pflops_error *err, int code, const char *fmt, ...)
 {
 	if (err) {
 		va_list ap;
@@ -17,7 +17,7 @@ int pf_err(struct pflops_error *err, int code, const char *fmt, ...)
 	return code;
 }
 
-char *pf_strdup(const char *s)
+char *pfc_strdup(const char *s)
 {
 	return s ? strdup(s) : NULL;
 }
@@ -70,7 +70,7 @@ const char *pflops_class_name(enum pflops_class c)
 	return (unsigned)c < PFLOPS_NCLASS ? class_names[c] : "?";
 }
 
-int pf_class_from_name(const char *name)
+int pfc_class_from_name(const char *name)
 {
 	for (int i = 0; i < PFLOPS_NCLASS; i++)
 		if (!strcmp(name, class_names[i]))

@@ -251,8 +251,8 @@ static int expr(struct parser *p, struct lin *out)
 	}
 }
 
-int pf_formula_parse(const char *text, const struct pflops_pmu *pmu, struct pflops_term **terms, int *nterms, char *msg,
-		     size_t msglen)
+int pfc_formula_parse(const char *text, const struct pflops_pmu *pmu, struct pflops_term **terms, int *nterms,
+		      char *msg, size_t msglen)
 {
 	struct parser p = { .s = text, .pmu = pmu, .n = pmu->nevents, .msg = msg, .msglen = msglen };
 	struct lin l = { 0 };

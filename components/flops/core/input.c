@@ -35,56 +35,56 @@ static int check_stat(const char *path, const struct stat *st, const char *what,
 		      struct pflops_error *err)
 {
 	if (!S_ISREG(st->st_mode))
-		return pf_err(err, PFLOPS_EINVAL, "%s: %s, not a regular file; %s are read from regular files only%s",
-			      path, kind_of(st->st_mode), what,
-			      S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode)
-				      ? " (save what the pipe carries to a file first)"
-				      : "");
+		return pfc_err(err, PFLOPS_EINVAL, "%s: %s, not a regular file; %s are read from regular files only%s",
+			       path, kind_of(st->st_mode), what,
+			       S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode)
+				       ? " (save what the pipe carries to a file first)"
+				       : "");
 	if ((unsigned long long)st->st_size > (unsigned long long)max_mib << 20)
-		return pf_err(err, PFLOPS_EINVAL,
-			      "%s: %lld bytes, over the %u MiB limit for %s; is this the right file?", path,
-			      (long long)st->st_size, max_mib, what);
+		return pfc_err(err, PFLOPS_EINVAL,
+			       "%s: %lld bytes, over the %u MiB limit for %s; is this the right file?", path,
+			       (long long)st->st_size, max_mib, what);
 	return 0;
 }
 
-int pf_input_check(const char *path, const char *what, unsigned max_mib, struct pflops_error *err)
+int pfc_input_check(const char *path, const char *what, unsigned max_mib, struct pflops_error *err)
 {
 	struct stat st;
 	if (stat(path, &st))
-		return pf_err(err, PFLOPS_ESYS, "%s: cannot open: %s", path, strerror(errno));
+		return pfc_err(err, PFLOPS_ESYS, "%s: cannot open: %s", path, strerror(errno));
 	return check_stat(path, &st, what, max_mib, err);
 }
 
-FILE *pf_input_open(const char *path, const char *what, unsigned max_mib, struct pflops_error *err)
+FILE *pfc_input_open(const char *path, const char *what, unsigned max_mib, struct pflops_error *err)
 {
 	/* by name first: a device is never opened (opening some acts: a tape
 	 * rewinds); then on the descriptor, in case the name changed between */
-	if (pf_input_check(path, what, max_mib, err))
+	if (pfc_input_check(path, what, max_mib, err))
 		return NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
-		pf_err(err, PFLOPS_ESYS, "%s: cannot open: %s", path, strerror(errno));
+		pfc_err(err, PFLOPS_ESYS, "%s: cannot open: %s", path, strerror(errno));
 		return NULL;
 	}
 	struct stat st;
 	FILE *f = NULL;
 	if (fstat(fd, &st))
-		pf_err(err, PFLOPS_ESYS, "%s: cannot open: %s", path, strerror(errno));
+		pfc_err(err, PFLOPS_ESYS, "%s: cannot open: %s", path, strerror(errno));
 	else if (!check_stat(path, &st, what, max_mib, err) &&
 		 /* a regular file never blocks, but reads stay plain ones */
 		 (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) || !(f = fdopen(fd, "r"))))
-		pf_err(err, PFLOPS_ESYS, "%s: cannot open: %s", path, strerror(errno));
+		pfc_err(err, PFLOPS_ESYS, "%s: cannot open: %s", path, strerror(errno));
 	if (!f)
 		close(fd);
 	return f;
 }
 
-int pf_input_too_big(const char *path, const char *what, unsigned max_mib, unsigned long long bytes,
-		     struct pflops_error *err)
+int pfc_input_too_big(const char *path, const char *what, unsigned max_mib, unsigned long long bytes,
+		      struct pflops_error *err)
 {
 	if (bytes <= (unsigned long long)max_mib << 20)
 		return 0;
-	return pf_err(err, PFLOPS_EINVAL,
-		      "%s: over the %u MiB limit for %s (it grew while read); is this the right file?", path, max_mib,
-		      what);
+	return pfc_err(err, PFLOPS_EINVAL,
+		       "%s: over the %u MiB limit for %s (it grew while read); is this the right file?", path, max_mib,
+		       what);
 }

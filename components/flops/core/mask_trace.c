@@ -12,31 +12,31 @@
 #include "pflops_internal.h"
 #include "pflops_mask.h"
 
-struct pflops_mask_trace {
-	const struct pflops_mask_plan *mp;
+struct pfc_mask_trace {
+	const struct pfc_mask_plan *mp;
 	int n;
-	struct pflops_mask_stream *st;
+	struct pfc_mask_stream *st;
 	double seen[PFLOPS_MAX_COUNTERS]; /* counts the hook saw, per plan event */
-	struct pflops_mask_acc *acc;	  /* [stream][plan event] */
+	struct pfc_mask_acc *acc;	  /* [stream][plan event] */
 };
 
-struct pflops_mask_trace *pflops_mask_trace_new(const struct pflops_mask_plan *mp, const struct pflops_mask_stream *st,
-						int n, struct pflops_error *err)
+struct pfc_mask_trace *pfc_mask_trace_new(const struct pfc_mask_plan *mp, const struct pfc_mask_stream *st, int n,
+					  struct pflops_error *err)
 {
-	struct pflops_mask_trace *t = calloc(1, sizeof(*t));
+	struct pfc_mask_trace *t = calloc(1, sizeof(*t));
 	if (!t || n <= 0 || !(t->st = calloc((size_t)n, sizeof(*st))) ||
 	    !(t->acc = calloc((size_t)n * PFLOPS_MAX_COUNTERS, sizeof(*t->acc)))) {
-		pflops_mask_trace_free(t);
-		pf_err(err, n <= 0 ? PFLOPS_EINVAL : PFLOPS_ENOMEM, n <= 0 ? "no sampling stream" : "out of memory");
+		pfc_mask_trace_free(t);
+		pfc_err(err, n <= 0 ? PFLOPS_EINVAL : PFLOPS_ENOMEM, n <= 0 ? "no sampling stream" : "out of memory");
 		return NULL;
 	}
 	for (int s = 0; s < n; s++) {
 		if (!st[s].period || st[s].phase >= st[s].period) {
-			pflops_mask_trace_free(t);
-			pf_err(err, PFLOPS_EINVAL,
-			       "sampling period %u with phase %u: the period must be at least 1 "
-			       "and the phase below it",
-			       st[s].period, st[s].phase);
+			pfc_mask_trace_free(t);
+			pfc_err(err, PFLOPS_EINVAL,
+				"sampling period %u with phase %u: the period must be at least 1 "
+				"and the phase below it",
+				st[s].period, st[s].phase);
 			return NULL;
 		}
 		t->st[s] = st[s];
@@ -48,7 +48,7 @@ struct pflops_mask_trace *pflops_mask_trace_new(const struct pflops_mask_plan *m
 	return t;
 }
 
-void pflops_mask_trace_free(struct pflops_mask_trace *t)
+void pfc_mask_trace_free(struct pfc_mask_trace *t)
 {
 	if (!t)
 		return;
@@ -58,15 +58,15 @@ void pflops_mask_trace_free(struct pflops_mask_trace *t)
 }
 
 /* Samples a stream takes as its count goes from c to c + inc. */
-static uint64_t crossings(double c, double inc, const struct pflops_mask_stream *st)
+static uint64_t crossings(double c, double inc, const struct pfc_mask_stream *st)
 {
 	return (uint64_t)(floor((c + inc + st->phase) / st->period) - floor((c + st->phase) / st->period));
 }
 
-void pflops_mask_trace_hook(void *arg, const struct pflops_fp_exec *x)
+void pfc_mask_trace_hook(void *arg, const struct pft_fp_exec *x)
 {
-	struct pflops_mask_trace *t = arg;
-	struct pflops_mask_sample smp;
+	struct pfc_mask_trace *t = arg;
+	struct pfc_mask_sample smp;
 	int have_bytes = 0;
 
 	if (x->prec >= PFLOPS_NPREC || x->width >= PFLOPS_NWIDTH || x->op >= PFLOPS_NOP)
@@ -108,42 +108,42 @@ void pflops_mask_trace_hook(void *arg, const struct pflops_fp_exec *x)
 				}
 				have_bytes = 1;
 			}
-			struct pflops_mask_acc *a = &t->acc[s * PFLOPS_MAX_COUNTERS + i];
+			struct pfc_mask_acc *a = &t->acc[s * PFLOPS_MAX_COUNTERS + i];
 			if (!smp.insn_len) { /* nothing read: counted as unreadable */
 				a->samples += k;
 				a->unreadable += k;
 				continue;
 			}
 			for (uint64_t j = 0; j < k; j++)
-				pflops_mask_add(a, &smp, NULL, NULL, NULL);
+				pfc_mask_add(a, &smp, NULL, NULL, NULL);
 		}
 		t->seen[i] += inc;
 	}
 }
 
-int pflops_mask_trace_result(struct pflops_mask_trace *t, const struct pflops_mix *mix, int s, double *counts,
-			     struct pflops_mask_result *res, struct pflops_error *err)
+int pfc_mask_trace_result(struct pfc_mask_trace *t, const struct pflops_mix *mix, int s, double *counts,
+			  struct pfc_mask_result *res, struct pflops_error *err)
 {
-	const struct pflops_mask_plan *mp = t->mp;
+	const struct pfc_mask_plan *mp = t->mp;
 	if (s < 0 || s >= t->n)
-		return pf_err(err, PFLOPS_EINVAL, "no sampling stream %d", s);
+		return pfc_err(err, PFLOPS_EINVAL, "no sampling stream %d", s);
 	for (int i = 0; i < mp->nevents; i++) {
 		const struct pflops_event *e = &mp->pmu->events[mp->e[i].event];
 		struct pflops_error e2;
 		if (!e->model)
-			return pf_err(err, PFLOPS_EUNAVAIL, "event %s of %s has no model", e->alias, mp->pmu->name);
-		int rc = pflops_model_eval(e->model, mix, &counts[i], &e2);
+			return pfc_err(err, PFLOPS_EUNAVAIL, "event %s of %s has no model", e->alias, mp->pmu->name);
+		int rc = pfc_model_eval(e->model, mix, &counts[i], &e2);
 		if (rc)
-			return pf_err(err, rc, "%s", e2.msg);
-		struct pflops_mask_acc a = t->acc[s * PFLOPS_MAX_COUNTERS + i];
+			return pfc_err(err, rc, "%s", e2.msg);
+		struct pfc_mask_acc a = t->acc[s * PFLOPS_MAX_COUNTERS + i];
 		if (mp->e[i].sampled) {
 			/* the counts of blocks without a masked instruction, all
 			 * unmasked, continue the stream after those the hook saw */
 			double rest = counts[i] - t->seen[i];
 			if (rest > 0)
-				pflops_mask_add_full(&a, crossings(t->seen[i], rest, &t->st[s]));
+				pfc_mask_add_full(&a, crossings(t->seen[i], rest, &t->st[s]));
 		}
-		pflops_mask_result(&a, counts[i], &res[i]);
+		pfc_mask_result(&a, counts[i], &res[i]);
 	}
 	return 0;
 }

@@ -22,7 +22,7 @@ static unsigned lanes_of(int prec, int width)
 	return bits[prec] ? wbits[width] / bits[prec] : 0; /* x87: no packed form */
 }
 
-int pflops_mask_event_from_model(const char *model, struct pflops_mask_event *ev, struct pflops_error *err)
+int pfc_mask_event_from_model(const char *model, struct pfc_mask_event *ev, struct pflops_error *err)
 {
 	struct pflops_mix one; /* one instruction of one class */
 	int any = 0;
@@ -41,14 +41,14 @@ int pflops_mask_event_from_model(const char *model, struct pflops_mask_event *ev
 				one.lanes_full[p][w][o] = l;
 				one.lanes_active[p][w][o] = l;
 				one.total_insts = 1;
-				int rc = pflops_model_eval(model, &one, &n, err);
+				int rc = pfc_model_eval(model, &one, &n, err);
 				if (rc)
 					return rc;
 				ev->inc[p][w][o] = (float)n;
 				any |= n > 0;
 			}
 	if (!any)
-		return pf_err(err, PFLOPS_EUNAVAIL, "model '%s' counts no floating-point instruction class", model);
+		return pfc_err(err, PFLOPS_EUNAVAIL, "model '%s' counts no floating-point instruction class", model);
 	return 0;
 }
 
@@ -60,12 +60,12 @@ static unsigned popcount64(uint64_t v)
 /* Decode the sample's instruction and judge what it is to this event;
  * e->verdict is USED for an instruction of the event's classes (then
  * lanes, mask_reg, lanes_per_bit and kclobber are filled). */
-static void judge(const struct pflops_mask_event *ev, const struct pflops_mask_sample *s, pflops_mask_read_fn read,
-		  void *arg, struct pflops_mask_cached *e)
+static void judge(const struct pfc_mask_event *ev, const struct pfc_mask_sample *s, pfc_mask_read_fn read, void *arg,
+		  struct pfc_mask_cached *e)
 {
 	uint8_t buf[256];
 	size_t have;
-	struct pflops_insn in;
+	struct pft_insn in;
 
 	memset(e, 0, sizeof(*e));
 	e->ip = s->ip;
@@ -79,16 +79,16 @@ static void judge(const struct pflops_mask_event *ev, const struct pflops_mask_s
 		size_t want = ev->capture_lag ? sizeof(buf) : 16;
 		have = read ? read(arg, s->pid, s->ip, buf, want) : 0;
 	}
-	if (!have || pflops_decode(buf, have, s->ip, &in)) {
-		e->verdict = PFLOPS_MS_UNREADABLE;
+	if (!have || pfc_decode(buf, have, s->ip, &in)) {
+		e->verdict = PFC_MS_UNREADABLE;
 		return;
 	}
 	if (!in.fp || in.prec >= PFLOPS_NPREC || in.width >= PFLOPS_NWIDTH || in.op >= PFLOPS_NOP ||
 	    !(ev->inc[in.prec][in.width][in.op] > 0)) {
-		e->verdict = PFLOPS_MS_SKID;
+		e->verdict = PFC_MS_SKID;
 		return;
 	}
-	e->verdict = PFLOPS_MS_USED;
+	e->verdict = PFC_MS_USED;
 	e->lanes = in.lanes;
 	e->mask_reg = in.mask_reg;
 	e->lanes_per_bit = in.lanes_per_bit ? in.lanes_per_bit : 1;
@@ -96,19 +96,19 @@ static void judge(const struct pflops_mask_event *ev, const struct pflops_mask_s
 	 * up to capture_lag instructions or the first branch: beyond a branch
 	 * the path is unknown, and the window is a bound, not a measurement */
 	size_t pos = in.len;
-	for (unsigned i = 0; i < ev->capture_lag && pos < have && in.term == PFLOPS_T_NONE; i++) {
-		if (pflops_decode(buf + pos, have - pos, s->ip + pos, &in))
+	for (unsigned i = 0; i < ev->capture_lag && pos < have && in.term == PFT_T_NONE; i++) {
+		if (pfc_decode(buf + pos, have - pos, s->ip + pos, &in))
 			break;
 		e->kclobber |= in.kwrites;
 		pos += in.len;
 	}
 }
 
-enum pflops_mask_verdict pflops_mask_add(struct pflops_mask_acc *a, const struct pflops_mask_sample *s,
-					 pflops_mask_read_fn read, void *arg, double *share)
+enum pfc_mask_verdict pfc_mask_add(struct pfc_mask_acc *a, const struct pfc_mask_sample *s, pfc_mask_read_fn read,
+				   void *arg, double *share)
 {
-	struct pflops_mask_cached tmp, *e;
-	size_t slot = (size_t)((s->ip ^ (s->ip >> 12) ^ ((uint64_t)s->pid * 0x9e3779b9u)) % PFLOPS_MASK_CACHE);
+	struct pfc_mask_cached tmp, *e;
+	size_t slot = (size_t)((s->ip ^ (s->ip >> 12) ^ ((uint64_t)s->pid * 0x9e3779b9u)) % PFC_MASK_CACHE);
 
 	a->samples++;
 	/* bytes carried in the sample are decoded each time (they may differ
@@ -122,25 +122,25 @@ enum pflops_mask_verdict pflops_mask_add(struct pflops_mask_acc *a, const struct
 		if (!e->valid || e->ip != s->ip || e->pid != s->pid)
 			judge(a->ev, s, read, arg, e);
 	}
-	if (e->verdict != PFLOPS_MS_USED) {
-		if (e->verdict == PFLOPS_MS_SKID) {
+	if (e->verdict != PFC_MS_USED) {
+		if (e->verdict == PFC_MS_SKID) {
 			a->skid++;
-			return PFLOPS_MS_SKID;
+			return PFC_MS_SKID;
 		}
 		/* not remembered: the mapping may be learnt later */
 		e->valid = 0;
 		a->unreadable++;
-		return PFLOPS_MS_UNREADABLE;
+		return PFC_MS_UNREADABLE;
 	}
 	double sh = 1;
 	if (e->mask_reg) {
 		if (!s->have_k) {
 			a->nomask++;
-			return PFLOPS_MS_NOMASK;
+			return PFC_MS_NOMASK;
 		}
 		if (e->kclobber & (1u << e->mask_reg)) {
 			a->changed++;
-			return PFLOPS_MS_CHANGED;
+			return PFC_MS_CHANGED;
 		}
 		unsigned bits = e->lanes / e->lanes_per_bit;
 		uint64_t sel = bits >= 64 ? ~0ULL : (1ULL << bits) - 1;
@@ -151,17 +151,17 @@ enum pflops_mask_verdict pflops_mask_add(struct pflops_mask_acc *a, const struct
 	a->sum_share += sh;
 	if (share)
 		*share = sh;
-	return PFLOPS_MS_USED;
+	return PFC_MS_USED;
 }
 
-void pflops_mask_add_full(struct pflops_mask_acc *a, uint64_t n)
+void pfc_mask_add_full(struct pfc_mask_acc *a, uint64_t n)
 {
 	a->known_full += n;
 	a->samples += n;
 	a->sum_share += (double)n;
 }
 
-void pflops_mask_result(const struct pflops_mask_acc *a, double count, struct pflops_mask_result *r)
+void pfc_mask_result(const struct pfc_mask_acc *a, double count, struct pfc_mask_result *r)
 {
 	double w = a->ev ? a->ev->weight : 1, n = (double)(a->used + a->known_full);
 
@@ -208,7 +208,7 @@ void pflops_mask_result(const struct pflops_mask_acc *a, double count, struct pf
  * Events and metrics.
  */
 
-static int plan_find(const struct pflops_mask_plan *mp, int event)
+static int plan_find(const struct pfc_mask_plan *mp, int event)
 {
 	for (int i = 0; i < mp->nevents; i++)
 		if (mp->e[i].event == event)
@@ -221,8 +221,8 @@ static double term_weight(const struct pflops_pmu *pmu, const struct pflops_term
 	return t->w0 + t->wvl * pmu->sve_bits;
 }
 
-int pflops_mask_plan_make(struct pflops_mask_plan *mp, const struct pflops_pmu *pmu, unsigned metrics,
-			  struct pflops_error *err)
+int pfc_mask_plan_make(struct pfc_mask_plan *mp, const struct pflops_pmu *pmu, unsigned metrics,
+		       struct pflops_error *err)
 {
 	memset(mp, 0, sizeof(*mp));
 	mp->pmu = pmu;
@@ -233,15 +233,15 @@ int pflops_mask_plan_make(struct pflops_mask_plan *mp, const struct pflops_pmu *
 			continue;
 		int ok = d->nterms > 0;
 		for (int t = 0; t < d->nterms && ok; t++) {
-			struct pflops_mask_event ev;
+			struct pfc_mask_event ev;
 			const char *model = pmu->events[d->terms[t].event].model;
-			ok = model && pflops_mask_event_from_model(model, &ev, NULL) == 0;
+			ok = model && pfc_mask_event_from_model(model, &ev, NULL) == 0;
 		}
 		if (ok)
 			mp->corrected |= 1u << m;
 	}
 	if (!mp->corrected)
-		return pf_err(
+		return pfc_err(
 			err, PFLOPS_EUNAVAIL,
 			"nothing to correct on %s (%s): none of the metrics asked is masked-full with modelled events "
 			"(only AVX-512 cores count masked lanes in full)",
@@ -254,17 +254,17 @@ int pflops_mask_plan_make(struct pflops_mask_plan *mp, const struct pflops_pmu *
 			int e = d->terms[t].event, i = plan_find(mp, e);
 			if (i < 0) {
 				if (mp->nevents == PFLOPS_MAX_COUNTERS)
-					return pf_err(err, PFLOPS_ECNFLCT,
-						      "the metrics asked need more than %d events on %s",
-						      PFLOPS_MAX_COUNTERS, pmu->name);
+					return pfc_err(err, PFLOPS_ECNFLCT,
+						       "the metrics asked need more than %d events on %s",
+						       PFLOPS_MAX_COUNTERS, pmu->name);
 				i = mp->nevents++;
 				mp->e[i].event = e;
 				mp->e[i].ev.weight = 1;
 			}
 			if ((mp->corrected >> m & 1) && !mp->e[i].sampled) {
 				struct pflops_error e2;
-				if (pflops_mask_event_from_model(pmu->events[e].model, &mp->e[i].ev, &e2))
-					return pf_err(err, e2.code, "%s", e2.msg);
+				if (pfc_mask_event_from_model(pmu->events[e].model, &mp->e[i].ev, &e2))
+					return pfc_err(err, e2.code, "%s", e2.msg);
 				mp->e[i].sampled = 1;
 				mp->e[i].ev.weight = term_weight(pmu, &d->terms[t]);
 			}
@@ -282,8 +282,8 @@ int pflops_mask_plan_make(struct pflops_mask_plan *mp, const struct pflops_pmu *
 	return 0;
 }
 
-void pflops_mask_metric(const struct pflops_mask_plan *mp, int m, const double *counts,
-			const struct pflops_mask_result *res, double *full, double *est, double *lo, double *hi)
+void pfc_mask_metric(const struct pfc_mask_plan *mp, int m, const double *counts, const struct pfc_mask_result *res,
+		     double *full, double *est, double *lo, double *hi)
 {
 	const struct pflops_metric_def *d = &mp->pmu->metrics[m];
 	double f = 0, e = 0, vlo = 0, vhi = 0;
@@ -296,7 +296,7 @@ void pflops_mask_metric(const struct pflops_mask_plan *mp, int m, const double *
 			continue;
 		f += w * counts[i];
 		if (corr && mp->e[i].sampled) {
-			const struct pflops_mask_result *r = &res[i];
+			const struct pfc_mask_result *r = &res[i];
 			double c = w * counts[i];
 			e += c * r->share;
 			vlo += (c * (r->share - r->share_lo)) * (c * (r->share - r->share_lo));

@@ -3,10 +3,10 @@
 #include <strings.h>
 #include "papi_flops.h"
 
-#define PFLOPS_UNIT_FLOP_ "FLOP", 1
-#define PFLOPS_UNIT_INSTS_ "instructions", 0
+#define PFC_UNIT_FLOP_ "FLOP", 1
+#define PFC_UNIT_INSTS_ "instructions", 0
 #define ROW(id, unit, prec, widths, sparse, papi, descr, meaning) \
-	{ #id, PFLOPS_UNIT_##unit##_, prec, widths, sparse, papi, descr, meaning },
+	{ #id, PFC_UNIT_##unit##_, prec, widths, sparse, papi, descr, meaning },
 static const struct pflops_metric_info metrics[PFLOPS_NMETRIC] = { PFLOPS_METRICS(ROW) };
 #undef ROW
 

@@ -89,7 +89,7 @@ static const char *extra_n(int i)
 	return i < PFLOPS_NEXTRA ? n[i] : "?";
 }
 
-int pflops_model_eval(const char *spec, const struct pflops_mix *m, double *count, struct pflops_error *err)
+int pfc_model_eval(const char *spec, const struct pflops_mix *m, double *count, struct pflops_error *err)
 {
 	unsigned precs = (1u << PFLOPS_NPREC) - 1, widths = (1u << PFLOPS_NWIDTH) - 1, ops = (1u << PFLOPS_NOP) - 1,
 		 plus = 0;

@@ -12,7 +12,7 @@
 
 /* core cycles: x86 raw 0x3c (fixed counter 1 where free); elsewhere the
  * generic cycles event on that PMU (hybrid perf: type in bits 32-63) */
-static void cycles_event(const struct pflops_perf_kind *kd, struct pflops_perf_event *e)
+static void cycles_event(const struct pfc_perf_kind *kd, struct pfc_perf_event *e)
 {
 	if (kd->arch == PFLOPS_ARCH_X86) {
 		e->type = kd->type;
@@ -24,18 +24,18 @@ static void cycles_event(const struct pflops_perf_kind *kd, struct pflops_perf_e
 	snprintf(e->name, sizeof(e->name), "%.20s/cycles/", kd->pmu_name ? kd->pmu_name : "cpu");
 }
 
-int pflops_perf_layout(const struct pflops_perf_kind *kinds, int nkinds, struct pflops_perf_event *ev, int max,
-		       int slot[][PFLOPS_MAX_COUNTERS], int *nslots)
+int pfc_perf_layout(const struct pfc_perf_kind *kinds, int nkinds, struct pfc_perf_event *ev, int max,
+		    int slot[][PFLOPS_MAX_COUNTERS], int *nslots)
 {
 	int n = 0, group = 0, s = 0;
 	for (int k = 0; k < nkinds; k++) {
-		const struct pflops_perf_kind *kd = &kinds[k];
+		const struct pfc_perf_kind *kd = &kinds[k];
 		const struct pflops_plan *p = kd->plan;
 		int need = !!kd->ref + (p ? p->ncounters : 0);
 		if (n + need > max)
 			return PFLOPS_EINVAL;
 		if (kd->ref) {
-			struct pflops_perf_event *e = &ev[n++];
+			struct pfc_perf_event *e = &ev[n++];
 			memset(e, 0, sizeof(*e));
 			cycles_event(kd, e);
 			e->group = group;
@@ -44,7 +44,7 @@ int pflops_perf_layout(const struct pflops_perf_kind *kinds, int nkinds, struct 
 			e->cpu = -1;
 		}
 		for (int c = 0; p && c < p->ncounters; c++) {
-			struct pflops_perf_event *e = &ev[n++];
+			struct pfc_perf_event *e = &ev[n++];
 			memset(e, 0, sizeof(*e));
 			e->type = kd->type;
 			e->config = p->counter[c].config;
@@ -62,8 +62,8 @@ int pflops_perf_layout(const struct pflops_perf_kind *kinds, int nkinds, struct 
 	return n;
 }
 
-double pflops_perf_metric(const struct pflops_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
-			  const double *slots, int s)
+double pfc_perf_metric(const struct pfc_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
+		       const double *slots, int s)
 {
 	double v = 0;
 	for (int k = 0; k < nkinds; k++)
@@ -72,13 +72,12 @@ double pflops_perf_metric(const struct pflops_perf_kind *kinds, int nkinds, int 
 	return v;
 }
 
-int pflops_perf_sample(const struct pflops_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
-		       struct pflops_perf_event *ev, int n, int *owner, int s, uint64_t P, int tag,
-		       struct pflops_error *err)
+int pfc_perf_sample(const struct pfc_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
+		    struct pfc_perf_event *ev, int n, int *owner, int s, uint64_t P, int tag, struct pflops_error *err)
 {
 	int nsample = 0;
 	if (!P)
-		return pf_err(err, PFLOPS_EINVAL, "an overflow threshold of 0");
+		return pfc_err(err, PFLOPS_EINVAL, "an overflow threshold of 0");
 	for (int k = 0; k < nkinds; k++)
 		for (int c = 0; kinds[k].plan && c < kinds[k].plan->ncounters; c++) {
 			const struct pflops_counter *ct = &kinds[k].plan->counter[c];
@@ -86,16 +85,16 @@ int pflops_perf_sample(const struct pflops_perf_kind *kinds, int nkinds, int slo
 			if (w == 0)
 				continue;
 			if (w < 0)
-				return pf_err(err, PFLOPS_EINVAL,
-					      "%s has weight %g in the formula: a subtracted count cannot overflow",
-					      ct->spec, w);
+				return pfc_err(err, PFLOPS_EINVAL,
+					       "%s has weight %g in the formula: a subtracted count cannot overflow",
+					       ct->spec, w);
 			int i = 0;
 			while (i < n && ev[i].slot != slot[k][c])
 				i++;
 			if (i == n)
-				return pf_err(err, PFLOPS_EINVAL, "counter %s is not in the layout", ct->spec);
+				return pfc_err(err, PFLOPS_EINVAL, "counter %s is not in the layout", ct->spec);
 			if (owner[i] >= 0 && owner[i] != tag)
-				return pf_err(
+				return pfc_err(
 					err, PFLOPS_ECNFLCT,
 					"%s counts for two overflowing events of this set and can sample for one only",
 					ev[i].name);
@@ -107,12 +106,12 @@ int pflops_perf_sample(const struct pflops_perf_kind *kinds, int nkinds, int slo
 			nsample++;
 		}
 	if (!nsample)
-		return pf_err(err, PFLOPS_EUNAVAIL, "no counter of this set counts the event to overflow");
+		return pfc_err(err, PFLOPS_EUNAVAIL, "no counter of this set counts the event to overflow");
 	return nsample;
 }
 
-double pflops_perf_detected(const struct pflops_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
-			    const double *slots)
+double pfc_perf_detected(const struct pfc_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
+			 const double *slots)
 {
 	double v = 0;
 	for (int k = 0; k < nkinds; k++)

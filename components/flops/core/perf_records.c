@@ -27,32 +27,33 @@ static int u64(struct cur *c, uint64_t *v)
 	return take(c, v, sizeof(*v));
 }
 
-#define KNOWN_ABI (PERF_SAMPLE_REGS_ABI_32 | PERF_SAMPLE_REGS_ABI_64 | PFLOPS_SAMPLE_REGS_ABI_SIMD)
+#define KNOWN_ABI (PERF_SAMPLE_REGS_ABI_32 | PERF_SAMPLE_REGS_ABI_64 | PFC_SAMPLE_REGS_ABI_SIMD)
 
 /* One register block: abi, the masked registers, and the SIMD part. */
-static int regs_block(struct cur *c, uint64_t mask, uint32_t pred_asked, struct pflops_sample_regs *r,
-		      const char *which, struct pflops_error *err)
+static int regs_block(struct cur *c, uint64_t mask, uint32_t pred_asked, struct pfc_sample_regs *r, const char *which,
+		      struct pflops_error *err)
 {
 	if (u64(c, &r->abi))
-		return pf_err(err, PFLOPS_EINVAL, "sample record truncated in its %s register block", which);
+		return pfc_err(err, PFLOPS_EINVAL, "sample record truncated in its %s register block", which);
 	if (!r->abi) /* no registers for this sample (a kernel thread) */
 		return 0;
 	if (r->abi & ~(uint64_t)KNOWN_ABI)
-		return pf_err(err, PFLOPS_EINVAL,
-			      "sample record: %s register ABI 0x%llx has bits this parser does not know (a newer "
-			      "kernel layout): the record cannot be read past them",
-			      which, (unsigned long long)r->abi);
+		return pfc_err(err, PFLOPS_EINVAL,
+			       "sample record: %s register ABI 0x%llx has bits this parser does not know (a newer "
+			       "kernel layout): the record cannot be read past them",
+			       which, (unsigned long long)r->abi);
 	for (int i = 0; i < 64; i++)
 		if (mask >> i & 1) {
 			if (u64(c, &r->regs[i]))
-				return pf_err(err, PFLOPS_EINVAL, "sample record truncated in its %s registers", which);
+				return pfc_err(err, PFLOPS_EINVAL, "sample record truncated in its %s registers",
+					       which);
 			r->valid |= 1ULL << i;
 		}
-	if (!(r->abi & PFLOPS_SAMPLE_REGS_ABI_SIMD))
+	if (!(r->abi & PFC_SAMPLE_REGS_ABI_SIMD))
 		return 0;
 	uint16_t h[4];
 	if (take(c, h, sizeof(h)))
-		return pf_err(err, PFLOPS_EINVAL, "sample record truncated in its %s SIMD header", which);
+		return pfc_err(err, PFLOPS_EINVAL, "sample record truncated in its %s SIMD header", which);
 	r->simd = 1;
 	r->nr_vectors = h[0];
 	r->vector_qwords = h[1];
@@ -60,10 +61,11 @@ static int regs_block(struct cur *c, uint64_t mask, uint32_t pred_asked, struct 
 	r->pred_qwords = h[3];
 	uint64_t nvec = (uint64_t)h[0] * h[1], npred = (uint64_t)h[2] * h[3];
 	if ((uint64_t)(c->end - c->p) / 8 < nvec + npred)
-		return pf_err(err, PFLOPS_EINVAL,
-			      "sample record truncated in its %s SIMD data (%u vectors x %u qwords, %u predicates x %u "
-			      "qwords)",
-			      which, h[0], h[1], h[2], h[3]);
+		return pfc_err(
+			err, PFLOPS_EINVAL,
+			"sample record truncated in its %s SIMD data (%u vectors x %u qwords, %u predicates x %u "
+			"qwords)",
+			which, h[0], h[1], h[2], h[3]);
 	c->p += nvec * 8; /* the vector registers come first: not needed */
 	/* predicates in the order of the bit map asked; a partial set cannot
 	 * be assigned to registers */
@@ -93,8 +95,8 @@ static int regs_block(struct cur *c, uint64_t mask, uint32_t pred_asked, struct 
 	 PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER | PERF_SAMPLE_WEIGHT |                 \
 	 PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_TRANSACTION | PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_PHYS_ADDR)
 
-int pflops_sample_parse(const struct pflops_sample_format *f, const void *rec, size_t len,
-			struct pflops_sample_rec *out, struct pflops_error *err)
+int pfc_sample_parse(const struct pfc_sample_format *f, const void *rec, size_t len, struct pfc_sample_rec *out,
+		     struct pflops_error *err)
 {
 	struct cur c = { (const uint8_t *)rec, (const uint8_t *)rec + len };
 	struct perf_event_header h;
@@ -103,22 +105,22 @@ int pflops_sample_parse(const struct pflops_sample_format *f, const void *rec, s
 
 	memset(out, 0, sizeof(*out));
 	if (t & ~(uint64_t)KNOWN_SAMPLE)
-		return pf_err(
+		return pfc_err(
 			err, PFLOPS_EINVAL,
 			"sample_type 0x%llx has fields this parser cannot skip (0x%llx): open the event without them",
 			(unsigned long long)t, (unsigned long long)(t & ~(uint64_t)KNOWN_SAMPLE));
 	if (take(&c, &h, sizeof(h)) || h.type != PERF_RECORD_SAMPLE || h.size > len)
-		return pf_err(err, PFLOPS_EINVAL, "not a whole PERF_RECORD_SAMPLE (%zu bytes)", len);
+		return pfc_err(err, PFLOPS_EINVAL, "not a whole PERF_RECORD_SAMPLE (%zu bytes)", len);
 	c.end = (const uint8_t *)rec + h.size;
 #define F(bit, dst)                      \
 	if ((t & (bit)) && u64(&c, dst)) \
-		return pf_err(err, PFLOPS_EINVAL, "sample record truncated at %s (%u bytes)", #bit, h.size);
+		return pfc_err(err, PFLOPS_EINVAL, "sample record truncated at %s (%u bytes)", #bit, h.size);
 	F(PERF_SAMPLE_IDENTIFIER, &out->id)
 	F(PERF_SAMPLE_IP, &out->ip)
 	if (t & PERF_SAMPLE_TID) {
 		if (take(&c, u32s, 8))
-			return pf_err(err, PFLOPS_EINVAL, "sample record truncated at PERF_SAMPLE_TID (%u bytes)",
-				      h.size);
+			return pfc_err(err, PFLOPS_EINVAL, "sample record truncated at PERF_SAMPLE_TID (%u bytes)",
+				       h.size);
 		out->pid = u32s[0];
 		out->tid = u32s[1];
 	}
@@ -128,15 +130,15 @@ int pflops_sample_parse(const struct pflops_sample_format *f, const void *rec, s
 	F(PERF_SAMPLE_STREAM_ID, &out->stream_id)
 	if (t & PERF_SAMPLE_CPU) {
 		if (take(&c, u32s, 8))
-			return pf_err(err, PFLOPS_EINVAL, "sample record truncated at PERF_SAMPLE_CPU (%u bytes)",
-				      h.size);
+			return pfc_err(err, PFLOPS_EINVAL, "sample record truncated at PERF_SAMPLE_CPU (%u bytes)",
+				       h.size);
 		out->cpu = u32s[0];
 	}
 	F(PERF_SAMPLE_PERIOD, &out->period)
 	if (t & PERF_SAMPLE_CALLCHAIN) {
 		if (u64(&c, &skip) || skip > (uint64_t)(c.end - c.p) / 8)
-			return pf_err(err, PFLOPS_EINVAL, "sample record truncated in its callchain (%u bytes)",
-				      h.size);
+			return pfc_err(err, PFLOPS_EINVAL, "sample record truncated in its callchain (%u bytes)",
+				       h.size);
 		out->callchain = c.p;
 		out->nr_callchain = skip;
 		c.p += skip * 8;
@@ -144,14 +146,15 @@ int pflops_sample_parse(const struct pflops_sample_format *f, const void *rec, s
 	if (t & PERF_SAMPLE_RAW) {
 		uint32_t sz;
 		if (take(&c, &sz, 4) || take(&c, NULL, sz))
-			return pf_err(err, PFLOPS_EINVAL, "sample record truncated in its raw data (%u bytes)", h.size);
+			return pfc_err(err, PFLOPS_EINVAL, "sample record truncated in its raw data (%u bytes)",
+				       h.size);
 	}
 	if ((t & PERF_SAMPLE_REGS_USER) && regs_block(&c, f->regs_user, f->pred_user, &out->user, "user", err))
 		return err ? err->code : PFLOPS_EINVAL;
 	if (t & PERF_SAMPLE_STACK_USER) {
 		if (u64(&c, &skip) || take(&c, NULL, skip) || (skip && u64(&c, &skip)))
-			return pf_err(err, PFLOPS_EINVAL, "sample record truncated in its user stack (%u bytes)",
-				      h.size);
+			return pfc_err(err, PFLOPS_EINVAL, "sample record truncated in its user stack (%u bytes)",
+				       h.size);
 	}
 	F(PERF_SAMPLE_WEIGHT, &skip)
 	F(PERF_SAMPLE_DATA_SRC, &skip)
@@ -163,7 +166,7 @@ int pflops_sample_parse(const struct pflops_sample_format *f, const void *rec, s
 	return 0;
 }
 
-int pflops_mmap2_parse(const void *rec, size_t len, struct pflops_mmap_rec *out, struct pflops_error *err)
+int pfc_mmap2_parse(const void *rec, size_t len, struct pfc_mmap_rec *out, struct pflops_error *err)
 {
 	struct cur c = { (const uint8_t *)rec, (const uint8_t *)rec + len };
 	struct perf_event_header h;
@@ -171,44 +174,44 @@ int pflops_mmap2_parse(const void *rec, size_t len, struct pflops_mmap_rec *out,
 
 	memset(out, 0, sizeof(*out));
 	if (take(&c, &h, sizeof(h)) || h.type != PERF_RECORD_MMAP2 || h.size > len)
-		return pf_err(err, PFLOPS_EINVAL, "not a whole PERF_RECORD_MMAP2 (%zu bytes)", len);
+		return pfc_err(err, PFLOPS_EINVAL, "not a whole PERF_RECORD_MMAP2 (%zu bytes)", len);
 	c.end = (const uint8_t *)rec + h.size;
 	/* pid tid addr len pgoff, then maj/min/ino/ino_generation or a build
 	 * id (24 bytes either way), prot flags, filename */
 	if (take(&c, u32s, 8) || u64(&c, &out->addr) || u64(&c, &out->len) || u64(&c, &out->pgoff) ||
 	    take(&c, NULL, 24) || take(&c, &out->prot, 4) || take(&c, &out->flags, 4))
-		return pf_err(err, PFLOPS_EINVAL, "PERF_RECORD_MMAP2 truncated (%u bytes)", h.size);
+		return pfc_err(err, PFLOPS_EINVAL, "PERF_RECORD_MMAP2 truncated (%u bytes)", h.size);
 	out->pid = u32s[0];
 	out->tid = u32s[1];
 	size_t n = (size_t)(c.end - c.p), l = strnlen((const char *)c.p, n);
 	if (l == n || l >= sizeof(out->filename))
-		return pf_err(err, PFLOPS_EINVAL, "PERF_RECORD_MMAP2 file name not terminated within the record");
+		return pfc_err(err, PFLOPS_EINVAL, "PERF_RECORD_MMAP2 file name not terminated within the record");
 	memcpy(out->filename, c.p, l + 1);
 	return 0;
 }
 
-int pflops_ring_walk(const uint8_t *data, uint64_t size, uint64_t tail, uint64_t head, pflops_ring_fn fn, void *arg,
-		     struct pflops_error *err)
+int pfc_ring_walk(const uint8_t *data, uint64_t size, uint64_t tail, uint64_t head, pfc_ring_fn fn, void *arg,
+		  struct pflops_error *err)
 {
 	uint8_t copy[65536]; /* a record is at most 64 KiB (u16 size) */
 	int n = 0;
 
 	if (!size || (size & (size - 1)))
-		return pf_err(err, PFLOPS_EINVAL, "ring size %llu is not a power of two", (unsigned long long)size);
+		return pfc_err(err, PFLOPS_EINVAL, "ring size %llu is not a power of two", (unsigned long long)size);
 	if (head - tail > size)
-		return pf_err(err, PFLOPS_EINVAL, "ring range [%llu, %llu) is larger than the ring (%llu bytes)",
-			      (unsigned long long)tail, (unsigned long long)head, (unsigned long long)size);
+		return pfc_err(err, PFLOPS_EINVAL, "ring range [%llu, %llu) is larger than the ring (%llu bytes)",
+			       (unsigned long long)tail, (unsigned long long)head, (unsigned long long)size);
 	while (tail < head) {
 		struct perf_event_header h;
 		uint64_t off = tail & (size - 1), left = head - tail;
 		if (left < sizeof(h))
-			return pf_err(err, PFLOPS_EINVAL, "ring ends inside a record header (%llu bytes left)",
-				      (unsigned long long)left);
+			return pfc_err(err, PFLOPS_EINVAL, "ring ends inside a record header (%llu bytes left)",
+				       (unsigned long long)left);
 		for (size_t i = 0; i < sizeof(h); i++)
 			((uint8_t *)&h)[i] = data[(off + i) & (size - 1)];
 		if (h.size < sizeof(h) || h.size > left)
-			return pf_err(err, PFLOPS_EINVAL, "ring record of type %u claims %u bytes, %llu are left",
-				      h.type, h.size, (unsigned long long)left);
+			return pfc_err(err, PFLOPS_EINVAL, "ring record of type %u claims %u bytes, %llu are left",
+				       h.type, h.size, (unsigned long long)left);
 		const void *rec = data + off;
 		if (off + h.size > size) { /* wraps: copy it whole */
 			size_t first = (size_t)(size - off);

@@ -169,7 +169,7 @@ static int twice(const char *path, const struct rec *recs, int n, struct pflops_
 		return 0;
 	struct rec *s = malloc(n * sizeof(*s));
 	if (!s)
-		return pf_err(err, PFLOPS_ENOMEM, "%s: out of memory", path);
+		return pfc_err(err, PFLOPS_ENOMEM, "%s: out of memory", path);
 	memcpy(s, recs, n * sizeof(*s));
 	qsort(s, n, sizeof(*s), by_key);
 	int first = -1;
@@ -178,7 +178,7 @@ static int twice(const char *path, const struct rec *recs, int n, struct pflops_
 			first = i;
 	int rc = 0;
 	if (first >= 0)
-		rc = pf_err(
+		rc = pfc_err(
 			err, PFLOPS_EINVAL,
 			"%s:%d: %s is the event of line %d (%s) again; one event on two lines (twice in -e, or as :u and :k) cannot be summed right: record each event once, without modifiers",
 			path, s[first].line, s[first].name, s[first - 1].line, s[first - 1].name);
@@ -189,13 +189,13 @@ static int twice(const char *path, const struct rec *recs, int n, struct pflops_
 static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec **recs, int *nrec, int *nother,
 		      struct pflops_perfstat *out, struct pflops_error *err)
 {
-	FILE *f = pf_input_open(path, "perf-stat files", PF_MAX_PERFSTAT_MIB, err);
+	FILE *f = pfc_input_open(path, "perf-stat files", PF_MAX_PERFSTAT_MIB, err);
 	if (!f) {
 		int code = err ? err->code : PFLOPS_EINVAL;
 		if (err && code != PFLOPS_EINVAL) { /* the system's reason: say which file is meant */
 			char why[PFLOPS_ERRMSG_MAX];
 			snprintf(why, sizeof(why), "%s", err->msg);
-			pf_err(err, code, "%.400s; give the file perf stat -x, -o FILE wrote", why);
+			pfc_err(err, code, "%.400s; give the file perf stat -x, -o FILE wrote", why);
 		}
 		return code;
 	}
@@ -209,10 +209,10 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 	/* whole lines, however long: a comment's tail is never read as data */
 	while (!rc && (len = getline(&line, &cap, f)) >= 0) {
 		ln++;
-		if ((rc = pf_input_too_big(path, "perf-stat files", PF_MAX_PERFSTAT_MIB, bytes += len, err)))
+		if ((rc = pfc_input_too_big(path, "perf-stat files", PF_MAX_PERFSTAT_MIB, bytes += len, err)))
 			break;
 		if (memchr(line, 0, len)) {
-			rc = pf_err(err, PFLOPS_EINVAL, "%s:%d: a NUL byte; not 'perf stat -x,' output", path, ln);
+			rc = pfc_err(err, PFLOPS_EINVAL, "%s:%d: a NUL byte; not 'perf stat -x,' output", path, ln);
 			break;
 		}
 		line[strcspn(line, "\r\n")] = 0;
@@ -229,7 +229,7 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 			p = c + 1;
 		}
 		if (grouped_digits(field, nf)) {
-			rc = pf_err(
+			rc = pfc_err(
 				err, PFLOPS_EINVAL,
 				"%s:%d: a count with thousands separators ('%s,%s...'); perf stat -x, never writes them (it turns --big-num off), so this is not perf's -x output as written: record with perf stat -x, -o FILE, or remove the separators",
 				path, ln, field[0], field[1]);
@@ -243,7 +243,7 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 			nf--;
 		}
 		if (nf < 3 || !field[2][0]) {
-			rc = pf_err(
+			rc = pfc_err(
 				err, PFLOPS_EINVAL,
 				"%s:%d: not 'perf stat -x,' output (expected VALUE,UNIT,EVENT,...); record with: perf stat -x, -o FILE $(papi_flops_avail --perf) PROGRAM",
 				path, ln);
@@ -258,14 +258,14 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 		if (field[0][0] == '<') {
 			r.counted = 0; /* <not counted>, <not supported> */
 		} else if (id == 0 ? parse_count(field[0], &r.count) : parse_number(field[0], &other)) {
-			rc = pf_err(
+			rc = pfc_err(
 				err, PFLOPS_EINVAL,
 				"%s:%d: bad count '%s' for %s; a count is a whole number from 0 to 2^64-1, as perf stat -x, prints it",
 				path, ln, field[0], field[2]);
 			break;
 		}
 		if (nf >= 5 && field[4][0] && (parse_number(field[4], &r.pct) || r.pct > 100)) {
-			rc = pf_err(
+			rc = pfc_err(
 				err, PFLOPS_EINVAL,
 				"%s:%d: bad running share '%s' for %s; the fifth field is a percentage from 0 to 100",
 				path, ln, field[4], field[2]);
@@ -273,14 +273,14 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 		}
 		if (!strcmp(field[2], "duration_time") && r.counted) {
 			if (strcmp(field[1], "ns") || other > MAX_DURATION_NS) {
-				rc = pf_err(
+				rc = pfc_err(
 					err, PFLOPS_EINVAL,
 					"%s:%d: duration_time '%s %s' is no run's wall time (perf writes it in ns, at most 10 years here); record it with perf stat -x, -e duration_time, or give --seconds",
 					path, ln, field[0], field[1]);
 				break;
 			}
 			if (out->seconds_line) {
-				rc = pf_err(
+				rc = pfc_err(
 					err, PFLOPS_EINVAL,
 					"%s:%d: a second duration_time (line %d has one): which is the run's wall time? keep one run's lines in the file",
 					path, ln, out->seconds_line);
@@ -296,7 +296,7 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 			continue;
 		}
 		if (*nrec == MAX_EVENTS) {
-			rc = pf_err(
+			rc = pfc_err(
 				err, PFLOPS_EINVAL,
 				"%s:%d: more than %d events of %s; perf stat -x, writes one line per event: is this one run's output?",
 				path, ln, MAX_EVENTS, pmu->name);
@@ -306,7 +306,7 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 			rcap = rcap ? 2 * rcap : 16;
 			struct rec *nr = realloc(*recs, rcap * sizeof(*nr));
 			if (!nr) {
-				rc = pf_err(err, PFLOPS_ENOMEM, "%s:%d: out of memory", path, ln);
+				rc = pfc_err(err, PFLOPS_ENOMEM, "%s:%d: out of memory", path, ln);
 				break;
 			}
 			*recs = nr;
@@ -316,12 +316,13 @@ static int parse_file(const char *path, const struct pflops_pmu *pmu, struct rec
 	if (!rc)
 		rc = twice(path, *recs, *nrec, err);
 	if (!rc && ferror(f))
-		rc = pf_err(err, PFLOPS_ESYS, "%s:%d: read error: %s", path, ln + 1, strerror(errno));
+		rc = pfc_err(err, PFLOPS_ESYS, "%s:%d: read error: %s", path, ln + 1, strerror(errno));
 	free(line);
 	fclose(f);
 	if (!rc && !*nrec && !*nother)
-		rc = pf_err(err, PFLOPS_EINVAL, "%s: no counter lines for %s (%s) in it; is it 'perf stat -x,' output?",
-			    path, pmu->name, pmu->title);
+		rc = pfc_err(err, PFLOPS_EINVAL,
+			     "%s: no counter lines for %s (%s) in it; is it 'perf stat -x,' output?", path, pmu->name,
+			     pmu->title);
 	if (rc) {
 		free(*recs);
 		*recs = NULL;
@@ -364,7 +365,7 @@ int pflops_perfstat_read(const char *path, const struct pflops_pmu *pmu, unsigne
 			unsigned __int128 count = 0;
 			if (r) {
 				if (!r->counted)
-					rc = pf_err(
+					rc = pfc_err(
 						err, PFLOPS_EINVAL,
 						"%s:%d: %s was not counted (%s needs it): the recording machine had no counter for it",
 						path, r->line, r->name, pflops_metric_name(m));
@@ -380,7 +381,7 @@ int pflops_perfstat_read(const char *path, const struct pflops_pmu *pmu, unsigne
 						break;
 					const struct rec *u = find(recs, n, key_of(pmu, cfg));
 					if (!u || !u->counted) {
-						rc = pf_err(
+						rc = pfc_err(
 							err, PFLOPS_ENOENT,
 							"%s: %s on %s needs %s (r%llx), which the file does not have%s; record with: perf stat -x, $(papi_flops_avail --arch %s --perf %s)",
 							path, pflops_metric_name(m), pmu->name, ct->spec,

@@ -11,34 +11,33 @@
  * empty qualifier ("DP_OPS::W512"), a repeated kind of qualifier or
  * trailing junk is an error, whatever the length.
  */
-#ifndef PFLOPS_EVNAME_H
-#define PFLOPS_EVNAME_H
+#ifndef PFC_EVNAME_H
+#define PFC_EVNAME_H
 
 #include <stddef.h>
 #include "papi_flops.h"
 
 enum {
-	PFLOPS_EV_SCALED = PFLOPS_NMETRIC, /* 1 when a read was scaled */
-	PFLOPS_EV_UNCOVERED,		   /* ns on kinds that cannot count */
-	PFLOPS_EV_DETECT,		   /* the detect rule's status event */
-	PFLOPS_EV_NENTRY
+	PFC_EV_SCALED = PFLOPS_NMETRIC, /* 1 when a read was scaled */
+	PFC_EV_UNCOVERED,		/* ns on kinds that cannot count */
+	PFC_EV_DETECT,			/* the detect rule's status event */
+	PFC_EV_NENTRY
 };
 
-struct pflops_evname {
+struct pfc_evname {
 	unsigned entry; /* enum pflops_metric or PFLOPS_EV_* */
 	unsigned wq;	/* 0 none, else 1 + enum pflops_width */
 	unsigned pq;	/* 0 none, else 1 + enum pflops_prec */
 };
 
 /* Qualifier spellings, by enum pflops_width / enum pflops_prec. */
-extern const char *const pflops_width_qual[PFLOPS_NWIDTH];
-extern const char *const pflops_prec_qual[PFLOPS_NPREC];
+extern const char *const pfc_width_qual[PFLOPS_NWIDTH];
+extern const char *const pfc_prec_qual[PFLOPS_NPREC];
 
 /* Parse name; detect_status is the status event's name here (NULL or ""
  * when no core kind has a detect rule).  PFLOPS_ENOENT with the reason. */
-int pflops_evname_parse(const char *name, const char *detect_status, struct pflops_evname *out,
-			struct pflops_error *err);
+int pfc_evname_parse(const char *name, const char *detect_status, struct pfc_evname *out, struct pflops_error *err);
 /* The canonical name; PFLOPS_EINVAL when it does not fit len. */
-int pflops_evname_format(const struct pflops_evname *e, const char *detect_status, char *buf, size_t len);
+int pfc_evname_format(const struct pfc_evname *e, const char *detect_status, char *buf, size_t len);
 
 #endif

@@ -1,36 +1,36 @@
 /* Internal helpers shared by the core's files; not installed. */
-#ifndef PFLOPS_INTERNAL_H
-#define PFLOPS_INTERNAL_H
+#ifndef PFC_INTERNAL_H
+#define PFC_INTERNAL_H
 #include <stdarg.h>
 #include <stdio.h>
 #include "papi_flops.h"
 
 /* Fill err (if non-NULL) and return code: the one way errors are made. */
-int pf_err(struct pflops_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int pfc_err(struct pflops_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Parse a linear formula over pmu's event aliases ("SD + 2*D128 + 4*(S128 + D256)",
  * "FSCALE*VL/128 + FFIXED").  On error returns PFLOPS_EINVAL with the reason
  * in msg (no file:line; the caller adds it). */
-int pf_formula_parse(const char *text, const struct pflops_pmu *pmu, struct pflops_term **terms, int *nterms, char *msg,
-		     size_t msglen);
+int pfc_formula_parse(const char *text, const struct pflops_pmu *pmu, struct pflops_term **terms, int *nterms,
+		      char *msg, size_t msglen);
 
-char *pf_strdup(const char *s);
+char *pfc_strdup(const char *s);
 /* Merge two libpfm4 specs of one event ("EV:U1", "EV:U2") into one that
  * counts both, as libpfm4 allows: "EV:U1:U2" or a umask naming the union.
  * 0 and out filled, or -1. */
-int pf_encode_merge(const struct pflops_pmu *pmu, const char *a, const char *b, char *out, size_t len);
-int pf_class_from_name(const char *name); /* -1 if unknown */
+int pfc_encode_merge(const struct pflops_pmu *pmu, const char *a, const char *b, char *out, size_t len);
+int pfc_class_from_name(const char *name); /* -1 if unknown */
 /* Record libpfm4's x86 answers to f (NULL: stop), for presets/x86-libpfm.enc;
  * replay recorded ones for the PMUs this libpfm4 lacks (encode.c). */
-struct pflops_builtin_rec;
-void pf_encode_record(FILE *f);
-void pf_encode_replay(const struct pflops_builtin_rec *r, int n);
+struct pfc_builtin_rec;
+void pfc_encode_record(FILE *f);
+void pfc_encode_replay(const struct pfc_builtin_rec *r, int n);
 
 /* Load this machine's topology (path NULL), or a recorded one: an hwloc
  * XML file or a CPUID dump directory, read in a child process and checked
  * (topo_load.c).  0 and *topo loaded, or an error naming path. */
 struct hwloc_topology;
-int pf_topology_load(struct hwloc_topology **topo, const char *path, struct pflops_error *err);
+int pfc_topology_load(struct hwloc_topology **topo, const char *path, struct pflops_error *err);
 /* Input files the user names (input.c): a regular file only (a FIFO, a
  * device or a directory is refused, and opening never waits on a FIFO),
  * at most max_mib MiB.  `what` names the kind in the error, plural
@@ -45,14 +45,14 @@ int pf_topology_load(struct hwloc_topology **topo, const char *path, struct pflo
 #define PF_MAX_PERFSTAT_MIB 256 /* a line is about 60 bytes: 4 million lines */
 #define PF_MAX_TOPOLOGY_MIB 64	/* hwloc XML of a 384-PU Zen 4 machine: 320 KB */
 #define PF_MAX_CPUID_MIB 1	/* one file of a CPUID dump: 1.3 KB on Skylake-SP */
-FILE *pf_input_open(const char *path, const char *what, unsigned max_mib, struct pflops_error *err);
+FILE *pfc_input_open(const char *path, const char *what, unsigned max_mib, struct pflops_error *err);
 /* The same checks on a path another library opens (hwloc). */
-int pf_input_check(const char *path, const char *what, unsigned max_mib, struct pflops_error *err);
+int pfc_input_check(const char *path, const char *what, unsigned max_mib, struct pflops_error *err);
 /* For readers: an error when `bytes` read so far pass the cap (the file grew). */
-int pf_input_too_big(const char *path, const char *what, unsigned max_mib, unsigned long long bytes,
-		     struct pflops_error *err);
+int pfc_input_too_big(const char *path, const char *what, unsigned max_mib, unsigned long long bytes,
+		      struct pflops_error *err);
 /* hwloc info NAME (CPUVendor, CPUModelNumber ...) of obj or its nearest
  * ancestor that has it; NULL if none (topo_load.c). */
 struct hwloc_obj;
-const char *pf_obj_info(struct hwloc_obj *obj, const char *name);
+const char *pfc_obj_info(struct hwloc_obj *obj, const char *name);
 #endif

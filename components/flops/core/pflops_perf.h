@@ -12,8 +12,8 @@
  * Errors follow papi_flops.h: PFLOPS_OK or a negative PFLOPS_E* code, and
  * one sentence in err->msg when err is non-NULL.
  */
-#ifndef PFLOPS_PERF_H
-#define PFLOPS_PERF_H
+#ifndef PFC_PERF_H
+#define PFC_PERF_H
 
 #include <stdint.h>
 #include <signal.h>
@@ -38,7 +38,7 @@ extern "C" {
  * by reference-time / running; a kind without one (non-hybrid) by
  * enabled / running.  A kind with only a reference is not covered (no
  * FLOP event there, e.g. Gracemont): its time is reported, not hidden. */
-struct pflops_perf_event {
+struct pfc_perf_event {
 	uint32_t type; /* PERF_TYPE_RAW, a sysfs PMU type, PERF_TYPE_SOFTWARE ... */
 	uint64_t config;
 	int group;
@@ -54,24 +54,24 @@ struct pflops_perf_event {
 	int precise, precise_used;
 };
 
-struct pflops_perf_attr {
+struct pfc_perf_attr {
 	pid_t tid; /* 0: the calling thread; else attach to that thread */
 	int exclude_user, exclude_kernel, exclude_hv;
 	int inherit;	    /* count the threads and children tid creates later */
 	int enable_on_exec; /* start counting when tid execs (a program run
-				 * under pflops_child_*): never start it by hand */
+				 * under pfc_child_*): never start it by hand */
 	int check_schedule; /* after opening, run each group once and fail with
 				 * PFLOPS_ECNFLCT when the kernel could not schedule it
 				 * (not with enable_on_exec) */
 };
 
 /* What one event read: its count and times since the last start/reset. */
-struct pflops_perf_value {
+struct pfc_perf_value {
 	uint64_t raw;
 	uint64_t enabled, running; /* ns */
 };
 
-struct pflops_perf_status {
+struct pfc_perf_status {
 	int estimated;		/* some slot was scaled (multiplexed) */
 	int unscheduled;	/* some slot's events never ran: no count at all */
 	uint64_t covered_ns;	/* time on kinds that count */
@@ -79,47 +79,47 @@ struct pflops_perf_status {
 	double uncovered_share; /* uncovered / (covered + uncovered), 0 if no time */
 };
 
-struct pflops_perf_set;
+struct pfc_perf_set;
 
 /* Open n events for attr->tid (disabled).  Fails (nothing left open) with
  * PFLOPS_EPERM, PFLOPS_ENOPMU (no such PMU / event here), PFLOPS_ECNFLCT,
  * PFLOPS_EINVAL or PFLOPS_ESYS, naming the event. */
-int pflops_perf_open(struct pflops_perf_set **set, const struct pflops_perf_event *ev, int n,
-		     const struct pflops_perf_attr *attr, struct pflops_error *err);
-void pflops_perf_close(struct pflops_perf_set *set);
-int pflops_perf_count(const struct pflops_perf_set *set);
+int pfc_perf_open(struct pfc_perf_set **set, const struct pfc_perf_event *ev, int n, const struct pfc_perf_attr *attr,
+		  struct pflops_error *err);
+void pfc_perf_close(struct pfc_perf_set *set);
+int pfc_perf_count(const struct pfc_perf_set *set);
 /* The file descriptor of event i (open order), -1 when none: a sampling
  * event's, for its ring (mmap) and its overflow signal (fcntl). */
-int pflops_perf_fd(const struct pflops_perf_set *set, int i);
+int pfc_perf_fd(const struct pfc_perf_set *set, int i);
 /* The precise_ip event i was opened with. */
-int pflops_perf_precise(const struct pflops_perf_set *set, int i);
+int pfc_perf_precise(const struct pfc_perf_set *set, int i);
 
 /* start: zero and enable; stop: disable (values stay readable);
  * reset: zero without changing whether it runs.  Counts are zeroed by
  * taking a baseline, so times scale correctly after a reset. */
-int pflops_perf_start(struct pflops_perf_set *set, struct pflops_error *err);
-int pflops_perf_stop(struct pflops_perf_set *set, struct pflops_error *err);
-int pflops_perf_reset(struct pflops_perf_set *set, struct pflops_error *err);
+int pfc_perf_start(struct pfc_perf_set *set, struct pflops_error *err);
+int pfc_perf_stop(struct pfc_perf_set *set, struct pflops_error *err);
+int pfc_perf_reset(struct pfc_perf_set *set, struct pflops_error *err);
 
 /* Values of every event (in open order) since start/reset: one read() per group. */
-int pflops_perf_read(struct pflops_perf_set *set, struct pflops_perf_value *v, struct pflops_error *err);
+int pfc_perf_read(struct pfc_perf_set *set, struct pfc_perf_value *v, struct pflops_error *err);
 
 /* raw scaled to the full enabled time: raw * enabled / running.
  * *estimated (may be NULL) is set to 1 when running < enabled; running 0
  * gives 0 and *estimated = -1 (not counted at all). */
-double pflops_perf_scale(uint64_t raw, uint64_t enabled, uint64_t running, int *estimated);
+double pfc_perf_scale(uint64_t raw, uint64_t enabled, uint64_t running, int *estimated);
 
 /* Sum scaled values into slots[0..nslots-1] (events of equal slot over
  * kinds, scaled as described above) and summarize estimation and
  * coverage in st (may be NULL). */
-void pflops_perf_sum(const struct pflops_perf_set *set, const struct pflops_perf_value *v, double *slots, int nslots,
-		     struct pflops_perf_status *st);
+void pfc_perf_sum(const struct pfc_perf_set *set, const struct pfc_perf_value *v, double *slots, int nslots,
+		  struct pfc_perf_status *st);
 
 /* ---------------------------------------------------------------------
  * Plans of core kinds as perf events, and metrics back from the summed
  * slots: the one layout the component and papi_flops_run share.
  */
-struct pflops_perf_kind {
+struct pfc_perf_kind {
 	const struct pflops_plan *plan; /* NULL: nothing counted, only its time */
 	uint32_t type;			/* perf type of its PMU (PERF_TYPE_RAW unless hybrid) */
 	int arch;			/* enum pflops_arch: how its cycles reference is coded */
@@ -132,11 +132,11 @@ struct pflops_perf_kind {
  * plan's counters, one group per kind unless split.  slot[k][c] receives
  * the output slot of counter c of kind k.  Returns the number of events,
  * or PFLOPS_EINVAL when more than max. */
-int pflops_perf_layout(const struct pflops_perf_kind *kinds, int nkinds, struct pflops_perf_event *ev, int max,
-		       int slot[][PFLOPS_MAX_COUNTERS], int *nslots);
+int pfc_perf_layout(const struct pfc_perf_kind *kinds, int nkinds, struct pfc_perf_event *ev, int max,
+		    int slot[][PFLOPS_MAX_COUNTERS], int *nslots);
 /* Planner slot s (a metric of the plans) from the summed slots. */
-double pflops_perf_metric(const struct pflops_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
-			  const double *slots, int s);
+double pfc_perf_metric(const struct pfc_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
+		       const double *slots, int s);
 /* Overflow every P units of planner slot s (a FLOP metric): every counter
  * of the kinds' plans with a positive weight w for s samples with period
  * ceil(P / w), so each overflow stands for P units (ceil(P / w) counts are
@@ -148,12 +148,11 @@ double pflops_perf_metric(const struct pflops_perf_kind *kinds, int nkinds, int 
  * PFLOPS_ECNFLCT (one perf event has one period), a negative weight
  * PFLOPS_EINVAL (a subtracted count cannot overflow).  Returns the
  * number of sampling events, or PFLOPS_EUNAVAIL when no counter counts s. */
-int pflops_perf_sample(const struct pflops_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
-		       struct pflops_perf_event *ev, int n, int *owner, int s, uint64_t P, int tag,
-		       struct pflops_error *err);
+int pfc_perf_sample(const struct pfc_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
+		    struct pfc_perf_event *ev, int n, int *owner, int s, uint64_t P, int tag, struct pflops_error *err);
 /* What the plans' detector counters read (instructions left unweighted). */
-double pflops_perf_detected(const struct pflops_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
-			    const double *slots);
+double pfc_perf_detected(const struct pfc_perf_kind *kinds, int nkinds, int slot[][PFLOPS_MAX_COUNTERS],
+			 const double *slots);
 
 /* ---------------------------------------------------------------------
  * A program to count: forked and held before exec, so that events can be
@@ -169,23 +168,23 @@ struct pflops_child {
 	const volatile sig_atomic_t *interrupt;
 };
 /* Fork argv[0] (searched in PATH), held.  PFLOPS_ESYS on failure. */
-int pflops_child_spawn(struct pflops_child *c, char *const argv[], struct pflops_error *err);
+int pfc_child_spawn(struct pflops_child *c, char *const argv[], struct pflops_error *err);
 /* Release it and wait: *status its wait status, *wall seconds from release
  * (may be NULL).  PFLOPS_ECHILD when it could not exec.  The interrupt
  * flag is acted on as the tracer does (passed on, then SIGKILL after
  * PFLOPS_INTERRUPT_GRACE_MS or at a second signal). */
-int pflops_child_run(struct pflops_child *c, int *status, double *wall_seconds, struct pflops_error *err);
+int pfc_child_run(struct pflops_child *c, int *status, double *wall_seconds, struct pflops_error *err);
 /* The same, calling tick(arg) about every tick_ms while the program runs
  * (a sampler drains its rings). */
-typedef void (*pflops_child_tick_fn)(void *arg);
-int pflops_child_run_tick(struct pflops_child *c, int *status, double *wall_seconds, unsigned tick_ms,
-			  pflops_child_tick_fn tick, void *arg, struct pflops_error *err);
+typedef void (*pfc_child_tick_fn)(void *arg);
+int pfc_child_run_tick(struct pflops_child *c, int *status, double *wall_seconds, unsigned tick_ms,
+		       pfc_child_tick_fn tick, void *arg, struct pflops_error *err);
 /* Kill a held child that must not run (events could not be opened). */
-void pflops_child_abort(struct pflops_child *c);
+void pfc_child_abort(struct pflops_child *c);
 
 /* The perf PMU type of /sys/bus/event_source/devices/<pmu>/type
  * (PAPI_FLOPS_SYSFS overrides the directory, as for the probe). */
-int pflops_perf_pmu_type(const char *pmu, uint32_t *type, struct pflops_error *err);
+int pfc_perf_pmu_type(const char *pmu, uint32_t *type, struct pflops_error *err);
 
 #ifdef __cplusplus
 }

@@ -13,8 +13,8 @@
  *                    terminating branch, which is then emulated).
  * Threads and forked children are followed.  x86-64 Linux only.
  */
-#ifndef PFLOPS_TRACE_H
-#define PFLOPS_TRACE_H
+#ifndef PFT_TRACE_H
+#define PFT_TRACE_H
 
 #include <signal.h>
 #include "papi_flops.h"
@@ -25,43 +25,43 @@ extern "C" {
 
 /* Why a block is not put in the code cache (stats, docs/trace-engine.md). */
 enum {
-	PFLOPS_NC_NONE = 0,
-	PFLOPS_NC_MASK,	    /* masked AVX-512 FP: opmask read at each run */
-	PFLOPS_NC_MODE,	    /* stepped or undecodable block, sysenter */
-	PFLOPS_NC_GS,	    /* uses the %gs segment, which the cache owns */
-	PFLOPS_NC_WRITABLE, /* on a writable page that stays writable (code
+	PFT_NC_NONE = 0,
+	PFT_NC_MASK,	 /* masked AVX-512 FP: opmask read at each run */
+	PFT_NC_MODE,	 /* stepped or undecodable block, sysenter */
+	PFT_NC_GS,	 /* uses the %gs segment, which the cache owns */
+	PFT_NC_WRITABLE, /* on a writable page that stays writable (code
 				 * and data on one page, written too often) */
-	PFLOPS_NC_REACH,    /* RIP-relative operand out of reach */
-	PFLOPS_NC_FULL,	    /* out of cache space or counter ids */
-	PFLOPS_NC_NOTIFY,   /* the dynamic loader's notification hook */
-	PFLOPS_NC_OVF,	    /* overflow asked: more weight than 1024
+	PFT_NC_REACH,	 /* RIP-relative operand out of reach */
+	PFT_NC_FULL,	 /* out of cache space or counter ids */
+	PFT_NC_NOTIFY,	 /* the dynamic loader's notification hook */
+	PFT_NC_OVF,	 /* overflow asked: more weight than 1024
 				 * before the block's first instruction that
 				 * rewrites the flags, or none there */
-	PFLOPS_NC_REGION,   /* --region: the function's entry (each call
+	PFT_NC_REGION,	 /* --region: the function's entry (each call
 				 * stops there: its thread joins the window) */
-	PFLOPS_NC_N
+	PFT_NC_N
 };
 
 /* Per-run statistics of the tracer itself (how it spent its stops). */
 /* --region: one thread's FLOPs counted in the region's windows (a
  * window: from an entry of the function to the return on the thread that
  * called it; every thread of the process counts in it). */
-enum pflops_region_role {
-	PFLOPS_RT_CALLER,  /* called the function */
-	PFLOPS_RT_POOL,	   /* started in a window, or waiting in a system
+enum pft_region_role {
+	PFT_RT_CALLER,	/* called the function */
+	PFT_RT_POOL,	/* started in a window, or waiting in a system
 				 * call when one opened: worked for the call */
-	PFLOPS_RT_RUNNING, /* was running program code when a window
+	PFT_RT_RUNNING, /* was running program code when a window
 				 * opened and did FP work in it: possibly
 				 * unrelated concurrent work */
 };
-#define PFLOPS_REGION_THREADS 64
-struct pflops_region_thread {
+#define PFT_REGION_THREADS 64
+struct pft_region_thread {
 	int32_t tid;
-	int32_t role;	/* enum pflops_region_role */
+	int32_t role;	/* enum pft_region_role */
 	uint64_t flops; /* exact FLOPs (all precisions) in windows */
 };
 
-struct pflops_trace_stats {
+struct pft_stats {
 	uint64_t stops;		 /* ptrace stops handled */
 	uint64_t block_stops;	 /* breakpoint stops at block ends */
 	uint64_t steps;		 /* single-steps */
@@ -76,42 +76,42 @@ struct pflops_trace_stats {
 				 * e.g. under valgrind, whose CPUID hides the
 				 * XSAVE layout */
 	/* the code cache (engine "cache") */
-	int engine;		       /* PFLOPS_ENGINE_STOP or _CACHE: the one used */
-	uint64_t cache_blocks;	       /* blocks translated into the cache */
-	uint64_t cache_bytes;	       /* their code */
-	uint64_t cache_chunks;	       /* code chunks mapped into the program */
-	uint64_t cache_runs;	       /* block executions counted in the cache */
-	uint64_t cache_exits;	       /* stops at a copy's exit not yet linked */
-	uint64_t cache_links;	       /* exits linked copy to copy */
-	uint64_t ibl_misses;	       /* indirect branches to a target not found */
-	uint64_t cache_signals;	       /* signals met in the cache (put back at
+	int engine;		     /* PFT_ENGINE_STOP or _CACHE: the one used */
+	uint64_t cache_blocks;	     /* blocks translated into the cache */
+	uint64_t cache_bytes;	     /* their code */
+	uint64_t cache_chunks;	     /* code chunks mapped into the program */
+	uint64_t cache_runs;	     /* block executions counted in the cache */
+	uint64_t cache_exits;	     /* stops at a copy's exit not yet linked */
+	uint64_t cache_links;	     /* exits linked copy to copy */
+	uint64_t ibl_misses;	     /* indirect branches to a target not found */
+	uint64_t cache_signals;	     /* signals met in the cache (put back at
 				 * the original instruction) */
-	uint64_t roll_steps;	       /* single-steps to leave the cache's own code
+	uint64_t roll_steps;	     /* single-steps to leave the cache's own code
 				 * before a signal */
-	uint64_t invalidated;	       /* blocks dropped: their code was unmapped or
+	uint64_t invalidated;	     /* blocks dropped: their code was unmapped or
 				 * made writable (JIT, dlclose) */
-	uint64_t wprot_pages;	       /* code on writable pages (JIT): pages the
+	uint64_t wprot_pages;	     /* code on writable pages (JIT): pages the
 				 * tracer write-protected while it held
 				 * decoded code there */
-	uint64_t wprot_faults;	       /* writes to them caught: the page's blocks
+	uint64_t wprot_faults;	     /* writes to them caught: the page's blocks
 				 * dropped, the write let through */
-	uint64_t wprot_hot;	       /* writable pages left writable, their blocks
+	uint64_t wprot_hot;	     /* writable pages left writable, their blocks
 				 * on the stopping path: written from code
 				 * on the page itself or too often, stacks */
-	uint64_t injected;	       /* system calls run on the program's behalf */
-	uint64_t cache_setup_failed;   /* processes left on the stopping path */
-	uint64_t cache_as_bytes;       /* the most address space the cache took
+	uint64_t injected;	     /* system calls run on the program's behalf */
+	uint64_t cache_setup_failed; /* processes left on the stopping path */
+	uint64_t cache_as_bytes;     /* the most address space the cache took
 				 * in one process (counts against its
 				 * RLIMIT_AS, ulimit -v) */
-	uint64_t cache_as_limited;     /* the same, among processes with an
+	uint64_t cache_as_limited;   /* the same, among processes with an
 				 * RLIMIT_AS: at most 1/8 of it */
-	uint64_t as_limit;	       /* the smallest RLIMIT_AS of a traced process
+	uint64_t as_limit;	     /* the smallest RLIMIT_AS of a traced process
 				 * (0: none) */
-	uint64_t as_too_small;	       /* processes on the stopping path because
+	uint64_t as_too_small;	     /* processes on the stopping path because
 				 * 1/8 of their RLIMIT_AS holds no cache */
-	uint64_t nocache[PFLOPS_NC_N]; /* blocks kept on the stopping path,
+	uint64_t nocache[PFT_NC_N];  /* blocks kept on the stopping path,
 				 * by reason (PFLOPS_NC_*) */
-	uint64_t native_resumes;       /* --region: threads let run natively */
+	uint64_t native_resumes;     /* --region: threads let run natively */
 	/* overflow (opts.overflow) */
 	uint64_t overflows;	  /* calls of opts.overflow */
 	uint64_t ovf_exits;	  /* threads that left the cache near a crossing */
@@ -143,7 +143,7 @@ struct pflops_trace_stats {
 	uint32_t region_nthreads;     /* threads listed in region_thread */
 	uint64_t region_more_threads; /* threads with FLOPs not listed */
 	uint64_t region_more_flops;   /* and their FLOPs */
-	struct pflops_region_thread region_thread[PFLOPS_REGION_THREADS];
+	struct pft_region_thread region_thread[PFT_REGION_THREADS];
 	/* Transparency (docs/trace-engine.md#transparency): what the tracer
 	 * changed so the program behaves as untraced, and what it could not */
 	uint64_t rseq_refused;	   /* rseq registrations answered ENOSYS (glibc
@@ -172,29 +172,29 @@ struct pflops_trace_stats {
 				 * stopping path */
 };
 
-enum pflops_engine {
-	PFLOPS_ENGINE_AUTO = 0, /* cache, or $PFLOPS_TRACE_ENGINE (stop|cache) */
-	PFLOPS_ENGINE_STOP,	/* a stop per block (the reference) */
-	PFLOPS_ENGINE_CACHE,	/* the in-process code cache */
+enum pft_engine {
+	PFT_ENGINE_AUTO = 0, /* cache, or $PFLOPS_TRACE_ENGINE (stop|cache) */
+	PFT_ENGINE_STOP,     /* a stop per block (the reference) */
+	PFT_ENGINE_CACHE,    /* the in-process code cache */
 };
 
 /* Called about every `progress_ms` with the mix counted so far. */
-typedef void (*pflops_trace_progress_fn)(void *arg, const struct pflops_mix *mix, const struct pflops_trace_stats *st);
+typedef void (*pft_progress_fn)(void *arg, const struct pflops_mix *mix, const struct pft_stats *st);
 
 /* One executed floating-point instruction of a basic block that uses an
  * AVX-512 opmask (see pflops_trace_opts.fp_exec). */
-struct pflops_fp_exec {
+struct pft_fp_exec {
 	uint64_t addr;						 /* its address in the tracee */
 	int32_t tid;						 /* the thread that ran it (stopped during the call) */
-	uint8_t prec, width, op, lanes, mask_reg, lanes_per_bit; /* as struct pflops_insn */
+	uint8_t prec, width, op, lanes, mask_reg, lanes_per_bit; /* as struct pft_insn */
 	const uint64_t *k;					 /* k0..k7 as it ran; NULL: could not be read */
 };
-typedef void (*pflops_trace_fp_fn)(void *arg, const struct pflops_fp_exec *x);
+typedef void (*pft_fp_fn)(void *arg, const struct pft_fp_exec *x);
 
 /* One basic block's counts, for per-function reports (see
  * pflops_trace_opts.block).  Where it lies is read from /proc/PID/maps
  * when the block is first decoded, while its mapping exists. */
-struct pflops_trace_block {
+struct pft_trace_block {
 	uint64_t addr;		      /* its first instruction, in the process */
 	uint64_t end;		      /* the byte after its last instruction */
 	int32_t pid;		      /* the process it ran in (its address space) */
@@ -212,7 +212,7 @@ struct pflops_trace_block {
 				 * counted it, the active lanes of each run for
 				 * masked blocks, partial runs (signals) */
 };
-typedef void (*pflops_trace_block_fn)(void *arg, const struct pflops_trace_block *b);
+typedef void (*pft_block_fn)(void *arg, const struct pft_trace_block *b);
 
 /* One crossing of a multiple of the overflow period by a thread's
  * weighted FLOP count (see pflops_trace_opts.overflow).  The thread is
@@ -221,8 +221,8 @@ typedef void (*pflops_trace_block_fn)(void *arg, const struct pflops_trace_block
  * registers are the program's at that point (enough to unwind its
  * stack; %gs_base is the program's own). */
 struct user_regs_struct;
-struct pflops_insn;
-struct pflops_trace_overflow {
+struct pft_insn;
+struct pft_overflow {
 	int32_t pid, tid;		     /* the process and thread */
 	uint64_t addr;			     /* the FP instruction that crossed it */
 	uint64_t count;			     /* the thread's weighted count, that
@@ -233,7 +233,7 @@ struct pflops_trace_overflow {
 	uint64_t period;		     /* the thread's period */
 	const struct user_regs_struct *regs; /* NULL: seen late (stats.ovf_late) */
 };
-typedef void (*pflops_trace_overflow_fn)(void *arg, const struct pflops_trace_overflow *o);
+typedef void (*pft_overflow_fn)(void *arg, const struct pft_overflow *o);
 
 struct pflops_trace_opts {
 	/* Count only inside calls to this function (ELF .symtab/.dynsym of
@@ -242,17 +242,17 @@ struct pflops_trace_opts {
 	/* 1: single-step every instruction (slow reference mode, for
 	 * benchmarks and cross-checks; implies the stop engine). */
 	int single_step;
-	int engine; /* enum pflops_engine */
-	pflops_trace_progress_fn progress;
+	int engine; /* enum pft_engine */
+	pft_progress_fn progress;
 	void *progress_arg;
 	unsigned progress_ms; /* 0: 500 ms */
 	/* If non-NULL, filled at the end. */
-	struct pflops_trace_stats *stats;
+	struct pft_stats *stats;
 	/* If set: called for each executed FP instruction of a block that has
 	 * a masked FP instruction, in execution order per thread, where
 	 * counting applies (region); blocks without one are counted in bulk
 	 * and not reported (the masked-lane sampler, pflops_mask.h). */
-	pflops_trace_fp_fn fp_exec;
+	pft_fp_fn fp_exec;
 	void *fp_exec_arg;
 	/* If set: counts are kept per basic block too, and `block` is called
 	 * once for each block that counted anything, per process, when its
@@ -260,9 +260,9 @@ struct pflops_trace_opts {
 	 * belong to the old image), else at the end of the run.  A forked
 	 * child reports its own blocks.  The blocks' mixes add up to what
 	 * the run adds to *mix, exactly.  Called from inside
-	 * pflops_trace_run, possibly while other traced processes run; it
-	 * must not call pflops_trace_run.  pflops_funcs_add is one. */
-	pflops_trace_block_fn block;
+	 * pft_run, possibly while other traced processes run; it
+	 * must not call pft_run.  pft_funcs_add is one. */
+	pft_block_fn block;
 	void *block_arg;
 	/* If set, the caller's SIGINT/SIGTERM handler writes the signal
 	 * number here (| PFLOPS_INTERRUPT_FORWARD when another process sent
@@ -283,9 +283,9 @@ struct pflops_trace_opts {
 	 * stay below 2^31.  Code-cache blocks with FP instructions of
 	 * weight > 0 subtract their weight from a per-thread word and leave
 	 * the cache only near a crossing; other blocks are unchanged. */
-	uint64_t (*overflow_weight)(void *arg, const struct pflops_insn *in, unsigned active_lanes);
+	uint64_t (*overflow_weight)(void *arg, const struct pft_insn *in, unsigned active_lanes);
 	uint64_t overflow_period; /* every thread's at its start; 0: off */
-	pflops_trace_overflow_fn overflow;
+	pft_overflow_fn overflow;
 	void *overflow_arg;
 	/* If set: called at each system-call stop of a thread (with
 	 * overflow_weight set); returning 1 restarts its count at 0 with
@@ -303,30 +303,30 @@ struct pflops_trace_opts {
  * Run argv[0] (searched in PATH) with arguments argv under the tracer and
  * add what it executed to *mix (zero it first for a fresh count).
  * *exit_status receives the program's raw wait status (WIFEXITED /
- * WIFSIGNALED apply; see pflops_trace_status_str).  Returns 0 when the
+ * WIFSIGNALED apply; see pft_status_str).  Returns 0 when the
  * program ran, whatever its exit status (a crash is reported through the
  * status, not as an error); PFLOPS_ECHILD when it could not be started;
  * PFLOPS_ESYS when ptrace failed.  An unknown opts->region symbol is not
  * an error (it may live in a library loaded later): stats->region_calls
  * tells whether it was ever called.
  */
-int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts, struct pflops_mix *mix, int *exit_status,
-		     struct pflops_error *err);
+int pft_run(char *const argv[], const struct pflops_trace_opts *opts, struct pflops_mix *mix, int *exit_status,
+	    struct pflops_error *err);
 
 /* "exited with status 3", "killed by signal 11 (Segmentation fault)".
  * Every source reports the program's wait status: wait_status.c. */
-void pflops_trace_status_str(int status, char *buf, size_t len);
+void pft_status_str(int status, char *buf, size_t len);
 
 /* NULL where this build has the tracer (x86-64); else why not (aarch64,
  * where trace_none.c stands in for core/trace/).  Inline: the component,
  * which links no tracer, asks too. */
-#define PFLOPS_TRACE_ARCH_ONLY "the trace source (and model:PMU, which reads the trace) is x86-64 only for now"
-static inline const char *pflops_trace_unavailable(void)
+#define PFT_TRACE_ARCH_ONLY "the trace source (and model:PMU, which reads the trace) is x86-64 only for now"
+static inline const char *pft_unavailable(void)
 {
 #if defined(__x86_64__)
 	return NULL;
 #else
-	return PFLOPS_TRACE_ARCH_ONLY;
+	return PFT_TRACE_ARCH_ONLY;
 #endif
 }
 
@@ -343,7 +343,7 @@ static inline const char *pflops_trace_unavailable(void)
  * JIT code; "[vdso 0x7f...]" likewise for the kernel's mappings).
  * Symbols are read from the files when blocks are added, i.e. when the
  * process ends: a file replaced meanwhile gives wrong names. */
-struct pflops_func {
+struct pft_func {
 	const char *name;   /* the symbol, or the group's name (above) */
 	const char *object; /* the file (as the process mapped it); NULL:
 				 * anonymous or kernel memory */
@@ -355,43 +355,43 @@ struct pflops_func {
 	uint64_t blocks;       /* blocks counted (per process) */
 	struct pflops_mix mix; /* what its blocks counted */
 };
-struct pflops_funcs;
+struct pft_funcs;
 
-struct pflops_funcs *pflops_funcs_new(struct pflops_error *err);
-/* Add one block (a pflops_trace_block_fn: pass it as opts.block with
- * the pflops_funcs as opts.block_arg). */
-void pflops_funcs_add(void *funcs, const struct pflops_trace_block *b);
+struct pft_funcs *pft_funcs_new(struct pflops_error *err);
+/* Add one block (a pft_block_fn: pass it as opts.block with
+ * the pft_funcs as opts.block_arg). */
+void pft_funcs_add(void *funcs, const struct pft_trace_block *b);
 /* The functions, by exact FLOPs, most first (then by name); *v stays
- * valid until pflops_funcs_free.  Functions that ran but did no FLOP
+ * valid until pft_funcs_free.  Functions that ran but did no FLOP
  * are listed too (their mix has instructions).  PFLOPS_ENOMEM if
  * memory ran out while adding blocks (the counts would not add up). */
-int pflops_funcs_list(struct pflops_funcs *f, const struct pflops_func *const **v, size_t *n, struct pflops_error *err);
-void pflops_funcs_free(struct pflops_funcs *f);
+int pft_funcs_list(struct pft_funcs *f, const struct pft_func *const **v, size_t *n, struct pflops_error *err);
+void pft_funcs_free(struct pft_funcs *f);
 /* The function holding one address, named as above: path and map_start
  * as a block's (path NULL or not a file: anonymous memory at map_start),
  * offset the address's in the file.  Into buf the symbol (returns 1) or
  * the group's name for code no symbol covers (returns 0): "libm.so.6 (no
  * symbol)", "[anon 0x7f...]"; *object the file (NULL: anonymous), valid
- * until pflops_funcs_free.  PFLOPS_ENOMEM. */
-int pflops_funcs_name(struct pflops_funcs *f, const char *path, uint64_t map_start, uint64_t offset, char *buf,
-		      size_t len, const char **object);
+ * until pft_funcs_free.  PFLOPS_ENOMEM. */
+int pft_funcs_name(struct pft_funcs *f, const char *path, uint64_t map_start, uint64_t offset, char *buf, size_t len,
+		   const char **object);
 
 /* ------------------------------------------------------------------ */
 /* One decoded instruction, classified (trace_decode.c).               */
 
-enum pflops_branch {			/* how an instruction ends a basic block */
-		     PFLOPS_T_NONE = 0, /* not a branch */
-		     PFLOPS_T_JCC,	/* conditional relative jump */
-		     PFLOPS_T_JMP,	/* jmp rel / reg / mem */
-		     PFLOPS_T_CALL,	/* call rel / reg / mem */
-		     PFLOPS_T_RET,	/* ret [imm16] */
-		     PFLOPS_T_LOOP,	/* loop / loope / loopne */
-		     PFLOPS_T_JRCXZ,	/* jrcxz / jecxz */
-		     PFLOPS_T_SYSCALL,	/* syscall, sysenter, int 0x80 */
-		     PFLOPS_T_OTHER,	/* anything else changing rip: single-step it */
+enum pft_branch {		  /* how an instruction ends a basic block */
+		  PFT_T_NONE = 0, /* not a branch */
+		  PFT_T_JCC,	  /* conditional relative jump */
+		  PFT_T_JMP,	  /* jmp rel / reg / mem */
+		  PFT_T_CALL,	  /* call rel / reg / mem */
+		  PFT_T_RET,	  /* ret [imm16] */
+		  PFT_T_LOOP,	  /* loop / loope / loopne */
+		  PFT_T_JRCXZ,	  /* jrcxz / jecxz */
+		  PFT_T_SYSCALL,  /* syscall, sysenter, int 0x80 */
+		  PFT_T_OTHER,	  /* anything else changing rip: single-step it */
 };
 
-struct pflops_insn {
+struct pft_insn {
 	uint8_t len;
 	uint8_t fp;		 /* 1: a FLOP class below applies */
 	uint8_t prec, width, op; /* enum pflops_prec / width / op */
@@ -400,7 +400,7 @@ struct pflops_insn {
 	uint8_t lanes_per_bit;	 /* elements per opmask bit (2: FP16 complex, bf16 dot) */
 	int8_t extra;		 /* -1 or enum pflops_extra */
 	uint8_t kwrites;	 /* bit i: writes opmask register ki */
-	uint8_t term;		 /* enum pflops_branch */
+	uint8_t term;		 /* enum pft_branch */
 	/* branch operand, for emulation */
 	uint8_t cc;	/* condition code 0..15 (Jcc), loop kind */
 	uint8_t ind;	/* 0: relative, 1: register, 2: memory */
@@ -415,7 +415,7 @@ struct pflops_insn {
 
 /* Decode the instruction at buf (runtime address addr).  Returns 0, or
  * PFLOPS_EINVAL for bytes that are no valid x86-64 instruction. */
-int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pflops_insn *out);
+int pfc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *out);
 
 /* ------------------------------------------------------------------ */
 /* PMU models (model.c).                                               */
@@ -427,13 +427,13 @@ int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pflops_i
  * PFLOPS_EUNAVAIL (the event cannot be modelled on x86).  A malformed
  * spec yields PFLOPS_EINVAL naming the bad token.
  */
-int pflops_model_eval(const char *spec, const struct pflops_mix *m, double *count, struct pflops_error *err);
+int pfc_model_eval(const char *spec, const struct pflops_mix *m, double *count, struct pflops_error *err);
 
 /* ------------------------------------------------------------------ */
 /* Attaching to a running process (trace_attach.c).                    */
 
-struct pflops_pub;
-struct pflops_attach_opts {
+struct pfc_pub;
+struct pft_attach_opts {
 	/* Written one byte once every thread is seized: 'r' (counting
 	 * from now on) or 'e' (failed: err says why); -1: none. */
 	int ready_fd;
@@ -441,12 +441,12 @@ struct pflops_attach_opts {
 	int ctl_fd;
 	/* Per-thread counts for the process itself (pflops_pub.h), NULL:
 	 * none.  Its state says when counting started, failed or ended. */
-	struct pflops_pub *pub;
+	struct pfc_pub *pub;
 };
 
 /*
  * Trace the running process pid, every thread of it and what it starts
- * (as pflops_trace_run does), adding what it executes to *mix, until it
+ * (as pft_run does), adding what it executes to *mix, until it
  * ends (*exit_status: its wait status; 0 with *detached = 1 when the
  * tracer let go first) or until a detach request (a->ctl_fd,
  * opts->interrupt): then every thread is put back in its own code and
@@ -455,8 +455,8 @@ struct pflops_attach_opts {
  * Returns 0, PFLOPS_ECHILD when pid cannot be traced (err says why),
  * PFLOPS_ESYS when ptrace failed meanwhile.
  */
-int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const struct pflops_attach_opts *a,
-			struct pflops_mix *mix, int *exit_status, int *detached, struct pflops_error *err);
+int pft_attach(pid_t pid, const struct pflops_trace_opts *opts, const struct pft_attach_opts *a, struct pflops_mix *mix,
+	       int *exit_status, int *detached, struct pflops_error *err);
 
 #ifdef __cplusplus
 }

@@ -52,7 +52,7 @@ static int try_merge(struct pflops_plan *p, struct pflops_counter *c, int ev)
 	/* 1. libpfm4 knows whether its umasks may be combined (SNB's may not)
 	 * and names unions (4_FLOPS): a named counter stays usable by name */
 	char joined[sizeof(c->spec)];
-	if (!raw_e && !raw_c && !pf_encode_merge(pmu, c->spec, e->spec, joined, sizeof(joined))) {
+	if (!raw_e && !raw_c && !pfc_encode_merge(pmu, c->spec, e->spec, joined, sizeof(joined))) {
 		snprintf(c->spec, sizeof(c->spec), "%s", joined);
 		return pflops_encode(pmu, c->spec, &c->config, NULL, 0, NULL) ? -1 : 0;
 	}
@@ -85,14 +85,14 @@ int pflops_plan_make(struct pflops_plan *p, const struct pflops_pmu *pmu, unsign
 	p->pmu = pmu;
 	p->metrics = metrics & ((1u << PFLOPS_NMETRIC) - 1);
 	if (!p->metrics)
-		return pf_err(err, PFLOPS_EINVAL, "no metric requested");
+		return pfc_err(err, PFLOPS_EINVAL, "no metric requested");
 	int bits = sve_bits ? sve_bits : pmu->sve_bits;
 	p->vl128 = bits ? bits / 128.0 : 1.0;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
 		if ((p->metrics & (1u << m)) && pmu->metrics[m].klass == PFLOPS_UNAVAILABLE)
-			return pf_err(err, PFLOPS_EUNAVAIL, "%s is not available on %s: %s", pflops_metric_name(m),
-				      pmu->title[0] ? pmu->title : pmu->name,
-				      pmu->metrics[m].caveat ? pmu->metrics[m].caveat : "no formula");
+			return pfc_err(err, PFLOPS_EUNAVAIL, "%s is not available on %s: %s", pflops_metric_name(m),
+				       pmu->title[0] ? pmu->title : pmu->name,
+				       pmu->metrics[m].caveat ? pmu->metrics[m].caveat : "no formula");
 
 	for (int ev = 0; ev < pmu->nevents; ev++) {
 		double w[PFLOPS_NMETRIC] = { 0 };
@@ -119,8 +119,8 @@ int pflops_plan_make(struct pflops_plan *p, const struct pflops_pmu *pmu, unsign
 		if (merged)
 			continue;
 		if (p->ncounters == PFLOPS_MAX_COUNTERS)
-			return pf_err(err, PFLOPS_ECNFLCT, "more than %d counters planned on %s", PFLOPS_MAX_COUNTERS,
-				      pmu->name);
+			return pfc_err(err, PFLOPS_ECNFLCT, "more than %d counters planned on %s", PFLOPS_MAX_COUNTERS,
+				       pmu->name);
 		struct pflops_counter *ct = &p->counter[p->ncounters];
 		memset(ct, 0, sizeof(*ct));
 		snprintf(ct->spec, sizeof(ct->spec), "%s", pmu->events[ev].spec);
@@ -158,7 +158,7 @@ int pflops_plan_fit(struct pflops_plan *p, const struct pflops_pmu *pmu, unsigne
 		int n = 0, dropped = 0;
 		terms[s] = malloc((m->nterms ? m->nterms : 1) * sizeof(*terms[s]));
 		if (!terms[s]) {
-			rc = pf_err(err, PFLOPS_ENOMEM, "out of memory");
+			rc = pfc_err(err, PFLOPS_ENOMEM, "out of memory");
 			break;
 		}
 		for (int k = 0; k < m->nterms; k++) {
@@ -180,8 +180,8 @@ int pflops_plan_fit(struct pflops_plan *p, const struct pflops_pmu *pmu, unsigne
 		struct pflops_counter *ct = &q.counter[q.ncounters];
 		const struct pflops_event *e = &pmu->events[d->event];
 		if (q.ncounters == PFLOPS_MAX_COUNTERS)
-			rc = pf_err(err, PFLOPS_ECNFLCT, "more than %d counters planned on %s", PFLOPS_MAX_COUNTERS,
-				    pmu->name);
+			rc = pfc_err(err, PFLOPS_ECNFLCT, "more than %d counters planned on %s", PFLOPS_MAX_COUNTERS,
+				     pmu->name);
 		else if (!(rc = pflops_encode(pmu, e->spec, &ct->config, NULL, 0, err))) {
 			memset(ct->weight, 0, sizeof(ct->weight));
 			snprintf(ct->spec, sizeof(ct->spec), "%s", e->spec);

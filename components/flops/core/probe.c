@@ -38,19 +38,19 @@ static int read_int(const char *path, int *v)
 static void identify(hwloc_topology_t topo, hwloc_const_bitmap_t set, struct pflops_kind *k)
 {
 	hwloc_obj_t pu = hwloc_get_obj_inside_cpuset_by_type(topo, set, HWLOC_OBJ_PU, 0);
-	const char *vendor = pf_obj_info(pu, "CPUVendor");
+	const char *vendor = pfc_obj_info(pu, "CPUVendor");
 	if (vendor) {
 		snprintf(k->vendor, sizeof(k->vendor), "%s", pflops_vendor_word(vendor));
-		k->family = num(pf_obj_info(pu, "CPUFamilyNumber"));
-		k->model = num(pf_obj_info(pu, "CPUModelNumber"));
-		k->stepping = num(pf_obj_info(pu, "CPUStepping"));
-	} else if (pf_obj_info(pu, "CPUImplementer")) { /* Linux on Arm: /proc/cpuinfo fields */
+		k->family = num(pfc_obj_info(pu, "CPUFamilyNumber"));
+		k->model = num(pfc_obj_info(pu, "CPUModelNumber"));
+		k->stepping = num(pfc_obj_info(pu, "CPUStepping"));
+	} else if (pfc_obj_info(pu, "CPUImplementer")) { /* Linux on Arm: /proc/cpuinfo fields */
 		snprintf(k->vendor, sizeof(k->vendor), "arm");
-		k->family = num(pf_obj_info(pu, "CPUImplementer"));
-		k->model = num(pf_obj_info(pu, "CPUPart"));
-		k->stepping = num(pf_obj_info(pu, "CPUVariant"));
+		k->family = num(pfc_obj_info(pu, "CPUImplementer"));
+		k->model = num(pfc_obj_info(pu, "CPUPart"));
+		k->stepping = num(pfc_obj_info(pu, "CPUVariant"));
 	}
-	const char *mn = pf_obj_info(pu, "CPUModel");
+	const char *mn = pfc_obj_info(pu, "CPUModel");
 	snprintf(k->model_name, sizeof(k->model_name), "%s", mn ? mn : "");
 	/* SMT: some core of the kind holds more than one PU */
 	hwloc_obj_t core = NULL;
@@ -194,7 +194,7 @@ int pflops_probe_run(struct pflops_probe *pr, const struct pflops_table *t, cons
 	pr->live = topology == NULL;
 	snprintf(pr->source, sizeof(pr->source), "%s", topology ? topology : "this machine");
 	hwloc_topology_t topo;
-	int rc = pf_topology_load(&topo, topology, err);
+	int rc = pfc_topology_load(&topo, topology, err);
 	if (rc)
 		return rc;
 	if (pr->live && read_int("/proc/sys/kernel/nmi_watchdog", &pr->nmi_watchdog))
@@ -235,11 +235,11 @@ int pflops_probe_run(struct pflops_probe *pr, const struct pflops_table *t, cons
 int pflops_probe_save_xml(const char *path, struct pflops_error *err)
 {
 	hwloc_topology_t topo;
-	int rc = pf_topology_load(&topo, NULL, err);
+	int rc = pfc_topology_load(&topo, NULL, err);
 	if (rc)
 		return rc;
 	if (hwloc_topology_export_xml(topo, path, 0))
-		rc = pf_err(err, PFLOPS_ESYS, "%s: cannot write topology XML: %s", path, strerror(errno));
+		rc = pfc_err(err, PFLOPS_ESYS, "%s: cannot write topology XML: %s", path, strerror(errno));
 	hwloc_topology_destroy(topo);
 	return rc;
 }

@@ -9,7 +9,7 @@
 /* The mix as flat arrays of counters (it is nothing but uint64_t). */
 #define MIX_WORDS (sizeof(struct pflops_mix) / sizeof(uint64_t))
 
-void pflops_mix_sub(struct pflops_mix *d, const struct pflops_mix *a, const struct pflops_mix *b)
+void pfc_mix_sub(struct pflops_mix *d, const struct pflops_mix *a, const struct pflops_mix *b)
 {
 	uint64_t *o = (uint64_t *)d;
 	const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
@@ -17,7 +17,7 @@ void pflops_mix_sub(struct pflops_mix *d, const struct pflops_mix *a, const stru
 		o[i] = x[i] - y[i];
 }
 
-void pflops_mix_add(struct pflops_mix *d, const struct pflops_mix *a)
+void pfc_mix_add(struct pflops_mix *d, const struct pflops_mix *a)
 {
 	uint64_t *o = (uint64_t *)d;
 	const uint64_t *x = (const uint64_t *)a;
@@ -25,7 +25,7 @@ void pflops_mix_add(struct pflops_mix *d, const struct pflops_mix *a)
 		o[i] += x[i];
 }
 
-void pflops_mix_keep(struct pflops_mix *m, int w, int p)
+void pfc_mix_keep(struct pflops_mix *m, int w, int p)
 {
 	for (int pr = 0; pr < PFLOPS_NPREC; pr++)
 		for (int wd = 0; wd < PFLOPS_NWIDTH; wd++) {
@@ -38,25 +38,25 @@ void pflops_mix_keep(struct pflops_mix *m, int w, int p)
 		}
 }
 
-static int find(const struct pflops_pub *p, pid_t tid, int *hint)
+static int find(const struct pfc_pub *p, pid_t tid, int *hint)
 {
-	if (*hint >= 0 && *hint < PFLOPS_PUB_THREADS && __atomic_load_n(&p->thr[*hint].tid, __ATOMIC_ACQUIRE) == tid)
+	if (*hint >= 0 && *hint < PFC_PUB_THREADS && __atomic_load_n(&p->thr[*hint].tid, __ATOMIC_ACQUIRE) == tid)
 		return *hint;
-	for (int i = 0; i < PFLOPS_PUB_THREADS; i++)
+	for (int i = 0; i < PFC_PUB_THREADS; i++)
 		if (__atomic_load_n(&p->thr[i].tid, __ATOMIC_ACQUIRE) == tid)
 			return *hint = i;
 	return -1;
 }
 
-int pflops_pub_read(const struct pflops_pub *p, pid_t tid, int *hint, struct pflops_mix *m)
+int pfc_pub_read(const struct pfc_pub *p, pid_t tid, int *hint, struct pflops_mix *m)
 {
-	const struct pflops_pub_thr *t;
+	const struct pfc_pub_thr *t;
 	uint64_t slot;
 	uint32_t s0;
 	int i;
 
 	memset(m, 0, sizeof(*m));
-	if (p->magic != PFLOPS_PUB_MAGIC || __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != PFLOPS_PUB_ATTACHED ||
+	if (p->magic != PFC_PUB_MAGIC || __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != PFC_PUB_ATTACHED ||
 	    __atomic_load_n(&p->lost, __ATOMIC_RELAXED))
 		return PFLOPS_ESYS;
 	if ((i = find(p, tid, hint)) < 0)
@@ -71,16 +71,16 @@ int pflops_pub_read(const struct pflops_pub *p, pid_t tid, int *hint, struct pfl
 	} while (__atomic_load_n(&t->seq, __ATOMIC_RELAXED) != s0);
 	if (!slot)
 		return 0;
-	const volatile uint64_t *cnt = (const volatile uint64_t *)(uintptr_t)(slot + PFLOPS_PUB_SLOT_CNT);
+	const volatile uint64_t *cnt = (const volatile uint64_t *)(uintptr_t)(slot + PFC_PUB_SLOT_CNT);
 	uint32_t n = __atomic_load_n(&p->nblk, __ATOMIC_ACQUIRE);
 	for (uint32_t id = 0; id < n; id++) {
 		uint64_t c = cnt[id];
 		if (!c)
 			continue;
-		const struct pflops_pub_blk *b = &p->blk[id];
+		const struct pfc_pub_blk *b = &p->blk[id];
 		m->total_insts += c * b->ninsts;
 		for (uint32_t k = 0; k < b->nfp; k++) {
-			const struct pflops_pub_fp *e = &p->fp[b->fp + k];
+			const struct pfc_pub_fp *e = &p->fp[b->fp + k];
 			m->insts[e->prec][e->width][e->op] += c;
 			m->lanes_full[e->prec][e->width][e->op] += c * e->lanes;
 			m->lanes_active[e->prec][e->width][e->op] += c * e->lanes;
@@ -91,17 +91,17 @@ int pflops_pub_read(const struct pflops_pub *p, pid_t tid, int *hint, struct pfl
 	return 0;
 }
 
-struct pflops_pub_ovf *pflops_pub_ovf_find(struct pflops_pub *p, pid_t tid, int claim, int *hint)
+struct pfc_pub_ovf *pfc_pub_ovf_find(struct pfc_pub *p, pid_t tid, int claim, int *hint)
 {
-	unsigned h = (unsigned)tid % PFLOPS_PUB_THREADS;
+	unsigned h = (unsigned)tid % PFC_PUB_THREADS;
 
 	if (tid <= 0)
 		return NULL;
-	if (*hint >= 0 && *hint < PFLOPS_PUB_THREADS && __atomic_load_n(&p->ovf[*hint].tid, __ATOMIC_ACQUIRE) == tid)
+	if (*hint >= 0 && *hint < PFC_PUB_THREADS && __atomic_load_n(&p->ovf[*hint].tid, __ATOMIC_ACQUIRE) == tid)
 		return &p->ovf[*hint];
 	/* open addressing from tid's bucket; records are never freed */
-	for (unsigned n = 0; n < PFLOPS_PUB_THREADS; n++) {
-		unsigned i = (h + n) % PFLOPS_PUB_THREADS;
+	for (unsigned n = 0; n < PFC_PUB_THREADS; n++) {
+		unsigned i = (h + n) % PFC_PUB_THREADS;
 		int32_t cur = __atomic_load_n(&p->ovf[i].tid, __ATOMIC_ACQUIRE);
 		if (cur == 0) {
 			int32_t zero = 0;

@@ -45,7 +45,7 @@
 
 static int sock = -1;
 static pid_t owner; /* the process the helper traces */
-static struct pflops_pub *pub;
+static struct pfc_pub *pub;
 
 static void helper_path(char *out, size_t len)
 {
@@ -79,7 +79,7 @@ static int fail(char *why, size_t len, const char *fmt, const char *arg)
 	return -1;
 }
 
-int pflops_pub_helper_start(struct pflops_pub **out, char *why, size_t len)
+int pfc_pub_helper_start(struct pfc_pub **out, char *why, size_t len)
 {
 	char path[PATH_MAX], c = 0;
 	int sv[2] = { -1, -1 }, pp[2] = { -1, -1 }, memfd = -1, rc = -1;
@@ -96,9 +96,9 @@ int pflops_pub_helper_start(struct pflops_pub **out, char *why, size_t len)
 			    "PAPI_library_init in the child only");
 	helper_path(path, sizeof(path));
 	memfd = (int)syscall(SYS_memfd_create, "papi-flops-trace", 1u /* MFD_CLOEXEC */);
-	if (memfd < 0 || ftruncate(memfd, sizeof(struct pflops_pub)))
+	if (memfd < 0 || ftruncate(memfd, sizeof(struct pfc_pub)))
 		return fail(why, len, "cannot make the shared memory of the trace source (memfd: %s)", strerror(errno));
-	struct pflops_pub *p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, memfd, 0);
+	struct pfc_pub *p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, memfd, 0);
 	if (p == MAP_FAILED) {
 		close(memfd);
 		return fail(why, len, "cannot map the shared memory of the trace source: %s", strerror(errno));
@@ -156,7 +156,7 @@ int pflops_pub_helper_start(struct pflops_pub **out, char *why, size_t len)
 	}
 	prctl(PR_SET_PTRACER, (unsigned long)helper, 0, 0, 0); /* Yama; harmless elsewhere */
 	if (write(sv[0], "g", 1) != 1 || read(sv[0], &c, 1) != 1 || c != 'r') {
-		if (p->state == PFLOPS_PUB_FAILED && p->msg[0])
+		if (p->state == PFC_PUB_FAILED && p->msg[0])
 			snprintf(why, len, "%s", p->msg);
 		else
 			snprintf(why, len,
@@ -222,7 +222,7 @@ static void detach_at_exit(void)
 		detach();
 }
 
-void pflops_pub_helper_stop(void)
+void pfc_pub_helper_stop(void)
 {
 	if (!pub || owner != getpid())
 		return;

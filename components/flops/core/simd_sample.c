@@ -52,9 +52,9 @@ struct efd {
 	uint64_t id;
 };
 
-struct pflops_sampler {
-	int n;				  /* events */
-	struct pflops_sample_format *fmt; /* per event */
+struct pfc_sampler {
+	int n;			       /* events */
+	struct pfc_sample_format *fmt; /* per event */
 	struct efd *fds;
 	int nfds;
 	struct ring *rings;
@@ -65,9 +65,9 @@ struct pflops_sampler {
 	size_t nfiles, capfiles;
 	struct task *tasks;
 	size_t ntasks, captasks;
-	struct pflops_sampler_stats st;
+	struct pfc_sampler_stats st;
 	/* drain context */
-	pflops_sampler_fn fn;
+	pfc_sampler_fn fn;
 	void *arg;
 	int pass; /* 0: side-band records, 1: samples */
 };
@@ -85,21 +85,21 @@ static int grow(void **p, size_t *cap, size_t n, size_t elem)
 	return 0;
 }
 
-static int file_index(struct pflops_sampler *s, const char *name)
+static int file_index(struct pfc_sampler *s, const char *name)
 {
 	for (size_t i = 0; i < s->nfiles; i++)
 		if (!strcmp(s->files[i].name, name))
 			return (int)i;
 	if (grow((void **)&s->files, &s->capfiles, s->nfiles, sizeof(*s->files)))
 		return -1;
-	char *dup = pf_strdup(name);
+	char *dup = pfc_strdup(name);
 	if (!dup)
 		return -1;
 	s->files[s->nfiles] = (struct file){ dup, -1 };
 	return (int)s->nfiles++;
 }
 
-static void add_map(struct pflops_sampler *s, const struct pflops_mmap_rec *m)
+static void add_map(struct pfc_sampler *s, const struct pfc_mmap_rec *m)
 {
 	if (m->filename[0] != '/') /* [anon], [stack], //anon: nothing to read back */
 		return;
@@ -117,7 +117,7 @@ static void add_map(struct pflops_sampler *s, const struct pflops_mmap_rec *m)
 	s->st.mmaps = s->nmaps;
 }
 
-static struct task *task(struct pflops_sampler *s, uint32_t pid, int create)
+static struct task *task(struct pfc_sampler *s, uint32_t pid, int create)
 {
 	for (size_t i = 0; i < s->ntasks; i++)
 		if (s->tasks[i].pid == pid)
@@ -130,14 +130,14 @@ static struct task *task(struct pflops_sampler *s, uint32_t pid, int create)
 
 static int on_record(void *arg, const struct perf_event_header *h, const void *rec)
 {
-	struct pflops_sampler *s = arg;
+	struct pfc_sampler *s = arg;
 	const uint32_t *u = (const uint32_t *)((const uint8_t *)rec + sizeof(*h));
 
 	if (s->pass == 1 && h->type != PERF_RECORD_SAMPLE)
 		return 0;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE: {
-		struct pflops_sample_rec r;
+		struct pfc_sample_rec r;
 		uint64_t id;
 		int ev = -1;
 		if (s->pass == 0)
@@ -147,7 +147,7 @@ static int on_record(void *arg, const struct perf_event_header *h, const void *r
 		for (int i = 0; h->size >= sizeof(*h) + 8 && i < s->nfds && ev < 0; i++)
 			if (s->fds[i].id == id)
 				ev = s->fds[i].event;
-		if (ev < 0 || pflops_sample_parse(&s->fmt[ev], rec, h->size, &r, NULL)) {
+		if (ev < 0 || pfc_sample_parse(&s->fmt[ev], rec, h->size, &r, NULL)) {
 			s->st.bad++;
 			break;
 		}
@@ -157,8 +157,8 @@ static int on_record(void *arg, const struct perf_event_header *h, const void *r
 		break;
 	}
 	case PERF_RECORD_MMAP2: {
-		static __thread struct pflops_mmap_rec m; /* 4 KB of file name */
-		if (pflops_mmap2_parse(rec, h->size, &m, NULL) == 0)
+		static __thread struct pfc_mmap_rec m; /* 4 KB of file name */
+		if (pfc_mmap2_parse(rec, h->size, &m, NULL) == 0)
 			add_map(s, &m);
 		else
 			s->st.bad++;
@@ -195,7 +195,7 @@ static int on_record(void *arg, const struct perf_event_header *h, const void *r
  * mappings (written to the ring of the CPU where the mmap happened), then
  * the samples, so that a sample finds the mapping of its code whatever
  * CPU either ran on. */
-void pflops_sampler_drain(struct pflops_sampler *s, pflops_sampler_fn fn, void *arg)
+void pfc_sampler_drain(struct pfc_sampler *s, pfc_sampler_fn fn, void *arg)
 {
 	uint64_t head[1024];
 	int n = s->nrings < 1024 ? s->nrings : 1024;
@@ -207,7 +207,7 @@ void pflops_sampler_drain(struct pflops_sampler *s, pflops_sampler_fn fn, void *
 	for (s->pass = 0; s->pass < 2; s->pass++)
 		for (int i = 0; i < n; i++) {
 			struct ring *r = &s->rings[i];
-			if (pflops_ring_walk(r->data, r->size, r->pg->data_tail, head[i], on_record, s, NULL) < 0 &&
+			if (pfc_ring_walk(r->data, r->size, r->pg->data_tail, head[i], on_record, s, NULL) < 0 &&
 			    s->pass)
 				s->st.bad++; /* a broken ring: the rest of it is skipped */
 		}
@@ -216,25 +216,25 @@ void pflops_sampler_drain(struct pflops_sampler *s, pflops_sampler_fn fn, void *
 }
 
 struct drain_ctx {
-	struct pflops_sampler *s;
-	pflops_sampler_fn fn;
+	struct pfc_sampler *s;
+	pfc_sampler_fn fn;
 	void *arg;
 };
 
 static void drain_tick(void *p)
 {
 	struct drain_ctx *d = p;
-	pflops_sampler_drain(d->s, d->fn, d->arg);
+	pfc_sampler_drain(d->s, d->fn, d->arg);
 }
 
-int pflops_sampler_run(struct pflops_sampler *s, struct pflops_child *c, pflops_sampler_fn fn, void *arg, int *status,
-		       double *wall_seconds, struct pflops_error *err)
+int pfc_sampler_run(struct pfc_sampler *s, struct pflops_child *c, pfc_sampler_fn fn, void *arg, int *status,
+		    double *wall_seconds, struct pflops_error *err)
 {
 	/* the rings fill in well under a second at short periods: drain them
 	 * every 50 ms while the program runs, then once more */
 	struct drain_ctx d = { s, fn, arg };
-	int rc = pflops_child_run_tick(c, status, wall_seconds, 50, drain_tick, &d, err);
-	pflops_sampler_drain(s, fn, arg);
+	int rc = pfc_child_run_tick(c, status, wall_seconds, 50, drain_tick, &d, err);
+	pfc_sampler_drain(s, fn, arg);
 	return rc;
 }
 
@@ -243,7 +243,7 @@ int pflops_sampler_run(struct pflops_sampler *s, struct pflops_child *c, pflops_
  * running times over the CPUs is the time it counted, the (common)
  * enabled time the time it should have.  The ratio scales for
  * multiplexing; without any, the raw counts just add up. */
-int pflops_sampler_counts(struct pflops_sampler *s, double *counts, struct pflops_error *err)
+int pfc_sampler_counts(struct pfc_sampler *s, double *counts, struct pflops_error *err)
 {
 	for (int e = 0; e < s->n; e++) {
 		double raw = 0, running = 0, enabled = 0;
@@ -252,8 +252,8 @@ int pflops_sampler_counts(struct pflops_sampler *s, double *counts, struct pflop
 			if (s->fds[i].event != e)
 				continue;
 			if (read(s->fds[i].fd, v, sizeof(v)) != (ssize_t)sizeof(v))
-				return pf_err(err, PFLOPS_ESYS, "reading sampled event %d failed: %s", e,
-					      strerror(errno));
+				return pfc_err(err, PFLOPS_ESYS, "reading sampled event %d failed: %s", e,
+					       strerror(errno));
 			raw += (double)v[0];
 			enabled = (double)v[1] > enabled ? (double)v[1] : enabled;
 			running += (double)v[2];
@@ -263,12 +263,12 @@ int pflops_sampler_counts(struct pflops_sampler *s, double *counts, struct pflop
 	return 0;
 }
 
-void pflops_sampler_stats(const struct pflops_sampler *s, struct pflops_sampler_stats *st)
+void pfc_sampler_stats(const struct pfc_sampler *s, struct pfc_sampler_stats *st)
 {
 	*st = s->st;
 }
 
-static const struct map *find_map(const struct pflops_sampler *s, uint32_t pid, uint64_t addr)
+static const struct map *find_map(const struct pfc_sampler *s, uint32_t pid, uint64_t addr)
 {
 	/* its own mappings, then (until it execs) its parents' */
 	for (int depth = 0; depth < 16; depth++) {
@@ -286,9 +286,9 @@ static const struct map *find_map(const struct pflops_sampler *s, uint32_t pid, 
 	return NULL;
 }
 
-size_t pflops_sampler_read_code(void *sampler, uint32_t pid, uint64_t addr, uint8_t *buf, size_t len)
+size_t pfc_sampler_read_code(void *sampler, uint32_t pid, uint64_t addr, uint8_t *buf, size_t len)
 {
-	struct pflops_sampler *s = sampler;
+	struct pfc_sampler *s = sampler;
 	const struct map *m = find_map(s, pid, addr);
 	if (!m)
 		return 0;
@@ -304,8 +304,8 @@ size_t pflops_sampler_read_code(void *sampler, uint32_t pid, uint64_t addr, uint
 	return got > 0 ? (size_t)got : 0;
 }
 
-int pflops_sampler_where(const struct pflops_sampler *s, uint32_t pid, uint64_t addr, const char **path,
-			 uint64_t *map_start, uint64_t *offset)
+int pfc_sampler_where(const struct pfc_sampler *s, uint32_t pid, uint64_t addr, const char **path, uint64_t *map_start,
+		      uint64_t *offset)
 {
 	const struct map *m = find_map(s, pid, addr);
 	if (!m)
@@ -316,7 +316,7 @@ int pflops_sampler_where(const struct pflops_sampler *s, uint32_t pid, uint64_t 
 	return 1;
 }
 
-void pflops_sampler_close(struct pflops_sampler *s)
+void pfc_sampler_close(struct pfc_sampler *s)
 {
 	if (!s)
 		return;
@@ -340,10 +340,10 @@ void pflops_sampler_close(struct pflops_sampler *s)
 
 /* Open event e for tid on cpu (-1: a counting event on every CPU),
  * lowering precise_ip until the kernel takes it; fd or -errno. */
-static int open_one(struct pflops_sampler_event *e, pid_t tid, int cpu, int sideband, struct pflops_perf_attr_simd *a)
+static int open_one(struct pfc_sampler_event *e, pid_t tid, int cpu, int sideband, struct pfc_perf_attr_simd *a)
 {
 	for (int p = e->precise > 3 ? 3 : e->precise < 0 ? 0 : e->precise;; p--) {
-		pflops_simd_attr(a, e->type, e->config, e->period, e->period && e->opmask);
+		pfc_simd_attr(a, e->type, e->config, e->period, e->period && e->opmask);
 		struct perf_event_attr *at = &a->u.attr;
 		at->inherit = 1;
 		at->enable_on_exec = 1;
@@ -378,15 +378,14 @@ static int open_one(struct pflops_sampler_event *e, pid_t tid, int cpu, int side
 	}
 }
 
-static int open_fail(struct pflops_sampler *s, const struct pflops_sampler_event *e, int errnum,
-		     struct pflops_error *err)
+static int open_fail(struct pfc_sampler *s, const struct pfc_sampler_event *e, int errnum, struct pflops_error *err)
 {
 	int code = errnum == EACCES || errnum == EPERM				  ? PFLOPS_EPERM
 		   : errnum == E2BIG || (errnum == EOPNOTSUPP && e->opmask)	  ? PFLOPS_EUNAVAIL
 		   : errnum == ENOENT || errnum == ENODEV || errnum == EOPNOTSUPP ? PFLOPS_ENOPMU
 										  : PFLOPS_ESYS;
-	pflops_sampler_close(s);
-	return pf_err(
+	pfc_sampler_close(s);
+	return pfc_err(
 		err, code, "perf_event_open(%s%s) failed: %s%s", e->name,
 		e->opmask && e->period ? ", sampling k0-k7" : "", strerror(errnum),
 		errnum == E2BIG
@@ -395,7 +394,7 @@ static int open_fail(struct pflops_sampler *s, const struct pflops_sampler_event
 					  : "");
 }
 
-static int add_fd(struct pflops_sampler *s, int fd, int event)
+static int add_fd(struct pfc_sampler *s, int fd, int event)
 {
 	struct efd *f = &s->fds[s->nfds++];
 	f->fd = fd;
@@ -404,20 +403,20 @@ static int add_fd(struct pflops_sampler *s, int fd, int event)
 	return ioctl(fd, PERF_EVENT_IOC_ID, &f->id);
 }
 
-int pflops_sampler_open(struct pflops_sampler **out, struct pflops_sampler_event *ev, int n, pid_t tid,
-			size_t ring_pages, struct pflops_error *err)
+int pfc_sampler_open(struct pfc_sampler **out, struct pfc_sampler_event *ev, int n, pid_t tid, size_t ring_pages,
+		     struct pflops_error *err)
 {
 	long pg = sysconf(_SC_PAGESIZE), ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	struct pflops_sampler *s;
+	struct pfc_sampler *s;
 
 	*out = NULL;
 	if (n <= 0 || n > PFLOPS_MAX_COUNTERS)
-		return pf_err(err, PFLOPS_EINVAL, "between 1 and %d events can be sampled, not %d", PFLOPS_MAX_COUNTERS,
-			      n);
+		return pfc_err(err, PFLOPS_EINVAL, "between 1 and %d events can be sampled, not %d",
+			       PFLOPS_MAX_COUNTERS, n);
 	if (!ring_pages)
 		ring_pages = 64;
 	if (ring_pages & (ring_pages - 1))
-		return pf_err(err, PFLOPS_EINVAL, "ring of %zu pages: give a power of two", ring_pages);
+		return pfc_err(err, PFLOPS_EINVAL, "ring of %zu pages: give a power of two", ring_pages);
 	if (ncpu < 1)
 		ncpu = 1;
 	if (ncpu > 1024)
@@ -426,13 +425,13 @@ int pflops_sampler_open(struct pflops_sampler **out, struct pflops_sampler_event
 	if (!s || !(s->fmt = calloc((size_t)n, sizeof(*s->fmt))) ||
 	    !(s->fds = calloc((size_t)n * (size_t)ncpu, sizeof(*s->fds))) ||
 	    !(s->rings = calloc((size_t)ncpu, sizeof(*s->rings)))) {
-		pflops_sampler_close(s);
-		return pf_err(err, PFLOPS_ENOMEM, "out of memory");
+		pfc_sampler_close(s);
+		return pfc_err(err, PFLOPS_ENOMEM, "out of memory");
 	}
 	s->n = n;
 	int any_sampled = 0;
 	for (int e = 0; e < n; e++) {
-		struct pflops_perf_attr_simd a;
+		struct pfc_perf_attr_simd a;
 		if (ev[e].period) {
 			any_sampled = 1;
 			continue;
@@ -445,7 +444,7 @@ int pflops_sampler_open(struct pflops_sampler **out, struct pflops_sampler_event
 	for (long cpu = 0; any_sampled && cpu < ncpu; cpu++) {
 		struct ring *r = NULL;
 		for (int e = 0; e < n; e++) {
-			struct pflops_perf_attr_simd a;
+			struct pfc_perf_attr_simd a;
 			if (!ev[e].period)
 				continue;
 			int fd = open_one(&ev[e], tid, (int)cpu, r == NULL, &a);
@@ -453,20 +452,20 @@ int pflops_sampler_open(struct pflops_sampler **out, struct pflops_sampler_event
 				break;
 			if (fd < 0)
 				return open_fail(s, &ev[e], -fd, err);
-			pflops_simd_format(&a, &s->fmt[e]);
+			pfc_simd_format(&a, &s->fmt[e]);
 			if (add_fd(s, fd, e)) {
 				int er = errno;
-				pflops_sampler_close(s);
-				return pf_err(err, PFLOPS_ESYS, "PERF_EVENT_IOC_ID on %s: %s", ev[e].name,
-					      strerror(er));
+				pfc_sampler_close(s);
+				return pfc_err(err, PFLOPS_ESYS, "PERF_EVENT_IOC_ID on %s: %s", ev[e].name,
+					       strerror(er));
 			}
 			if (r) { /* into this CPU's ring */
 				if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd)) {
 					int er = errno;
-					pflops_sampler_close(s);
-					return pf_err(err, PFLOPS_ESYS,
-						      "PERF_EVENT_IOC_SET_OUTPUT of %s on CPU %ld: %s", ev[e].name, cpu,
-						      strerror(er));
+					pfc_sampler_close(s);
+					return pfc_err(err, PFLOPS_ESYS,
+						       "PERF_EVENT_IOC_SET_OUTPUT of %s on CPU %ld: %s", ev[e].name,
+						       cpu, strerror(er));
 				}
 				continue;
 			}
@@ -474,11 +473,11 @@ int pflops_sampler_open(struct pflops_sampler **out, struct pflops_sampler_event
 			void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 			if (m == MAP_FAILED) {
 				int er = errno;
-				pflops_sampler_close(s);
-				return pf_err(err, er == EPERM ? PFLOPS_EPERM : PFLOPS_ESYS,
-					      "mmap of the sample ring of CPU %ld (%zu KiB) failed: %s%s", cpu,
-					      len / 1024, strerror(er),
-					      er == EPERM ? " (more than kernel.perf_event_mlock_kb allows)" : "");
+				pfc_sampler_close(s);
+				return pfc_err(err, er == EPERM ? PFLOPS_EPERM : PFLOPS_ESYS,
+					       "mmap of the sample ring of CPU %ld (%zu KiB) failed: %s%s", cpu,
+					       len / 1024, strerror(er),
+					       er == EPERM ? " (more than kernel.perf_event_mlock_kb allows)" : "");
 			}
 			r = &s->rings[s->nrings++];
 			r->pg = m;
@@ -489,8 +488,8 @@ int pflops_sampler_open(struct pflops_sampler **out, struct pflops_sampler_event
 		}
 	}
 	if (any_sampled && !s->nrings) {
-		pflops_sampler_close(s);
-		return pf_err(err, PFLOPS_ESYS, "no online CPU to sample on");
+		pfc_sampler_close(s);
+		return pfc_err(err, PFLOPS_ESYS, "no online CPU to sample on");
 	}
 	*out = s;
 	return 0;

@@ -63,14 +63,14 @@ int pflops_model_metrics(const struct pflops_pmu *pmu, const struct pflops_mix *
 					modelled = 0;
 					break;
 				}
-				rc = pflops_model_eval(ev->model, m, &n, &e2);
+				rc = pfc_model_eval(ev->model, m, &n, &e2);
 				if (rc == PFLOPS_EUNAVAIL) { /* `none`: not modelled on x86 */
 					modelled = 0;
 					break;
 				}
 				if (rc)
-					return pf_err(err, rc, "%s:%d: pmu %s event %s: %s", pmu->file, ev->line,
-						      pmu->name, ev->alias, e2.msg);
+					return pfc_err(err, rc, "%s:%d: pmu %s event %s: %s", pmu->file, ev->line,
+						       pmu->name, ev->alias, e2.msg);
 				counts[c] += n;
 			}
 		if (!modelled)

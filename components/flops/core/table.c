@@ -22,7 +22,7 @@ struct ctx {
 };
 
 /* every parse error reads "file:line: what is wrong; what to write" */
-#define PERR(c, fmt, ...) pf_err((c)->err, PFLOPS_EINVAL, "%s:%d: " fmt, (c)->file, (c)->line, ##__VA_ARGS__)
+#define PERR(c, fmt, ...) pfc_err((c)->err, PFLOPS_EINVAL, "%s:%d: " fmt, (c)->file, (c)->line, ##__VA_ARGS__)
 
 static char *next_word(char **s)
 {
@@ -147,25 +147,25 @@ static int pmu_inherit(struct ctx *c, struct pflops_pmu *dst, const struct pflop
 	dst->detect = src->detect;
 	dst->events = calloc(src->nevents ? src->nevents : 1, sizeof(*dst->events));
 	if (!dst->events)
-		return pf_err(c->err, PFLOPS_ENOMEM, "out of memory");
+		return pfc_err(c->err, PFLOPS_ENOMEM, "out of memory");
 	for (int i = 0; i < src->nevents; i++) {
 		dst->events[i] = src->events[i];
-		dst->events[i].spec = pf_strdup(src->events[i].spec);
-		dst->events[i].model = pf_strdup(src->events[i].model);
-		dst->events[i].note = pf_strdup(src->events[i].note);
+		dst->events[i].spec = pfc_strdup(src->events[i].spec);
+		dst->events[i].model = pfc_strdup(src->events[i].model);
+		dst->events[i].note = pfc_strdup(src->events[i].note);
 	}
 	dst->nevents = src->nevents;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++) {
 		const struct pflops_metric_def *s = &src->metrics[m];
 		struct pflops_metric_def *d = &dst->metrics[m];
 		*d = *s;
-		d->formula = pf_strdup(s->formula);
-		d->caveat = pf_strdup(s->caveat);
+		d->formula = pfc_strdup(s->formula);
+		d->caveat = pfc_strdup(s->caveat);
 		d->terms = NULL;
 		if (s->nterms) {
 			d->terms = malloc(s->nterms * sizeof(*d->terms));
 			if (!d->terms)
-				return pf_err(c->err, PFLOPS_ENOMEM, "out of memory");
+				return pfc_err(c->err, PFLOPS_ENOMEM, "out of memory");
 			memcpy(d->terms, s->terms, s->nterms * sizeof(*d->terms));
 		}
 	}
@@ -273,7 +273,7 @@ static int do_pmu(struct ctx *c, char *args)
 		return PERR(c, "pmu name '%s' too long", name);
 	struct pflops_pmu *np = realloc(c->t->pmus, (c->t->npmus + 1) * sizeof(*np));
 	if (!np)
-		return pf_err(c->err, PFLOPS_ENOMEM, "out of memory");
+		return pfc_err(c->err, PFLOPS_ENOMEM, "out of memory");
 	c->t->pmus = np;
 	struct pflops_pmu *p = &np[c->t->npmus++];
 	c->pmus++;
@@ -283,7 +283,7 @@ static int do_pmu(struct ctx *c, char *args)
 	snprintf(p->sysfs, sizeof(p->sysfs), "cpu");
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
 		p->metrics[m].klass = -1;
-	p->file = pf_strdup(c->file);
+	p->file = pfc_strdup(c->file);
 	p->line = c->line;
 	c->pmu = p;
 	c->nlines_in_block = 0;
@@ -333,7 +333,7 @@ static int do_match(struct ctx *c, char *args)
 			return PERR(c, "bad model '%s'; use numbers (0x55 or 85) or LO-HI", tok);
 		struct pflops_match *nm = realloc(c->pmu->matches, (c->pmu->nmatches + 1) * sizeof(*nm));
 		if (!nm)
-			return pf_err(c->err, PFLOPS_ENOMEM, "out of memory");
+			return pfc_err(c->err, PFLOPS_ENOMEM, "out of memory");
 		c->pmu->matches = nm;
 		nm[c->pmu->nmatches++] = m;
 	}
@@ -396,11 +396,11 @@ static int do_event(struct ctx *c, char *args)
 			return PERR(c, "unknown event flag '%s'; use pair or combine", w);
 	}
 	snprintf(e.alias, sizeof(e.alias), "%s", alias);
-	e.spec = pf_strdup(spec);
+	e.spec = pfc_strdup(spec);
 	struct pflops_event *ne = realloc(c->pmu->events, (c->pmu->nevents + 1) * sizeof(*ne));
 	if (!ne || !e.spec) {
 		free(e.spec);
-		return pf_err(c->err, PFLOPS_ENOMEM, "out of memory");
+		return pfc_err(c->err, PFLOPS_ENOMEM, "out of memory");
 	}
 	c->pmu->events = ne;
 	ne[c->pmu->nevents++] = e;
@@ -417,7 +417,7 @@ static int do_model(struct ctx *c, char *args)
 	if (i < 0)
 		return PERR(c, "model for unknown event alias '%s'", alias);
 	free(c->pmu->events[i].model);
-	c->pmu->events[i].model = pf_strdup(spec);
+	c->pmu->events[i].model = pfc_strdup(spec);
 	return 0;
 }
 
@@ -433,7 +433,7 @@ static int do_note(struct ctx *c, char *args)
 	if (i < 0)
 		return PERR(c, "note for unknown event alias '%s'", alias);
 	free(c->pmu->events[i].note);
-	c->pmu->events[i].note = pf_strdup(text);
+	c->pmu->events[i].note = pfc_strdup(text);
 	return 0;
 }
 
@@ -442,7 +442,7 @@ static int do_metric(struct ctx *c, char *args)
 	char *name = next_word(&args), *cls = next_word(&args);
 	if (!name || !cls)
 		return PERR(c, "usage: metric NAME CLASS = FORMULA   or   metric NAME unavailable");
-	int m = pflops_metric_from_name(name), k = pf_class_from_name(cls);
+	int m = pflops_metric_from_name(name), k = pfc_class_from_name(cls);
 	if (m < 0)
 		return PERR(c, "unknown metric '%s'; use %s", name, PFLOPS_METRIC_NAMES);
 	if (k < 0)
@@ -462,9 +462,9 @@ static int do_metric(struct ctx *c, char *args)
 		return PERR(c, "metric %s %s needs '= FORMULA'", name, cls);
 	rest = rest_of_line(rest + 1);
 	char msg[256];
-	if (pf_formula_parse(rest, c->pmu, &d->terms, &d->nterms, msg, sizeof(msg)))
+	if (pfc_formula_parse(rest, c->pmu, &d->terms, &d->nterms, msg, sizeof(msg)))
 		return PERR(c, "metric %s: %s", name, msg);
-	d->formula = pf_strdup(rest);
+	d->formula = pfc_strdup(rest);
 	return 0;
 }
 
@@ -493,7 +493,7 @@ static int do_caveat(struct ctx *c, char *args)
 			if (!strcmp(list, "*") && c->pmu->metrics[m].caveat)
 				continue;
 			free(c->pmu->metrics[m].caveat);
-			c->pmu->metrics[m].caveat = pf_strdup(text);
+			c->pmu->metrics[m].caveat = pfc_strdup(text);
 		}
 	return 0;
 }
@@ -619,7 +619,7 @@ int pflops_table_parse(struct pflops_table *t, const char *text, const char *fil
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
 		char *line = malloc(n + 1);
 		if (!line)
-			return pf_err(err, PFLOPS_ENOMEM, "out of memory");
+			return pfc_err(err, PFLOPS_ENOMEM, "out of memory");
 		memcpy(line, p, n);
 		line[n] = 0;
 		c.line++;
@@ -635,7 +635,7 @@ int pflops_table_parse(struct pflops_table *t, const char *text, const char *fil
 		rc = pmu_finish(&c);
 	/* only comments: every CPU would read as unknown, the fault this file's */
 	if (!rc && !c.pmus)
-		rc = pf_err(
+		rc = pfc_err(
 			err, PFLOPS_EINVAL,
 			"%s: no PMU block in it (only comments or blank lines); a formula table holds 'pmu' blocks (presets/README.md)",
 			c.file);
@@ -644,7 +644,7 @@ int pflops_table_parse(struct pflops_table *t, const char *text, const char *fil
 
 int pflops_table_load_file(struct pflops_table *t, const char *path, struct pflops_error *err)
 {
-	FILE *f = pf_input_open(path, "formula tables", PF_MAX_TABLE_MIB, err);
+	FILE *f = pfc_input_open(path, "formula tables", PF_MAX_TABLE_MIB, err);
 	if (!f)
 		return err ? err->code : PFLOPS_EINVAL;
 	char *buf = NULL;
@@ -652,14 +652,14 @@ int pflops_table_load_file(struct pflops_table *t, const char *path, struct pflo
 	char chunk[8192];
 	int rc = 0;
 	while (!rc && (n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		if ((rc = pf_input_too_big(path, "formula tables", PF_MAX_TABLE_MIB, len + n, err)))
+		if ((rc = pfc_input_too_big(path, "formula tables", PF_MAX_TABLE_MIB, len + n, err)))
 			break;
 		if (len + n + 1 > cap) {
 			cap = (len + n + 1) * 2;
 			char *nb = realloc(buf, cap);
 			if (!nb) {
-				rc = pf_err(err, PFLOPS_ENOMEM, "%s: out of memory reading it (%zu bytes)", path,
-					    len + n);
+				rc = pfc_err(err, PFLOPS_ENOMEM, "%s: out of memory reading it (%zu bytes)", path,
+					     len + n);
 				break;
 			}
 			buf = nb;
@@ -668,14 +668,14 @@ int pflops_table_load_file(struct pflops_table *t, const char *path, struct pflo
 		len += n;
 	}
 	if (!rc && ferror(f))
-		rc = pf_err(err, PFLOPS_ESYS, "%s: read error: %s", path, strerror(errno));
+		rc = pfc_err(err, PFLOPS_ESYS, "%s: read error: %s", path, strerror(errno));
 	fclose(f);
 	if (rc || !buf) {
 		free(buf);
 		return rc ? rc
-			  : pf_err(err, PFLOPS_EINVAL,
-				   "%s: empty file: no PMU block in it; a formula table holds 'pmu' blocks (presets/README.md)",
-				   path);
+			  : pfc_err(err, PFLOPS_EINVAL,
+				    "%s: empty file: no PMU block in it; a formula table holds 'pmu' blocks (presets/README.md)",
+				    path);
 	}
 	buf[len] = 0;
 	/* the parser stops at a NUL: the rest would be dropped unread */
@@ -685,8 +685,8 @@ int pflops_table_load_file(struct pflops_table *t, const char *path, struct pflo
 		for (const char *q = buf; q < nul; q++)
 			line += *q == '\n';
 		free(buf);
-		return pf_err(err, PFLOPS_EINVAL, "%s:%d: a NUL byte; the table is text (is this the right file?)",
-			      path, line);
+		return pfc_err(err, PFLOPS_EINVAL, "%s:%d: a NUL byte; the table is text (is this the right file?)",
+			       path, line);
 	}
 	rc = pflops_table_parse(t, buf, path, err);
 	free(buf);

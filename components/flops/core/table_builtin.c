@@ -16,7 +16,7 @@ int pflops_table_builtin(struct pflops_table *t, struct pflops_error *err)
 		for (const char *f = env;; f++) {
 			size_t n = strcspn(f, ":");
 			if (!n)
-				return pf_err(
+				return pfc_err(
 					err, PFLOPS_EINVAL,
 					"PAPI_FLOPS_TABLE='%.200s' has an empty file name, so no PMU block would be read; give table files separated by ':', or unset it for the built-in table",
 					env);
@@ -26,21 +26,21 @@ int pflops_table_builtin(struct pflops_table *t, struct pflops_error *err)
 		}
 		char *list = strdup(env), *save = NULL;
 		if (!list)
-			return pf_err(err, PFLOPS_ENOMEM, "out of memory");
+			return pfc_err(err, PFLOPS_ENOMEM, "out of memory");
 		int rc = 0;
 		for (char *f = strtok_r(list, ":", &save); f && !rc; f = strtok_r(NULL, ":", &save))
 			rc = pflops_table_load_file(t, f, err);
 		free(list);
 		return rc;
 	}
-	for (int i = 0; i < pflops_builtin_nfiles; i++) {
-		int rc = pflops_table_parse(t, pflops_builtin_files[i].text, pflops_builtin_files[i].name, err);
+	for (int i = 0; i < pfc_builtin_nfiles; i++) {
+		int rc = pflops_table_parse(t, pfc_builtin_files[i].text, pfc_builtin_files[i].name, err);
 		if (rc)
 			return rc;
 	}
-	pf_encode_replay(pflops_builtin_recs, pflops_builtin_nrecs);
-	for (int i = 0; i < pflops_builtin_nencs; i++) {
-		const struct pflops_builtin_enc *b = &pflops_builtin_encs[i];
+	pfc_encode_replay(pfc_builtin_recs, pfc_builtin_nrecs);
+	for (int i = 0; i < pfc_builtin_nencs; i++) {
+		const struct pfc_builtin_enc *b = &pfc_builtin_encs[i];
 		struct pflops_pmu *p = (struct pflops_pmu *)pflops_table_find(t, b->pmu);
 		for (int e = 0; p && e < p->nevents; e++)
 			if (!strcmp(p->events[e].alias, b->alias))

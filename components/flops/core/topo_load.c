@@ -86,24 +86,25 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/hwloc-cpuid-info", dir);
 	if (access(path, F_OK))
-		return pf_err(
+		return pfc_err(
 			err, PFLOPS_EINVAL,
 			"%s: not a CPUID dump (no hwloc-cpuid-info); give an hwloc XML file or a directory made by hwloc-gather-cpuid",
 			dir);
-	FILE *f = pf_input_open(path, "CPUID dump files", PF_MAX_CPUID_MIB, err);
+	FILE *f = pfc_input_open(path, "CPUID dump files", PF_MAX_CPUID_MIB, err);
 	if (!f)
 		return err ? err->code : PFLOPS_EINVAL;
 	char first[32];
 	int ok = fgets(first, sizeof(first), f) && !strcmp(first, "Architecture: x86\n");
 	fclose(f);
 	if (!ok)
-		return pf_err(err, PFLOPS_EINVAL,
-			      "%s: not an x86 CPUID dump (its first line is not 'Architecture: x86'); " DUMP_FIX, path);
+		return pfc_err(err, PFLOPS_EINVAL,
+			       "%s: not an x86 CPUID dump (its first line is not 'Architecture: x86'); " DUMP_FIX,
+			       path);
 
 	/* pu0 .. puN-1, no gaps: hwloc ignores the dump otherwise */
 	DIR *d = opendir(dir);
 	if (!d)
-		return pf_err(err, PFLOPS_ESYS, "%s: cannot list: %s", dir, strerror(errno));
+		return pfc_err(err, PFLOPS_ESYS, "%s: cannot list: %s", dir, strerror(errno));
 	unsigned long n = 0, max = 0;
 	for (struct dirent *e; (e = readdir(d));) {
 		if (strncmp(e->d_name, "pu", 2))
@@ -114,7 +115,7 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 			continue; /* hwloc skips these too */
 		/* hwloc reads every pu file in the child: no FIFO for it to wait on */
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		int rc = pf_input_check(path, "CPUID dump files", PF_MAX_CPUID_MIB, err);
+		int rc = pfc_input_check(path, "CPUID dump files", PF_MAX_CPUID_MIB, err);
 		if (rc) {
 			closedir(d);
 			return rc;
@@ -125,19 +126,19 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 	}
 	closedir(d);
 	if (!n || max != n - 1)
-		return pf_err(err, PFLOPS_EINVAL,
-			      "%s: %s; a CPUID dump has files pu0 to puN-1, one per logical processor; " DUMP_FIX, dir,
-			      n ? "the pu files are not numbered 0 to N-1 without gaps" : "no pu0 file");
+		return pfc_err(err, PFLOPS_EINVAL,
+			       "%s: %s; a CPUID dump has files pu0 to puN-1, one per logical processor; " DUMP_FIX, dir,
+			       n ? "the pu files are not numbered 0 to N-1 without gaps" : "no pu0 file");
 	id->npus = n;
 
 	snprintf(path, sizeof(path), "%s/pu0", dir);
-	if (!(f = pf_input_open(path, "CPUID dump files", PF_MAX_CPUID_MIB, err)))
+	if (!(f = pfc_input_open(path, "CPUID dump files", PF_MAX_CPUID_MIB, err)))
 		return err ? err->code : PFLOPS_EINVAL;
 	unsigned l0[4], l1[4];
 	ok = dump_leaf(f, 0, l0) && dump_leaf(f, 1, l1);
 	fclose(f);
 	if (!ok)
-		return pf_err(err, PFLOPS_EINVAL, "%s: no CPUID leaf 0 or 1 (vendor, family, model); " DUMP_FIX, path);
+		return pfc_err(err, PFLOPS_EINVAL, "%s: no CPUID leaf 0 or 1 (vendor, family, model); " DUMP_FIX, path);
 	memcpy(id->vendor, &l0[1], 4); /* ebx, edx, ecx */
 	memcpy(id->vendor + 4, &l0[3], 4);
 	memcpy(id->vendor + 8, &l0[2], 4);
@@ -148,15 +149,15 @@ static int dump_check(const char *dir, struct dump_id *id, struct pflops_error *
 	dump_fms(id->vendor, l1[0], id);
 #if !defined(__x86_64__)
 	/* hwloc builds its x86 backend, the one that replays, on x86 only */
-	return pf_err(err, PFLOPS_EINVAL,
-		      "%s: a CPUID dump of %s family %u model %u, which only an x86-64 hwloc replays; "
-		      "give an hwloc XML file of that machine instead (lstopo-no-graphics --of xml there)",
-		      dir, id->vendor, id->family, id->model);
+	return pfc_err(err, PFLOPS_EINVAL,
+		       "%s: a CPUID dump of %s family %u model %u, which only an x86-64 hwloc replays; "
+		       "give an hwloc XML file of that machine instead (lstopo-no-graphics --of xml there)",
+		       dir, id->vendor, id->family, id->model);
 #endif
 	return 0;
 }
 
-const char *pf_obj_info(hwloc_obj_t o, const char *name)
+const char *pfc_obj_info(hwloc_obj_t o, const char *name)
 {
 	for (; o; o = o->parent) {
 		const char *v = hwloc_obj_get_info_by_name(o, name);
@@ -170,13 +171,13 @@ const char *pf_obj_info(hwloc_obj_t o, const char *name)
 static int dump_replayed(hwloc_topology_t topo, const char *dir, const struct dump_id *id, struct pflops_error *err)
 {
 	hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo, 0);
-	const char *v = pf_obj_info(pu, "CPUVendor"), *fa = pf_obj_info(pu, "CPUFamilyNumber"),
-		   *mo = pf_obj_info(pu, "CPUModelNumber"), *st = pf_obj_info(pu, "CPUStepping");
+	const char *v = pfc_obj_info(pu, "CPUVendor"), *fa = pfc_obj_info(pu, "CPUFamilyNumber"),
+		   *mo = pfc_obj_info(pu, "CPUModelNumber"), *st = pfc_obj_info(pu, "CPUStepping");
 	int npus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
 	if (v && fa && mo && st && !strcmp(v, id->vendor) && strtoul(fa, NULL, 0) == id->family &&
 	    strtoul(mo, NULL, 0) == id->model && strtoul(st, NULL, 0) == id->stepping && npus == (int)id->npus)
 		return 0;
-	return pf_err(
+	return pfc_err(
 		err, PFLOPS_EINVAL,
 		"%s: hwloc did not replay this CPUID dump: it describes %s family %u model %u stepping %u on %u PUs, hwloc built %s %s/%s/%s on %d PUs; the dump is damaged or incomplete: " DUMP_FIX
 		" again",
@@ -234,29 +235,29 @@ static void child(int fd, const char *path, int isdir)
 	char *xml = NULL;
 	int len = 0;
 	if (hwloc_topology_init(&topo)) {
-		r.code = pf_err(&err, PFLOPS_ENOMEM, "hwloc_topology_init failed");
+		r.code = pfc_err(&err, PFLOPS_ENOMEM, "hwloc_topology_init failed");
 	} else if (isdir) {
 		/* only the x86 backend: this machine's sysfs must not mix in */
 		if (setenv("HWLOC_CPUID_PATH", path, 1) ||
 		    hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "linux") ||
 		    hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "linuxio"))
-			r.code = pf_err(&err, PFLOPS_ESYS, "cannot configure hwloc for %s", path);
+			r.code = pfc_err(&err, PFLOPS_ESYS, "cannot configure hwloc for %s", path);
 	} else if (hwloc_topology_set_xml(topo, path)) {
-		r.code = pf_err(&err, PFLOPS_EINVAL, "%s: hwloc cannot read it as topology XML (%s); " XML_FIX, path,
-				strerror(errno));
+		r.code = pfc_err(&err, PFLOPS_EINVAL, "%s: hwloc cannot read it as topology XML (%s); " XML_FIX, path,
+				 strerror(errno));
 	}
 	if (!r.code && hwloc_topology_load(topo))
-		r.code = pf_err(&err, PFLOPS_EINVAL, "%s: hwloc failed to load the topology (%s); %s", path,
-				strerror(errno), isdir ? DUMP_FIX : XML_FIX);
+		r.code = pfc_err(&err, PFLOPS_EINVAL, "%s: hwloc failed to load the topology (%s); %s", path,
+				 strerror(errno), isdir ? DUMP_FIX : XML_FIX);
 	if (!r.code && hwloc_topology_export_xmlbuffer(topo, &xml, &len, 0))
-		r.code = pf_err(&err, PFLOPS_EINVAL, "%s: hwloc cannot export what it read (%s)", path,
-				strerror(errno));
+		r.code = pfc_err(&err, PFLOPS_EINVAL, "%s: hwloc cannot export what it read (%s)", path,
+				 strerror(errno));
 	/* the parent will load this export: load it here first, so that a
 	 * crash on it (hwloc's own XML) happens in this process too */
 	if (!r.code) {
 		if (hwloc_topology_init(&again) || hwloc_topology_set_xmlbuffer(again, xml, len) ||
 		    hwloc_topology_load(again))
-			r.code = pf_err(&err, PFLOPS_EINVAL, "%s: hwloc cannot load its own export of it", path);
+			r.code = pfc_err(&err, PFLOPS_EINVAL, "%s: hwloc cannot load its own export of it", path);
 		else
 			hwloc_topology_destroy(again);
 	}
@@ -272,12 +273,12 @@ static int load_in_child(hwloc_topology_t *topo, const char *path, int isdir, st
 {
 	int fds[2];
 	if (pipe(fds))
-		return pf_err(err, PFLOPS_ESYS, "pipe: %s", strerror(errno));
+		return pfc_err(err, PFLOPS_ESYS, "pipe: %s", strerror(errno));
 	pid_t pid = fork(); /* the child ends in _exit: the caller's stdio buffers stay unwritten there */
 	if (pid < 0) {
 		close(fds[0]);
 		close(fds[1]);
-		return pf_err(err, PFLOPS_ESYS, "fork: %s", strerror(errno));
+		return pfc_err(err, PFLOPS_ESYS, "fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
 		close(fds[0]);
@@ -297,20 +298,20 @@ static int load_in_child(hwloc_topology_t *topo, const char *path, int isdir, st
 		;
 	int rc;
 	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-		rc = pf_err(err, PFLOPS_EINVAL, "hwloc could not read %s (it did not finish in %d s); %s", path,
-			    PF_HWLOC_TIMEOUT, isdir ? DUMP_FIX : XML_FIX);
+		rc = pfc_err(err, PFLOPS_EINVAL, "hwloc could not read %s (it did not finish in %d s); %s", path,
+			     PF_HWLOC_TIMEOUT, isdir ? DUMP_FIX : XML_FIX);
 	else if (!complete || WIFSIGNALED(status) || WEXITSTATUS(status))
-		rc = pf_err(err, PFLOPS_EINVAL,
-			    "hwloc could not read %s (it crashed on it%s%s); the file is damaged: %s", path,
-			    WIFSIGNALED(status) ? ": " : "", WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "",
-			    isdir ? DUMP_FIX " again" : XML_FIX " again");
+		rc = pfc_err(err, PFLOPS_EINVAL,
+			     "hwloc could not read %s (it crashed on it%s%s); the file is damaged: %s", path,
+			     WIFSIGNALED(status) ? ": " : "", WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "",
+			     isdir ? DUMP_FIX " again" : XML_FIX " again");
 	else if (r.code)
-		rc = pf_err(err, r.code, "%s", r.msg);
+		rc = pfc_err(err, r.code, "%s", r.msg);
 	else if (hwloc_topology_init(topo))
-		rc = pf_err(err, PFLOPS_ENOMEM, "hwloc_topology_init failed");
+		rc = pfc_err(err, PFLOPS_ENOMEM, "hwloc_topology_init failed");
 	else if (hwloc_topology_set_xmlbuffer(*topo, xml, (int)r.len) || hwloc_topology_load(*topo)) {
 		hwloc_topology_destroy(*topo);
-		rc = pf_err(err, PFLOPS_EINVAL, "%s: hwloc cannot load its own export of it", path);
+		rc = pfc_err(err, PFLOPS_EINVAL, "%s: hwloc cannot load its own export of it", path);
 	} else {
 		rc = 0;
 	}
@@ -318,14 +319,14 @@ static int load_in_child(hwloc_topology_t *topo, const char *path, int isdir, st
 	return rc;
 }
 
-int pf_topology_load(hwloc_topology_t *topo, const char *path, struct pflops_error *err)
+int pfc_topology_load(hwloc_topology_t *topo, const char *path, struct pflops_error *err)
 {
 	if (!path) { /* this machine */
 		if (hwloc_topology_init(topo))
-			return pf_err(err, PFLOPS_ENOMEM, "hwloc_topology_init failed");
+			return pfc_err(err, PFLOPS_ENOMEM, "hwloc_topology_init failed");
 		if (hwloc_topology_load(*topo)) {
-			int rc = pf_err(err, PFLOPS_ESYS, "this machine: hwloc failed to load the topology (%s)",
-					strerror(errno));
+			int rc = pfc_err(err, PFLOPS_ESYS, "this machine: hwloc failed to load the topology (%s)",
+					 strerror(errno));
 			hwloc_topology_destroy(*topo);
 			return rc;
 		}
@@ -333,11 +334,11 @@ int pf_topology_load(hwloc_topology_t *topo, const char *path, struct pflops_err
 	}
 	struct stat st;
 	if (stat(path, &st))
-		return pf_err(err, PFLOPS_ENOENT, "%s: cannot read topology: %s", path, strerror(errno));
+		return pfc_err(err, PFLOPS_ENOENT, "%s: cannot read topology: %s", path, strerror(errno));
 	int isdir = S_ISDIR(st.st_mode);
 	struct dump_id id;
 	int rc = isdir ? dump_check(path, &id, err)
-		       : pf_input_check(path, "topology XML files", PF_MAX_TOPOLOGY_MIB, err);
+		       : pfc_input_check(path, "topology XML files", PF_MAX_TOPOLOGY_MIB, err);
 	if (!rc)
 		rc = load_in_child(topo, path, isdir, err);
 	if (!rc && isdir && (rc = dump_replayed(*topo, path, &id, err)))

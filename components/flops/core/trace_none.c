@@ -13,53 +13,53 @@
 #include "pflops_trace.h"
 
 #define X86_ONLY \
-	PFLOPS_TRACE_ARCH_ONLY "; on this machine count with --source hw (hardware counters) or --source perf-stat:FILE"
+	PFT_TRACE_ARCH_ONLY "; on this machine count with --source hw (hardware counters) or --source perf-stat:FILE"
 
-int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts, struct pflops_mix *mix, int *exit_status,
-		     struct pflops_error *err)
+int pft_run(char *const argv[], const struct pflops_trace_opts *opts, struct pflops_mix *mix, int *exit_status,
+	    struct pflops_error *err)
 {
-	return pf_err(err, PFLOPS_EUNAVAIL, X86_ONLY);
+	return pfc_err(err, PFLOPS_EUNAVAIL, X86_ONLY);
 }
 
-int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const struct pflops_attach_opts *a,
-			struct pflops_mix *mix, int *exit_status, int *detached, struct pflops_error *err)
+int pft_attach(pid_t pid, const struct pflops_trace_opts *opts, const struct pft_attach_opts *a, struct pflops_mix *mix,
+	       int *exit_status, int *detached, struct pflops_error *err)
 {
 	/* the flops component's helper waits for a byte: say it failed */
 	if (a && a->ready_fd >= 0 && write(a->ready_fd, "e", 1) < 0)
 		(void)0;
-	return pf_err(err, PFLOPS_EUNAVAIL, X86_ONLY);
+	return pfc_err(err, PFLOPS_EUNAVAIL, X86_ONLY);
 }
 
 /* --by-function groups traced blocks: nothing to group without the trace. */
-struct pflops_funcs *pflops_funcs_new(struct pflops_error *err)
+struct pft_funcs *pft_funcs_new(struct pflops_error *err)
 {
-	pf_err(err, PFLOPS_EUNAVAIL, "--by-function: " X86_ONLY);
+	pfc_err(err, PFLOPS_EUNAVAIL, "--by-function: " X86_ONLY);
 	return NULL;
 }
 
-void pflops_funcs_add(void *funcs, const struct pflops_trace_block *b)
+void pft_funcs_add(void *funcs, const struct pft_trace_block *b)
 {
 }
 
-int pflops_funcs_list(struct pflops_funcs *f, const struct pflops_func *const **v, size_t *n, struct pflops_error *err)
+int pft_funcs_list(struct pft_funcs *f, const struct pft_func *const **v, size_t *n, struct pflops_error *err)
 {
 	*v = NULL;
 	*n = 0;
-	return pf_err(err, PFLOPS_EUNAVAIL, "--by-function: " X86_ONLY);
+	return pfc_err(err, PFLOPS_EUNAVAIL, "--by-function: " X86_ONLY);
 }
 
-void pflops_funcs_free(struct pflops_funcs *f)
+void pft_funcs_free(struct pft_funcs *f)
 {
 }
 
-int pflops_funcs_name(struct pflops_funcs *f, const char *path, uint64_t map_start, uint64_t offset, char *buf,
-		      size_t len, const char **object)
+int pft_funcs_name(struct pft_funcs *f, const char *path, uint64_t map_start, uint64_t offset, char *buf, size_t len,
+		   const char **object)
 {
 	return PFLOPS_EUNAVAIL;
 }
 
 /* The masked-lane estimator decodes sampled x86 code (AVX-512 opmasks). */
-int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pflops_insn *out)
+int pfc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *out)
 {
 	return PFLOPS_EINVAL;
 }

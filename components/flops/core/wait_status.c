@@ -7,7 +7,7 @@
 #include <sys/wait.h>
 #include "pflops_trace.h"
 
-void pflops_trace_status_str(int status, char *buf, size_t len)
+void pft_status_str(int status, char *buf, size_t len)
 {
 	if (WIFEXITED(status))
 		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));

@@ -39,30 +39,30 @@
 #define CHUNK_SIZE (4u << 20)
 #define MAX_CHUNKS 64
 #define REACH ((uint64_t)1 << 31)
-#define TABLE_BYTES (((PFLOPS_TABLE_N + PFLOPS_TABLE_OVER) * 16 + 4095) & ~4095)
+#define TABLE_BYTES (((PFT_TABLE_N + PFT_TABLE_OVER) * 16 + 4095) & ~4095)
 /* Under an RLIMIT_AS (ulimit -v) the cache takes at most this share of
  * it: fewer slots (threads at once) and chunks (code); the rest of the
  * limit is the program's.  Below one slot and one chunk, the process is
  * traced by the stopping engine. */
 #define AS_SHARE 8
 
-uint64_t pflops_find_gadget(struct pflops_space *sp, pid_t tid)
+uint64_t pft_find_gadget(struct pft_space *sp, pid_t tid)
 {
 	static const size_t max = 1 << 20;
 	uint8_t *buf = malloc(max);
 	uint64_t found = 0;
 
-	if (!buf || pflops_maps_load(&sp->maps, tid))
+	if (!buf || pft_maps_load(&sp->maps, tid))
 		goto out;
 	/* the vDSO first (always there, never written), then the code */
 	for (int pass = 0; pass < 2 && !found; pass++)
 		for (size_t i = 0; i < sp->maps.n && !found; i++) {
-			const struct pflops_map *m = &sp->maps.v[i];
+			const struct pft_map *m = &sp->maps.v[i];
 			int vdso = m->path && !strcmp(m->path, "[vdso]");
 			if (!m->x || !m->r || m->w || vdso != !pass)
 				continue;
 			size_t n = m->hi - m->lo < max ? m->hi - m->lo : max;
-			n = pflops_mem_read(sp, tid, m->lo, buf, n);
+			n = pft_mem_read(sp, tid, m->lo, buf, n);
 			for (size_t j = 0; j + 1 < n; j++)
 				if (buf[j] == 0x0f && buf[j + 1] == 0x05) {
 					found = m->lo + j;
@@ -76,7 +76,7 @@ out:
 
 /* A zero-terminated name for memfd_create in the tracee: written below
  * its stack's red zone, or any zero byte near the gadget. */
-static uint64_t name_in_tracee(struct pflops_thr *t)
+static uint64_t name_in_tracee(struct pft_thr *t)
 {
 	static const char name[] = "pflops-cache";
 	struct user_regs_struct r;
@@ -92,7 +92,7 @@ static uint64_t name_in_tracee(struct pflops_thr *t)
 		if (process_vm_writev(t->tid, &l, 1, &rv, 1, 0) == (ssize_t)sizeof name)
 			return at;
 	}
-	size_t n = pflops_mem_read(t->sp, t->tid, t->sp->gadget, z, sizeof z);
+	size_t n = pft_mem_read(t->sp, t->tid, t->sp->gadget, z, sizeof z);
 	for (size_t i = 0; i < n; i++)
 		if (!z[i])
 			return t->sp->gadget + i;
@@ -109,7 +109,7 @@ struct piece {
  * (exactly, when fixed: 1 = must not replace, 2 = replaces) with prot,
  * and in the tracer when map_here, filled from init (if not NULL) before
  * the process sees it. */
-static int piece_new(struct pflops_tracer *T, struct pflops_thr *t, size_t size, int prot, uint64_t hint, int fixed,
+static int piece_new(struct pft_tracer *T, struct pft_thr *t, size_t size, int prot, uint64_t hint, int fixed,
 		     int map_here, int keep_fd, const uint8_t *init, struct piece *p)
 {
 	int64_t fd = -1, addr = -1, ign;
@@ -122,7 +122,7 @@ static int piece_new(struct pflops_tracer *T, struct pflops_thr *t, size_t size,
 	p->fd = -1;
 	if (!name)
 		return PFLOPS_EUNAVAIL;
-	rc = pflops_inject(T, t, SYS_memfd_create, name, MFD_CLOEXEC, 0, 0, 0, 0, &fd);
+	rc = pft_inject(T, t, SYS_memfd_create, name, MFD_CLOEXEC, 0, 0, 0, 0, &fd);
 	if (rc)
 		return rc;
 	if (fd < 0)
@@ -145,7 +145,7 @@ static int piece_new(struct pflops_tracer *T, struct pflops_thr *t, size_t size,
 		flags |= MAP_FIXED_NOREPLACE;
 	else if (fixed == 2)
 		flags |= MAP_FIXED;
-	rc = pflops_inject(T, t, SYS_mmap, hint, size, (uint64_t)prot, (uint64_t)flags, (uint64_t)fd, 0, &addr);
+	rc = pft_inject(T, t, SYS_mmap, hint, size, (uint64_t)prot, (uint64_t)flags, (uint64_t)fd, 0, &addr);
 	if (rc)
 		goto out;
 	if (addr < 0 && addr > -4096) {
@@ -153,14 +153,14 @@ static int piece_new(struct pflops_tracer *T, struct pflops_thr *t, size_t size,
 		goto out;
 	}
 	if (fixed && (uint64_t)addr != hint) {
-		pflops_inject(T, t, SYS_munmap, (uint64_t)addr, size, 0, 0, 0, 0, &ign);
+		pft_inject(T, t, SYS_munmap, (uint64_t)addr, size, 0, 0, 0, 0, &ign);
 		rc = PFLOPS_ESYS;
 		goto out;
 	}
 	p->addr = (uint64_t)addr;
 	rc = 0;
 out:
-	pflops_inject(T, t, SYS_close, (uint64_t)fd, 0, 0, 0, 0, 0, &ign);
+	pft_inject(T, t, SYS_close, (uint64_t)fd, 0, 0, 0, 0, 0, &ign);
 	if (rc || !keep_fd) {
 		if (p->fd >= 0)
 			close(p->fd);
@@ -183,9 +183,9 @@ static int cpu_ok(void)
 	return (c >> 20) & 1;
 }
 
-uint64_t pflops_arena_as_bytes(const struct pflops_arena *a)
+uint64_t pft_arena_as_bytes(const struct pft_arena *a)
 {
-	return TABLE_BYTES + (uint64_t)a->nslots * PFLOPS_SLOT_BYTES + (uint64_t)a->nchunks * CHUNK_SIZE;
+	return TABLE_BYTES + (uint64_t)a->nslots * PFT_SLOT_BYTES + (uint64_t)a->nchunks * CHUNK_SIZE;
 }
 
 /* Slots and chunks for a process whose RLIMIT_AS is lim (0: none);
@@ -194,17 +194,17 @@ static int size_to_limit(uint64_t lim, int *nslots, size_t *max_chunks)
 {
 	uint64_t budget = lim / AS_SHARE, s, c;
 
-	*nslots = PFLOPS_MAX_SLOTS;
+	*nslots = PFT_MAX_SLOTS;
 	*max_chunks = MAX_CHUNKS;
 	if (!lim)
 		return 0;
-	if (budget < TABLE_BYTES + PFLOPS_SLOT_BYTES + CHUNK_SIZE)
+	if (budget < TABLE_BYTES + PFT_SLOT_BYTES + CHUNK_SIZE)
 		return -1;
 	budget -= TABLE_BYTES;
 	/* half for slots, the rest for code */
-	s = budget / 2 / PFLOPS_SLOT_BYTES;
-	s = s < 1 ? 1 : s > PFLOPS_MAX_SLOTS ? PFLOPS_MAX_SLOTS : s;
-	c = (budget - s * PFLOPS_SLOT_BYTES) / CHUNK_SIZE;
+	s = budget / 2 / PFT_SLOT_BYTES;
+	s = s < 1 ? 1 : s > PFT_MAX_SLOTS ? PFT_MAX_SLOTS : s;
+	c = (budget - s * PFT_SLOT_BYTES) / CHUNK_SIZE;
 	if (!c)
 		return -1;
 	*nslots = (int)s;
@@ -212,9 +212,9 @@ static int size_to_limit(uint64_t lim, int *nslots, size_t *max_chunks)
 	return 0;
 }
 
-static void count_as(struct pflops_tracer *T, const struct pflops_arena *a)
+static void count_as(struct pft_tracer *T, const struct pft_arena *a)
 {
-	uint64_t n = pflops_arena_as_bytes(a);
+	uint64_t n = pft_arena_as_bytes(a);
 
 	if (n > T->st.cache_as_bytes)
 		T->st.cache_as_bytes = n;
@@ -222,14 +222,14 @@ static void count_as(struct pflops_tracer *T, const struct pflops_arena *a)
 		T->st.cache_as_limited = n;
 }
 
-int pflops_arena_setup(struct pflops_tracer *T, struct pflops_thr *t)
+int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t)
 {
 	struct rlimit rl;
 	uint64_t lim = 0;
 	int nslots;
 	size_t max_chunks;
-	struct pflops_space *sp = t->sp;
-	struct pflops_arena *a;
+	struct pft_space *sp = t->sp;
+	struct pft_arena *a;
 	struct piece tab, sl;
 	int rc;
 
@@ -267,12 +267,12 @@ int pflops_arena_setup(struct pflops_tracer *T, struct pflops_thr *t)
 		goto fail;
 	a->table = tab.addr;
 	a->table_mem = tab.mem;
-	rc = piece_new(T, t, (size_t)a->nslots * PFLOPS_SLOT_BYTES, PROT_READ | PROT_WRITE, 0, 0, 0, 1, NULL, &sl);
+	rc = piece_new(T, t, (size_t)a->nslots * PFT_SLOT_BYTES, PROT_READ | PROT_WRITE, 0, 0, 0, 1, NULL, &sl);
 	if (rc)
 		goto fail;
 	a->slots = sl.addr;
 	a->slots_fd = sl.fd;
-	a->ids = calloc(PFLOPS_MAX_IDS, sizeof *a->ids);
+	a->ids = calloc(PFT_MAX_IDS, sizeof *a->ids);
 	if (!a->ids) {
 		rc = PFLOPS_ENOMEM;
 		goto fail;
@@ -281,21 +281,21 @@ int pflops_arena_setup(struct pflops_tracer *T, struct pflops_thr *t)
 	count_as(T, a);
 	return 0;
 fail:
-	pflops_arena_free(a);
+	pft_arena_free(a);
 	sp->arena_failed = 1;
 	T->st.cache_setup_failed++;
 	return rc;
 }
 
-void pflops_arena_free(struct pflops_arena *a)
+void pft_arena_free(struct pft_arena *a)
 {
 	if (!a)
 		return;
 	if (a->table_mem)
 		munmap(a->table_mem, TABLE_BYTES);
-	for (int i = 0; i < PFLOPS_MAX_SLOTS; i++)
+	for (int i = 0; i < PFT_MAX_SLOTS; i++)
 		if (a->slot_mem[i])
-			munmap(a->slot_mem[i], PFLOPS_SLOT_BYTES);
+			munmap(a->slot_mem[i], PFT_SLOT_BYTES);
 	if (a->slots_fd >= 0)
 		close(a->slots_fd);
 	for (size_t i = 0; i < a->nchunks; i++) {
@@ -309,7 +309,7 @@ void pflops_arena_free(struct pflops_arena *a)
 	free(a);
 }
 
-struct pflops_chunk *pflops_arena_chunk_of(const struct pflops_arena *a, uint64_t addr)
+struct pft_chunk *pft_arena_chunk_of(const struct pft_arena *a, uint64_t addr)
 {
 	for (size_t i = 0; a && i < a->nchunks; i++)
 		if (addr >= a->chunks[i]->addr && addr < a->chunks[i]->addr + a->chunks[i]->size)
@@ -317,7 +317,7 @@ struct pflops_chunk *pflops_arena_chunk_of(const struct pflops_arena *a, uint64_
 	return NULL;
 }
 
-static int reaches(const struct pflops_chunk *c, uint64_t lo, uint64_t hi)
+static int reaches(const struct pft_chunk *c, uint64_t lo, uint64_t hi)
 {
 	uint64_t clo = c->addr, chi = c->addr + c->size;
 	uint64_t far = hi > clo ? hi - clo : 0, far2 = chi > lo ? chi - lo : 0;
@@ -325,11 +325,10 @@ static int reaches(const struct pflops_chunk *c, uint64_t lo, uint64_t hi)
 	return far < REACH - 4096 && far2 < REACH - 4096;
 }
 
-struct pflops_chunk *pflops_arena_chunk(struct pflops_tracer *T, struct pflops_thr *t, uint64_t lo, uint64_t hi,
-					size_t need)
+struct pft_chunk *pft_arena_chunk(struct pft_tracer *T, struct pft_thr *t, uint64_t lo, uint64_t hi, size_t need)
 {
-	struct pflops_arena *a = t->sp->arena;
-	struct pflops_chunk *c, **nc;
+	struct pft_arena *a = t->sp->arena;
+	struct pft_chunk *c, **nc;
 	struct piece p;
 	uint64_t at;
 
@@ -340,9 +339,9 @@ struct pflops_chunk *pflops_arena_chunk(struct pflops_tracer *T, struct pflops_t
 	}
 	if (a->nchunks >= a->max_chunks || need > CHUNK_SIZE / 2)
 		return NULL;
-	if (pflops_maps_load(&t->sp->maps, t->tid))
+	if (pft_maps_load(&t->sp->maps, t->tid))
 		return NULL;
-	at = pflops_maps_gap_near(&t->sp->maps, lo, hi, CHUNK_SIZE, REACH - (1u << 24));
+	at = pft_maps_gap_near(&t->sp->maps, lo, hi, CHUNK_SIZE, REACH - (1u << 24));
 	if (!at)
 		return NULL;
 	if (piece_new(T, t, CHUNK_SIZE, PROT_READ | PROT_EXEC, at, 1, 1, 0, NULL, &p))
@@ -361,7 +360,7 @@ struct pflops_chunk *pflops_arena_chunk(struct pflops_tracer *T, struct pflops_t
 	c->addr = p.addr;
 	c->mem = p.mem;
 	c->size = CHUNK_SIZE;
-	c->used = pflops_ibl_emit(c, a->region);
+	c->used = pft_ibl_emit(c, a->region);
 	count_as(T, a);
 	/* its `syscall` is ours: injection no longer depends on the
 	 * program's code staying mapped */
@@ -370,37 +369,37 @@ struct pflops_chunk *pflops_arena_chunk(struct pflops_tracer *T, struct pflops_t
 	return c->size - c->used >= need && reaches(c, lo, hi) ? c : NULL;
 }
 
-int pflops_slot_init(struct pflops_arena *a, int slot)
+int pft_slot_init(struct pft_arena *a, int slot)
 {
-	uint8_t *m = pflops_slot_mem(a, slot);
+	uint8_t *m = pft_slot_mem(a, slot);
 
 	if (!m)
 		return -1;
 	a->slot_used[slot] = 1;
 	memset(m, 0, 64);
-	memcpy(m + PFLOPS_SLOT_TABLE, &a->table, 8);
+	memcpy(m + PFT_SLOT_TABLE, &a->table, 8);
 	return slot;
 }
 
-int pflops_slot_alloc(struct pflops_arena *a)
+int pft_slot_alloc(struct pft_arena *a)
 {
 	for (int i = 0; i < a->nslots; i++)
 		if (!a->slot_used[i])
-			return pflops_slot_init(a, i);
+			return pft_slot_init(a, i);
 	return -1;
 }
 
-void pflops_slot_free(struct pflops_arena *a, int slot)
+void pft_slot_free(struct pft_arena *a, int slot)
 {
 	if (a && slot >= 0 && slot < a->nslots)
 		a->slot_used[slot] = 0;
 }
 
-uint8_t *pflops_slot_mem(struct pflops_arena *a, int slot)
+uint8_t *pft_slot_mem(struct pft_arena *a, int slot)
 {
 	if (!a->slot_mem[slot]) {
-		void *m = mmap(NULL, PFLOPS_SLOT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, a->slots_fd,
-			       (off_t)slot * PFLOPS_SLOT_BYTES);
+		void *m = mmap(NULL, PFT_SLOT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, a->slots_fd,
+			       (off_t)slot * PFT_SLOT_BYTES);
 		if (m == MAP_FAILED)
 			return NULL;
 		a->slot_mem[slot] = m;
@@ -408,21 +407,21 @@ uint8_t *pflops_slot_mem(struct pflops_arena *a, int slot)
 	return a->slot_mem[slot];
 }
 
-uint64_t pflops_slot_addr(const struct pflops_arena *a, int slot)
+uint64_t pft_slot_addr(const struct pft_arena *a, int slot)
 {
-	return a->slots + (uint64_t)slot * PFLOPS_SLOT_BYTES;
+	return a->slots + (uint64_t)slot * PFT_SLOT_BYTES;
 }
 
 /* Replace one shared mapping of the child with a private copy. */
-static int refork(struct pflops_tracer *T, struct pflops_thr *t, uint64_t addr, size_t size, int prot,
-		  const uint8_t *src, int keep_fd, struct piece *p)
+static int refork(struct pft_tracer *T, struct pft_thr *t, uint64_t addr, size_t size, int prot, const uint8_t *src,
+		  int keep_fd, struct piece *p)
 {
 	return piece_new(T, t, size, prot, addr, 2, src != NULL, keep_fd, src, p);
 }
 
-int pflops_arena_fork(struct pflops_tracer *T, struct pflops_thr *t, const struct pflops_arena *pa)
+int pft_arena_fork(struct pft_tracer *T, struct pft_thr *t, const struct pft_arena *pa)
 {
-	struct pflops_arena *a = t->sp->arena;
+	struct pft_arena *a = t->sp->arena;
 	struct piece p;
 	int rc;
 
@@ -433,13 +432,13 @@ int pflops_arena_fork(struct pflops_tracer *T, struct pflops_thr *t, const struc
 		return rc;
 	a->table = p.addr;
 	a->table_mem = p.mem;
-	rc = refork(T, t, pa->slots, (size_t)pa->nslots * PFLOPS_SLOT_BYTES, PROT_READ | PROT_WRITE, NULL, 1, &p);
+	rc = refork(T, t, pa->slots, (size_t)pa->nslots * PFT_SLOT_BYTES, PROT_READ | PROT_WRITE, NULL, 1, &p);
 	if (rc)
 		return rc;
 	a->slots = p.addr;
 	a->slots_fd = p.fd;
 	for (size_t i = 0; i < a->nchunks; i++) {
-		struct pflops_chunk *c = a->chunks[i];
+		struct pft_chunk *c = a->chunks[i];
 		rc = refork(T, t, c->addr, c->size, PROT_READ | PROT_EXEC, pa->chunks[i]->mem, 0, &p);
 		if (rc)
 			return rc;

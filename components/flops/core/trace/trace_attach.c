@@ -7,13 +7,13 @@
  * the tracer) and interrupted; the scan is repeated until it finds no
  * new thread (threads cloned by seized ones are followed by the kernel).
  * At its interrupt stop a thread starts counting where it stands: in
- * user code it enters the engine at once (pflops_go); inside a system
+ * user code it enters the engine at once (pft_go); inside a system
  * call that the stop interrupted (rax = -ERESTART*), it is resumed to
  * the syscall stops of the restarted call, so that it enters the engine
  * at the call's exit, as a launched program does after exec.  From then
  * on the engine's own loop steps apply (trace_ptrace.c).  A detach
  * request puts every thread back in its own code and lets it go
- * (pflops_detach_rest), so the process runs on unharmed.
+ * (pft_detach_rest), so the process runs on unharmed.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -56,9 +56,9 @@ static int pending_take(struct pending *p, pid_t tid)
 	return 0;
 }
 
-static struct pflops_thr *thread_of(struct pflops_tracer *T, pid_t tid)
+static struct pft_thr *thread_of(struct pft_tracer *T, pid_t tid)
 {
-	for (struct pflops_thr *t = T->threads; t; t = t->next)
+	for (struct pft_thr *t = T->threads; t; t = t->next)
 		if (t->tid == tid)
 			return t;
 	return NULL;
@@ -66,7 +66,7 @@ static struct pflops_thr *thread_of(struct pflops_tracer *T, pid_t tid)
 
 /* One pass over /proc/PID/task: seize and interrupt the threads not
  * yet traced.  *added: how many. */
-static int seize_pass(struct pflops_tracer *T, pid_t pid, struct pflops_space *sp, struct pending *pd, int *added)
+static int seize_pass(struct pft_tracer *T, pid_t pid, struct pft_space *sp, struct pending *pd, int *added)
 {
 	char path[64];
 	struct dirent *de;
@@ -75,11 +75,11 @@ static int seize_pass(struct pflops_tracer *T, pid_t pid, struct pflops_space *s
 	*added = 0;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	if (!(d = opendir(path)))
-		return pflops_fail(T->err, PFLOPS_ECHILD, "no process %d to attach to (%s: %s)", (int)pid, path,
-				   strerror(errno));
+		return pft_fail(T->err, PFLOPS_ECHILD, "no process %d to attach to (%s: %s)", (int)pid, path,
+				strerror(errno));
 	while ((de = readdir(d))) {
 		pid_t tid = (pid_t)atoi(de->d_name);
-		struct pflops_thr *t;
+		struct pft_thr *t;
 		if (tid <= 0 || thread_of(T, tid))
 			continue;
 		if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)SEIZE_OPTS)) {
@@ -87,27 +87,26 @@ static int seize_pass(struct pflops_tracer *T, pid_t pid, struct pflops_space *s
 			if (e == ESRCH)
 				continue; /* ended meanwhile */
 			closedir(d);
-			return pflops_fail(
-				T->err, PFLOPS_ECHILD,
-				"cannot trace process %d (PTRACE_SEIZE of thread %d: %s); it must run as your "
-				"user, not be traced already (a debugger, another papi_flops_run), and ptrace "
-				"must be allowed: kernel.yama.ptrace_scope 0, or 1 with the process calling "
-				"prctl(PR_SET_PTRACER), or CAP_SYS_PTRACE; seccomp and container policies "
-				"can forbid it too",
-				(int)pid, (int)tid, strerror(e));
+			return pft_fail(T->err, PFLOPS_ECHILD,
+					"cannot trace process %d (PTRACE_SEIZE of thread %d: %s); it must run as your "
+					"user, not be traced already (a debugger, another papi_flops_run), and ptrace "
+					"must be allowed: kernel.yama.ptrace_scope 0, or 1 with the process calling "
+					"prctl(PR_SET_PTRACER), or CAP_SYS_PTRACE; seccomp and container policies "
+					"can forbid it too",
+					(int)pid, (int)tid, strerror(e));
 		}
-		if (!(t = pflops_thread_add(T, tid, PFLOPS_TH_RUN)) ||
+		if (!(t = pft_thread_add(T, tid, PFT_TH_RUN)) ||
 		    (pd->n == pd->cap && !(pd->v = realloc(pd->v, (pd->cap = pd->cap * 2 + 16) * sizeof(*pd->v))))) {
 			closedir(d);
-			return pflops_fail(T->err, PFLOPS_ENOMEM, "out of memory");
+			return pft_fail(T->err, PFLOPS_ENOMEM, "out of memory");
 		}
 		t->sp = sp;
 		sp->refs++;
 		pd->v[pd->n++] = tid;
 		if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) && errno != ESRCH) {
 			closedir(d);
-			return pflops_fail(T->err, PFLOPS_ESYS, "PTRACE_INTERRUPT of thread %d: %s", (int)tid,
-					   strerror(errno));
+			return pft_fail(T->err, PFLOPS_ESYS, "PTRACE_INTERRUPT of thread %d: %s", (int)tid,
+					strerror(errno));
 		}
 		(*added)++;
 	}
@@ -124,18 +123,18 @@ static int restarting(const struct user_regs_struct *r)
 }
 
 /* A thread at its first (interrupt) stop starts counting. */
-static int start_counting(struct pflops_tracer *T, struct pflops_thr *t)
+static int start_counting(struct pft_tracer *T, struct pft_thr *t)
 {
 	struct user_regs_struct r;
 
-	if (pflops_getregs(t->tid, &r))
+	if (pft_getregs(t->tid, &r))
 		return 0; /* gone: its exit comes */
 	t->prog_gs = r.gs_base;
 	if (restarting(&r)) {
 		t->in_syscall = 0; /* the restarted call's entry stop comes next */
-		return pflops_restart(T, t, PTRACE_SYSCALL, 0);
+		return pft_restart(T, t, PTRACE_SYSCALL, 0);
 	}
-	return pflops_go(T, t, &r, 0);
+	return pft_go(T, t, &r, 0);
 }
 
 static int say(int fd, char c)
@@ -144,7 +143,7 @@ static int say(int fd, char c)
 }
 
 /* Wait for the next status; 0 with *detach set when asked to let go. */
-static pid_t wait_or_detach(struct pflops_tracer *T, const struct pflops_attach_opts *a, int *st, int *detach)
+static pid_t wait_or_detach(struct pft_tracer *T, const struct pft_attach_opts *a, int *st, int *detach)
 {
 	for (;;) {
 		pid_t p = waitpid(-1, st, __WALL | WNOHANG);
@@ -172,7 +171,7 @@ static pid_t wait_or_detach(struct pflops_tracer *T, const struct pflops_attach_
 	}
 }
 
-static void pub_end(struct pflops_pub *p, int state, const char *msg)
+static void pub_end(struct pfc_pub *p, int state, const char *msg)
 {
 	if (!p)
 		return;
@@ -180,14 +179,14 @@ static void pub_end(struct pflops_pub *p, int state, const char *msg)
 	__atomic_store_n(&p->state, state, __ATOMIC_RELEASE);
 }
 
-int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const struct pflops_attach_opts *a,
-			struct pflops_mix *mix, int *exit_status, int *detached, struct pflops_error *err)
+int pft_attach(pid_t pid, const struct pflops_trace_opts *opts, const struct pft_attach_opts *a, struct pflops_mix *mix,
+	       int *exit_status, int *detached, struct pflops_error *err)
 {
 	static const struct pflops_trace_opts defaults;
-	static const struct pflops_attach_opts no_attach = { -1, -1, NULL };
-	struct pflops_tracer T;
+	static const struct pft_attach_opts no_attach = { -1, -1, NULL };
+	struct pft_tracer T;
 	struct pending pd = { 0 };
-	struct pflops_space *sp;
+	struct pft_space *sp;
 	int rc, added, detach = 0, st;
 
 	if (!a)
@@ -195,14 +194,14 @@ int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const s
 	if (detached)
 		*detached = 0;
 	if (pid <= 0 || !mix)
-		return pflops_fail(err, PFLOPS_EINVAL, "no process to attach to; pass its pid");
+		return pft_fail(err, PFLOPS_EINVAL, "no process to attach to; pass its pid");
 	if (pid == getpid())
-		return pflops_fail(err, PFLOPS_EINVAL,
-				   "a process cannot trace itself; the flops component starts "
-				   "a helper for that");
+		return pft_fail(err, PFLOPS_EINVAL,
+				"a process cannot trace itself; the flops component starts "
+				"a helper for that");
 	memset(&T, 0, sizeof T);
 	T.o = opts ? opts : &defaults;
-	if ((rc = pflops_engine_pick(T.o, &T.engine, err))) {
+	if ((rc = pft_engine_pick(T.o, &T.engine, err))) {
 		say(a->ready_fd, 'e');
 		return rc;
 	}
@@ -215,37 +214,37 @@ int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const s
 	T.pub = a->pub;
 	T.attached = 1;
 	clock_gettime(CLOCK_MONOTONIC, &T.last);
-	if (!(sp = pflops_space_new(pid, T.o->region)) || (T.o->block && !(T.prof = pflops_prof_new(T.o)))) {
-		pflops_space_put(sp);
+	if (!(sp = pft_space_new(pid, T.o->region)) || (T.o->block && !(T.prof = pft_prof_new(T.o)))) {
+		pft_space_put(sp);
 		say(a->ready_fd, 'e');
-		return pflops_fail(err, PFLOPS_ENOMEM, "out of memory");
+		return pft_fail(err, PFLOPS_ENOMEM, "out of memory");
 	}
 	sp->prof = T.prof;
-	pflops_sys_attached(&T, sp);
+	pft_sys_attached(&T, sp);
 	T.pub_sp = sp;
 	do
 		rc = seize_pass(&T, pid, sp, &pd, &added);
 	while (!rc && added);
-	pflops_space_put(sp); /* the threads hold it now */
+	pft_space_put(sp); /* the threads hold it now */
 	if (!rc && !T.threads)
-		rc = pflops_fail(err, PFLOPS_ECHILD, "process %d has no thread left to trace", (int)pid);
+		rc = pft_fail(err, PFLOPS_ECHILD, "process %d has no thread left to trace", (int)pid);
 	if (rc) {
-		pub_end(T.pub, PFLOPS_PUB_FAILED, err ? err->msg : "attach failed");
+		pub_end(T.pub, PFC_PUB_FAILED, err ? err->msg : "attach failed");
 		say(a->ready_fd, 'e');
 		/* threads seized already are let go where they stand: none
 		 * has entered the engine yet */
-		for (struct pflops_thr *t = T.threads; t; t = t->next)
+		for (struct pft_thr *t = T.threads; t; t = t->next)
 			ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
 		while (T.threads)
-			pflops_thread_drop(&T, T.threads->tid);
+			pft_thread_drop(&T, T.threads->tid);
 		free(pd.v);
-		pflops_prof_free(T.prof);
+		pft_prof_free(T.prof);
 		return rc;
 	}
 	if (T.pub) {
 		T.pub->pid = pid;
-		T.pub->magic = PFLOPS_PUB_MAGIC;
-		__atomic_store_n(&T.pub->state, PFLOPS_PUB_ATTACHED, __ATOMIC_RELEASE);
+		T.pub->magic = PFC_PUB_MAGIC;
+		__atomic_store_n(&T.pub->state, PFC_PUB_ATTACHED, __ATOMIC_RELEASE);
 	}
 	say(a->ready_fd, 'r');
 
@@ -256,13 +255,13 @@ int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const s
 	    (T.sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
 		pthread_sigmask(SIG_SETMASK, &T.oldmask, NULL);
 	while (T.threads) {
-		struct pflops_thr *t;
+		struct pft_thr *t;
 		pid_t p;
 		if (T.ndefer) {
-			struct pflops_deferred d = T.defer[--T.ndefer];
+			struct pft_deferred d = T.defer[--T.ndefer];
 			if (WIFEXITED(d.status) || WIFSIGNALED(d.status))
-				pflops_pub_forget(&T, d.pid);
-			if ((rc = pflops_engine_handle(&T, d.pid, d.status)))
+				pft_pub_forget(&T, d.pid);
+			if ((rc = pft_engine_handle(&T, d.pid, d.status)))
 				break;
 			continue;
 		}
@@ -270,10 +269,10 @@ int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const s
 			/* the process ended (what it started is let go), or
 			 * we are asked to let go: every thread back in its own
 			 * code, then detached */
-			pub_end(T.pub, PFLOPS_PUB_DETACHED, T.root_done ? "the process ended" : "the tracer detached");
+			pub_end(T.pub, PFC_PUB_DETACHED, T.root_done ? "the process ended" : "the tracer detached");
 			if (detach && detached)
 				*detached = 1;
-			rc = pflops_detach_rest(&T);
+			rc = pft_detach_rest(&T);
 			break;
 		}
 		p = wait_or_detach(&T, a, &st, &detach);
@@ -285,23 +284,23 @@ int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const s
 			break;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st))
-			pflops_pub_forget(&T, p);
+			pft_pub_forget(&T, p);
 		t = thread_of(&T, p);
 		if (t && WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_STOP && WSTOPSIG(st) == SIGTRAP &&
-		    pending_take(&pd, p) && t->mode == PFLOPS_M_STOP && !t->blk) {
+		    pending_take(&pd, p) && t->mode == PFT_M_STOP && !t->blk) {
 			if ((rc = start_counting(&T, t)))
 				break;
 			continue;
 		}
 		if (t && WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_EXEC && t->sp == T.pub_sp)
 			T.pub_sp = NULL; /* a new image: nobody reads it */
-		if ((rc = pflops_engine_handle(&T, p, st)))
+		if ((rc = pft_engine_handle(&T, p, st)))
 			break;
 	}
 	if (rc) {
-		pub_end(T.pub, PFLOPS_PUB_FAILED, err ? err->msg : "the tracer failed");
-		if (T.threads && pflops_detach_rest(&T))
-			pflops_engine_kill_all(&T);
+		pub_end(T.pub, PFC_PUB_FAILED, err ? err->msg : "the tracer failed");
+		if (T.threads && pft_detach_rest(&T))
+			pft_engine_kill_all(&T);
 	}
 	if (T.sfd >= 0) {
 		close(T.sfd);
@@ -311,7 +310,7 @@ int pflops_trace_attach(pid_t pid, const struct pflops_trace_opts *opts, const s
 	free(T.defer);
 	free(T.xbuf);
 	if (!T.threads)
-		pflops_prof_free(T.prof);
+		pft_prof_free(T.prof);
 	if (exit_status)
 		*exit_status = T.root_done ? T.root_status : 0;
 	if (T.o->stats)

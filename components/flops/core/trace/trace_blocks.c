@@ -4,7 +4,7 @@
  * remembers its FP instructions so that an execution of it is counted by
  * a table walk instead of a decode.  Blocks are dropped (and decoded
  * again when next run) when their pages are unmapped or made writable
- * (pflops_block_invalidate, from the engine's system-call stops); code
+ * (pft_block_invalidate, from the engine's system-call stops); code
  * rewritten in place on a page that stays writable is not noticed.
  */
 #include <stdlib.h>
@@ -23,7 +23,7 @@ static size_t slot(uint64_t a, size_t cap)
 	return (size_t)a & (cap - 1);
 }
 
-static void block_free(struct pflops_block *b)
+static void block_free(struct pft_block *b)
 {
 	if (b->x) {
 		free(b->x->pt);
@@ -37,10 +37,10 @@ static void block_free(struct pflops_block *b)
 	free(b);
 }
 
-void pflops_block_free_all(struct pflops_space *sp)
+void pft_block_free_all(struct pft_space *sp)
 {
 	for (size_t i = 0; sp->blk_tab && i < sp->blk_cap; i++)
-		for (struct pflops_block *b = sp->blk_tab[i], *n; b; b = n) {
+		for (struct pft_block *b = sp->blk_tab[i], *n; b; b = n) {
 			n = b->next;
 			block_free(b);
 		}
@@ -64,7 +64,7 @@ static size_t pg_slot(uint64_t pg, size_t cap)
 	return (size_t)(pg >> 20) & (cap - 1);
 }
 
-static void pg_add(struct pflops_space *sp, uint64_t pg)
+static void pg_add(struct pft_space *sp, uint64_t pg)
 {
 	size_t i;
 
@@ -90,7 +90,7 @@ static void pg_add(struct pflops_space *sp, uint64_t pg)
 	sp->pg_n++;
 }
 
-static int pg_has(const struct pflops_space *sp, uint64_t pg)
+static int pg_has(const struct pft_space *sp, uint64_t pg)
 {
 	if (!sp->pg_cap)
 		return 0;
@@ -100,7 +100,7 @@ static int pg_has(const struct pflops_space *sp, uint64_t pg)
 	return 0;
 }
 
-static int range_has_code(const struct pflops_space *sp, uint64_t lo, uint64_t hi)
+static int range_has_code(const struct pft_space *sp, uint64_t lo, uint64_t hi)
 {
 	uint64_t p0 = lo >> 12, p1 = (hi + 4095) >> 12;
 
@@ -116,15 +116,15 @@ static int range_has_code(const struct pflops_space *sp, uint64_t lo, uint64_t h
 	return 0;
 }
 
-size_t pflops_block_invalidate(struct pflops_space *sp, uint64_t lo, uint64_t hi)
+size_t pft_block_invalidate(struct pft_space *sp, uint64_t lo, uint64_t hi)
 {
 	size_t n = 0;
 
 	if (hi <= lo || !range_has_code(sp, lo, hi))
 		return 0;
 	for (size_t i = 0; i < sp->blk_cap; i++)
-		for (struct pflops_block **p = &sp->blk_tab[i]; *p;) {
-			struct pflops_block *b = *p;
+		for (struct pft_block **p = &sp->blk_tab[i]; *p;) {
+			struct pft_block *b = *p;
 			if (b->start >= hi || b->end <= lo) {
 				p = &b->next;
 				continue;
@@ -133,10 +133,10 @@ size_t pflops_block_invalidate(struct pflops_space *sp, uint64_t lo, uint64_t hi
 			sp->blk_n--;
 			b->dead = 1;
 			if (b->x && sp->arena)
-				pflops_xlate_detach(sp, b->x);
+				pft_xlate_detach(sp, b->x);
 			if (sp->ndead == sp->dead_cap) {
 				size_t nc = sp->dead_cap ? 2 * sp->dead_cap : 16;
-				struct pflops_block **nd = realloc(sp->dead, nc * sizeof *nd);
+				struct pft_block **nd = realloc(sp->dead, nc * sizeof *nd);
 				if (!nd) { /* leak it rather than free counted code */
 					n++;
 					continue;
@@ -150,15 +150,15 @@ size_t pflops_block_invalidate(struct pflops_space *sp, uint64_t lo, uint64_t hi
 	return n;
 }
 
-static int grow(struct pflops_space *sp)
+static int grow(struct pft_space *sp)
 {
 	size_t nc = sp->blk_cap * 2;
-	struct pflops_block **nt = calloc(nc, sizeof *nt);
+	struct pft_block **nt = calloc(nc, sizeof *nt);
 
 	if (!nt)
 		return PFLOPS_ENOMEM;
 	for (size_t i = 0; i < sp->blk_cap; i++)
-		for (struct pflops_block *b = sp->blk_tab[i], *n; b; b = n) {
+		for (struct pft_block *b = sp->blk_tab[i], *n; b; b = n) {
 			size_t s = slot(b->start, nc);
 			n = b->next;
 			b->next = nt[s];
@@ -173,9 +173,9 @@ static int grow(struct pflops_space *sp)
 /* Decode the block at pc.  Never fails except for memory: unreadable or
  * undecodable bytes give a one-instruction block that is single-stepped
  * (the program will fault there, as it would untraced). */
-static struct pflops_block *decode(struct pflops_space *sp, pid_t tid, uint64_t pc, int force_step)
+static struct pft_block *decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step)
 {
-	struct pflops_block *b = calloc(1, sizeof *b);
+	struct pft_block *b = calloc(1, sizeof *b);
 	uint8_t buf[CHUNK];
 	size_t have = 0, pos = 0; /* buf holds [pc+base, pc+base+have) */
 	uint64_t base = 0, off = 0;
@@ -191,16 +191,16 @@ static struct pflops_block *decode(struct pflops_space *sp, pid_t tid, uint64_t 
 		goto oom;
 
 	for (;;) {
-		struct pflops_insn in;
+		struct pft_insn in;
 
 		if (have - pos < 16) { /* refill so one insn always fits */
 			memmove(buf, buf + pos, have - pos);
 			base += pos;
 			have -= pos;
 			pos = 0;
-			have += pflops_mem_read(sp, tid, pc + base + have, buf + have, CHUNK - have);
+			have += pft_mem_read(sp, tid, pc + base + have, buf + have, CHUNK - have);
 		}
-		if (have == pos || pflops_decode(buf + pos, have - pos, pc + off, &in)) {
+		if (have == pos || pfc_decode(buf + pos, have - pos, pc + off, &in)) {
 			break;
 		}
 		if (b->ninsts == cap_i) {
@@ -213,19 +213,19 @@ static struct pflops_block *decode(struct pflops_space *sp, pid_t tid, uint64_t 
 		b->offs[b->ninsts++] = (uint32_t)off;
 		if (in.fp) {
 			if (b->nfp == cap_f) {
-				struct pflops_fpent *n = realloc(b->fp, 2 * cap_f * sizeof *n);
+				struct pft_fpent *n = realloc(b->fp, 2 * cap_f * sizeof *n);
 				if (!n)
 					goto oom;
 				b->fp = n;
 				cap_f *= 2;
 			}
-			b->fp[b->nfp++] = (struct pflops_fpent){ .idx = b->ninsts - 1,
-								 .prec = in.prec,
-								 .width = in.width,
-								 .op = in.op,
-								 .lanes = in.lanes,
-								 .mask_reg = in.mask_reg,
-								 .lanes_per_bit = in.lanes_per_bit };
+			b->fp[b->nfp++] = (struct pft_fpent){ .idx = b->ninsts - 1,
+							      .prec = in.prec,
+							      .width = in.width,
+							      .op = in.op,
+							      .lanes = in.lanes,
+							      .mask_reg = in.mask_reg,
+							      .lanes_per_bit = in.lanes_per_bit };
 			if (in.mask_reg) {
 				b->has_mask = 1;
 				ku |= (uint8_t)(1u << in.mask_reg);
@@ -237,7 +237,7 @@ static struct pflops_block *decode(struct pflops_space *sp, pid_t tid, uint64_t 
 		b->last = pc + off;
 		pos += in.len;
 		off += in.len;
-		if (in.term != PFLOPS_T_NONE) {
+		if (in.term != PFT_T_NONE) {
 			b->term = in;
 			break;
 		}
@@ -251,40 +251,39 @@ static struct pflops_block *decode(struct pflops_space *sp, pid_t tid, uint64_t 
 		b->offs[0] = 0;
 		b->last = pc;
 		b->end = pc + 1;
-		b->mode = PFLOPS_BLK_STEP;
+		b->mode = PFT_BLK_STEP;
 		return b;
 	}
 	switch (b->term.term) {
-	case PFLOPS_T_JCC:
-	case PFLOPS_T_JMP:
-	case PFLOPS_T_CALL:
-	case PFLOPS_T_RET:
-	case PFLOPS_T_LOOP:
-	case PFLOPS_T_JRCXZ:
-		b->mode = PFLOPS_BLK_BP;
+	case PFT_T_JCC:
+	case PFT_T_JMP:
+	case PFT_T_CALL:
+	case PFT_T_RET:
+	case PFT_T_LOOP:
+	case PFT_T_JRCXZ:
+		b->mode = PFT_BLK_BP;
 		break;
-	case PFLOPS_T_SYSCALL:
-		b->mode = PFLOPS_BLK_SYSCALL;
+	case PFT_T_SYSCALL:
+		b->mode = PFT_BLK_SYSCALL;
 		break;
 	default: /* OTHER, cap reached, bad bytes ahead */
-		b->mode = PFLOPS_BLK_STEP;
+		b->mode = PFT_BLK_STEP;
 		break;
 	}
 	/* A mask register written inside the block has another value at the
 	 * masked instruction than at the block's end, where we read it. */
-	if ((kw & ku) || (force_step && b->mode == PFLOPS_BLK_BP))
-		b->mode = PFLOPS_BLK_STEP;
+	if ((kw & ku) || (force_step && b->mode == PFT_BLK_BP))
+		b->mode = PFT_BLK_STEP;
 	return b;
 oom:
 	block_free(b);
 	return NULL;
 }
 
-struct pflops_block *pflops_block_get(struct pflops_space *sp, pid_t tid, uint64_t pc, int force_step,
-				      uint64_t *decoded)
+struct pft_block *pft_block_get(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, uint64_t *decoded)
 {
 	size_t s = slot(pc, sp->blk_cap);
-	struct pflops_block *b;
+	struct pft_block *b;
 
 	for (b = sp->blk_tab[s]; b; b = b->next)
 		if (b->start == pc)
@@ -293,8 +292,8 @@ struct pflops_block *pflops_block_get(struct pflops_space *sp, pid_t tid, uint64
 	if (!b)
 		return NULL;
 	if (sp->region)
-		b->region_entry = (uint8_t)pflops_region_is_entry(sp->region, sp->pid, pc);
-	if (sp->prof && pflops_prof_block(sp, tid, b)) {
+		b->region_entry = (uint8_t)pft_region_is_entry(sp->region, sp->pid, pc);
+	if (sp->prof && pft_prof_block(sp, tid, b)) {
 		block_free(b);
 		return NULL;
 	}
@@ -310,7 +309,7 @@ struct pflops_block *pflops_block_get(struct pflops_space *sp, pid_t tid, uint64
 	return b;
 }
 
-int pflops_block_index(const struct pflops_block *blk, uint64_t pc)
+int pft_block_index(const struct pft_block *blk, uint64_t pc)
 {
 	uint64_t off;
 	uint32_t lo = 0, hi = blk->ninsts;
@@ -328,16 +327,16 @@ int pflops_block_index(const struct pflops_block *blk, uint64_t pc)
 	return lo < blk->ninsts && blk->offs[lo] == off ? (int)lo : -1;
 }
 
-static void count_fp(struct pflops_mix *m, const struct pflops_fpent *e, const uint64_t *k)
+static void count_fp(struct pflops_mix *m, const struct pft_fpent *e, const uint64_t *k)
 {
 	m->insts[e->prec][e->width][e->op]++;
 	m->lanes_full[e->prec][e->width][e->op] += e->lanes;
 	if (e->mask_reg)
 		m->masked[e->prec][e->width][e->op]++;
-	m->lanes_active[e->prec][e->width][e->op] += pflops_fp_active(e, k);
+	m->lanes_active[e->prec][e->width][e->op] += pft_fp_active(e, k);
 }
 
-void pflops_block_count(struct pflops_mix *m, const struct pflops_block *blk, uint32_t n, const uint64_t *k)
+void pft_block_count(struct pflops_mix *m, const struct pft_block *blk, uint32_t n, const uint64_t *k)
 {
 	if (n > blk->ninsts)
 		n = blk->ninsts;
@@ -351,7 +350,7 @@ void pflops_block_count(struct pflops_mix *m, const struct pflops_block *blk, ui
 	 * partial case only arises when a signal interrupts a block */
 }
 
-void pflops_block_count_one(struct pflops_mix *m, const struct pflops_block *blk, uint32_t idx, const uint64_t *k)
+void pft_block_count_one(struct pflops_mix *m, const struct pft_block *blk, uint32_t idx, const uint64_t *k)
 {
 	m->total_insts++;
 	for (uint32_t i = 0; i < blk->nfp; i++)
@@ -360,11 +359,11 @@ void pflops_block_count_one(struct pflops_mix *m, const struct pflops_block *blk
 	/* extras are per block; a stepped block adds them when it ends */
 }
 
-void pflops_block_count_times(struct pflops_mix *m, const struct pflops_block *blk, uint64_t times)
+void pft_block_count_times(struct pflops_mix *m, const struct pft_block *blk, uint64_t times)
 {
 	m->total_insts += times * blk->ninsts;
 	for (uint32_t i = 0; i < blk->nfp; i++) {
-		const struct pflops_fpent *e = &blk->fp[i];
+		const struct pft_fpent *e = &blk->fp[i];
 		m->insts[e->prec][e->width][e->op] += times;
 		m->lanes_full[e->prec][e->width][e->op] += times * e->lanes;
 		m->lanes_active[e->prec][e->width][e->op] += times * e->lanes;
@@ -373,9 +372,9 @@ void pflops_block_count_times(struct pflops_mix *m, const struct pflops_block *b
 		m->extra[x] += times * blk->extra[x];
 }
 
-struct pflops_block *pflops_block_clone(const struct pflops_block *b)
+struct pft_block *pft_block_clone(const struct pft_block *b)
 {
-	struct pflops_block *c = malloc(sizeof *c);
+	struct pft_block *c = malloc(sizeof *c);
 
 	if (!c)
 		return NULL;
@@ -399,14 +398,14 @@ struct pflops_block *pflops_block_clone(const struct pflops_block *b)
 	return c;
 }
 
-int pflops_block_adopt(struct pflops_space *sp, struct pflops_block *b)
+int pft_block_adopt(struct pft_space *sp, struct pft_block *b)
 {
 	size_t s;
 
 	if (b->dead) {
 		if (sp->ndead == sp->dead_cap) {
 			size_t nc = sp->dead_cap ? 2 * sp->dead_cap : 16;
-			struct pflops_block **nd = realloc(sp->dead, nc * sizeof *nd);
+			struct pft_block **nd = realloc(sp->dead, nc * sizeof *nd);
 			if (!nd)
 				return PFLOPS_ENOMEM;
 			sp->dead = nd;

@@ -125,13 +125,13 @@ static uint8_t cie_enc(const struct cur *sec, uint64_t at)
 	return enc;
 }
 
-int pflops_cfi_enclosing(const struct pflops_elf *e, uint64_t v, uint64_t *start)
+int pft_cfi_enclosing(const struct pft_elf *e, uint64_t v, uint64_t *start)
 {
 	struct cur sec;
 	uint64_t off, size, best = 0;
 	int found = 0;
 
-	if (pflops_elf_section(e, ".eh_frame", &off, &size, &sec.addr))
+	if (pft_elf_section(e, ".eh_frame", &off, &size, &sec.addr))
 		return -1;
 	sec.p = e->p + off;
 	sec.at = 0;

@@ -81,7 +81,7 @@ static const char *fma_rest(const char *m)
 
 /* Fill the FLOP class from the mnemonic; out->width must hold the vector
  * width of the instruction (PFLOPS_W128.. or SCALAR for legacy x87). */
-static void classify_fp(const char *mn, int vex, int vlen, struct pflops_insn *out)
+static void classify_fp(const char *mn, int vex, int vlen, struct pft_insn *out)
 {
 	char m[32];
 	const char *r;
@@ -161,12 +161,12 @@ struct fpclass {
 static struct fpclass fp_memo[ZYDIS_MNEMONIC_MAX_VALUE + 1][2][3];
 static uint8_t pspd_memo[ZYDIS_MNEMONIC_MAX_VALUE + 1]; /* 0 ?, 1 no, 2 yes */
 
-static void classify_fp_memo(ZydisMnemonic mn, int vex, int vlen, struct pflops_insn *out)
+static void classify_fp_memo(ZydisMnemonic mn, int vex, int vlen, struct pft_insn *out)
 {
 	struct fpclass *c = &fp_memo[mn][vex != 0][vlen == 512 ? 2 : vlen == 256];
 
 	if (!c->valid) {
-		struct pflops_insn t;
+		struct pft_insn t;
 		memset(&t, 0, sizeof t);
 		classify_fp(ZydisMnemonicGetString(mn), vex, vlen, &t);
 		*c = (struct fpclass){ 1, t.fp, t.prec, t.width, t.op, t.lanes, t.lanes_per_bit };
@@ -197,7 +197,7 @@ static int is_mask_reg(ZydisRegister r)
 }
 
 static void classify_branch(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops, uint64_t addr,
-			    struct pflops_insn *out)
+			    struct pft_insn *out)
 {
 	const ZydisDecodedOperand *o = &ops[0];
 
@@ -207,52 +207,51 @@ static void classify_branch(const ZydisDecodedInstruction *in, const ZydisDecode
 		case ZYDIS_MNEMONIC_JRCXZ:
 		case ZYDIS_MNEMONIC_JECXZ:
 		case ZYDIS_MNEMONIC_JCXZ:
-			out->term = PFLOPS_T_JRCXZ;
+			out->term = PFT_T_JRCXZ;
 			break;
 		case ZYDIS_MNEMONIC_LOOP:
 		case ZYDIS_MNEMONIC_LOOPE:
 		case ZYDIS_MNEMONIC_LOOPNE:
-			out->term = PFLOPS_T_LOOP;
+			out->term = PFT_T_LOOP;
 			break;
 		default:
-			out->term = PFLOPS_T_JCC;
+			out->term = PFT_T_JCC;
 			break;
 		}
 		out->cc = in->opcode & 0x0f; /* 7x, 0f 8x, e0..e3 */
 		out->addr32 = in->address_width == 32;
 		break;
 	case ZYDIS_CATEGORY_UNCOND_BR:
-		out->term = PFLOPS_T_JMP;
+		out->term = PFT_T_JMP;
 		break;
 	case ZYDIS_CATEGORY_CALL:
-		out->term = PFLOPS_T_CALL;
+		out->term = PFT_T_CALL;
 		break;
 	case ZYDIS_CATEGORY_RET:
-		out->term = PFLOPS_T_RET;
+		out->term = PFT_T_RET;
 		if (o->type == ZYDIS_OPERAND_TYPE_IMMEDIATE && o->visibility == ZYDIS_OPERAND_VISIBILITY_EXPLICIT)
 			out->ret_imm = (uint16_t)o->imm.value.u;
 		break;
 	case ZYDIS_CATEGORY_SYSCALL:
 		out->term = in->mnemonic == ZYDIS_MNEMONIC_SYSCALL || in->mnemonic == ZYDIS_MNEMONIC_SYSENTER
-				    ? PFLOPS_T_SYSCALL
-				    : PFLOPS_T_OTHER;
+				    ? PFT_T_SYSCALL
+				    : PFT_T_OTHER;
 		return;
 	case ZYDIS_CATEGORY_INTERRUPT:
-		out->term = in->mnemonic == ZYDIS_MNEMONIC_INT && o->imm.value.u == 0x80 ? PFLOPS_T_SYSCALL
-											 : PFLOPS_T_OTHER;
+		out->term = in->mnemonic == ZYDIS_MNEMONIC_INT && o->imm.value.u == 0x80 ? PFT_T_SYSCALL : PFT_T_OTHER;
 		return;
 	default:
-		out->term = PFLOPS_T_OTHER;
+		out->term = PFT_T_OTHER;
 		return;
 	}
 
 	/* far or 16/32-bit operand-size forms: rare, single-step them */
-	if (in->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR || (out->term != PFLOPS_T_JCC && out->term != PFLOPS_T_LOOP &&
-							      out->term != PFLOPS_T_JRCXZ && in->operand_width != 64)) {
-		out->term = PFLOPS_T_OTHER;
+	if (in->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR || (out->term != PFT_T_JCC && out->term != PFT_T_LOOP &&
+							      out->term != PFT_T_JRCXZ && in->operand_width != 64)) {
+		out->term = PFT_T_OTHER;
 		return;
 	}
-	if (out->term == PFLOPS_T_RET)
+	if (out->term == PFT_T_RET)
 		return;
 	if (o->type == ZYDIS_OPERAND_TYPE_IMMEDIATE && o->imm.is_relative) {
 		out->ind = 0;
@@ -268,11 +267,11 @@ static void classify_branch(const ZydisDecodedInstruction *in, const ZydisDecode
 		out->mscale = o->mem.scale;
 		out->mdisp = o->mem.disp.value;
 	} else {
-		out->term = PFLOPS_T_OTHER;
+		out->term = PFT_T_OTHER;
 	}
 }
 
-int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pflops_insn *out)
+int pfc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *out)
 {
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
@@ -295,8 +294,8 @@ int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pflops_i
 		if (is_mask_reg(ops[i].reg.value) && (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
 			out->kwrites |= (uint8_t)(1u << (ops[i].reg.value - ZYDIS_REGISTER_K0));
 		if (ops[i].reg.value == ZYDIS_REGISTER_RIP && (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
-		    out->term == PFLOPS_T_NONE)
-			out->term = PFLOPS_T_OTHER;
+		    out->term == PFT_T_NONE)
+			out->term = PFT_T_OTHER;
 	}
 	switch (in.meta.category) {
 	case ZYDIS_CATEGORY_COND_BR:
@@ -306,7 +305,7 @@ int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pflops_i
 	case ZYDIS_CATEGORY_SYSCALL:
 	case ZYDIS_CATEGORY_INTERRUPT:
 	case ZYDIS_CATEGORY_SYSRET:
-		out->term = PFLOPS_T_NONE;
+		out->term = PFT_T_NONE;
 		classify_branch(&in, ops, addr, out);
 		return 0;
 	default:
@@ -323,12 +322,12 @@ int pflops_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pflops_i
 	case ZYDIS_MNEMONIC_XBEGIN:
 	case ZYDIS_MNEMONIC_XABORT:
 	case ZYDIS_MNEMONIC_XEND:
-		out->term = PFLOPS_T_OTHER;
+		out->term = PFT_T_OTHER;
 		return 0;
 	default:
 		break;
 	}
-	if (out->term != PFLOPS_T_NONE)
+	if (out->term != PFT_T_NONE)
 		return 0;
 
 	classify_fp_memo(in.mnemonic, vex, vex ? in.avx.vector_length : 128, out);

@@ -47,28 +47,28 @@ static int step(pid_t tid)
 /* Put a stopped thread back in the program's own code.  *trapped: it
  * stopped on an int3 (rip is one past it); cleared when the int3 was one
  * of ours (its SIGTRAP is not the program's). */
-static int put_back(struct pflops_tracer *T, struct pflops_thr *t, int *trapped)
+static int put_back(struct pft_tracer *T, struct pft_thr *t, int *trapped)
 {
 	struct user_regs_struct r;
 	int dirty = 0, ex;
 
-	if (pflops_getregs(t->tid, &r))
+	if (pft_getregs(t->tid, &r))
 		return -1;
-	if (*trapped && pflops_bp_has(t->sp, r.rip - 1)) {
+	if (*trapped && pft_bp_has(t->sp, r.rip - 1)) {
 		r.rip--; /* one of ours: the program's instruction is there */
 		dirty = 1;
 		*trapped = 0;
-	} else if (*trapped && !pflops_cache_trap_target(t, &r, &ex)) {
+	} else if (*trapped && !pft_cache_trap_target(t, &r, &ex)) {
 		dirty = 1; /* a copy's exit, the lookup routine: where it goes */
 		*trapped = 0;
 	}
-	for (int n = 0; t->sp->arena && pflops_arena_chunk_of(t->sp->arena, r.rip); n++) {
+	for (int n = 0; t->sp->arena && pft_arena_chunk_of(t->sp->arena, r.rip); n++) {
 		if (t->tramp && t->blk && r.rip == t->tramp) {
 			r.rip = t->blk->start;
 		} else if (t->tramp && t->blk && r.rip == t->tramp_back) {
 			r.rip = t->blk->ninsts > 1 ? t->blk->start + t->blk->offs[1] : t->blk->end;
-		} else if (pflops_cache_to_orig(T, t, &r)) {
-			if (n == MAX_ROLL_STEPS || step(t->tid) || pflops_getregs(t->tid, &r))
+		} else if (pft_cache_to_orig(T, t, &r)) {
+			if (n == MAX_ROLL_STEPS || step(t->tid) || pft_getregs(t->tid, &r))
 				return -1;
 			continue;
 		}
@@ -77,14 +77,14 @@ static int put_back(struct pflops_tracer *T, struct pflops_thr *t, int *trapped)
 	}
 	t->tramp = 0;
 	t->blk = NULL;
-	if (pflops_set_mode(T, t, &r, PFLOPS_M_STOP, &dirty))
+	if (pft_set_mode(T, t, &r, PFT_M_STOP, &dirty))
 		return -1;
-	return dirty ? pflops_setregs(T, t, &r) : 0;
+	return dirty ? pft_setregs(T, t, &r) : 0;
 }
 
 /* The signal a stop holds for the thread (0: none to pass on);
- * PFLOPS_DETACH_TRAP: a SIGTRAP of an int3 (ours, or the program's). */
-#define PFLOPS_DETACH_TRAP 0x1000
+ * PFT_DETACH_TRAP: a SIGTRAP of an int3 (ours, or the program's). */
+#define PFT_DETACH_TRAP 0x1000
 static int held_signal(pid_t tid, int status)
 {
 	int sig = WSTOPSIG(status);
@@ -93,12 +93,12 @@ static int held_signal(pid_t tid, int status)
 	if ((status >> 16) || sig == (SIGTRAP | 0x80))
 		return 0;
 	if (sig == SIGTRAP)
-		return !ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) && si.si_code == SI_KERNEL ? PFLOPS_DETACH_TRAP : 0;
+		return !ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) && si.si_code == SI_KERNEL ? PFT_DETACH_TRAP : 0;
 	return sig;
 }
 
 /* a syscall-entry stop (system calls are injected differently there) */
-static int at_entry(const struct pflops_thr *t, int status)
+static int at_entry(const struct pft_thr *t, int status)
 {
 	return WIFSTOPPED(status) && WSTOPSIG(status) == (SIGTRAP | 0x80) && !(status >> 16) && !t->in_syscall;
 }
@@ -128,7 +128,7 @@ static int trap_queued(pid_t tid)
  * back; the program's: kept).  The thread runs no instruction: a
  * stopped thread resumed with a signal queued stops again to report it.
  * Returns -1 when the thread ended. */
-static int take_queued_trap(struct pflops_tracer *T, struct pflops_thr *t)
+static int take_queued_trap(struct pft_tracer *T, struct pft_thr *t)
 {
 	int st;
 
@@ -140,7 +140,7 @@ static int take_queued_trap(struct pflops_tracer *T, struct pflops_thr *t)
 			if (errno != EINTR)
 				return 0;
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			pflops_thread_drop(T, t->tid);
+			pft_thread_drop(T, t->tid);
 			return -1;
 		}
 		t->detach_sig = held_signal(t->tid, st);
@@ -148,38 +148,38 @@ static int take_queued_trap(struct pflops_tracer *T, struct pflops_thr *t)
 	return 0;
 }
 
-int pflops_detach_rest(struct pflops_tracer *T)
+int pft_detach_rest(struct pft_tracer *T)
 {
 	int left = 0, st;
 
 	/* 1. stop every thread: those whose stop we hold already (a new
 	 * thread's first stop, a status taken but not handled) stay; the
 	 * others are interrupted (one in a job-control stop reports again) */
-	for (struct pflops_thr *t = T->threads; t; t = t->next)
-		t->detach_sig = t->state == PFLOPS_TH_WAIT_PARENT ? 0 : -1;
+	for (struct pft_thr *t = T->threads; t; t = t->next)
+		t->detach_sig = t->state == PFT_TH_WAIT_PARENT ? 0 : -1;
 	while (T->ndefer) {
-		struct pflops_deferred d = T->defer[--T->ndefer];
-		struct pflops_thr *t;
+		struct pft_deferred d = T->defer[--T->ndefer];
+		struct pft_thr *t;
 		for (t = T->threads; t && t->tid != d.pid; t = t->next)
 			;
 		if (WIFEXITED(d.status) || WIFSIGNALED(d.status))
-			pflops_thread_drop(T, d.pid);
+			pft_thread_drop(T, d.pid);
 		else if (t && WIFSTOPPED(d.status)) {
 			t->detach_sig = held_signal(d.pid, d.status);
 			t->detach_entry = at_entry(t, d.status);
 		}
 	}
-	for (struct pflops_thr *t = T->threads; t; t = t->next) {
+	for (struct pft_thr *t = T->threads; t; t = t->next) {
 		if (t->detach_sig >= 0)
 			continue;
-		if (t->state != PFLOPS_TH_WAIT_STOP && ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) && errno != ESRCH)
-			return pflops_fail(T->err, PFLOPS_ESYS, "PTRACE_INTERRUPT of thread %d: %s", (int)t->tid,
-					   strerror(errno));
+		if (t->state != PFT_TH_WAIT_STOP && ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) && errno != ESRCH)
+			return pft_fail(T->err, PFLOPS_ESYS, "PTRACE_INTERRUPT of thread %d: %s", (int)t->tid,
+					strerror(errno));
 		left++;
 	}
 	while (left > 0) {
 		pid_t p = waitpid(-1, &st, __WALL);
-		struct pflops_thr *t;
+		struct pft_thr *t;
 		if (p < 0) {
 			if (errno == EINTR)
 				continue;
@@ -190,15 +190,15 @@ int pflops_detach_rest(struct pflops_tracer *T)
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			if (t && t->detach_sig < 0)
 				left--;
-			pflops_thread_drop(T, p);
+			pft_thread_drop(T, p);
 			continue;
 		}
 		if (!t) {
 			/* born while we stop the others: it shares or copies a
 			 * traced process; it is let go when its parent's event
 			 * arrives, which the interrupt of the parent precedes */
-			if (!(t = pflops_thread_add(T, p, PFLOPS_TH_RUN)))
-				return pflops_fail(T->err, PFLOPS_ENOMEM, "out of memory");
+			if (!(t = pft_thread_add(T, p, PFT_TH_RUN)))
+				return pft_fail(T->err, PFLOPS_ENOMEM, "out of memory");
 			t->detach_sig = held_signal(p, st);
 			continue;
 		}
@@ -210,13 +210,13 @@ int pflops_detach_rest(struct pflops_tracer *T)
 	}
 	/* 2. a SIGTRAP still queued is taken now, while our int3s tell
 	 * whose it is; then every thread back in the program's own code */
-	for (struct pflops_thr *t = T->threads, *next; t; t = next) {
+	for (struct pft_thr *t = T->threads, *next; t; t = next) {
 		next = t->next;
 		if (t->detach_sig >= 0)
 			take_queued_trap(T, t);
 	}
-	for (struct pflops_thr *t = T->threads; t; t = t->next) {
-		int trapped = t->detach_sig == PFLOPS_DETACH_TRAP;
+	for (struct pft_thr *t = T->threads; t; t = t->next) {
+		int trapped = t->detach_sig == PFT_DETACH_TRAP;
 		if (t->detach_sig < 0 || !t->sp)
 			continue;
 		if (put_back(T, t, &trapped)) {
@@ -224,21 +224,21 @@ int pflops_detach_rest(struct pflops_tracer *T)
 				"papi-flops: thread %d could not be put back in its own code; it is stopped instead\n",
 				(int)t->tid);
 			t->detach_sig = SIGKILL;
-		} else if (t->detach_sig == PFLOPS_DETACH_TRAP) {
+		} else if (t->detach_sig == PFT_DETACH_TRAP) {
 			t->detach_sig = trapped ? SIGTRAP : 0; /* the program's own int3 keeps its signal */
 		}
 	}
 	/* 3. our int3s out of each process's code and the program's page
 	 * protections back, through a stopped thread */
-	for (struct pflops_thr *t = T->threads; t; t = t->next)
+	for (struct pft_thr *t = T->threads; t; t = t->next)
 		if (t->sp && t->detach_sig >= 0 && t->detach_sig != SIGKILL) {
-			pflops_bp_clear(t->sp, t->tid, 1, UINT64_MAX);
-			pflops_wprot_restore(T, t); /* its pages writable again */
+			pft_bp_clear(t->sp, t->tid, 1, UINT64_MAX);
+			pft_wprot_restore(T, t); /* its pages writable again */
 		}
 	/* 4. each thread counted and let go, with the signal it stopped for
 	 * (an int3 of the program's own gets its SIGTRAP back) */
 	while (T->threads) {
-		struct pflops_thr *t = T->threads;
+		struct pft_thr *t = T->threads;
 		pid_t tid = t->tid;
 		int sig = t->detach_sig > 0 ? t->detach_sig : 0;
 		if (sig == SIGKILL) {
@@ -249,7 +249,7 @@ int pflops_detach_rest(struct pflops_tracer *T)
 			T->st.detached++;
 			T->st.detached_pid = tid;
 		}
-		pflops_thread_drop(T, tid); /* harvests its counts */
+		pft_thread_drop(T, tid); /* harvests its counts */
 		ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
 	}
 	return 0;

@@ -26,7 +26,7 @@ static int in_range(size_t size, uint64_t off, uint64_t len)
 
 /* Headers and symbols are copied out (memcpy): the file gives no
  * alignment, and no pointer is formed before its offset is checked. */
-static Elf64_Ehdr ehdr(const struct pflops_elf *e)
+static Elf64_Ehdr ehdr(const struct pft_elf *e)
 {
 	Elf64_Ehdr h;
 
@@ -36,12 +36,12 @@ static Elf64_Ehdr ehdr(const struct pflops_elf *e)
 
 /* The i-th table entry of `esz` bytes at `off` (checked at open, or by
  * the caller) into *out. */
-static void entry(const struct pflops_elf *e, uint64_t off, uint64_t i, size_t esz, void *out)
+static void entry(const struct pft_elf *e, uint64_t off, uint64_t i, size_t esz, void *out)
 {
 	memcpy(out, e->p + off + i * esz, esz);
 }
 
-int pflops_elf_open(struct pflops_elf *e, const char *path)
+int pft_elf_open(struct pft_elf *e, const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* never wait on a FIFO */
 	struct stat st;
@@ -61,14 +61,14 @@ int pflops_elf_open(struct pflops_elf *e, const char *path)
 		return PFLOPS_ENOENT;
 	e->p = p;
 	e->size = (size_t)st.st_size;
-	if (pflops_elf_check(e)) {
-		pflops_elf_close(e);
+	if (pft_elf_check(e)) {
+		pft_elf_close(e);
 		return PFLOPS_ENOENT;
 	}
 	return 0;
 }
 
-int pflops_elf_check(const struct pflops_elf *e)
+int pft_elf_check(const struct pft_elf *e)
 {
 	Elf64_Ehdr eh;
 
@@ -85,14 +85,14 @@ int pflops_elf_check(const struct pflops_elf *e)
 	return 0;
 }
 
-void pflops_elf_close(struct pflops_elf *e)
+void pft_elf_close(struct pft_elf *e)
 {
 	if (e->p)
 		munmap((void *)e->p, e->size);
 	memset(e, 0, sizeof *e);
 }
 
-static Elf64_Phdr phdr(const struct pflops_elf *e, unsigned i)
+static Elf64_Phdr phdr(const struct pft_elf *e, unsigned i)
 {
 	Elf64_Phdr ph;
 
@@ -100,7 +100,7 @@ static Elf64_Phdr phdr(const struct pflops_elf *e, unsigned i)
 	return ph;
 }
 
-static Elf64_Shdr shdr(const struct pflops_elf *e, unsigned i)
+static Elf64_Shdr shdr(const struct pft_elf *e, unsigned i)
 {
 	Elf64_Shdr sh;
 
@@ -108,7 +108,7 @@ static Elf64_Shdr shdr(const struct pflops_elf *e, unsigned i)
 	return sh;
 }
 
-int pflops_elf_first_load(const struct pflops_elf *e, uint64_t *vaddr, uint64_t *off)
+int pft_elf_first_load(const struct pft_elf *e, uint64_t *vaddr, uint64_t *off)
 {
 	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
 	unsigned n = ehdr(e).e_phnum;
@@ -124,7 +124,7 @@ int pflops_elf_first_load(const struct pflops_elf *e, uint64_t *vaddr, uint64_t 
 	return PFLOPS_ENOENT;
 }
 
-int pflops_elf_loads(const struct pflops_elf *e, struct pflops_elf_seg **v, size_t *n)
+int pft_elf_loads(const struct pft_elf *e, struct pft_elf_seg **v, size_t *n)
 {
 	unsigned np = ehdr(e).e_phnum;
 
@@ -135,12 +135,12 @@ int pflops_elf_loads(const struct pflops_elf *e, struct pflops_elf_seg **v, size
 	for (unsigned i = 0; i < np; i++) {
 		Elf64_Phdr ph = phdr(e, i);
 		if (ph.p_type == PT_LOAD)
-			(*v)[(*n)++] = (struct pflops_elf_seg){ ph.p_offset, ph.p_filesz, ph.p_vaddr, ph.p_flags };
+			(*v)[(*n)++] = (struct pft_elf_seg){ ph.p_offset, ph.p_filesz, ph.p_vaddr, ph.p_flags };
 	}
 	return 0;
 }
 
-int pflops_elf_funcs(const struct pflops_elf *e, int dynamic, pflops_elf_sym_fn fn, void *arg)
+int pft_elf_funcs(const struct pft_elf *e, int dynamic, pft_elf_sym_fn fn, void *arg)
 {
 	unsigned nsh = ehdr(e).e_shnum;
 	unsigned want = dynamic ? SHT_DYNSYM : SHT_SYMTAB;
@@ -163,12 +163,12 @@ int pflops_elf_funcs(const struct pflops_elf *e, int dynamic, pflops_elf_sym_fn 
 			if ((t != STT_FUNC && t != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF || !s.st_value ||
 			    s.st_name >= str.sh_size || !memchr(names + s.st_name, 0, str.sh_size - s.st_name))
 				continue;
-			struct pflops_elf_sym x = { .name = names + s.st_name,
-						    .value = s.st_value,
-						    .size = s.st_size,
-						    .global = ELF64_ST_BIND(s.st_info) == STB_GLOBAL,
-						    .weak = ELF64_ST_BIND(s.st_info) == STB_WEAK,
-						    .shndx = s.st_shndx };
+			struct pft_elf_sym x = { .name = names + s.st_name,
+						 .value = s.st_value,
+						 .size = s.st_size,
+						 .global = ELF64_ST_BIND(s.st_info) == STB_GLOBAL,
+						 .weak = ELF64_ST_BIND(s.st_info) == STB_WEAK,
+						 .shndx = s.st_shndx };
 			if ((rc = fn(arg, &x)))
 				return rc;
 		}
@@ -182,7 +182,7 @@ struct find {
 	unsigned shndx;
 };
 
-static int find_one(void *arg, const struct pflops_elf_sym *s)
+static int find_one(void *arg, const struct pft_elf_sym *s)
 {
 	struct find *f = arg;
 
@@ -200,7 +200,7 @@ struct enclosing {
 	const char *name;
 };
 
-static int find_enclosing(void *arg, const struct pflops_elf_sym *s)
+static int find_enclosing(void *arg, const struct pft_elf_sym *s)
 {
 	struct enclosing *c = arg;
 
@@ -214,7 +214,7 @@ static int find_enclosing(void *arg, const struct pflops_elf_sym *s)
 
 /* The file offset of link-time address v in an executable PT_LOAD
  * (its bytes in the file up to *avail); -1 when v is in none. */
-static int64_t exec_offset(const struct pflops_elf *e, uint64_t v, uint64_t *avail)
+static int64_t exec_offset(const struct pft_elf *e, uint64_t v, uint64_t *avail)
 {
 	unsigned n = ehdr(e).e_phnum;
 
@@ -229,7 +229,7 @@ static int64_t exec_offset(const struct pflops_elf *e, uint64_t v, uint64_t *ava
 	return -1;
 }
 
-int pflops_elf_section(const struct pflops_elf *e, const char *name, uint64_t *off, uint64_t *size, uint64_t *addr)
+int pft_elf_section(const struct pft_elf *e, const char *name, uint64_t *off, uint64_t *size, uint64_t *addr)
 {
 	Elf64_Ehdr eh = ehdr(e);
 	Elf64_Shdr str;
@@ -258,9 +258,9 @@ int pflops_elf_section(const struct pflops_elf *e, const char *name, uint64_t *o
  * the first instruction that does not start before v (v itself when v
  * is an instruction start), and *at the start of the one before it; 0
  * when the code does not decode up to v. */
-static uint64_t walk(const struct pflops_elf *e, uint64_t from, uint64_t v, uint64_t *at)
+static uint64_t walk(const struct pft_elf *e, uint64_t from, uint64_t v, uint64_t *at)
 {
-	struct pflops_insn in;
+	struct pft_insn in;
 	uint64_t avail, a = from;
 	int64_t off = exec_offset(e, from, &avail);
 
@@ -269,7 +269,7 @@ static uint64_t walk(const struct pflops_elf *e, uint64_t from, uint64_t v, uint
 		return 0;
 	while (a < v) {
 		uint64_t k = a - from;
-		if (k >= avail || pflops_decode(e->p + off + k, avail - k < 15 ? avail - k : 15, a, &in))
+		if (k >= avail || pfc_decode(e->p + off + k, avail - k < 15 ? avail - k : 15, a, &in))
 			return 0;
 		*at = a;
 		a += in.len;
@@ -283,11 +283,10 @@ static uint64_t walk(const struct pflops_elf *e, uint64_t from, uint64_t v, uint
  * section and segment, be reached by decoding from the start of any
  * function symbol, and of the .eh_frame entry, that covers it, and
  * decode. */
-static void check_entry(const struct pflops_elf *e, const char *path, uint64_t v, unsigned shndx,
-			struct pflops_elf_hit *h)
+static void check_entry(const struct pft_elf *e, const char *path, uint64_t v, unsigned shndx, struct pft_elf_hit *h)
 {
 	Elf64_Ehdr eh = ehdr(e);
-	struct pflops_insn in;
+	struct pft_insn in;
 	uint64_t avail, from[2], last;
 	const char *what[2];
 	int64_t off;
@@ -309,13 +308,13 @@ static void check_entry(const struct pflops_elf *e, const char *path, uint64_t v
 
 	/* the instruction starts known besides the symbol itself */
 	struct enclosing c = { v, 0, 0, NULL };
-	pflops_elf_funcs(e, 0, find_enclosing, &c);
-	pflops_elf_funcs(e, 1, find_enclosing, &c);
+	pft_elf_funcs(e, 0, find_enclosing, &c);
+	pft_elf_funcs(e, 1, find_enclosing, &c);
 	if (c.name) {
 		from[n] = c.start;
 		what[n++] = c.name;
 	}
-	if (!pflops_cfi_enclosing(e, v, &from[n]) && (!n || from[n] != from[0]))
+	if (!pft_cfi_enclosing(e, v, &from[n]) && (!n || from[n] != from[0]))
 		what[n++] = "its .eh_frame entry";
 	for (int i = 0; i < n; i++) {
 		uint64_t a = walk(e, from[i], v, &last);
@@ -335,34 +334,34 @@ static void check_entry(const struct pflops_elf *e, const char *path, uint64_t v
 				 (unsigned long long)v, path, what[i], (unsigned long long)from[i]);
 		return;
 	}
-	if (pflops_decode(h->code, h->ncode, v, &in))
+	if (pfc_decode(h->code, h->ncode, v, &in))
 		snprintf(h->why, sizeof h->why, "the bytes at its address 0x%llx in %s do not decode as an instruction",
 			 (unsigned long long)v, path);
 }
 
-int pflops_elf_lookup_e(const struct pflops_elf *e, const char *path, const char *sym, struct pflops_elf_hit *h)
+int pft_elf_lookup_e(const struct pft_elf *e, const char *path, const char *sym, struct pft_elf_hit *h)
 {
 	struct find f = { sym, 0, 0 };
 
 	memset(h, 0, sizeof *h);
-	if (pflops_elf_first_load(e, &h->load_vaddr, &h->load_off))
+	if (pft_elf_first_load(e, &h->load_vaddr, &h->load_off))
 		return PFLOPS_ENOENT;
 	/* .symtab first (it has static functions), then .dynsym */
-	if (!pflops_elf_funcs(e, 0, find_one, &f) && !pflops_elf_funcs(e, 1, find_one, &f))
+	if (!pft_elf_funcs(e, 0, find_one, &f) && !pft_elf_funcs(e, 1, find_one, &f))
 		return PFLOPS_ENOENT;
 	h->value = f.value;
 	check_entry(e, path, f.value, f.shndx, h);
 	return 0;
 }
 
-int pflops_elf_lookup(const char *path, const char *sym, struct pflops_elf_hit *h)
+int pft_elf_lookup(const char *path, const char *sym, struct pft_elf_hit *h)
 {
-	struct pflops_elf e;
+	struct pft_elf e;
 	int rc;
 
-	if (pflops_elf_open(&e, path))
+	if (pft_elf_open(&e, path))
 		return PFLOPS_ENOENT;
-	rc = pflops_elf_lookup_e(&e, path, sym, h);
-	pflops_elf_close(&e);
+	rc = pft_elf_lookup_e(&e, path, sym, h);
+	pft_elf_close(&e);
 	return rc;
 }

@@ -2,10 +2,10 @@
  * trace_emit.h: writing machine code for the code cache (trace_xlate.c,
  * trace_link.c): a buffer at a known tracee address, the few encodings
  * the cache adds to the program's own, and the map of what each byte
- * range of a block's copy stands for (struct pflops_xpoint).
+ * range of a block's copy stands for (struct pft_xpoint).
  */
-#ifndef PFLOPS_TRACE_EMIT_H
-#define PFLOPS_TRACE_EMIT_H
+#ifndef PFT_TRACE_EMIT_H
+#define PFT_TRACE_EMIT_H
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,7 +19,7 @@ struct emit {
 	uint8_t *buf;
 	size_t n;
 	uint64_t base; /* tracee address of buf[0] */
-	struct pflops_xpoint *pt;
+	struct pft_xpoint *pt;
 	int npt, pt_cap;
 	int bad;
 };
@@ -55,7 +55,7 @@ static inline void point(struct emit *e, int kind, uint32_t arg)
 {
 	if (e->npt == e->pt_cap) {
 		int nc = e->pt_cap ? 2 * e->pt_cap : 16;
-		struct pflops_xpoint *n = realloc(e->pt, (size_t)nc * sizeof *n);
+		struct pft_xpoint *n = realloc(e->pt, (size_t)nc * sizeof *n);
 		if (!n) {
 			e->bad = 1;
 			return;
@@ -63,7 +63,7 @@ static inline void point(struct emit *e, int kind, uint32_t arg)
 		e->pt = n;
 		e->pt_cap = nc;
 	}
-	e->pt[e->npt++] = (struct pflops_xpoint){ (uint32_t)e->n, (uint8_t)kind, arg };
+	e->pt[e->npt++] = (struct pft_xpoint){ (uint32_t)e->n, (uint8_t)kind, arg };
 }
 
 static inline int fits32(int64_t v)

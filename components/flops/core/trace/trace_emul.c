@@ -123,7 +123,7 @@ static int cond(unsigned cc, uint64_t fl)
 	return (cc & 1) ? !c : c;
 }
 
-static int target(const struct pflops_insn *t, pid_t tid, const struct user_regs_struct *r, uint64_t next_ip,
+static int target(const struct pft_insn *t, pid_t tid, const struct user_regs_struct *r, uint64_t next_ip,
 		  uint64_t *dst)
 {
 	uint64_t base, index, ea;
@@ -146,22 +146,22 @@ static int target(const struct pflops_insn *t, pid_t tid, const struct user_regs
 	}
 }
 
-int pflops_emulate(struct pflops_space *sp, pid_t tid, const struct pflops_block *blk, struct user_regs_struct *regs)
+int pft_emulate(struct pft_space *sp, pid_t tid, const struct pft_block *blk, struct user_regs_struct *regs)
 {
-	const struct pflops_insn *t = &blk->term;
+	const struct pft_insn *t = &blk->term;
 	uint64_t next = blk->last + t->len, dst, cnt;
 	int rc;
 
 	(void)sp;
 	switch (t->term) {
-	case PFLOPS_T_JCC:
+	case PFT_T_JCC:
 		regs->rip = cond(t->cc, regs->eflags) ? t->target : next;
 		return 0;
-	case PFLOPS_T_JRCXZ:
+	case PFT_T_JRCXZ:
 		cnt = t->addr32 ? (uint32_t)regs->rcx : regs->rcx;
 		regs->rip = cnt == 0 ? t->target : next;
 		return 0;
-	case PFLOPS_T_LOOP: {
+	case PFT_T_LOOP: {
 		int take;
 		if (t->addr32) {
 			cnt = (uint32_t)(regs->rcx - 1);
@@ -177,24 +177,24 @@ int pflops_emulate(struct pflops_space *sp, pid_t tid, const struct pflops_block
 		regs->rip = take ? t->target : next;
 		return 0;
 	}
-	case PFLOPS_T_JMP:
+	case PFT_T_JMP:
 		rc = target(t, tid, regs, next, &dst);
 		if (rc)
 			return rc;
 		regs->rip = dst;
 		return 0;
-	case PFLOPS_T_CALL:
+	case PFT_T_CALL:
 		/* the target may read rsp: evaluate it before the push */
 		rc = target(t, tid, regs, next, &dst);
 		if (rc)
 			return rc;
-		rc = pflops_mem_write64(tid, regs->rsp - 8, next);
+		rc = pft_mem_write64(tid, regs->rsp - 8, next);
 		if (rc)
 			return rc;
 		regs->rsp -= 8;
 		regs->rip = dst;
 		return 0;
-	case PFLOPS_T_RET:
+	case PFT_T_RET:
 		rc = read64(tid, regs->rsp, &dst);
 		if (rc)
 			return rc;

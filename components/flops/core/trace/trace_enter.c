@@ -1,6 +1,6 @@
 /*
  * trace_enter.c: where a thread goes at the start of each block it runs
- * (pflops_enter): which block, in which mode (trace_internal.h), with
+ * (pft_enter): which block, in which mode (trace_internal.h), with
  * the %gs base of that mode; the region's entries and the loader hook;
  * and the stopping path's own stops (int3 at a block's end, steps).
  */
@@ -16,24 +16,23 @@
 
 #include "trace_internal.h"
 
-#define fail pflops_fail
+#define fail pft_fail
 
 /* blocks translated ahead of a new one (what its copy jumps to next) */
 #define AHEAD 8
 
-int pflops_counting(const struct pflops_tracer *T, const struct pflops_thr *t)
+int pft_counting(const struct pft_tracer *T, const struct pft_thr *t)
 {
 	return !T->o->region || t->in_region || (t->sp && t->sp->win_calls > 0);
 }
 
 /* The live opmask registers when the block has masked instructions;
  * NULL (lanes then count in full, and mask_unknown says so) otherwise. */
-static const uint64_t *block_masks(struct pflops_tracer *T, struct pflops_thr *t, const struct pflops_block *b,
-				   uint64_t k[8])
+static const uint64_t *block_masks(struct pft_tracer *T, struct pft_thr *t, const struct pft_block *b, uint64_t k[8])
 {
 	if (!b->has_mask)
 		return NULL;
-	if (pflops_read_kregs(t->tid, k) == 0)
+	if (pft_read_kregs(t->tid, k) == 0)
 		return k;
 	T->st.mask_unknown++;
 	return NULL;
@@ -41,64 +40,64 @@ static const uint64_t *block_masks(struct pflops_tracer *T, struct pflops_thr *t
 
 /* opts->fp_exec for the FP instructions [lo, hi) of a masked block
  * (masked blocks stay on the stopping path: each run is seen) */
-static void fp_exec(struct pflops_tracer *T, struct pflops_thr *t, const struct pflops_block *b, uint32_t lo,
-		    uint32_t hi, const uint64_t *k)
+static void fp_exec(struct pft_tracer *T, struct pft_thr *t, const struct pft_block *b, uint32_t lo, uint32_t hi,
+		    const uint64_t *k)
 {
 	if (!T->o->fp_exec || !b->has_mask)
 		return;
 	for (uint32_t i = 0; i < b->nfp; i++) {
-		const struct pflops_fpent *e = &b->fp[i];
+		const struct pft_fpent *e = &b->fp[i];
 		if (e->idx < lo || e->idx >= hi)
 			continue;
-		struct pflops_fp_exec x = { .addr = b->start + b->offs[e->idx],
-					    .tid = t->tid,
-					    .prec = e->prec,
-					    .width = e->width,
-					    .op = e->op,
-					    .lanes = e->lanes,
-					    .mask_reg = e->mask_reg,
-					    .lanes_per_bit = e->lanes_per_bit,
-					    .k = k };
+		struct pft_fp_exec x = { .addr = b->start + b->offs[e->idx],
+					 .tid = t->tid,
+					 .prec = e->prec,
+					 .width = e->width,
+					 .op = e->op,
+					 .lanes = e->lanes,
+					 .mask_reg = e->mask_reg,
+					 .lanes_per_bit = e->lanes_per_bit,
+					 .k = k };
 		T->o->fp_exec(T->o->fp_exec_arg, &x);
 	}
 }
 
-void pflops_count_block(struct pflops_tracer *T, struct pflops_thr *t, struct pflops_block *b, uint32_t n)
+void pft_count_block(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, uint32_t n)
 {
 	uint64_t k[8], f0;
 	const uint64_t *km;
 
-	if (!pflops_counting(T, t) || n == 0)
+	if (!pft_counting(T, t) || n == 0)
 		return;
 	km = block_masks(T, t, b, k);
 	f0 = T->o->region ? pflops_mix_flops(T->mix, -1) : 0;
-	pflops_block_count(T->mix, b, n, km);
+	pft_block_count(T->mix, b, n, km);
 	if (T->o->region)
-		pflops_win_flops(T, t, f0);
-	pflops_pub_count(T, t, b, n, -1, km);
-	pflops_prof_count(b, n, km);
-	pflops_ovf_count(T, t, b, 0, n, km);
+		pft_win_flops(T, t, f0);
+	pft_pub_count(T, t, b, n, -1, km);
+	pft_prof_count(b, n, km);
+	pft_ovf_count(T, t, b, 0, n, km);
 	fp_exec(T, t, b, 0, n, km);
 	if (n >= b->ninsts)
 		b->execs++;
 	T->st.blocks_run++;
 }
 
-static void count_one(struct pflops_tracer *T, struct pflops_thr *t, struct pflops_block *b, int idx)
+static void count_one(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, int idx)
 {
 	uint64_t k[8], f0;
 	const uint64_t *km;
 
-	if (!pflops_counting(T, t))
+	if (!pft_counting(T, t))
 		return;
 	km = block_masks(T, t, b, k);
 	f0 = T->o->region ? pflops_mix_flops(T->mix, -1) : 0;
-	pflops_block_count_one(T->mix, b, (uint32_t)idx, km);
+	pft_block_count_one(T->mix, b, (uint32_t)idx, km);
 	if (T->o->region)
-		pflops_win_flops(T, t, f0);
-	pflops_pub_count(T, t, b, 0, idx, km);
-	pflops_prof_one(b, (uint32_t)idx, km);
-	pflops_ovf_count(T, t, b, (uint32_t)idx, (uint32_t)idx + 1, km);
+		pft_win_flops(T, t, f0);
+	pft_pub_count(T, t, b, 0, idx, km);
+	pft_prof_one(b, (uint32_t)idx, km);
+	pft_ovf_count(T, t, b, (uint32_t)idx, (uint32_t)idx + 1, km);
 	fp_exec(T, t, b, (uint32_t)idx, (uint32_t)idx + 1, km);
 	if ((uint32_t)idx + 1 == b->ninsts) {
 		for (int x = 0; x < PFLOPS_NEXTRA; x++)
@@ -108,15 +107,15 @@ static void count_one(struct pflops_tracer *T, struct pflops_thr *t, struct pflo
 	}
 }
 
-static int emulable(const struct pflops_block *b)
+static int emulable(const struct pft_block *b)
 {
 	switch (b->term.term) {
-	case PFLOPS_T_JCC:
-	case PFLOPS_T_JMP:
-	case PFLOPS_T_CALL:
-	case PFLOPS_T_RET:
-	case PFLOPS_T_LOOP:
-	case PFLOPS_T_JRCXZ:
+	case PFT_T_JCC:
+	case PFT_T_JMP:
+	case PFT_T_CALL:
+	case PFT_T_RET:
+	case PFT_T_LOOP:
+	case PFT_T_JRCXZ:
 		return 1;
 	default:
 		return 0;
@@ -125,37 +124,37 @@ static int emulable(const struct pflops_block *b)
 
 /* Mode of t from now on, and the %gs base that goes with it: the cache
  * counts through the thread's slot, the program's code sees its own. */
-int pflops_set_mode(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int mode, int *dirty)
+int pft_set_mode(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int mode, int *dirty)
 {
 	uint64_t gs;
-	const struct pflops_arena *sa = t->sp->arena;
+	const struct pft_arena *sa = t->sp->arena;
 
 	/* Outside the cache the %gs base is the program's own, which it may
 	 * have set with wrgsbase (run on the stopping path): keep it.  Not a
 	 * slot's (a new thread or child has its parent's). */
-	if (t->mode != PFLOPS_M_CACHE &&
-	    !(sa && r->gs_base >= sa->slots && r->gs_base < sa->slots + (uint64_t)sa->nslots * PFLOPS_SLOT_BYTES))
+	if (t->mode != PFT_M_CACHE &&
+	    !(sa && r->gs_base >= sa->slots && r->gs_base < sa->slots + (uint64_t)sa->nslots * PFT_SLOT_BYTES))
 		t->prog_gs = r->gs_base;
 	gs = t->prog_gs;
-	if (t->mode == PFLOPS_M_CACHE && mode != PFLOPS_M_CACHE)
-		pflops_ovf_sync(T, t, 0); /* what it ran there */
-	if (mode == PFLOPS_M_CACHE) {
-		struct pflops_arena *a = t->sp->arena;
+	if (t->mode == PFT_M_CACHE && mode != PFT_M_CACHE)
+		pft_ovf_sync(T, t, 0); /* what it ran there */
+	if (mode == PFT_M_CACHE) {
+		struct pft_arena *a = t->sp->arena;
 		/* the lookup routine leaves the cache above rsp0: the
 		 * function's return; a thread counting for a window of
 		 * another's call stays */
-		uint64_t rsp0 = t->in_region ? t->region_sp : PFLOPS_WIN_RSP0;
+		uint64_t rsp0 = t->in_region ? t->region_sp : PFT_WIN_RSP0;
 		uint8_t *m;
 		if (!a)
 			return -1;
-		if (t->slot < 0 && (t->slot = pflops_slot_alloc(a)) < 0)
+		if (t->slot < 0 && (t->slot = pft_slot_alloc(a)) < 0)
 			return -1;
-		pflops_pub_slot(T, t);
-		if (!(m = pflops_slot_mem(a, t->slot)))
+		pft_pub_slot(T, t);
+		if (!(m = pft_slot_mem(a, t->slot)))
 			return -1;
-		memcpy(m + PFLOPS_SLOT_RSP0, &rsp0, 8);
-		pflops_ovf_sync(T, t, 1);
-		gs = pflops_slot_addr(a, t->slot);
+		memcpy(m + PFT_SLOT_RSP0, &rsp0, 8);
+		pft_ovf_sync(T, t, 1);
+		gs = pft_slot_addr(a, t->slot);
 	}
 	if (r->gs_base != gs) {
 		r->gs_base = gs;
@@ -167,54 +166,54 @@ int pflops_set_mode(struct pflops_tracer *T, struct pflops_thr *t, struct user_r
 
 /* Arm what the region scan found: int3s at the function's entries and
  * at the end of the loader hook's block. */
-static void arm_region(struct pflops_tracer *T, struct pflops_thr *t, int reload)
+static void arm_region(struct pft_tracer *T, struct pft_thr *t, int reload)
 {
-	struct pflops_space *sp = t->sp;
+	struct pft_space *sp = t->sp;
 	uint64_t *found;
 	size_t n, ne;
 
-	if (!sp->region || !sp->arena || pflops_region_scan(sp->region, reload ? t->tid : 0, &found, &n, &ne))
+	if (!sp->region || !sp->arena || pft_region_scan(sp->region, reload ? t->tid : 0, &found, &n, &ne))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t a = found[i];
 		if (i >= ne) {
-			struct pflops_block *b = pflops_block_get(sp, t->tid, a, 0, &T->st.blocks_decoded);
-			if (!b || b->mode != PFLOPS_BLK_BP)
+			struct pft_block *b = pft_block_get(sp, t->tid, a, 0, &T->st.blocks_decoded);
+			if (!b || b->mode != PFT_BLK_BP)
 				continue;
 			a = b->last;
 		}
-		pflops_bp_insert(sp, t->tid, a);
+		pft_bp_insert(sp, t->tid, a);
 	}
 	free(found);
 }
 
 /* After the loader reported a change: forget code that is gone. */
-static void drop_unmapped(struct pflops_tracer *T, struct pflops_thr *t)
+static void drop_unmapped(struct pft_tracer *T, struct pft_thr *t)
 {
-	struct pflops_space *sp = t->sp;
+	struct pft_space *sp = t->sp;
 	uint64_t prev = 0;
 
-	if (pflops_maps_load(&sp->maps, t->tid))
+	if (pft_maps_load(&sp->maps, t->tid))
 		return;
 	for (size_t i = 0; i <= sp->maps.n; i++) {
-		const struct pflops_map *m = i < sp->maps.n ? &sp->maps.v[i] : NULL;
+		const struct pft_map *m = i < sp->maps.n ? &sp->maps.v[i] : NULL;
 		uint64_t lo = m ? m->lo : 0x800000000000ULL;
 		if (m && !m->x)
 			continue;
 		if (lo > prev) {
-			T->st.invalidated += pflops_block_invalidate(sp, prev, lo);
-			pflops_bp_clear(sp, 0, prev, lo);
+			T->st.invalidated += pft_block_invalidate(sp, prev, lo);
+			pft_bp_clear(sp, 0, prev, lo);
 		}
 		prev = m ? m->hi : lo;
 	}
 }
 
-static int need_arena(const struct pflops_tracer *T)
+static int need_arena(const struct pft_tracer *T)
 {
-	return (T->engine == PFLOPS_ENGINE_CACHE && !T->o->single_step) || T->o->region;
+	return (T->engine == PFT_ENGINE_CACHE && !T->o->single_step) || T->o->region;
 }
 
-static uint64_t tramp_next(const struct pflops_block *b)
+static uint64_t tramp_next(const struct pft_block *b)
 {
 	return b->ninsts > 1 ? b->start + b->offs[1] : b->end;
 }
@@ -226,30 +225,30 @@ static uint64_t tramp_next(const struct pflops_block *b)
  * Returns 1 when the terminator at rip could not be emulated (the caller
  * lets it run for real), else 0 or a negative error.
  */
-int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int *dirty)
+int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *dirty)
 {
-	struct pflops_space *sp = t->sp;
+	struct pft_space *sp = t->sp;
 
 	if (need_arena(T) && !sp->arena && !sp->arena_failed) {
-		if (pflops_arena_setup(T, t) == 0)
+		if (pft_arena_setup(T, t) == 0)
 			arm_region(T, t, 1);
 	}
 	t->tramp = 0;
 	for (int guard = 0; guard < 1000; guard++) {
 		uint64_t pc = r->rip;
-		struct pflops_block *b;
+		struct pft_block *b;
 		int near;
 
-		if (sp->region && sp->arena && pflops_region_is_hook(sp->region, pc)) {
+		if (sp->region && sp->arena && pft_region_is_hook(sp->region, pc)) {
 			arm_region(T, t, 1);
 			drop_unmapped(T, t);
 		}
 		if (T->o->region) {
 			if (t->in_region && r->rsp > t->region_sp) {
 				t->in_region = 0;
-				pflops_win_leave(T, t);
+				pft_win_leave(T, t);
 			}
-			if (!t->in_region && sp->region && pflops_region_is_entry(sp->region, sp->pid, pc)) {
+			if (!t->in_region && sp->region && pft_region_is_entry(sp->region, sp->pid, pc)) {
 				errno = 0;
 				long ra = ptrace(PTRACE_PEEKDATA, t->tid, (void *)r->rsp, NULL);
 				if (!errno) {
@@ -257,24 +256,24 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs
 					t->region_ret = (uint64_t)ra;
 					t->region_sp = r->rsp;
 					T->st.region_calls++;
-					pflops_sys_rseq_check(T, t);
-					pflops_win_enter(T, t);
+					pft_sys_rseq_check(T, t);
+					pft_win_enter(T, t);
 				}
 			}
-			if (!pflops_counting(T, t) && sp->arena) {
+			if (!pft_counting(T, t) && sp->arena) {
 				/* native; a branch of ours on the way is run here */
-				if (pflops_bp_has(sp, pc)) {
-					b = pflops_block_get(sp, t->tid, pc, 0, &T->st.blocks_decoded);
+				if (pft_bp_has(sp, pc)) {
+					b = pft_block_get(sp, t->tid, pc, 0, &T->st.blocks_decoded);
 					if (!b)
 						return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 					if (pc == b->last && emulable(b)) {
-						if (pflops_emulate(sp, t->tid, b, r))
+						if (pft_emulate(sp, t->tid, b, r))
 							return 1;
 						*dirty = 1;
 						continue;
 					}
 				}
-				if (pflops_set_mode(T, t, r, PFLOPS_M_NATIVE, dirty))
+				if (pft_set_mode(T, t, r, PFT_M_NATIVE, dirty))
 					return fail(T->err, PFLOPS_ESYS, "cannot set the %%gs base");
 				t->blk = NULL;
 				t->resume = PTRACE_CONT;
@@ -282,27 +281,26 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs
 				return 0;
 			}
 		}
-		b = pflops_block_get(sp, t->tid, pc, T->o->single_step, &T->st.blocks_decoded);
+		b = pft_block_get(sp, t->tid, pc, T->o->single_step, &T->st.blocks_decoded);
 		if (!b)
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory decoding the traced program");
 		if (!b->wp_done) { /* code on a writable page: guard it */
-			if (pflops_wprot_code(T, t, b, r) < 0)
+			if (pft_wprot_code(T, t, b, r) < 0)
 				return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 			b->wp_done = 1;
 		}
 		if (sp->region && sp->arena)
 			arm_region(T, t, 0); /* found by a lazy reload */
-		if (T->engine == PFLOPS_ENGINE_CACHE && sp->arena && pflops_counting(T, t) && !T->o->single_step &&
-		    pflops_ovf_cache_ok(T, t) && !(r->eflags & PFLOPS_TF)) {
+		if (T->engine == PFT_ENGINE_CACHE && sp->arena && pft_counting(T, t) && !T->o->single_step &&
+		    pft_ovf_cache_ok(T, t) && !(r->eflags & PFT_TF)) {
 			int was = b->nocache, fresh = !b->x;
-			uint64_t entry = pflops_xlate(T, t, b);
+			uint64_t entry = pft_xlate(T, t, b);
 			if (!was && b->nocache)
 				T->st.nocache[b->nocache]++;
 			if (entry && fresh)
-				pflops_xlate_ahead(T, t, b, AHEAD);
+				pft_xlate_ahead(T, t, b, AHEAD);
 			/* (a new copy may have raised sp->ovf_maxpre) */
-			if (entry && pflops_ovf_cache_ok(T, t) &&
-			    pflops_set_mode(T, t, r, PFLOPS_M_CACHE, dirty) == 0) {
+			if (entry && pft_ovf_cache_ok(T, t) && pft_set_mode(T, t, r, PFT_M_CACHE, dirty) == 0) {
 				r->rip = entry;
 				*dirty = 1;
 				t->blk = NULL;
@@ -314,35 +312,35 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs
 				T->st.slotless_threads++;
 			}
 		}
-		if (pflops_set_mode(T, t, r, PFLOPS_M_STOP, dirty))
+		if (pft_set_mode(T, t, r, PFT_M_STOP, dirty))
 			return fail(T->err, PFLOPS_ESYS, "cannot set the %%gs base");
 		t->blk = b;
 		t->ovf_stepping = 0;
-		if (b->mode == PFLOPS_BLK_BP && pflops_bp_insert(sp, t->tid, b->last) != 0)
-			b->mode = PFLOPS_BLK_STEP; /* unwritable code */
-		if (pc == b->last && emulable(b) && pflops_bp_has(sp, pc)) {
+		if (b->mode == PFT_BLK_BP && pft_bp_insert(sp, t->tid, b->last) != 0)
+			b->mode = PFT_BLK_STEP; /* unwritable code */
+		if (pc == b->last && emulable(b) && pft_bp_has(sp, pc)) {
 			/* the branch alone: it carries an int3, run it here */
-			if (b->mode == PFLOPS_BLK_STEP)
+			if (b->mode == PFT_BLK_STEP)
 				count_one(T, t, b, 0);
 			else
-				pflops_count_block(T, t, b, b->ninsts);
-			if (pflops_emulate(sp, t->tid, b, r))
+				pft_count_block(T, t, b, b->ninsts);
+			if (pft_emulate(sp, t->tid, b, r))
 				return 1;
 			*dirty = 1;
-			if (r->eflags & PFLOPS_TF) {
+			if (r->eflags & PFT_TF) {
 				/* the program steps itself: the trap that
 				 * follows the branch is owed */
-				pflops_sys_owe_trap(t);
+				pft_sys_owe_trap(t);
 				t->blk = NULL;
 				t->resume = PTRACE_CONT;
 				return 0;
 			}
 			continue;
 		}
-		if (pflops_bp_has(sp, pc)) {
+		if (pft_bp_has(sp, pc)) {
 			/* an int3 of ours on its first instruction (a region
 			 * entry): that instruction runs displaced */
-			uint64_t back, tr = pflops_xlate_tramp(T, t, b, &back);
+			uint64_t back, tr = pft_xlate_tramp(T, t, b, &back);
 			if (!tr)
 				return fail(T->err, PFLOPS_EUNAVAIL,
 					    "cannot run the "
@@ -354,15 +352,15 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs
 			r->rip = tr;
 			*dirty = 1;
 		}
-		near = !t->tramp && pflops_ovf_near(T, t, b);
-		if (b->mode == PFLOPS_BLK_SYSCALL) {
+		near = !t->tramp && pft_ovf_near(T, t, b);
+		if (b->mode == PFT_BLK_SYSCALL) {
 			/* (a crossing here is seen late: stepping would
 			 * skip the system call's stops) */
 			t->resume = PTRACE_SYSCALL;
-		} else if (b->mode == PFLOPS_BLK_STEP || near) {
+		} else if (b->mode == PFT_BLK_STEP || near) {
 			/* stepped, or the overflow's crossing is in this
 			 * run: stepped to the instruction that crosses */
-			if (b->mode != PFLOPS_BLK_STEP) {
+			if (b->mode != PFT_BLK_STEP) {
 				T->st.ovf_steps++;
 				t->ovf_stepping = 1;
 			}
@@ -370,7 +368,7 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs
 			t->step_pc = r->rip;
 			t->step_idx = 0;
 			if (!t->tramp)
-				pflops_ovf_at(T, t, b, 0, r);
+				pft_ovf_at(T, t, b, 0, r);
 		} else {
 			t->resume = PTRACE_CONT;
 		}
@@ -380,12 +378,12 @@ int pflops_enter(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs
 	return 0;
 }
 
-int pflops_getregs(pid_t tid, struct user_regs_struct *r)
+int pft_getregs(pid_t tid, struct user_regs_struct *r)
 {
 	return ptrace(PTRACE_GETREGS, tid, NULL, r) ? -errno : 0;
 }
 
-int pflops_setregs(struct pflops_tracer *T, struct pflops_thr *t, const struct user_regs_struct *r)
+int pft_setregs(struct pft_tracer *T, struct pft_thr *t, const struct user_regs_struct *r)
 {
 	if (ptrace(PTRACE_SETREGS, t->tid, NULL, r) && errno != ESRCH)
 		return fail(T->err, PFLOPS_ESYS, "PTRACE_SETREGS failed: %s", strerror(errno));
@@ -394,7 +392,7 @@ int pflops_setregs(struct pflops_tracer *T, struct pflops_thr *t, const struct u
 
 /* Restart t; ESRCH (killed meanwhile) is not an error: its exit comes.
  * A signal held back while we used the thread is sent again now. */
-int pflops_restart(struct pflops_tracer *T, struct pflops_thr *t, int req, int sig)
+int pft_restart(struct pft_tracer *T, struct pft_thr *t, int req, int sig)
 {
 	if (t->resend_sig && !t->resend_armed && !t->roll_sig) {
 		syscall(SYS_tgkill, t->sp ? t->sp->pid : t->tid, t->tid, t->resend_sig);
@@ -409,63 +407,63 @@ int pflops_restart(struct pflops_tracer *T, struct pflops_thr *t, int req, int s
 }
 
 /* Start a thread at its current position (regs), then restart it. */
-int pflops_go(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int dirty)
+int pft_go(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int dirty)
 {
-	struct pflops_arena *a = t->sp->arena;
+	struct pft_arena *a = t->sp->arena;
 	int rc;
 
-	if (a && pflops_arena_chunk_of(a, r->rip)) {
+	if (a && pft_arena_chunk_of(a, r->rip)) {
 		if (t->tramp && r->rip == t->tramp_back && t->blk) {
 			r->rip = tramp_next(t->blk);
 			dirty = 1;
-		} else if (pflops_cache_to_orig(T, t, r) == 0) {
+		} else if (pft_cache_to_orig(T, t, r) == 0) {
 			dirty = 1;
 		} else {
 			/* inside the cache's own code: carry on there */
-			if (pflops_set_mode(T, t, r, PFLOPS_M_CACHE, &dirty))
+			if (pft_set_mode(T, t, r, PFT_M_CACHE, &dirty))
 				return fail(T->err, PFLOPS_ESYS, "no counter slot");
-			if (dirty && (rc = pflops_setregs(T, t, r)))
+			if (dirty && (rc = pft_setregs(T, t, r)))
 				return rc;
 			t->resume = PTRACE_SYSCALL;
-			return pflops_restart(T, t, PTRACE_SYSCALL, 0);
+			return pft_restart(T, t, PTRACE_SYSCALL, 0);
 		}
 	}
-	return pflops_resume(T, t, r, dirty, pflops_enter(T, t, r, &dirty));
+	return pft_resume(T, t, r, dirty, pft_enter(T, t, r, &dirty));
 }
 
-/* The tail of pflops_go: rc from pflops_enter. */
-int pflops_resume(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int dirty, int rc)
+/* The tail of pft_go: rc from pft_enter. */
+int pft_resume(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int dirty, int rc)
 {
 	int e;
 
 	if (rc < 0)
 		return rc;
-	if (dirty && (e = pflops_setregs(T, t, r)))
+	if (dirty && (e = pft_setregs(T, t, r)))
 		return e;
 	if (rc == 1) {
 		/* a branch we cannot emulate (it faults, e.g. ret to a bad
 		 * stack): lift its int3 and let the CPU run it */
 		t->reinsert = r->rip;
-		pflops_bp_remove(t->sp, t->tid, r->rip);
+		pft_bp_remove(t->sp, t->tid, r->rip);
 		t->resume = PTRACE_SINGLESTEP;
 		t->raw_step = 1;
 	}
-	return pflops_restart(T, t, t->resume, 0);
+	return pft_restart(T, t, t->resume, 0);
 }
 
-static int on_step(struct pflops_tracer *T, struct pflops_thr *t)
+static int on_step(struct pft_tracer *T, struct pft_thr *t)
 {
 	struct user_regs_struct r;
-	struct pflops_block *b = t->blk;
+	struct pft_block *b = t->blk;
 	int dirty = 0, rc;
 
 	T->st.steps++;
-	if (pflops_getregs(t->tid, &r))
+	if (pft_getregs(t->tid, &r))
 		return 0;
 	if (t->to_handler || t->raw_step || !b) {
 		t->to_handler = 0;
 		t->raw_step = 0;
-		return pflops_go(T, t, &r, 0);
+		return pft_go(T, t, &r, 0);
 	}
 	if (t->tramp && r.rip == t->tramp_back) {
 		r.rip = tramp_next(b);
@@ -477,101 +475,101 @@ static int on_step(struct pflops_tracer *T, struct pflops_thr *t)
 		goto again; /* rep */
 	count_one(T, t, b, t->step_idx);
 	if (last)
-		return pflops_go(T, t, &r, dirty);
+		return pft_go(T, t, &r, dirty);
 	if (r.rip != b->start + b->offs[t->step_idx + 1]) {
 		T->st.desync++;
-		return pflops_go(T, t, &r, dirty);
+		return pft_go(T, t, &r, dirty);
 	}
 	t->step_idx++;
 	t->step_pc = r.rip;
-	pflops_ovf_at(T, t, b, (uint32_t)t->step_idx, &r);
-	if (t->step_idx + 1 == (int)b->ninsts && emulable(b) && pflops_bp_has(t->sp, r.rip)) {
+	pft_ovf_at(T, t, b, (uint32_t)t->step_idx, &r);
+	if (t->step_idx + 1 == (int)b->ninsts && emulable(b) && pft_bp_has(t->sp, r.rip)) {
 		/* the block's branch carries an int3 (another block ends
 		 * there too): execute it here */
 		count_one(T, t, b, t->step_idx);
-		if (pflops_emulate(t->sp, t->tid, b, &r) == 0)
-			return pflops_go(T, t, &r, 1);
+		if (pft_emulate(t->sp, t->tid, b, &r) == 0)
+			return pft_go(T, t, &r, 1);
 		t->reinsert = r.rip; /* faulting: let the CPU run it */
-		pflops_bp_remove(t->sp, t->tid, r.rip);
+		pft_bp_remove(t->sp, t->tid, r.rip);
 		t->raw_step = 1;
 		t->resume = PTRACE_SINGLESTEP;
 	}
 again:
-	if (dirty && (rc = pflops_setregs(T, t, &r)))
+	if (dirty && (rc = pft_setregs(T, t, &r)))
 		return rc;
-	return pflops_restart(T, t, PTRACE_SINGLESTEP, 0);
+	return pft_restart(T, t, PTRACE_SINGLESTEP, 0);
 }
 
-static int on_breakpoint(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r)
+static int on_breakpoint(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r)
 {
-	struct pflops_block *b = t->blk;
+	struct pft_block *b = t->blk;
 	uint64_t a = r->rip - 1;
 
 	T->st.block_stops++;
-	if (t->mode == PFLOPS_M_STOP && b && b->mode == PFLOPS_BLK_BP && a == b->last) {
-		pflops_count_block(T, t, b, b->ninsts);
+	if (t->mode == PFT_M_STOP && b && b->mode == PFT_BLK_BP && a == b->last) {
+		pft_count_block(T, t, b, b->ninsts);
 		r->rip = a;
-		if (pflops_emulate(t->sp, t->tid, b, r) == 0) {
-			if (!(r->eflags & PFLOPS_TF))
-				return pflops_go(T, t, r, 1);
+		if (pft_emulate(t->sp, t->tid, b, r) == 0) {
+			if (!(r->eflags & PFT_TF))
+				return pft_go(T, t, r, 1);
 			/* the program steps itself (EFLAGS.TF): the trap
 			 * after the branch is owed before the next block */
-			pflops_sys_owe_trap(t);
+			pft_sys_owe_trap(t);
 			t->blk = NULL;
 			t->resume = PTRACE_CONT;
-			if (pflops_setregs(T, t, r))
+			if (pft_setregs(T, t, r))
 				return PFLOPS_ESYS;
-			return pflops_restart(T, t, PTRACE_CONT, 0);
+			return pft_restart(T, t, PTRACE_CONT, 0);
 		}
 		/* faulting branch: let the CPU run it (and raise the fault) */
 		t->reinsert = a;
-		pflops_bp_remove(t->sp, t->tid, a);
+		pft_bp_remove(t->sp, t->tid, a);
 		t->raw_step = 1;
 		t->resume = PTRACE_SINGLESTEP;
-		if (pflops_setregs(T, t, r))
+		if (pft_setregs(T, t, r))
 			return PFLOPS_ESYS;
-		return pflops_restart(T, t, PTRACE_SINGLESTEP, 0);
+		return pft_restart(T, t, PTRACE_SINGLESTEP, 0);
 	}
 	/* not where this thread's block ends (or a native thread at an
 	 * int3 of ours): count what ran, resync */
-	if (t->mode == PFLOPS_M_STOP) {
+	if (t->mode == PFT_M_STOP) {
 		T->st.desync++;
 		if (b) {
-			int idx = pflops_block_index(b, a);
+			int idx = pft_block_index(b, a);
 			if (idx > 0)
-				pflops_count_block(T, t, b, (uint32_t)idx);
+				pft_count_block(T, t, b, (uint32_t)idx);
 		}
 	}
 	r->rip = a;
-	return pflops_go(T, t, r, 1);
+	return pft_go(T, t, r, 1);
 }
 
-int pflops_on_sigtrap(struct pflops_tracer *T, struct pflops_thr *t)
+int pft_on_sigtrap(struct pft_tracer *T, struct pft_thr *t)
 {
 	siginfo_t si;
 	struct user_regs_struct r;
 
 	/* the common case first, without PTRACE_GETSIGINFO: a thread running
 	 * a block to its int3 is now just past it */
-	if (t->mode == PFLOPS_M_STOP && t->resume == PTRACE_CONT && t->blk && t->blk->mode == PFLOPS_BLK_BP) {
-		if (pflops_getregs(t->tid, &r))
+	if (t->mode == PFT_M_STOP && t->resume == PTRACE_CONT && t->blk && t->blk->mode == PFT_BLK_BP) {
+		if (pft_getregs(t->tid, &r))
 			return 0;
-		if (r.rip - 1 == t->blk->last && pflops_bp_has(t->sp, t->blk->last))
+		if (r.rip - 1 == t->blk->last && pft_bp_has(t->sp, t->blk->last))
 			return on_breakpoint(T, t, &r);
 	}
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si))
 		return 0;
-	if (t->mode == PFLOPS_M_CACHE || t->roll_sig)
-		return pflops_cache_sigtrap(T, t, &si);
+	if (t->mode == PFT_M_CACHE || t->roll_sig)
+		return pft_cache_sigtrap(T, t, &si);
 	if (si.si_code <= 0) /* sent by a process: a real signal */
-		return pflops_on_signal(T, t, SIGTRAP, &si);
+		return pft_on_signal(T, t, SIGTRAP, &si);
 	if (t->resume == PTRACE_SINGLESTEP && si.si_code != SI_KERNEL)
 		return on_step(T, t);
 	if (si.si_code == SI_KERNEL) {
-		if (pflops_getregs(t->tid, &r))
+		if (pft_getregs(t->tid, &r))
 			return 0;
-		if (pflops_bp_has(t->sp, r.rip - 1))
+		if (pft_bp_has(t->sp, r.rip - 1))
 			return on_breakpoint(T, t, &r);
 	}
-	return pflops_on_signal(T, t, SIGTRAP, &si); /* the program's own int3 */
+	return pft_on_signal(T, t, SIGTRAP, &si); /* the program's own int3 */
 }

@@ -33,7 +33,7 @@ struct object {
 	char *path; /* a file, or a label ("[anon 0x...]") */
 	int file;   /* path is a file we may read */
 	int loaded;
-	struct pflops_elf_seg *segs; /* PT_LOAD; NULL: not an ELF file */
+	struct pft_elf_seg *segs; /* PT_LOAD; NULL: not an ELF file */
 	size_t nsegs;
 	struct symtab tab[2]; /* .symtab, .dynsym */
 	char *names;
@@ -41,7 +41,7 @@ struct object {
 };
 
 struct func {
-	struct pflops_func f;
+	struct pft_func f;
 	const struct object *obj;
 	const struct sym *sym; /* NULL: the object's code without one */
 	uint64_t hot_flops;    /* no symbol: its block with most FLOPs */
@@ -52,12 +52,12 @@ struct func {
 	struct func *next; /* hash chain */
 };
 
-struct pflops_funcs {
+struct pft_funcs {
 	struct object **objs; /* hash by path */
 	size_t ocap;
 	struct func **fns; /* hash by (object, symbol) */
 	size_t fcap, nf;
-	const struct pflops_func **list;
+	const struct pft_func **list;
 	int oom;
 };
 
@@ -76,9 +76,9 @@ static size_t ptr_hash(const void *a, const void *b)
 	return (size_t)(h ^ h >> 29);
 }
 
-struct pflops_funcs *pflops_funcs_new(struct pflops_error *err)
+struct pft_funcs *pft_funcs_new(struct pflops_error *err)
 {
-	struct pflops_funcs *f = calloc(1, sizeof *f);
+	struct pft_funcs *f = calloc(1, sizeof *f);
 
 	if (f) {
 		f->ocap = 256;
@@ -87,8 +87,8 @@ struct pflops_funcs *pflops_funcs_new(struct pflops_error *err)
 		f->fns = calloc(f->fcap, sizeof *f->fns);
 	}
 	if (!f || !f->objs || !f->fns) {
-		pflops_funcs_free(f);
-		pflops_fail(err, PFLOPS_ENOMEM, "out of memory");
+		pft_funcs_free(f);
+		pft_fail(err, PFLOPS_ENOMEM, "out of memory");
 		return NULL;
 	}
 	return f;
@@ -100,7 +100,7 @@ static void symtab_free(struct symtab *t)
 	free(t->maxend);
 }
 
-void pflops_funcs_free(struct pflops_funcs *f)
+void pft_funcs_free(struct pft_funcs *f)
 {
 	if (!f)
 		return;
@@ -136,12 +136,12 @@ struct load {
 	int count;
 };
 
-static int rank(const struct pflops_elf_sym *s)
+static int rank(const struct pft_elf_sym *s)
 {
 	return s->global ? 0 : s->weak ? 1 : 2;
 }
 
-static int load_sym(void *arg, const struct pflops_elf_sym *s)
+static int load_sym(void *arg, const struct pft_elf_sym *s)
 {
 	struct load *l = arg;
 	size_t len = strlen(s->name) + 1;
@@ -194,21 +194,21 @@ static int symtab_finish(struct symtab *t)
 
 static int object_load(struct object *o)
 {
-	struct pflops_elf e;
+	struct pft_elf e;
 	struct load l[2];
 	size_t total = 0;
 	int rc = 0;
 
 	o->loaded = 1;
-	if (!o->file || pflops_elf_open(&e, o->path))
+	if (!o->file || pft_elf_open(&e, o->path))
 		return 0; /* no symbols: grouped by mapping */
-	if (pflops_elf_loads(&e, &o->segs, &o->nsegs)) {
+	if (pft_elf_loads(&e, &o->segs, &o->nsegs)) {
 		rc = PFLOPS_ENOMEM;
 		goto out;
 	}
 	for (int d = 0; d < 2; d++) { /* count, then copy */
 		l[d] = (struct load){ .t = &o->tab[d], .count = 1 };
-		pflops_elf_funcs(&e, d, load_sym, &l[d]);
+		pft_elf_funcs(&e, d, load_sym, &l[d]);
 		total += l[d].nlen;
 	}
 	o->names = malloc(total ? total : 1);
@@ -225,14 +225,14 @@ static int object_load(struct object *o)
 		l[d].nlen = 0;
 		l[d].count = 0;
 		t->n = 0;
-		pflops_elf_funcs(&e, d, load_sym, &l[d]);
+		pft_elf_funcs(&e, d, load_sym, &l[d]);
 		if ((rc = symtab_finish(t)))
 			goto out;
 	}
 	if (!o->names)
 		rc = PFLOPS_ENOMEM;
 out:
-	pflops_elf_close(&e);
+	pft_elf_close(&e);
 	return rc;
 }
 
@@ -266,7 +266,7 @@ static int object_vaddr(const struct object *o, uint64_t off, uint64_t *va)
 
 /* ---- grouping ------------------------------------------------------ */
 
-static struct object *object_get(struct pflops_funcs *f, const char *path, int file)
+static struct object *object_get(struct pft_funcs *f, const char *path, int file)
 {
 	size_t h = str_hash(path) & (f->ocap - 1);
 	struct object *o;
@@ -285,7 +285,7 @@ static struct object *object_get(struct pflops_funcs *f, const char *path, int f
 	return o;
 }
 
-static int grow_fns(struct pflops_funcs *f)
+static int grow_fns(struct pft_funcs *f)
 {
 	size_t nc = 2 * f->fcap;
 	struct func **nt = calloc(nc, sizeof *nt);
@@ -305,7 +305,7 @@ static int grow_fns(struct pflops_funcs *f)
 	return 0;
 }
 
-static struct func *func_get(struct pflops_funcs *f, const struct object *o, const struct sym *s)
+static struct func *func_get(struct pft_funcs *f, const struct object *o, const struct sym *s)
 {
 	size_t h = ptr_hash(o, s) & (f->fcap - 1);
 	struct func *fn;
@@ -341,7 +341,7 @@ static void mix_add(struct pflops_mix *d, const struct pflops_mix *s)
 
 /* The object and symbol of (path, map_start, offset) as a block names
  * them; *o NULL: out of memory. */
-static const struct sym *resolve(struct pflops_funcs *f, const char *path, uint64_t map_start, uint64_t offset,
+static const struct sym *resolve(struct pft_funcs *f, const char *path, uint64_t map_start, uint64_t offset,
 				 struct object **o, uint64_t *va, int *have_va)
 {
 	const struct sym *s = NULL;
@@ -373,9 +373,9 @@ static const struct sym *resolve(struct pflops_funcs *f, const char *path, uint6
 	return s;
 }
 
-void pflops_funcs_add(void *funcs, const struct pflops_trace_block *b)
+void pft_funcs_add(void *funcs, const struct pft_trace_block *b)
 {
-	struct pflops_funcs *f = funcs;
+	struct pft_funcs *f = funcs;
 	const struct sym *s;
 	struct object *o;
 	struct func *fn;
@@ -402,8 +402,8 @@ void pflops_funcs_add(void *funcs, const struct pflops_trace_block *b)
 	}
 }
 
-int pflops_funcs_name(struct pflops_funcs *f, const char *path, uint64_t map_start, uint64_t offset, char *buf,
-		      size_t len, const char **object)
+int pft_funcs_name(struct pft_funcs *f, const char *path, uint64_t map_start, uint64_t offset, char *buf, size_t len,
+		   const char **object)
 {
 	struct object *o;
 	uint64_t va = 0;
@@ -426,8 +426,8 @@ int pflops_funcs_name(struct pflops_funcs *f, const char *path, uint64_t map_sta
 
 static int func_cmp(const void *pa, const void *pb)
 {
-	const struct pflops_func *a = *(const struct pflops_func *const *)pa;
-	const struct pflops_func *b = *(const struct pflops_func *const *)pb;
+	const struct pft_func *a = *(const struct pft_func *const *)pa;
+	const struct pft_func *b = *(const struct pft_func *const *)pb;
 	/* f is struct func's first member */
 	uint64_t fa = ((const struct func *)a)->flops, fb = ((const struct func *)b)->flops;
 	int c;
@@ -439,23 +439,23 @@ static int func_cmp(const void *pa, const void *pb)
 	return strcmp(a->object ? a->object : "", b->object ? b->object : "");
 }
 
-int pflops_funcs_list(struct pflops_funcs *f, const struct pflops_func *const **v, size_t *n, struct pflops_error *err)
+int pft_funcs_list(struct pft_funcs *f, const struct pft_func *const **v, size_t *n, struct pflops_error *err)
 {
 	size_t k = 0;
 
 	*v = NULL;
 	*n = 0;
 	if (f->oom)
-		return pflops_fail(err, PFLOPS_ENOMEM,
-				   "out of memory while grouping "
-				   "the traced code by function");
+		return pft_fail(err, PFLOPS_ENOMEM,
+				"out of memory while grouping "
+				"the traced code by function");
 	free(f->list);
 	f->list = malloc((f->nf ? f->nf : 1) * sizeof *f->list);
 	if (!f->list)
-		return pflops_fail(err, PFLOPS_ENOMEM, "out of memory");
+		return pft_fail(err, PFLOPS_ENOMEM, "out of memory");
 	for (size_t i = 0; i < f->fcap; i++)
 		for (struct func *fn = f->fns[i]; fn; fn = fn->next) {
-			struct pflops_func *p = &fn->f;
+			struct pft_func *p = &fn->f;
 			fn->flops = pflops_mix_flops(&p->mix, -1);
 			p->object = fn->obj->file ? fn->obj->path : NULL;
 			p->has_symbol = fn->sym != NULL;
@@ -469,7 +469,7 @@ int pflops_funcs_list(struct pflops_funcs *f, const struct pflops_func *const **
 				if (asprintf(&fn->label, "%s+0x%llx (no symbol)", base + 1,
 					     (unsigned long long)fn->hot_addr) < 0) {
 					fn->label = NULL;
-					return pflops_fail(err, PFLOPS_ENOMEM, "out of memory");
+					return pft_fail(err, PFLOPS_ENOMEM, "out of memory");
 				}
 				p->name = fn->label;
 				p->addr = fn->hot_addr;

@@ -7,7 +7,7 @@
  * memory (the vDSO's, later the cache's own), run to its syscall-exit
  * stop with PTRACE_SYSCALL, and given its registers back.  A signal
  * that arrives meanwhile is held back and sent again afterwards with
- * its siginfo; an exit is passed to the main loop (pflops_defer).
+ * its siginfo; an exit is passed to the main loop (pft_defer).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,20 +19,20 @@
 
 #include "trace_internal.h"
 
-void pflops_defer(struct pflops_tracer *T, pid_t pid, int status)
+void pft_defer(struct pft_tracer *T, pid_t pid, int status)
 {
 	if (T->ndefer == T->defer_cap) {
 		size_t nc = T->defer_cap ? 2 * T->defer_cap : 8;
-		struct pflops_deferred *n = realloc(T->defer, nc * sizeof *n);
+		struct pft_deferred *n = realloc(T->defer, nc * sizeof *n);
 		if (!n)
 			return; /* lost: the thread stays listed until kill_all */
 		T->defer = n;
 		T->defer_cap = nc;
 	}
-	T->defer[T->ndefer++] = (struct pflops_deferred){ pid, status };
+	T->defer[T->ndefer++] = (struct pft_deferred){ pid, status };
 }
 
-void pflops_hold_signal(struct pflops_thr *t, int sig, const siginfo_t *si)
+void pft_hold_signal(struct pft_thr *t, int sig, const siginfo_t *si)
 {
 	/* one held signal: a second of the same kind merges, as standard
 	 * signals do; another kind would be lost, so it replaces none */
@@ -47,7 +47,7 @@ void pflops_hold_signal(struct pflops_thr *t, int sig, const siginfo_t *si)
 
 /* Wait for the next stop of tid; 1 = a syscall stop, 0 = gone, <0 error.
  * Other stops (signals) are held back and the thread resumed. */
-static int wait_syscall_stop(struct pflops_tracer *T, struct pflops_thr *t)
+static int wait_syscall_stop(struct pft_tracer *T, struct pft_thr *t)
 {
 	for (;;) {
 		int st;
@@ -59,7 +59,7 @@ static int wait_syscall_stop(struct pflops_tracer *T, struct pflops_thr *t)
 			return PFLOPS_ESYS;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			pflops_defer(T, p, st);
+			pft_defer(T, p, st);
 			return 0;
 		}
 		if (!WIFSTOPPED(st))
@@ -70,22 +70,22 @@ static int wait_syscall_stop(struct pflops_tracer *T, struct pflops_thr *t)
 			siginfo_t si;
 			int sig = WSTOPSIG(st);
 			if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == 0)
-				pflops_hold_signal(t, sig, &si);
+				pft_hold_signal(t, sig, &si);
 		}
 		if (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) && errno == ESRCH)
 			continue; /* its exit status comes next */
 	}
 }
 
-int pflops_inject(struct pflops_tracer *T, struct pflops_thr *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
-		  uint64_t a3, uint64_t a4, uint64_t a5, int64_t *ret)
+int pft_inject(struct pft_tracer *T, struct pft_thr *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+	       uint64_t a4, uint64_t a5, int64_t *ret)
 {
 	struct user_regs_struct saved, r;
 	int rc;
 
 	if (t->sp->no_inject) /* seccomp on (trace_sys.c) */
 		return PFLOPS_EUNAVAIL;
-	if (!t->sp->gadget && !(t->sp->gadget = pflops_find_gadget(t->sp, t->tid)))
+	if (!t->sp->gadget && !(t->sp->gadget = pft_find_gadget(t->sp, t->tid)))
 		return PFLOPS_EUNAVAIL;
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &saved))
 		return PFLOPS_ECHILD;
@@ -119,8 +119,8 @@ int pflops_inject(struct pflops_tracer *T, struct pflops_thr *t, long nr, uint64
 	return 0;
 }
 
-int pflops_inject_entry(struct pflops_tracer *T, struct pflops_thr *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
-			int64_t *ret)
+int pft_inject_entry(struct pft_tracer *T, struct pft_thr *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
+		     int64_t *ret)
 {
 	struct user_regs_struct saved, r;
 	int rc;

@@ -6,7 +6,7 @@
  *            4-byte store in the tracer's mapping (threads running the
  *            copy see the old or the new jump, both valid); beyond a
  *            rel32, through the exit stub's far jump.  Undone when the
- *            target's code changes (pflops_xlate_detach).
+ *            target's code changes (pft_xlate_detach).
  *   lookup   indirect branches (ret, jmp/call through a register or
  *            memory) look their target up in a hash table the tracer
  *            fills at each miss, in code that leaves the flags alone.
@@ -36,7 +36,7 @@ static uint32_t crc32c_u64(uint64_t v)
 /* In: %rcx = target, the program's %rcx in the slot.  Hit: registers
  * back, jump to the copy.  Miss: int3 with the target in %rax and %rax,
  * %rcx, %rdx in the slot. */
-size_t pflops_ibl_emit(struct pflops_chunk *ch, int region)
+size_t pft_ibl_emit(struct pft_chunk *ch, int region)
 {
 	uint8_t buf[256];
 	struct emit e = { buf, 0, ch->addr, NULL, 0, 0, 0 };
@@ -46,12 +46,12 @@ size_t pflops_ibl_emit(struct pflops_chunk *ch, int region)
 	while (e.n < 16)
 		put8(&e, 0xcc);
 	ch->ibl = here(&e);
-	gs_mov(&e, 1, RDX, PFLOPS_SLOT_RDX);
-	gs_mov(&e, 1, RAX, PFLOPS_SLOT_RAX);
+	gs_mov(&e, 1, RDX, PFT_SLOT_RDX);
+	gs_mov(&e, 1, RAX, PFT_SLOT_RAX);
 	put(&e, (uint8_t[]){ 0x48, 0x89, 0xc8 }, 3); /* mov %rcx,%rax */
 	if (region) {
 		/* leave when %rsp > rsp0: the top byte of rsp - rsp0 - 1 is 0 */
-		gs_mov(&e, 0, RDX, PFLOPS_SLOT_RSP0);
+		gs_mov(&e, 0, RDX, PFT_SLOT_RSP0);
 		put(&e, (uint8_t[]){ 0x48, 0xf7, 0xd2 }, 3);	   /* not %rdx */
 		put(&e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0x14 }, 4); /* lea (%rsp,%rdx),%rdx */
 		put(&e, (uint8_t[]){ 0x48, 0x0f, 0xca }, 3);	   /* bswap %rdx */
@@ -63,7 +63,7 @@ size_t pflops_ibl_emit(struct pflops_chunk *ch, int region)
 	put(&e, (uint8_t[]){ 0xf2, 0x48, 0x0f, 0x38, 0xf1, 0xd0 }, 6); /* crc32q %rax,%rdx */
 	put(&e, (uint8_t[]){ 0x0f, 0xb7, 0xd2 }, 3);		       /* movzwl %dx,%edx */
 	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0x12 }, 4);	       /* lea (%rdx,%rdx),%rdx */
-	gs_mov(&e, 0, RCX, PFLOPS_SLOT_TABLE);
+	gs_mov(&e, 0, RCX, PFT_SLOT_TABLE);
 	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0xd1 }, 4); /* lea (%rcx,%rdx,8),%rdx */
 	probe = e.n;
 	put(&e, (uint8_t[]){ 0x48, 0x8b, 0x0a }, 3); /* mov (%rdx),%rcx */
@@ -78,12 +78,12 @@ size_t pflops_ibl_emit(struct pflops_chunk *ch, int region)
 	put8(&e, (uint8_t)(probe - (e.n + 1)));
 	buf[j_hit] = (uint8_t)(e.n - (j_hit + 1));
 	put(&e, (uint8_t[]){ 0x48, 0x8b, 0x4a, 0x08 }, 4); /* mov 8(%rdx),%rcx */
-	gs_mov(&e, 1, RCX, PFLOPS_SLOT_TGT);
-	gs_mov(&e, 0, RAX, PFLOPS_SLOT_RAX);
-	gs_mov(&e, 0, RCX, PFLOPS_SLOT_RCX);
-	gs_mov(&e, 0, RDX, PFLOPS_SLOT_RDX);
+	gs_mov(&e, 1, RCX, PFT_SLOT_TGT);
+	gs_mov(&e, 0, RAX, PFT_SLOT_RAX);
+	gs_mov(&e, 0, RCX, PFT_SLOT_RCX);
+	gs_mov(&e, 0, RDX, PFT_SLOT_RDX);
 	put(&e, (uint8_t[]){ 0x65, 0xff, 0x24, 0x25 }, 4); /* jmp *%gs:TGT */
-	put32(&e, PFLOPS_SLOT_TGT);
+	put32(&e, PFT_SLOT_TGT);
 	buf[j_miss] = (uint8_t)(e.n - (j_miss + 1));
 	ch->ibl_miss = here(&e);
 	put8(&e, 0xcc);
@@ -98,13 +98,13 @@ size_t pflops_ibl_emit(struct pflops_chunk *ch, int region)
 	return e.n;
 }
 
-void pflops_table_insert(struct pflops_arena *a, uint64_t orig, uint64_t entry)
+void pft_table_insert(struct pft_arena *a, uint64_t orig, uint64_t entry)
 {
 	uint64_t *t = (uint64_t *)a->table_mem;
 	size_t h = crc32c_u64(orig) & 0xffff;
 
 	/* the last slot always stays empty: the routine's probe ends */
-	for (size_t i = h; i < PFLOPS_TABLE_N + PFLOPS_TABLE_OVER - 1; i++) {
+	for (size_t i = h; i < PFT_TABLE_N + PFT_TABLE_OVER - 1; i++) {
 		uint64_t o = __atomic_load_n(&t[2 * i], __ATOMIC_ACQUIRE);
 		if (o == orig) {
 			__atomic_store_n(&t[2 * i + 1], entry, __ATOMIC_RELEASE);
@@ -121,23 +121,23 @@ void pflops_table_insert(struct pflops_arena *a, uint64_t orig, uint64_t entry)
 	/* full run: not inserted, the lookup traps, which is only slower */
 }
 
-static void table_remove(struct pflops_arena *a, uint64_t entry)
+static void table_remove(struct pft_arena *a, uint64_t entry)
 {
 	uint64_t *t = (uint64_t *)a->table_mem;
 
-	for (size_t i = 0; i < PFLOPS_TABLE_N + PFLOPS_TABLE_OVER; i++)
-		if (t[2 * i] && t[2 * i] != PFLOPS_TOMB && t[2 * i + 1] == entry)
-			__atomic_store_n(&t[2 * i], PFLOPS_TOMB, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < PFT_TABLE_N + PFT_TABLE_OVER; i++)
+		if (t[2 * i] && t[2 * i] != PFT_TOMB && t[2 * i + 1] == entry)
+			__atomic_store_n(&t[2 * i], PFT_TOMB, __ATOMIC_RELEASE);
 }
 
-static uint8_t *tracer_addr(const struct pflops_xblock *x, uint32_t off)
+static uint8_t *tracer_addr(const struct pft_xblock *x, uint32_t off)
 {
 	return x->ch->mem + (x->addr - x->ch->addr) + off;
 }
 
-void pflops_xlate_link(struct pflops_xblock *from, int k, struct pflops_xblock *to)
+void pft_xlate_link(struct pft_xblock *from, int k, struct pft_xblock *to)
 {
-	struct pflops_xexit *xe = &from->ex[k];
+	struct pft_xexit *xe = &from->ex[k];
 	uint64_t site = from->addr + xe->site;
 	int64_t rel = (int64_t)(to->addr - (site + 4));
 
@@ -162,16 +162,16 @@ void pflops_xlate_link(struct pflops_xblock *from, int k, struct pflops_xblock *
 	xe->to = to;
 }
 
-static void unlink_exit(struct pflops_xblock *from, int k)
+static void unlink_exit(struct pft_xblock *from, int k)
 {
-	struct pflops_xexit *xe = &from->ex[k];
+	struct pft_xexit *xe = &from->ex[k];
 	int32_t rel = (int32_t)(xe->stub - (xe->site + 4));
 
 	__atomic_store_n((int32_t *)tracer_addr(from, xe->site), rel, __ATOMIC_RELEASE);
 	xe->to = NULL;
 }
 
-void pflops_xlate_detach(struct pflops_space *sp, struct pflops_xblock *x)
+void pft_xlate_detach(struct pft_space *sp, struct pft_xblock *x)
 {
 	if (x->dead)
 		return;
@@ -186,32 +186,32 @@ void pflops_xlate_detach(struct pflops_space *sp, struct pflops_xblock *x)
 	table_remove(sp->arena, x->addr);
 }
 
-uint64_t pflops_harvest(struct pflops_arena *a, int slot, struct pflops_mix *m, int take)
+uint64_t pft_harvest(struct pft_arena *a, int slot, struct pflops_mix *m, int take)
 {
 	uint8_t *mem;
 	uint64_t *cnt, runs = 0;
 
-	if (!a || slot < 0 || !(mem = pflops_slot_mem(a, slot)))
+	if (!a || slot < 0 || !(mem = pft_slot_mem(a, slot)))
 		return 0;
-	cnt = (uint64_t *)(mem + PFLOPS_SLOT_CNT);
+	cnt = (uint64_t *)(mem + PFT_SLOT_CNT);
 	for (uint32_t id = 0; id < a->nids; id++) {
 		uint64_t c = cnt[id];
 		if (!c)
 			continue;
-		pflops_block_count_times(m, a->ids[id], c);
+		pft_block_count_times(m, a->ids[id], c);
 		runs += c;
 		if (take) {
 			a->ids[id]->execs += c;
-			pflops_prof_times(a->ids[id], c);
+			pft_prof_times(a->ids[id], c);
 			cnt[id] = 0;
 		}
 	}
 	return runs;
 }
 
-static struct pflops_xblock *xb_clone(const struct pflops_xblock *x, struct pflops_block *b)
+static struct pft_xblock *xb_clone(const struct pft_xblock *x, struct pft_block *b)
 {
-	struct pflops_xblock *c = malloc(sizeof *c);
+	struct pft_xblock *c = malloc(sizeof *c);
 
 	if (!c)
 		return NULL;
@@ -232,10 +232,10 @@ static struct pflops_xblock *xb_clone(const struct pflops_xblock *x, struct pflo
 	return c;
 }
 
-int pflops_xlate_fork(struct pflops_space *sp, const struct pflops_space *parent)
+int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
 {
-	const struct pflops_arena *pa = parent->arena;
-	struct pflops_arena *a;
+	const struct pft_arena *pa = parent->arena;
+	struct pft_arena *a;
 
 	if (!pa)
 		return 0;
@@ -251,12 +251,12 @@ int pflops_xlate_fork(struct pflops_space *sp, const struct pflops_space *parent
 	a->nslots = pa->nslots; /* its RLIMIT_AS is the parent's */
 	a->max_chunks = pa->max_chunks;
 	a->as_limit = pa->as_limit;
-	a->ids = calloc(PFLOPS_MAX_IDS, sizeof *a->ids);
+	a->ids = calloc(PFT_MAX_IDS, sizeof *a->ids);
 	a->chunks = calloc(pa->nchunks ? pa->nchunks : 1, sizeof *a->chunks);
 	if (!a->ids || !a->chunks)
 		return PFLOPS_ENOMEM;
 	for (size_t i = 0; i < pa->nchunks; i++) {
-		struct pflops_chunk *c = malloc(sizeof *c);
+		struct pft_chunk *c = malloc(sizeof *c);
 		if (!c)
 			return PFLOPS_ENOMEM;
 		*c = *pa->chunks[i];
@@ -270,11 +270,11 @@ int pflops_xlate_fork(struct pflops_space *sp, const struct pflops_space *parent
 	}
 	/* blocks with a cache copy, by id; links are remapped by id */
 	for (uint32_t id = 0; id < pa->nids; id++) {
-		struct pflops_block *b = pflops_block_clone(pa->ids[id]);
+		struct pft_block *b = pft_block_clone(pa->ids[id]);
 		if (!b)
 			return PFLOPS_ENOMEM;
 		b->x = xb_clone(pa->ids[id]->x, b);
-		if (!b->x || pflops_block_adopt(sp, b)) {
+		if (!b->x || pft_block_adopt(sp, b)) {
 			free(b->x);
 			free(b->offs);
 			free(b->fp);
@@ -285,7 +285,7 @@ int pflops_xlate_fork(struct pflops_space *sp, const struct pflops_space *parent
 		a->ids[a->nids++] = b;
 	}
 	for (uint32_t id = 0; id < a->nids; id++) {
-		struct pflops_xblock *x = a->ids[id]->x;
+		struct pft_xblock *x = a->ids[id]->x;
 		x->ch = a->chunks[pa->ids[id]->x->ch->index];
 		for (int k = 0; k < x->nex; k++)
 			if (x->ex[k].to)

@@ -11,7 +11,7 @@
 
 #include "trace_internal.h"
 
-void pflops_maps_free(struct pflops_maps *m)
+void pft_maps_free(struct pft_maps *m)
 {
 	for (size_t i = 0; i < m->n; i++)
 		free(m->v[i].path);
@@ -20,13 +20,13 @@ void pflops_maps_free(struct pflops_maps *m)
 	m->n = 0;
 }
 
-int pflops_maps_load(struct pflops_maps *m, pid_t pid)
+int pft_maps_load(struct pft_maps *m, pid_t pid)
 {
 	char fn[64], line[4096 + 256];
 	size_t cap = 0;
 	FILE *f;
 
-	pflops_maps_free(m);
+	pft_maps_free(m);
 	m->stale = 0;
 	snprintf(fn, sizeof fn, "/proc/%d/maps", (int)pid);
 	f = fopen(fn, "re");
@@ -36,12 +36,12 @@ int pflops_maps_load(struct pflops_maps *m, pid_t pid)
 		unsigned long lo, hi, off;
 		char perm[8];
 		int at = 0;
-		struct pflops_map *e;
+		struct pft_map *e;
 
 		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &lo, &hi, perm, &off, &at) < 4)
 			continue;
 		if (m->n == cap) {
-			struct pflops_map *nv;
+			struct pft_map *nv;
 			cap = cap ? 2 * cap : 64;
 			nv = realloc(m->v, cap * sizeof *nv);
 			if (!nv) {
@@ -69,7 +69,7 @@ int pflops_maps_load(struct pflops_maps *m, pid_t pid)
 	return 0;
 }
 
-static const struct pflops_map *lookup(const struct pflops_maps *m, uint64_t addr)
+static const struct pft_map *lookup(const struct pft_maps *m, uint64_t addr)
 {
 	size_t lo = 0, hi = m->n;
 
@@ -83,11 +83,11 @@ static const struct pflops_map *lookup(const struct pflops_maps *m, uint64_t add
 	return lo < m->n && m->v[lo].lo <= addr ? &m->v[lo] : NULL;
 }
 
-const struct pflops_map *pflops_maps_find(struct pflops_maps *m, pid_t pid, uint64_t addr)
+const struct pft_map *pft_maps_find(struct pft_maps *m, pid_t pid, uint64_t addr)
 {
-	const struct pflops_map *e = m->stale ? NULL : lookup(m, addr);
+	const struct pft_map *e = m->stale ? NULL : lookup(m, addr);
 
-	if (!e && pflops_maps_load(m, pid) == 0)
+	if (!e && pft_maps_load(m, pid) == 0)
 		e = lookup(m, addr);
 	return e;
 }
@@ -95,7 +95,7 @@ const struct pflops_map *pflops_maps_find(struct pflops_maps *m, pid_t pid, uint
 /* [wlo, whi]: where the range may start.  Prefer the highest place below
  * the code (heap and brk grow upwards from executables), else the
  * highest place in reach above it. */
-uint64_t pflops_maps_gap_near(const struct pflops_maps *m, uint64_t lo, uint64_t hi, uint64_t size, uint64_t reach)
+uint64_t pft_maps_gap_near(const struct pft_maps *m, uint64_t lo, uint64_t hi, uint64_t size, uint64_t reach)
 {
 	const uint64_t pg = 4096, floor = 0x1000000, top = 0x7ffffffff000ULL;
 	const uint64_t guard = 1 << 20; /* keep clear of neighbours */

@@ -24,9 +24,9 @@ static size_t hash64(uint64_t a, size_t cap)
 	return (size_t)a & (cap - 1);
 }
 
-struct pflops_space *pflops_space_new(pid_t pid, const char *region)
+struct pft_space *pft_space_new(pid_t pid, const char *region)
 {
-	struct pflops_space *sp = calloc(1, sizeof *sp);
+	struct pft_space *sp = calloc(1, sizeof *sp);
 
 	if (!sp)
 		return NULL;
@@ -38,26 +38,26 @@ struct pflops_space *pflops_space_new(pid_t pid, const char *region)
 	sp->blk_cap = 1024;
 	sp->blk_tab = calloc(sp->blk_cap, sizeof *sp->blk_tab);
 	if (region)
-		sp->region = pflops_region_new(region);
+		sp->region = pft_region_new(region);
 	if (!sp->bp_addr || !sp->bp_orig || !sp->blk_tab || (region && !sp->region)) {
-		pflops_space_put(sp);
+		pft_space_put(sp);
 		return NULL;
 	}
 	return sp;
 }
 
-static int bp_put(struct pflops_space *sp, uint64_t addr, uint8_t orig);
+static int bp_put(struct pft_space *sp, uint64_t addr, uint8_t orig);
 
 /* A forked child's memory is a copy of the parent's, int3 bytes and
  * code cache included: it inherits the breakpoint table, the region's
  * addresses and the cached blocks (others are decoded again). */
-struct pflops_space *pflops_space_fork(const struct pflops_space *parent, pid_t child, const char *region)
+struct pft_space *pft_space_fork(const struct pft_space *parent, pid_t child, const char *region)
 {
-	struct pflops_space *sp = pflops_space_new(child, NULL);
+	struct pft_space *sp = pft_space_new(child, NULL);
 
 	if (!sp)
 		return NULL;
-	if (region && parent->region && !(sp->region = pflops_region_copy(parent->region)))
+	if (region && parent->region && !(sp->region = pft_region_copy(parent->region)))
 		goto fail;
 	for (size_t i = 0; i < parent->bp_cap; i++)
 		if (parent->bp_addr[i] && bp_put(sp, parent->bp_addr[i], parent->bp_orig[i]))
@@ -66,34 +66,34 @@ struct pflops_space *pflops_space_fork(const struct pflops_space *parent, pid_t 
 	sp->gadget = parent->gadget;
 	sp->arena_failed = parent->arena_failed;
 	sp->no_inject = parent->no_inject; /* seccomp is inherited */
-	if (pflops_xlate_fork(sp, parent))
+	if (pft_xlate_fork(sp, parent))
 		goto fail;
-	if (pflops_wprot_copy(sp, parent)) /* the child has our protections too */
+	if (pft_wprot_copy(sp, parent)) /* the child has our protections too */
 		goto fail;
 	return sp;
 fail:
-	pflops_space_put(sp);
+	pft_space_put(sp);
 	return NULL;
 }
 
-void pflops_space_put(struct pflops_space *sp)
+void pft_space_put(struct pft_space *sp)
 {
 	if (!sp || --sp->refs > 0)
 		return;
-	pflops_prof_report(sp);
-	pflops_block_free_all(sp);
-	pflops_arena_free(sp->arena);
-	pflops_maps_free(&sp->maps);
-	pflops_wprot_free(sp);
+	pft_prof_report(sp);
+	pft_block_free_all(sp);
+	pft_arena_free(sp->arena);
+	pft_maps_free(&sp->maps);
+	pft_wprot_free(sp);
 	if (sp->region)
-		pflops_region_free(sp->region);
+		pft_region_free(sp->region);
 	free(sp->blk_tab);
 	free(sp->bp_addr);
 	free(sp->bp_orig);
 	free(sp);
 }
 
-static long bp_find(const struct pflops_space *sp, uint64_t addr)
+static long bp_find(const struct pft_space *sp, uint64_t addr)
 {
 	for (size_t i = hash64(addr, sp->bp_cap);; i = (i + 1) & (sp->bp_cap - 1)) {
 		if (sp->bp_addr[i] == addr)
@@ -103,7 +103,7 @@ static long bp_find(const struct pflops_space *sp, uint64_t addr)
 	}
 }
 
-static int bp_put(struct pflops_space *sp, uint64_t addr, uint8_t orig)
+static int bp_put(struct pft_space *sp, uint64_t addr, uint8_t orig)
 {
 	if (2 * (sp->bp_n + 1) > sp->bp_cap) { /* grow, load <= 1/2 */
 		size_t oc = sp->bp_cap, nc = oc * 2;
@@ -134,7 +134,7 @@ static int bp_put(struct pflops_space *sp, uint64_t addr, uint8_t orig)
 	return 0;
 }
 
-int pflops_bp_has(const struct pflops_space *sp, uint64_t addr)
+int pft_bp_has(const struct pft_space *sp, uint64_t addr)
 {
 	return bp_find(sp, addr) >= 0;
 }
@@ -159,7 +159,7 @@ static int patch_byte(pid_t tid, uint64_t addr, uint8_t val, uint8_t *old)
 	return 0;
 }
 
-int pflops_bp_insert(struct pflops_space *sp, pid_t tid, uint64_t addr)
+int pft_bp_insert(struct pft_space *sp, pid_t tid, uint64_t addr)
 {
 	uint8_t orig;
 	int rc;
@@ -177,7 +177,7 @@ int pflops_bp_insert(struct pflops_space *sp, pid_t tid, uint64_t addr)
 
 /* delete entry i from the open-addressing table by re-inserting the
  * rest of its cluster */
-static void bp_delete(struct pflops_space *sp, long i)
+static void bp_delete(struct pft_space *sp, long i)
 {
 	if (i < 0)
 		return;
@@ -194,7 +194,7 @@ static void bp_delete(struct pflops_space *sp, long i)
 
 /* Only used to let one faulting instruction run for real, and to give
  * code back to a program that makes it writable. */
-int pflops_bp_remove(struct pflops_space *sp, pid_t tid, uint64_t addr)
+int pft_bp_remove(struct pft_space *sp, pid_t tid, uint64_t addr)
 {
 	long i = bp_find(sp, addr);
 	int rc;
@@ -206,7 +206,7 @@ int pflops_bp_remove(struct pflops_space *sp, pid_t tid, uint64_t addr)
 	return rc;
 }
 
-size_t pflops_mem_read(struct pflops_space *sp, pid_t tid, uint64_t addr, void *buf, size_t len)
+size_t pft_mem_read(struct pft_space *sp, pid_t tid, uint64_t addr, void *buf, size_t len)
 {
 	size_t done = 0;
 
@@ -239,12 +239,12 @@ size_t pflops_mem_read(struct pflops_space *sp, pid_t tid, uint64_t addr, void *
 	return done;
 }
 
-int pflops_mem_write64(pid_t tid, uint64_t addr, uint64_t val)
+int pft_mem_write64(pid_t tid, uint64_t addr, uint64_t val)
 {
 	return ptrace(PTRACE_POKEDATA, tid, (void *)addr, (void *)val) ? PFLOPS_ESYS : 0;
 }
 
-void pflops_bp_clear(struct pflops_space *sp, pid_t tid, uint64_t lo, uint64_t hi)
+void pft_bp_clear(struct pft_space *sp, pid_t tid, uint64_t lo, uint64_t hi)
 {
 	size_t n = 0, k = 0;
 	uint64_t *v;
@@ -259,7 +259,7 @@ void pflops_bp_clear(struct pflops_space *sp, pid_t tid, uint64_t lo, uint64_t h
 			v[k++] = sp->bp_addr[i];
 	for (size_t i = 0; i < k; i++) {
 		if (tid > 0)
-			pflops_bp_remove(sp, tid, v[i]); /* the program's byte back */
+			pft_bp_remove(sp, tid, v[i]); /* the program's byte back */
 		else
 			bp_delete(sp, bp_find(sp, v[i])); /* the bytes are gone */
 	}

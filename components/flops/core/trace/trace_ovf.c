@@ -11,7 +11,7 @@
  *                  stub` at its counter increment.  OVF holds ovf_rem
  *                  minus a guard, the most weight any copy of the process
  *                  runs before its check (sp->ovf_maxpre, at most
- *                  PFLOPS_OVF_GUARD), so the jump is taken at least the
+ *                  PFT_OVF_GUARD), so the jump is taken at least the
  *                  guard before the crossing: the crossing is never in
  *                  what already ran.  (A thread already in the cache when
  *                  a new copy raises the guard could meet it in that
@@ -30,27 +30,27 @@
 
 #define OFF (1ULL << 62) /* what remains when there is no period */
 
-int pflops_ovf_on(const struct pflops_tracer *T)
+int pft_ovf_on(const struct pft_tracer *T)
 {
 	return T->o->overflow_weight && T->o->overflow;
 }
 
-static void restart(struct pflops_thr *t, uint64_t period)
+static void restart(struct pft_thr *t, uint64_t period)
 {
 	t->ovf_period = period;
 	t->ovf_count = 0;
 	t->ovf_rem = (int64_t)(period ? period : OFF);
 }
 
-void pflops_ovf_thread(struct pflops_tracer *T, struct pflops_thr *t)
+void pft_ovf_thread(struct pft_tracer *T, struct pft_thr *t)
 {
-	restart(t, pflops_ovf_on(T) ? T->o->overflow_period : 0);
+	restart(t, pft_ovf_on(T) ? T->o->overflow_period : 0);
 	t->ovf_s = 0;
 }
 
-static uint64_t weight(const struct pflops_tracer *T, const struct pflops_fpent *e, unsigned active)
+static uint64_t weight(const struct pft_tracer *T, const struct pft_fpent *e, unsigned active)
 {
-	struct pflops_insn in;
+	struct pft_insn in;
 
 	memset(&in, 0, sizeof in);
 	in.fp = 1;
@@ -64,7 +64,7 @@ static uint64_t weight(const struct pflops_tracer *T, const struct pflops_fpent 
 	return T->o->overflow_weight(T->o->overflow_arg, &in, active);
 }
 
-uint64_t pflops_ovf_block(struct pflops_tracer *T, struct pflops_block *b)
+uint64_t pft_ovf_block(struct pft_tracer *T, struct pft_block *b)
 {
 	if (b->ovf_w || !b->nfp)
 		return b->ovf_sum;
@@ -80,28 +80,27 @@ uint64_t pflops_ovf_block(struct pflops_tracer *T, struct pflops_block *b)
 }
 
 /* the weight of one run of FP entry i of b under opmasks k */
-static uint64_t run_weight(struct pflops_tracer *T, struct pflops_block *b, uint32_t i, const uint64_t *k)
+static uint64_t run_weight(struct pft_tracer *T, struct pft_block *b, uint32_t i, const uint64_t *k)
 {
-	const struct pflops_fpent *e = &b->fp[i];
+	const struct pft_fpent *e = &b->fp[i];
 
 	if (e->mask_reg && k)
-		return weight(T, e, (unsigned)pflops_fp_active(e, k));
+		return weight(T, e, (unsigned)pft_fp_active(e, k));
 	if (!b->ovf_w)
 		return weight(T, e, e->lanes);
 	return b->ovf_w[i];
 }
 
-static void call(struct pflops_tracer *T, struct pflops_thr *t, uint64_t addr, uint64_t w,
-		 const struct user_regs_struct *r)
+static void call(struct pft_tracer *T, struct pft_thr *t, uint64_t addr, uint64_t w, const struct user_regs_struct *r)
 {
 	uint64_t c = 1 + (uint64_t)((int64_t)w - t->ovf_rem) / t->ovf_period;
-	struct pflops_trace_overflow o = { .pid = t->sp ? t->sp->pid : t->tid,
-					   .tid = t->tid,
-					   .addr = addr,
-					   .count = t->ovf_count + w,
-					   .crossings = c,
-					   .period = t->ovf_period,
-					   .regs = r };
+	struct pft_overflow o = { .pid = t->sp ? t->sp->pid : t->tid,
+				  .tid = t->tid,
+				  .addr = addr,
+				  .count = t->ovf_count + w,
+				  .crossings = c,
+				  .period = t->ovf_period,
+				  .regs = r };
 
 	t->ovf_rem += (int64_t)(c * t->ovf_period);
 	t->ovf_hold = 0;
@@ -109,12 +108,12 @@ static void call(struct pflops_tracer *T, struct pflops_thr *t, uint64_t addr, u
 	T->o->overflow(T->o->overflow_arg, &o);
 }
 
-void pflops_ovf_count(struct pflops_tracer *T, struct pflops_thr *t, const struct pflops_block *cb, uint32_t lo,
-		      uint32_t hi, const uint64_t *k)
+void pft_ovf_count(struct pft_tracer *T, struct pft_thr *t, const struct pft_block *cb, uint32_t lo, uint32_t hi,
+		   const uint64_t *k)
 {
-	struct pflops_block *b = (struct pflops_block *)cb;
+	struct pft_block *b = (struct pft_block *)cb;
 
-	if (!pflops_ovf_on(T))
+	if (!pft_ovf_on(T))
 		return;
 	for (uint32_t i = 0; i < b->nfp; i++) {
 		uint64_t w;
@@ -131,79 +130,78 @@ void pflops_ovf_count(struct pflops_tracer *T, struct pflops_thr *t, const struc
 	}
 }
 
-void pflops_ovf_at(struct pflops_tracer *T, struct pflops_thr *t, const struct pflops_block *cb, uint32_t idx,
-		   const struct user_regs_struct *r)
+void pft_ovf_at(struct pft_tracer *T, struct pft_thr *t, const struct pft_block *cb, uint32_t idx,
+		const struct user_regs_struct *r)
 {
-	struct pflops_block *b = (struct pflops_block *)cb;
+	struct pft_block *b = (struct pft_block *)cb;
 	uint64_t k[8], w;
 	const uint64_t *km = NULL;
 	uint32_t i;
 
-	if (!pflops_ovf_on(T) || !t->ovf_period || !pflops_counting(T, t))
+	if (!pft_ovf_on(T) || !t->ovf_period || !pft_counting(T, t))
 		return;
 	for (i = 0; i < b->nfp && b->fp[i].idx != idx; i++)
 		;
 	if (i == b->nfp)
 		return;
-	if (b->fp[i].mask_reg && pflops_read_kregs(t->tid, k) == 0)
+	if (b->fp[i].mask_reg && pft_read_kregs(t->tid, k) == 0)
 		km = k;
 	w = run_weight(T, b, i, km);
 	if ((int64_t)w >= t->ovf_rem)
 		call(T, t, b->start + b->offs[idx], w, r);
 }
 
-void pflops_ovf_trapped(struct pflops_tracer *T, struct pflops_thr *t)
+void pft_ovf_trapped(struct pft_tracer *T, struct pft_thr *t)
 {
 	T->st.ovf_exits++;
 	t->ovf_hold = 1;
 	t->ovf_idle = 0;
 }
 
-int pflops_ovf_near(struct pflops_tracer *T, struct pflops_thr *t, struct pflops_block *b)
+int pft_ovf_near(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 {
 	uint64_t k[8], w = 0;
 	const uint64_t *km = NULL;
 
-	if (!pflops_ovf_on(T) || !t->ovf_period || !pflops_counting(T, t))
+	if (!pft_ovf_on(T) || !t->ovf_period || !pft_counting(T, t))
 		return 0;
-	if (!b->nfp || !pflops_ovf_block(T, b)) {
-		if (t->ovf_idle < PFLOPS_OVF_IDLE_LONG)
+	if (!b->nfp || !pft_ovf_block(T, b)) {
+		if (t->ovf_idle < PFT_OVF_IDLE_LONG)
 			t->ovf_idle++;
 		return 0;
 	}
 	t->ovf_idle = 0;
 	if (b->has_mask) {
-		if (pflops_read_kregs(t->tid, k) == 0)
+		if (pft_read_kregs(t->tid, k) == 0)
 			km = k;
 		for (uint32_t i = 0; i < b->nfp; i++)
 			w += run_weight(T, b, i, km);
 	} else {
-		w = pflops_ovf_block(T, b);
+		w = pft_ovf_block(T, b);
 	}
 	return (int64_t)w >= t->ovf_rem;
 }
 
-int pflops_ovf_cache_ok(const struct pflops_tracer *T, const struct pflops_thr *t)
+int pft_ovf_cache_ok(const struct pft_tracer *T, const struct pft_thr *t)
 {
-	if (!pflops_ovf_on(T) || !t->ovf_period || ((uint64_t)t->ovf_rem > t->sp->ovf_maxpre && !t->ovf_hold))
+	if (!pft_ovf_on(T) || !t->ovf_period || ((uint64_t)t->ovf_rem > t->sp->ovf_maxpre && !t->ovf_hold))
 		return 1;
 	/* near, but it left its FP code: the cache until the next copy
 	 * with weight traps at its check (a crossing before that check is
 	 * then seen late) */
-	return t->ovf_idle >= PFLOPS_OVF_IDLE_LONG ||
-	       (t->ovf_idle >= PFLOPS_OVF_IDLE && t->ovf_rem > 0 && (uint64_t)t->ovf_rem > t->sp->ovf_maxpre);
+	return t->ovf_idle >= PFT_OVF_IDLE_LONG ||
+	       (t->ovf_idle >= PFT_OVF_IDLE && t->ovf_rem > 0 && (uint64_t)t->ovf_rem > t->sp->ovf_maxpre);
 }
 
-void pflops_ovf_sync(struct pflops_tracer *T, struct pflops_thr *t, int entering)
+void pft_ovf_sync(struct pft_tracer *T, struct pft_thr *t, int entering)
 {
 	uint8_t *m;
 	uint64_t s;
 
-	if (!pflops_ovf_on(T) || t->slot < 0 || !t->sp || !t->sp->arena ||
-	    !(m = pflops_slot_mem(t->sp->arena, t->slot)))
+	if (!pft_ovf_on(T) || t->slot < 0 || !t->sp || !t->sp->arena || !(m = pft_slot_mem(t->sp->arena, t->slot)))
 		return;
-	if (t->mode == PFLOPS_M_CACHE) {
-		memcpy(&s, m + PFLOPS_SLOT_OVF, 8);
+	if (t->mode == PFT_M_CACHE) {
+		memcpy(&s, m + PFT_SLOT_OVF, 8);
 		t->ovf_count += t->ovf_s - s;
 		t->ovf_rem -= (int64_t)(t->ovf_s - s);
 		t->ovf_s = s;
@@ -214,34 +212,34 @@ void pflops_ovf_sync(struct pflops_tracer *T, struct pflops_thr *t, int entering
 		 * leave at the next weighted copy */
 		uint64_t g = t->sp->ovf_maxpre;
 		s = t->ovf_rem > 0 && (uint64_t)t->ovf_rem > g ? (uint64_t)t->ovf_rem - g : 1;
-		memcpy(m + PFLOPS_SLOT_OVF, &s, 8);
+		memcpy(m + PFT_SLOT_OVF, &s, 8);
 		t->ovf_s = s;
 	}
 }
 
-int pflops_ovf_rearm(struct pflops_tracer *T, struct pflops_thr *t)
+int pft_ovf_rearm(struct pft_tracer *T, struct pft_thr *t)
 {
 	uint64_t p = 0;
 	int rc;
 
-	if (!pflops_ovf_on(T) || !T->o->overflow_rearm)
+	if (!pft_ovf_on(T) || !T->o->overflow_rearm)
 		return 0;
 	rc = T->o->overflow_rearm(T->o->overflow_arg, t->tid, &p);
 	if (rc != 1 && rc != 2)
 		return 0;
-	pflops_ovf_sync(T, t, 0);
+	pft_ovf_sync(T, t, 0);
 	if (rc == 2 && t->sp) {
 		/* new weights: every block decoded (and weighed) again; the
 		 * old ones are kept for their counts */
-		T->st.invalidated += pflops_block_invalidate(t->sp, 0, 1ULL << 56);
+		T->st.invalidated += pft_block_invalidate(t->sp, 0, 1ULL << 56);
 		t->sp->ovf_maxpre = 0;
 	}
 	restart(t, p);
 	t->ovf_hold = 0;
-	if (t->mode != PFLOPS_M_CACHE)
+	if (t->mode != PFT_M_CACHE)
 		return 0;
-	if (!pflops_ovf_cache_ok(T, t))
+	if (!pft_ovf_cache_ok(T, t))
 		return 1;
-	pflops_ovf_sync(T, t, 1);
+	pft_ovf_sync(T, t, 1);
 	return 0;
 }

@@ -10,7 +10,7 @@
  * slot is harvested.  When a process's address space goes (exit, exec,
  * end of the run) its blocks are handed to the callback, each with its
  * mix rebuilt from those counters: the same arithmetic as
- * pflops_block_count, so the blocks add up to the run exactly.
+ * pft_block_count, so the blocks add up to the run exactly.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -18,17 +18,17 @@
 
 #include "trace_internal.h"
 
-struct pflops_prof {
-	pflops_trace_block_fn fn;
+struct pft_prof {
+	pft_block_fn fn;
 	void *arg;
 	char **paths; /* interned mapping names: open addressing */
 	size_t cap, n;
 	struct pflops_mix mix; /* one block's, cleared after each report */
 };
 
-struct pflops_prof *pflops_prof_new(const struct pflops_trace_opts *o)
+struct pft_prof *pft_prof_new(const struct pflops_trace_opts *o)
 {
-	struct pflops_prof *p;
+	struct pft_prof *p;
 
 	if (!o->block)
 		return NULL;
@@ -46,7 +46,7 @@ struct pflops_prof *pflops_prof_new(const struct pflops_trace_opts *o)
 	return p;
 }
 
-void pflops_prof_free(struct pflops_prof *p)
+void pft_prof_free(struct pft_prof *p)
 {
 	if (!p)
 		return;
@@ -66,7 +66,7 @@ static size_t str_hash(const char *s, size_t cap)
 }
 
 /* the prof's own copy of s (blocks point to it until the run ends) */
-static const char *intern(struct pflops_prof *p, const char *s)
+static const char *intern(struct pft_prof *p, const char *s)
 {
 	size_t i;
 
@@ -94,15 +94,15 @@ static const char *intern(struct pflops_prof *p, const char *s)
 	return p->paths[i];
 }
 
-int pflops_prof_block(struct pflops_space *sp, pid_t tid, struct pflops_block *b)
+int pft_prof_block(struct pft_space *sp, pid_t tid, struct pft_block *b)
 {
-	const struct pflops_map *m;
+	const struct pft_map *m;
 
 	b->acc = calloc(2 + 2 * (size_t)b->nfp, sizeof *b->acc);
 	if (!b->acc)
 		return PFLOPS_ENOMEM;
 	/* the thread's own view: a leader that has exited has no maps */
-	m = pflops_maps_find(&sp->maps, tid, b->start);
+	m = pft_maps_find(&sp->maps, tid, b->start);
 	if (!m)
 		return 0; /* reported without a mapping */
 	b->map_lo = m->lo;
@@ -116,7 +116,7 @@ int pflops_prof_block(struct pflops_space *sp, pid_t tid, struct pflops_block *b
 	return 0;
 }
 
-void pflops_prof_count(struct pflops_block *b, uint32_t n, const uint64_t *k)
+void pft_prof_count(struct pft_block *b, uint32_t n, const uint64_t *k)
 {
 	uint64_t *a = b->acc;
 
@@ -128,11 +128,11 @@ void pflops_prof_count(struct pflops_block *b, uint32_t n, const uint64_t *k)
 	a[1] += n == b->ninsts;
 	for (uint32_t i = 0; i < b->nfp && b->fp[i].idx < n; i++) {
 		a[2 + i]++;
-		a[2 + b->nfp + i] += pflops_fp_active(&b->fp[i], k);
+		a[2 + b->nfp + i] += pft_fp_active(&b->fp[i], k);
 	}
 }
 
-void pflops_prof_one(struct pflops_block *b, uint32_t idx, const uint64_t *k)
+void pft_prof_one(struct pft_block *b, uint32_t idx, const uint64_t *k)
 {
 	uint64_t *a = b->acc;
 
@@ -143,11 +143,11 @@ void pflops_prof_one(struct pflops_block *b, uint32_t idx, const uint64_t *k)
 	for (uint32_t i = 0; i < b->nfp; i++)
 		if (b->fp[i].idx == idx) {
 			a[2 + i]++;
-			a[2 + b->nfp + i] += pflops_fp_active(&b->fp[i], k);
+			a[2 + b->nfp + i] += pft_fp_active(&b->fp[i], k);
 		}
 }
 
-void pflops_prof_times(struct pflops_block *b, uint64_t times)
+void pft_prof_times(struct pft_block *b, uint64_t times)
 {
 	uint64_t *a = b->acc;
 
@@ -162,7 +162,7 @@ void pflops_prof_times(struct pflops_block *b, uint64_t times)
 }
 
 /* b's mix into m, whose cells b touches are 0 (block_clear) */
-static void block_mix(struct pflops_mix *m, const struct pflops_block *b)
+static void block_mix(struct pflops_mix *m, const struct pft_block *b)
 {
 	const uint64_t *a = b->acc;
 
@@ -170,7 +170,7 @@ static void block_mix(struct pflops_mix *m, const struct pflops_block *b)
 	for (int x = 0; x < PFLOPS_NEXTRA; x++)
 		m->extra[x] = a[1] * b->extra[x];
 	for (uint32_t i = 0; i < b->nfp; i++) {
-		const struct pflops_fpent *e = &b->fp[i];
+		const struct pft_fpent *e = &b->fp[i];
 		uint64_t n = a[2 + i];
 		m->insts[e->prec][e->width][e->op] += n;
 		m->lanes_full[e->prec][e->width][e->op] += n * e->lanes;
@@ -180,12 +180,12 @@ static void block_mix(struct pflops_mix *m, const struct pflops_block *b)
 	}
 }
 
-static void block_clear(struct pflops_mix *m, const struct pflops_block *b)
+static void block_clear(struct pflops_mix *m, const struct pft_block *b)
 {
 	m->total_insts = 0;
 	memset(m->extra, 0, sizeof m->extra);
 	for (uint32_t i = 0; i < b->nfp; i++) {
-		const struct pflops_fpent *e = &b->fp[i];
+		const struct pft_fpent *e = &b->fp[i];
 		m->insts[e->prec][e->width][e->op] = 0;
 		m->lanes_full[e->prec][e->width][e->op] = 0;
 		m->masked[e->prec][e->width][e->op] = 0;
@@ -193,32 +193,32 @@ static void block_clear(struct pflops_mix *m, const struct pflops_block *b)
 	}
 }
 
-static void report(struct pflops_space *sp, const struct pflops_block *b)
+static void report(struct pft_space *sp, const struct pft_block *b)
 {
-	struct pflops_prof *p = sp->prof;
-	struct pflops_trace_block tb;
+	struct pft_prof *p = sp->prof;
+	struct pft_trace_block tb;
 
 	if (!b->acc || !b->acc[0])
 		return;
 	block_mix(&p->mix, b);
-	tb = (struct pflops_trace_block){ .addr = b->start,
-					  .end = b->end,
-					  .pid = (int32_t)sp->pid,
-					  .path = b->path,
-					  .map_start = b->map_lo,
-					  .offset = b->map_off,
-					  .execs = b->acc[1],
-					  .mix = &p->mix };
+	tb = (struct pft_trace_block){ .addr = b->start,
+				       .end = b->end,
+				       .pid = (int32_t)sp->pid,
+				       .path = b->path,
+				       .map_start = b->map_lo,
+				       .offset = b->map_off,
+				       .execs = b->acc[1],
+				       .mix = &p->mix };
 	p->fn(p->arg, &tb);
 	block_clear(&p->mix, b);
 }
 
-void pflops_prof_report(struct pflops_space *sp)
+void pft_prof_report(struct pft_space *sp)
 {
 	if (!sp->prof)
 		return;
 	for (size_t i = 0; sp->blk_tab && i < sp->blk_cap; i++)
-		for (const struct pflops_block *b = sp->blk_tab[i]; b; b = b->next)
+		for (const struct pft_block *b = sp->blk_tab[i]; b; b = b->next)
 			report(sp, b);
 	for (size_t i = 0; i < sp->ndead; i++)
 		report(sp, sp->dead[i]);

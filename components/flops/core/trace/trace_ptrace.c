@@ -64,7 +64,7 @@
 #define ARCH_GET_GS 0x1004
 #endif
 
-int pflops_fail(struct pflops_error *err, int code, const char *fmt, ...)
+int pft_fail(struct pflops_error *err, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -76,28 +76,28 @@ int pflops_fail(struct pflops_error *err, int code, const char *fmt, ...)
 	}
 	return code;
 }
-#define fail pflops_fail
+#define fail pft_fail
 
-static struct pflops_thr *find(struct pflops_tracer *T, pid_t tid)
+static struct pft_thr *find(struct pft_tracer *T, pid_t tid)
 {
-	for (struct pflops_thr *t = T->threads; t; t = t->next)
+	for (struct pft_thr *t = T->threads; t; t = t->next)
 		if (t->tid == tid)
 			return t;
 	return NULL;
 }
 
-struct pflops_thr *pflops_thread_add(struct pflops_tracer *T, pid_t tid, int state)
+struct pft_thr *pft_thread_add(struct pft_tracer *T, pid_t tid, int state)
 {
-	struct pflops_thr *t = calloc(1, sizeof *t);
+	struct pft_thr *t = calloc(1, sizeof *t);
 
 	if (!t)
 		return NULL;
 	t->tid = tid;
 	t->state = state;
 	t->resume = PTRACE_CONT;
-	t->mode = PFLOPS_M_STOP;
+	t->mode = PFT_M_STOP;
 	t->slot = -1;
-	pflops_ovf_thread(T, t);
+	pft_ovf_thread(T, t);
 	t->next = T->threads;
 	T->threads = t;
 	T->st.threads++;
@@ -105,30 +105,30 @@ struct pflops_thr *pflops_thread_add(struct pflops_tracer *T, pid_t tid, int sta
 }
 
 /* The thread's counts in the cache go into the mix; its slot is freed. */
-static void harvest_thread(struct pflops_tracer *T, struct pflops_thr *t)
+static void harvest_thread(struct pft_tracer *T, struct pft_thr *t)
 {
 	if (t->slot >= 0 && t->sp && t->sp->arena) {
-		T->st.cache_runs += pflops_harvest(t->sp->arena, t->slot, T->mix, 1);
-		pflops_slot_free(t->sp->arena, t->slot);
+		T->st.cache_runs += pft_harvest(t->sp->arena, t->slot, T->mix, 1);
+		pft_slot_free(t->sp->arena, t->slot);
 	}
 	t->slot = -1;
 }
 
-static void put_space(struct pflops_tracer *T, struct pflops_space *sp)
+static void put_space(struct pft_tracer *T, struct pft_space *sp)
 {
-	if (sp && pflops_region_found(sp->region))
+	if (sp && pft_region_found(sp->region))
 		T->st.region_found = 1;
-	if (sp && pflops_region_refused(sp->region) && !T->st.region_refused[0])
-		snprintf(T->st.region_refused, sizeof T->st.region_refused, "%s", pflops_region_refused(sp->region));
-	pflops_space_put(sp);
+	if (sp && pft_region_refused(sp->region) && !T->st.region_refused[0])
+		snprintf(T->st.region_refused, sizeof T->st.region_refused, "%s", pft_region_refused(sp->region));
+	pft_space_put(sp);
 }
 
-void pflops_thread_drop(struct pflops_tracer *T, pid_t tid)
+void pft_thread_drop(struct pft_tracer *T, pid_t tid)
 {
-	for (struct pflops_thr **p = &T->threads; *p; p = &(*p)->next)
+	for (struct pft_thr **p = &T->threads; *p; p = &(*p)->next)
 		if ((*p)->tid == tid) {
-			struct pflops_thr *t = *p;
-			pflops_win_drop(T, t);
+			struct pft_thr *t = *p;
+			pft_win_drop(T, t);
 			*p = t->next;
 			harvest_thread(T, t);
 			put_space(T, t->sp);
@@ -137,20 +137,20 @@ void pflops_thread_drop(struct pflops_tracer *T, pid_t tid)
 		}
 }
 
-static int start_thread(struct pflops_tracer *T, struct pflops_thr *t)
+static int start_thread(struct pft_tracer *T, struct pft_thr *t)
 {
 	struct user_regs_struct r;
 
-	t->state = PFLOPS_TH_RUN;
+	t->state = PFT_TH_RUN;
 	if (t->fork_pending) {
 		int rc;
 		t->fork_pending = 0;
-		rc = pflops_arena_fork(T, t, t->fork_from);
+		rc = pft_arena_fork(T, t, t->fork_from);
 		t->fork_from = NULL;
 		if (rc == PFLOPS_ECHILD)
 			return 0; /* gone already */
 		/* the thread's slot, same place, new memory */
-		if (!rc && t->slot >= 0 && pflops_slot_init(t->sp->arena, t->slot) < 0)
+		if (!rc && t->slot >= 0 && pft_slot_init(t->sp->arena, t->slot) < 0)
 			rc = PFLOPS_ENOMEM;
 		if (rc) {
 			kill(t->tid, SIGKILL);
@@ -161,16 +161,16 @@ static int start_thread(struct pflops_tracer *T, struct pflops_thr *t)
 				    (int)t->tid, rc);
 		}
 	}
-	if (pflops_getregs(t->tid, &r))
+	if (pft_getregs(t->tid, &r))
 		return 0; /* gone already */
-	return pflops_go(T, t, &r, 0);
+	return pft_go(T, t, &r, 0);
 }
 
 /* What a finished system call changed: code unmapped or made writable
  * (its blocks are dropped), the program's own %gs base. */
-static int after_syscall(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int *dirty)
+static int after_syscall(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *dirty)
 {
-	struct pflops_space *sp = t->sp;
+	struct pft_space *sp = t->sp;
 	const uint64_t *a = t->sys_args;
 	int64_t ret = (int64_t)r->rax;
 	uint64_t lo = a[0] & ~4095ULL, len = (a[1] + (a[0] & 4095) + 4095) & ~4095ULL;
@@ -196,20 +196,20 @@ static int after_syscall(struct pflops_tracer *T, struct pflops_thr *t, struct u
 		switch (t->sys_nr) {
 		case SYS_mremap:
 			if ((uint64_t)ret != lo)
-				pflops_wprot_moved(T, t, lo, len, (uint64_t)ret);
+				pft_wprot_moved(T, t, lo, len, (uint64_t)ret);
 			if ((uint64_t)ret != lo)
-				pflops_wprot_forget(sp, lo, lo + len, -1);
+				pft_wprot_forget(sp, lo, lo + len, -1);
 			break;
 		case SYS_munmap:
-			pflops_wprot_forget(sp, lo, lo + len, -1);
+			pft_wprot_forget(sp, lo, lo + len, -1);
 			break;
 		case SYS_mmap:
 			if (a[3] & MAP_FIXED)
-				pflops_wprot_forget(sp, lo, lo + len, -1);
+				pft_wprot_forget(sp, lo, lo + len, -1);
 			break;
 		case SYS_mprotect:
 		case SYS_pkey_mprotect:
-			pflops_wprot_forget(sp, lo, lo + len, (int)(a[2] & 7));
+			pft_wprot_forget(sp, lo, lo + len, (int)(a[2] & 7));
 			break;
 		default:
 			break;
@@ -240,39 +240,39 @@ static int after_syscall(struct pflops_tracer *T, struct pflops_thr *t, struct u
 	case SYS_arch_prctl:
 		if (a[0] == ARCH_SET_GS) {
 			t->prog_gs = a[1];
-			if (t->mode == PFLOPS_M_CACHE && t->slot >= 0) {
-				r->gs_base = pflops_slot_addr(sp->arena, t->slot);
+			if (t->mode == PFT_M_CACHE && t->slot >= 0) {
+				r->gs_base = pft_slot_addr(sp->arena, t->slot);
 				*dirty = 1;
 			}
-		} else if (a[0] == ARCH_GET_GS && t->mode == PFLOPS_M_CACHE) {
-			pflops_mem_write64(t->tid, a[1], t->prog_gs);
+		} else if (a[0] == ARCH_GET_GS && t->mode == PFT_M_CACHE) {
+			pft_mem_write64(t->tid, a[1], t->prog_gs);
 		}
 		return 0;
 	default:
 		return 0;
 	}
 	sp->maps.stale = 1;
-	if (pflops_block_invalidate(sp, lo, lo + len)) {
+	if (pft_block_invalidate(sp, lo, lo + len)) {
 		T->st.invalidated++;
 		if (!forget) /* code still there: give the program its bytes */
-			pflops_bp_clear(sp, t->tid, lo, lo + len);
+			pft_bp_clear(sp, t->tid, lo, lo + len);
 	}
 	if (forget)
-		pflops_bp_clear(sp, 0, lo, lo + len);
+		pft_bp_clear(sp, 0, lo, lo + len);
 	return 0;
 }
 
-static int on_syscall(struct pflops_tracer *T, struct pflops_thr *t)
+static int on_syscall(struct pft_tracer *T, struct pft_thr *t)
 {
 	struct user_regs_struct r;
 	int dirty = 0, rc;
 
 	if (!t->in_syscall) {
 		T->st.syscalls++;
-		if (t->mode == PFLOPS_M_STOP && t->blk && t->blk->mode == PFLOPS_BLK_SYSCALL)
-			pflops_count_block(T, t, t->blk, t->blk->ninsts);
+		if (t->mode == PFT_M_STOP && t->blk && t->blk->mode == PFT_BLK_SYSCALL)
+			pft_count_block(T, t, t->blk, t->blk->ninsts);
 		t->in_syscall = 1;
-		if (pflops_getregs(t->tid, &r) == 0) {
+		if (pft_getregs(t->tid, &r) == 0) {
 			t->sys_nr = (long)r.orig_rax;
 			t->sys_args[0] = r.rdi;
 			t->sys_args[1] = r.rsi;
@@ -280,40 +280,40 @@ static int on_syscall(struct pflops_tracer *T, struct pflops_thr *t)
 			t->sys_args[3] = r.r10;
 			t->sys_args[4] = r.r8;
 			t->sys_args[5] = r.r9;
-			if ((rc = pflops_sys_entry(T, t, &r)))
+			if ((rc = pft_sys_entry(T, t, &r)))
 				return rc;
 		}
-		return pflops_restart(T, t, PTRACE_SYSCALL, 0);
+		return pft_restart(T, t, PTRACE_SYSCALL, 0);
 	}
 	t->in_syscall = 0;
-	if (pflops_getregs(t->tid, &r))
+	if (pft_getregs(t->tid, &r))
 		return 0;
-	pflops_sys_exit(T, t, &r, &dirty);
+	pft_sys_exit(T, t, &r, &dirty);
 	if ((rc = after_syscall(T, t, &r, &dirty)))
 		return rc;
-	if (!pflops_ovf_rearm(T, t) && t->mode == PFLOPS_M_CACHE && t->sys_nr != SYS_rt_sigreturn && t->sp->arena &&
-	    pflops_arena_chunk_of(t->sp->arena, r.rip) && (pflops_counting(T, t) || pflops_sys_restarting(&r))) {
+	if (!pft_ovf_rearm(T, t) && t->mode == PFT_M_CACHE && t->sys_nr != SYS_rt_sigreturn && t->sp->arena &&
+	    pft_arena_chunk_of(t->sp->arena, r.rip) && (pft_counting(T, t) || pft_sys_restarting(&r))) {
 		/* back in the copy, after its syscall */
-		if (dirty && (rc = pflops_setregs(T, t, &r)))
+		if (dirty && (rc = pft_setregs(T, t, &r)))
 			return rc;
-		return pflops_restart(T, t, PTRACE_SYSCALL, 0);
+		return pft_restart(T, t, PTRACE_SYSCALL, 0);
 	}
-	if (t->mode == PFLOPS_M_NATIVE && pflops_sys_restarting(&r)) {
+	if (t->mode == PFT_M_NATIVE && pft_sys_restarting(&r)) {
 		/* --region: a thread sent to join a window, in a system
 		 * call that the kernel restarts (rip must not move) */
-		if (dirty && (rc = pflops_setregs(T, t, &r)))
+		if (dirty && (rc = pft_setregs(T, t, &r)))
 			return rc;
-		return pflops_restart(T, t, PTRACE_SYSCALL, 0);
+		return pft_restart(T, t, PTRACE_SYSCALL, 0);
 	}
-	return pflops_go(T, t, &r, dirty);
+	return pft_go(T, t, &r, dirty);
 }
 
 /* A new thread or process, whose first stop may not have come yet. */
-static int first_stop(struct pflops_tracer *T, struct pflops_thr *n)
+static int first_stop(struct pft_tracer *T, struct pft_thr *n)
 {
 	int st;
 
-	while (n->state == PFLOPS_TH_WAIT_STOP) {
+	while (n->state == PFT_TH_WAIT_STOP) {
 		pid_t p = waitpid(n->tid, &st, __WALL);
 		if (p < 0) {
 			if (errno == EINTR)
@@ -321,19 +321,19 @@ static int first_stop(struct pflops_tracer *T, struct pflops_thr *n)
 			return 0;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			pflops_defer(T, p, st);
+			pft_defer(T, p, st);
 			return 0;
 		}
 		if (WIFSTOPPED(st))
-			n->state = PFLOPS_TH_WAIT_PARENT;
+			n->state = PFT_TH_WAIT_PARENT;
 	}
 	return 1;
 }
 
-static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
+static int on_event(struct pft_tracer *T, struct pft_thr *t, int ev)
 {
 	unsigned long msg = 0;
-	struct pflops_thr *n;
+	struct pft_thr *n;
 	struct user_regs_struct r;
 
 	ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg);
@@ -342,12 +342,12 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
 		n = find(T, (pid_t)msg);
-		if (!n && !(n = pflops_thread_add(T, (pid_t)msg, PFLOPS_TH_WAIT_STOP)))
+		if (!n && !(n = pft_thread_add(T, (pid_t)msg, PFT_TH_WAIT_STOP)))
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 		n->prog_gs = t->prog_gs;
-		if (!pflops_sys_shares_vm(T, t, ev)) {
+		if (!pft_sys_shares_vm(T, t, ev)) {
 			/* its own copy of the memory, int3s and cache included */
-			n->sp = pflops_space_fork(t->sp, n->tid, T->o->region);
+			n->sp = pft_space_fork(t->sp, n->tid, T->o->region);
 			if (!n->sp)
 				return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 			n->in_region = t->in_region;
@@ -357,7 +357,7 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 			n->sp->win_calls = t->in_region;
 			if (n->sp->arena) {
 				/* its counters start at its parent's slot, in
-				 * memory of its own (pflops_arena_fork) */
+				 * memory of its own (pft_arena_fork) */
 				n->slot = t->slot;
 				n->fork_pending = 1;
 				n->fork_from = t->sp->arena;
@@ -367,30 +367,30 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 			t->sp->refs++;
 		}
 		/* the parent waits until the child runs on its own memory */
-		if (first_stop(T, n) && n->state == PFLOPS_TH_WAIT_PARENT) {
+		if (first_stop(T, n) && n->state == PFT_TH_WAIT_PARENT) {
 			int rc = start_thread(T, n);
 			if (rc)
 				return rc;
 		}
-		return pflops_restart(T, t, t->resume, 0);
+		return pft_restart(T, t, t->resume, 0);
 	case PTRACE_EVENT_EXEC: {
-		struct pflops_space *sp = pflops_space_new(t->tid, T->o->region);
+		struct pft_space *sp = pft_space_new(t->tid, T->o->region);
 		if (!sp)
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 		sp->prof = T->prof;
 		sp->no_inject = t->sp->no_inject; /* seccomp survives exec */
 		if ((pid_t)msg != t->tid)
-			pflops_thread_drop(T, (pid_t)msg); /* a non-leader exec'd */
-		pflops_win_drop(T, t);
+			pft_thread_drop(T, (pid_t)msg); /* a non-leader exec'd */
+		pft_win_drop(T, t);
 		harvest_thread(T, t);
 		put_space(T, t->sp);
 		t->sp = sp;
 		t->blk = NULL;
 		t->in_region = 0;
-		t->mode = PFLOPS_M_STOP;
+		t->mode = PFT_M_STOP;
 		t->prog_gs = 0; /* exec clears the %gs base */
 		t->tramp = 0;
-		if (pflops_getregs(t->tid, &r))
+		if (pft_getregs(t->tid, &r))
 			return 0;
 		if (r.cs != 0x33) {
 			kill(t->tid, SIGKILL);
@@ -403,14 +403,14 @@ static int on_event(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 		 * system calls can be injected (the code cache's memory) */
 		t->in_syscall = 1;
 		t->sys_nr = SYS_execve;
-		return pflops_restart(T, t, PTRACE_SYSCALL, 0);
+		return pft_restart(T, t, PTRACE_SYSCALL, 0);
 	}
 	default:
-		return pflops_restart(T, t, t->resume, 0);
+		return pft_restart(T, t, t->resume, 0);
 	}
 }
 
-static void progress(struct pflops_tracer *T, int force)
+static void progress(struct pft_tracer *T, int force)
 {
 	struct timespec now;
 	struct pflops_mix snap;
@@ -422,22 +422,22 @@ static void progress(struct pflops_tracer *T, int force)
 		return;
 	T->last = now;
 	snap = *T->mix;
-	for (struct pflops_thr *t = T->threads; t; t = t->next)
+	for (struct pft_thr *t = T->threads; t; t = t->next)
 		if (t->slot >= 0 && t->sp && t->sp->arena)
-			pflops_harvest(t->sp->arena, t->slot, &snap, 0);
+			pft_harvest(t->sp->arena, t->slot, &snap, 0);
 	T->o->progress(T->o->progress_arg, &snap, &T->st);
 }
 
-static int handle(struct pflops_tracer *T, pid_t tid, int status)
+static int handle(struct pft_tracer *T, pid_t tid, int status)
 {
-	struct pflops_thr *t = find(T, tid);
+	struct pft_thr *t = find(T, tid);
 
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		if (tid == T->root) {
 			T->root_status = status;
 			T->root_done = 1;
 		}
-		pflops_thread_drop(T, tid);
+		pft_thread_drop(T, tid);
 		return 0;
 	}
 	if (!WIFSTOPPED(status))
@@ -445,14 +445,14 @@ static int handle(struct pflops_tracer *T, pid_t tid, int status)
 	T->st.stops++;
 	progress(T, 0);
 	if (!t) { /* a new thread or child, before its parent's event */
-		if (!(t = pflops_thread_add(T, tid, PFLOPS_TH_WAIT_PARENT)))
+		if (!(t = pft_thread_add(T, tid, PFT_TH_WAIT_PARENT)))
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 		return 0;
 	}
-	if (t->state == PFLOPS_TH_WAIT_STOP)
+	if (t->state == PFT_TH_WAIT_STOP)
 		return start_thread(T, t);
 	if (t->reinsert) {
-		pflops_bp_insert(t->sp, t->tid, t->reinsert);
+		pft_bp_insert(t->sp, t->tid, t->reinsert);
 		t->reinsert = 0;
 	}
 
@@ -469,16 +469,16 @@ static int handle(struct pflops_tracer *T, pid_t tid, int status)
 		}
 		/* PTRACE_INTERRUPT, or the end of a group stop: carry on */
 		if (t->win_join || t->win_leave) /* --region's windows */
-			return pflops_win_stop(T, t);
-		return pflops_restart(T, t, t->resume, 0);
+			return pft_win_stop(T, t);
+		return pft_restart(T, t, t->resume, 0);
 	}
 	if (sig == (SIGTRAP | 0x80))
 		return on_syscall(T, t);
 	if (sig == SIGTRAP && (status >> 16))
 		return on_event(T, t, status >> 16);
 	if (sig == SIGTRAP)
-		return pflops_on_sigtrap(T, t);
-	return pflops_on_signal(T, t, sig, NULL);
+		return pft_on_sigtrap(T, t);
+	return pft_on_signal(T, t, sig, NULL);
 }
 
 static long ms_since(const struct timespec *t0)
@@ -493,7 +493,7 @@ static long ms_since(const struct timespec *t0)
  * signal on to the program when it did not get it (another process sent
  * it to us) and start the grace time; 1 when the program must be stopped
  * now (the grace time is over). */
-static int interrupted(struct pflops_tracer *T)
+static int interrupted(struct pft_tracer *T)
 {
 	int v = T->o->interrupt ? *T->o->interrupt : 0;
 
@@ -513,7 +513,7 @@ static int interrupted(struct pflops_tracer *T)
  * waits are bounded (SIGCHLD through a signalfd): a program running in
  * the code cache may not stop for seconds, and the caller's signal
  * handler must be looked at.  -1 with EINTR: an interrupt to act on. */
-static pid_t wait_next(struct pflops_tracer *T, int *st)
+static pid_t wait_next(struct pft_tracer *T, int *st)
 {
 	for (;;) {
 		struct pollfd pf = { T->sfd, POLLIN, 0 };
@@ -543,11 +543,11 @@ static pid_t wait_next(struct pflops_tracer *T, int *st)
 	}
 }
 
-static void kill_all(struct pflops_tracer *T)
+static void kill_all(struct pft_tracer *T)
 {
 	int st;
 
-	for (struct pflops_thr *t = T->threads; t; t = t->next)
+	for (struct pft_thr *t = T->threads; t; t = t->next)
 		kill(t->tid, SIGKILL);
 	while (T->threads) {
 		pid_t p = waitpid(-1, &st, __WALL);
@@ -561,11 +561,11 @@ static void kill_all(struct pflops_tracer *T)
 				T->root_status = st;
 				T->root_done = 1;
 			}
-			pflops_thread_drop(T, p);
+			pft_thread_drop(T, p);
 		}
 	}
 	while (T->threads)
-		pflops_thread_drop(T, T->threads->tid);
+		pft_thread_drop(T, T->threads->tid);
 }
 
 static int pick_engine(const struct pflops_trace_opts *o, int *engine, struct pflops_error *err)
@@ -573,13 +573,13 @@ static int pick_engine(const struct pflops_trace_opts *o, int *engine, struct pf
 	const char *e = getenv("PFLOPS_TRACE_ENGINE");
 
 	*engine = o->engine;
-	if (*engine == PFLOPS_ENGINE_AUTO) {
-		*engine = PFLOPS_ENGINE_CACHE;
+	if (*engine == PFT_ENGINE_AUTO) {
+		*engine = PFT_ENGINE_CACHE;
 		if (e && *e) {
 			if (!strcmp(e, "stop"))
-				*engine = PFLOPS_ENGINE_STOP;
+				*engine = PFT_ENGINE_STOP;
 			else if (!strcmp(e, "cache"))
-				*engine = PFLOPS_ENGINE_CACHE;
+				*engine = PFT_ENGINE_CACHE;
 			else
 				return fail(err, PFLOPS_EINVAL,
 					    "PFLOPS_TRACE_ENGINE="
@@ -588,21 +588,21 @@ static int pick_engine(const struct pflops_trace_opts *o, int *engine, struct pf
 					    e);
 		}
 	}
-	if (*engine != PFLOPS_ENGINE_STOP && *engine != PFLOPS_ENGINE_CACHE)
+	if (*engine != PFT_ENGINE_STOP && *engine != PFT_ENGINE_CACHE)
 		return fail(err, PFLOPS_EINVAL,
 			    "unknown trace engine %d; use "
-			    "PFLOPS_ENGINE_STOP or PFLOPS_ENGINE_CACHE",
+			    "PFT_ENGINE_STOP or PFT_ENGINE_CACHE",
 			    *engine);
 	if (o->single_step)
-		*engine = PFLOPS_ENGINE_STOP;
+		*engine = PFT_ENGINE_STOP;
 	return 0;
 }
 
-int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts, struct pflops_mix *mix, int *exit_status,
-		     struct pflops_error *err)
+int pft_run(char *const argv[], const struct pflops_trace_opts *opts, struct pflops_mix *mix, int *exit_status,
+	    struct pflops_error *err)
 {
 	static const struct pflops_trace_opts defaults;
-	struct pflops_tracer T;
+	struct pft_tracer T;
 	int pfd[2], gofd[2], st, rc = 0, child_errno = 0;
 	pid_t pid;
 
@@ -668,8 +668,8 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts, s
 		close(gofd[1]);
 		return rc;
 	}
-	struct pflops_thr *t = pflops_thread_add(&T, pid, PFLOPS_TH_RUN);
-	if (!t || !(t->sp = pflops_space_new(pid, T.o->region)) || (T.o->block && !(T.prof = pflops_prof_new(T.o)))) {
+	struct pft_thr *t = pft_thread_add(&T, pid, PFT_TH_RUN);
+	if (!t || !(t->sp = pft_space_new(pid, T.o->region)) || (T.o->block && !(T.prof = pft_prof_new(T.o)))) {
 		close(gofd[1]);
 		rc = fail(err, PFLOPS_ENOMEM, "out of memory");
 		goto out;
@@ -698,7 +698,7 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts, s
 	while (T.threads) {
 		pid_t p;
 		if (T.ndefer) {
-			struct pflops_deferred d = T.defer[--T.ndefer];
+			struct pft_deferred d = T.defer[--T.ndefer];
 			if ((rc = handle(&T, d.pid, d.status)))
 				goto out;
 			continue;
@@ -709,7 +709,7 @@ int pflops_trace_run(char *const argv[], const struct pflops_trace_opts *opts, s
 			 * (stopped too when the run was interrupted) */
 			if (T.st.interrupted)
 				kill_all(&T);
-			else if ((rc = pflops_detach_rest(&T)))
+			else if ((rc = pft_detach_rest(&T)))
 				goto out;
 			break;
 		}
@@ -736,7 +736,7 @@ out:
 	free(T.defer);
 	free(T.xbuf);
 	if (!T.threads) /* else spaces still point to it */
-		pflops_prof_free(T.prof);
+		pft_prof_free(T.prof);
 	if (read(pfd[0], &child_errno, sizeof child_errno) == sizeof child_errno && !rc) {
 		rc = fail(err, PFLOPS_ECHILD,
 			  "cannot execute '%s': %s; check "
@@ -757,17 +757,17 @@ out:
 }
 
 /* The engine's steps, for the attach loop (trace_attach.c). */
-int pflops_engine_handle(struct pflops_tracer *T, pid_t tid, int status)
+int pft_engine_handle(struct pft_tracer *T, pid_t tid, int status)
 {
 	return handle(T, tid, status);
 }
 
-int pflops_engine_pick(const struct pflops_trace_opts *o, int *engine, struct pflops_error *err)
+int pft_engine_pick(const struct pflops_trace_opts *o, int *engine, struct pflops_error *err)
 {
 	return pick_engine(o, engine, err);
 }
 
-void pflops_engine_kill_all(struct pflops_tracer *T)
+void pft_engine_kill_all(struct pft_tracer *T)
 {
 	kill_all(T);
 }

@@ -9,19 +9,19 @@
 #include "trace_internal.h"
 #include "pflops_pub.h"
 
-static int published(const struct pflops_tracer *T, const struct pflops_thr *t)
+static int published(const struct pft_tracer *T, const struct pft_thr *t)
 {
 	return T->pub && t->sp && t->sp == T->pub_sp;
 }
 
 /* The thread's record, taken when it has none; NULL when all are taken
  * (the loss is recorded: reads are refused rather than short). */
-static struct pflops_pub_thr *record(struct pflops_tracer *T, pid_t tid)
+static struct pfc_pub_thr *record(struct pft_tracer *T, pid_t tid)
 {
-	struct pflops_pub *p = T->pub;
+	struct pfc_pub *p = T->pub;
 	int free_at = -1;
 
-	for (int i = 0; i < PFLOPS_PUB_THREADS; i++) {
+	for (int i = 0; i < PFC_PUB_THREADS; i++) {
 		if (p->thr[i].tid == tid)
 			return &p->thr[i];
 		if (!p->thr[i].tid && free_at < 0)
@@ -31,16 +31,16 @@ static struct pflops_pub_thr *record(struct pflops_tracer *T, pid_t tid)
 		__atomic_store_n(&p->lost, 1, __ATOMIC_RELEASE);
 		return NULL;
 	}
-	struct pflops_pub_thr *r = &p->thr[free_at];
+	struct pfc_pub_thr *r = &p->thr[free_at];
 	memset(&r->base, 0, sizeof(r->base));
 	r->slot = 0;
 	__atomic_store_n(&r->tid, tid, __ATOMIC_RELEASE);
 	return r;
 }
 
-static struct pflops_pub_thr *begin(struct pflops_tracer *T, struct pflops_thr *t)
+static struct pfc_pub_thr *begin(struct pft_tracer *T, struct pft_thr *t)
 {
-	struct pflops_pub_thr *r;
+	struct pfc_pub_thr *r;
 
 	if (!published(T, t) || !(r = record(T, t->tid)))
 		return NULL;
@@ -49,22 +49,22 @@ static struct pflops_pub_thr *begin(struct pflops_tracer *T, struct pflops_thr *
 	return r;
 }
 
-static void end(struct pflops_pub_thr *r)
+static void end(struct pfc_pub_thr *r)
 {
 	__atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELEASE);
 }
 
-void pflops_pub_count(struct pflops_tracer *T, struct pflops_thr *t, const struct pflops_block *b, uint32_t n, int idx,
-		      const uint64_t *k)
+void pft_pub_count(struct pft_tracer *T, struct pft_thr *t, const struct pft_block *b, uint32_t n, int idx,
+		   const uint64_t *k)
 {
-	struct pflops_pub_thr *r = begin(T, t);
+	struct pfc_pub_thr *r = begin(T, t);
 
 	if (!r)
 		return;
 	if (idx < 0) {
-		pflops_block_count(&r->base, b, n, k);
+		pft_block_count(&r->base, b, n, k);
 	} else {
-		pflops_block_count_one(&r->base, b, (uint32_t)idx, k);
+		pft_block_count_one(&r->base, b, (uint32_t)idx, k);
 		if ((uint32_t)idx + 1 == b->ninsts)
 			for (int x = 0; x < PFLOPS_NEXTRA; x++)
 				r->base.extra[x] += b->extra[x];
@@ -72,49 +72,48 @@ void pflops_pub_count(struct pflops_tracer *T, struct pflops_thr *t, const struc
 	end(r);
 }
 
-void pflops_pub_slot(struct pflops_tracer *T, struct pflops_thr *t)
+void pft_pub_slot(struct pft_tracer *T, struct pft_thr *t)
 {
-	struct pflops_pub_thr *r = begin(T, t);
+	struct pfc_pub_thr *r = begin(T, t);
 
 	if (!r)
 		return;
-	r->slot = t->slot >= 0 ? pflops_slot_addr(t->sp->arena, t->slot) : 0;
+	r->slot = t->slot >= 0 ? pft_slot_addr(t->sp->arena, t->slot) : 0;
 	end(r);
 }
 
-void pflops_pub_block(struct pflops_tracer *T, const struct pflops_space *sp, uint32_t id, const struct pflops_block *b)
+void pft_pub_block(struct pft_tracer *T, const struct pft_space *sp, uint32_t id, const struct pft_block *b)
 {
-	struct pflops_pub *p = T->pub;
+	struct pfc_pub *p = T->pub;
 
 	if (!p || sp != T->pub_sp)
 		return;
-	if (id >= PFLOPS_PUB_BLOCKS || p->nfp + b->nfp > PFLOPS_PUB_FPS || id != p->nblk) {
+	if (id >= PFC_PUB_BLOCKS || p->nfp + b->nfp > PFC_PUB_FPS || id != p->nblk) {
 		__atomic_store_n(&p->lost, 1, __ATOMIC_RELEASE);
 		return;
 	}
-	struct pflops_pub_blk *o = &p->blk[id];
+	struct pfc_pub_blk *o = &p->blk[id];
 	o->fp = p->nfp;
 	o->nfp = b->nfp;
 	o->ninsts = b->ninsts;
 	for (int x = 0; x < PFLOPS_NEXTRA; x++)
 		o->extra[x] = b->extra[x];
 	for (uint32_t i = 0; i < b->nfp; i++)
-		p->fp[p->nfp + i] = (struct pflops_pub_fp){ b->fp[i].prec, b->fp[i].width, b->fp[i].op,
-							    b->fp[i].lanes };
+		p->fp[p->nfp + i] = (struct pfc_pub_fp){ b->fp[i].prec, b->fp[i].width, b->fp[i].op, b->fp[i].lanes };
 	p->nfp += b->nfp;
 	__atomic_store_n(&p->nblk, id + 1, __ATOMIC_RELEASE);
 }
 
-void pflops_pub_forget(struct pflops_tracer *T, pid_t tid)
+void pft_pub_forget(struct pft_tracer *T, pid_t tid)
 {
-	struct pflops_pub *p = T->pub;
+	struct pfc_pub *p = T->pub;
 
 	if (!p)
 		return;
-	for (int i = 0; i < PFLOPS_PUB_THREADS; i++)
+	for (int i = 0; i < PFC_PUB_THREADS; i++)
 		if (p->thr[i].tid == tid)
 			__atomic_store_n(&p->thr[i].tid, 0, __ATOMIC_RELEASE);
 }
 
-_Static_assert(PFLOPS_PUB_SLOT_CNT == PFLOPS_SLOT_CNT, "counters of a slot");
-_Static_assert(PFLOPS_PUB_BLOCKS == PFLOPS_MAX_IDS, "one record per block id");
+_Static_assert(PFC_PUB_SLOT_CNT == PFT_SLOT_CNT, "counters of a slot");
+_Static_assert(PFC_PUB_BLOCKS == PFT_MAX_IDS, "one record per block id");

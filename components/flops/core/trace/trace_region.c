@@ -6,7 +6,7 @@
  * mapped file searched (.symtab, then .dynsym) at the exec, each time
  * the dynamic loader reports a change (HOOK_SYM), and when a block is
  * decoded outside every mapping seen so far.  The engine arms each new
- * entry with an int3 (pflops_region_scan), so that threads running
+ * entry with an int3 (pft_region_scan), so that threads running
  * natively outside the region stop when they call it.
  * Runtime address = st_value + load bias, where the bias is the mapping
  * start of the file's first PT_LOAD minus that segment's page-aligned
@@ -30,7 +30,7 @@ struct range {
  * otherwise call a function of a library loaded later unseen). */
 #define HOOK_SYM "_dl_debug_state"
 
-struct pflops_region {
+struct pft_region {
 	char *sym;
 	struct range *maps; /* executable mappings seen */
 	size_t nmaps;
@@ -40,13 +40,13 @@ struct pflops_region {
 	size_t nentries;
 	uint64_t *hooks; /* runtime addresses of HOOK_SYM */
 	size_t nhooks;
-	size_t armed_e, armed_h; /* returned by pflops_region_scan */
+	size_t armed_e, armed_h; /* returned by pft_region_scan */
 	char *refused;		 /* why an entry was not armed (first one) */
 };
 
-struct pflops_region *pflops_region_new(const char *sym)
+struct pft_region *pft_region_new(const char *sym)
 {
-	struct pflops_region *r = calloc(1, sizeof *r);
+	struct pft_region *r = calloc(1, sizeof *r);
 
 	if (r && !(r->sym = strdup(sym))) {
 		free(r);
@@ -55,17 +55,17 @@ struct pflops_region *pflops_region_new(const char *sym)
 	return r;
 }
 
-int pflops_region_found(const struct pflops_region *r)
+int pft_region_found(const struct pft_region *r)
 {
 	return r && r->nentries > 0;
 }
 
-const char *pflops_region_refused(const struct pflops_region *r)
+const char *pft_region_refused(const struct pft_region *r)
 {
 	return r ? r->refused : NULL;
 }
 
-void pflops_region_free(struct pflops_region *r)
+void pft_region_free(struct pft_region *r)
 {
 	for (size_t i = 0; i < r->nfiles; i++)
 		free(r->files[i]);
@@ -87,9 +87,9 @@ static void *dup_mem(const void *p, size_t n)
 }
 
 /* A forked child has the same mappings, hence the same addresses. */
-struct pflops_region *pflops_region_copy(const struct pflops_region *r)
+struct pft_region *pft_region_copy(const struct pft_region *r)
 {
-	struct pflops_region *c = pflops_region_new(r->sym);
+	struct pft_region *c = pft_region_new(r->sym);
 
 	if (!c)
 		return NULL;
@@ -98,7 +98,7 @@ struct pflops_region *pflops_region_copy(const struct pflops_region *r)
 	c->hooks = dup_mem(r->hooks, r->nhooks * sizeof *r->hooks);
 	c->files = calloc(r->nfiles + 1, sizeof *c->files);
 	if ((r->nmaps && !c->maps) || (r->nentries && !c->entries) || (r->nhooks && !c->hooks) || !c->files) {
-		pflops_region_free(c);
+		pft_region_free(c);
 		return NULL;
 	}
 	c->nmaps = r->nmaps;
@@ -114,7 +114,7 @@ struct pflops_region *pflops_region_copy(const struct pflops_region *r)
 	return c;
 }
 
-static int seen_file(struct pflops_region *r, const char *path)
+static int seen_file(struct pft_region *r, const char *path)
 {
 	for (size_t i = 0; i < r->nfiles; i++)
 		if (!strcmp(r->files[i], path))
@@ -122,7 +122,7 @@ static int seen_file(struct pflops_region *r, const char *path)
 	return 0;
 }
 
-static void add_file(struct pflops_region *r, const char *path)
+static void add_file(struct pft_region *r, const char *path)
 {
 	char **n = realloc(r->files, (r->nfiles + 1) * sizeof *n);
 	if (!n)
@@ -142,7 +142,7 @@ static int add_addr(uint64_t **v, size_t *n, uint64_t a)
 	return 0;
 }
 
-static void refuse(struct pflops_region *r, const char *why)
+static void refuse(struct pft_region *r, const char *why)
 {
 	if (!r->refused)
 		r->refused = strdup(why);
@@ -152,7 +152,7 @@ static void refuse(struct pflops_region *r, const char *why)
  * file on disk (else the file changed since it was mapped, and its
  * symbols may not describe the code).  An int3 in memory matches any
  * byte: it may be one of the tracer's (block ends, the loader hook). */
-static int same_code(pid_t pid, uint64_t at, const struct pflops_elf_hit *h)
+static int same_code(pid_t pid, uint64_t at, const struct pft_elf_hit *h)
 {
 	uint8_t m[sizeof h->code];
 	struct iovec l = { m, h->ncode }, rv = { (void *)(uintptr_t)at, h->ncode };
@@ -169,8 +169,8 @@ static int same_code(pid_t pid, uint64_t at, const struct pflops_elf_hit *h)
  * refusal when its address is not an instruction start or the file on
  * disk is not the one mapped (replaced during the run: the maps say
  * "(deleted)", or the code differs). */
-static void add_entry(struct pflops_region *r, pid_t pid, const char *path, const struct pflops_elf_hit *h,
-		      uint64_t bias, int deleted)
+static void add_entry(struct pft_region *r, pid_t pid, const char *path, const struct pft_elf_hit *h, uint64_t bias,
+		      int deleted)
 {
 	char why[512];
 	uint64_t at = h->value + bias;
@@ -197,7 +197,7 @@ static void add_entry(struct pflops_region *r, pid_t pid, const char *path, cons
 }
 
 /* Re-read the maps: remember executable ranges, search new files. */
-static void reload(struct pflops_region *r, pid_t pid)
+static void reload(struct pft_region *r, pid_t pid)
 {
 	static const char del[] = " (deleted)";
 	char fn[64], line[4096 + 256];
@@ -231,9 +231,9 @@ static void reload(struct pflops_region *r, pid_t pid)
 		}
 		if (path[0] != '/' || seen_file(r, path))
 			continue;
-		struct pflops_elf_hit hs, hh;
-		int have_sym = pflops_elf_lookup(path, r->sym, &hs) == 0;
-		int have_hook = pflops_elf_lookup(path, HOOK_SYM, &hh) == 0;
+		struct pft_elf_hit hs, hh;
+		int have_sym = pft_elf_lookup(path, r->sym, &hs) == 0;
+		int have_hook = pft_elf_lookup(path, HOOK_SYM, &hh) == 0;
 		/* the bias comes from the mapping of the first PT_LOAD, the
 		 * file's first mapping: look again when it is listed */
 		if ((have_sym && off != hs.load_off) || (have_hook && off != hh.load_off))
@@ -249,7 +249,7 @@ static void reload(struct pflops_region *r, pid_t pid)
 	fclose(f);
 }
 
-int pflops_region_scan(struct pflops_region *r, pid_t pid, uint64_t **found, size_t *nfound, size_t *nentries)
+int pft_region_scan(struct pft_region *r, pid_t pid, uint64_t **found, size_t *nfound, size_t *nentries)
 {
 	size_t ne, nh;
 
@@ -275,7 +275,7 @@ int pflops_region_scan(struct pflops_region *r, pid_t pid, uint64_t **found, siz
 	return 0;
 }
 
-int pflops_region_is_hook(const struct pflops_region *r, uint64_t pc)
+int pft_region_is_hook(const struct pft_region *r, uint64_t pc)
 {
 	for (size_t i = 0; i < r->nhooks; i++)
 		if (r->hooks[i] == pc)
@@ -286,7 +286,7 @@ int pflops_region_is_hook(const struct pflops_region *r, uint64_t pc)
 /* Is pc the region function's entry?  (Executable mappings not seen
  * before are searched first, so that a library loaded later is found
  * by the first block decoded in it.) */
-int pflops_region_is_entry(struct pflops_region *r, pid_t pid, uint64_t pc)
+int pft_region_is_entry(struct pft_region *r, pid_t pid, uint64_t pc)
 {
 	size_t i;
 

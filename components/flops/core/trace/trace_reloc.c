@@ -45,7 +45,7 @@ static int touches_gs(const ZydisDecodedInstruction *in)
 
 /* Shifts and rotates leave the flags alone when the count is 0: they
  * are no place for an increment that relies on them being rewritten
- * (nor are rep string instructions, see pflops_reloc_decode). */
+ * (nor are rep string instructions, see pft_reloc_decode). */
 static int count_dependent(ZydisMnemonic m)
 {
 	switch (m) {
@@ -64,7 +64,7 @@ static int count_dependent(ZydisMnemonic m)
 	}
 }
 
-int pflops_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pflops_reloc *r)
+int pft_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_reloc *r)
 {
 	ZydisDecodedInstruction in;
 	int modrm;

@@ -86,29 +86,29 @@ static int synchronous(int sig, const siginfo_t *si)
 	}
 }
 
-static int clean(const struct pflops_xpoint *pt)
+static int clean(const struct pft_xpoint *pt)
 {
-	return pt && (pt->kind == PFLOPS_XP_INC || pt->kind == PFLOPS_XP_BODY || pt->kind == PFLOPS_XP_DONE ||
-		      pt->kind == PFLOPS_XP_OVF || pt->kind == PFLOPS_XP_OVFSTUB);
+	return pt && (pt->kind == PFT_XP_INC || pt->kind == PFT_XP_BODY || pt->kind == PFT_XP_DONE ||
+		      pt->kind == PFT_XP_OVF || pt->kind == PFT_XP_OVFSTUB);
 }
 
 /* Put the thread at the original instruction that a point of a copy
  * stands for; what ran of the block is counted, the copy's increment
  * taken back when it happened.  fault: a push faulted with %rcx in the
  * slot. */
-static int translate(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r,
-		     const struct pflops_xblock *x, const struct pflops_xpoint *pt, int fault)
+static int translate(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, const struct pft_xblock *x,
+		     const struct pft_xpoint *pt, int fault)
 {
-	struct pflops_block *b = x->b;
-	struct pflops_arena *a = t->sp->arena;
-	uint8_t *m = t->slot >= 0 ? pflops_slot_mem(a, t->slot) : NULL;
+	struct pft_block *b = x->b;
+	struct pft_arena *a = t->sp->arena;
+	uint8_t *m = t->slot >= 0 ? pft_slot_mem(a, t->slot) : NULL;
 	uint32_t i;
 	int inc, ovf;
 
 	switch (pt ? pt->kind : -1) {
-	case PFLOPS_XP_DONE:
+	case PFT_XP_DONE:
 		r->rip = x->ex[pt->arg].target;
-		if (b->term.term == PFLOPS_T_SYSCALL && pt->off >= 2) {
+		if (b->term.term == PFT_T_SYSCALL && pt->off >= 2) {
 			/* after `syscall` (not int 0x80): %rcx as it returns
 			 * to the program (the copy sets it next) */
 			const uint8_t *c = x->ch->mem + (x->addr - x->ch->addr);
@@ -116,24 +116,24 @@ static int translate(struct pflops_tracer *T, struct pflops_thr *t, struct user_
 				r->rcx = r->rip;
 		}
 		return 0;
-	case PFLOPS_XP_RCX:
+	case PFT_XP_RCX:
 		if (!fault || !m)
 			return -1;
-		memcpy(&r->rcx, m + PFLOPS_SLOT_RCX, 8);
+		memcpy(&r->rcx, m + PFT_SLOT_RCX, 8);
 		i = b->ninsts - 1;
 		inc = ovf = 1;
 		break;
-	case PFLOPS_XP_INC:
+	case PFT_XP_INC:
 		i = pt->arg;
 		inc = ovf = 0;
 		break;
-	case PFLOPS_XP_OVF:
-	case PFLOPS_XP_OVFSTUB:
+	case PFT_XP_OVF:
+	case PFT_XP_OVFSTUB:
 		i = pt->arg;
 		inc = 0;
 		ovf = 1;
 		break;
-	case PFLOPS_XP_BODY:
+	case PFT_XP_BODY:
 		i = pt->arg;
 		inc = ovf = i >= x->inc_at;
 		break;
@@ -142,27 +142,27 @@ static int translate(struct pflops_tracer *T, struct pflops_thr *t, struct user_
 	}
 	if (ovf && x->ovf_w && m) { /* the overflow word: as before the block */
 		uint64_t s;
-		memcpy(&s, m + PFLOPS_SLOT_OVF, 8);
+		memcpy(&s, m + PFT_SLOT_OVF, 8);
 		s += x->ovf_w;
-		memcpy(m + PFLOPS_SLOT_OVF, &s, 8);
+		memcpy(m + PFT_SLOT_OVF, &s, 8);
 	}
-	if (x->ovf_cf && m && pt && (pt->kind == PFLOPS_XP_OVF || pt->kind == PFLOPS_XP_OVFSTUB))
-		r->eflags = (r->eflags & ~1ULL) | (m[PFLOPS_SLOT_CF] & 1);
+	if (x->ovf_cf && m && pt && (pt->kind == PFT_XP_OVF || pt->kind == PFT_XP_OVFSTUB))
+		r->eflags = (r->eflags & ~1ULL) | (m[PFT_SLOT_CF] & 1);
 	if (inc && m) {
-		uint64_t *c = (uint64_t *)(m + PFLOPS_SLOT_CNT) + x->id;
+		uint64_t *c = (uint64_t *)(m + PFT_SLOT_CNT) + x->id;
 		if (*c)
 			(*c)--;
 	}
 	if (i > 0)
-		pflops_count_block(T, t, b, i);
+		pft_count_block(T, t, b, i);
 	r->rip = b->start + b->offs[i];
 	return 0;
 }
 
-int pflops_cache_to_orig(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r)
+int pft_cache_to_orig(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r)
 {
-	const struct pflops_xpoint *pt;
-	struct pflops_xblock *x = t->sp->arena ? pflops_xlate_find(t->sp->arena, r->rip, &pt) : NULL;
+	const struct pft_xpoint *pt;
+	struct pft_xblock *x = t->sp->arena ? pft_xlate_find(t->sp->arena, r->rip, &pt) : NULL;
 
 	if (!x || !clean(pt))
 		return -1;
@@ -176,80 +176,80 @@ int pflops_cache_to_orig(struct pflops_tracer *T, struct pflops_thr *t, struct u
  * it starts untraced; tracing resumes at its first int3 of ours or
  * system call (its sigreturn at the latest): what ran before that is not
  * counted (stats.self_traps, said in the report). */
-static int self_trap(struct pflops_tracer *T, struct pflops_thr *t)
+static int self_trap(struct pft_tracer *T, struct pft_thr *t)
 {
 	T->st.self_traps++;
 	t->blk = NULL;
 	t->in_syscall = 0;
 	t->resume = PTRACE_SYSCALL;
-	return pflops_restart(T, t, PTRACE_SYSCALL, SIGTRAP);
+	return pft_restart(T, t, PTRACE_SYSCALL, SIGTRAP);
 }
 
-int pflops_cache_fault_to_orig(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r)
+int pft_cache_fault_to_orig(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r)
 {
-	const struct pflops_xpoint *pt;
-	struct pflops_xblock *x = t->sp->arena ? pflops_xlate_find(t->sp->arena, r->rip, &pt) : NULL;
+	const struct pft_xpoint *pt;
+	struct pft_xblock *x = t->sp->arena ? pft_xlate_find(t->sp->arena, r->rip, &pt) : NULL;
 
-	if (!x || !pt || !(clean(pt) || pt->kind == PFLOPS_XP_RCX))
+	if (!x || !pt || !(clean(pt) || pt->kind == PFT_XP_RCX))
 		return -1;
 	return translate(T, t, r, x, pt, 1);
 }
 
 /* Deliver sig (caught or fatal) to a thread now at an original address. */
-static int deliver(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int sig, int disp)
+static int deliver(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int sig, int disp)
 {
 	int dirty = 1, rc;
 
-	if (pflops_set_mode(T, t, r, PFLOPS_M_STOP, &dirty))
+	if (pft_set_mode(T, t, r, PFT_M_STOP, &dirty))
 		return PFLOPS_ESYS;
 	t->blk = NULL;
 	t->in_syscall = 0;
-	if ((rc = pflops_setregs(T, t, r)))
+	if ((rc = pft_setregs(T, t, r)))
 		return rc;
 	if (disp == D_CAUGHT && sig == SIGTRAP)
 		return self_trap(T, t);
 	if (disp == D_CAUGHT) {
 		t->to_handler = 1;
 		t->resume = PTRACE_SINGLESTEP;
-		return pflops_restart(T, t, PTRACE_SINGLESTEP, sig);
+		return pft_restart(T, t, PTRACE_SINGLESTEP, sig);
 	}
 	t->resume = PTRACE_CONT;
-	return pflops_restart(T, t, PTRACE_CONT, sig);
+	return pft_restart(T, t, PTRACE_CONT, sig);
 }
 
-static int cache_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig, siginfo_t *si)
+static int cache_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginfo_t *si)
 {
 	struct user_regs_struct r;
-	const struct pflops_xpoint *pt = NULL;
-	struct pflops_xblock *x;
+	const struct pft_xpoint *pt = NULL;
+	struct pft_xblock *x;
 	int disp = disposition(t->tid, sig), sync = synchronous(sig, si);
 
 	if (disp == D_PASS)
-		return pflops_restart(T, t, PTRACE_SYSCALL, sig);
-	if (pflops_getregs(t->tid, &r))
+		return pft_restart(T, t, PTRACE_SYSCALL, sig);
+	if (pft_getregs(t->tid, &r))
 		return 0;
-	x = t->sp->arena ? pflops_xlate_find(t->sp->arena, r.rip, &pt) : NULL;
+	x = t->sp->arena ? pft_xlate_find(t->sp->arena, r.rip, &pt) : NULL;
 	T->st.cache_signals++;
-	if (x && (clean(pt) || (sync && pt && pt->kind == PFLOPS_XP_RCX))) {
+	if (x && (clean(pt) || (sync && pt && pt->kind == PFT_XP_RCX))) {
 		if (translate(T, t, &r, x, pt, sync))
-			return pflops_fail(T->err, PFLOPS_ESYS,
-					   "internal: "
-					   "cannot place signal %d",
-					   sig);
+			return pft_fail(T->err, PFLOPS_ESYS,
+					"internal: "
+					"cannot place signal %d",
+					sig);
 		return deliver(T, t, &r, sig, disp);
 	}
 	if (sync) /* only program instructions fault */
-		return pflops_fail(T->err, PFLOPS_ESYS,
-				   "internal: signal %d "
-				   "raised by the code cache's own code at 0x%llx",
-				   sig, (unsigned long long)r.rip);
+		return pft_fail(T->err, PFLOPS_ESYS,
+				"internal: signal %d "
+				"raised by the code cache's own code at 0x%llx",
+				sig, (unsigned long long)r.rip);
 	/* in our own code: step out of it, hold the signal meanwhile */
 	t->roll_sig = sig;
 	t->roll_info = *si;
-	return pflops_restart(T, t, PTRACE_SINGLESTEP, 0);
+	return pft_restart(T, t, PTRACE_SINGLESTEP, 0);
 }
 
-int pflops_stop_to_orig(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r)
+int pft_stop_to_orig(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r)
 {
 	int dirty = 0;
 
@@ -261,39 +261,39 @@ int pflops_stop_to_orig(struct pflops_tracer *T, struct pflops_thr *t, struct us
 		t->tramp = 0;
 	}
 	/* count what ran of the interrupted block */
-	if (t->blk && t->blk->mode != PFLOPS_BLK_STEP && !t->ovf_stepping && !t->in_syscall) {
-		int idx = pflops_block_index(t->blk, r->rip);
+	if (t->blk && t->blk->mode != PFT_BLK_STEP && !t->ovf_stepping && !t->in_syscall) {
+		int idx = pft_block_index(t->blk, r->rip);
 		if (idx > 0)
-			pflops_count_block(T, t, t->blk, (uint32_t)idx);
+			pft_count_block(T, t, t->blk, (uint32_t)idx);
 	}
 	return dirty;
 }
 
-static int stop_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig)
+static int stop_signal(struct pft_tracer *T, struct pft_thr *t, int sig)
 {
 	struct user_regs_struct r;
 	int dirty = 0, rc, disp = disposition(t->tid, sig);
 
 	if (disp == D_PASS)
-		return pflops_restart(T, t, t->resume, sig);
-	if (pflops_getregs(t->tid, &r))
+		return pft_restart(T, t, t->resume, sig);
+	if (pft_getregs(t->tid, &r))
 		return 0;
-	dirty = pflops_stop_to_orig(T, t, &r);
-	if (dirty && (rc = pflops_setregs(T, t, &r)))
+	dirty = pft_stop_to_orig(T, t, &r);
+	if (dirty && (rc = pft_setregs(T, t, &r)))
 		return rc;
 	if (disp == D_FATAL) { /* the process ends here */
 		t->blk = NULL;
-		return pflops_restart(T, t, PTRACE_CONT, sig);
+		return pft_restart(T, t, PTRACE_CONT, sig);
 	}
 	if (sig == SIGTRAP)
 		return self_trap(T, t);
 	t->to_handler = 1;
 	t->in_syscall = 0;
 	t->resume = PTRACE_SINGLESTEP;
-	return pflops_restart(T, t, PTRACE_SINGLESTEP, sig);
+	return pft_restart(T, t, PTRACE_SINGLESTEP, sig);
 }
 
-int pflops_on_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig, siginfo_t *si)
+int pft_on_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginfo_t *si)
 {
 	siginfo_t info;
 
@@ -312,65 +312,65 @@ int pflops_on_signal(struct pflops_tracer *T, struct pflops_thr *t, int sig, sig
 	if (t->roll_sig) {
 		if (!synchronous(sig, si)) {
 			/* another one while stepping out: later */
-			pflops_hold_signal(t, sig, si);
-			return pflops_restart(T, t, PTRACE_SINGLESTEP, 0);
+			pft_hold_signal(t, sig, si);
+			return pft_restart(T, t, PTRACE_SINGLESTEP, 0);
 		}
 		/* the step faulted: that signal first, the held one later */
-		pflops_hold_signal(t, t->roll_sig, &t->roll_info);
+		pft_hold_signal(t, t->roll_sig, &t->roll_info);
 		t->roll_sig = 0;
 	}
 	if (sig == SIGSEGV) { /* a write to code we guard (trace_wprot.c) */
-		int rc = pflops_wprot_fault(T, t, si);
+		int rc = pft_wprot_fault(T, t, si);
 		if (rc)
 			return rc < 0 ? rc : 0;
 	}
 	switch (t->mode) {
-	case PFLOPS_M_NATIVE:
-		return pflops_restart(T, t, PTRACE_CONT, sig);
-	case PFLOPS_M_CACHE:
+	case PFT_M_NATIVE:
+		return pft_restart(T, t, PTRACE_CONT, sig);
+	case PFT_M_CACHE:
 		return cache_signal(T, t, sig, si);
 	default:
 		return stop_signal(T, t, sig);
 	}
 }
 
-static int is_trap(const struct pflops_arena *a, uint64_t addr)
+static int is_trap(const struct pft_arena *a, uint64_t addr)
 {
-	const struct pflops_chunk *ch = pflops_arena_chunk_of(a, addr);
-	const struct pflops_xpoint *pt;
-	const struct pflops_xblock *x;
+	const struct pft_chunk *ch = pft_arena_chunk_of(a, addr);
+	const struct pft_xpoint *pt;
+	const struct pft_xblock *x;
 
 	if (!ch)
 		return 0;
 	if (addr == ch->ibl_miss || addr == ch->ibl_exit)
 		return 1;
-	x = pflops_xlate_find(a, addr, &pt);
-	return x && pt && pt->kind == PFLOPS_XP_DONE && addr == x->addr + x->ex[pt->arg].stub;
+	x = pft_xlate_find(a, addr, &pt);
+	return x && pt && pt->kind == PFT_XP_DONE && addr == x->addr + x->ex[pt->arg].stub;
 }
 
 /* Where a thread stopped on a cache int3 goes in the program (see
  * trace_internal.h). */
-int pflops_cache_trap_target(struct pflops_thr *t, struct user_regs_struct *r, int *exit)
+int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *exit)
 {
-	struct pflops_arena *a = t->sp->arena;
+	struct pft_arena *a = t->sp->arena;
 	uint64_t at = r->rip - 1;
-	struct pflops_chunk *ch;
-	const struct pflops_xpoint *pt;
-	struct pflops_xblock *from;
+	struct pft_chunk *ch;
+	const struct pft_xpoint *pt;
+	struct pft_xblock *from;
 
 	if (!a || !is_trap(a, at))
 		return -1;
-	ch = pflops_arena_chunk_of(a, at);
+	ch = pft_arena_chunk_of(a, at);
 	*exit = -1;
 	if (at == ch->ibl_miss || at == ch->ibl_exit) {
-		uint8_t *m = pflops_slot_mem(a, t->slot);
+		uint8_t *m = pft_slot_mem(a, t->slot);
 		r->rip = r->rax;
-		memcpy(&r->rax, m + PFLOPS_SLOT_RAX, 8);
-		memcpy(&r->rcx, m + PFLOPS_SLOT_RCX, 8);
-		memcpy(&r->rdx, m + PFLOPS_SLOT_RDX, 8);
+		memcpy(&r->rax, m + PFT_SLOT_RAX, 8);
+		memcpy(&r->rcx, m + PFT_SLOT_RCX, 8);
+		memcpy(&r->rdx, m + PFT_SLOT_RDX, 8);
 		return 0;
 	}
-	from = pflops_xlate_find(a, at, &pt);
+	from = pft_xlate_find(a, at, &pt);
 	*exit = (int)pt->arg;
 	r->rip = from->ex[*exit].target;
 	return 0;
@@ -378,32 +378,32 @@ int pflops_cache_trap_target(struct pflops_thr *t, struct user_regs_struct *r, i
 
 /* A copy's exit or the lookup routine trapped (the int3 at rip - 1):
  * decide where the thread goes, and link the way there for next time. */
-static int resolve_trap(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int *dirty)
+static int resolve_trap(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *dirty)
 {
-	struct pflops_arena *a = t->sp->arena;
-	struct pflops_xblock *from = NULL;
-	const struct pflops_xpoint *pt;
+	struct pft_arena *a = t->sp->arena;
+	struct pft_xblock *from = NULL;
+	const struct pft_xpoint *pt;
 	uint64_t at = r->rip - 1, target;
 	int k, rc;
 
-	if (pflops_cache_trap_target(t, r, &k))
+	if (pft_cache_trap_target(t, r, &k))
 		return PFLOPS_ESYS; /* the caller saw is_trap() */
 	if (k >= 0) {
-		from = pflops_xlate_find(a, at, &pt);
+		from = pft_xlate_find(a, at, &pt);
 		T->st.cache_exits++;
 	} else {
 		T->st.ibl_misses++;
 	}
 	target = r->rip;
 	*dirty = 1;
-	rc = pflops_enter(T, t, r, dirty);
-	if (rc == 0 && t->mode == PFLOPS_M_CACHE) {
-		struct pflops_block *b = pflops_block_get(t->sp, t->tid, target, 0, NULL);
+	rc = pft_enter(T, t, r, dirty);
+	if (rc == 0 && t->mode == PFT_M_CACHE) {
+		struct pft_block *b = pft_block_get(t->sp, t->tid, target, 0, NULL);
 		if (b && b->x && r->rip == b->x->addr) {
 			if (!from) {
-				pflops_table_insert(a, target, b->x->addr);
+				pft_table_insert(a, target, b->x->addr);
 			} else if (!from->dead && !from->ex[k].to) {
-				pflops_xlate_link(from, k, b->x);
+				pft_xlate_link(from, k, b->x);
 				T->st.cache_links++;
 			}
 		}
@@ -411,36 +411,36 @@ static int resolve_trap(struct pflops_tracer *T, struct pflops_thr *t, struct us
 	return rc;
 }
 
-static int finish_roll(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int dirty)
+static int finish_roll(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int dirty)
 {
 	int sig = t->roll_sig, rc;
 	siginfo_t info = t->roll_info;
 
 	t->roll_sig = 0;
-	if (dirty && (rc = pflops_setregs(T, t, r)))
+	if (dirty && (rc = pft_setregs(T, t, r)))
 		return rc;
 	/* delivered from this (single-step) stop, with its own siginfo */
 	ptrace(PTRACE_SETSIGINFO, t->tid, NULL, &info);
-	return pflops_on_signal(T, t, sig, &info);
+	return pft_on_signal(T, t, sig, &info);
 }
 
-int pflops_cache_sigtrap(struct pflops_tracer *T, struct pflops_thr *t, siginfo_t *si)
+int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si)
 {
 	struct user_regs_struct r;
-	struct pflops_arena *a = t->sp->arena;
+	struct pft_arena *a = t->sp->arena;
 	int dirty = 0, rc;
 
-	if (pflops_getregs(t->tid, &r))
+	if (pft_getregs(t->tid, &r))
 		return 0;
 	if (a && si->si_code == SI_KERNEL && !t->roll_sig) {
-		const struct pflops_xpoint *pt;
-		struct pflops_xblock *x = pflops_xlate_find(a, r.rip - 1, &pt);
-		if (x && pt && pt->kind == PFLOPS_XP_OVFSTUB && r.rip - 1 == x->addr + x->ovf_stub) {
+		const struct pft_xpoint *pt;
+		struct pft_xblock *x = pft_xlate_find(a, r.rip - 1, &pt);
+		if (x && pt && pt->kind == PFT_XP_OVFSTUB && r.rip - 1 == x->addr + x->ovf_stub) {
 			/* near a crossing: on to the stopping path */
-			pflops_ovf_trapped(T, t);
+			pft_ovf_trapped(T, t);
 			if (translate(T, t, &r, x, pt, 0))
 				return PFLOPS_ESYS;
-			return pflops_go(T, t, &r, 1);
+			return pft_go(T, t, &r, 1);
 		}
 	}
 	if (a && si->si_code == SI_KERNEL && is_trap(a, r.rip - 1)) {
@@ -449,14 +449,14 @@ int pflops_cache_sigtrap(struct pflops_tracer *T, struct pflops_thr *t, siginfo_
 			return rc;
 		if (t->roll_sig && rc == 0)
 			return finish_roll(T, t, &r, dirty);
-		return pflops_resume(T, t, &r, dirty, rc);
+		return pft_resume(T, t, &r, dirty, rc);
 	}
 	if (t->roll_sig && si->si_code > 0) { /* a step out */
-		const struct pflops_xpoint *pt;
+		const struct pft_xpoint *pt;
 		T->st.roll_steps++;
-		if (t->mode != PFLOPS_M_CACHE || !a || (pflops_xlate_find(a, r.rip, &pt) && clean(pt)))
+		if (t->mode != PFT_M_CACHE || !a || (pft_xlate_find(a, r.rip, &pt) && clean(pt)))
 			return finish_roll(T, t, &r, 0);
-		return pflops_restart(T, t, PTRACE_SINGLESTEP, 0);
+		return pft_restart(T, t, PTRACE_SINGLESTEP, 0);
 	}
-	return pflops_on_signal(T, t, SIGTRAP, si); /* the program's own */
+	return pft_on_signal(T, t, SIGTRAP, si); /* the program's own */
 }

@@ -56,7 +56,7 @@ static int read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
 }
 
 /* rseq refused only where no thread can have registered untraced */
-static int refuse_rseq(const struct pflops_tracer *T)
+static int refuse_rseq(const struct pft_tracer *T)
 {
 	return !T->o->region && !T->attached;
 }
@@ -69,7 +69,7 @@ static int status_path(const char *p)
 	return !strncmp(p, "/proc/", 6) && n > 7 && !strcmp(p + n - 7, "/status");
 }
 
-int pflops_sys_entry(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r)
+int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r)
 {
 	uint64_t flags;
 	char path[128];
@@ -77,7 +77,7 @@ int pflops_sys_entry(struct pflops_tracer *T, struct pflops_thr *t, struct user_
 	t->sys_refused = 0;
 	t->sys_undo_addr = 0;
 	if (T->attached)
-		pflops_sys_rseq_check(T, t);
+		pft_sys_rseq_check(T, t);
 	switch (t->sys_nr) {
 	case SYS_rseq:
 		if (!refuse_rseq(T)) {
@@ -89,19 +89,19 @@ int pflops_sys_entry(struct pflops_tracer *T, struct pflops_thr *t, struct user_
 			T->st.rseq_refused++;
 		r->orig_rax = (uint64_t)-1; /* skipped */
 		t->sys_refused = -ENOSYS;
-		return pflops_setregs(T, t, r);
+		return pft_setregs(T, t, r);
 	case SYS_clone:
 		if (!(r->rdi & CLONE_UNTRACED))
 			return 0;
 		r->rdi &= ~(uint64_t)CLONE_UNTRACED;
 		t->sys_args[0] = r->rdi;
 		T->st.untraced_cleared++;
-		return pflops_setregs(T, t, r);
+		return pft_setregs(T, t, r);
 	case SYS_clone3:
 		/* struct clone_args starts with the flags */
 		if (r->rsi < 8 || read_mem(t->tid, r->rdi, &flags, 8) || !(flags & CLONE_UNTRACED))
 			return 0;
-		if (pflops_mem_write64(t->tid, r->rdi, flags & ~(uint64_t)CLONE_UNTRACED))
+		if (pft_mem_write64(t->tid, r->rdi, flags & ~(uint64_t)CLONE_UNTRACED))
 			return 0;
 		t->sys_undo_addr = r->rdi; /* the program's struct, put back */
 		t->sys_undo_val = flags;
@@ -125,7 +125,7 @@ int pflops_sys_entry(struct pflops_tracer *T, struct pflops_thr *t, struct user_
 	}
 }
 
-void pflops_sys_exit(struct pflops_tracer *T, struct pflops_thr *t, struct user_regs_struct *r, int *dirty)
+void pft_sys_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *dirty)
 {
 	const uint64_t *a = t->sys_args;
 	int64_t ret = (int64_t)r->rax;
@@ -137,7 +137,7 @@ void pflops_sys_exit(struct pflops_tracer *T, struct pflops_thr *t, struct user_
 		return;
 	}
 	if (t->sys_undo_addr) {
-		pflops_mem_write64(t->tid, t->sys_undo_addr, t->sys_undo_val);
+		pft_mem_write64(t->tid, t->sys_undo_addr, t->sys_undo_val);
 		t->sys_undo_addr = 0;
 	}
 	if (ret < 0 && ret > -4096)
@@ -150,14 +150,14 @@ void pflops_sys_exit(struct pflops_tracer *T, struct pflops_thr *t, struct user_
 	}
 }
 
-int pflops_sys_shares_vm(struct pflops_tracer *T, struct pflops_thr *t, int ev)
+int pft_sys_shares_vm(struct pft_tracer *T, struct pft_thr *t, int ev)
 {
 	struct user_regs_struct r;
 	uint64_t flags;
 
 	(void)T;
 	/* at the event the parent's registers are those of its system call */
-	if (pflops_getregs(t->tid, &r) == 0) {
+	if (pft_getregs(t->tid, &r) == 0) {
 		switch ((long)r.orig_rax) {
 		case SYS_clone:
 			return !!(r.rdi & CLONE_VM);
@@ -176,7 +176,7 @@ int pflops_sys_shares_vm(struct pflops_tracer *T, struct pflops_thr *t, int ev)
 	return ev != PTRACE_EVENT_FORK;
 }
 
-void pflops_sys_rseq_check(struct pflops_tracer *T, struct pflops_thr *t)
+void pft_sys_rseq_check(struct pft_tracer *T, struct pft_thr *t)
 {
 	struct {
 		uint64_t ptr;
@@ -191,17 +191,17 @@ void pflops_sys_rseq_check(struct pflops_tracer *T, struct pflops_thr *t)
 		T->st.rseq_kept++;
 }
 
-void pflops_sys_owe_trap(struct pflops_thr *t)
+void pft_sys_owe_trap(struct pft_thr *t)
 {
 	siginfo_t si;
 
 	memset(&si, 0, sizeof si);
 	si.si_signo = SIGTRAP;
 	si.si_code = TRAP_TRACE;
-	pflops_hold_signal(t, SIGTRAP, &si);
+	pft_hold_signal(t, SIGTRAP, &si);
 }
 
-void pflops_sys_attached(struct pflops_tracer *T, struct pflops_space *sp)
+void pft_sys_attached(struct pft_tracer *T, struct pft_space *sp)
 {
 	char fn[64], line[128];
 	int mode = 0;

@@ -26,36 +26,36 @@
 #include "trace_internal.h"
 
 /* FLOPs counted by t since `before` (the mix's FLOPs then) */
-void pflops_win_flops(struct pflops_tracer *T, struct pflops_thr *t, uint64_t before)
+void pft_win_flops(struct pft_tracer *T, struct pft_thr *t, uint64_t before)
 {
 	t->win_flops += pflops_mix_flops(T->mix, -1) - before;
 }
 
 /* t's cache counts go into the mix, as its own */
-static void keep(struct pflops_tracer *T, struct pflops_thr *t)
+static void keep(struct pft_tracer *T, struct pft_thr *t)
 {
 	uint64_t f0;
 
 	if (t->slot < 0 || !t->sp->arena)
 		return;
 	f0 = pflops_mix_flops(T->mix, -1);
-	T->st.cache_runs += pflops_harvest(t->sp->arena, t->slot, T->mix, 1);
-	pflops_win_flops(T, t, f0);
+	T->st.cache_runs += pft_harvest(t->sp->arena, t->slot, T->mix, 1);
+	pft_win_flops(T, t, f0);
 }
 
 /* t's cache counts are not the window's: dropped */
-static void discard(struct pflops_thr *t)
+static void discard(struct pft_thr *t)
 {
-	struct pflops_arena *a = t->sp->arena;
+	struct pft_arena *a = t->sp->arena;
 	uint8_t *m;
 
-	if (t->slot < 0 || !a || !(m = pflops_slot_mem(a, t->slot)))
+	if (t->slot < 0 || !a || !(m = pft_slot_mem(a, t->slot)))
 		return;
-	memset(m + PFLOPS_SLOT_CNT, 0, (size_t)a->nids * 8);
+	memset(m + PFT_SLOT_CNT, 0, (size_t)a->nids * 8);
 }
 
 /* The FP work of a thread that was busy when the window opened. */
-static void settle(struct pflops_tracer *T, struct pflops_thr *t)
+static void settle(struct pft_tracer *T, struct pft_thr *t)
 {
 	if (t->win_busy) {
 		uint64_t d = t->win_flops - t->win_open_flops;
@@ -69,28 +69,28 @@ static void settle(struct pflops_tracer *T, struct pflops_thr *t)
 	t->win_open_flops = t->win_flops;
 }
 
-static void open_window(struct pflops_tracer *T, struct pflops_thr *opener)
+static void open_window(struct pft_tracer *T, struct pft_thr *opener)
 {
-	struct pflops_space *sp = opener->sp;
+	struct pft_space *sp = opener->sp;
 
 	T->st.region_windows++;
-	for (struct pflops_thr *u = T->threads; u; u = u->next) {
+	for (struct pft_thr *u = T->threads; u; u = u->next) {
 		if (u == opener || u->sp != sp)
 			continue;
 		u->win_open_flops = u->win_flops;
 		u->win_busy = 0;
-		if (u->state != PFLOPS_TH_RUN || u->detach_sig)
+		if (u->state != PFT_TH_RUN || u->detach_sig)
 			continue; /* not started yet: starts counting */
 		switch (u->mode) {
-		case PFLOPS_M_NATIVE:
-			/* where it is decides its role (pflops_win_stop) */
+		case PFT_M_NATIVE:
+			/* where it is decides its role (pft_win_stop) */
 			u->win_busy = -1;
 			if (!u->win_join && ptrace(PTRACE_INTERRUPT, u->tid, NULL, NULL) == 0) {
 				u->win_join = 1;
 				T->st.region_joined++;
 			}
 			break;
-		case PFLOPS_M_CACHE:
+		case PFT_M_CACHE:
 			/* still in the cache since the last window: what
 			 * it counted since is not this one's */
 			discard(u);
@@ -103,17 +103,17 @@ static void open_window(struct pflops_tracer *T, struct pflops_thr *opener)
 	}
 }
 
-static void close_window(struct pflops_tracer *T, struct pflops_thr *closer)
+static void close_window(struct pft_tracer *T, struct pft_thr *closer)
 {
-	struct pflops_space *sp = closer->sp;
+	struct pft_space *sp = closer->sp;
 
-	for (struct pflops_thr *u = T->threads; u; u = u->next) {
+	for (struct pft_thr *u = T->threads; u; u = u->next) {
 		if (u == closer || u->sp != sp)
 			continue;
-		if (u->mode == PFLOPS_M_CACHE) {
+		if (u->mode == PFT_M_CACHE) {
 			keep(T, u);
 			/* back to native code at its next clean point */
-			if (u->state == PFLOPS_TH_RUN && !u->win_join && !u->win_leave && !u->detach_sig &&
+			if (u->state == PFT_TH_RUN && !u->win_join && !u->win_leave && !u->detach_sig &&
 			    ptrace(PTRACE_INTERRUPT, u->tid, NULL, NULL) == 0)
 				u->win_leave = 1;
 		}
@@ -121,7 +121,7 @@ static void close_window(struct pflops_tracer *T, struct pflops_thr *closer)
 	}
 }
 
-void pflops_win_enter(struct pflops_tracer *T, struct pflops_thr *t)
+void pft_win_enter(struct pft_tracer *T, struct pft_thr *t)
 {
 	settle(T, t); /* what it did in the window before it called F */
 	t->win_caller = 1;
@@ -129,23 +129,23 @@ void pflops_win_enter(struct pflops_tracer *T, struct pflops_thr *t)
 		open_window(T, t);
 }
 
-void pflops_win_leave(struct pflops_tracer *T, struct pflops_thr *t)
+void pft_win_leave(struct pft_tracer *T, struct pft_thr *t)
 {
 	keep(T, t);
 	if (t->sp->win_calls > 0 && --t->sp->win_calls == 0)
 		close_window(T, t);
 }
 
-static void record(struct pflops_tracer *T, const struct pflops_thr *t)
+static void record(struct pft_tracer *T, const struct pft_thr *t)
 {
-	struct pflops_trace_stats *st = &T->st;
+	struct pft_stats *st = &T->st;
 
 	if (!t->win_flops && !t->win_caller)
 		return;
-	if (st->region_nthreads < PFLOPS_REGION_THREADS) {
-		struct pflops_region_thread *e = &st->region_thread[st->region_nthreads++];
+	if (st->region_nthreads < PFT_REGION_THREADS) {
+		struct pft_region_thread *e = &st->region_thread[st->region_nthreads++];
 		e->tid = t->tid;
-		e->role = t->win_caller ? PFLOPS_RT_CALLER : t->win_ran ? PFLOPS_RT_RUNNING : PFLOPS_RT_POOL;
+		e->role = t->win_caller ? PFT_RT_CALLER : t->win_ran ? PFT_RT_RUNNING : PFT_RT_POOL;
 		e->flops = t->win_flops;
 	} else {
 		st->region_more_threads++;
@@ -154,11 +154,11 @@ static void record(struct pflops_tracer *T, const struct pflops_thr *t)
 }
 
 /* t ends (or execs): its counts, its call if it was inside F. */
-void pflops_win_drop(struct pflops_tracer *T, struct pflops_thr *t)
+void pft_win_drop(struct pft_tracer *T, struct pft_thr *t)
 {
 	if (!T->o->region || !t->sp)
 		return;
-	if (pflops_counting(T, t))
+	if (pft_counting(T, t))
 		keep(T, t);
 	else
 		discard(t);
@@ -175,19 +175,19 @@ void pflops_win_drop(struct pflops_tracer *T, struct pflops_thr *t)
 
 /* stopped on its way back from a system call that the kernel restarts
  * (rip may not move: the kernel backs it up over the syscall) */
-int pflops_sys_restarting(const struct user_regs_struct *r)
+int pft_sys_restarting(const struct user_regs_struct *r)
 {
 	int64_t rax = (int64_t)r->rax;
 
 	return (int64_t)r->orig_rax >= 0 && (rax == -512 || rax == -513 || rax == -514 || rax == -516);
 }
 
-static int has_pause(struct pflops_space *sp, pid_t tid, const struct pflops_block *b)
+static int has_pause(struct pft_space *sp, pid_t tid, const struct pft_block *b)
 {
 	uint8_t op[2];
 
 	for (uint32_t i = 0; i < b->ninsts; i++)
-		if (pflops_mem_read(sp, tid, b->start + b->offs[i], op, 2) == 2 && op[0] == 0xf3 && op[1] == 0x90)
+		if (pft_mem_read(sp, tid, b->start + b->offs[i], op, 2) == 2 && op[0] == 0xf3 && op[1] == 0x90)
 			return 1;
 	return 0;
 }
@@ -195,24 +195,24 @@ static int has_pause(struct pflops_space *sp, pid_t tid, const struct pflops_blo
 /* In a spin-wait loop: a PAUSE (the CPU's spin-wait hint: libgomp's
  * wait before it sleeps) in the block at pc or within two branches of
  * it, and no FP instruction in the block at pc. */
-static int spinning(struct pflops_tracer *T, struct pflops_thr *t, uint64_t pc)
+static int spinning(struct pft_tracer *T, struct pft_thr *t, uint64_t pc)
 {
 	uint64_t q[7];
 	int n = 1;
 
 	q[0] = pc;
 	for (int i = 0; i < n; i++) {
-		struct pflops_block *b = pflops_block_get(t->sp, t->tid, q[i], 0, &T->st.blocks_decoded);
+		struct pft_block *b = pft_block_get(t->sp, t->tid, q[i], 0, &T->st.blocks_decoded);
 		if (!b || (i == 0 && b->nfp))
 			return 0;
 		if (has_pause(t->sp, t->tid, b))
 			return 1;
 		if (i >= 3)
 			continue; /* two branches away: no further */
-		if ((b->term.term == PFLOPS_T_JCC || b->term.term == PFLOPS_T_JMP || b->term.term == PFLOPS_T_LOOP) &&
+		if ((b->term.term == PFT_T_JCC || b->term.term == PFT_T_JMP || b->term.term == PFT_T_LOOP) &&
 		    !b->term.ind && b->term.target)
 			q[n++] = b->term.target;
-		if (b->term.term == PFLOPS_T_JCC || b->term.term == PFLOPS_T_LOOP || b->term.term == PFLOPS_T_NONE)
+		if (b->term.term == PFT_T_JCC || b->term.term == PFT_T_LOOP || b->term.term == PFT_T_NONE)
 			q[n++] = b->end;
 	}
 	return 0;
@@ -222,28 +222,27 @@ static int spinning(struct pflops_tracer *T, struct pflops_thr *t, uint64_t pc)
  * The PTRACE_INTERRUPT stop of a thread sent to join a window or to
  * leave the cache after one.  Returns the restart's result.
  */
-int pflops_win_stop(struct pflops_tracer *T, struct pflops_thr *t)
+int pft_win_stop(struct pft_tracer *T, struct pft_thr *t)
 {
 	struct user_regs_struct r;
 	int join = t->win_join;
 
 	t->win_join = t->win_leave = 0;
-	if (pflops_getregs(t->tid, &r))
+	if (pft_getregs(t->tid, &r))
 		return 0;
 	if (join && t->win_busy < 0)
 		/* in the kernel (a system call) or spinning: waiting */
 		t->win_busy = (int64_t)r.orig_rax < 0 && !spinning(T, t, r.rip);
-	if (t->mode == PFLOPS_M_NATIVE && pflops_counting(T, t)) {
-		if (pflops_sys_restarting(&r)) {
+	if (t->mode == PFT_M_NATIVE && pft_counting(T, t)) {
+		if (pft_sys_restarting(&r)) {
 			/* count from the return of the restarted call */
 			t->in_syscall = 0;
 			t->resume = PTRACE_SYSCALL;
-			return pflops_restart(T, t, PTRACE_SYSCALL, 0);
+			return pft_restart(T, t, PTRACE_SYSCALL, 0);
 		}
-		return pflops_go(T, t, &r, 0);
+		return pft_go(T, t, &r, 0);
 	}
-	if (t->mode == PFLOPS_M_CACHE && !pflops_counting(T, t) && !t->in_syscall && !t->roll_sig &&
-	    !pflops_sys_restarting(&r))
-		return pflops_go(T, t, &r, 0);
-	return pflops_restart(T, t, t->resume, 0);
+	if (t->mode == PFT_M_CACHE && !pft_counting(T, t) && !t->in_syscall && !t->roll_sig && !pft_sys_restarting(&r))
+		return pft_go(T, t, &r, 0);
+	return pft_restart(T, t, t->resume, 0);
 }

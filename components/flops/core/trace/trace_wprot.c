@@ -35,7 +35,7 @@
 #define WP_HOT 64 /* write faults after which a page stays writable */
 #define PG 4096ULL
 
-struct pflops_wpage {
+struct pft_wpage {
 	uint64_t pg;	 /* page address, 0: empty slot */
 	uint32_t faults; /* writes caught */
 	uint8_t prot;	 /* the program's own protection */
@@ -50,7 +50,7 @@ static size_t wslot(uint64_t pg, size_t cap)
 	return (size_t)(pg >> 24) & (cap - 1);
 }
 
-static struct pflops_wpage *wfind(const struct pflops_space *sp, uint64_t pg)
+static struct pft_wpage *wfind(const struct pft_space *sp, uint64_t pg)
 {
 	if (!sp->wp_cap)
 		return NULL;
@@ -60,16 +60,16 @@ static struct pflops_wpage *wfind(const struct pflops_space *sp, uint64_t pg)
 	return NULL;
 }
 
-static struct pflops_wpage *wadd(struct pflops_space *sp, uint64_t pg)
+static struct pft_wpage *wadd(struct pft_space *sp, uint64_t pg)
 {
-	struct pflops_wpage *w = wfind(sp, pg);
+	struct pft_wpage *w = wfind(sp, pg);
 	size_t i;
 
 	if (w)
 		return w;
 	if (4 * (sp->wp_used + 1) > 3 * sp->wp_cap) {
 		size_t nc = sp->wp_cap ? 2 * sp->wp_cap : 64, n = 0;
-		struct pflops_wpage *nv = calloc(nc, sizeof *nv);
+		struct pft_wpage *nv = calloc(nc, sizeof *nv);
 		if (!nv)
 			return NULL;
 		for (size_t j = 0; j < sp->wp_cap; j++) {
@@ -93,14 +93,14 @@ static struct pflops_wpage *wadd(struct pflops_space *sp, uint64_t pg)
 	return &sp->wp[i];
 }
 
-void pflops_wprot_free(struct pflops_space *sp)
+void pft_wprot_free(struct pft_space *sp)
 {
 	free(sp->wp);
 	sp->wp = NULL;
 	sp->wp_cap = sp->wp_used = 0;
 }
 
-int pflops_wprot_copy(struct pflops_space *sp, const struct pflops_space *parent)
+int pft_wprot_copy(struct pft_space *sp, const struct pft_space *parent)
 {
 	if (!parent->wp_cap)
 		return 0;
@@ -112,35 +112,34 @@ int pflops_wprot_copy(struct pflops_space *sp, const struct pflops_space *parent
 	return 0;
 }
 
-static int set_prot(struct pflops_tracer *T, struct pflops_thr *t, uint64_t pg, int prot)
+static int set_prot(struct pft_tracer *T, struct pft_thr *t, uint64_t pg, int prot)
 {
 	int64_t ret;
-	int rc = pflops_inject(T, t, SYS_mprotect, pg, PG, (uint64_t)prot, 0, 0, 0, &ret);
+	int rc = pft_inject(T, t, SYS_mprotect, pg, PG, (uint64_t)prot, 0, 0, 0, &ret);
 
 	return rc ? rc : ret ? PFLOPS_ESYS : 0;
 }
 
-static int map_prot(const struct pflops_map *m)
+static int map_prot(const struct pft_map *m)
 {
 	return (m->r ? PROT_READ : 0) | (m->w ? PROT_WRITE : 0) | (m->x ? PROT_EXEC : 0);
 }
 
 /* The page of a stack (never protected: the kernel writes signal frames
  * there, and a fault there would be one per push). */
-static int stack_page(const struct pflops_map *m, const struct user_regs_struct *r)
+static int stack_page(const struct pft_map *m, const struct user_regs_struct *r)
 {
 	return (m->path && !strncmp(m->path, "[stack", 6)) || (r && r->rsp >= m->lo && r->rsp < m->hi);
 }
 
-int pflops_wprot_code(struct pflops_tracer *T, struct pflops_thr *t, struct pflops_block *b,
-		      const struct user_regs_struct *r)
+int pft_wprot_code(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, const struct user_regs_struct *r)
 {
-	struct pflops_space *sp = t->sp;
+	struct pft_space *sp = t->sp;
 	int ok = 1;
 
 	for (uint64_t pg = b->start & ~(PG - 1); pg < b->end; pg += PG) {
-		struct pflops_wpage *w = wfind(sp, pg);
-		const struct pflops_map *m;
+		struct pft_wpage *w = wfind(sp, pg);
+		const struct pft_map *m;
 		int prot;
 
 		if (w && (w->on || w->hot)) {
@@ -148,7 +147,7 @@ int pflops_wprot_code(struct pflops_tracer *T, struct pflops_thr *t, struct pflo
 			continue;
 		}
 		if (!w) {
-			m = pflops_maps_find(&sp->maps, t->tid, pg);
+			m = pft_maps_find(&sp->maps, t->tid, pg);
 			if (!m || !m->w)
 				continue; /* not writable: nothing to guard */
 			if (!m->x) {
@@ -179,39 +178,39 @@ int pflops_wprot_code(struct pflops_tracer *T, struct pflops_thr *t, struct pflo
 	return ok;
 }
 
-/* trace_xlate.c's test for the pages of b: PFLOPS_NC_WRITABLE while a
+/* trace_xlate.c's test for the pages of b: PFT_NC_WRITABLE while a
  * page of it is writable and not guarded (kept in b->nocache when the
- * page stays writable for good), else PFLOPS_NC_NONE. */
-int pflops_wprot_check(struct pflops_space *sp, pid_t tid, struct pflops_block *b)
+ * page stays writable for good), else PFT_NC_NONE. */
+int pft_wprot_check(struct pft_space *sp, pid_t tid, struct pft_block *b)
 {
 	for (uint64_t pg = b->start & ~(PG - 1); pg < b->end; pg += PG) {
-		const struct pflops_wpage *w = wfind(sp, pg);
-		const struct pflops_map *m;
+		const struct pft_wpage *w = wfind(sp, pg);
+		const struct pft_map *m;
 
 		if (w && w->hot)
-			return b->nocache = PFLOPS_NC_WRITABLE;
+			return b->nocache = PFT_NC_WRITABLE;
 		if (w && !w->on)
-			return PFLOPS_NC_WRITABLE; /* until it is guarded */
+			return PFT_NC_WRITABLE; /* until it is guarded */
 		if (w)
 			continue;
-		m = pflops_maps_find(&sp->maps, tid, pg);
+		m = pft_maps_find(&sp->maps, tid, pg);
 		if (!m || !m->x)
-			return b->nocache = PFLOPS_NC_WRITABLE;
+			return b->nocache = PFT_NC_WRITABLE;
 		if (m->w)
-			return PFLOPS_NC_WRITABLE;
+			return PFT_NC_WRITABLE;
 	}
-	return PFLOPS_NC_NONE;
+	return PFT_NC_NONE;
 }
 
 /* The program gave [lo, hi) protection prot, or unmapped it (prot < 0). */
-void pflops_wprot_forget(struct pflops_space *sp, uint64_t lo, uint64_t hi, int prot)
+void pft_wprot_forget(struct pft_space *sp, uint64_t lo, uint64_t hi, int prot)
 {
 	int unmapped = prot < 0;
 
 	if (!sp->wp_used)
 		return;
 	for (size_t i = 0; i < sp->wp_cap; i++) {
-		struct pflops_wpage *w = &sp->wp[i];
+		struct pft_wpage *w = &sp->wp[i];
 		if (!w->pg || w->dead || w->pg + PG <= lo || w->pg >= hi)
 			continue;
 		if (w->hot && !unmapped) {
@@ -225,25 +224,25 @@ void pflops_wprot_forget(struct pflops_space *sp, uint64_t lo, uint64_t hi, int 
 
 /* mremap moved [lo, lo+len) to dst: the pages we protected went along
  * with our protection; give them the program's. */
-void pflops_wprot_moved(struct pflops_tracer *T, struct pflops_thr *t, uint64_t lo, uint64_t len, uint64_t dst)
+void pft_wprot_moved(struct pft_tracer *T, struct pft_thr *t, uint64_t lo, uint64_t len, uint64_t dst)
 {
-	struct pflops_space *sp = t->sp;
+	struct pft_space *sp = t->sp;
 
 	if (!sp->wp_used || dst == lo)
 		return;
 	for (size_t i = 0; i < sp->wp_cap; i++) {
-		struct pflops_wpage *w = &sp->wp[i];
+		struct pft_wpage *w = &sp->wp[i];
 		if (!w->pg || w->dead || !w->on || w->pg < lo || w->pg >= lo + len)
 			continue;
 		set_prot(T, t, dst + (w->pg - lo), w->prot);
 	}
 }
 
-int pflops_wprot_fault(struct pflops_tracer *T, struct pflops_thr *t, const siginfo_t *si)
+int pft_wprot_fault(struct pft_tracer *T, struct pft_thr *t, const siginfo_t *si)
 {
-	struct pflops_space *sp = t->sp;
+	struct pft_space *sp = t->sp;
 	uint64_t pg = (uint64_t)si->si_addr & ~(PG - 1);
-	struct pflops_wpage *w = sp ? wfind(sp, pg) : NULL;
+	struct pft_wpage *w = sp ? wfind(sp, pg) : NULL;
 	struct user_regs_struct r;
 	int rc, dirty = 0;
 	uint64_t orig;
@@ -253,41 +252,41 @@ int pflops_wprot_fault(struct pflops_tracer *T, struct pflops_thr *t, const sigi
 	 * one's stop gives the access back, the others just go on) */
 	if (!w || !(w->prot & PROT_WRITE) || si->si_code != SEGV_ACCERR)
 		return 0; /* the program's own fault */
-	if (pflops_getregs(t->tid, &r))
+	if (pft_getregs(t->tid, &r))
 		return 1; /* gone */
 	if (w->on) {
 		w->faults++;
 		T->st.wprot_faults++;
-		T->st.invalidated += pflops_block_invalidate(sp, pg, pg + PG);
-		pflops_bp_clear(sp, t->tid, pg, pg + PG);
+		T->st.invalidated += pft_block_invalidate(sp, pg, pg + PG);
+		pft_bp_clear(sp, t->tid, pg, pg + PG);
 		if ((rc = set_prot(T, t, pg, w->prot)))
-			return pflops_fail(T->err, PFLOPS_ESYS,
-					   "cannot give the program its "
-					   "write access to 0x%llx back (%d); rerun with "
-					   "PFLOPS_TRACE_ENGINE=stop",
-					   (unsigned long long)pg, rc);
+			return pft_fail(T->err, PFLOPS_ESYS,
+					"cannot give the program its "
+					"write access to 0x%llx back (%d); rerun with "
+					"PFLOPS_TRACE_ENGINE=stop",
+					(unsigned long long)pg, rc);
 		w->on = 0;
 	}
 	/* where the thread is in the program: the write has not happened */
 	orig = r.rip;
 	switch (t->mode) {
-	case PFLOPS_M_CACHE:
-		if (sp->arena && pflops_arena_chunk_of(sp->arena, r.rip)) {
-			if (pflops_cache_fault_to_orig(T, t, &r))
-				return pflops_fail(T->err, PFLOPS_ESYS,
-						   "internal: a write "
-						   "fault at 0x%llx in the code cache",
-						   (unsigned long long)r.rip);
+	case PFT_M_CACHE:
+		if (sp->arena && pft_arena_chunk_of(sp->arena, r.rip)) {
+			if (pft_cache_fault_to_orig(T, t, &r))
+				return pft_fail(T->err, PFLOPS_ESYS,
+						"internal: a write "
+						"fault at 0x%llx in the code cache",
+						(unsigned long long)r.rip);
 			orig = r.rip;
 			dirty = 1;
 		}
 		break;
-	case PFLOPS_M_STOP:
-		dirty = pflops_stop_to_orig(T, t, &r);
+	case PFT_M_STOP:
+		dirty = pft_stop_to_orig(T, t, &r);
 		orig = r.rip;
 		break;
 	default: /* native (--region, outside it): it just goes on */
-		rc = pflops_restart(T, t, PTRACE_CONT, 0);
+		rc = pft_restart(T, t, PTRACE_CONT, 0);
 		return rc < 0 ? rc : 1;
 	}
 	if (!w->hot && (w->faults > WP_HOT || (orig & ~(PG - 1)) == pg)) {
@@ -297,27 +296,27 @@ int pflops_wprot_fault(struct pflops_tracer *T, struct pflops_thr *t, const sigi
 	}
 	t->blk = NULL;
 	t->in_syscall = 0;
-	rc = pflops_go(T, t, &r, dirty);
+	rc = pft_go(T, t, &r, dirty);
 	return rc < 0 ? rc : 1;
 }
 
 /* Before processes are let go: the program's own protections back. */
-void pflops_wprot_restore(struct pflops_tracer *T, struct pflops_thr *t)
+void pft_wprot_restore(struct pft_tracer *T, struct pft_thr *t)
 {
-	struct pflops_space *sp = t->sp;
+	struct pft_space *sp = t->sp;
 	struct user_regs_struct r;
 	int injected = 0;
 
-	if (!sp || !sp->wp_used || pflops_getregs(t->tid, &r))
+	if (!sp || !sp->wp_used || pft_getregs(t->tid, &r))
 		return;
 	for (size_t i = 0; i < sp->wp_cap; i++) {
-		struct pflops_wpage *w = &sp->wp[i];
+		struct pft_wpage *w = &sp->wp[i];
 		int64_t ret = -1;
 		if (!w->pg || w->dead || !w->on)
 			continue;
 		if (!t->detach_entry)
 			set_prot(T, t, w->pg, w->prot);
-		else if (pflops_inject_entry(T, t, SYS_mprotect, w->pg, PG, w->prot, &ret) == 0)
+		else if (pft_inject_entry(T, t, SYS_mprotect, w->pg, PG, w->prot, &ret) == 0)
 			t->detach_entry = 0; /* now at that syscall's exit stop */
 		injected = 1;
 		w->on = 0;

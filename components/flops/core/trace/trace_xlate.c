@@ -20,7 +20,7 @@
  *   loop, jrcxz        the same rel8 instruction over two exit jumps.
  *   syscall            itself, then an exit to the next instruction.
  *
- * Every byte range of a copy is described (struct pflops_xpoint) so that
+ * Every byte range of a copy is described (struct pft_xpoint) so that
  * a thread stopped anywhere in it by a signal can be put back where it
  * is in the original program, its count corrected to what really ran.
  * Links, the lookup routine and table, and the counters: trace_link.c.
@@ -33,44 +33,44 @@
 /* ------------------------------------------------------------------ */
 /* Which blocks can be copied.                                         */
 
-static int term_ok(const struct pflops_block *b)
+static int term_ok(const struct pft_block *b)
 {
 	switch (b->term.term) {
-	case PFLOPS_T_JCC:
-	case PFLOPS_T_JMP:
-	case PFLOPS_T_CALL:
-	case PFLOPS_T_RET:
-	case PFLOPS_T_LOOP:
-	case PFLOPS_T_JRCXZ:
-		return b->mode == PFLOPS_BLK_BP;
-	case PFLOPS_T_SYSCALL:
-		return b->mode == PFLOPS_BLK_SYSCALL && b->term.len == 2;
+	case PFT_T_JCC:
+	case PFT_T_JMP:
+	case PFT_T_CALL:
+	case PFT_T_RET:
+	case PFT_T_LOOP:
+	case PFT_T_JRCXZ:
+		return b->mode == PFT_BLK_BP;
+	case PFT_T_SYSCALL:
+		return b->mode == PFT_BLK_SYSCALL && b->term.len == 2;
 	default:
 		return 0;
 	}
 }
 
-int pflops_xlate_check(struct pflops_space *sp, pid_t tid, struct pflops_block *b)
+int pft_xlate_check(struct pft_space *sp, pid_t tid, struct pft_block *b)
 {
 	if (b->nocache)
 		return b->nocache;
 	if (b->has_mask)
-		return b->nocache = PFLOPS_NC_MASK;
+		return b->nocache = PFT_NC_MASK;
 	if (!term_ok(b))
-		return b->nocache = PFLOPS_NC_MODE;
-	if (sp->region && pflops_region_is_hook(sp->region, b->start))
-		return b->nocache = PFLOPS_NC_NOTIFY;
+		return b->nocache = PFT_NC_MODE;
+	if (sp->region && pft_region_is_hook(sp->region, b->start))
+		return b->nocache = PFT_NC_NOTIFY;
 	if (b->region_entry) /* a call from the cache must stop there */
-		return b->nocache = PFLOPS_NC_REGION;
+		return b->nocache = PFT_NC_REGION;
 	/* writable pages: cached once write-protected (trace_wprot.c) */
-	return pflops_wprot_check(sp, tid, b);
+	return pft_wprot_check(sp, tid, b);
 }
 
 /* ------------------------------------------------------------------ */
 /* Translation.                                                        */
 
 struct insn_info {
-	struct pflops_reloc r;
+	struct pft_reloc r;
 	const uint8_t *bytes;
 	uint64_t addr;
 };
@@ -92,7 +92,7 @@ static void emit_body(struct emit *e, const struct insn_info *ii)
 /* mov <the indirect branch's operand>, %rcx */
 static void emit_ind_operand(struct emit *e, const struct insn_info *ii)
 {
-	const struct pflops_reloc *r = &ii->r;
+	const struct pft_reloc *r = &ii->r;
 	size_t rest = r->len - r->ind_modrm - 1, at;
 	uint8_t modrm = ii->bytes[r->ind_modrm];
 
@@ -126,30 +126,29 @@ static void emit_exit_jmp(struct emit *e, struct exit_fix *f, int *nf, int k)
 	put32(e, 0);
 }
 
-static int read_insns(struct pflops_space *sp, pid_t tid, const struct pflops_block *b, uint8_t *code,
-		      struct insn_info *ii)
+static int read_insns(struct pft_space *sp, pid_t tid, const struct pft_block *b, uint8_t *code, struct insn_info *ii)
 {
 	size_t len = (size_t)(b->end - b->start);
 
-	if (pflops_mem_read(sp, tid, b->start, code, len) != len)
+	if (pft_mem_read(sp, tid, b->start, code, len) != len)
 		return -1;
 	for (uint32_t i = 0; i < b->ninsts; i++) {
 		size_t o = b->offs[i], l = (i + 1 < b->ninsts ? b->offs[i + 1] : len) - o;
 		ii[i].bytes = code + o;
 		ii[i].addr = b->start + o;
-		if (pflops_reloc_decode(code + o, l, ii[i].addr, &ii[i].r) || ii[i].r.len != l)
+		if (pft_reloc_decode(code + o, l, ii[i].addr, &ii[i].r) || ii[i].r.len != l)
 			return -1;
 	}
 	return 0;
 }
 
 /* The copy of b at `base` into e; 0 or an PFLOPS_NC_* reason. */
-static int generate(struct emit *e, const struct pflops_block *b, const struct insn_info *ii, uint32_t id,
-		    struct pflops_xblock *x, int ovf)
+static int generate(struct emit *e, const struct pft_block *b, const struct insn_info *ii, uint32_t id,
+		    struct pft_xblock *x, int ovf)
 {
-	const struct pflops_insn *t = &b->term;
+	const struct pft_insn *t = &b->term;
 	const struct insn_info *ti = &ii[b->ninsts - 1];
-	uint32_t n = b->ninsts, cnt = PFLOPS_SLOT_CNT + 8 * id;
+	uint32_t n = b->ninsts, cnt = PFT_SLOT_CNT + 8 * id;
 	uint64_t next = b->last + t->len;
 	struct exit_fix fix[2];
 	int nf = 0, seq = 1;
@@ -168,7 +167,7 @@ static int generate(struct emit *e, const struct pflops_block *b, const struct i
 		for (uint32_t i = 0; i + 1 < n; i++) {
 			for (; f < b->nfp && b->fp[f].idx < i; f++)
 				pre += b->ovf_w[f];
-			if (pre > PFLOPS_OVF_GUARD)
+			if (pre > PFT_OVF_GUARD)
 				break;
 			if (ii[i].r.kills_flags) {
 				x->inc_at = i;
@@ -180,7 +179,7 @@ static int generate(struct emit *e, const struct pflops_block *b, const struct i
 			}
 		}
 		if (!x->ovf_w || b->ovf_sum > INT32_MAX)
-			return PFLOPS_NC_OVF;
+			return PFT_NC_OVF;
 	} else {
 		for (uint32_t i = 0; i + 1 < n; i++)
 			if (ii[i].r.kills_flags) {
@@ -190,56 +189,56 @@ static int generate(struct emit *e, const struct pflops_block *b, const struct i
 			}
 	}
 	if (seq) { /* no flag writer in the block: leave the flags alone */
-		point(e, PFLOPS_XP_INC, 0);
-		gs_mov(e, 1, RAX, PFLOPS_SLOT_RAX);
-		point(e, PFLOPS_XP_ROLL, 0);
+		point(e, PFT_XP_INC, 0);
+		gs_mov(e, 1, RAX, PFT_SLOT_RAX);
+		point(e, PFT_XP_ROLL, 0);
 		gs_mov(e, 0, RAX, cnt);
 		put(e, (uint8_t[]){ 0x48, 0x8d, 0x40, 0x01 }, 4); /* lea 1(%rax),%rax */
 		gs_mov(e, 1, RAX, cnt);
-		gs_mov(e, 0, RAX, PFLOPS_SLOT_RAX);
+		gs_mov(e, 0, RAX, PFT_SLOT_RAX);
 	}
 	for (uint32_t i = 0; i + 1 < n; i++) {
 		if (ii[i].r.uses_gs)
-			return PFLOPS_NC_GS;
+			return PFT_NC_GS;
 		if (ii[i].r.pops_flags) /* EFLAGS.TF: stepped at the original */
-			return PFLOPS_NC_MODE;
+			return PFT_NC_MODE;
 		if (!seq && i == x->inc_at) {
-			point(e, PFLOPS_XP_INC, i);
+			point(e, PFT_XP_INC, i);
 			if (x->ovf_w) {
 				/* [setc %gs:CF] subq $W, %gs:OVF; jbe stub
 				 * (taken when OVF <= W: near a crossing)
 				 * [bt $0, %gs:CF] */
 				if (x->ovf_cf) {
 					put(e, (uint8_t[]){ 0x65, 0x0f, 0x92, 0x04, 0x25 }, 5);
-					put32(e, PFLOPS_SLOT_CF);
+					put32(e, PFT_SLOT_CF);
 				}
 				put(e, (uint8_t[]){ 0x65, 0x48, 0x81, 0x2c, 0x25 }, 5);
-				put32(e, PFLOPS_SLOT_OVF);
+				put32(e, PFT_SLOT_OVF);
 				put32(e, x->ovf_w);
-				point(e, PFLOPS_XP_OVF, i);
+				point(e, PFT_XP_OVF, i);
 				put(e, (uint8_t[]){ 0x0f, 0x86 }, 2);
 				ovf_site = e->n;
 				put32(e, 0);
 				if (x->ovf_cf) {
 					put(e, (uint8_t[]){ 0x65, 0x0f, 0xba, 0x24, 0x25 }, 5);
-					put32(e, PFLOPS_SLOT_CF);
+					put32(e, PFT_SLOT_CF);
 					put8(e, 0);
 				}
 			}
 			put(e, (uint8_t[]){ 0x65, 0x48, 0xff, 0x04, 0x25 }, 5);
 			put32(e, cnt);
 		}
-		point(e, PFLOPS_XP_BODY, i);
+		point(e, PFT_XP_BODY, i);
 		emit_body(e, &ii[i]);
 	}
 	if (ti->r.uses_gs)
-		return PFLOPS_NC_GS;
+		return PFT_NC_GS;
 
 	/* the terminator */
 	x->nex = 0;
-	point(e, PFLOPS_XP_BODY, n - 1);
+	point(e, PFT_XP_BODY, n - 1);
 	switch (t->term) {
-	case PFLOPS_T_JCC:
+	case PFT_T_JCC:
 		x->ex[0].target = t->target;
 		x->ex[1].target = next;
 		x->nex = 2;
@@ -248,32 +247,32 @@ static int generate(struct emit *e, const struct pflops_block *b, const struct i
 		put8(e, (uint8_t)(0x80 | t->cc));
 		fix[nf++] = (struct exit_fix){ e->n, 0 };
 		put32(e, 0);
-		point(e, PFLOPS_XP_DONE, 1);
+		point(e, PFT_XP_DONE, 1);
 		emit_exit_jmp(e, fix, &nf, 1);
 		break;
-	case PFLOPS_T_LOOP:
-	case PFLOPS_T_JRCXZ:
+	case PFT_T_LOOP:
+	case PFT_T_JRCXZ:
 		x->ex[0].target = t->target;
 		x->ex[1].target = next;
 		x->nex = 2;
 		put(e, ti->bytes, t->len - 1u); /* prefixes + opcode */
 		loop_rel = e->n;
 		put8(e, 0);
-		point(e, PFLOPS_XP_DONE, 1);
+		point(e, PFT_XP_DONE, 1);
 		emit_exit_jmp(e, fix, &nf, 1);
 		e->buf[loop_rel] = (uint8_t)(e->n - (loop_rel + 1));
-		point(e, PFLOPS_XP_DONE, 0);
+		point(e, PFT_XP_DONE, 0);
 		emit_exit_jmp(e, fix, &nf, 0);
 		break;
-	case PFLOPS_T_SYSCALL:
+	case PFT_T_SYSCALL:
 		/* syscall or int 0x80 as they are (the kernel returns to the
 		 * next instruction); sysenter returns elsewhere */
 		if (ti->bytes[0] == 0x0f && ti->bytes[1] == 0x34)
-			return PFLOPS_NC_MODE;
+			return PFT_NC_MODE;
 		x->ex[0].target = next;
 		x->nex = 1;
 		put(e, ti->bytes, 2);
-		point(e, PFLOPS_XP_DONE, 0);
+		point(e, PFT_XP_DONE, 0);
 		if (ti->bytes[0] == 0x0f && ti->bytes[1] == 0x05) {
 			/* `syscall` left its return address in %rcx: the
 			 * program's, not the copy's (a signal before this
@@ -283,46 +282,46 @@ static int generate(struct emit *e, const struct pflops_block *b, const struct i
 		}
 		emit_exit_jmp(e, fix, &nf, 0);
 		break;
-	case PFLOPS_T_JMP:
-	case PFLOPS_T_CALL:
+	case PFT_T_JMP:
+	case PFT_T_CALL:
 		if (t->ind == 0) {
 			x->ex[0].target = t->target;
 			x->nex = 1;
-			if (t->term == PFLOPS_T_CALL) {
+			if (t->term == PFT_T_CALL) {
 				put(e, (uint8_t[]){ 0xff, 0x35 }, 2); /* push lit(%rip) */
 				lit_fix = e->n;
 				put32(e, 0);
-				point(e, PFLOPS_XP_DONE, 0);
+				point(e, PFT_XP_DONE, 0);
 			}
 			emit_exit_jmp(e, fix, &nf, 0);
 			break;
 		}
 		if (!ti->r.ind_modrm)
-			return PFLOPS_NC_MODE;
-		gs_mov(e, 1, RCX, PFLOPS_SLOT_RCX);
+			return PFT_NC_MODE;
+		gs_mov(e, 1, RCX, PFT_SLOT_RCX);
 		emit_ind_operand(e, ti);
-		if (t->term == PFLOPS_T_CALL) {
-			point(e, PFLOPS_XP_RCX, n - 1);
+		if (t->term == PFT_T_CALL) {
+			point(e, PFT_XP_RCX, n - 1);
 			push_at = e->n;
 			put(e, (uint8_t[]){ 0xff, 0x35 }, 2);
 			lit_fix = e->n;
 			put32(e, 0);
 		}
-		point(e, PFLOPS_XP_ROLL, 0);
+		point(e, PFT_XP_ROLL, 0);
 		put8(e, 0xe9);
 		put32(e, (uint32_t)(int32_t)(x->ch->ibl - (here(e) + 4)));
 		break;
-	case PFLOPS_T_RET:
-		gs_mov(e, 1, RCX, PFLOPS_SLOT_RCX);
+	case PFT_T_RET:
+		gs_mov(e, 1, RCX, PFT_SLOT_RCX);
 		put(e, (uint8_t[]){ 0x48, 0x8b, 0x0c, 0x24 }, 4); /* mov (%rsp),%rcx */
-		point(e, PFLOPS_XP_ROLL, 0);
+		point(e, PFT_XP_ROLL, 0);
 		put(e, (uint8_t[]){ 0x48, 0x8d, 0xa4, 0x24 }, 4); /* lea N(%rsp),%rsp */
 		put32(e, 8u + t->ret_imm);
 		put8(e, 0xe9);
 		put32(e, (uint32_t)(int32_t)(x->ch->ibl - (here(e) + 4)));
 		break;
 	default:
-		return PFLOPS_NC_MODE;
+		return PFT_NC_MODE;
 	}
 	(void)push_at;
 
@@ -331,39 +330,39 @@ static int generate(struct emit *e, const struct pflops_block *b, const struct i
 		put8(e, 0xcc);
 	for (int k = 0; k < x->nex; k++) {
 		x->ex[k].stub = (uint32_t)e->n;
-		point(e, PFLOPS_XP_DONE, (uint32_t)k);
+		point(e, PFT_XP_DONE, (uint32_t)k);
 		put(e, (uint8_t[]){ 0xcc, 0xcc, 0xff, 0x25, 0, 0, 0, 0 }, 8);
 		put64(e, 0);
 	}
 	if (x->ovf_w) {
 		int32_t rel;
 		x->ovf_stub = (uint32_t)e->n;
-		point(e, PFLOPS_XP_OVFSTUB, x->inc_at);
+		point(e, PFT_XP_OVFSTUB, x->inc_at);
 		put(e, (uint8_t[]){ 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc }, 8);
 		rel = (int32_t)((e->base + x->ovf_stub) - (e->base + ovf_site + 4));
 		memcpy(e->buf + ovf_site, &rel, 4);
 	}
 	for (int i = 0; i < nf; i++) {
-		struct pflops_xexit *xe = &x->ex[fix[i].exit];
+		struct pft_xexit *xe = &x->ex[fix[i].exit];
 		int32_t rel = (int32_t)((e->base + xe->stub) - (e->base + fix[i].site + 4));
 		xe->site = (uint32_t)fix[i].site;
 		memcpy(e->buf + fix[i].site, &rel, 4);
 	}
 	if (lit_fix) {
 		int32_t rel;
-		point(e, PFLOPS_XP_DATA, 0);
+		point(e, PFT_XP_DATA, 0);
 		rel = (int32_t)(here(e) - (e->base + lit_fix + 4));
 		memcpy(e->buf + lit_fix, &rel, 4);
 		put64(e, next);
 	}
-	return e->bad ? PFLOPS_NC_REACH : 0;
+	return e->bad ? PFT_NC_REACH : 0;
 }
 
-static int add_xb(struct pflops_chunk *ch, struct pflops_xblock *x)
+static int add_xb(struct pft_chunk *ch, struct pft_xblock *x)
 {
 	if (ch->nxb == ch->xb_cap) {
 		size_t nc = ch->xb_cap ? 2 * ch->xb_cap : 64;
-		struct pflops_xblock **n = realloc(ch->xb, nc * sizeof *n);
+		struct pft_xblock **n = realloc(ch->xb, nc * sizeof *n);
 		if (!n)
 			return -1;
 		ch->xb = n;
@@ -373,25 +372,25 @@ static int add_xb(struct pflops_chunk *ch, struct pflops_xblock *x)
 	return 0;
 }
 
-uint64_t pflops_xlate(struct pflops_tracer *T, struct pflops_thr *t, struct pflops_block *b)
+uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 {
-	struct pflops_space *sp = t->sp;
-	struct pflops_arena *a = sp->arena;
+	struct pft_space *sp = t->sp;
+	struct pft_arena *a = sp->arena;
 	size_t len = (size_t)(b->end - b->start);
 	uint8_t *code = NULL;
 	struct insn_info *ii = NULL;
-	struct pflops_xblock *x = NULL;
-	struct pflops_chunk *ch;
+	struct pft_xblock *x = NULL;
+	struct pft_chunk *ch;
 	struct emit e = { 0 };
 	uint64_t lo = b->start, hi = b->end;
 	int why;
 
 	if (b->x)
 		return b->x->addr;
-	if (!a || pflops_xlate_check(sp, t->tid, b))
+	if (!a || pft_xlate_check(sp, t->tid, b))
 		return 0;
-	if (a->nids == PFLOPS_MAX_IDS) {
-		b->nocache = PFLOPS_NC_FULL;
+	if (a->nids == PFT_MAX_IDS) {
+		b->nocache = PFT_NC_FULL;
 		return 0;
 	}
 	if (!T->xbuf && !(T->xbuf = malloc(MAXCODE)))
@@ -403,7 +402,7 @@ uint64_t pflops_xlate(struct pflops_tracer *T, struct pflops_thr *t, struct pflo
 	if (!code || !ii || !x)
 		goto out;
 	if (read_insns(sp, t->tid, b, code, ii)) {
-		b->nocache = PFLOPS_NC_MODE;
+		b->nocache = PFT_NC_MODE;
 		goto out;
 	}
 	for (uint32_t i = 0; i < b->ninsts; i++)
@@ -413,18 +412,18 @@ uint64_t pflops_xlate(struct pflops_tracer *T, struct pflops_thr *t, struct pflo
 			if (ii[i].r.rip_target + 64 > hi)
 				hi = ii[i].r.rip_target + 64;
 		}
-	ch = pflops_arena_chunk(T, t, lo, hi, len * 2 + 256);
+	ch = pft_arena_chunk(T, t, lo, hi, len * 2 + 256);
 	if (!ch) {
-		b->nocache = hi - lo > (1u << 30) ? PFLOPS_NC_REACH : PFLOPS_NC_FULL;
+		b->nocache = hi - lo > (1u << 30) ? PFT_NC_REACH : PFT_NC_FULL;
 		goto out;
 	}
 	x->ch = ch;
 	x->b = b;
 	x->id = a->nids;
 	e.base = ch->addr + ch->used;
-	why = generate(&e, b, ii, x->id, x, pflops_ovf_on(T) && pflops_ovf_block(T, b));
+	why = generate(&e, b, ii, x->id, x, pft_ovf_on(T) && pft_ovf_block(T, b));
 	if (why || e.n > ch->size - ch->used || add_xb(ch, x)) {
-		b->nocache = why ? why : PFLOPS_NC_FULL;
+		b->nocache = why ? why : PFT_NC_FULL;
 		goto out;
 	}
 	memcpy(ch->mem + ch->used, e.buf, e.n);
@@ -436,7 +435,7 @@ uint64_t pflops_xlate(struct pflops_tracer *T, struct pflops_thr *t, struct pflo
 	ch->used = (ch->used + e.n + 15) & ~(size_t)15;
 	if (x->ovf_w && x->ovf_pre > sp->ovf_maxpre)
 		sp->ovf_maxpre = x->ovf_pre;
-	pflops_pub_block(T, sp, x->id, b);
+	pft_pub_block(T, sp, x->id, b);
 	a->ids[a->nids++] = b;
 	b->x = x;
 	x = NULL;
@@ -450,11 +449,11 @@ out:
 	return b->x ? b->x->addr : 0;
 }
 
-uint64_t pflops_xlate_tramp(struct pflops_tracer *T, struct pflops_thr *t, struct pflops_block *b, uint64_t *back)
+uint64_t pft_xlate_tramp(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, uint64_t *back)
 {
 	uint8_t code[16], buf[64];
-	struct pflops_reloc r;
-	struct pflops_chunk *ch;
+	struct pft_reloc r;
+	struct pft_chunk *ch;
 	struct emit e = { buf, 0, 0, NULL, 0, 0, 0 };
 	struct insn_info ii;
 	uint64_t lo = b->start, hi = b->start + 16;
@@ -466,14 +465,14 @@ uint64_t pflops_xlate_tramp(struct pflops_tracer *T, struct pflops_thr *t, struc
 	}
 	if (!t->sp->arena)
 		return 0;
-	n = pflops_mem_read(t->sp, t->tid, b->start, code, sizeof code);
-	if (!n || pflops_reloc_decode(code, n, b->start, &r))
+	n = pft_mem_read(t->sp, t->tid, b->start, code, sizeof code);
+	if (!n || pft_reloc_decode(code, n, b->start, &r))
 		return 0;
 	if (r.rip_rel) {
 		lo = r.rip_target < lo ? r.rip_target : lo;
 		hi = r.rip_target + 64 > hi ? r.rip_target + 64 : hi;
 	}
-	ch = pflops_arena_chunk(T, t, lo, hi, sizeof buf);
+	ch = pft_arena_chunk(T, t, lo, hi, sizeof buf);
 	if (!ch)
 		return 0;
 	e.base = ch->addr + ch->used;
@@ -493,11 +492,11 @@ uint64_t pflops_xlate_tramp(struct pflops_tracer *T, struct pflops_thr *t, struc
 	return b->tramp;
 }
 
-struct pflops_xblock *pflops_xlate_find(const struct pflops_arena *a, uint64_t addr, const struct pflops_xpoint **pt)
+struct pft_xblock *pft_xlate_find(const struct pft_arena *a, uint64_t addr, const struct pft_xpoint **pt)
 {
-	struct pflops_chunk *ch = pflops_arena_chunk_of(a, addr);
+	struct pft_chunk *ch = pft_arena_chunk_of(a, addr);
 	size_t lo = 0, hi;
-	struct pflops_xblock *x;
+	struct pft_xblock *x;
 	uint32_t off;
 	int l = 0, h;
 
@@ -528,11 +527,11 @@ struct pflops_xblock *pflops_xlate_find(const struct pflops_arena *a, uint64_t a
 	return x;
 }
 
-/* one more block for pflops_xlate_ahead: translated now, or 0 */
-static struct pflops_xblock *ahead_one(struct pflops_tracer *T, struct pflops_thr *t, uint64_t pc, int *budget,
-				       struct pflops_block **q, int *qt, int qmax)
+/* one more block for pft_xlate_ahead: translated now, or 0 */
+static struct pft_xblock *ahead_one(struct pft_tracer *T, struct pft_thr *t, uint64_t pc, int *budget,
+				    struct pft_block **q, int *qt, int qmax)
 {
-	struct pflops_block *d = pflops_block_get(t->sp, t->tid, pc, 0, &T->st.blocks_decoded);
+	struct pft_block *d = pft_block_get(t->sp, t->tid, pc, 0, &T->st.blocks_decoded);
 	int was;
 
 	if (!d)
@@ -540,7 +539,7 @@ static struct pflops_xblock *ahead_one(struct pflops_tracer *T, struct pflops_th
 	if (d->x)
 		return d->x->dead ? NULL : d->x;
 	was = d->nocache;
-	if (!pflops_xlate(T, t, d)) {
+	if (!pft_xlate(T, t, d)) {
 		if (!was && d->nocache)
 			T->st.nocache[d->nocache]++;
 		return NULL;
@@ -551,15 +550,15 @@ static struct pflops_xblock *ahead_one(struct pflops_tracer *T, struct pflops_th
 	return d->x;
 }
 
-void pflops_xlate_ahead(struct pflops_tracer *T, struct pflops_thr *t, struct pflops_block *b, int budget)
+void pft_xlate_ahead(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, int budget)
 {
-	struct pflops_block *q[64];
+	struct pft_block *q[64];
 	int qh = 0, qt = 0;
 
 	q[qt++] = b;
 	while (qh < qt && budget > 0) {
-		struct pflops_block *c = q[qh++];
-		struct pflops_xblock *x = c->x, *to;
+		struct pft_block *c = q[qh++];
+		struct pft_xblock *x = c->x, *to;
 
 		if (!x || x->dead)
 			continue;
@@ -568,16 +567,16 @@ void pflops_xlate_ahead(struct pflops_tracer *T, struct pflops_thr *t, struct pf
 				continue;
 			to = ahead_one(T, t, x->ex[k].target, &budget, q, &qt, 64);
 			if (to) {
-				pflops_xlate_link(x, k, to);
+				pft_xlate_link(x, k, to);
 				T->st.cache_links++;
 			}
 		}
-		if (c->term.term == PFLOPS_T_CALL && budget > 0) {
+		if (c->term.term == PFT_T_CALL && budget > 0) {
 			/* where the callee's ret will look */
 			uint64_t ret = c->last + c->term.len;
 			to = ahead_one(T, t, ret, &budget, q, &qt, 64);
 			if (to)
-				pflops_table_insert(t->sp->arena, ret, to->addr);
+				pft_table_insert(t->sp->arena, ret, to->addr);
 		}
 	}
 }

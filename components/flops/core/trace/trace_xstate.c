@@ -36,7 +36,7 @@ static int setup(void)
 	return xs_buf ? 0 : PFLOPS_ENOMEM;
 }
 
-int pflops_read_kregs(pid_t tid, uint64_t k[8])
+int pft_read_kregs(pid_t tid, uint64_t k[8])
 {
 	struct iovec iov;
 	uint64_t bv;

@@ -81,104 +81,10 @@ struct expect {
 	unsigned flops; /* per instruction, by hand */
 };
 
-enum {
-	X87 = PFLOPS_X87,
-	HP = PFLOPS_HP,
-	BF = PFLOPS_BF16,
-	SP = PFLOPS_SP,
-	DP = PFLOPS_DP,
-	S = PFLOPS_SCALAR,
-	X = PFLOPS_W128,
-	Y = PFLOPS_W256,
-	Z = PFLOPS_W512,
-	ADD = PFLOPS_OP_ADD,
-	MUL = PFLOPS_OP_MUL,
-	DIV = PFLOPS_OP_DIV,
-	SQRT = PFLOPS_OP_SQRT,
-	RCP = PFLOPS_OP_RCP,
-	FMA = PFLOPS_OP_FMA,
-	DPP = PFLOPS_OP_DPP,
-	MM = PFLOPS_OP_MINMAX,
-	CX = PFLOPS_OP_CMPLX
-};
-
-static const struct expect expects[] = {
-	/* SSE: 4 sp or 2 dp lanes per xmm; scalar 1 lane */
-	{ "addss", SP, S, ADD, 1, 1, 0, 1 },
-	{ "addsd", DP, S, ADD, 1, 1, 0, 1 },
-	{ "subps", SP, X, ADD, 4, 4, 0, 4 },
-	{ "addpd", DP, X, ADD, 2, 2, 0, 2 },
-	{ "mulsd", DP, S, MUL, 1, 1, 0, 1 },
-	{ "mulps", SP, X, MUL, 4, 4, 0, 4 },
-	{ "divss", SP, S, DIV, 1, 1, 0, 1 },
-	{ "divpd", DP, X, DIV, 2, 2, 0, 2 },
-	{ "sqrtsd", DP, S, SQRT, 1, 1, 0, 1 },
-	{ "sqrtps", SP, X, SQRT, 4, 4, 0, 4 },
-	{ "rcpps", SP, X, RCP, 4, 4, 0, 4 },
-	{ "rsqrtss", SP, S, RCP, 1, 1, 0, 1 },
-	{ "dpps", SP, X, DPP, 4, 4, 0, 4 }, /* SDE: 1 per element */
-	{ "maxpd", DP, X, MM, 2, 2, 0, 2 },
-	{ "minss", SP, S, MM, 1, 1, 0, 1 },
-	{ "haddpd", DP, X, ADD, 2, 2, 0, 2 },
-	{ "addsubps", SP, X, ADD, 4, 4, 0, 4 },
-	/* AVX/FMA3: ymm = 8 sp / 4 dp; FMA 2 FLOPs per lane */
-	{ "vaddps_x", SP, X, ADD, 4, 4, 0, 4 },
-	{ "vaddpd_y", DP, Y, ADD, 4, 4, 0, 4 },
-	{ "vsubps_y", SP, Y, ADD, 8, 8, 0, 8 },
-	{ "vmulpd_y", DP, Y, MUL, 4, 4, 0, 4 },
-	{ "vdivps_y", SP, Y, DIV, 8, 8, 0, 8 },
-	{ "vsqrtpd_y", DP, Y, SQRT, 4, 4, 0, 4 },
-	{ "vfmadd231sd", DP, S, FMA, 1, 1, 0, 2 },
-	{ "vfmadd231ss", SP, S, FMA, 1, 1, 0, 2 },
-	{ "vfmadd213pd_x", DP, X, FMA, 2, 2, 0, 4 },
-	{ "vfnmsub231ps_y", SP, Y, FMA, 8, 8, 0, 16 },
-	{ "vfmaddsub132pd_y", DP, Y, FMA, 4, 4, 0, 8 },
-	{ "vaddsd", DP, S, ADD, 1, 1, 0, 1 },
-	/* AVX-512: zmm = 16 sp / 8 dp */
-	{ "vaddpd_z", DP, Z, ADD, 8, 8, 0, 8 },
-	{ "vaddps_z", SP, Z, ADD, 16, 16, 0, 16 },
-	{ "vmulps_z", SP, Z, MUL, 16, 16, 0, 16 },
-	{ "vdivpd_z", DP, Z, DIV, 8, 8, 0, 8 },
-	{ "vsqrtps_z", SP, Z, SQRT, 16, 16, 0, 16 },
-	{ "vfmadd231pd_z", DP, Z, FMA, 8, 8, 0, 16 },
-	{ "vfmadd231ps_z", SP, Z, FMA, 16, 16, 0, 32 },
-	{ "vrcp14pd_z", DP, Z, RCP, 8, 8, 0, 8 },
-	{ "vmaxps_z", SP, Z, MM, 16, 16, 0, 16 },
-	{ "vaddpd_z_er", DP, Z, ADD, 8, 8, 0, 8 },   /* {rn-sae}: still zmm */
-	{ "vaddps_y_evex", SP, Y, ADD, 8, 8, 0, 8 }, /* EVEX ymm16-18 */
-	/* masked: k1=0x0f k2=0xff k3=0x05 k4=0 k5=0x3 */
-	{ "vaddpd_z_k1", DP, Z, ADD, 8, 4, 1, 4 },	   /* 4 of 8 */
-	{ "vfmadd231ps_z_k2z", SP, Z, FMA, 16, 8, 1, 16 }, /* 8 of 16, x2 */
-	{ "vmulpd_y_k3", DP, Y, MUL, 4, 2, 1, 2 },	   /* 0b0101: 2 of 4 */
-	{ "vaddsd_k4", DP, S, ADD, 1, 0, 1, 0 },	   /* k4=0: none */
-	{ "vaddsd_k1", DP, S, ADD, 1, 1, 1, 1 },	   /* bit 0 set */
-	{ "vdivps_x_k1z", SP, X, DIV, 4, 4, 1, 4 },	   /* 0x0f covers all 4 */
-	/* FP16: xmm 8, ymm 16, zmm 32 halves */
-	{ "vaddph_x", HP, X, ADD, 8, 8, 0, 8 },
-	{ "vaddph_y", HP, Y, ADD, 16, 16, 0, 16 },
-	{ "vaddph_z", HP, Z, ADD, 32, 32, 0, 32 },
-	{ "vaddsh", HP, S, ADD, 1, 1, 0, 1 },
-	{ "vmulph_z", HP, Z, MUL, 32, 32, 0, 32 },
-	{ "vdivph_y", HP, Y, DIV, 16, 16, 0, 16 },
-	{ "vsqrtph_z", HP, Z, SQRT, 32, 32, 0, 32 },
-	{ "vfmadd231ph_z", HP, Z, FMA, 32, 32, 0, 64 },
-	{ "vfmadd231sh", HP, S, FMA, 1, 1, 0, 2 },
-	/* complex FP16: a lane is one FP16 element, 1 FLOP each */
-	{ "vfmulcph_z", HP, Z, CX, 32, 32, 0, 32 },
-	{ "vfcmaddcph_y", HP, Y, CX, 16, 16, 0, 16 },
-	{ "vfmaddcsh", HP, S, CX, 2, 2, 0, 2 },	     /* one complex */
-	{ "vfmulcph_z_k1", HP, Z, CX, 32, 8, 1, 8 }, /* 4 complex of 16 */
-	{ "vaddph_z_k2", HP, Z, ADD, 32, 8, 1, 8 },  /* 8 halves of 32 */
-	/* BF16 dot product: bf16 elements as FMA lanes */
-	{ "vdpbf16ps_z", BF, Z, FMA, 32, 32, 0, 64 },
-	{ "vdpbf16ps_x", BF, X, FMA, 8, 8, 0, 16 },
-	{ "vdpbf16ps_y_k5", BF, Y, FMA, 16, 4, 1, 8 }, /* 2 fp32 lanes x 2 */
-	/* x87 */
-	{ "fadd", X87, S, ADD, 1, 1, 0, 1 },
-	{ "fmul", X87, S, MUL, 1, 1, 0, 1 },
-	{ "fdiv", X87, S, DIV, 1, 1, 0, 1 },
-	{ "fsqrt", X87, S, SQRT, 1, 1, 0, 1 },
-};
+#define EXPECT_(k, p, w, o, full, act, masked, flops, chk) \
+	{ #k, PFLOPS_##p, PFLOPS_##w, PFLOPS_OP_##o, full, act, masked, flops },
+static const struct expect expects[] = { CALIB_FP_TRUTH(EXPECT_) };
+#undef EXPECT_
 
 static void check_kernel(const struct expect *e, int single_step)
 {

@@ -18,49 +18,21 @@ struct pf_kernel {
 	int extra;	       /* -1 or enum pflops_extra */
 };
 
-#define K_(n, p, w, o, full, act)                                       \
-	{                                                               \
-		n, PFLOPS_##p, PFLOPS_##w, PFLOPS_OP_##o, full, act, -1 \
-	}
+/* the rows of calib_list.h's truth table marked for the check, then the
+ * kernels without FLOPs */
+#define K_(k, p, w, o, full, act, masked, flops, chk) K_##chk(k, p, w, o, full, act)
+#define K_0(k, p, w, o, full, act)
+#define K_1(k, p, w, o, full, act) { #k, PFLOPS_##p, PFLOPS_##w, PFLOPS_OP_##o, full, act, -1 },
+/* clang-format off */
 static const struct pf_kernel pf_kernels[] = {
-	K_("addss", SP, SCALAR, ADD, 1, 1),
-	K_("addsd", DP, SCALAR, ADD, 1, 1),
-	K_("addpd", DP, W128, ADD, 2, 2),
-	K_("mulps", SP, W128, MUL, 4, 4),
-	K_("divpd", DP, W128, DIV, 2, 2),
-	K_("sqrtsd", DP, SCALAR, SQRT, 1, 1),
-	K_("rcpps", SP, W128, RCP, 4, 4),
-	K_("dpps", SP, W128, DPP, 4, 4),
-	K_("maxpd", DP, W128, MINMAX, 2, 2),
-	K_("vaddpd_y", DP, W256, ADD, 4, 4),
-	K_("vsubps_y", SP, W256, ADD, 8, 8),
-	K_("vdivps_y", SP, W256, DIV, 8, 8),
-	K_("vfmadd231sd", DP, SCALAR, FMA, 1, 1),
-	K_("vfmadd213pd_x", DP, W128, FMA, 2, 2),
-	K_("vfnmsub231ps_y", SP, W256, FMA, 8, 8),
-	K_("vaddpd_z", DP, W512, ADD, 8, 8),
-	K_("vaddps_z", SP, W512, ADD, 16, 16),
-	K_("vfmadd231pd_z", DP, W512, FMA, 8, 8),
-	K_("vfmadd231ps_z", SP, W512, FMA, 16, 16),
-	K_("vrcp14pd_z", DP, W512, RCP, 8, 8),
-	/* masked: k1 = 0x0f, k2 = 0xff, k3 = 0x05, k4 = 0 */
-	K_("vaddpd_z_k1", DP, W512, ADD, 8, 4),
-	K_("vfmadd231ps_z_k2z", SP, W512, FMA, 16, 8),
-	K_("vmulpd_y_k3", DP, W256, MUL, 4, 2),
-	K_("vaddsd_k4", DP, SCALAR, ADD, 1, 0),
-	K_("vaddph_x", HP, W128, ADD, 8, 8),
-	K_("vaddph_z", HP, W512, ADD, 32, 32),
-	K_("vaddsh", HP, SCALAR, ADD, 1, 1),
-	K_("vfmadd231ph_z", HP, W512, FMA, 32, 32),
-	K_("vfmaddcsh", HP, SCALAR, CMPLX, 2, 2),
-	K_("vfmulcph_z", HP, W512, CMPLX, 32, 32),
-	K_("vdpbf16ps_z", BF16, W512, FMA, 32, 32),
-	K_("fadd", X87, SCALAR, ADD, 1, 1),
-	K_("fmul", X87, SCALAR, MUL, 1, 1),
+	CALIB_FP_TRUTH(K_)
 	{ "intloop", -1, 0, 0, 0, 0, -1 }, /* integer SIMD, moves, logic: no FLOPs */
 	{ "vinsertf128", -1, 0, 0, 0, 0, PFLOPS_X_VINSERTF128 },
 };
+/* clang-format on */
 #undef K_
+#undef K_0
+#undef K_1
 #define PF_NKERNELS (int)(sizeof(pf_kernels) / sizeof(pf_kernels[0]))
 
 /* the pflops_cpufeat.h name of the feature kernel k needs ("" any x86-64) */

@@ -14,9 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <hwloc.h>
-#if defined(__aarch64__)
-#include <sys/prctl.h>
-#endif
+#include "pflops_count.h"
 #include "pflops_internal.h"
 
 static unsigned num(const char *s)
@@ -80,13 +78,8 @@ static void choose_pmu(const struct pflops_table *t, struct pflops_kind *k, int 
 	k->budget = pflops_budget(k->pmu, k->smt, nmi > 0, 0);
 	k->budget_cycles = pflops_budget(k->pmu, k->smt, nmi > 0, 1);
 	k->sve_bits = k->pmu->sve_bits;
-#if defined(__aarch64__)
-	if (nmi >= 0) { /* live machine: the process's own vector length */
-		int vl = prctl(PR_SVE_GET_VL);
-		if (vl > 0)
-			k->sve_bits = (vl & PR_SVE_VL_LEN_MASK) * 8;
-	}
-#endif
+	if (nmi >= 0 && pfc_sve_vl_bits() > 0) /* live machine: the process's own vector length */
+		k->sve_bits = pfc_sve_vl_bits();
 }
 
 int pflops_budget(const struct pflops_pmu *pmu, int smt, int nmi_watchdog, int needs_cycles)

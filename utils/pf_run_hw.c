@@ -2,9 +2,9 @@
  * papi_flops_run's hw source: what runs the program.  The probe says
  * whether counters can be used; the core's counting pipeline
  * (pflops_count.h, as the flops component uses it) plans every core kind
- * on its own perf PMU with the run-time SVE vector length, opens the
- * events on the held program, reads and sums them; here: spawn, wait, and
- * the report's notes.  Time on kinds without a formula is reported as not
+ * on its own perf PMU with the run-time SVE vector length, runs the
+ * program held until its events are open (pfc_count_program), reads and
+ * sums them; here: what to count, and the report.  Time on kinds without a formula is reported as not
  * covered, never folded in as zero FLOPs.
  */
 #include <stdio.h>
@@ -63,27 +63,6 @@ static int plan(struct pfc_count *c, const struct pfc_count_kinds *ks, const str
 	return 0;
 }
 
-/* Spawn argv held, open the set on it, run it, read: 0 or an error. */
-static int count(struct pfc_count *c, char **argv, int user_only, struct pf_report *r, struct pflops_error *err)
-{
-	struct pflops_child child;
-	struct pfc_perf_attr a = { .inherit = 1, .enable_on_exec = 1, .exclude_hv = 1, .exclude_kernel = user_only };
-	int rc = pfc_count_layout(c, err);
-	if (!rc)
-		rc = pfc_child_spawn(&child, argv, err);
-	if (rc)
-		return rc;
-	child.interrupt = &pf_interrupt; /* passed on to the program */
-	a.tid = child.pid;
-	if ((rc = pfc_count_open(c, &a, err))) {
-		pfc_child_abort(&child);
-		return rc;
-	}
-	if (!(rc = pfc_child_run(&child, &r->status, &r->wall, err)))
-		rc = pfc_count_read(c, err);
-	return rc;
-}
-
 int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics, struct pf_report *r)
 {
 	struct pflops_probe pr;
@@ -113,7 +92,8 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics, struc
 		return rc;
 	if (paranoid_user)
 		pf_report_note(r, "user-space FLOPs only (perf_event_paranoid > 1)");
-	if (count(&c, argv, paranoid_user, r, &err)) {
+	struct pfc_perf_attr a = { .exclude_hv = 1, .exclude_kernel = paranoid_user };
+	if (pfc_count_layout(&c, &err) || pfc_count_program(&c, argv, &a, &pf_interrupt, &r->status, &r->wall, &err)) {
 		pfc_count_close(&c);
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;

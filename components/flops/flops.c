@@ -1365,6 +1365,14 @@ static void describe(unsigned code, char *out, size_t len)
 			continue;
 		}
 		l += snprintf(out + l, len - l, ". %s: %s [%s]", p->name, d->formula, pflops_class_name(d->klass));
+		int vl = 0;
+		for (int t = 0; t < d->nterms; t++)
+			vl |= d->terms[t].wvl != 0;
+		int sve = fl.ks.kind[k].sve_bits, now = pfc_sve_vl_bits();
+		if (vl && l < len) /* what the plans weight it with */
+			l += snprintf(out + l, len - l, " (VL = %d bits: %s)", sve,
+				      now && now == sve ? "this process's SVE vector length"
+							: "the table's figure; this process has no SVE vector length");
 		if (d->caveat && l < len)
 			l += snprintf(out + l, len - l, " %s", d->caveat);
 	}

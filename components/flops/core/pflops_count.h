@@ -12,9 +12,8 @@
  *   open, read, scale for multiplexing, sum over kinds, and evaluate the
  *           formulas, with what makes a value approximate in status.
  *
- * What opens the events on what (this thread, another one, a held
- * program: count_child.c) and what the caller says to its users stay with
- * the caller.  Errors as papi_flops.h.
+ * A program counted whole: pfc_count_program (count_child.c).  What the
+ * caller says to its users stays with the caller.  Errors as papi_flops.h.
  */
 #ifndef PFC_COUNT_H
 #define PFC_COUNT_H
@@ -116,6 +115,12 @@ int pfc_count_read(struct pfc_count *c, struct pflops_error *err);
  * detector counters read. */
 double pfc_count_value(const struct pfc_count *c, int s);
 double pfc_count_detected(const struct pfc_count *c);
+/* A program counted with the set (count_child.c, not in libpapi; lay it
+ * out first): argv spawned held, c->ev opened on it with a (inherit and
+ * enable_on_exec added), released, waited for, read. */
+int pfc_count_program(struct pfc_count *c, char *const argv[], const struct pfc_perf_attr *a,
+		      const volatile sig_atomic_t *interrupt, int *status, double *wall_seconds,
+		      struct pflops_error *err);
 /* Close the events and free the slots (the plans stay). */
 void pfc_count_close(struct pfc_count *c);
 

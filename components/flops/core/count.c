@@ -59,7 +59,8 @@ int pfc_count_kinds_probe(struct pfc_count_kinds *ks, const struct pflops_probe 
 		 * the time on the other kinds for multiplexing */
 		pfc_count_kind_add(ks, kd->pmu, ref ? kd->budget_cycles : kd->budget, kd->smt, hybrid, ref,
 				   pr->nmi_watchdog, kd->sve_bits, NULL);
-		ks->kind[ks->n - 1].why = kd->pmu ? NULL : kd->why;
+		if (!kd->pmu)
+			snprintf(ks->kind[ks->n - 1].why, sizeof(ks->kind[0].why), "%s", kd->why);
 		known += kd->pmu != NULL;
 	}
 	return known;
@@ -200,7 +201,7 @@ int pfc_count_plan(struct pfc_count *c, const struct pfc_count_kinds *ks, const 
 		if (!ks->kind[k].pmu) {
 			c->rc[k] = PFLOPS_ENOCPU;
 			snprintf(c->why[k], sizeof(c->why[k]), "%.250s",
-				 ks->kind[k].why ? ks->kind[k].why : "no formula");
+				 ks->kind[k].why[0] ? ks->kind[k].why : "no formula");
 			continue;
 		}
 		plan_kind(c, k, want, n, strict);

@@ -37,7 +37,7 @@ struct pfc_count_kind {
 	int smt;		      /* the budget assumes SMT on */
 	int budget;		      /* general counters left to one set */
 	int sve_bits;		      /* VL its formulas are planned with */
-	const char *why;	      /* no pmu: the probe's sentence, or NULL */
+	char why[256];		      /* no pmu: the probe's sentence, or "" */
 };
 
 struct pfc_count_kinds {

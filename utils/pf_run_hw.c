@@ -4,8 +4,8 @@
  * (pflops_count.h, as the flops component uses it) plans every core kind
  * on its own perf PMU with the run-time SVE vector length, runs the
  * program held until its events are open (pfc_count_program), reads and
- * sums them; here: what to count, and the report.  Time on kinds without a formula is reported as not
- * covered, never folded in as zero FLOPs.
+ * sums them; here: what to count, and the report.  Time on kinds without
+ * a formula is reported as not covered, never folded in as zero FLOPs.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,8 @@
 /*
- * pflops_count_child on perf software events, which open for real here:
- * the counts cover the program's children (inherit), start at exec, and
- * the exit status comes back; failures name the event or the program.
+ * pflops_count_child and the pipeline's pfc_count_program (papi_flops_run
+ * --source hw) on perf software events, which open for real here: the
+ * counts cover the program's children (inherit), start at exec, and the
+ * exit status comes back; failures name the event or the program.
  */
 #include <signal.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 #include "papi_flops.h"
 #include "pflops_perf.h"
+#include "pflops_count.h"
 
 /* A busy loop in a forked subshell: its CPU time is a child's, not sh's. */
 static char *busy_child[] = { "sh", "-c", "( i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done ); exit 7", NULL };
@@ -162,6 +164,65 @@ static void test_interrupt(void **state)
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 5);
 }
 
+/* Every event of the layout as task-clock, groups and slots kept. */
+static void standin(struct pfc_count *c)
+{
+	for (int i = 0; i < c->nev; i++) {
+		c->ev[i].type = PERF_TYPE_SOFTWARE;
+		c->ev[i].config = PERF_COUNT_SW_TASK_CLOCK;
+	}
+}
+
+/* The pipeline's program count: Skylake-SP's FP_OPS plan laid out as
+ * papi_flops_run lays it out, every counter standing in as task-clock
+ * (the layout's groups and slots kept): each slot holds the child's CPU
+ * time, and FP_OPS is the plan's weights over them. */
+static void test_count_program(void **state)
+{
+	static struct pflops_table t;
+	static struct pfc_count_kinds ks;
+	static struct pfc_count c;
+	struct pflops_error err = { 0 };
+	if (pflops_table_builtin(&t, &err))
+		fail_msg("%s", err.msg);
+	const struct pflops_pmu *skx = pflops_table_find(&t, "skx");
+	assert_non_null(skx);
+	assert_int_equal(pfc_count_kind_add(&ks, skx, PFLOPS_MAX_COUNTERS, 1, 0, 0, 0, -1, NULL), 0);
+	struct pfc_count_want w[PFLOPS_NMETRIC];
+	pfc_count_want_metrics(w, 1u << PFLOPS_FP_OPS);
+	assert_int_equal(pfc_count_plan(&c, &ks, w, PFLOPS_NMETRIC, 1), 1);
+	assert_int_equal(pfc_count_layout(&c, &err), 0);
+	assert_true(c.nev == c.plan[0].ncounters && c.nev >= 2);
+	standin(&c);
+	struct pfc_perf_attr a = { .exclude_hv = 1 };
+	int status = -1;
+	double wall = 0;
+	if (pfc_count_program(&c, busy_child, &a, NULL, &status, &wall, &err))
+		fail_msg("%s", err.msg);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 7);
+	assert_false(c.st.estimated);
+	double want = 0;
+	for (int k = 0; k < c.plan[0].ncounters; k++) {
+		double ns = c.slots[c.counter_slot[0][k]];
+		if (ns < 20e6)
+			fail_msg("slot of %s: %.0f ns, the child's CPU time was not counted", c.plan[0].counter[k].spec,
+				 ns);
+		want += c.plan[0].counter[k].weight[PFLOPS_FP_OPS] * ns;
+	}
+	assert_true(pfc_count_value(&c, PFLOPS_FP_OPS) == want);
+	pfc_count_close(&c);
+
+	/* a program that cannot run: named, nothing left open */
+	char *missing[] = { "/nonexistent/papi-flops-test", NULL };
+	assert_int_equal(pfc_count_layout(&c, &err), 0);
+	standin(&c);
+	assert_int_equal(pfc_count_program(&c, missing, &a, NULL, &status, NULL, &err), PFLOPS_ECHILD);
+	assert_non_null(strstr(err.msg, "/nonexistent/papi-flops-test"));
+	pfc_count_close(&c);
+	assert_null(c.set);
+	pflops_table_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +231,7 @@ int main(void)
 		cmocka_unit_test(test_children_counted),
 		cmocka_unit_test(test_starts_at_exec),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_count_program),
 	};
 	return cmocka_run_group_tests_name("count_child", tests, NULL, NULL);
 }

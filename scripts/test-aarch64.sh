@@ -106,6 +106,26 @@ for t in $(make -s check-list); do
 	if [ $rc = 0 ]; then p=$((p + 1)); elif [ $rc = 77 ]; then s=$((s + 1)); else failed="$failed $t"; f=$((f + 1)); fi
 done
 
+# the run-time SVE vector length (qemu's -cpu property, through QEMU_CPU):
+# the component's and papi_flops_run --source hw's plans of an SVE formula
+# use this process's, not the table's default (arm_v1: 256 bits)
+# (test_count_plan: both plan alike; the component's description of
+# FP_OPS says the length its plans weight SCALE with)
+for vl in 16 64; do
+	bits=$((vl * 8))
+	echo "== qbuild/ctests/test_count_plan and flops:::FP_OPS on arm_v1, SVE vector length $bits bits"
+	export QEMU_CPU=max,sve-default-vector-length=$vl
+	ok=1
+	PF_EXPECT_SVE_BITS=$bits qbuild/ctests/test_count_plan || ok=0
+	if [ -x qbuild/papi/src/utils/papi_native_avail ]; then
+		d=$(PAPI_FLOPS_PMU=arm_v1 qbuild/papi/src/utils/papi_native_avail -e flops:::FP_OPS 2>&1)
+		echo "$d" | grep -q "VL = $bits bits: this process's SVE vector length" ||
+			{ ok=0; echo "FAIL: flops:::FP_OPS on arm_v1 does not say VL = $bits bits:"; echo "$d" | grep -i descr; }
+	fi
+	unset QEMU_CPU
+	if [ $ok = 1 ]; then p=$((p + 1)); else failed="$failed count_plan@$bits"; f=$((f + 1)); fi
+done
+
 # papi_flops_avail's Arm listings: the aarch64 program's = the x86-64 program's
 echo "== papi_flops_avail listings, aarch64 vs x86-64"
 cd "$D/native"

@@ -804,9 +804,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(source, "hw") && mask_period) {
 		rc = pf_mask_hw(&t, prog, metrics, mask_period, &r);
 	} else if (!strcmp(source, "hw")) {
-		rc = pf_run_hw(&t, prog, metrics, &r.v[0], &r.got, &r.asked, &r.wall, &r.status, r.source_detail,
-			       sizeof(r.source_detail), &r.pmu, r.notes, &r.nnotes, &r.scaled);
-		r.wall_real = 1;
+		rc = pf_run_hw(&t, prog, metrics, &r);
 	} else {
 		fprintf(stderr, "papi_flops_run: unknown source '%s'; use hw, trace, model:PMU or perf-stat:FILE\n",
 			source);

@@ -1,28 +1,69 @@
 /*
- * papi_flops_run's hw source: the probe says whether counters can be
- * used; each core kind gets its own plan on its own perf PMU; the counts
- * of all kinds add up; time on kinds without a formula is reported as not
- * covered, never folded in as zero FLOPs.
+ * papi_flops_run's hw source: what runs the program.  The probe says
+ * whether counters can be used; the core's counting pipeline
+ * (pflops_count.h, as the flops component uses it) plans every core kind
+ * on its own perf PMU with the run-time SVE vector length, runs the
+ * program held until its events are open (pfc_count_program), reads and
+ * sums them; here: what to count, and the report.  Time on kinds without
+ * a formula is reported as not covered, never folded in as zero FLOPs.
  */
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "pf_run_hw.h"
-#include "pflops_perf.h"
+#include "pflops_count.h"
 #include "pf_signal.h"
 
 #define EXIT_TOOL 125
 
-static void add_note(char notes[][320], int *n, const char *text)
+/* Plan the metrics on the probe's kinds: 0, or an exit code after saying why. */
+static int plan(struct pfc_count *c, const struct pfc_count_kinds *ks, const struct pflops_probe *pr, unsigned metrics,
+		struct pf_report *r)
 {
-	if (*n < 8)
-		snprintf(notes[(*n)++], 320, "%s", text);
+	int hybrid = ks->n > 1;
+	unsigned want = metrics;
+	for (int k = 0; !want && k < ks->n; k++)
+		if (ks->kind[k].pmu)
+			want |= pflops_pmu_available(ks->kind[k].pmu);
+	struct pfc_count_want w[PFLOPS_NMETRIC];
+	pfc_count_want_metrics(w, want);
+	c->multiplex = 1; /* a set over the counters is counted, as an estimate */
+	pfc_count_plan(c, ks, w, PFLOPS_NMETRIC, metrics != 0);
+	r->pmu = NULL;
+	r->asked = 0;
+	for (int k = 0; k < ks->n; k++) {
+		const struct pfc_count_kind *kd = &ks->kind[k];
+		if (!c->planned[k]) {
+			/* no formula here: only the time spent on these cores is measured */
+			char n[320];
+			snprintf(n, sizeof(n), "%s cores (CPUs %.40s) cannot count FLOPs: %.220s",
+				 pr->kinds[k].coretype[0] ? pr->kinds[k].coretype : "some", pr->kinds[k].cpus,
+				 c->why[k]);
+			if (!hybrid) {
+				fprintf(stderr, "papi_flops_run: %s\n", n);
+				return EXIT_TOOL;
+			}
+			pf_report_note(r, "%s", n);
+			continue;
+		}
+		if (!r->pmu)
+			r->pmu = kd->pmu;
+		r->asked |= c->plan[k].metrics;
+		if (pfc_count_over(c, k))
+			pf_report_note(
+				r,
+				"%s cores: %d counters for %d per thread: the kernel multiplexes, values are scaled estimates",
+				kd->pmu->name, c->plan[k].cost, kd->budget);
+	}
+	if (!r->pmu) {
+		fprintf(stderr,
+			"papi_flops_run: no core of this machine has a formula for the metrics asked; see papi_flops_avail\n");
+		return EXIT_TOOL;
+	}
+	return 0;
 }
 
-int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, double *v, unsigned *got,
-	      unsigned *metrics, double *wall, int *status, char *detail, size_t dlen,
-	      const struct pflops_pmu **pmu_out, char notes[][320], int *nnotes, unsigned *scaled)
+int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics, struct pf_report *r)
 {
 	struct pflops_probe pr;
 	struct pflops_error err = { 0 };
@@ -38,124 +79,59 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics_in, do
 #endif
 		return EXIT_TOOL;
 	}
-	int hybrid = pr.nkinds > 1, paranoid_user = pr.paranoid > 1 && pr.access.fix[0];
-	struct pflops_plan plan[PFLOPS_MAX_KINDS];
-	struct pfc_perf_kind pk[PFLOPS_MAX_KINDS];
-	unsigned want = metrics_in;
-	*pmu_out = NULL;
-	for (int k = 0; k < pr.nkinds; k++) {
-		const struct pflops_kind *kd = &pr.kinds[k];
-		pk[k] = (struct pfc_perf_kind){ .type = PERF_TYPE_RAW,
-						.arch = kd->pmu ? kd->pmu->arch : PFLOPS_ARCH_X86,
-						.ref = hybrid,
-						.pmu_name = kd->pmu ? kd->pmu->sysfs : "cpu" };
-		if (hybrid && pfc_perf_pmu_type(pk[k].pmu_name, &pk[k].type, &err)) {
-			fprintf(stderr, "papi_flops_run: %s (the %s cores)\n", err.msg, kd->coretype);
-			return EXIT_TOOL;
-		}
-		unsigned m = want;
-		if (kd->pmu && !m)
-			m = pflops_pmu_available(kd->pmu);
-		int budget = hybrid ? kd->budget_cycles : kd->budget;
-		if (kd->pmu && m && !pflops_plan_fit(&plan[k], kd->pmu, m, kd->sve_bits, budget, NULL, &err)) {
-			if (!*pmu_out)
-				*pmu_out = kd->pmu;
-			want |= m;
-			pk[k].plan = &plan[k];
-			if (plan[k].cost > budget) {
-				pk[k].split = 1;
-				char n[320];
-				snprintf(
-					n, sizeof(n),
-					"%s cores: %d counters for %d per thread: the kernel multiplexes, values are scaled estimates",
-					kd->pmu->name, plan[k].cost, budget);
-				add_note(notes, nnotes, n);
-			}
-		} else {
-			/* no formula here: only the time spent on these cores is measured */
-			char n[320];
-			snprintf(n, sizeof(n), "%s cores (CPUs %.40s) cannot count FLOPs: %.220s",
-				 kd->coretype[0] ? kd->coretype : "some", kd->cpus, kd->pmu ? err.msg : kd->why);
-			add_note(notes, nnotes, n);
-			if (!hybrid) {
-				fprintf(stderr, "papi_flops_run: %s\n", n);
-				return EXIT_TOOL;
-			}
-		}
-	}
-	if (!*pmu_out) {
-		fprintf(stderr,
-			"papi_flops_run: no core of this machine has a formula for the metrics asked; see papi_flops_avail\n");
-		return EXIT_TOOL;
-	}
-	if (paranoid_user)
-		add_note(notes, nnotes, "user-space FLOPs only (perf_event_paranoid > 1)");
-
-	struct pfc_perf_event ev[PFLOPS_MAX_KINDS * (PFLOPS_MAX_COUNTERS + 1)];
-	int slot[PFLOPS_MAX_KINDS][PFLOPS_MAX_COUNTERS], nslots = 0;
-	int nev = pfc_perf_layout(pk, pr.nkinds, ev, sizeof(ev) / sizeof(ev[0]), slot, &nslots);
-	struct pflops_child child;
-	struct pfc_perf_set *set = NULL;
-	struct pfc_perf_attr a = { .inherit = 1, .enable_on_exec = 1, .exclude_hv = 1, .exclude_kernel = paranoid_user };
-	struct pfc_perf_value *val = calloc(nev > 0 ? nev : 1, sizeof(*val));
-	double *slots = calloc(nslots ? nslots : 1, sizeof(*slots));
-	int rc = 0;
-	if (nev < 0 || !val || !slots) {
-		snprintf(err.msg, sizeof(err.msg), "out of memory or too many events (%d)", nev);
-		rc = PFLOPS_ENOMEM;
-	}
-	if (!rc)
-		rc = pfc_child_spawn(&child, argv, &err);
-	if (!rc) {
-		child.interrupt = &pf_interrupt; /* passed on to the program */
-		a.tid = child.pid;
-		if ((rc = pfc_perf_open(&set, ev, nev, &a, &err)))
-			pfc_child_abort(&child);
-		else
-			rc = pfc_child_run(&child, status, wall, &err);
-	}
-	struct pfc_perf_status st = { 0 };
-	if (!rc && !(rc = pfc_perf_read(set, val, &err)))
-		pfc_perf_sum(set, val, slots, nslots, &st);
-	pfc_perf_close(set);
-	free(val);
-	if (rc) {
-		free(slots);
+	static struct pfc_count_kinds ks;
+	static struct pfc_count c;
+	int paranoid_user = pr.paranoid > 1 && pr.access.fix[0];
+	pfc_count_kinds_probe(&ks, &pr);
+	if (pfc_count_kinds_types(&ks, &err)) {
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
-	*got = 0;
+	int rc = plan(&c, &ks, &pr, metrics, r);
+	if (rc)
+		return rc;
+	if (paranoid_user)
+		pf_report_note(r, "user-space FLOPs only (perf_event_paranoid > 1)");
+	struct pfc_perf_attr a = { .exclude_hv = 1, .exclude_kernel = paranoid_user };
+	if (pfc_count_layout(&c, &err) || pfc_count_program(&c, argv, &a, &pf_interrupt, &r->status, &r->wall, &err)) {
+		pfc_count_close(&c);
+		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
+		return EXIT_TOOL;
+	}
+	r->got = 0;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
-		if (want & (1u << m)) {
-			v[m] = pfc_perf_metric(pk, pr.nkinds, slot, slots, m);
-			*got |= 1u << m;
+		if (r->asked >> m & 1) {
+			r->v[m] = pfc_count_value(&c, m);
+			r->got |= 1u << m;
 		}
-	double detected = pfc_perf_detected(pk, pr.nkinds, slot, slots);
-	free(slots);
+	double detected = pfc_count_detected(&c);
+	struct pfc_perf_status st = c.st;
+	pfc_count_close(&c);
 	if (st.estimated)
-		*scaled = *got; /* extrapolated: their class is estimate */
+		r->scaled = r->got; /* extrapolated: their class is estimate */
 	if (st.unscheduled)
-		add_note(notes, nnotes,
-			 "some counters never ran (the kernel could not schedule them): their metrics read low");
+		pf_report_note(r,
+			       "some counters never ran (the kernel could not schedule them): their metrics read low");
 	if (detected > 0) {
-		char n[320];
-		snprintf(
-			n, sizeof(n),
+		const char *part = pflops_metric_name(r->pmu->detect.part),
+			   *m = pflops_metric_name(r->pmu->detect.metric);
+		pf_report_note(
+			r,
 			"%.0f %s instructions ran but are not in %s (planned without %s to fit the counters): add --metrics %s,%s",
-			detected, pflops_metric_name((*pmu_out)->detect.part),
-			pflops_metric_name((*pmu_out)->detect.metric), pflops_metric_name((*pmu_out)->detect.part),
-			pflops_metric_name((*pmu_out)->detect.metric), pflops_metric_name((*pmu_out)->detect.part));
-		add_note(notes, nnotes, n);
+			detected, part, m, part, m, part);
 	}
-	if (st.uncovered_ns > 0) {
-		char n[320];
-		snprintf(n, sizeof(n),
-			 "%.1f%% of the run was on cores that cannot count FLOPs: the totals miss that part",
-			 100 * st.uncovered_share);
-		add_note(notes, nnotes, n);
-	}
-	*metrics = want;
-	snprintf(detail, dlen, "hardware counters, %d core kind%s, formula of %s%s", pr.nkinds, hybrid ? "s" : "",
-		 (*pmu_out)->name, hybrid ? " and the others" : "");
+	if (st.uncovered_ns > 0)
+		pf_report_note(r, "%.1f%% of the run was on cores that cannot count FLOPs: the totals miss that part",
+			       100 * st.uncovered_share);
+	int sve = 0;
+	for (int k = 0; k < ks.n; k++)
+		if (c.planned[k] && ks.kind[k].pmu->sve_bits)
+			sve = ks.kind[k].sve_bits;
+	char vl[64] = "";
+	if (sve)
+		snprintf(vl, sizeof(vl), ", SVE vector length %d bits", sve);
+	snprintf(r->source_detail, sizeof(r->source_detail), "hardware counters, %d core kind%s, formula of %s%s%s",
+		 pr.nkinds, pr.nkinds > 1 ? "s" : "", r->pmu->name, pr.nkinds > 1 ? " and the others" : "", vl);
+	r->wall_real = 1;
 	return 0;
 }

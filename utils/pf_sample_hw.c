@@ -17,6 +17,7 @@
 #include <string.h>
 #include "pf_sample_hw.h"
 #include "pf_signal.h"
+#include "pflops_count.h"
 #include "pflops_perf.h"
 #include "pflops_sampler.h"
 #include "pflops_trace.h"
@@ -120,7 +121,7 @@ int pf_sample_hw(const struct pflops_table *t, char **argv, unsigned metrics, in
 		return EXIT_TOOL;
 	}
 	const struct pflops_pmu *pmu = NULL;
-	int budget = PFLOPS_MAX_COUNTERS, sve_bits = 0;
+	int budget = PFLOPS_MAX_COUNTERS, sve_bits = -1; /* a PMU named: this process's VL */
 	if (force && *force) {
 		if (!(pmu = pflops_table_find(t, force))) {
 			fprintf(stderr,
@@ -146,28 +147,39 @@ int pf_sample_hw(const struct pflops_table *t, char **argv, unsigned metrics, in
 			sw, pmu->name, sw);
 	}
 	unsigned want = metrics ? metrics : pflops_pmu_available(pmu);
-	struct pflops_plan plan;
-	if (pflops_plan_fit(&plan, pmu, want | 1u << metric, sve_bits, budget, NULL, &err)) {
-		fprintf(stderr, "papi_flops_run: --sample: %s\n", err.msg);
+	/* planned and laid out by the counting pipeline (pflops_count.h), as
+	 * papi_flops_run --source hw and the component plan: one group */
+	static struct pfc_count_kinds ks;
+	static struct pfc_count c;
+	struct pfc_count_want w[PFLOPS_NMETRIC];
+	memset(&ks, 0, sizeof(ks));
+	pfc_count_kind_add(&ks, pmu, budget, 1, 0, 0, pr.nmi_watchdog, sve_bits, NULL);
+	pfc_count_want_metrics(w, want | 1u << metric);
+	if (!pfc_count_plan(&c, &ks, w, PFLOPS_NMETRIC, 1)) {
+		fprintf(stderr, "papi_flops_run: --sample: %s\n", c.why[0]);
 		return EXIT_TOOL;
 	}
-	struct pfc_perf_kind pk = { .plan = &plan, .type = PERF_TYPE_RAW, .arch = pmu->arch, .pmu_name = pmu->sysfs };
-	struct pfc_perf_event ev[PFLOPS_MAX_COUNTERS + 1];
-	int slot[1][PFLOPS_MAX_COUNTERS], nslots = 0, owner[PFLOPS_MAX_COUNTERS + 1];
-	int nev = pfc_perf_layout(&pk, 1, ev, PFLOPS_MAX_COUNTERS, slot, &nslots);
+	const struct pflops_plan *plan = &c.plan[0];
+	int owner[PFLOPS_MAX_COUNTERS + 1], nev = 0;
+	if (!pfc_count_layout(&c, &err))
+		nev = c.nev;
+	struct pfc_perf_event *ev = c.ev;
 	for (int i = 0; i < PFLOPS_MAX_COUNTERS + 1; i++)
 		owner[i] = -1;
-	if (nev <= 0 || pfc_perf_sample(&pk, 1, slot, ev, nev, owner, metric, period, 0, &err) < 0) {
+	if (nev <= 0 || nev > PFLOPS_MAX_COUNTERS ||
+	    pfc_perf_sample(c.pk, 1, c.counter_slot, ev, nev, owner, metric, period, 0, &err) < 0) {
 		fprintf(stderr, "papi_flops_run: --sample %llu on %s: %s\n", (unsigned long long)period,
-			pflops_metric_name(metric), nev <= 0 ? "too many events" : err.msg);
+			pflops_metric_name(metric),
+			nev <= 0 || nev > PFLOPS_MAX_COUNTERS ? "too many events" : err.msg);
+		pfc_count_close(&c);
 		return EXIT_TOOL;
 	}
-	if (plan.cost > budget)
+	if (plan->cost > budget)
 		pf_report_note(
 			r,
 			"%d counters for %d: the kernel multiplexes, counts are scaled and a sample stands for P FLOPs "
 			"only while its event ran",
-			plan.cost, budget);
+			plan->cost, budget);
 	static struct hw_sample h;
 	memset(&h, 0, sizeof(h));
 	struct pfc_sampler_event se[PFLOPS_MAX_COUNTERS];
@@ -176,6 +188,7 @@ int pf_sample_hw(const struct pflops_table *t, char **argv, unsigned metrics, in
 	if (!(h.prof = pf_sample_new(period, metric, 0)) || !(h.names = pft_funcs_new(&err))) {
 		fprintf(stderr, "papi_flops_run: --sample: %s\n", h.prof ? err.msg : "out of memory");
 		pf_sample_free(h.prof);
+		pfc_count_close(&c);
 		return EXIT_TOOL;
 	}
 	h.prof->standin = sw;
@@ -190,9 +203,9 @@ int pf_sample_hw(const struct pflops_table *t, char **argv, unsigned metrics, in
 		struct pf_sample_native *nv = &h.prof->native[i];
 		snprintf(nv->name, sizeof(nv->name), "%s", ev[i].name);
 		nv->period = ev[i].sample_period;
-		for (int c = 0; c < plan.ncounters; c++)
-			if (slot[0][c] == ev[i].slot)
-				nv->weight = plan.counter[c].weight[metric];
+		for (int k = 0; k < plan->ncounters; k++)
+			if (c.counter_slot[0][k] == ev[i].slot)
+				nv->weight = plan->counter[k].weight[metric];
 	}
 	struct pflops_child child;
 	int rc = pfc_child_spawn(&child, argv, &err);
@@ -201,7 +214,7 @@ int pf_sample_hw(const struct pflops_table *t, char **argv, unsigned metrics, in
 		if ((rc = pfc_sampler_open(&h.s, se, nev, child.pid, 0, &err)))
 			pfc_child_abort(&child);
 	}
-	double counts[PFLOPS_MAX_COUNTERS], slots[PFLOPS_MAX_COUNTERS + 1] = { 0 };
+	double counts[PFLOPS_MAX_COUNTERS];
 	if (!rc)
 		rc = pfc_sampler_run(h.s, &child, on_sample, &h, &r->status, &r->wall, &err);
 	if (!rc)
@@ -213,19 +226,21 @@ int pf_sample_hw(const struct pflops_table *t, char **argv, unsigned metrics, in
 	pft_funcs_free(h.names);
 	if (rc) {
 		pf_sample_free(h.prof);
+		pfc_count_close(&c);
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
 	}
 	for (int i = 0; i < nev; i++) {
 		h.prof->native[i].count = counts[i];
-		if (ev[i].slot >= 0 && ev[i].slot <= PFLOPS_MAX_COUNTERS)
-			slots[ev[i].slot] += counts[i];
+		if (ev[i].slot >= 0 && ev[i].slot < c.nslots)
+			c.slots[ev[i].slot] += counts[i];
 	}
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)
 		if ((want | 1u << metric) >> m & 1) {
-			r->v[m] = pfc_perf_metric(&pk, 1, slot, slots, m);
+			r->v[m] = pfc_count_value(&c, m);
 			r->got |= 1u << m;
 		}
+	pfc_count_close(&c);
 	h.prof->counted = r->v[metric];
 	h.prof->lost = ss.lost;
 	r->asked = want | 1u << metric;

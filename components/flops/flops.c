@@ -56,11 +56,11 @@
 #include "core/papi_flops.h"
 #include "core/pflops_evname.h"
 #include "core/pflops_internal.h"
+#include "core/pflops_count.h"
 #include "core/pflops_perf.h"
 #include "flops_overflow.h"
 #include "core/pflops_pub.h"
 #include "core/pflops_pub_helper.h"
-#include "core/pflops_trace.h"
 #include "core/pflops_trace.h"
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -79,16 +79,6 @@ papi_vector_t _flops_vector;
 #define FL_WQ(c) (((c) >> 4) & 0xf)
 #define FL_PQ(c) (((c) >> 8) & 0xf)
 
-/* One core kind we count on. */
-struct fl_kind {
-	const struct pflops_pmu *pmu; /* NULL: nothing known, not opened */
-	uint32_t type;		      /* perf type: PERF_TYPE_RAW or the hybrid PMU's */
-	int smt;		      /* the budget assumes SMT on */
-	int budget;		      /* general counters left to an event set */
-	int own_pmu;		      /* hybrid: opens on its kind's perf PMU type */
-	int ref;		      /* opens a cycles time reference too (x86 hybrid) */
-};
-
 enum { FL_SRC_HW, FL_SRC_TRACE, FL_SRC_MODEL };
 
 static struct {
@@ -96,8 +86,7 @@ static struct {
 	struct pfc_pub *pub; /* trace sources: the helper's counts */
 	pthread_mutex_t pub_lock;
 	struct pflops_table table;
-	struct fl_kind kind[PFLOPS_MAX_KINDS];
-	int nkinds;
+	struct pfc_count_kinds ks; /* the core kinds we count on (core/pflops_count.h) */
 	int nmi_watchdog;
 	int access;		/* PFLOPS_OK or the probe's verdict */
 	int papi_access;	/* the PAPI error PAPI_start returns without access */
@@ -114,17 +103,10 @@ struct fl_control {
 	unsigned code[FL_MAX_EVENTS];
 	int nflops;		    /* FLOP entries: planner metric slots 0..nflops-1 */
 	int slot_of[FL_MAX_EVENTS]; /* event -> planner slot, -1 for status events */
-	struct pflops_plan plan[PFLOPS_MAX_KINDS];
-	int planned[PFLOPS_MAX_KINDS];
+	struct pfc_count cnt;	    /* the hw source's plans and perf events (core/pflops_count.h) */
 	int domain;
 	int multiplex;
 	unsigned long tid; /* attached thread, 0 = self */
-	struct pfc_perf_set *set;
-	struct pfc_perf_event ev[PFLOPS_MAX_KINDS * (PFLOPS_MAX_COUNTERS + 1)];
-	int nev, nslots;
-	int counter_slot[PFLOPS_MAX_KINDS][PFLOPS_MAX_COUNTERS];
-	struct pfc_perf_value *vals;
-	double *slots;
 	long long values[FL_MAX_EVENTS];
 	struct flo_state ovf; /* PAPI_overflow (flops_overflow.c) */
 	/* trace sources */
@@ -203,76 +185,11 @@ static int papi_code(int pflops_rc)
 	}
 }
 
-/* ---- the table's model lines: width and precision of an event ---- */
+/* ---- qualifiers (bits 4-11 of a code: 0 none, else 1 + the enum) ---- */
 
-/* The single value of `key=` in an event's model line: its index in
- * name(), -1 when absent or a list (the event mixes several). */
-static int model_value(const struct pflops_event *e, const char *key, const char *(*name)(int), int n)
-{
-	if (!e->model)
-		return -1;
-	const char *p = strstr(e->model, key);
-	if (!p)
-		return -1;
-	p += strlen(key);
-	size_t len = strcspn(p, " \t");
-	if (memchr(p, ',', len))
-		return -1;
-	for (int i = 0; i < n; i++)
-		if (strlen(name(i)) == len && !strncmp(p, name(i), len))
-			return i;
-	return -1;
-}
-
-static const char *width_model(int w)
-{
-	return pflops_width_name((enum pflops_width)w);
-}
-
-static const char *prec_model(int p)
-{
-	return pflops_prec_name((enum pflops_prec)p);
-}
-
-static int event_width(const struct pflops_event *e)
-{
-	return model_value(e, "width=", width_model, PFLOPS_NWIDTH);
-}
-
-static int event_prec(const struct pflops_event *e)
-{
-	return model_value(e, "prec=", prec_model, PFLOPS_NPREC);
-}
-
-/* Does term t of metric m pass qualifiers wq/pq (0 = none)? */
-static int term_passes(const struct pflops_pmu *p, const struct pflops_term *t, unsigned wq, unsigned pq)
-{
-	const struct pflops_event *e = &p->events[t->event];
-	if (wq && event_width(e) != (int)wq - 1)
-		return 0;
-	if (pq && event_prec(e) != (int)pq - 1)
-		return 0;
-	return 1;
-}
-
-/* A qualifier splits metric m on p when every term's event has one value
- * for it, and some term passes it. */
 static int qualifier_ok(const struct pflops_pmu *p, int m, unsigned wq, unsigned pq)
 {
-	const struct pflops_metric_def *d = &p->metrics[m];
-	if (d->klass == PFLOPS_UNAVAILABLE)
-		return 0;
-	int pass = 0, fail = 0;
-	for (int k = 0; k < d->nterms; k++) {
-		const struct pflops_event *e = &p->events[d->terms[k].event];
-		if ((wq && event_width(e) < 0) || (pq && event_prec(e) < 0))
-			return 0;
-		if (term_passes(p, &d->terms[k], wq, pq))
-			pass = 1;
-		else
-			fail = 1;
-	}
-	return pass && fail; /* a real split, not the whole metric */
+	return pfc_count_qualifier_ok(p, m, (int)wq - 1, (int)pq - 1);
 }
 
 /* Which entries exist: a metric when some kind has it (qualifiers: when
@@ -296,8 +213,8 @@ static int code_ok(unsigned code, int known)
 	}
 	if (e >= PFLOPS_NMETRIC)
 		return !wq && !pq && (e != FL_DETECT || fl.detect_status[0]);
-	for (int k = 0; k < fl.nkinds; k++) {
-		const struct pflops_pmu *p = fl.kind[k].pmu;
+	for (int k = 0; k < fl.ks.n; k++) {
+		const struct pflops_pmu *p = fl.ks.kind[k].pmu;
 		if (!p)
 			continue;
 		if (!wq && !pq && (known || p->metrics[e].klass != PFLOPS_UNAVAILABLE))
@@ -317,8 +234,8 @@ static int code_valid(unsigned code)
 static void unavailable_reason(unsigned e, char *out, size_t len)
 {
 	size_t l = snprintf(out, len, "%s cannot be counted here", pflops_metric_name(e));
-	for (int k = 0; k < fl.nkinds && l < len; k++) {
-		const struct pflops_pmu *p = fl.kind[k].pmu;
+	for (int k = 0; k < fl.ks.n && l < len; k++) {
+		const struct pflops_pmu *p = fl.ks.kind[k].pmu;
 		if (p)
 			l += snprintf(out + l, len - l, "%s on %s: %s", k ? ";" : ":", p->title[0] ? p->title : p->name,
 				      p->metrics[e].caveat ? p->metrics[e].caveat : "no formula");
@@ -327,20 +244,15 @@ static void unavailable_reason(unsigned e, char *out, size_t len)
 
 /* ---- component setup ---- */
 
-/* budget < 0: the table's figure with SMT on (a PMU forced by name: the
- * machine it stands for is unknown), the watchdog as on this kernel */
-static int add_kind(const struct pflops_pmu *p, int budget, int smt, int hybrid)
+/* A PMU forced by name: the table's budget with SMT on (the machine it
+ * stands for is unknown), the watchdog as on this kernel, the run-time
+ * SVE vector length.  own_pmu: it opens on its own perf PMU; with a
+ * cycles time reference when several kinds are named, or an x86 hybrid
+ * one alone (cpu_core). */
+static int add_kind(const struct pflops_pmu *p, int own_pmu, int several)
 {
-	if (fl.nkinds == PFLOPS_MAX_KINDS)
-		return -1;
-	struct fl_kind *k = &fl.kind[fl.nkinds++];
-	k->pmu = p;
-	k->own_pmu = hybrid;
-	k->ref = hybrid && p && p->arch == PFLOPS_ARCH_X86;
-	k->smt = budget < 0 ? 1 : smt;
-	k->budget = budget >= 0 || !p ? budget : pflops_budget(p, 1, fl.nmi_watchdog, k->ref);
-	k->type = PERF_TYPE_RAW;
-	return 0;
+	int ref = own_pmu && (several || p->arch == PFLOPS_ARCH_X86);
+	return pfc_count_kind_add(&fl.ks, p, -1, 1, own_pmu, ref, fl.nmi_watchdog, -1, NULL);
 }
 
 /* Which table PMUs: PAPI_FLOPS_PMU (comma-separated table names, one per
@@ -378,15 +290,15 @@ static int choose_kinds(const struct pflops_probe *pr, char *why, size_t len)
 					t);
 				rc = PAPI_ENOSUPP;
 			}
-			for (int k = 0; rc == PAPI_OK && k < fl.nkinds; k++)
-				if (fl.kind[k].pmu == p) {
+			for (int k = 0; rc == PAPI_OK && k < fl.ks.n; k++)
+				if (fl.ks.kind[k].pmu == p) {
 					snprintf(
 						why, len,
 						"PAPI_FLOPS_PMU names %s twice (as '%.40s' the second time), which would count its FLOPs twice; name each core kind's PMU once",
 						p->name, t);
 					rc = PAPI_ENOSUPP;
 				}
-			if (rc == PAPI_OK && add_kind(p, -1, 1, n > 0 || strcmp(p->sysfs, "cpu"))) {
+			if (rc == PAPI_OK && add_kind(p, n > 0 || strcmp(p->sysfs, "cpu"), n > 0)) {
 				snprintf(why, len, "PAPI_FLOPS_PMU names more than %d PMUs, one per core kind at most",
 					 PFLOPS_MAX_KINDS);
 				rc = PAPI_ENOSUPP;
@@ -401,17 +313,10 @@ static int choose_kinds(const struct pflops_probe *pr, char *why, size_t len)
 			snprintf(why, len, "LIBPFM_FORCE_PMU=%s has no FLOP formula in the table", force);
 			return PAPI_ENOSUPP;
 		}
-		add_kind(p, -1, 1, strcmp(p->sysfs, "cpu") != 0);
+		add_kind(p, strcmp(p->sysfs, "cpu") != 0, 0);
 		return PAPI_OK;
 	}
-	int known = 0;
-	for (int i = 0; i < pr->nkinds; i++) {
-		const struct pflops_kind *kd = &pr->kinds[i];
-		int hybrid = pr->nkinds > 1 && kd->pmu && kd->pmu->arch == PFLOPS_ARCH_X86;
-		add_kind(kd->pmu, hybrid ? kd->budget_cycles : kd->budget, kd->smt, pr->nkinds > 1);
-		known |= pr->kinds[i].pmu != NULL;
-	}
-	if (!known) {
+	if (!pfc_count_kinds_probe(&fl.ks, pr)) {
 		snprintf(why, len, "%.200s", pr->nkinds ? pr->kinds[0].why : "the probe found no CPU");
 		return PAPI_ENOSUPP;
 	}
@@ -422,9 +327,9 @@ static int choose_kinds(const struct pflops_probe *pr, char *why, size_t len)
 static void set_info(PAPI_component_info_t *ci)
 {
 	fl.detect_status[0] = 0;
-	for (int k = 0; k < fl.nkinds && !fl.detect_status[0]; k++)
-		if (fl.kind[k].pmu && fl.kind[k].pmu->detect.line)
-			snprintf(fl.detect_status, sizeof(fl.detect_status), "%s", fl.kind[k].pmu->detect.status);
+	for (int k = 0; k < fl.ks.n && !fl.detect_status[0]; k++)
+		if (fl.ks.kind[k].pmu && fl.ks.kind[k].pmu->detect.line)
+			snprintf(fl.detect_status, sizeof(fl.detect_status), "%s", fl.ks.kind[k].pmu->detect.status);
 	int nev = 0;
 	for (unsigned e = 0; e < FL_NENTRY; e++)
 		nev += code_valid(e);
@@ -440,7 +345,7 @@ static void set_info(PAPI_component_info_t *ci)
 	ci->default_granularity = PAPI_GRN_THR;
 	snprintf(ci->support_version, sizeof(ci->support_version), "%s",
 		 fl.source == FL_SRC_TRACE ? "trace"
-		 : fl.kind[0].pmu	   ? fl.kind[0].pmu->name
+		 : fl.ks.kind[0].pmu	   ? fl.ks.kind[0].pmu->name
 					   : "?");
 }
 
@@ -470,7 +375,7 @@ static int choose_source(void)
 			return PAPI_ENOSUPP;
 		}
 		fl.source = FL_SRC_MODEL;
-		add_kind(p, -1, 1, 0);
+		add_kind(p, 0, 0);
 		return PAPI_OK;
 	}
 	fl_set_reason(
@@ -490,7 +395,7 @@ static void load_presets(int cidx)
 {
 	char cpu[64];
 	snprintf(cpu, sizeof(cpu), "%s%.40s", fl.source == FL_SRC_TRACE ? PF_PAPI_CPU_TRACE : PF_PAPI_CPU_MODEL,
-		 fl.source == FL_SRC_TRACE ? "" : fl.kind[0].pmu->name);
+		 fl.source == FL_SRC_TRACE ? "" : fl.ks.kind[0].pmu->name);
 	_papi_load_preset_table(cpu, 0, cidx);
 }
 
@@ -499,8 +404,7 @@ static int fl_init_component(int cidx)
 	struct pflops_error err = { 0 };
 	PAPI_component_info_t *ci = &_flops_vector.cmp_info;
 	ci->CmpIdx = cidx;
-	memset(&fl.kind, 0, sizeof(fl.kind));
-	fl.nkinds = 0;
+	memset(&fl.ks, 0, sizeof(fl.ks));
 	if (pflops_table_builtin(&fl.table, &err)) {
 		fl_set_reason(PAPI_ENOSUPP, "formula table: %s", err.msg);
 		return PAPI_ENOSUPP;
@@ -527,7 +431,7 @@ static int fl_init_component(int cidx)
 			snprintf(
 				ci->description, sizeof(ci->description),
 				"FLOP counts (FP_OPS, DP_OPS ...): the trace read through %.20s's formulas (PAPI_FLOPS_SOURCE=model:%.20s)",
-				fl.kind[0].pmu->name, fl.kind[0].pmu->name);
+				fl.ks.kind[0].pmu->name, fl.ks.kind[0].pmu->name);
 		ci->disabled = PAPI_OK;
 		ci->disabled_reason[0] = 0;
 		/* PAPI_overflow: the helper stops the thread at the FP
@@ -568,14 +472,12 @@ static int fl_init_component(int cidx)
 			"PAPI_FLOPS_TEST_SWEVENT=%s: every native event opens as that perf software event (a test stand-in: the values are not FLOPs)",
 			getenv("PAPI_FLOPS_TEST_SWEVENT"));
 	}
-	for (int k = 0; k < fl.nkinds && fl.access == PFLOPS_OK; k++)
-		if (fl.kind[k].own_pmu && fl.kind[k].pmu &&
-		    (rc = pfc_perf_pmu_type(fl.kind[k].pmu->sysfs, &fl.kind[k].type, &err))) {
-			fl.access = rc;
-			snprintf(pr.access.msg, sizeof(pr.access.msg), "%.250s", err.msg);
-			snprintf(pr.access.fix, sizeof(pr.access.fix),
-				 "check PAPI_FLOPS_PMU against the hybrid PMUs of this machine");
-		}
+	if (fl.access == PFLOPS_OK && (rc = pfc_count_kinds_types(&fl.ks, &err))) {
+		fl.access = rc;
+		snprintf(pr.access.msg, sizeof(pr.access.msg), "%.250s", err.msg);
+		snprintf(pr.access.fix, sizeof(pr.access.fix),
+			 "check PAPI_FLOPS_PMU against the hybrid PMUs of this machine");
+	}
 	if (fl.access != PFLOPS_OK) {
 		/* events stay listed (delayed init), counting is refused */
 		fl.papi_access = fl.access == PFLOPS_EPERM ? PAPI_EPERM : PAPI_ENOSUPP;
@@ -624,12 +526,7 @@ static int fl_init_control_state(hwd_control_state_t *c)
 static void close_set(struct fl_control *ctl)
 {
 	flo_disarm(&ctl->ovf);
-	pfc_perf_close(ctl->set);
-	ctl->set = NULL;
-	free(ctl->vals);
-	free(ctl->slots);
-	ctl->vals = NULL;
-	ctl->slots = NULL;
+	pfc_count_close(&ctl->cnt);
 }
 
 static int fl_cleanup_eventset(hwd_control_state_t *c)
@@ -656,7 +553,7 @@ static void metric_list(const struct fl_control *ctl, char *out, size_t len)
 }
 
 /* "4 general counters per thread (SMT on, one held by the NMI watchdog)" */
-static void budget_words(const struct fl_kind *kd, char *out, size_t len)
+static void budget_words(const struct pfc_count_kind *kd, char *out, size_t len)
 {
 	const struct pflops_pmu *p = kd->pmu;
 	int nmi = pflops_budget(p, kd->smt, fl.nmi_watchdog, 0) < pflops_budget(p, kd->smt, 0, 0);
@@ -668,14 +565,15 @@ static void budget_words(const struct fl_kind *kd, char *out, size_t len)
 }
 
 /* The FLOP metrics that fit alone on kind k: "DP_OPS or SP_OPS fit alone". */
-static void fits_instead(const struct fl_kind *kd, unsigned asked, char *out, size_t len)
+static void fits_instead(const struct pfc_count_kind *kd, unsigned asked, char *out, size_t len)
 {
 	int n = 0;
 	out[0] = 0;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++) {
 		struct pflops_plan plan;
 		if (!pflops_metric_is_flop(m) || asked == 1u << m || kd->pmu->metrics[m].klass == PFLOPS_UNAVAILABLE ||
-		    pflops_plan_fit(&plan, kd->pmu, 1u << m, 0, kd->budget, NULL, NULL) || plan.cost > kd->budget)
+		    pflops_plan_fit(&plan, kd->pmu, 1u << m, kd->sve_bits, kd->budget, NULL, NULL) ||
+		    plan.cost > kd->budget)
 			continue;
 		size_t l = strlen(out);
 		snprintf(out + l, len - l, "%s%s", n ? " or " : "", pflops_metric_name(m));
@@ -685,88 +583,59 @@ static void fits_instead(const struct fl_kind *kd, unsigned asked, char *out, si
 	snprintf(out + l, len - l, n > 1 ? " fit alone; " : n ? " fits alone; " : "");
 }
 
-/* Plan the event set's FLOP entries on kind k: entry i becomes planner
- * metric slot i of a copy of the kind's PMU with its terms filtered by the
- * entry's qualifiers, so one pflops_plan_fit call plans them together,
- * shares counters between them, and reduces them where the table says
- * how (a detect rule). */
-static int plan_kind(struct fl_control *ctl, int k, char *msg, size_t len)
+/* Kind k's plan over its budget without the multiplex switch: refused
+ * (exact counts first) with what fits instead and the switch, in msg. */
+static int refuse_over(const struct fl_control *ctl, int k, char *msg, size_t len)
 {
-	const struct fl_kind *kd = &fl.kind[k];
+	const struct pfc_count_kind *kd = &fl.ks.kind[k];
 	const struct pflops_pmu *p = kd->pmu;
-	struct pflops_pmu synth = *p;
-	struct pflops_term *terms[PFLOPS_NMETRIC] = { 0 };
-	int slot_metric[PFLOPS_NMETRIC];
-	unsigned mask = 0, asked = 0;
-	struct pflops_error err = { 0 };
-	for (int s = 0; s < PFLOPS_NMETRIC; s++) {
-		synth.metrics[s].klass = PFLOPS_UNAVAILABLE;
-		synth.metrics[s].nterms = 0;
-		synth.metrics[s].terms = NULL;
-		slot_metric[s] = -1;
-	}
+	unsigned asked = 0;
 	for (int i = 0; i < ctl->nevents; i++) {
-		int s = ctl->slot_of[i];
-		if (s < 0)
-			continue;
 		unsigned e = FL_ENTRY(ctl->code[i]), wq = FL_WQ(ctl->code[i]), pq = FL_PQ(ctl->code[i]);
-		const struct pflops_metric_def *d = &p->metrics[e];
-		if (d->klass == PFLOPS_UNAVAILABLE || ((wq || pq) && !qualifier_ok(p, e, wq, pq)))
-			continue; /* this kind does not count it: its time is reported */
-		terms[s] = calloc(d->nterms ? d->nterms : 1, sizeof(*terms[s]));
-		if (!terms[s]) {
-			for (int t = 0; t < PFLOPS_NMETRIC; t++)
-				free(terms[t]);
-			return PAPI_ENOMEM;
-		}
-		int n = 0;
-		for (int t = 0; t < d->nterms; t++)
-			if (term_passes(p, &d->terms[t], wq, pq))
-				terms[s][n++] = d->terms[t];
-		synth.metrics[s] = *d;
-		synth.metrics[s].terms = terms[s];
-		synth.metrics[s].nterms = n;
-		slot_metric[s] = (int)e;
-		mask |= 1u << s;
-		asked |= 1u << e;
+		if (ctl->slot_of[i] >= 0 && p->metrics[e].klass != PFLOPS_UNAVAILABLE &&
+		    (!(wq || pq) || qualifier_ok(p, e, wq, pq)))
+			asked |= 1u << e;
 	}
-	int rc = PAPI_OK;
-	if (mask) {
-		int prc = pflops_plan_fit(&ctl->plan[k], &synth, mask, 0, kd->budget, slot_metric, &err);
-		if (prc) {
-			snprintf(msg, len, "%s", err.msg);
-			rc = papi_code(prc);
-		} else {
-			ctl->plan[k].pmu = p;
-			ctl->planned[k] = 1;
-		}
-	}
-	for (int s = 0; s < PFLOPS_NMETRIC; s++)
-		free(terms[s]);
-	if (!rc && mask && ctl->plan[k].cost > kd->budget && !ctl->multiplex) {
-		char names[256], have[160], instead[160];
-		metric_list(ctl, names, sizeof(names));
-		budget_words(kd, have, sizeof(have));
-		fits_instead(kd, asked, instead, sizeof(instead));
-		snprintf(
-			msg, len,
-			"%s need%s %d hardware counters on %s, which has %s: not counted (exact counts first). %sto count %s anyway, set PAPI_FLOPS_MULTIPLEX=1 (the kernel multiplexes; values are scaled and flops:::SCALED reads 1) or call PAPI_set_multiplex",
-			names, strchr(names, '+') ? "" : "s", ctl->plan[k].cost, p->title[0] ? p->title : p->name, have,
-			instead, strchr(names, '+') ? "them" : "it");
-		rc = PAPI_ECNFLCT;
-	}
-	return rc;
+	char names[256], have[160], instead[160];
+	metric_list(ctl, names, sizeof(names));
+	budget_words(kd, have, sizeof(have));
+	fits_instead(kd, asked, instead, sizeof(instead));
+	snprintf(
+		msg, len,
+		"%s need%s %d hardware counters on %s, which has %s: not counted (exact counts first). %sto count %s anyway, set PAPI_FLOPS_MULTIPLEX=1 (the kernel multiplexes; values are scaled and flops:::SCALED reads 1) or call PAPI_set_multiplex",
+		names, strchr(names, '+') ? "" : "s", ctl->cnt.plan[k].cost, p->title[0] ? p->title : p->name, have,
+		instead, strchr(names, '+') ? "them" : "it");
+	return PAPI_ECNFLCT;
 }
 
+/* Plan the event set's FLOP entries on every kind through the core's
+ * pipeline (core/pflops_count.h): entry i is its slot slot_of[i], with
+ * its qualifiers; a kind that does not count an entry leaves it out (its
+ * time is reported). */
 static int replan(struct fl_control *ctl)
 {
 	char msg[PAPI_HUGE_STR_LEN] = "";
+	struct pfc_count_want want[PFLOPS_NMETRIC];
 	close_set(ctl);
-	memset(ctl->planned, 0, sizeof(ctl->planned));
-	for (int k = 0; k < fl.nkinds; k++) {
-		if (!fl.kind[k].pmu || !ctl->nflops)
+	for (int s = 0; s < PFLOPS_NMETRIC; s++)
+		want[s] = (struct pfc_count_want){ -1, -1, -1 };
+	for (int i = 0; i < ctl->nevents; i++)
+		if (ctl->slot_of[i] >= 0)
+			want[ctl->slot_of[i]] = (struct pfc_count_want){ (int)FL_ENTRY(ctl->code[i]),
+									 (int)FL_WQ(ctl->code[i]) - 1,
+									 (int)FL_PQ(ctl->code[i]) - 1 };
+	ctl->cnt.multiplex = ctl->multiplex;
+	pfc_count_plan(&ctl->cnt, &fl.ks, want, ctl->nflops, 0);
+	for (int k = 0; k < fl.ks.n; k++) {
+		int rc = 0;
+		if (!fl.ks.kind[k].pmu)
 			continue;
-		int rc = plan_kind(ctl, k, msg, sizeof(msg));
+		if (ctl->cnt.rc[k]) {
+			snprintf(msg, sizeof(msg), "%s", ctl->cnt.why[k]);
+			rc = papi_code(ctl->cnt.rc[k]);
+		} else if (pfc_count_over(&ctl->cnt, k) && !ctl->multiplex) {
+			rc = refuse_over(ctl, k, msg, sizeof(msg));
+		}
 		if (rc) {
 			say_once("%s", msg);
 			return rc;
@@ -776,8 +645,6 @@ static int replan(struct fl_control *ctl)
 }
 
 /* ---- the trace sources ---- */
-
-static int set_kinds(const struct fl_control *ctl, struct pfc_perf_kind *pk);
 
 static pid_t gettid_(void)
 {
@@ -789,11 +656,11 @@ static pid_t gettid_(void)
 static int model_check(struct fl_control *ctl)
 {
 	static const struct pflops_mix zero;
-	for (int k = 0; k < fl.nkinds; k++)
-		for (int c = 0; ctl->planned[k] && c < ctl->plan[k].ncounters; c++)
-			for (int e = 0; e < ctl->plan[k].counter[c].nevents; e++) {
-				const struct pflops_pmu *p = fl.kind[k].pmu;
-				const struct pflops_event *ev = &p->events[ctl->plan[k].counter[c].events[e]];
+	for (int k = 0; k < fl.ks.n; k++)
+		for (int c = 0; ctl->cnt.planned[k] && c < ctl->cnt.plan[k].ncounters; c++)
+			for (int e = 0; e < ctl->cnt.plan[k].counter[c].nevents; e++) {
+				const struct pflops_pmu *p = fl.ks.kind[k].pmu;
+				const struct pflops_event *ev = &p->events[ctl->cnt.plan[k].counter[c].events[e]];
 				struct pflops_error err = { 0 };
 				double n;
 				if (!ev->model || pfc_model_eval(ev->model, &zero, &n, &err)) {
@@ -819,23 +686,23 @@ static int trace_snap(struct fl_control *ctl, struct pflops_mix *m)
 }
 
 /* model:PMU: each planned counter as PMU would count the mix d, into
- * ctl->slots (the layout the hw source reads its counters into). */
+ * ctl->cnt.slots (the layout the hw source reads its counters into). */
 static int model_slots(struct fl_control *ctl, const struct pflops_mix *d)
 {
-	for (int i = 0; i < ctl->nslots; i++)
-		ctl->slots[i] = 0;
-	for (int k = 0; k < fl.nkinds; k++)
-		for (int c = 0; ctl->planned[k] && c < ctl->plan[k].ncounters; c++)
-			for (int e = 0; e < ctl->plan[k].counter[c].nevents; e++) {
+	for (int i = 0; i < ctl->cnt.nslots; i++)
+		ctl->cnt.slots[i] = 0;
+	for (int k = 0; k < fl.ks.n; k++)
+		for (int c = 0; ctl->cnt.planned[k] && c < ctl->cnt.plan[k].ncounters; c++)
+			for (int e = 0; e < ctl->cnt.plan[k].counter[c].nevents; e++) {
 				const struct pflops_event *ev =
-					&fl.kind[k].pmu->events[ctl->plan[k].counter[c].events[e]];
+					&fl.ks.kind[k].pmu->events[ctl->cnt.plan[k].counter[c].events[e]];
 				struct pflops_error err = { 0 };
 				double n = 0;
 				if (pfc_model_eval(ev->model, d, &n, &err)) {
 					say_once("%s", err.msg);
 					return PAPI_EINVAL;
 				}
-				ctl->slots[ctl->counter_slot[k][c]] += n;
+				ctl->cnt.slots[ctl->cnt.counter_slot[k][c]] += n;
 			}
 	return PAPI_OK;
 }
@@ -843,19 +710,17 @@ static int model_slots(struct fl_control *ctl, const struct pflops_mix *d)
 /* Every entry of the set from the mix ctl->d (this read's counts). */
 static int trace_values(struct fl_control *ctl)
 {
-	struct pfc_perf_kind pk[PFLOPS_MAX_KINDS];
-	int nk = fl.source == FL_SRC_MODEL ? set_kinds(ctl, pk) : 0;
 	int rc;
-	if (fl.source == FL_SRC_MODEL && ctl->nev && (rc = model_slots(ctl, &ctl->d)))
+	if (fl.source == FL_SRC_MODEL && ctl->cnt.nev && (rc = model_slots(ctl, &ctl->d)))
 		return rc;
 	for (int i = 0; i < ctl->nevents; i++) {
 		unsigned e = FL_ENTRY(ctl->code[i]), wq = FL_WQ(ctl->code[i]), pq = FL_PQ(ctl->code[i]);
 		double v = 0;
-		if (fl.source == FL_SRC_MODEL && ctl->nev) {
+		if (fl.source == FL_SRC_MODEL && ctl->cnt.nev) {
 			if (ctl->slot_of[i] >= 0)
-				v = pfc_perf_metric(pk, nk, ctl->counter_slot, ctl->slots, ctl->slot_of[i]);
+				v = pfc_count_value(&ctl->cnt, ctl->slot_of[i]);
 			else if (e == FL_DETECT)
-				v = pfc_perf_detected(pk, nk, ctl->counter_slot, ctl->slots);
+				v = pfc_count_detected(&ctl->cnt);
 		} else if (fl.source == FL_SRC_TRACE && e < PFLOPS_NMETRIC) {
 			double m[PFLOPS_NMETRIC];
 			ctl->a = ctl->d;
@@ -889,18 +754,11 @@ static int trace_read(struct fl_control *ctl)
 /* The model's counters are laid out as the hw source's (no perf open). */
 static int model_layout(struct fl_control *ctl)
 {
-	struct pfc_perf_kind pk[PFLOPS_MAX_KINDS];
-	int nslots = 0, nk = set_kinds(ctl, pk);
-	free(ctl->slots);
-	ctl->slots = NULL;
-	int n = pfc_perf_layout(pk, nk, ctl->ev, sizeof(ctl->ev) / sizeof(ctl->ev[0]), ctl->counter_slot, &nslots);
-	if (n < 0)
-		return PAPI_ECOUNT;
-	ctl->nev = n;
-	ctl->nslots = nslots;
-	if (n && !(ctl->slots = calloc(nslots ? nslots : 1, sizeof(*ctl->slots))))
-		return PAPI_ENOMEM;
-	return PAPI_OK;
+	struct pflops_error err = { 0 };
+	int rc = pfc_count_layout(&ctl->cnt, &err);
+	if (rc)
+		say_once("%s", err.msg);
+	return rc == PFLOPS_ENOMEM ? PAPI_ENOMEM : rc ? PAPI_ECOUNT : PAPI_OK;
 }
 
 /* PAPI_overflow under trace (core/pflops_pub.h): the period goes to the
@@ -1013,7 +871,7 @@ static int trace_start(struct fl_control *ctl)
 			return PAPI_EINVAL;
 		}
 	}
-	if (fl.source == FL_SRC_MODEL && !ctl->slots && (rc = model_layout(ctl)))
+	if (fl.source == FL_SRC_MODEL && !ctl->cnt.slots && (rc = model_layout(ctl)))
 		return rc;
 	ctl->ttid = ctl->tid ? (pid_t)ctl->tid : gettid_();
 	ctl->hint = -1;
@@ -1070,34 +928,17 @@ static int fl_update_control_state(hwd_control_state_t *c, NativeInfo_t *native,
 
 /* ---- counting ---- */
 
-/* The kinds of this set for the engine: each with its plan (or none),
- * its PMU, and its events split into groups of one when it multiplexes. */
-static int set_kinds(const struct fl_control *ctl, struct pfc_perf_kind *pk)
-{
-	for (int k = 0; k < fl.nkinds; k++) {
-		const struct fl_kind *kd = &fl.kind[k];
-		pk[k] = (struct pfc_perf_kind){ .plan = ctl->planned[k] ? &ctl->plan[k] : NULL,
-						.type = kd->type,
-						.arch = kd->pmu ? kd->pmu->arch : PFLOPS_ARCH_X86,
-						.ref = kd->pmu && kd->ref,
-						.split = ctl->planned[k] && ctl->multiplex &&
-							 ctl->plan[k].cost > kd->budget,
-						.pmu_name = kd->pmu ? kd->pmu->sysfs : "cpu" };
-	}
-	return fl.nkinds;
-}
-
-static int sample_layout(struct fl_control *ctl, int *nev, int *nslots);
+static int sample_layout(struct fl_control *ctl);
 
 static int open_set(struct fl_control *ctl)
 {
-	int nslots = 0, n = 0, rc = sample_layout(ctl, &n, &nslots);
+	int rc = sample_layout(ctl), n = ctl->cnt.nev;
 	if (rc)
 		return rc;
-	if (!n)
+	if (!n) {
+		close_set(ctl);
 		return PAPI_OK; /* only status events: nothing to open */
-	ctl->nev = n;
-	ctl->nslots = nslots;
+	}
 	struct pfc_perf_attr a = { 0 };
 	a.tid = (pid_t)ctl->tid;
 	a.exclude_user = !(ctl->domain & PAPI_DOM_USER);
@@ -1105,20 +946,14 @@ static int open_set(struct fl_control *ctl)
 	a.exclude_hv = 1;
 	a.check_schedule = !ctl->multiplex;
 	struct pflops_error err = { 0 };
-	ctl->vals = calloc(n, sizeof(*ctl->vals));
-	ctl->slots = calloc(nslots ? nslots : 1, sizeof(*ctl->slots));
-	if (!ctl->vals || !ctl->slots) {
-		close_set(ctl);
-		return PAPI_ENOMEM;
-	}
-	rc = pfc_perf_open(&ctl->set, ctl->ev, n, &a, &err);
+	rc = pfc_count_open(&ctl->cnt, &a, &err);
 	if (rc) {
 		say_once("%s", err.msg);
 		close_set(ctl);
 		return papi_code(rc);
 	}
 	char msg[PAPI_HUGE_STR_LEN];
-	if (flo_active(&ctl->ovf) && (rc = flo_arm(&ctl->ovf, ctl->set, n, FL_OVF_SIGNAL, msg, sizeof(msg)))) {
+	if (flo_active(&ctl->ovf) && (rc = flo_arm(&ctl->ovf, ctl->cnt.set, n, FL_OVF_SIGNAL, msg, sizeof(msg)))) {
 		say_once("%s", msg);
 		close_set(ctl);
 		return rc;
@@ -1135,14 +970,14 @@ static int fl_start(hwd_context_t *ctx, hwd_control_state_t *c)
 		say_once("%s", _flops_vector.cmp_info.disabled_reason);
 		return fl.papi_access;
 	}
-	if (!ctl->set) {
+	if (!ctl->cnt.set) {
 		int rc = open_set(ctl);
 		if (rc)
 			return rc;
 	}
 	memset(ctl->values, 0, sizeof(ctl->values));
 	struct pflops_error err = { 0 };
-	if (ctl->set && pfc_perf_start(ctl->set, &err)) {
+	if (ctl->cnt.set && pfc_perf_start(ctl->cnt.set, &err)) {
 		say_once("%s", err.msg);
 		return PAPI_ESYS;
 	}
@@ -1155,26 +990,23 @@ static int collect(struct fl_control *ctl, double *detected)
 {
 	struct pfc_perf_status st = { 0 };
 	*detected = 0;
-	if (ctl->set) {
+	if (ctl->cnt.set) {
 		struct pflops_error err = { 0 };
-		if (pfc_perf_read(ctl->set, ctl->vals, &err)) {
+		if (pfc_count_read(&ctl->cnt, &err)) {
 			say_once("%s", err.msg);
 			return PAPI_ESYS;
 		}
-		pfc_perf_sum(ctl->set, ctl->vals, ctl->slots, ctl->nslots, &st);
+		st = ctl->cnt.st;
 		if (st.unscheduled)
 			return PAPI_ECNFLCT; /* never a zero passed off as a count */
+		*detected = pfc_count_detected(&ctl->cnt);
 	}
-	struct pfc_perf_kind pk[PFLOPS_MAX_KINDS];
-	int nk = set_kinds(ctl, pk);
-	if (ctl->set)
-		*detected = pfc_perf_detected(pk, nk, ctl->counter_slot, ctl->slots);
 	for (int i = 0; i < ctl->nevents; i++) {
 		int s = ctl->slot_of[i];
 		double v = 0;
 		if (s >= 0) {
-			if (ctl->set)
-				v = pfc_perf_metric(pk, nk, ctl->counter_slot, ctl->slots, s);
+			if (ctl->cnt.set)
+				v = pfc_count_value(&ctl->cnt, s);
 		} else if (FL_ENTRY(ctl->code[i]) == FL_SCALED) {
 			v = st.estimated;
 		} else if (FL_ENTRY(ctl->code[i]) == FL_DETECT) {
@@ -1198,9 +1030,9 @@ static int fl_stop(hwd_context_t *ctx, hwd_control_state_t *c)
 			trace_ovf_arm(ctl, 0);
 		return rc;
 	}
-	if (!ctl->set)
+	if (!ctl->cnt.set)
 		return PAPI_OK;
-	if (pfc_perf_stop(ctl->set, &err)) {
+	if (pfc_perf_stop(ctl->cnt.set, &err)) {
 		say_once("%s", err.msg);
 		return PAPI_ESYS;
 	}
@@ -1210,9 +1042,9 @@ static int fl_stop(hwd_context_t *ctx, hwd_control_state_t *c)
 	double detected;
 	if (!__atomic_load_n(&said_detected, __ATOMIC_RELAXED) && collect(ctl, &detected) == PAPI_OK && detected > 0 &&
 	    !__atomic_exchange_n(&said_detected, 1, __ATOMIC_RELAXED))
-		for (int k = 0; k < fl.nkinds; k++) {
-			const struct pflops_pmu *p = fl.kind[k].pmu;
-			if (!ctl->planned[k] || !ctl->plan[k].reduced)
+		for (int k = 0; k < fl.ks.n; k++) {
+			const struct pflops_pmu *p = fl.ks.kind[k].pmu;
+			if (!ctl->cnt.planned[k] || !ctl->cnt.plan[k].reduced)
 				continue;
 			const char *part = pflops_metric_name(p->detect.part);
 			say_once(
@@ -1238,7 +1070,7 @@ static int fl_reset(hwd_context_t *ctx, hwd_control_state_t *c)
 			return rc;
 		return ctl->running ? trace_snap(ctl, &ctl->start) : PAPI_OK;
 	}
-	if (ctl->set && pfc_perf_reset(ctl->set, &err))
+	if (ctl->cnt.set && pfc_perf_reset(ctl->cnt.set, &err))
 		return PAPI_ESYS;
 	return PAPI_OK;
 }
@@ -1258,15 +1090,20 @@ static int fl_read(hwd_context_t *ctx, hwd_control_state_t *c, long long **event
 
 /* The layout of the set's perf events, with sampling periods where an
  * event overflows, and the test stand-in applied. */
-static int sample_layout(struct fl_control *ctl, int *nev, int *nslots)
+static int sample_layout(struct fl_control *ctl)
 {
-	struct pfc_perf_kind pk[PFLOPS_MAX_KINDS];
-	int nk = set_kinds(ctl, pk);
-	int n = pfc_perf_layout(pk, nk, ctl->ev, sizeof(ctl->ev) / sizeof(ctl->ev[0]), ctl->counter_slot, nslots);
-	if (n < 0)
-		return PAPI_ECOUNT;
-	flo_standin_apply(ctl->ev, n);
-	*nev = n;
+	struct pflops_error err = { 0 };
+	if (!ctl->cnt.ks)
+		return PAPI_OK; /* nothing planned: nothing to open */
+	ctl->cnt.multiplex = ctl->multiplex;
+	int rc = pfc_count_layout(&ctl->cnt, &err);
+	if (rc) {
+		say_once("%s", err.msg);
+		return rc == PFLOPS_ENOMEM ? PAPI_ENOMEM : PAPI_ECOUNT;
+	}
+	int n = ctl->cnt.nev, nk = fl.ks.n;
+	const struct pfc_perf_kind *pk = ctl->cnt.pk;
+	flo_standin_apply(ctl->cnt.ev, n);
 	if (!flo_active(&ctl->ovf))
 		return PAPI_OK;
 	char names[FL_MAX_EVENTS][PAPI_MIN_STR_LEN], msg[PAPI_HUGE_STR_LEN];
@@ -1283,8 +1120,8 @@ static int sample_layout(struct fl_control *ctl, int *nev, int *nslots)
 				"PAPI_overflow on flops events cannot be done in a multiplexed event set (it needs more counters than the core has; a multiplexed counter samples only part of the time): overflow a set that fits the counters");
 			return PAPI_ECNFLCT;
 		}
-	int rc = flo_layout(&ctl->ovf, ctl->slot_of, ctl->nevents, pk, nk, ctl->counter_slot, ctl->ev, n, np, msg,
-			    sizeof(msg));
+	rc = flo_layout(&ctl->ovf, ctl->slot_of, ctl->nevents, pk, nk, ctl->cnt.counter_slot, ctl->cnt.ev, n, np, msg,
+			sizeof(msg));
 	if (rc)
 		say_once("%s", msg);
 	return rc;
@@ -1347,8 +1184,7 @@ static int fl_set_overflow(EventSetInfo_t *ESI, int EventIndex, int threshold)
 	}
 	close_set(ctl);
 	int rc = flo_set(&ctl->ovf, pos, threshold, FL_OVF_SIGNAL, _flops_vector.cmp_info.CmpIdx);
-	int n, nslots;
-	if (rc == PAPI_OK && threshold > 0 && (rc = sample_layout(ctl, &n, &nslots)))
+	if (rc == PAPI_OK && threshold > 0 && (rc = sample_layout(ctl)))
 		flo_set(&ctl->ovf, pos, 0, FL_OVF_SIGNAL, _flops_vector.cmp_info.CmpIdx);
 	return rc;
 }
@@ -1486,8 +1322,8 @@ static void describe(unsigned code, char *out, size_t len)
 		return;
 	}
 	if (e == FL_DETECT) {
-		for (int k = 0; k < fl.nkinds; k++) {
-			const struct pflops_pmu *p = fl.kind[k].pmu;
+		for (int k = 0; k < fl.ks.n; k++) {
+			const struct pflops_pmu *p = fl.ks.kind[k].pmu;
 			if (p && p->detect.line) {
 				snprintf(
 					out, len,
@@ -1503,9 +1339,9 @@ static void describe(unsigned code, char *out, size_t len)
 	}
 	size_t l = snprintf(out, len, "%s", pflops_metric_info(e)->descr);
 	if (wq)
-		l += snprintf(out + l, len - l, ", %s only", width_model(wq - 1));
+		l += snprintf(out + l, len - l, ", %s only", pflops_width_name((enum pflops_width)(wq - 1)));
 	if (pq && l < len)
-		l += snprintf(out + l, len - l, ", %s only", prec_model(pq - 1));
+		l += snprintf(out + l, len - l, ", %s only", pflops_prec_name((enum pflops_prec)(pq - 1)));
 	if (fl.source == FL_SRC_TRACE) {
 		snprintf(
 			out + l, len - l,
@@ -1517,9 +1353,9 @@ static void describe(unsigned code, char *out, size_t len)
 		l += snprintf(
 			out + l, len - l,
 			". Source model (PAPI_FLOPS_SOURCE=model:%s): the traced instructions read through this formula",
-			fl.kind[0].pmu->name);
-	for (int k = 0; k < fl.nkinds && l < len; k++) {
-		const struct pflops_pmu *p = fl.kind[k].pmu;
+			fl.ks.kind[0].pmu->name);
+	for (int k = 0; k < fl.ks.n && l < len; k++) {
+		const struct pflops_pmu *p = fl.ks.kind[k].pmu;
 		if (!p)
 			continue;
 		const struct pflops_metric_def *d = &p->metrics[e];
@@ -1529,21 +1365,30 @@ static void describe(unsigned code, char *out, size_t len)
 			continue;
 		}
 		l += snprintf(out + l, len - l, ". %s: %s [%s]", p->name, d->formula, pflops_class_name(d->klass));
+		int vl = 0;
+		for (int t = 0; t < d->nterms; t++)
+			vl |= d->terms[t].wvl != 0;
+		int sve = fl.ks.kind[k].sve_bits, now = pfc_sve_vl_bits();
+		if (vl && l < len) /* what the plans weight it with */
+			l += snprintf(out + l, len - l, " (VL = %d bits: %s)", sve,
+				      now && now == sve ? "this process's SVE vector length"
+							: "the table's figure; this process has no SVE vector length");
 		if (d->caveat && l < len)
 			l += snprintf(out + l, len - l, " %s", d->caveat);
 	}
 	if ((wq || pq) && l < len) {
 		/* papi_native_avail shows what follows "masks:" for a qualifier */
-		l += snprintf(out + l, len - l, " masks:%s%s%s only:", wq ? width_model(wq - 1) : "",
-			      wq && pq ? " " : "", pq ? prec_model(pq - 1) : "");
-		for (int k = 0; k < fl.nkinds && l < len; k++) {
-			const struct pflops_pmu *p = fl.kind[k].pmu;
+		l += snprintf(out + l, len - l,
+			      " masks:%s%s%s only:", wq ? pflops_width_name((enum pflops_width)(wq - 1)) : "",
+			      wq && pq ? " " : "", pq ? pflops_prec_name((enum pflops_prec)(pq - 1)) : "");
+		for (int k = 0; k < fl.ks.n && l < len; k++) {
+			const struct pflops_pmu *p = fl.ks.kind[k].pmu;
 			if (!p || !qualifier_ok(p, e, wq, pq))
 				continue;
 			const struct pflops_metric_def *d = &p->metrics[e];
 			int first = 1;
 			for (int t = 0; t < d->nterms && l < len; t++)
-				if (term_passes(p, &d->terms[t], wq, pq)) {
+				if (pfc_count_term_passes(p, &d->terms[t], (int)wq - 1, (int)pq - 1)) {
 					l += snprintf(out + l, len - l, "%s%g*%s", first ? " " : " + ", d->terms[t].w0,
 						      p->events[d->terms[t].event].alias);
 					first = 0;

@@ -3,8 +3,10 @@
  * A program to count (pflops_perf.h): forked and held on a pipe until the
  * caller has opened its events on it with inherit (threads and children
  * count) and enable_on_exec (counting starts at the program, not at our
- * fork), then released and waited for.  pflops_count_child is the whole
- * sequence over the engine (count_perf.c), for callers with plain events.
+ * fork), then released and waited for.  pfc_child_count is that
+ * sequence, used by pflops_count_child (plain events over the engine,
+ * count_perf.c) and pfc_count_program (a counting set of the pipeline,
+ * count.c: papi_flops_run --source hw).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +19,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "pflops_count.h"
 #include "pflops_internal.h"
 #include "pflops_perf.h"
 
@@ -172,10 +175,38 @@ int pfc_child_run(struct pflops_child *c, int *status, double *wall_seconds, str
 	return pfc_child_run_tick(c, status, wall_seconds, 0, NULL, NULL, err);
 }
 
+int pfc_child_count(char *const argv[], const volatile sig_atomic_t *interrupt, pfc_child_open_fn open, void *arg,
+		    int *status, double *wall_seconds, struct pflops_error *err)
+{
+	struct pflops_child c;
+	int rc = pfc_child_spawn(&c, argv, err);
+	if (rc)
+		return rc;
+	c.interrupt = interrupt;
+	if ((rc = open(arg, c.pid, err))) {
+		pfc_child_abort(&c);
+		return rc;
+	}
+	return pfc_child_run(&c, status, wall_seconds, err);
+}
+
+struct open_events {
+	struct pfc_perf_set **set;
+	const struct pfc_perf_event *ev;
+	int n;
+	struct pfc_perf_attr a;
+};
+
+static int open_events(void *arg, pid_t pid, struct pflops_error *err)
+{
+	struct open_events *o = arg;
+	o->a.tid = pid;
+	return pfc_perf_open(o->set, o->ev, o->n, &o->a, err);
+}
+
 int pflops_count_child(char *const argv[], struct pflops_child_event *ev, int n, int *status, double *wall_seconds,
 		       struct pflops_error *err)
 {
-	struct pflops_child c;
 	struct pfc_perf_event *pe = calloc(n > 0 ? n : 1, sizeof(*pe));
 	struct pfc_perf_value *v = calloc(n > 0 ? n : 1, sizeof(*v));
 	struct pfc_perf_set *set = NULL;
@@ -188,24 +219,14 @@ int pflops_count_child(char *const argv[], struct pflops_child_event *ev, int n,
 		snprintf(pe[i].name, sizeof(pe[i].name), "event type %u config 0x%llx", ev[i].type,
 			 (unsigned long long)ev[i].config);
 	}
+	struct open_events o = {
+		&set,
+		pe,
+		n,
+		{ .inherit = 1, .enable_on_exec = 1, .exclude_hv = 1, .exclude_kernel = n > 0 && ev[0].exclude_kernel }
+	};
 	if (!rc)
-		rc = pfc_child_spawn(&c, argv, err);
-	if (rc) {
-		free(pe);
-		free(v);
-		return rc;
-	}
-	struct pfc_perf_attr a = { .tid = c.pid,
-				   .inherit = 1,
-				   .enable_on_exec = 1,
-				   .exclude_hv = 1,
-				   .exclude_kernel = n > 0 && ev[0].exclude_kernel };
-	rc = pfc_perf_open(&set, pe, n, &a, err);
-	if (rc) {
-		pfc_child_abort(&c);
-	} else {
-		rc = pfc_child_run(&c, status, wall_seconds, err);
-	}
+		rc = pfc_child_count(argv, NULL, open_events, &o, status, wall_seconds, err);
 	if (!rc)
 		rc = pfc_perf_read(set, v, err);
 	for (int i = 0; !rc && i < n; i++) {
@@ -217,5 +238,29 @@ int pflops_count_child(char *const argv[], struct pflops_child_event *ev, int n,
 	pfc_perf_close(set);
 	free(pe);
 	free(v);
+	return rc;
+}
+
+struct open_count {
+	struct pfc_count *c;
+	struct pfc_perf_attr a;
+};
+
+static int open_count(void *arg, pid_t pid, struct pflops_error *err)
+{
+	struct open_count *o = arg;
+	o->a.tid = pid;
+	return pfc_count_open(o->c, &o->a, err);
+}
+
+int pfc_count_program(struct pfc_count *c, char *const argv[], const struct pfc_perf_attr *a,
+		      const volatile sig_atomic_t *interrupt, int *status, double *wall_seconds,
+		      struct pflops_error *err)
+{
+	struct open_count o = { c, *a };
+	o.a.inherit = o.a.enable_on_exec = 1;
+	int rc = pfc_child_count(argv, interrupt, open_count, &o, status, wall_seconds, err);
+	if (!rc)
+		rc = pfc_count_read(c, err);
 	return rc;
 }

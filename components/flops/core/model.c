@@ -23,9 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pflops_model.h"
 #include "pflops_trace.h"
-
-enum unit { U_INST, U_FLOPS, U_FLOPS_ACTIVE, U_NONE };
 
 static int fail(struct pflops_error *err, int code, const char *spec, const char *what, const char *tok, size_t len)
 {
@@ -89,15 +88,15 @@ static const char *extra_n(int i)
 	return i < PFLOPS_NEXTRA ? n[i] : "?";
 }
 
-int pfc_model_eval(const char *spec, const struct pflops_mix *m, double *count, struct pflops_error *err)
+int pfc_model_parse(const char *spec, struct pfc_model *out, struct pflops_error *err)
 {
 	unsigned precs = (1u << PFLOPS_NPREC) - 1, widths = (1u << PFLOPS_NWIDTH) - 1, ops = (1u << PFLOPS_NOP) - 1,
 		 plus = 0;
 	int unit = -1;
-	double fma = -1, dpp = -1, sum = 0;
+	double fma = -1, dpp = -1;
 	const char *p = spec;
 
-	if (!spec || !m || !count)
+	if (!spec || !out)
 		return fail(err, PFLOPS_EINVAL, spec ? spec : "(null)", "missing argument", "", 0);
 	for (;;) {
 		const char *tok, *eq, *bad;
@@ -157,7 +156,31 @@ int pfc_model_eval(const char *spec, const struct pflops_mix *m, double *count, 
 	}
 	if (unit < 0)
 		return fail(err, PFLOPS_EINVAL, spec, "empty model, expected a unit", "", 0);
-	if (unit == U_NONE) {
+	*out = (struct pfc_model){ (enum pfc_model_unit)unit, precs, widths, ops, plus, fma, dpp };
+	return 0;
+}
+
+int pfc_model_single(unsigned mask, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (mask == 1u << i)
+			return i;
+	return -1;
+}
+
+int pfc_model_eval(const char *spec, const struct pflops_mix *m, double *count, struct pflops_error *err)
+{
+	struct pfc_model md;
+	double sum = 0;
+	if (!m || !count)
+		return fail(err, PFLOPS_EINVAL, spec ? spec : "(null)", "missing argument", "", 0);
+	int rc = pfc_model_parse(spec, &md, err);
+	if (rc)
+		return rc;
+	unsigned precs = md.precs, widths = md.widths, ops = md.ops, plus = md.plus;
+	double fma = md.fma, dpp = md.dpp;
+	int unit = md.unit;
+	if (unit == PFC_MODEL_NONE) {
 		if (err) {
 			err->code = PFLOPS_EUNAVAIL;
 			snprintf(err->msg, sizeof err->msg,
@@ -174,7 +197,7 @@ int pfc_model_eval(const char *spec, const struct pflops_mix *m, double *count, 
 				double per;
 				if (!((precs >> pr) & 1) || !((widths >> w) & 1) || !((ops >> o) & 1))
 					continue;
-				if (unit == U_INST) {
+				if (unit == PFC_MODEL_INST) {
 					per = o == PFLOPS_OP_FMA   ? (fma < 0 ? 1 : fma)
 					      : o == PFLOPS_OP_DPP ? (dpp < 0 ? 1 : dpp)
 								   : 1;
@@ -184,8 +207,8 @@ int pfc_model_eval(const char *spec, const struct pflops_mix *m, double *count, 
 				per = o == PFLOPS_OP_FMA && fma >= 0   ? fma
 				      : o == PFLOPS_OP_DPP && dpp >= 0 ? dpp
 								       : pflops_op_flops((enum pflops_op)o);
-				sum += per *
-				       (double)(unit == U_FLOPS ? m->lanes_full[pr][w][o] : m->lanes_active[pr][w][o]);
+				sum += per * (double)(unit == PFC_MODEL_FLOPS ? m->lanes_full[pr][w][o]
+									      : m->lanes_active[pr][w][o]);
 			}
 	for (int x = 0; x < PFLOPS_NEXTRA; x++)
 		if ((plus >> x) & 1)

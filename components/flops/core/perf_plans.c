@@ -10,17 +10,14 @@
 #include "pflops_internal.h"
 #include "pflops_perf.h"
 
-/* core cycles: x86 raw 0x3c (fixed counter 1 where free); elsewhere the
- * generic cycles event on that PMU (hybrid perf: type in bits 32-63) */
+/* core cycles on the kind's own PMU: x86 raw 0x3c (fixed counter 1 where
+ * free), Arm CPU_CYCLES 0x11 (architectural; the cycle counter): a raw
+ * event of that PMU opens on any kernel, where the generic cycles event
+ * with the PMU's type in bits 32-63 needs one that knows extended types */
 static void cycles_event(const struct pfc_perf_kind *kd, struct pfc_perf_event *e)
 {
-	if (kd->arch == PFLOPS_ARCH_X86) {
-		e->type = kd->type;
-		e->config = 0x3c;
-	} else {
-		e->type = PERF_TYPE_HARDWARE;
-		e->config = PERF_COUNT_HW_CPU_CYCLES | (kd->type == PERF_TYPE_RAW ? 0 : (uint64_t)kd->type << 32);
-	}
+	e->type = kd->type;
+	e->config = kd->arch == PFLOPS_ARCH_X86 ? 0x3c : 0x11;
 	snprintf(e->name, sizeof(e->name), "%.20s/cycles/", kd->pmu_name ? kd->pmu_name : "cpu");
 }
 

@@ -181,6 +181,12 @@ int pfc_child_run_tick(struct pflops_child *c, int *status, double *wall_seconds
 		       pfc_child_tick_fn tick, void *arg, struct pflops_error *err);
 /* Kill a held child that must not run (events could not be opened). */
 void pfc_child_abort(struct pflops_child *c);
+/* The whole sequence: spawn argv held, open(arg, its pid) the events on
+ * it (killed unrun when that fails), release it and wait (pfc_child_run,
+ * with interrupt as pflops_child.interrupt; may be NULL). */
+typedef int (*pfc_child_open_fn)(void *arg, pid_t pid, struct pflops_error *err);
+int pfc_child_count(char *const argv[], const volatile sig_atomic_t *interrupt, pfc_child_open_fn open, void *arg,
+		    int *status, double *wall_seconds, struct pflops_error *err);
 
 /* The perf PMU type of /sys/bus/event_source/devices/<pmu>/type
  * (PAPI_FLOPS_SYSFS overrides the directory, as for the probe). */

@@ -14,9 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <hwloc.h>
-#if defined(__aarch64__)
-#include <sys/prctl.h>
-#endif
+#include "pflops_count.h"
 #include "pflops_internal.h"
 
 static unsigned num(const char *s)
@@ -62,6 +60,9 @@ static void identify(hwloc_topology_t topo, hwloc_const_bitmap_t set, struct pfl
 static void choose_pmu(const struct pflops_table *t, struct pflops_kind *k, int nmi)
 {
 	k->pmu = k->vendor[0] ? pflops_table_match(t, k->vendor, k->family, k->model, k->stepping, k->coretype) : NULL;
+	/* the vector length in effect: on a live machine this process's
+	 * (whether or not the table knows the part), else the part's */
+	k->sve_bits = nmi >= 0 && pfc_sve_vl_bits() > 0 ? pfc_sve_vl_bits() : k->pmu ? k->pmu->sve_bits : 0;
 	if (!k->pmu) {
 		if (!k->vendor[0])
 			snprintf(k->why, sizeof(k->why),
@@ -79,14 +80,6 @@ static void choose_pmu(const struct pflops_table *t, struct pflops_kind *k, int 
 	}
 	k->budget = pflops_budget(k->pmu, k->smt, nmi > 0, 0);
 	k->budget_cycles = pflops_budget(k->pmu, k->smt, nmi > 0, 1);
-	k->sve_bits = k->pmu->sve_bits;
-#if defined(__aarch64__)
-	if (nmi >= 0) { /* live machine: the process's own vector length */
-		int vl = prctl(PR_SVE_GET_VL);
-		if (vl > 0)
-			k->sve_bits = (vl & PR_SVE_VL_LEN_MASK) * 8;
-	}
-#endif
 }
 
 int pflops_budget(const struct pflops_pmu *pmu, int smt, int nmi_watchdog, int needs_cycles)

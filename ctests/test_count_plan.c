@@ -1,0 +1,202 @@
+/*
+ * The counting pipeline's planner (core/pflops_count.h), which the flops
+ * component and papi_flops_run --source hw both plan through: an Arm SVE
+ * formula planned with the vector length the kind carries, not the
+ * table's default; the component's way (its event set's entries as slots,
+ * a PMU named by PAPI_FLOPS_PMU) and the run tool's (a metric mask on the
+ * probe's kinds) give the same plan; width qualifiers read the table's
+ * model lines through model.c's parser.
+ *
+ * Run on aarch64 with SVE (qemu-aarch64 -cpu max,sve-default-vector-length=N
+ * under scripts/test-aarch64.sh), the vector length is this process's,
+ * read at run time, and PF_EXPECT_SVE_BITS (when set) is what it must be.
+ * Elsewhere that part says SKIP.  Nothing here opens a counter.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "papi_flops.h"
+#include "pflops_count.h"
+
+#include "builtin_table.h"
+
+/* The weight of the plan's counter with raw code config for slot s. */
+static double weight(const struct pflops_plan *p, uint64_t config, int s)
+{
+	for (int c = 0; c < p->ncounters; c++)
+		if ((p->counter[c].config & 0xffff) == config)
+			return p->counter[c].weight[s];
+	fail_msg("no counter 0x%llx in the plan", (unsigned long long)config);
+	return 0;
+}
+
+/* The two plans count the same events with the same weights. */
+static void assert_same_plan(const struct pflops_plan *a, int sa, const struct pflops_plan *b, int sb)
+{
+	assert_int_equal(a->ncounters, b->ncounters);
+	assert_int_equal(a->cost, b->cost);
+	assert_true(a->vl128 == b->vl128);
+	for (int c = 0; c < a->ncounters; c++) {
+		assert_true(a->counter[c].config == b->counter[c].config);
+		assert_true(a->counter[c].weight[sa] == b->counter[c].weight[sb]);
+	}
+}
+
+/* The run tool's way: the metrics as slots on the probe's kinds (a
+ * probe of one kind of core, its vector length sve_bits). */
+static void plan_as_run_tool(struct pfc_count *c, struct pfc_count_kinds *ks, const struct pflops_pmu *p, int sve_bits,
+			     unsigned metrics)
+{
+	struct pflops_probe pr = { .live = 1, .nkinds = 1, .paranoid = -99 };
+	pr.kinds[0].pmu = p;
+	pr.kinds[0].budget = pr.kinds[0].budget_cycles = p->counters_smt;
+	pr.kinds[0].sve_bits = sve_bits;
+	assert_int_equal(pfc_count_kinds_probe(ks, &pr), 1);
+	struct pfc_count_want w[PFLOPS_NMETRIC];
+	pfc_count_want_metrics(w, metrics);
+	assert_int_equal(pfc_count_plan(c, ks, w, PFLOPS_NMETRIC, 1), 1);
+}
+
+/* The component's way: its event set's FLOP entries as slots 0.., on a
+ * kind added as PAPI_FLOPS_PMU adds it (sve_bits -1: this process's). */
+static void plan_as_component(struct pfc_count *c, struct pfc_count_kinds *ks, const struct pflops_pmu *p, int sve_bits,
+			      int metric)
+{
+	memset(ks, 0, sizeof(*ks));
+	assert_int_equal(pfc_count_kind_add(ks, p, -1, 1, 1, 0, 0, sve_bits, NULL), 0);
+	struct pfc_count_want w[1] = { { metric, -1, -1 } };
+	assert_int_equal(pfc_count_plan(c, ks, w, 1, 0), 1);
+}
+
+/* arm_v1's table default is 256 bits; a kind at 512 plans SCALE x 4. */
+static void test_injected_vl(void **state)
+{
+	const struct pflops_pmu *v1 = pmu("arm_v1");
+	assert_int_equal(v1->sve_bits, 256);
+	static struct pfc_count_kinds ka, kb;
+	static struct pfc_count a, b;
+	plan_as_run_tool(&a, &ka, v1, 512, 1u << PFLOPS_FP_OPS);
+	plan_as_component(&b, &kb, v1, 512, PFLOPS_FP_OPS);
+	assert_true(weight(&a.plan[0], 0x80c0, PFLOPS_FP_OPS) == 4.0);
+	assert_true(weight(&a.plan[0], 0x80c1, PFLOPS_FP_OPS) == 1.0);
+	assert_same_plan(&a.plan[0], PFLOPS_FP_OPS, &b.plan[0], 0);
+	/* the table's default where the kind carries none */
+	plan_as_run_tool(&a, &ka, v1, 0, 1u << PFLOPS_FP_OPS);
+	assert_true(weight(&a.plan[0], 0x80c0, PFLOPS_FP_OPS) == 2.0);
+	/* 128 bits (an A64FX may run at less than its 512) */
+	plan_as_run_tool(&a, &ka, pmu("arm_a64fx"), 128, 1u << PFLOPS_DP_OPS);
+	plan_as_component(&b, &kb, pmu("arm_a64fx"), 128, PFLOPS_DP_OPS);
+	assert_same_plan(&a.plan[0], PFLOPS_DP_OPS, &b.plan[0], 0);
+	assert_true(a.plan[0].vl128 == 1.0);
+	pfc_count_close(&a);
+	pfc_count_close(&b);
+}
+
+/* This process's vector length, as both front ends read it: the probe's
+ * kind (papi_flops_run) and a PMU named by PAPI_FLOPS_PMU (component). */
+static void test_runtime_vl(void **state)
+{
+	int vl = pfc_sve_vl_bits();
+	const char *expect = getenv("PF_EXPECT_SVE_BITS");
+	if (!vl) {
+		if (expect && *expect)
+			fail_msg("PF_EXPECT_SVE_BITS=%s but this process has no SVE vector length", expect);
+		printf("SKIP: test_count_plan run-time vector length: this CPU lacks SVE\n");
+		skip();
+	}
+	if (expect && *expect)
+		assert_int_equal(vl, atoi(expect));
+	struct pflops_probe pr;
+	struct pflops_error err = { 0 };
+	assert_int_equal(pflops_probe_run(&pr, &T, NULL, &err), 0);
+	assert_true(pr.nkinds >= 1);
+	assert_int_equal(pr.kinds[0].sve_bits, vl); /* the probe read it too */
+	static struct pfc_count_kinds ka, kb;
+	static struct pfc_count a, b;
+	const struct pflops_pmu *v1 = pmu("arm_v1");
+	plan_as_run_tool(&a, &ka, v1, pr.kinds[0].sve_bits, 1u << PFLOPS_FP_OPS);
+	plan_as_component(&b, &kb, v1, -1, PFLOPS_FP_OPS);
+	assert_int_equal(kb.kind[0].sve_bits, vl);
+	assert_true(weight(&a.plan[0], 0x80c0, PFLOPS_FP_OPS) == vl / 128.0);
+	assert_same_plan(&a.plan[0], PFLOPS_FP_OPS, &b.plan[0], 0);
+	printf("run-time SVE vector length %d bits: both plan FP_OPS = %g*SCALE + FIXED\n", vl,
+	       weight(&a.plan[0], 0x80c0, PFLOPS_FP_OPS));
+	pfc_count_close(&a);
+	pfc_count_close(&b);
+}
+
+/* A PMU without SVE keeps no vector length, whatever the process has. */
+static void test_no_sve_part(void **state)
+{
+	static struct pfc_count_kinds ks;
+	assert_int_equal(pfc_count_kind_add(&ks, pmu("arm_n1"), -1, 1, 0, 0, 0, -1, NULL), 0);
+	assert_int_equal(ks.kind[0].sve_bits, 0);
+	assert_int_equal(pfc_count_kind_add(&ks, pmu("skx"), -1, 1, 0, 0, 0, -1, NULL), 0);
+	assert_int_equal(ks.kind[1].sve_bits, 0);
+}
+
+/* Width and precision qualifiers from the model lines (model.c's parser):
+ * FP_OPS:W512 on Skylake-SP plans a real part of FP_OPS; DP_OPS:DP is the
+ * whole metric (no split); an Arm event (model none) splits by nothing. */
+static void test_qualifiers(void **state)
+{
+	const struct pflops_pmu *skx = pmu("skx");
+	assert_true(pfc_count_qualifier_ok(skx, PFLOPS_FP_OPS, PFLOPS_W512, -1));
+	assert_false(pfc_count_qualifier_ok(pmu("arm_v1"), PFLOPS_FP_OPS, PFLOPS_W128, -1));
+	assert_false(pfc_count_qualifier_ok(skx, PFLOPS_DP_OPS, -1, PFLOPS_DP)); /* the whole metric */
+	static struct pfc_count_kinds ks;
+	static struct pfc_count c;
+	assert_int_equal(pfc_count_kind_add(&ks, skx, -1, 1, 0, 0, 0, -1, NULL), 0);
+	struct pfc_count_want w[2] = { { PFLOPS_FP_OPS, PFLOPS_W512, -1 }, { PFLOPS_FP_OPS, -1, -1 } };
+	assert_int_equal(pfc_count_plan(&c, &ks, w, 2, 0), 1);
+	int in512 = 0, all = 0;
+	for (int k = 0; k < c.plan[0].ncounters; k++) {
+		in512 += c.plan[0].counter[k].weight[0] != 0;
+		all += c.plan[0].counter[k].weight[1] != 0;
+	}
+	assert_true(in512 >= 1 && in512 < all); /* a real part of FP_OPS */
+	/* strict: a slot the kind cannot count leaves the kind unplanned, with why */
+	struct pfc_count_want bad[1] = { { PFLOPS_HP_OPS, -1, -1 } };
+	assert_int_equal(pfc_count_plan(&c, &ks, bad, 1, 1), 0);
+	assert_int_equal(c.rc[0], PFLOPS_EUNAVAIL);
+	assert_non_null(strstr(c.why[0], "HP_OPS"));
+	/* not strict: left out, the kind unplanned without an error */
+	assert_int_equal(pfc_count_plan(&c, &ks, bad, 1, 0), 0);
+	assert_int_equal(c.rc[0], 0);
+	pfc_count_close(&c);
+}
+
+/* Hybrid Arm kinds time themselves with the architectural CPU_CYCLES
+ * (0x11) on their own PMU, as x86 kinds with 0x3c. */
+static void test_arm_hybrid_reference(void **state)
+{
+	static struct pfc_count_kinds ks;
+	static struct pfc_count c;
+	assert_int_equal(pfc_count_kind_add(&ks, pmu("arm_v1"), 6, 1, 1, 1, 0, 256, NULL), 0);
+	ks.kind[0].type = 9; /* as pfc_count_kinds_types reads it from sysfs */
+	struct pfc_count_want w[PFLOPS_NMETRIC];
+	pfc_count_want_metrics(w, 1u << PFLOPS_FP_OPS);
+	assert_int_equal(pfc_count_plan(&c, &ks, w, PFLOPS_NMETRIC, 1), 1);
+	assert_int_equal(pfc_count_layout(&c, NULL), 0);
+	assert_int_equal(c.nev, 3);
+	assert_int_equal(c.ev[0].slot, -1);
+	assert_int_equal(c.ev[0].type, 9);
+	assert_true(c.ev[0].config == 0x11);
+	assert_int_equal(c.ev[1].type, 9);
+	pfc_count_close(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_injected_vl),	     cmocka_unit_test(test_runtime_vl),
+		cmocka_unit_test(test_no_sve_part),	     cmocka_unit_test(test_qualifiers),
+		cmocka_unit_test(test_arm_hybrid_reference),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -4,13 +4,16 @@
 # mk/model.mk.
 TRACE_CORE = components/flops/core
 CORE_SRCS += $(TRACE_CORE)/trace/trace_decode.c $(TRACE_CORE)/trace/trace_blocks.c \
-             $(TRACE_CORE)/trace/trace_mem.c $(TRACE_CORE)/trace/trace_emul.c \
+             $(TRACE_CORE)/trace/trace_mem.c $(TRACE_CORE)/trace/trace_space.c \
+             $(TRACE_CORE)/trace/trace_emul.c \
              $(TRACE_CORE)/trace/trace_xstate.c $(TRACE_CORE)/trace/trace_region.c \
              $(TRACE_CORE)/trace/trace_window.c \
-             $(TRACE_CORE)/trace/trace_ptrace.c $(TRACE_CORE)/trace/trace_signal.c \
+             $(TRACE_CORE)/trace/trace_ptrace.c $(TRACE_CORE)/trace/trace_thread.c \
+             $(TRACE_CORE)/trace/trace_signal.c \
              $(TRACE_CORE)/trace/trace_maps.c $(TRACE_CORE)/trace/trace_inject.c \
              $(TRACE_CORE)/trace/trace_arena.c $(TRACE_CORE)/trace/trace_reloc.c \
              $(TRACE_CORE)/trace/trace_xlate.c $(TRACE_CORE)/trace/trace_link.c \
+             $(TRACE_CORE)/trace/trace_harvest.c \
              $(TRACE_CORE)/trace/trace_enter.c $(TRACE_CORE)/trace/trace_detach.c \
              $(TRACE_CORE)/trace/trace_elf.c $(TRACE_CORE)/trace/trace_cfi.c \
              $(TRACE_CORE)/trace/trace_prof.c $(TRACE_CORE)/trace/trace_funcs.c \

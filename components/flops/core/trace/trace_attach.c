@@ -75,8 +75,8 @@ static int seize_pass(struct pft_tracer *T, pid_t pid, struct pft_space *sp, str
 	*added = 0;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	if (!(d = opendir(path)))
-		return pft_fail(T->err, PFLOPS_ECHILD, "no process %d to attach to (%s: %s)", (int)pid, path,
-				strerror(errno));
+		return pfc_err(T->err, PFLOPS_ECHILD, "no process %d to attach to (%s: %s)", (int)pid, path,
+			       strerror(errno));
 	while ((de = readdir(d))) {
 		pid_t tid = (pid_t)atoi(de->d_name);
 		struct pft_thr *t;
@@ -87,26 +87,26 @@ static int seize_pass(struct pft_tracer *T, pid_t pid, struct pft_space *sp, str
 			if (e == ESRCH)
 				continue; /* ended meanwhile */
 			closedir(d);
-			return pft_fail(T->err, PFLOPS_ECHILD,
-					"cannot trace process %d (PTRACE_SEIZE of thread %d: %s); it must run as your "
-					"user, not be traced already (a debugger, another papi_flops_run), and ptrace "
-					"must be allowed: kernel.yama.ptrace_scope 0, or 1 with the process calling "
-					"prctl(PR_SET_PTRACER), or CAP_SYS_PTRACE; seccomp and container policies "
-					"can forbid it too",
-					(int)pid, (int)tid, strerror(e));
+			return pfc_err(T->err, PFLOPS_ECHILD,
+				       "cannot trace process %d (PTRACE_SEIZE of thread %d: %s); it must run as your "
+				       "user, not be traced already (a debugger, another papi_flops_run), and ptrace "
+				       "must be allowed: kernel.yama.ptrace_scope 0, or 1 with the process calling "
+				       "prctl(PR_SET_PTRACER), or CAP_SYS_PTRACE; seccomp and container policies "
+				       "can forbid it too",
+				       (int)pid, (int)tid, strerror(e));
 		}
 		if (!(t = pft_thread_add(T, tid, PFT_TH_RUN)) ||
 		    (pd->n == pd->cap && !(pd->v = realloc(pd->v, (pd->cap = pd->cap * 2 + 16) * sizeof(*pd->v))))) {
 			closedir(d);
-			return pft_fail(T->err, PFLOPS_ENOMEM, "out of memory");
+			return pfc_err(T->err, PFLOPS_ENOMEM, "out of memory");
 		}
 		t->sp = sp;
 		sp->refs++;
 		pd->v[pd->n++] = tid;
 		if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) && errno != ESRCH) {
 			closedir(d);
-			return pft_fail(T->err, PFLOPS_ESYS, "PTRACE_INTERRUPT of thread %d: %s", (int)tid,
-					strerror(errno));
+			return pfc_err(T->err, PFLOPS_ESYS, "PTRACE_INTERRUPT of thread %d: %s", (int)tid,
+				       strerror(errno));
 		}
 		(*added)++;
 	}
@@ -194,11 +194,11 @@ int pft_attach(pid_t pid, const struct pflops_trace_opts *opts, const struct pft
 	if (detached)
 		*detached = 0;
 	if (pid <= 0 || !mix)
-		return pft_fail(err, PFLOPS_EINVAL, "no process to attach to; pass its pid");
+		return pfc_err(err, PFLOPS_EINVAL, "no process to attach to; pass its pid");
 	if (pid == getpid())
-		return pft_fail(err, PFLOPS_EINVAL,
-				"a process cannot trace itself; the flops component starts "
-				"a helper for that");
+		return pfc_err(err, PFLOPS_EINVAL,
+			       "a process cannot trace itself; the flops component starts "
+			       "a helper for that");
 	memset(&T, 0, sizeof T);
 	T.o = opts ? opts : &defaults;
 	if ((rc = pft_engine_pick(T.o, &T.engine, err))) {
@@ -217,7 +217,7 @@ int pft_attach(pid_t pid, const struct pflops_trace_opts *opts, const struct pft
 	if (!(sp = pft_space_new(pid, T.o->region)) || (T.o->block && !(T.prof = pft_prof_new(T.o)))) {
 		pft_space_put(sp);
 		say(a->ready_fd, 'e');
-		return pft_fail(err, PFLOPS_ENOMEM, "out of memory");
+		return pfc_err(err, PFLOPS_ENOMEM, "out of memory");
 	}
 	sp->prof = T.prof;
 	pft_sys_attached(&T, sp);
@@ -227,7 +227,7 @@ int pft_attach(pid_t pid, const struct pflops_trace_opts *opts, const struct pft
 	while (!rc && added);
 	pft_space_put(sp); /* the threads hold it now */
 	if (!rc && !T.threads)
-		rc = pft_fail(err, PFLOPS_ECHILD, "process %d has no thread left to trace", (int)pid);
+		rc = pfc_err(err, PFLOPS_ECHILD, "process %d has no thread left to trace", (int)pid);
 	if (rc) {
 		pub_end(T.pub, PFC_PUB_FAILED, err ? err->msg : "attach failed");
 		say(a->ready_fd, 'e');

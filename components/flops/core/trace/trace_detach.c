@@ -173,8 +173,8 @@ int pft_detach_rest(struct pft_tracer *T)
 		if (t->detach_sig >= 0)
 			continue;
 		if (t->state != PFT_TH_WAIT_STOP && ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) && errno != ESRCH)
-			return pft_fail(T->err, PFLOPS_ESYS, "PTRACE_INTERRUPT of thread %d: %s", (int)t->tid,
-					strerror(errno));
+			return pfc_err(T->err, PFLOPS_ESYS, "PTRACE_INTERRUPT of thread %d: %s", (int)t->tid,
+				       strerror(errno));
 		left++;
 	}
 	while (left > 0) {
@@ -198,7 +198,7 @@ int pft_detach_rest(struct pft_tracer *T)
 			 * traced process; it is let go when its parent's event
 			 * arrives, which the interrupt of the parent precedes */
 			if (!(t = pft_thread_add(T, p, PFT_TH_RUN)))
-				return pft_fail(T->err, PFLOPS_ENOMEM, "out of memory");
+				return pfc_err(T->err, PFLOPS_ENOMEM, "out of memory");
 			t->detach_sig = held_signal(p, st);
 			continue;
 		}

@@ -16,7 +16,7 @@
 
 #include "trace_internal.h"
 
-#define fail pft_fail
+#define fail pfc_err
 
 /* blocks translated ahead of a new one (what its copy jumps to next) */
 #define AHEAD 8

@@ -88,7 +88,7 @@ struct pft_funcs *pft_funcs_new(struct pflops_error *err)
 	}
 	if (!f || !f->objs || !f->fns) {
 		pft_funcs_free(f);
-		pft_fail(err, PFLOPS_ENOMEM, "out of memory");
+		pfc_err(err, PFLOPS_ENOMEM, "out of memory");
 		return NULL;
 	}
 	return f;
@@ -446,13 +446,13 @@ int pft_funcs_list(struct pft_funcs *f, const struct pft_func *const **v, size_t
 	*v = NULL;
 	*n = 0;
 	if (f->oom)
-		return pft_fail(err, PFLOPS_ENOMEM,
-				"out of memory while grouping "
-				"the traced code by function");
+		return pfc_err(err, PFLOPS_ENOMEM,
+			       "out of memory while grouping "
+			       "the traced code by function");
 	free(f->list);
 	f->list = malloc((f->nf ? f->nf : 1) * sizeof *f->list);
 	if (!f->list)
-		return pft_fail(err, PFLOPS_ENOMEM, "out of memory");
+		return pfc_err(err, PFLOPS_ENOMEM, "out of memory");
 	for (size_t i = 0; i < f->fcap; i++)
 		for (struct func *fn = f->fns[i]; fn; fn = fn->next) {
 			struct pft_func *p = &fn->f;
@@ -469,7 +469,7 @@ int pft_funcs_list(struct pft_funcs *f, const struct pft_func *const **v, size_t
 				if (asprintf(&fn->label, "%s+0x%llx (no symbol)", base + 1,
 					     (unsigned long long)fn->hot_addr) < 0) {
 					fn->label = NULL;
-					return pft_fail(err, PFLOPS_ENOMEM, "out of memory");
+					return pfc_err(err, PFLOPS_ENOMEM, "out of memory");
 				}
 				p->name = fn->label;
 				p->addr = fn->hot_addr;

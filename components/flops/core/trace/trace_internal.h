@@ -19,6 +19,7 @@
 #include <sys/user.h>
 #include <signal.h>
 #include "pflops_trace.h"
+#include "pflops_internal.h"
 
 /* How a thread runs through a block on the stopping path. */
 enum {
@@ -218,10 +219,14 @@ struct pft_tracer {
 				 * untraced before (its rseq may be set) */
 };
 
-int pft_fail(struct pflops_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* trace_ptrace.c: the thread list (drop harvests the thread's counts) */
+/* trace_thread.c: the thread list (drop harvests the thread's counts) */
+struct pft_thr *pft_thread_find(struct pft_tracer *T, pid_t tid);
 struct pft_thr *pft_thread_add(struct pft_tracer *T, pid_t tid, int state);
 void pft_thread_drop(struct pft_tracer *T, pid_t tid);
+/* the thread's cache counts into the run's mix, its slot freed */
+void pft_thread_harvest(struct pft_tracer *T, struct pft_thr *t);
+/* a thread lets its address space go (the region's outcome kept) */
+void pft_space_release(struct pft_tracer *T, struct pft_space *sp);
 /* trace_detach.c: count the remaining processes up to now, then let them
  * run on untraced (the program has ended; they are not waited for) */
 int pft_detach_rest(struct pft_tracer *T);
@@ -270,10 +275,11 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si);
 int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *exit);
 int pft_cache_to_orig(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r);
 
-/* trace_mem.c */
+/* trace_space.c: an address space's life */
 struct pft_space *pft_space_new(pid_t pid, const char *region);
 struct pft_space *pft_space_fork(const struct pft_space *parent, pid_t child, const char *region);
 void pft_space_put(struct pft_space *sp);
+/* trace_mem.c: memory and breakpoints */
 /* read len bytes of tracee memory with breakpoints undone; returns bytes read */
 size_t pft_mem_read(struct pft_space *sp, pid_t tid, uint64_t addr, void *buf, size_t len);
 int pft_mem_write64(pid_t tid, uint64_t addr, uint64_t val);
@@ -283,6 +289,10 @@ int pft_bp_remove(struct pft_space *sp, pid_t tid, uint64_t addr);
 /* breakpoints in [lo, hi) out: their bytes restored through tid, or,
  * with tid 0, only forgotten (the memory is gone: munmap) */
 void pft_bp_clear(struct pft_space *sp, pid_t tid, uint64_t lo, uint64_t hi);
+/* the breakpoint table of a new space, a forked child's copy, freed */
+int pft_bp_init(struct pft_space *sp);
+int pft_bp_copy(struct pft_space *sp, const struct pft_space *parent);
+void pft_bp_free(struct pft_space *sp);
 
 /* Active lanes of one execution of FP entry e under opmasks k (NULL:
  * unknown, all lanes); zeroing and merging alike: only active lanes
@@ -585,10 +595,12 @@ struct pft_xblock *pft_xlate_find(const struct pft_arena *a, uint64_t addr, cons
 void pft_xlate_link(struct pft_xblock *from, int exit, struct pft_xblock *to);
 void pft_xlate_detach(struct pft_space *sp, struct pft_xblock *x);
 void pft_table_insert(struct pft_arena *a, uint64_t orig, uint64_t entry);
-/* add the counts of one thread's slot to m (zero them when `take`) */
+/* trace_harvest.c: add the counts of one thread's slot to m (zero them
+ * when `take`) */
 uint64_t pft_harvest(struct pft_arena *a, int slot, struct pflops_mix *m, int take);
-/* sp (a forked child's new space) gets copies of parent's cached blocks
- * and of its arena's layout; pft_arena_fork then gives it memory */
+/* trace_space.c: sp (a forked child's new space) gets copies of parent's
+ * cached blocks and of its arena's layout; pft_arena_fork then gives it
+ * memory */
 int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent);
 
 /* trace_reloc.c: copy one instruction to another address. */

@@ -1,5 +1,5 @@
 /*
- * trace_link.c: what joins the code cache's copies, and what they count.
+ * trace_link.c: what joins the code cache's copies.
  *
  *   links    a copy's exit jumps straight to the copy of its target once
  *            that is translated: its rel32 is rewritten by one aligned
@@ -10,8 +10,8 @@
  *   lookup   indirect branches (ret, jmp/call through a register or
  *            memory) look their target up in a hash table the tracer
  *            fills at each miss, in code that leaves the flags alone.
- *   counts   each thread's slot holds one counter per block id; the
- *            mix is executions x each block's decoded instructions.
+ * What the copies count: trace_harvest.c; a forked child's copies:
+ * trace_space.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -184,118 +184,4 @@ void pft_xlate_detach(struct pft_space *sp, struct pft_xblock *x)
 		if (x->ex[k].to)
 			unlink_exit(x, k);
 	table_remove(sp->arena, x->addr);
-}
-
-uint64_t pft_harvest(struct pft_arena *a, int slot, struct pflops_mix *m, int take)
-{
-	uint8_t *mem;
-	uint64_t *cnt, runs = 0;
-
-	if (!a || slot < 0 || !(mem = pft_slot_mem(a, slot)))
-		return 0;
-	cnt = (uint64_t *)(mem + PFT_SLOT_CNT);
-	for (uint32_t id = 0; id < a->nids; id++) {
-		uint64_t c = cnt[id];
-		if (!c)
-			continue;
-		pft_block_count_times(m, a->ids[id], c);
-		runs += c;
-		if (take) {
-			a->ids[id]->execs += c;
-			pft_prof_times(a->ids[id], c);
-			cnt[id] = 0;
-		}
-	}
-	return runs;
-}
-
-static struct pft_xblock *xb_clone(const struct pft_xblock *x, struct pft_block *b)
-{
-	struct pft_xblock *c = malloc(sizeof *c);
-
-	if (!c)
-		return NULL;
-	*c = *x;
-	c->b = b;
-	c->pt = malloc((size_t)x->npt * sizeof *c->pt);
-	c->in = x->nin ? malloc((size_t)x->nin * sizeof *c->in) : NULL;
-	c->in_cap = x->nin;
-	if (!c->pt || (x->nin && !c->in)) {
-		free(c->pt);
-		free(c->in);
-		free(c);
-		return NULL;
-	}
-	memcpy(c->pt, x->pt, (size_t)x->npt * sizeof *c->pt);
-	if (x->nin)
-		memcpy(c->in, x->in, (size_t)x->nin * sizeof *c->in);
-	return c;
-}
-
-int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
-{
-	const struct pft_arena *pa = parent->arena;
-	struct pft_arena *a;
-
-	if (!pa)
-		return 0;
-	a = calloc(1, sizeof *a);
-	if (!a)
-		return PFLOPS_ENOMEM;
-	sp->arena = a;
-	sp->ovf_maxpre = parent->ovf_maxpre;
-	a->slots_fd = -1;
-	a->region = pa->region;
-	a->table = pa->table;
-	a->slots = pa->slots;
-	a->nslots = pa->nslots; /* its RLIMIT_AS is the parent's */
-	a->max_chunks = pa->max_chunks;
-	a->as_limit = pa->as_limit;
-	a->ids = calloc(PFT_MAX_IDS, sizeof *a->ids);
-	a->chunks = calloc(pa->nchunks ? pa->nchunks : 1, sizeof *a->chunks);
-	if (!a->ids || !a->chunks)
-		return PFLOPS_ENOMEM;
-	for (size_t i = 0; i < pa->nchunks; i++) {
-		struct pft_chunk *c = malloc(sizeof *c);
-		if (!c)
-			return PFLOPS_ENOMEM;
-		*c = *pa->chunks[i];
-		c->mem = NULL;
-		c->xb_cap = pa->chunks[i]->nxb + 1;
-		c->nxb = 0;
-		c->xb = malloc(c->xb_cap * sizeof *c->xb);
-		a->chunks[a->nchunks++] = c;
-		if (!c->xb)
-			return PFLOPS_ENOMEM;
-	}
-	/* blocks with a cache copy, by id; links are remapped by id */
-	for (uint32_t id = 0; id < pa->nids; id++) {
-		struct pft_block *b = pft_block_clone(pa->ids[id]);
-		if (!b)
-			return PFLOPS_ENOMEM;
-		b->x = xb_clone(pa->ids[id]->x, b);
-		if (!b->x || pft_block_adopt(sp, b)) {
-			free(b->x);
-			free(b->offs);
-			free(b->fp);
-			free(b->acc);
-			free(b);
-			return PFLOPS_ENOMEM;
-		}
-		a->ids[a->nids++] = b;
-	}
-	for (uint32_t id = 0; id < a->nids; id++) {
-		struct pft_xblock *x = a->ids[id]->x;
-		x->ch = a->chunks[pa->ids[id]->x->ch->index];
-		for (int k = 0; k < x->nex; k++)
-			if (x->ex[k].to)
-				x->ex[k].to = a->ids[x->ex[k].to->id]->x;
-		for (int i = 0; i < x->nin; i++)
-			x->in[i].from = a->ids[x->in[i].from->id]->x;
-	}
-	/* chunk lists in address order, as in the parent */
-	for (size_t i = 0; i < pa->nchunks; i++)
-		for (size_t j = 0; j < pa->chunks[i]->nxb; j++)
-			a->chunks[i]->xb[a->chunks[i]->nxb++] = a->ids[pa->chunks[i]->xb[j]->id]->x;
-	return 0;
 }

@@ -1,6 +1,7 @@
 /*
- * trace_mem.c: a traced address space: its breakpoints (int3 bytes we
+ * trace_mem.c: a traced address space's breakpoints (int3 bytes we
  * wrote and the bytes they replace) and reads/writes of its memory.
+ * The space's life (new, fork, put): trace_space.c.
  *
  * Breakpoints stay in place for the life of the address space: removing
  * one while another thread runs towards it would let that thread pass
@@ -22,75 +23,6 @@ static size_t hash64(uint64_t a, size_t cap)
 	a *= 0xff51afd7ed558ccdULL;
 	a ^= a >> 33;
 	return (size_t)a & (cap - 1);
-}
-
-struct pft_space *pft_space_new(pid_t pid, const char *region)
-{
-	struct pft_space *sp = calloc(1, sizeof *sp);
-
-	if (!sp)
-		return NULL;
-	sp->refs = 1;
-	sp->pid = pid;
-	sp->bp_cap = 1024;
-	sp->bp_addr = calloc(sp->bp_cap, sizeof *sp->bp_addr);
-	sp->bp_orig = calloc(sp->bp_cap, 1);
-	sp->blk_cap = 1024;
-	sp->blk_tab = calloc(sp->blk_cap, sizeof *sp->blk_tab);
-	if (region)
-		sp->region = pft_region_new(region);
-	if (!sp->bp_addr || !sp->bp_orig || !sp->blk_tab || (region && !sp->region)) {
-		pft_space_put(sp);
-		return NULL;
-	}
-	return sp;
-}
-
-static int bp_put(struct pft_space *sp, uint64_t addr, uint8_t orig);
-
-/* A forked child's memory is a copy of the parent's, int3 bytes and
- * code cache included: it inherits the breakpoint table, the region's
- * addresses and the cached blocks (others are decoded again). */
-struct pft_space *pft_space_fork(const struct pft_space *parent, pid_t child, const char *region)
-{
-	struct pft_space *sp = pft_space_new(child, NULL);
-
-	if (!sp)
-		return NULL;
-	if (region && parent->region && !(sp->region = pft_region_copy(parent->region)))
-		goto fail;
-	for (size_t i = 0; i < parent->bp_cap; i++)
-		if (parent->bp_addr[i] && bp_put(sp, parent->bp_addr[i], parent->bp_orig[i]))
-			goto fail;
-	sp->prof = parent->prof;
-	sp->gadget = parent->gadget;
-	sp->arena_failed = parent->arena_failed;
-	sp->no_inject = parent->no_inject; /* seccomp is inherited */
-	if (pft_xlate_fork(sp, parent))
-		goto fail;
-	if (pft_wprot_copy(sp, parent)) /* the child has our protections too */
-		goto fail;
-	return sp;
-fail:
-	pft_space_put(sp);
-	return NULL;
-}
-
-void pft_space_put(struct pft_space *sp)
-{
-	if (!sp || --sp->refs > 0)
-		return;
-	pft_prof_report(sp);
-	pft_block_free_all(sp);
-	pft_arena_free(sp->arena);
-	pft_maps_free(&sp->maps);
-	pft_wprot_free(sp);
-	if (sp->region)
-		pft_region_free(sp->region);
-	free(sp->blk_tab);
-	free(sp->bp_addr);
-	free(sp->bp_orig);
-	free(sp);
 }
 
 static long bp_find(const struct pft_space *sp, uint64_t addr)
@@ -264,4 +196,26 @@ void pft_bp_clear(struct pft_space *sp, pid_t tid, uint64_t lo, uint64_t hi)
 			bp_delete(sp, bp_find(sp, v[i])); /* the bytes are gone */
 	}
 	free(v);
+}
+
+int pft_bp_init(struct pft_space *sp)
+{
+	sp->bp_cap = 1024;
+	sp->bp_addr = calloc(sp->bp_cap, sizeof *sp->bp_addr);
+	sp->bp_orig = calloc(sp->bp_cap, 1);
+	return sp->bp_addr && sp->bp_orig ? 0 : PFLOPS_ENOMEM;
+}
+
+int pft_bp_copy(struct pft_space *sp, const struct pft_space *parent)
+{
+	for (size_t i = 0; i < parent->bp_cap; i++)
+		if (parent->bp_addr[i] && bp_put(sp, parent->bp_addr[i], parent->bp_orig[i]))
+			return PFLOPS_ENOMEM;
+	return 0;
+}
+
+void pft_bp_free(struct pft_space *sp)
+{
+	free(sp->bp_addr);
+	free(sp->bp_orig);
 }

@@ -64,78 +64,7 @@
 #define ARCH_GET_GS 0x1004
 #endif
 
-int pft_fail(struct pflops_error *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		err->code = code;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-#define fail pft_fail
-
-static struct pft_thr *find(struct pft_tracer *T, pid_t tid)
-{
-	for (struct pft_thr *t = T->threads; t; t = t->next)
-		if (t->tid == tid)
-			return t;
-	return NULL;
-}
-
-struct pft_thr *pft_thread_add(struct pft_tracer *T, pid_t tid, int state)
-{
-	struct pft_thr *t = calloc(1, sizeof *t);
-
-	if (!t)
-		return NULL;
-	t->tid = tid;
-	t->state = state;
-	t->resume = PTRACE_CONT;
-	t->mode = PFT_M_STOP;
-	t->slot = -1;
-	pft_ovf_thread(T, t);
-	t->next = T->threads;
-	T->threads = t;
-	T->st.threads++;
-	return t;
-}
-
-/* The thread's counts in the cache go into the mix; its slot is freed. */
-static void harvest_thread(struct pft_tracer *T, struct pft_thr *t)
-{
-	if (t->slot >= 0 && t->sp && t->sp->arena) {
-		T->st.cache_runs += pft_harvest(t->sp->arena, t->slot, T->mix, 1);
-		pft_slot_free(t->sp->arena, t->slot);
-	}
-	t->slot = -1;
-}
-
-static void put_space(struct pft_tracer *T, struct pft_space *sp)
-{
-	if (sp && pft_region_found(sp->region))
-		T->st.region_found = 1;
-	if (sp && pft_region_refused(sp->region) && !T->st.region_refused[0])
-		snprintf(T->st.region_refused, sizeof T->st.region_refused, "%s", pft_region_refused(sp->region));
-	pft_space_put(sp);
-}
-
-void pft_thread_drop(struct pft_tracer *T, pid_t tid)
-{
-	for (struct pft_thr **p = &T->threads; *p; p = &(*p)->next)
-		if ((*p)->tid == tid) {
-			struct pft_thr *t = *p;
-			pft_win_drop(T, t);
-			*p = t->next;
-			harvest_thread(T, t);
-			put_space(T, t->sp);
-			free(t);
-			return;
-		}
-}
+#define fail pfc_err
 
 static int start_thread(struct pft_tracer *T, struct pft_thr *t)
 {
@@ -341,7 +270,7 @@ static int on_event(struct pft_tracer *T, struct pft_thr *t, int ev)
 	case PTRACE_EVENT_CLONE:
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
-		n = find(T, (pid_t)msg);
+		n = pft_thread_find(T, (pid_t)msg);
 		if (!n && !(n = pft_thread_add(T, (pid_t)msg, PFT_TH_WAIT_STOP)))
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 		n->prog_gs = t->prog_gs;
@@ -382,8 +311,8 @@ static int on_event(struct pft_tracer *T, struct pft_thr *t, int ev)
 		if ((pid_t)msg != t->tid)
 			pft_thread_drop(T, (pid_t)msg); /* a non-leader exec'd */
 		pft_win_drop(T, t);
-		harvest_thread(T, t);
-		put_space(T, t->sp);
+		pft_thread_harvest(T, t);
+		pft_space_release(T, t->sp);
 		t->sp = sp;
 		t->blk = NULL;
 		t->in_region = 0;
@@ -430,7 +359,7 @@ static void progress(struct pft_tracer *T, int force)
 
 static int handle(struct pft_tracer *T, pid_t tid, int status)
 {
-	struct pft_thr *t = find(T, tid);
+	struct pft_thr *t = pft_thread_find(T, tid);
 
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		if (tid == T->root) {

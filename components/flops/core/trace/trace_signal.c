@@ -232,17 +232,17 @@ static int cache_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginf
 	T->st.cache_signals++;
 	if (x && (clean(pt) || (sync && pt && pt->kind == PFT_XP_RCX))) {
 		if (translate(T, t, &r, x, pt, sync))
-			return pft_fail(T->err, PFLOPS_ESYS,
-					"internal: "
-					"cannot place signal %d",
-					sig);
+			return pfc_err(T->err, PFLOPS_ESYS,
+				       "internal: "
+				       "cannot place signal %d",
+				       sig);
 		return deliver(T, t, &r, sig, disp);
 	}
 	if (sync) /* only program instructions fault */
-		return pft_fail(T->err, PFLOPS_ESYS,
-				"internal: signal %d "
-				"raised by the code cache's own code at 0x%llx",
-				sig, (unsigned long long)r.rip);
+		return pfc_err(T->err, PFLOPS_ESYS,
+			       "internal: signal %d "
+			       "raised by the code cache's own code at 0x%llx",
+			       sig, (unsigned long long)r.rip);
 	/* in our own code: step out of it, hold the signal meanwhile */
 	t->roll_sig = sig;
 	t->roll_info = *si;

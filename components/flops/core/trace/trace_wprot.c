@@ -260,11 +260,11 @@ int pft_wprot_fault(struct pft_tracer *T, struct pft_thr *t, const siginfo_t *si
 		T->st.invalidated += pft_block_invalidate(sp, pg, pg + PG);
 		pft_bp_clear(sp, t->tid, pg, pg + PG);
 		if ((rc = set_prot(T, t, pg, w->prot)))
-			return pft_fail(T->err, PFLOPS_ESYS,
-					"cannot give the program its "
-					"write access to 0x%llx back (%d); rerun with "
-					"PFLOPS_TRACE_ENGINE=stop",
-					(unsigned long long)pg, rc);
+			return pfc_err(T->err, PFLOPS_ESYS,
+				       "cannot give the program its "
+				       "write access to 0x%llx back (%d); rerun with "
+				       "PFLOPS_TRACE_ENGINE=stop",
+				       (unsigned long long)pg, rc);
 		w->on = 0;
 	}
 	/* where the thread is in the program: the write has not happened */
@@ -273,10 +273,10 @@ int pft_wprot_fault(struct pft_tracer *T, struct pft_thr *t, const siginfo_t *si
 	case PFT_M_CACHE:
 		if (sp->arena && pft_arena_chunk_of(sp->arena, r.rip)) {
 			if (pft_cache_fault_to_orig(T, t, &r))
-				return pft_fail(T->err, PFLOPS_ESYS,
-						"internal: a write "
-						"fault at 0x%llx in the code cache",
-						(unsigned long long)r.rip);
+				return pfc_err(T->err, PFLOPS_ESYS,
+					       "internal: a write "
+					       "fault at 0x%llx in the code cache",
+					       (unsigned long long)r.rip);
 			orig = r.rip;
 			dirty = 1;
 		}

@@ -1,0 +1,165 @@
+/*
+ * trace_space.c: the life of a traced address space (a process, or a
+ * vfork child until exec): made at the first thread, copied at fork (its
+ * breakpoints, region and code cache: the child's memory is a copy of the
+ * parent's), let go when its last thread is.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_internal.h"
+
+struct pft_space *pft_space_new(pid_t pid, const char *region)
+{
+	struct pft_space *sp = calloc(1, sizeof *sp);
+
+	if (!sp)
+		return NULL;
+	sp->refs = 1;
+	sp->pid = pid;
+	sp->blk_cap = 1024;
+	sp->blk_tab = calloc(sp->blk_cap, sizeof *sp->blk_tab);
+	if (region)
+		sp->region = pft_region_new(region);
+	if (pft_bp_init(sp) || !sp->blk_tab || (region && !sp->region)) {
+		pft_space_put(sp);
+		return NULL;
+	}
+	return sp;
+}
+
+/* A forked child's memory is a copy of the parent's, int3 bytes and
+ * code cache included: it inherits the breakpoint table, the region's
+ * addresses and the cached blocks (others are decoded again). */
+struct pft_space *pft_space_fork(const struct pft_space *parent, pid_t child, const char *region)
+{
+	struct pft_space *sp = pft_space_new(child, NULL);
+
+	if (!sp)
+		return NULL;
+	if (region && parent->region && !(sp->region = pft_region_copy(parent->region)))
+		goto fail;
+	if (pft_bp_copy(sp, parent))
+		goto fail;
+	sp->prof = parent->prof;
+	sp->gadget = parent->gadget;
+	sp->arena_failed = parent->arena_failed;
+	sp->no_inject = parent->no_inject; /* seccomp is inherited */
+	if (pft_xlate_fork(sp, parent))
+		goto fail;
+	if (pft_wprot_copy(sp, parent)) /* the child has our protections too */
+		goto fail;
+	return sp;
+fail:
+	pft_space_put(sp);
+	return NULL;
+}
+
+void pft_space_put(struct pft_space *sp)
+{
+	if (!sp || --sp->refs > 0)
+		return;
+	pft_prof_report(sp);
+	pft_block_free_all(sp);
+	pft_arena_free(sp->arena);
+	pft_maps_free(&sp->maps);
+	pft_wprot_free(sp);
+	if (sp->region)
+		pft_region_free(sp->region);
+	free(sp->blk_tab);
+	pft_bp_free(sp);
+	free(sp);
+}
+
+/* A forked child's code cache: copies of the parent's cached blocks and
+ * of its arena's layout (pft_arena_fork then gives it memory). */
+static struct pft_xblock *xb_clone(const struct pft_xblock *x, struct pft_block *b)
+{
+	struct pft_xblock *c = malloc(sizeof *c);
+
+	if (!c)
+		return NULL;
+	*c = *x;
+	c->b = b;
+	c->pt = malloc((size_t)x->npt * sizeof *c->pt);
+	c->in = x->nin ? malloc((size_t)x->nin * sizeof *c->in) : NULL;
+	c->in_cap = x->nin;
+	if (!c->pt || (x->nin && !c->in)) {
+		free(c->pt);
+		free(c->in);
+		free(c);
+		return NULL;
+	}
+	memcpy(c->pt, x->pt, (size_t)x->npt * sizeof *c->pt);
+	if (x->nin)
+		memcpy(c->in, x->in, (size_t)x->nin * sizeof *c->in);
+	return c;
+}
+
+int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
+{
+	const struct pft_arena *pa = parent->arena;
+	struct pft_arena *a;
+
+	if (!pa)
+		return 0;
+	a = calloc(1, sizeof *a);
+	if (!a)
+		return PFLOPS_ENOMEM;
+	sp->arena = a;
+	sp->ovf_maxpre = parent->ovf_maxpre;
+	a->slots_fd = -1;
+	a->region = pa->region;
+	a->table = pa->table;
+	a->slots = pa->slots;
+	a->nslots = pa->nslots; /* its RLIMIT_AS is the parent's */
+	a->max_chunks = pa->max_chunks;
+	a->as_limit = pa->as_limit;
+	a->ids = calloc(PFT_MAX_IDS, sizeof *a->ids);
+	a->chunks = calloc(pa->nchunks ? pa->nchunks : 1, sizeof *a->chunks);
+	if (!a->ids || !a->chunks)
+		return PFLOPS_ENOMEM;
+	for (size_t i = 0; i < pa->nchunks; i++) {
+		struct pft_chunk *c = malloc(sizeof *c);
+		if (!c)
+			return PFLOPS_ENOMEM;
+		*c = *pa->chunks[i];
+		c->mem = NULL;
+		c->xb_cap = pa->chunks[i]->nxb + 1;
+		c->nxb = 0;
+		c->xb = malloc(c->xb_cap * sizeof *c->xb);
+		a->chunks[a->nchunks++] = c;
+		if (!c->xb)
+			return PFLOPS_ENOMEM;
+	}
+	/* blocks with a cache copy, by id; links are remapped by id */
+	for (uint32_t id = 0; id < pa->nids; id++) {
+		struct pft_block *b = pft_block_clone(pa->ids[id]);
+		if (!b)
+			return PFLOPS_ENOMEM;
+		b->x = xb_clone(pa->ids[id]->x, b);
+		if (!b->x || pft_block_adopt(sp, b)) {
+			free(b->x);
+			free(b->offs);
+			free(b->fp);
+			free(b->acc);
+			free(b);
+			return PFLOPS_ENOMEM;
+		}
+		a->ids[a->nids++] = b;
+	}
+	for (uint32_t id = 0; id < a->nids; id++) {
+		struct pft_xblock *x = a->ids[id]->x;
+		x->ch = a->chunks[pa->ids[id]->x->ch->index];
+		for (int k = 0; k < x->nex; k++)
+			if (x->ex[k].to)
+				x->ex[k].to = a->ids[x->ex[k].to->id]->x;
+		for (int i = 0; i < x->nin; i++)
+			x->in[i].from = a->ids[x->in[i].from->id]->x;
+	}
+	/* chunk lists in address order, as in the parent */
+	for (size_t i = 0; i < pa->nchunks; i++)
+		for (size_t j = 0; j < pa->chunks[i]->nxb; j++)
+			a->chunks[i]->xb[a->chunks[i]->nxb++] = a->ids[pa->chunks[i]->xb[j]->id]->x;
+	return 0;
+}

@@ -3,15 +3,15 @@
 # they trace and papi_flops_check runs.  The PMU models it feeds:
 # mk/model.mk.
 TRACE_CORE = components/flops/core
-CORE_SRCS += $(TRACE_CORE)/trace/trace_decode.c $(TRACE_CORE)/trace/trace_blocks.c \
+# the engine (core/trace/: blocks, cache, linking, signals, threads,
+# processes, the ptrace loop) ...
+CORE_SRCS += $(TRACE_CORE)/trace/trace_blocks.c \
              $(TRACE_CORE)/trace/trace_mem.c $(TRACE_CORE)/trace/trace_space.c \
-             $(TRACE_CORE)/trace/trace_emul.c \
-             $(TRACE_CORE)/trace/trace_xstate.c $(TRACE_CORE)/trace/trace_region.c \
-             $(TRACE_CORE)/trace/trace_window.c \
+             $(TRACE_CORE)/trace/trace_region.c $(TRACE_CORE)/trace/trace_window.c \
              $(TRACE_CORE)/trace/trace_ptrace.c $(TRACE_CORE)/trace/trace_thread.c \
              $(TRACE_CORE)/trace/trace_signal.c \
              $(TRACE_CORE)/trace/trace_maps.c $(TRACE_CORE)/trace/trace_inject.c \
-             $(TRACE_CORE)/trace/trace_arena.c $(TRACE_CORE)/trace/trace_reloc.c \
+             $(TRACE_CORE)/trace/trace_arena.c \
              $(TRACE_CORE)/trace/trace_xlate.c $(TRACE_CORE)/trace/trace_link.c \
              $(TRACE_CORE)/trace/trace_harvest.c \
              $(TRACE_CORE)/trace/trace_enter.c $(TRACE_CORE)/trace/trace_detach.c \
@@ -19,6 +19,10 @@ CORE_SRCS += $(TRACE_CORE)/trace/trace_decode.c $(TRACE_CORE)/trace/trace_blocks
              $(TRACE_CORE)/trace/trace_prof.c $(TRACE_CORE)/trace/trace_funcs.c \
              $(TRACE_CORE)/trace/trace_ovf.c \
              $(TRACE_CORE)/trace/trace_wprot.c
+# ... and the instruction set behind core/trace/pft_arch.h (Zydis)
+CORE_SRCS += $(TRACE_CORE)/trace/x86_64/trace_decode.c $(TRACE_CORE)/trace/x86_64/trace_emul.c \
+             $(TRACE_CORE)/trace/x86_64/trace_reloc.c $(TRACE_CORE)/trace/x86_64/trace_xstate.c \
+             $(TRACE_CORE)/trace/x86_64/trace_ibl.c
 CORE_LIBS += $(ZYDIS_LIBS)
 
 CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_funcs

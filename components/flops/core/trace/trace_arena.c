@@ -360,7 +360,12 @@ struct pft_chunk *pft_arena_chunk(struct pft_tracer *T, struct pft_thr *t, uint6
 	c->addr = p.addr;
 	c->mem = p.mem;
 	c->size = CHUNK_SIZE;
-	c->used = pft_ibl_emit(c, a->region);
+	struct pft_ibl l;
+	c->used = pft_ibl_emit(c->mem, c->addr, a->region, &l);
+	c->ibl = l.entry;
+	c->ibl_miss = l.miss;
+	c->ibl_exit = l.exit;
+	c->ibl_end = l.end;
 	count_as(T, a);
 	/* its `syscall` is ours: injection no longer depends on the
 	 * program's code staying mapped */

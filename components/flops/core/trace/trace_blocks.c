@@ -424,3 +424,22 @@ int pft_block_adopt(struct pft_space *sp, struct pft_block *b)
 		pg_add(sp, p + 1);
 	return 0;
 }
+
+/* the thread's memory for the branch emulator: a word as it is */
+static int emul_read(void *ctx, uint64_t addr, uint64_t *val)
+{
+	return pft_mem_read64(*(const pid_t *)ctx, addr, val);
+}
+
+static int emul_write(void *ctx, uint64_t addr, uint64_t val)
+{
+	return pft_mem_write64(*(const pid_t *)ctx, addr, val);
+}
+
+int pft_emulate(struct pft_space *sp, pid_t tid, const struct pft_block *blk, struct user_regs_struct *regs)
+{
+	struct pft_arch_mem m = { &tid, emul_read, emul_write };
+
+	(void)sp;
+	return pft_arch_emulate(&blk->term, blk->last, &m, regs);
+}

@@ -20,6 +20,7 @@
 #include <signal.h>
 #include "pflops_trace.h"
 #include "pflops_internal.h"
+#include "pft_arch.h"
 
 /* How a thread runs through a block on the stopping path. */
 enum {
@@ -283,6 +284,8 @@ void pft_space_put(struct pft_space *sp);
 /* read len bytes of tracee memory with breakpoints undone; returns bytes read */
 size_t pft_mem_read(struct pft_space *sp, pid_t tid, uint64_t addr, void *buf, size_t len);
 int pft_mem_write64(pid_t tid, uint64_t addr, uint64_t val);
+/* one word, as it is (breakpoints not undone) */
+int pft_mem_read64(pid_t tid, uint64_t addr, uint64_t *val);
 int pft_bp_has(const struct pft_space *sp, uint64_t addr);
 int pft_bp_insert(struct pft_space *sp, pid_t tid, uint64_t addr);
 int pft_bp_remove(struct pft_space *sp, pid_t tid, uint64_t addr);
@@ -326,11 +329,9 @@ int pft_block_adopt(struct pft_space *sp, struct pft_block *b);
  * changed); cached copies are detached.  Returns how many. */
 size_t pft_block_invalidate(struct pft_space *sp, uint64_t lo, uint64_t hi);
 
-/* trace_emul.c: emulate the terminator of blk on regs; 0 or negative */
+/* trace_blocks.c: emulate the terminator of blk on regs (pft_arch_emulate);
+ * 0 or negative */
 int pft_emulate(struct pft_space *sp, pid_t tid, const struct pft_block *blk, struct user_regs_struct *regs);
-
-/* trace_xstate.c: opmask registers k0..k7 of a stopped thread */
-int pft_read_kregs(pid_t tid, uint64_t k[8]);
 
 /* trace_maps.c */
 int pft_maps_load(struct pft_maps *m, pid_t pid);
@@ -457,24 +458,11 @@ void pft_defer(struct pft_tracer *T, pid_t pid, int status);
 /* hold a signal back (it is sent again at the next restart) */
 void pft_hold_signal(struct pft_thr *t, int sig, const siginfo_t *si);
 
-/* trace_arena.c: the code cache's memory in one traced process. */
-#define PFT_SLOT_RAX 0 /* per-thread slot (%gs base), scratch words */
-#define PFT_SLOT_RCX 8
-#define PFT_SLOT_RDX 16
-#define PFT_SLOT_TGT 24
-#define PFT_SLOT_TABLE 32 /* tracee address of the lookup table */
-#define PFT_SLOT_RSP0 40  /* --region: %rsp at the region's entry */
-#define PFT_SLOT_OVF \
-	48		  /* overflow: what remains before the thread
-				 * must leave the cache (trace_ovf.c) */
-#define PFT_SLOT_CF 56	  /* overflow: CF kept across the check (byte) */
-#define PFT_SLOT_CNT 4096 /* counters: 8 bytes per block id */
+/* trace_arena.c: the code cache's memory in one traced process (the
+ * slot layout: pft_arch.h). */
 #define PFT_MAX_IDS 262144
 #define PFT_MAX_SLOTS 256
 #define PFT_SLOT_BYTES (PFT_SLOT_CNT + 8 * PFT_MAX_IDS)
-#define PFT_TABLE_N 65536 /* lookup table buckets (+ overflow) */
-#define PFT_TABLE_OVER 1024
-#define PFT_TOMB 0x8000000000000001ULL /* removed table entry */
 
 struct pft_chunk {
 	size_t index;  /* in its arena's list */
@@ -522,9 +510,6 @@ uint8_t *pft_slot_mem(struct pft_arena *a, int slot);
 uint64_t pft_slot_addr(const struct pft_arena *a, int slot);
 /* give forked child t its own copy of its parent's arena */
 int pft_arena_fork(struct pft_tracer *T, struct pft_thr *t, const struct pft_arena *parent);
-/* the start of a new chunk: a `syscall`, then the lookup routine
- * (trace_link.c); returns the bytes used */
-size_t pft_ibl_emit(struct pft_chunk *ch, int region);
 /* one tracee `syscall` instruction for pft_inject */
 uint64_t pft_find_gadget(struct pft_space *sp, pid_t tid);
 
@@ -534,25 +519,6 @@ struct pft_xexit {
 	uint32_t site;	       /* offset of its rel32 in the block's code */
 	uint32_t stub;	       /* offset of its 16-byte stub */
 	struct pft_xblock *to; /* linked to this block, or NULL */
-};
-
-struct pft_xpoint { /* a range of the copy, for signals */
-	uint32_t off;
-	uint8_t kind; /* PFLOPS_XP_* */
-	uint32_t arg; /* instruction index or exit number */
-};
-
-enum {
-	PFT_XP_INC,	/* counter not yet incremented; at insn arg */
-	PFT_XP_BODY,	/* at instruction arg, not yet executed */
-	PFT_XP_RCX,	/* terminator, %rcx in the slot (fault: at
-				 * insn arg; signal: roll forward) */
-	PFT_XP_ROLL,	/* inside our code: roll forward */
-	PFT_XP_DONE,	/* block done; at exit arg's target */
-	PFT_XP_DATA,	/* literals: never executed */
-	PFT_XP_OVF,	/* overflow word lowered, counter not yet
-				 * incremented; at insn arg */
-	PFT_XP_OVFSTUB, /* near an overflow: the same, trapped */
 };
 
 struct pft_xblock {
@@ -602,23 +568,6 @@ uint64_t pft_harvest(struct pft_arena *a, int slot, struct pflops_mix *m, int ta
  * cached blocks and of its arena's layout; pft_arena_fork then gives it
  * memory */
 int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent);
-
-/* trace_reloc.c: copy one instruction to another address. */
-struct pft_reloc {
-	uint8_t len;
-	uint8_t rip_rel;     /* has a RIP-relative memory operand */
-	uint8_t disp_off;    /* offset of its disp32 */
-	uint8_t uses_gs;     /* %gs segment, rd/wrgsbase, loads of %gs */
-	uint8_t pops_flags;  /* popf: may set EFLAGS.TF (trace_sys.c) */
-	uint8_t kills_flags; /* writes OF SF ZF AF PF, reads none */
-	uint8_t kills_cf;    /* the same, and CF too */
-	uint8_t ind_modrm;   /* indirect jmp/call: offset of the ModRM */
-	uint8_t ind_rex;     /* its REX byte (0 if none) */
-	uint8_t ind_pfx[4];  /* its kept legacy prefixes */
-	uint8_t ind_npfx;
-	uint64_t rip_target; /* absolute address of the operand */
-};
-int pft_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_reloc *r);
 
 /* trace_pub.c: counts the traced process reads itself (pflops_pub.h);
  * each does nothing unless T->pub is set.  idx < 0: instructions [0, n)

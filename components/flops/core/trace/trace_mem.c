@@ -176,6 +176,18 @@ int pft_mem_write64(pid_t tid, uint64_t addr, uint64_t val)
 	return ptrace(PTRACE_POKEDATA, tid, (void *)addr, (void *)val) ? PFLOPS_ESYS : 0;
 }
 
+int pft_mem_read64(pid_t tid, uint64_t addr, uint64_t *val)
+{
+	long w;
+
+	errno = 0;
+	w = ptrace(PTRACE_PEEKDATA, tid, (void *)addr, NULL);
+	if (errno)
+		return PFLOPS_ESYS;
+	*val = (uint64_t)w;
+	return 0;
+}
+
 void pft_bp_clear(struct pft_space *sp, pid_t tid, uint64_t lo, uint64_t hi)
 {
 	size_t n = 0, k = 0;

@@ -28,7 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_emit.h"
+#include "trace_internal.h"
+#include "x86_64/trace_emit.h"
 
 /* ------------------------------------------------------------------ */
 /* Which blocks can be copied.                                         */

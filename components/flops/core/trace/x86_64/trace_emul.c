@@ -8,11 +8,9 @@
  * (With CET shadow stacks enabled this would break call/ret; Debian's
  * glibc does not enable them.)
  */
-#include <errno.h>
-#include <sys/ptrace.h>
 #include <Zydis/Zydis.h>
 
-#include "trace_internal.h"
+#include "../pft_arch.h"
 
 static uint64_t reg64(const struct user_regs_struct *r, ZydisRegister reg)
 {
@@ -78,18 +76,6 @@ static int reg_value(const struct user_regs_struct *r, int reg, uint64_t next_ip
 	return 0;
 }
 
-static int read64(pid_t tid, uint64_t addr, uint64_t *v)
-{
-	long w;
-
-	errno = 0;
-	w = ptrace(PTRACE_PEEKDATA, tid, (void *)addr, NULL);
-	if (errno)
-		return PFLOPS_ESYS;
-	*v = (uint64_t)w;
-	return 0;
-}
-
 static int cond(unsigned cc, uint64_t fl)
 {
 	int cf = fl & 1, pf = (fl >> 2) & 1, zf = (fl >> 6) & 1, sf = (fl >> 7) & 1, of = (fl >> 11) & 1, c;
@@ -123,8 +109,8 @@ static int cond(unsigned cc, uint64_t fl)
 	return (cc & 1) ? !c : c;
 }
 
-static int target(const struct pft_insn *t, pid_t tid, const struct user_regs_struct *r, uint64_t next_ip,
-		  uint64_t *dst)
+static int target(const struct pft_insn *t, const struct pft_arch_mem *m, const struct user_regs_struct *r,
+		  uint64_t next_ip, uint64_t *dst)
 {
 	uint64_t base, index, ea;
 
@@ -142,17 +128,15 @@ static int target(const struct pft_insn *t, pid_t tid, const struct user_regs_st
 			ea += r->fs_base;
 		else if (t->mseg == ZYDIS_REGISTER_GS)
 			ea += r->gs_base;
-		return read64(tid, ea, dst);
+		return m->read64(m->ctx, ea, dst);
 	}
 }
 
-int pft_emulate(struct pft_space *sp, pid_t tid, const struct pft_block *blk, struct user_regs_struct *regs)
+int pft_arch_emulate(const struct pft_insn *t, uint64_t at, const struct pft_arch_mem *m, struct user_regs_struct *regs)
 {
-	const struct pft_insn *t = &blk->term;
-	uint64_t next = blk->last + t->len, dst, cnt;
+	uint64_t next = at + t->len, dst, cnt;
 	int rc;
 
-	(void)sp;
 	switch (t->term) {
 	case PFT_T_JCC:
 		regs->rip = cond(t->cc, regs->eflags) ? t->target : next;
@@ -178,24 +162,24 @@ int pft_emulate(struct pft_space *sp, pid_t tid, const struct pft_block *blk, st
 		return 0;
 	}
 	case PFT_T_JMP:
-		rc = target(t, tid, regs, next, &dst);
+		rc = target(t, m, regs, next, &dst);
 		if (rc)
 			return rc;
 		regs->rip = dst;
 		return 0;
 	case PFT_T_CALL:
 		/* the target may read rsp: evaluate it before the push */
-		rc = target(t, tid, regs, next, &dst);
+		rc = target(t, m, regs, next, &dst);
 		if (rc)
 			return rc;
-		rc = pft_mem_write64(tid, regs->rsp - 8, next);
+		rc = m->write64(m->ctx, regs->rsp - 8, next);
 		if (rc)
 			return rc;
 		regs->rsp -= 8;
 		regs->rip = dst;
 		return 0;
 	case PFT_T_RET:
-		rc = read64(tid, regs->rsp, &dst);
+		rc = m->read64(m->ctx, regs->rsp, &dst);
 		if (rc)
 			return rc;
 		regs->rsp += 8 + t->ret_imm;

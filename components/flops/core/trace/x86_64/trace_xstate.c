@@ -13,7 +13,7 @@
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 
-#include "trace_internal.h"
+#include "../pft_arch.h"
 
 #define XSTATE_BV_OFF 512
 #define OPMASK_BIT 5

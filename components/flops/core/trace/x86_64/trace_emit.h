@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_internal.h"
+#include "../pft_arch.h"
 
 #define MAXCODE 65536
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <Zydis/Zydis.h>
 
-#include "trace_internal.h"
+#include "../pft_arch.h"
 
 #define KFLAGS (ZYDIS_CPUFLAG_OF | ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_ZF | ZYDIS_CPUFLAG_AF | ZYDIS_CPUFLAG_PF)
 

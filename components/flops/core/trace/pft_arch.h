@@ -1,0 +1,115 @@
+/*
+ * pft_arch.h: what the tracer's engine (core/trace/) asks of an
+ * instruction set; core/trace/x86_64/ provides it (docs/trace-engine.md,
+ * "Layout").  The arch code sees no engine structure: it reads and
+ * writes the traced program's memory through struct pft_arch_mem, and
+ * works on instructions (struct pft_insn), register sets and bytes.  The
+ * engine includes no decoder or ISA header.
+ */
+#ifndef PFT_ARCH_H
+#define PFT_ARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+#include "pflops_trace.h"
+
+/* The traced program's memory, as the arch code reaches it: 0 or a
+ * negative PFLOPS_E*. */
+struct pft_arch_mem {
+	void *ctx;
+	int (*read64)(void *ctx, uint64_t addr, uint64_t *val);
+	int (*write64)(void *ctx, uint64_t addr, uint64_t val);
+};
+
+/* Decoding (x86_64/trace_decode.c): pfc_decode (pflops_trace.h) fills
+ * struct pft_insn: FLOP class, opmask use, how it ends a block. */
+
+/* Branch emulation (x86_64/trace_emul.c): run the block-ending branch
+ * `term` at address `at` on regs (pc, stack, return address) without
+ * letting the thread run it; 0 or negative. */
+int pft_arch_emulate(const struct pft_insn *term, uint64_t at, const struct pft_arch_mem *m,
+		     struct user_regs_struct *regs);
+
+/* Relocation (x86_64/trace_reloc.c): what it takes to run one
+ * instruction at another address. */
+struct pft_reloc {
+	uint8_t len;
+	uint8_t rip_rel;     /* has a RIP-relative memory operand */
+	uint8_t disp_off;    /* offset of its disp32 */
+	uint8_t uses_gs;     /* %gs segment, rd/wrgsbase, loads of %gs */
+	uint8_t pops_flags;  /* popf: may set EFLAGS.TF (trace_sys.c) */
+	uint8_t kills_flags; /* writes OF SF ZF AF PF, reads none */
+	uint8_t kills_cf;    /* the same, and CF too */
+	uint8_t ind_modrm;   /* indirect jmp/call: offset of the ModRM */
+	uint8_t ind_rex;     /* its REX byte (0 if none) */
+	uint8_t ind_pfx[4];  /* its kept legacy prefixes */
+	uint8_t ind_npfx;
+	uint64_t rip_target; /* absolute address of the operand */
+};
+int pft_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_reloc *r);
+
+/* Extended state (x86_64/trace_xstate.c): the opmask registers k0..k7
+ * of a stopped thread (all 0 where the ISA has none in use). */
+int pft_read_kregs(pid_t tid, uint64_t k[8]);
+
+/* The per-thread slot the emitted code and the engine share (its base:
+ * the thread's %gs base in the cache): scratch words, then counters. */
+#define PFT_SLOT_RAX 0
+#define PFT_SLOT_RCX 8
+#define PFT_SLOT_RDX 16
+#define PFT_SLOT_TGT 24
+#define PFT_SLOT_TABLE 32 /* tracee address of the lookup table */
+#define PFT_SLOT_RSP0 40  /* --region: %rsp at the region's entry */
+#define PFT_SLOT_OVF \
+	48		  /* overflow: what remains before the thread
+				 * must leave the cache (trace_ovf.c) */
+#define PFT_SLOT_CF 56	  /* overflow: CF kept across the check (byte) */
+#define PFT_SLOT_CNT 4096 /* counters: 8 bytes per block id */
+#define PFT_TABLE_N 65536 /* lookup table buckets (+ overflow) */
+#define PFT_TABLE_OVER 1024
+#define PFT_TOMB 0x8000000000000001ULL /* removed table entry */
+
+/* What each byte range of a block's copy in the cache stands for (the
+ * translator writes them; signals inside a copy are placed by them). */
+struct pft_xpoint { /* a range of the copy, for signals */
+	uint32_t off;
+	uint8_t kind; /* PFLOPS_XP_* */
+	uint32_t arg; /* instruction index or exit number */
+};
+
+enum {
+	PFT_XP_INC,	/* counter not yet incremented; at insn arg */
+	PFT_XP_BODY,	/* at instruction arg, not yet executed */
+	PFT_XP_RCX,	/* terminator, %rcx in the slot (fault: at
+				 * insn arg; signal: roll forward) */
+	PFT_XP_ROLL,	/* inside our code: roll forward */
+	PFT_XP_DONE,	/* block done; at exit arg's target */
+	PFT_XP_DATA,	/* literals: never executed */
+	PFT_XP_OVF,	/* overflow word lowered, counter not yet
+				 * incremented; at insn arg */
+	PFT_XP_OVFSTUB, /* near an overflow: the same, trapped */
+};
+
+/* Code emission (x86_64/trace_ibl.c): the start of a code-cache chunk,
+ * written to mem (its tracee address addr): a system call instruction
+ * (injection), then the indirect-branch lookup routine, which probes the
+ * lookup table at bucket pft_table_hash(target) & (PFT_TABLE_N - 1).
+ * Returns the bytes used; *out: where its parts are. */
+struct pft_ibl {
+	uint64_t entry; /* the lookup routine */
+	uint64_t miss;	/* its traps: target not cached */
+	uint64_t exit;	/*            --region left (stack above) */
+	uint64_t end;
+};
+size_t pft_ibl_emit(uint8_t *mem, uint64_t addr, int region, struct pft_ibl *out);
+uint32_t pft_table_hash(uint64_t orig);
+/* Links (x86_64/trace_ibl.c): point a copy's exit, whose branch
+ * displacement is at `site` (mem: the tracer's view of it), at `to`;
+ * through its stub's far jump (stub, stub_mem) when `to` is out of
+ * reach.  Unlink: back to the stub. */
+void pft_arch_link(uint8_t *site_mem, uint64_t site, uint8_t *stub_mem, uint64_t stub, uint64_t to);
+void pft_arch_unlink(uint8_t *site_mem, uint64_t site, uint64_t stub);
+
+#endif

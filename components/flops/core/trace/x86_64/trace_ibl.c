@@ -1,0 +1,109 @@
+/*
+ * trace_ibl.c: the x86-64 code the cache's chunks start with (a
+ * `syscall` for injection, the indirect-branch lookup routine, which
+ * leaves the flags alone) and the rel32 patches that link a copy's exit
+ * to another copy: one aligned 4-byte store in the tracer's mapping
+ * (threads running the copy see the old or the new jump, both valid);
+ * beyond a rel32, through the exit stub's far jump.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "trace_emit.h"
+
+/* ------------------------------------------------------------------ */
+/* The lookup routine (one per chunk).                                 */
+
+/* CRC-32C, the crc32q instruction the lookup routine hashes with */
+uint32_t pft_table_hash(uint64_t v)
+{
+	uint32_t c = 0;
+
+	for (int i = 0; i < 8; i++) {
+		c ^= (uint8_t)(v >> (8 * i));
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82F63B78u & -(c & 1));
+	}
+	return c;
+}
+
+/* In: %rcx = target, the program's %rcx in the slot.  Hit: registers
+ * back, jump to the copy.  Miss: int3 with the target in %rax and %rax,
+ * %rcx, %rdx in the slot. */
+size_t pft_ibl_emit(uint8_t *mem, uint64_t addr, int region, struct pft_ibl *out)
+{
+	uint8_t buf[256];
+	struct emit e = { buf, 0, addr, NULL, 0, 0, 0 };
+	size_t j_exit = 0, j_miss, j_hit, probe;
+
+	put(&e, (uint8_t[]){ 0x0f, 0x05 }, 2); /* syscall: for injection */
+	while (e.n < 16)
+		put8(&e, 0xcc);
+	out->entry = here(&e);
+	gs_mov(&e, 1, RDX, PFT_SLOT_RDX);
+	gs_mov(&e, 1, RAX, PFT_SLOT_RAX);
+	put(&e, (uint8_t[]){ 0x48, 0x89, 0xc8 }, 3); /* mov %rcx,%rax */
+	if (region) {
+		/* leave when %rsp > rsp0: the top byte of rsp - rsp0 - 1 is 0 */
+		gs_mov(&e, 0, RDX, PFT_SLOT_RSP0);
+		put(&e, (uint8_t[]){ 0x48, 0xf7, 0xd2 }, 3);	   /* not %rdx */
+		put(&e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0x14 }, 4); /* lea (%rsp,%rdx),%rdx */
+		put(&e, (uint8_t[]){ 0x48, 0x0f, 0xca }, 3);	   /* bswap %rdx */
+		put(&e, (uint8_t[]){ 0x0f, 0xb6, 0xca }, 3);	   /* movzbl %dl,%ecx */
+		put(&e, (uint8_t[]){ 0xe3, 0x00 }, 2);		   /* jrcxz exit */
+		j_exit = e.n - 1;
+	}
+	put(&e, (uint8_t[]){ 0xba, 0, 0, 0, 0 }, 5);		       /* mov $0,%edx */
+	put(&e, (uint8_t[]){ 0xf2, 0x48, 0x0f, 0x38, 0xf1, 0xd0 }, 6); /* crc32q %rax,%rdx */
+	put(&e, (uint8_t[]){ 0x0f, 0xb7, 0xd2 }, 3);		       /* movzwl %dx,%edx */
+	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0x12 }, 4);	       /* lea (%rdx,%rdx),%rdx */
+	gs_mov(&e, 0, RCX, PFT_SLOT_TABLE);
+	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0xd1 }, 4); /* lea (%rcx,%rdx,8),%rdx */
+	probe = e.n;
+	put(&e, (uint8_t[]){ 0x48, 0x8b, 0x0a }, 3); /* mov (%rdx),%rcx */
+	put(&e, (uint8_t[]){ 0xe3, 0x00 }, 2);	     /* jrcxz miss */
+	j_miss = e.n - 1;
+	put(&e, (uint8_t[]){ 0x48, 0xf7, 0xd1 }, 3);		 /* not %rcx */
+	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x4c, 0x01, 0x01 }, 5); /* lea 1(%rcx,%rax),%rcx */
+	put(&e, (uint8_t[]){ 0xe3, 0x00 }, 2);			 /* jrcxz hit */
+	j_hit = e.n - 1;
+	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x52, 0x10 }, 4); /* lea 16(%rdx),%rdx */
+	put8(&e, 0xeb);					   /* jmp probe */
+	put8(&e, (uint8_t)(probe - (e.n + 1)));
+	buf[j_hit] = (uint8_t)(e.n - (j_hit + 1));
+	put(&e, (uint8_t[]){ 0x48, 0x8b, 0x4a, 0x08 }, 4); /* mov 8(%rdx),%rcx */
+	gs_mov(&e, 1, RCX, PFT_SLOT_TGT);
+	gs_mov(&e, 0, RAX, PFT_SLOT_RAX);
+	gs_mov(&e, 0, RCX, PFT_SLOT_RCX);
+	gs_mov(&e, 0, RDX, PFT_SLOT_RDX);
+	put(&e, (uint8_t[]){ 0x65, 0xff, 0x24, 0x25 }, 4); /* jmp *%gs:TGT */
+	put32(&e, PFT_SLOT_TGT);
+	buf[j_miss] = (uint8_t)(e.n - (j_miss + 1));
+	out->miss = here(&e);
+	put8(&e, 0xcc);
+	out->exit = here(&e);
+	if (region)
+		buf[j_exit] = (uint8_t)(e.n - (j_exit + 1));
+	put8(&e, 0xcc);
+	out->end = here(&e);
+	while (e.n & 15)
+		put8(&e, 0xcc);
+	memcpy(mem, buf, e.n);
+	return e.n;
+}
+
+void pft_arch_link(uint8_t *site_mem, uint64_t site, uint8_t *stub_mem, uint64_t stub, uint64_t to)
+{
+	int64_t rel = (int64_t)(to - (site + 4));
+
+	if (!fits32(rel)) { /* through the stub's far jump */
+		__atomic_store_n((uint64_t *)(stub_mem + 8), to, __ATOMIC_RELEASE);
+		rel = (int64_t)(stub + 2 - (site + 4));
+	}
+	__atomic_store_n((int32_t *)site_mem, (int32_t)rel, __ATOMIC_RELEASE);
+}
+
+void pft_arch_unlink(uint8_t *site_mem, uint64_t site, uint64_t stub)
+{
+	__atomic_store_n((int32_t *)site_mem, (int32_t)(stub - (site + 4)), __ATOMIC_RELEASE);
+}

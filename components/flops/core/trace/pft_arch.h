@@ -15,6 +15,14 @@
 #include <sys/user.h>
 #include "pflops_trace.h"
 
+/* The registers by their job (PFT_PC(r), PFT_SP(r), PFT_SYSNR(r), ...):
+ * lvalues in struct user_regs_struct, one header per ISA. */
+#if defined(__x86_64__)
+#include "x86_64/pft_regs.h"
+#else
+#error "core/trace/ has no backend for this ISA (mk/<arch>/trace.mk builds trace_none.c instead)"
+#endif
+
 /* The traced program's memory, as the arch code reaches it: 0 or a
  * negative PFLOPS_E*. */
 struct pft_arch_mem {

@@ -84,7 +84,7 @@ static uint64_t name_in_tracee(struct pft_thr *t)
 	uint8_t z[64];
 
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) == 0) {
-		uint64_t at = (r.rsp - 4096) & ~15ULL;
+		uint64_t at = (PFT_SP(&r) - 4096) & ~15ULL;
 		l.iov_base = (void *)name;
 		l.iov_len = sizeof name;
 		rv.iov_base = (void *)at;

@@ -118,8 +118,8 @@ static int seize_pass(struct pft_tracer *T, pid_t pid, struct pft_space *sp, str
  * thread stopped inside a call shows in rax until it is resumed. */
 static int restarting(const struct user_regs_struct *r)
 {
-	long ax = (long)r->rax;
-	return (long)r->orig_rax >= 0 && (ax == -512 || ax == -513 || ax == -514 || ax == -516);
+	long ax = (long)PFT_SYSRET(r);
+	return (long)PFT_SYSNR(r) >= 0 && (ax == -512 || ax == -513 || ax == -514 || ax == -516);
 }
 
 /* A thread at its first (interrupt) stop starts counting. */
@@ -129,7 +129,7 @@ static int start_counting(struct pft_tracer *T, struct pft_thr *t)
 
 	if (pft_getregs(t->tid, &r))
 		return 0; /* gone: its exit comes */
-	t->prog_gs = r.gs_base;
+	t->prog_gs = PFT_CACHE_BASE(&r);
 	if (restarting(&r)) {
 		t->in_syscall = 0; /* the restarted call's entry stop comes next */
 		return pft_restart(T, t, PTRACE_SYSCALL, 0);

@@ -54,19 +54,19 @@ static int put_back(struct pft_tracer *T, struct pft_thr *t, int *trapped)
 
 	if (pft_getregs(t->tid, &r))
 		return -1;
-	if (*trapped && pft_bp_has(t->sp, r.rip - 1)) {
-		r.rip--; /* one of ours: the program's instruction is there */
+	if (*trapped && pft_bp_has(t->sp, PFT_PC(&r) - 1)) {
+		PFT_PC(&r)--; /* one of ours: the program's instruction is there */
 		dirty = 1;
 		*trapped = 0;
 	} else if (*trapped && !pft_cache_trap_target(t, &r, &ex)) {
 		dirty = 1; /* a copy's exit, the lookup routine: where it goes */
 		*trapped = 0;
 	}
-	for (int n = 0; t->sp->arena && pft_arena_chunk_of(t->sp->arena, r.rip); n++) {
-		if (t->tramp && t->blk && r.rip == t->tramp) {
-			r.rip = t->blk->start;
-		} else if (t->tramp && t->blk && r.rip == t->tramp_back) {
-			r.rip = t->blk->ninsts > 1 ? t->blk->start + t->blk->offs[1] : t->blk->end;
+	for (int n = 0; t->sp->arena && pft_arena_chunk_of(t->sp->arena, PFT_PC(&r)); n++) {
+		if (t->tramp && t->blk && PFT_PC(&r) == t->tramp) {
+			PFT_PC(&r) = t->blk->start;
+		} else if (t->tramp && t->blk && PFT_PC(&r) == t->tramp_back) {
+			PFT_PC(&r) = t->blk->ninsts > 1 ? t->blk->start + t->blk->offs[1] : t->blk->end;
 		} else if (pft_cache_to_orig(T, t, &r)) {
 			if (n == MAX_ROLL_STEPS || step(t->tid) || pft_getregs(t->tid, &r))
 				return -1;

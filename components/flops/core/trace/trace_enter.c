@@ -132,9 +132,9 @@ int pft_set_mode(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struc
 	/* Outside the cache the %gs base is the program's own, which it may
 	 * have set with wrgsbase (run on the stopping path): keep it.  Not a
 	 * slot's (a new thread or child has its parent's). */
-	if (t->mode != PFT_M_CACHE &&
-	    !(sa && r->gs_base >= sa->slots && r->gs_base < sa->slots + (uint64_t)sa->nslots * PFT_SLOT_BYTES))
-		t->prog_gs = r->gs_base;
+	if (t->mode != PFT_M_CACHE && !(sa && PFT_CACHE_BASE(r) >= sa->slots &&
+					PFT_CACHE_BASE(r) < sa->slots + (uint64_t)sa->nslots * PFT_SLOT_BYTES))
+		t->prog_gs = PFT_CACHE_BASE(r);
 	gs = t->prog_gs;
 	if (t->mode == PFT_M_CACHE && mode != PFT_M_CACHE)
 		pft_ovf_sync(T, t, 0); /* what it ran there */
@@ -156,8 +156,8 @@ int pft_set_mode(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struc
 		pft_ovf_sync(T, t, 1);
 		gs = pft_slot_addr(a, t->slot);
 	}
-	if (r->gs_base != gs) {
-		r->gs_base = gs;
+	if (PFT_CACHE_BASE(r) != gs) {
+		PFT_CACHE_BASE(r) = gs;
 		*dirty = 1;
 	}
 	t->mode = mode;
@@ -219,7 +219,7 @@ static uint64_t tramp_next(const struct pft_block *b)
 }
 
 /*
- * The thread is about to run the instruction at regs->rip, the start of
+ * The thread is about to run the instruction at PFT_PC(regs), the start of
  * a block: pick the block and how to run it.  Blocks that consist of
  * their branch alone are executed here at once.  *dirty: regs changed.
  * Returns 1 when the terminator at rip could not be emulated (the caller
@@ -235,7 +235,7 @@ int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *
 	}
 	t->tramp = 0;
 	for (int guard = 0; guard < 1000; guard++) {
-		uint64_t pc = r->rip;
+		uint64_t pc = PFT_PC(r);
 		struct pft_block *b;
 		int near;
 
@@ -244,17 +244,17 @@ int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *
 			drop_unmapped(T, t);
 		}
 		if (T->o->region) {
-			if (t->in_region && r->rsp > t->region_sp) {
+			if (t->in_region && PFT_SP(r) > t->region_sp) {
 				t->in_region = 0;
 				pft_win_leave(T, t);
 			}
 			if (!t->in_region && sp->region && pft_region_is_entry(sp->region, sp->pid, pc)) {
 				errno = 0;
-				long ra = ptrace(PTRACE_PEEKDATA, t->tid, (void *)r->rsp, NULL);
+				long ra = ptrace(PTRACE_PEEKDATA, t->tid, (void *)PFT_SP(r), NULL);
 				if (!errno) {
 					t->in_region = 1;
 					t->region_ret = (uint64_t)ra;
-					t->region_sp = r->rsp;
+					t->region_sp = PFT_SP(r);
 					T->st.region_calls++;
 					pft_sys_rseq_check(T, t);
 					pft_win_enter(T, t);
@@ -292,7 +292,7 @@ int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *
 		if (sp->region && sp->arena)
 			arm_region(T, t, 0); /* found by a lazy reload */
 		if (T->engine == PFT_ENGINE_CACHE && sp->arena && pft_counting(T, t) && !T->o->single_step &&
-		    pft_ovf_cache_ok(T, t) && !(r->eflags & PFT_TF)) {
+		    pft_ovf_cache_ok(T, t) && !(PFT_FLAGS(r) & PFT_TF)) {
 			int was = b->nocache, fresh = !b->x;
 			uint64_t entry = pft_xlate(T, t, b);
 			if (!was && b->nocache)
@@ -301,7 +301,7 @@ int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *
 				pft_xlate_ahead(T, t, b, AHEAD);
 			/* (a new copy may have raised sp->ovf_maxpre) */
 			if (entry && pft_ovf_cache_ok(T, t) && pft_set_mode(T, t, r, PFT_M_CACHE, dirty) == 0) {
-				r->rip = entry;
+				PFT_PC(r) = entry;
 				*dirty = 1;
 				t->blk = NULL;
 				t->resume = PTRACE_SYSCALL;
@@ -327,7 +327,7 @@ int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *
 			if (pft_emulate(sp, t->tid, b, r))
 				return 1;
 			*dirty = 1;
-			if (r->eflags & PFT_TF) {
+			if (PFT_FLAGS(r) & PFT_TF) {
 				/* the program steps itself: the trap that
 				 * follows the branch is owed */
 				pft_sys_owe_trap(t);
@@ -349,7 +349,7 @@ int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *
 					    (unsigned long long)pc);
 			t->tramp = tr;
 			t->tramp_back = back;
-			r->rip = tr;
+			PFT_PC(r) = tr;
 			*dirty = 1;
 		}
 		near = !t->tramp && pft_ovf_near(T, t, b);
@@ -365,7 +365,7 @@ int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *
 				t->ovf_stepping = 1;
 			}
 			t->resume = PTRACE_SINGLESTEP;
-			t->step_pc = r->rip;
+			t->step_pc = PFT_PC(r);
 			t->step_idx = 0;
 			if (!t->tramp)
 				pft_ovf_at(T, t, b, 0, r);
@@ -412,9 +412,9 @@ int pft_go(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, 
 	struct pft_arena *a = t->sp->arena;
 	int rc;
 
-	if (a && pft_arena_chunk_of(a, r->rip)) {
-		if (t->tramp && r->rip == t->tramp_back && t->blk) {
-			r->rip = tramp_next(t->blk);
+	if (a && pft_arena_chunk_of(a, PFT_PC(r))) {
+		if (t->tramp && PFT_PC(r) == t->tramp_back && t->blk) {
+			PFT_PC(r) = tramp_next(t->blk);
 			dirty = 1;
 		} else if (pft_cache_to_orig(T, t, r) == 0) {
 			dirty = 1;
@@ -443,8 +443,8 @@ int pft_resume(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct 
 	if (rc == 1) {
 		/* a branch we cannot emulate (it faults, e.g. ret to a bad
 		 * stack): lift its int3 and let the CPU run it */
-		t->reinsert = r->rip;
-		pft_bp_remove(t->sp, t->tid, r->rip);
+		t->reinsert = PFT_PC(r);
+		pft_bp_remove(t->sp, t->tid, PFT_PC(r));
 		t->resume = PTRACE_SINGLESTEP;
 		t->raw_step = 1;
 	}
@@ -465,32 +465,32 @@ static int on_step(struct pft_tracer *T, struct pft_thr *t)
 		t->raw_step = 0;
 		return pft_go(T, t, &r, 0);
 	}
-	if (t->tramp && r.rip == t->tramp_back) {
-		r.rip = tramp_next(b);
+	if (t->tramp && PFT_PC(&r) == t->tramp_back) {
+		PFT_PC(&r) = tramp_next(b);
 		t->tramp = 0;
 		dirty = 1;
 	}
 	int last = t->step_idx + 1 == (int)b->ninsts;
-	if (r.rip == t->step_pc && !last)
+	if (PFT_PC(&r) == t->step_pc && !last)
 		goto again; /* rep */
 	count_one(T, t, b, t->step_idx);
 	if (last)
 		return pft_go(T, t, &r, dirty);
-	if (r.rip != b->start + b->offs[t->step_idx + 1]) {
+	if (PFT_PC(&r) != b->start + b->offs[t->step_idx + 1]) {
 		T->st.desync++;
 		return pft_go(T, t, &r, dirty);
 	}
 	t->step_idx++;
-	t->step_pc = r.rip;
+	t->step_pc = PFT_PC(&r);
 	pft_ovf_at(T, t, b, (uint32_t)t->step_idx, &r);
-	if (t->step_idx + 1 == (int)b->ninsts && emulable(b) && pft_bp_has(t->sp, r.rip)) {
+	if (t->step_idx + 1 == (int)b->ninsts && emulable(b) && pft_bp_has(t->sp, PFT_PC(&r))) {
 		/* the block's branch carries an int3 (another block ends
 		 * there too): execute it here */
 		count_one(T, t, b, t->step_idx);
 		if (pft_emulate(t->sp, t->tid, b, &r) == 0)
 			return pft_go(T, t, &r, 1);
-		t->reinsert = r.rip; /* faulting: let the CPU run it */
-		pft_bp_remove(t->sp, t->tid, r.rip);
+		t->reinsert = PFT_PC(&r); /* faulting: let the CPU run it */
+		pft_bp_remove(t->sp, t->tid, PFT_PC(&r));
 		t->raw_step = 1;
 		t->resume = PTRACE_SINGLESTEP;
 	}
@@ -503,14 +503,14 @@ again:
 static int on_breakpoint(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r)
 {
 	struct pft_block *b = t->blk;
-	uint64_t a = r->rip - 1;
+	uint64_t a = PFT_PC(r) - 1;
 
 	T->st.block_stops++;
 	if (t->mode == PFT_M_STOP && b && b->mode == PFT_BLK_BP && a == b->last) {
 		pft_count_block(T, t, b, b->ninsts);
-		r->rip = a;
+		PFT_PC(r) = a;
 		if (pft_emulate(t->sp, t->tid, b, r) == 0) {
-			if (!(r->eflags & PFT_TF))
+			if (!(PFT_FLAGS(r) & PFT_TF))
 				return pft_go(T, t, r, 1);
 			/* the program steps itself (EFLAGS.TF): the trap
 			 * after the branch is owed before the next block */
@@ -540,7 +540,7 @@ static int on_breakpoint(struct pft_tracer *T, struct pft_thr *t, struct user_re
 				pft_count_block(T, t, b, (uint32_t)idx);
 		}
 	}
-	r->rip = a;
+	PFT_PC(r) = a;
 	return pft_go(T, t, r, 1);
 }
 
@@ -554,7 +554,7 @@ int pft_on_sigtrap(struct pft_tracer *T, struct pft_thr *t)
 	if (t->mode == PFT_M_STOP && t->resume == PTRACE_CONT && t->blk && t->blk->mode == PFT_BLK_BP) {
 		if (pft_getregs(t->tid, &r))
 			return 0;
-		if (r.rip - 1 == t->blk->last && pft_bp_has(t->sp, t->blk->last))
+		if (PFT_PC(&r) - 1 == t->blk->last && pft_bp_has(t->sp, t->blk->last))
 			return on_breakpoint(T, t, &r);
 	}
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si))
@@ -568,7 +568,7 @@ int pft_on_sigtrap(struct pft_tracer *T, struct pft_thr *t)
 	if (si.si_code == SI_KERNEL) {
 		if (pft_getregs(t->tid, &r))
 			return 0;
-		if (pft_bp_has(t->sp, r.rip - 1))
+		if (pft_bp_has(t->sp, PFT_PC(&r) - 1))
 			return on_breakpoint(T, t, &r);
 	}
 	return pft_on_signal(T, t, SIGTRAP, &si); /* the program's own int3 */

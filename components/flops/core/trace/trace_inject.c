@@ -90,15 +90,15 @@ int pft_inject(struct pft_tracer *T, struct pft_thr *t, long nr, uint64_t a0, ui
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &saved))
 		return PFLOPS_ECHILD;
 	r = saved;
-	r.rax = (uint64_t)nr;
-	r.orig_rax = (uint64_t)-1; /* no syscall restart on the way out */
-	r.rdi = a0;
-	r.rsi = a1;
-	r.rdx = a2;
-	r.r10 = a3;
-	r.r8 = a4;
-	r.r9 = a5;
-	r.rip = t->sp->gadget;
+	PFT_SYSRET(&r) = (uint64_t)nr;
+	PFT_SYSNR(&r) = (uint64_t)-1; /* no syscall restart on the way out */
+	PFT_SYSARG0(&r) = a0;
+	PFT_SYSARG1(&r) = a1;
+	PFT_SYSARG2(&r) = a2;
+	PFT_SYSARG3(&r) = a3;
+	PFT_SYSARG4(&r) = a4;
+	PFT_SYSARG5(&r) = a5;
+	PFT_PC(&r) = t->sp->gadget;
 	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r) || ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL))
 		return PFLOPS_ECHILD;
 	rc = wait_syscall_stop(T, t); /* entry */
@@ -112,7 +112,7 @@ int pft_inject(struct pft_tracer *T, struct pft_thr *t, long nr, uint64_t a0, ui
 		return PFLOPS_ECHILD;
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r))
 		return PFLOPS_ECHILD;
-	*ret = (int64_t)r.rax;
+	*ret = (int64_t)PFT_SYSRET(&r);
 	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &saved))
 		return PFLOPS_ECHILD;
 	T->st.injected++;
@@ -128,10 +128,10 @@ int pft_inject_entry(struct pft_tracer *T, struct pft_thr *t, long nr, uint64_t 
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &saved))
 		return PFLOPS_ECHILD;
 	r = saved;
-	r.orig_rax = (uint64_t)nr; /* the kernel runs this one instead */
-	r.rdi = a0;
-	r.rsi = a1;
-	r.rdx = a2;
+	PFT_SYSNR(&r) = (uint64_t)nr; /* the kernel runs this one instead */
+	PFT_SYSARG0(&r) = a0;
+	PFT_SYSARG1(&r) = a1;
+	PFT_SYSARG2(&r) = a2;
 	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r) || ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL))
 		return PFLOPS_ECHILD;
 	rc = wait_syscall_stop(T, t); /* its exit */
@@ -139,11 +139,11 @@ int pft_inject_entry(struct pft_tracer *T, struct pft_thr *t, long nr, uint64_t 
 		return rc < 0 ? rc : PFLOPS_ECHILD;
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r))
 		return PFLOPS_ECHILD;
-	*ret = (int64_t)r.rax;
+	*ret = (int64_t)PFT_SYSRET(&r);
 	/* back at the program's syscall instruction (2 bytes: syscall,
 	 * int 0x80, sysenter), its number in %rax: it runs again */
-	saved.rip -= 2;
-	saved.rax = saved.orig_rax;
+	PFT_PC(&saved) -= PFT_SYSCALL_LEN;
+	PFT_SYSRET(&saved) = PFT_SYSNR(&saved);
 	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &saved))
 		return PFLOPS_ECHILD;
 	T->st.injected++;

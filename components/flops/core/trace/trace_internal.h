@@ -254,8 +254,7 @@ void pft_sys_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 void pft_sys_attached(struct pft_tracer *T, struct pft_space *sp);
 /* a clone/fork/vfork event of t: 1 when the child shares t's memory */
 int pft_sys_shares_vm(struct pft_tracer *T, struct pft_thr *t, int ev);
-/* EFLAGS.TF set by the program (popf, sigreturn): it steps itself */
-#define PFT_TF 0x100ULL
+/* PFT_TF: pft_arch.h */
 /* the program's single-step trap that a branch we emulated would have
  * raised: sent to it before it runs on (as a held signal) */
 void pft_sys_owe_trap(struct pft_thr *t);

@@ -101,7 +101,7 @@ static int after_syscall(struct pft_tracer *T, struct pft_thr *t, struct user_re
 {
 	struct pft_space *sp = t->sp;
 	const uint64_t *a = t->sys_args;
-	int64_t ret = (int64_t)r->rax;
+	int64_t ret = (int64_t)PFT_SYSRET(r);
 	uint64_t lo = a[0] & ~4095ULL, len = (a[1] + (a[0] & 4095) + 4095) & ~4095ULL;
 	int forget = 0;
 
@@ -170,7 +170,7 @@ static int after_syscall(struct pft_tracer *T, struct pft_thr *t, struct user_re
 		if (a[0] == ARCH_SET_GS) {
 			t->prog_gs = a[1];
 			if (t->mode == PFT_M_CACHE && t->slot >= 0) {
-				r->gs_base = pft_slot_addr(sp->arena, t->slot);
+				PFT_CACHE_BASE(r) = pft_slot_addr(sp->arena, t->slot);
 				*dirty = 1;
 			}
 		} else if (a[0] == ARCH_GET_GS && t->mode == PFT_M_CACHE) {
@@ -202,13 +202,13 @@ static int on_syscall(struct pft_tracer *T, struct pft_thr *t)
 			pft_count_block(T, t, t->blk, t->blk->ninsts);
 		t->in_syscall = 1;
 		if (pft_getregs(t->tid, &r) == 0) {
-			t->sys_nr = (long)r.orig_rax;
-			t->sys_args[0] = r.rdi;
-			t->sys_args[1] = r.rsi;
-			t->sys_args[2] = r.rdx;
-			t->sys_args[3] = r.r10;
-			t->sys_args[4] = r.r8;
-			t->sys_args[5] = r.r9;
+			t->sys_nr = (long)PFT_SYSNR(&r);
+			t->sys_args[0] = PFT_SYSARG0(&r);
+			t->sys_args[1] = PFT_SYSARG1(&r);
+			t->sys_args[2] = PFT_SYSARG2(&r);
+			t->sys_args[3] = PFT_SYSARG3(&r);
+			t->sys_args[4] = PFT_SYSARG4(&r);
+			t->sys_args[5] = PFT_SYSARG5(&r);
 			if ((rc = pft_sys_entry(T, t, &r)))
 				return rc;
 		}
@@ -221,7 +221,7 @@ static int on_syscall(struct pft_tracer *T, struct pft_thr *t)
 	if ((rc = after_syscall(T, t, &r, &dirty)))
 		return rc;
 	if (!pft_ovf_rearm(T, t) && t->mode == PFT_M_CACHE && t->sys_nr != SYS_rt_sigreturn && t->sp->arena &&
-	    pft_arena_chunk_of(t->sp->arena, r.rip) && (pft_counting(T, t) || pft_sys_restarting(&r))) {
+	    pft_arena_chunk_of(t->sp->arena, PFT_PC(&r)) && (pft_counting(T, t) || pft_sys_restarting(&r))) {
 		/* back in the copy, after its syscall */
 		if (dirty && (rc = pft_setregs(T, t, &r)))
 			return rc;

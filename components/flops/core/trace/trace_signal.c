@@ -107,13 +107,13 @@ static int translate(struct pft_tracer *T, struct pft_thr *t, struct user_regs_s
 
 	switch (pt ? pt->kind : -1) {
 	case PFT_XP_DONE:
-		r->rip = x->ex[pt->arg].target;
+		PFT_PC(r) = x->ex[pt->arg].target;
 		if (b->term.term == PFT_T_SYSCALL && pt->off >= 2) {
 			/* after `syscall` (not int 0x80): %rcx as it returns
 			 * to the program (the copy sets it next) */
 			const uint8_t *c = x->ch->mem + (x->addr - x->ch->addr);
 			if (c[pt->off - 2] == 0x0f && c[pt->off - 1] == 0x05)
-				r->rcx = r->rip;
+				r->rcx = PFT_PC(r);
 		}
 		return 0;
 	case PFT_XP_RCX:
@@ -147,7 +147,7 @@ static int translate(struct pft_tracer *T, struct pft_thr *t, struct user_regs_s
 		memcpy(m + PFT_SLOT_OVF, &s, 8);
 	}
 	if (x->ovf_cf && m && pt && (pt->kind == PFT_XP_OVF || pt->kind == PFT_XP_OVFSTUB))
-		r->eflags = (r->eflags & ~1ULL) | (m[PFT_SLOT_CF] & 1);
+		PFT_FLAGS(r) = (PFT_FLAGS(r) & ~1ULL) | (m[PFT_SLOT_CF] & 1);
 	if (inc && m) {
 		uint64_t *c = (uint64_t *)(m + PFT_SLOT_CNT) + x->id;
 		if (*c)
@@ -155,14 +155,14 @@ static int translate(struct pft_tracer *T, struct pft_thr *t, struct user_regs_s
 	}
 	if (i > 0)
 		pft_count_block(T, t, b, i);
-	r->rip = b->start + b->offs[i];
+	PFT_PC(r) = b->start + b->offs[i];
 	return 0;
 }
 
 int pft_cache_to_orig(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r)
 {
 	const struct pft_xpoint *pt;
-	struct pft_xblock *x = t->sp->arena ? pft_xlate_find(t->sp->arena, r->rip, &pt) : NULL;
+	struct pft_xblock *x = t->sp->arena ? pft_xlate_find(t->sp->arena, PFT_PC(r), &pt) : NULL;
 
 	if (!x || !clean(pt))
 		return -1;
@@ -188,7 +188,7 @@ static int self_trap(struct pft_tracer *T, struct pft_thr *t)
 int pft_cache_fault_to_orig(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r)
 {
 	const struct pft_xpoint *pt;
-	struct pft_xblock *x = t->sp->arena ? pft_xlate_find(t->sp->arena, r->rip, &pt) : NULL;
+	struct pft_xblock *x = t->sp->arena ? pft_xlate_find(t->sp->arena, PFT_PC(r), &pt) : NULL;
 
 	if (!x || !pt || !(clean(pt) || pt->kind == PFT_XP_RCX))
 		return -1;
@@ -228,7 +228,7 @@ static int cache_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginf
 		return pft_restart(T, t, PTRACE_SYSCALL, sig);
 	if (pft_getregs(t->tid, &r))
 		return 0;
-	x = t->sp->arena ? pft_xlate_find(t->sp->arena, r.rip, &pt) : NULL;
+	x = t->sp->arena ? pft_xlate_find(t->sp->arena, PFT_PC(&r), &pt) : NULL;
 	T->st.cache_signals++;
 	if (x && (clean(pt) || (sync && pt && pt->kind == PFT_XP_RCX))) {
 		if (translate(T, t, &r, x, pt, sync))
@@ -242,7 +242,7 @@ static int cache_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginf
 		return pfc_err(T->err, PFLOPS_ESYS,
 			       "internal: signal %d "
 			       "raised by the code cache's own code at 0x%llx",
-			       sig, (unsigned long long)r.rip);
+			       sig, (unsigned long long)PFT_PC(&r));
 	/* in our own code: step out of it, hold the signal meanwhile */
 	t->roll_sig = sig;
 	t->roll_info = *si;
@@ -254,15 +254,15 @@ int pft_stop_to_orig(struct pft_tracer *T, struct pft_thr *t, struct user_regs_s
 	int dirty = 0;
 
 	if (t->tramp && t->blk) { /* in the displaced first instruction */
-		if (r->rip == t->tramp)
-			r->rip = t->blk->start, dirty = 1;
-		else if (r->rip == t->tramp_back)
-			r->rip = t->blk->ninsts > 1 ? t->blk->start + t->blk->offs[1] : t->blk->end, dirty = 1;
+		if (PFT_PC(r) == t->tramp)
+			PFT_PC(r) = t->blk->start, dirty = 1;
+		else if (PFT_PC(r) == t->tramp_back)
+			PFT_PC(r) = t->blk->ninsts > 1 ? t->blk->start + t->blk->offs[1] : t->blk->end, dirty = 1;
 		t->tramp = 0;
 	}
 	/* count what ran of the interrupted block */
 	if (t->blk && t->blk->mode != PFT_BLK_STEP && !t->ovf_stepping && !t->in_syscall) {
-		int idx = pft_block_index(t->blk, r->rip);
+		int idx = pft_block_index(t->blk, PFT_PC(r));
 		if (idx > 0)
 			pft_count_block(T, t, t->blk, (uint32_t)idx);
 	}
@@ -353,7 +353,7 @@ static int is_trap(const struct pft_arena *a, uint64_t addr)
 int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *exit)
 {
 	struct pft_arena *a = t->sp->arena;
-	uint64_t at = r->rip - 1;
+	uint64_t at = PFT_PC(r) - 1;
 	struct pft_chunk *ch;
 	const struct pft_xpoint *pt;
 	struct pft_xblock *from;
@@ -364,7 +364,7 @@ int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *ex
 	*exit = -1;
 	if (at == ch->ibl_miss || at == ch->ibl_exit) {
 		uint8_t *m = pft_slot_mem(a, t->slot);
-		r->rip = r->rax;
+		PFT_PC(r) = r->rax;
 		memcpy(&r->rax, m + PFT_SLOT_RAX, 8);
 		memcpy(&r->rcx, m + PFT_SLOT_RCX, 8);
 		memcpy(&r->rdx, m + PFT_SLOT_RDX, 8);
@@ -372,7 +372,7 @@ int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *ex
 	}
 	from = pft_xlate_find(a, at, &pt);
 	*exit = (int)pt->arg;
-	r->rip = from->ex[*exit].target;
+	PFT_PC(r) = from->ex[*exit].target;
 	return 0;
 }
 
@@ -383,7 +383,7 @@ static int resolve_trap(struct pft_tracer *T, struct pft_thr *t, struct user_reg
 	struct pft_arena *a = t->sp->arena;
 	struct pft_xblock *from = NULL;
 	const struct pft_xpoint *pt;
-	uint64_t at = r->rip - 1, target;
+	uint64_t at = PFT_PC(r) - 1, target;
 	int k, rc;
 
 	if (pft_cache_trap_target(t, r, &k))
@@ -394,12 +394,12 @@ static int resolve_trap(struct pft_tracer *T, struct pft_thr *t, struct user_reg
 	} else {
 		T->st.ibl_misses++;
 	}
-	target = r->rip;
+	target = PFT_PC(r);
 	*dirty = 1;
 	rc = pft_enter(T, t, r, dirty);
 	if (rc == 0 && t->mode == PFT_M_CACHE) {
 		struct pft_block *b = pft_block_get(t->sp, t->tid, target, 0, NULL);
-		if (b && b->x && r->rip == b->x->addr) {
+		if (b && b->x && PFT_PC(r) == b->x->addr) {
 			if (!from) {
 				pft_table_insert(a, target, b->x->addr);
 			} else if (!from->dead && !from->ex[k].to) {
@@ -434,8 +434,8 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si)
 		return 0;
 	if (a && si->si_code == SI_KERNEL && !t->roll_sig) {
 		const struct pft_xpoint *pt;
-		struct pft_xblock *x = pft_xlate_find(a, r.rip - 1, &pt);
-		if (x && pt && pt->kind == PFT_XP_OVFSTUB && r.rip - 1 == x->addr + x->ovf_stub) {
+		struct pft_xblock *x = pft_xlate_find(a, PFT_PC(&r) - 1, &pt);
+		if (x && pt && pt->kind == PFT_XP_OVFSTUB && PFT_PC(&r) - 1 == x->addr + x->ovf_stub) {
 			/* near a crossing: on to the stopping path */
 			pft_ovf_trapped(T, t);
 			if (translate(T, t, &r, x, pt, 0))
@@ -443,7 +443,7 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si)
 			return pft_go(T, t, &r, 1);
 		}
 	}
-	if (a && si->si_code == SI_KERNEL && is_trap(a, r.rip - 1)) {
+	if (a && si->si_code == SI_KERNEL && is_trap(a, PFT_PC(&r) - 1)) {
 		rc = resolve_trap(T, t, &r, &dirty);
 		if (rc < 0)
 			return rc;
@@ -454,7 +454,7 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si)
 	if (t->roll_sig && si->si_code > 0) { /* a step out */
 		const struct pft_xpoint *pt;
 		T->st.roll_steps++;
-		if (t->mode != PFT_M_CACHE || !a || (pft_xlate_find(a, r.rip, &pt) && clean(pt)))
+		if (t->mode != PFT_M_CACHE || !a || (pft_xlate_find(a, PFT_PC(&r), &pt) && clean(pt)))
 			return finish_roll(T, t, &r, 0);
 		return pft_restart(T, t, PTRACE_SINGLESTEP, 0);
 	}

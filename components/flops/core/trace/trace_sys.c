@@ -81,29 +81,29 @@ int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 	switch (t->sys_nr) {
 	case SYS_rseq:
 		if (!refuse_rseq(T)) {
-			if (r->rdx == 0) /* a registration */
+			if (PFT_SYSARG2(r) == 0) /* a registration */
 				T->st.rseq_kept++;
 			return 0;
 		}
-		if (r->rdx == 0)
+		if (PFT_SYSARG2(r) == 0)
 			T->st.rseq_refused++;
-		r->orig_rax = (uint64_t)-1; /* skipped */
+		PFT_SYSNR(r) = (uint64_t)-1; /* skipped */
 		t->sys_refused = -ENOSYS;
 		return pft_setregs(T, t, r);
 	case SYS_clone:
-		if (!(r->rdi & CLONE_UNTRACED))
+		if (!(PFT_SYSARG0(r) & CLONE_UNTRACED))
 			return 0;
-		r->rdi &= ~(uint64_t)CLONE_UNTRACED;
-		t->sys_args[0] = r->rdi;
+		PFT_SYSARG0(r) &= ~(uint64_t)CLONE_UNTRACED;
+		t->sys_args[0] = PFT_SYSARG0(r);
 		T->st.untraced_cleared++;
 		return pft_setregs(T, t, r);
 	case SYS_clone3:
 		/* struct clone_args starts with the flags */
-		if (r->rsi < 8 || read_mem(t->tid, r->rdi, &flags, 8) || !(flags & CLONE_UNTRACED))
+		if (PFT_SYSARG1(r) < 8 || read_mem(t->tid, PFT_SYSARG0(r), &flags, 8) || !(flags & CLONE_UNTRACED))
 			return 0;
-		if (pft_mem_write64(t->tid, r->rdi, flags & ~(uint64_t)CLONE_UNTRACED))
+		if (pft_mem_write64(t->tid, PFT_SYSARG0(r), flags & ~(uint64_t)CLONE_UNTRACED))
 			return 0;
-		t->sys_undo_addr = r->rdi; /* the program's struct, put back */
+		t->sys_undo_addr = PFT_SYSARG0(r); /* the program's struct, put back */
 		t->sys_undo_val = flags;
 		T->st.untraced_cleared++;
 		return 0;
@@ -113,8 +113,8 @@ int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 	case SYS_open:
 	case SYS_openat:
 		memset(path, 0, sizeof path);
-		if (read_mem(t->tid, t->sys_nr == SYS_open ? r->rdi : r->rsi, path, sizeof path - 1) &&
-		    read_mem(t->tid, t->sys_nr == SYS_open ? r->rdi : r->rsi, path,
+		if (read_mem(t->tid, t->sys_nr == SYS_open ? PFT_SYSARG0(r) : PFT_SYSARG1(r), path, sizeof path - 1) &&
+		    read_mem(t->tid, t->sys_nr == SYS_open ? PFT_SYSARG0(r) : PFT_SYSARG1(r), path,
 			     32)) /* the string may end near a page end */
 			return 0;
 		if (status_path(path))
@@ -128,10 +128,10 @@ int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 void pft_sys_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *dirty)
 {
 	const uint64_t *a = t->sys_args;
-	int64_t ret = (int64_t)r->rax;
+	int64_t ret = (int64_t)PFT_SYSRET(r);
 
 	if (t->sys_refused) {
-		r->rax = (uint64_t)(int64_t)t->sys_refused;
+		PFT_SYSRET(r) = (uint64_t)(int64_t)t->sys_refused;
 		t->sys_refused = 0;
 		*dirty = 1;
 		return;
@@ -158,11 +158,11 @@ int pft_sys_shares_vm(struct pft_tracer *T, struct pft_thr *t, int ev)
 	(void)T;
 	/* at the event the parent's registers are those of its system call */
 	if (pft_getregs(t->tid, &r) == 0) {
-		switch ((long)r.orig_rax) {
+		switch ((long)PFT_SYSNR(&r)) {
 		case SYS_clone:
-			return !!(r.rdi & CLONE_VM);
+			return !!(PFT_SYSARG0(&r) & CLONE_VM);
 		case SYS_clone3:
-			if (r.rsi >= 8 && read_mem(t->tid, r.rdi, &flags, 8) == 0)
+			if (PFT_SYSARG1(&r) >= 8 && read_mem(t->tid, PFT_SYSARG0(&r), &flags, 8) == 0)
 				return !!(flags & CLONE_VM);
 			break;
 		case SYS_fork:

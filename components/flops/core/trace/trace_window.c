@@ -177,9 +177,9 @@ void pft_win_drop(struct pft_tracer *T, struct pft_thr *t)
  * (rip may not move: the kernel backs it up over the syscall) */
 int pft_sys_restarting(const struct user_regs_struct *r)
 {
-	int64_t rax = (int64_t)r->rax;
+	int64_t rax = (int64_t)PFT_SYSRET(r);
 
-	return (int64_t)r->orig_rax >= 0 && (rax == -512 || rax == -513 || rax == -514 || rax == -516);
+	return (int64_t)PFT_SYSNR(r) >= 0 && (rax == -512 || rax == -513 || rax == -514 || rax == -516);
 }
 
 static int has_pause(struct pft_space *sp, pid_t tid, const struct pft_block *b)
@@ -232,7 +232,7 @@ int pft_win_stop(struct pft_tracer *T, struct pft_thr *t)
 		return 0;
 	if (join && t->win_busy < 0)
 		/* in the kernel (a system call) or spinning: waiting */
-		t->win_busy = (int64_t)r.orig_rax < 0 && !spinning(T, t, r.rip);
+		t->win_busy = (int64_t)PFT_SYSNR(&r) < 0 && !spinning(T, t, PFT_PC(&r));
 	if (t->mode == PFT_M_NATIVE && pft_counting(T, t)) {
 		if (pft_sys_restarting(&r)) {
 			/* count from the return of the restarted call */

@@ -129,7 +129,7 @@ static int map_prot(const struct pft_map *m)
  * there, and a fault there would be one per push). */
 static int stack_page(const struct pft_map *m, const struct user_regs_struct *r)
 {
-	return (m->path && !strncmp(m->path, "[stack", 6)) || (r && r->rsp >= m->lo && r->rsp < m->hi);
+	return (m->path && !strncmp(m->path, "[stack", 6)) || (r && PFT_SP(r) >= m->lo && PFT_SP(r) < m->hi);
 }
 
 int pft_wprot_code(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, const struct user_regs_struct *r)
@@ -268,22 +268,22 @@ int pft_wprot_fault(struct pft_tracer *T, struct pft_thr *t, const siginfo_t *si
 		w->on = 0;
 	}
 	/* where the thread is in the program: the write has not happened */
-	orig = r.rip;
+	orig = PFT_PC(&r);
 	switch (t->mode) {
 	case PFT_M_CACHE:
-		if (sp->arena && pft_arena_chunk_of(sp->arena, r.rip)) {
+		if (sp->arena && pft_arena_chunk_of(sp->arena, PFT_PC(&r))) {
 			if (pft_cache_fault_to_orig(T, t, &r))
 				return pfc_err(T->err, PFLOPS_ESYS,
 					       "internal: a write "
 					       "fault at 0x%llx in the code cache",
-					       (unsigned long long)r.rip);
-			orig = r.rip;
+					       (unsigned long long)PFT_PC(&r));
+			orig = PFT_PC(&r);
 			dirty = 1;
 		}
 		break;
 	case PFT_M_STOP:
 		dirty = pft_stop_to_orig(T, t, &r);
-		orig = r.rip;
+		orig = PFT_PC(&r);
 		break;
 	default: /* native (--region, outside it): it just goes on */
 		rc = pft_restart(T, t, PTRACE_CONT, 0);
@@ -324,10 +324,11 @@ void pft_wprot_restore(struct pft_tracer *T, struct pft_thr *t)
 	/* A system call interrupted to stop the thread (a sleep) would be
 	 * restarted by the kernel on its way out; the injection took that
 	 * way already: restart it here, as the kernel would have. */
-	if (injected && (int64_t)r.orig_rax >= 0 && t->detach_sig == 0 &&
-	    ((int64_t)r.rax == -512 || (int64_t)r.rax == -513 || (int64_t)r.rax == -514 || (int64_t)r.rax == -516)) {
-		r.rax = (int64_t)r.rax == -516 ? SYS_restart_syscall : r.orig_rax;
-		r.rip -= 2;
+	if (injected && (int64_t)PFT_SYSNR(&r) >= 0 && t->detach_sig == 0 &&
+	    ((int64_t)PFT_SYSRET(&r) == -512 || (int64_t)PFT_SYSRET(&r) == -513 || (int64_t)PFT_SYSRET(&r) == -514 ||
+	     (int64_t)PFT_SYSRET(&r) == -516)) {
+		PFT_SYSRET(&r) = (int64_t)PFT_SYSRET(&r) == -516 ? SYS_restart_syscall : PFT_SYSNR(&r);
+		PFT_PC(&r) -= PFT_SYSCALL_LEN;
 		ptrace(PTRACE_SETREGS, t->tid, NULL, &r);
 	}
 }

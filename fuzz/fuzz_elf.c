@@ -12,7 +12,7 @@
  */
 #include "fuzz.h"
 #include <elf.h>
-#include "trace/trace_internal.h"
+#include "trace/trace_elf.h"
 
 struct walk {
 	const uint8_t *lo, *hi;

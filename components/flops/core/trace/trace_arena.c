@@ -27,7 +27,10 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
-#include "trace_internal.h"
+#include "trace_cache.h"
+#include "trace_thread.h"
+#include "trace_engine.h"
+#include "trace_count.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000

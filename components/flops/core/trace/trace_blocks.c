@@ -10,7 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_internal.h"
+#include "trace_block.h"
+#include "trace_space.h"
+#include "trace_cache.h"
+#include "trace_prof.h"
+#include "trace_wprot.h"
+#include "trace_elf.h"
 
 #define MAX_INSTS 4096 /* longer straight-line code is stepped */
 #define CHUNK 256

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "trace_internal.h"
+#include "trace_elf.h"
 
 /* DWARF pointer encodings (DW_EH_PE_*) */
 #define PE_OMIT 0xff

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trace_internal.h"
+#include "trace_elf.h"
 
 /* off + len within size, without overflow */
 static int in_range(size_t size, uint64_t off, uint64_t len)

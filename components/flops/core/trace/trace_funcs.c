@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_internal.h"
+#include "pflops_internal.h"
+#include "trace_elf.h"
 
 struct sym {
 	uint64_t lo, hi;

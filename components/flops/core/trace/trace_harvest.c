@@ -3,7 +3,8 @@
  * holds one counter per block id; the mix is executions x each block's
  * decoded instructions.
  */
-#include "trace_internal.h"
+#include "trace_cache.h"
+#include "trace_prof.h"
 
 uint64_t pft_harvest(struct pft_arena *a, int slot, struct pflops_mix *m, int take)
 {

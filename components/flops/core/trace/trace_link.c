@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_internal.h"
+#include "trace_cache.h"
 
 void pft_table_insert(struct pft_arena *a, uint64_t orig, uint64_t entry)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_internal.h"
+#include "trace_space.h"
 
 void pft_maps_free(struct pft_maps *m)
 {

@@ -15,7 +15,7 @@
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 
-#include "trace_internal.h"
+#include "trace_space.h"
 
 static size_t hash64(uint64_t a, size_t cap)
 {

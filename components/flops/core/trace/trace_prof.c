@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_internal.h"
+#include "trace_prof.h"
+#include "trace_block.h"
+#include "trace_space.h"
 
 struct pft_prof {
 	pft_block_fn fn;

@@ -18,7 +18,8 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "trace_internal.h"
+#include "trace_elf.h"
+#include "trace_space.h"
 
 struct range {
 	uint64_t lo, hi;

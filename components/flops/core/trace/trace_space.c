@@ -7,7 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_internal.h"
+#include "trace_space.h"
+#include "trace_cache.h"
+#include "trace_elf.h"
+#include "trace_prof.h"
+#include "trace_wprot.h"
 
 struct pft_space *pft_space_new(pid_t pid, const char *region)
 {

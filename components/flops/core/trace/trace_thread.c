@@ -8,7 +8,11 @@
 #include <stdlib.h>
 #include <sys/ptrace.h>
 
-#include "trace_internal.h"
+#include "trace_thread.h"
+#include "trace_cache.h"
+#include "trace_count.h"
+#include "trace_elf.h"
+#include "trace_engine.h"
 
 struct pft_thr *pft_thread_find(struct pft_tracer *T, pid_t tid)
 {

@@ -28,7 +28,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_internal.h"
+#include "trace_cache.h"
+#include "trace_thread.h"
+#include "trace_count.h"
+#include "trace_engine.h"
+#include "trace_wprot.h"
+#include "trace_elf.h"
 #include "x86_64/trace_emit.h"
 
 /* ------------------------------------------------------------------ */

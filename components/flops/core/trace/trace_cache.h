@@ -1,0 +1,125 @@
+/*
+ * trace_cache.h: the code cache: its memory (trace_arena.c), the translation of
+ * blocks (trace_xlate.c), links (trace_link.c) and counts (trace_harvest.c)
+ */
+#ifndef PFT_TRACE_CACHE_H
+#define PFT_TRACE_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "pft_arch.h"
+#include "trace_block.h"
+#include "trace_space.h"
+
+struct pft_tracer;
+struct pft_thr;
+
+/* trace_arena.c: the code cache's memory in one traced process (the
+ * slot layout: pft_arch.h). */
+#define PFT_MAX_IDS 262144
+#define PFT_MAX_SLOTS 256
+#define PFT_SLOT_BYTES (PFT_SLOT_CNT + 8 * PFT_MAX_IDS)
+
+struct pft_chunk {
+	size_t index;  /* in its arena's list */
+	uint64_t addr; /* in the tracee */
+	uint8_t *mem;  /* the same bytes in the tracer */
+	size_t size, used;
+	uint64_t ibl;	   /* indirect-branch lookup routine */
+	uint64_t ibl_miss; /* its int3s: target not cached */
+	uint64_t ibl_exit; /*            --region left (stack above) */
+	uint64_t ibl_end;
+	struct pft_xblock **xb; /* blocks in address order */
+	size_t nxb, xb_cap;
+};
+
+struct pft_arena {
+	uint64_t table; /* tracee address of the lookup table */
+	uint8_t *table_mem;
+	uint64_t slots;			  /* tracee address of the counter slots */
+	int slots_fd;			  /* tracer's descriptor of the slots memfd */
+	uint8_t *slot_mem[PFT_MAX_SLOTS]; /* tracer mappings, lazily */
+	uint8_t slot_used[PFT_MAX_SLOTS];
+	struct pft_chunk **chunks; /* stable: blocks point to them */
+	size_t nchunks;
+	/* sized to the process's RLIMIT_AS (pft_arena_setup) */
+	int nslots; /* threads with a slot at once */
+	size_t max_chunks;
+	uint64_t as_limit;	/* that limit (0: none) */
+	int region;		/* lookup routine checks the region's stack */
+	struct pft_block **ids; /* block of each counter id */
+	uint32_t nids;
+};
+
+int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t);
+/* the address space the arena takes in its process (bytes) */
+uint64_t pft_arena_as_bytes(const struct pft_arena *a);
+void pft_arena_free(struct pft_arena *a);
+/* a chunk with `need` free bytes reachable (rel32) from [lo, hi) */
+struct pft_chunk *pft_arena_chunk(struct pft_tracer *T, struct pft_thr *t, uint64_t lo, uint64_t hi, size_t need);
+struct pft_chunk *pft_arena_chunk_of(const struct pft_arena *a, uint64_t addr);
+int pft_slot_alloc(struct pft_arena *a);
+/* take slot number `slot` (its header written); returns it or -1 */
+int pft_slot_init(struct pft_arena *a, int slot);
+void pft_slot_free(struct pft_arena *a, int slot);
+uint8_t *pft_slot_mem(struct pft_arena *a, int slot);
+uint64_t pft_slot_addr(const struct pft_arena *a, int slot);
+/* give forked child t its own copy of its parent's arena */
+int pft_arena_fork(struct pft_tracer *T, struct pft_thr *t, const struct pft_arena *parent);
+/* one tracee `syscall` instruction for pft_inject */
+uint64_t pft_find_gadget(struct pft_space *sp, pid_t tid);
+
+/* trace_xlate.c: translation of blocks into the cache. */
+struct pft_xexit {
+	uint64_t target;       /* original address it goes to */
+	uint32_t site;	       /* offset of its rel32 in the block's code */
+	uint32_t stub;	       /* offset of its 16-byte stub */
+	struct pft_xblock *to; /* linked to this block, or NULL */
+};
+
+struct pft_xblock {
+	struct pft_block *b;
+	struct pft_chunk *ch;
+	uint64_t addr; /* entry in the tracee */
+	uint32_t size;
+	uint32_t id;	   /* counter id */
+	uint32_t inc_at;   /* instruction before which the count is
+				 * incremented */
+	uint32_t ovf_w;	   /* overflow weight subtracted there (0: none) */
+	uint8_t ovf_cf;	   /* CF saved in the slot around the check */
+	uint32_t ovf_pre;  /* weight run before the check */
+	uint32_t ovf_stub; /* offset of its int3 (near a crossing) */
+	struct pft_xexit ex[2];
+	int nex;
+	struct pft_xpoint *pt;
+	int npt;
+	struct {
+		struct pft_xblock *from;
+		int exit;
+	} * in; /* links */
+	int nin, in_cap;
+	uint8_t dead;
+};
+
+/* Why blk cannot go to the cache, or PFT_NC_NONE. */
+int pft_xlate_check(struct pft_space *sp, pid_t tid, struct pft_block *b);
+/* The cache entry of b (translated now if needed); 0: not cacheable. */
+uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b);
+/* Translate and link what b's copy goes to next (direct targets, the
+ * return site of a call), breadth-first, up to budget blocks: each one
+ * saves a stop at its first run. */
+void pft_xlate_ahead(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, int budget);
+/* A displaced copy of the instruction at addr followed by a jump back to
+ * the next one (STOP mode past a region-entry int3); 0 if impossible. */
+uint64_t pft_xlate_tramp(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, uint64_t *back);
+/* the block and point of a tracee address in the cache */
+struct pft_xblock *pft_xlate_find(const struct pft_arena *a, uint64_t addr, const struct pft_xpoint **pt);
+void pft_xlate_link(struct pft_xblock *from, int exit, struct pft_xblock *to);
+void pft_xlate_detach(struct pft_space *sp, struct pft_xblock *x);
+void pft_table_insert(struct pft_arena *a, uint64_t orig, uint64_t entry);
+/* trace_harvest.c: add the counts of one thread's slot to m (zero them
+ * when `take`) */
+uint64_t pft_harvest(struct pft_arena *a, int slot, struct pflops_mix *m, int take);
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * trace_engine.h: the engine's steps: entering blocks (trace_enter.c), system calls
+ * (trace_sys.c), signals (trace_signal.c), injection (trace_inject.c),
+ * --region windows (trace_window.c), detaching (trace_detach.c), the
+ * event loop (trace_ptrace.c)
+ */
+#ifndef PFT_TRACE_ENGINE_H
+#define PFT_TRACE_ENGINE_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "pft_arch.h"
+#include "trace_thread.h"
+
+/* trace_detach.c: count the remaining processes up to now, then let them
+ * run on untraced (the program has ended; they are not waited for) */
+int pft_detach_rest(struct pft_tracer *T);
+
+/* trace_enter.c (and trace_ptrace.c): the engine's steps */
+int pft_counting(const struct pft_tracer *T, const struct pft_thr *t);
+void pft_count_block(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, uint32_t n);
+int pft_set_mode(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int mode, int *dirty);
+int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *dirty);
+int pft_go(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int dirty);
+int pft_resume(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int dirty, int rc);
+int pft_restart(struct pft_tracer *T, struct pft_thr *t, int req, int sig);
+int pft_getregs(pid_t tid, struct user_regs_struct *r);
+int pft_on_sigtrap(struct pft_tracer *T, struct pft_thr *t);
+int pft_setregs(struct pft_tracer *T, struct pft_thr *t, const struct user_regs_struct *r);
+
+/* trace_sys.c: what the tracer changes at a system call so that the
+ * program behaves as it does untraced (docs/trace-engine.md,
+ * "Transparency"); entry: at the syscall-entry stop (regs of it,
+ * t->sys_nr and t->sys_args set), exit: at its exit stop. */
+int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r);
+void pft_sys_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *dirty);
+/* a process attached (--pid): what it turned on before (seccomp) */
+void pft_sys_attached(struct pft_tracer *T, struct pft_space *sp);
+/* a clone/fork/vfork event of t: 1 when the child shares t's memory */
+int pft_sys_shares_vm(struct pft_tracer *T, struct pft_thr *t, int ev);
+/* PFT_TF: pft_arch.h */
+/* the program's single-step trap that a branch we emulated would have
+ * raised: sent to it before it runs on (as a held signal) */
+void pft_sys_owe_trap(struct pft_thr *t);
+/* a thread that may have registered rseq untraced (attached, or
+ * entering --region): stats.rseq_kept when it did */
+void pft_sys_rseq_check(struct pft_tracer *T, struct pft_thr *t);
+
+/* trace_signal.c: signals in each mode, and the cache's own traps */
+int pft_on_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginfo_t *si);
+int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si);
+/* a thread stopped at a clean point of a copy goes back to the original
+ * address (its count corrected to what ran); -1 if not a clean point */
+/* A thread stopped on an int3 of the cache (a copy's exit stub, the
+ * lookup routine's miss or exit; rip one past it): r becomes where it
+ * goes in the program, with the registers the lookup routine saved put
+ * back; *exit: the copy's exit number, -1 for the lookup routine.
+ * -1 when rip - 1 is no such int3. */
+int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *exit);
+int pft_cache_to_orig(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r);
+
+/* trace_window.c: --region's windows (a call, every thread counting) */
+#define PFT_WIN_RSP0 \
+	(1ULL << 63) /* slot RSP0 of a thread counting
+					 * for the window: never left */
+void pft_win_enter(struct pft_tracer *T, struct pft_thr *t);
+void pft_win_leave(struct pft_tracer *T, struct pft_thr *t);
+void pft_win_drop(struct pft_tracer *T, struct pft_thr *t);
+int pft_win_stop(struct pft_tracer *T, struct pft_thr *t);
+/* stopped where the kernel will restart an interrupted system call */
+int pft_sys_restarting(const struct user_regs_struct *r);
+void pft_win_flops(struct pft_tracer *T, struct pft_thr *t, uint64_t before);
+
+/* trace_inject.c: make a stopped thread (not at a syscall-entry stop)
+ * run one system call; its registers are restored afterwards.  Returns
+ * 0 with the kernel's return value in *ret, or a negative PFLOPS_E*
+ * (PFLOPS_ECHILD: the thread died meanwhile). */
+int pft_inject(struct pft_tracer *T, struct pft_thr *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+	       uint64_t a4, uint64_t a5, int64_t *ret);
+/* The same from a syscall-entry stop: the program's system call is
+ * replaced by this one, then set to run again when the thread goes on
+ * (it is left at that syscall's exit stop). */
+int pft_inject_entry(struct pft_tracer *T, struct pft_thr *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
+		     int64_t *ret);
+void pft_defer(struct pft_tracer *T, pid_t pid, int status);
+/* hold a signal back (it is sent again at the next restart) */
+void pft_hold_signal(struct pft_thr *t, int sig, const siginfo_t *si);
+
+/* trace_signal.c: a thread faulting at a program instruction of a copy
+ * goes back to that instruction (counted up to it); -1 if not one */
+int pft_cache_fault_to_orig(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r);
+/* a thread of the stopping path stopped at a program instruction: out of
+ * a displaced first instruction (1: r changed), its block counted up to
+ * that instruction */
+int pft_stop_to_orig(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r);
+
+/* trace_ptrace.c, for the attach loop (trace_attach.c) */
+int pft_engine_handle(struct pft_tracer *T, pid_t tid, int status);
+int pft_engine_pick(const struct pflops_trace_opts *o, int *engine, struct pflops_error *err);
+void pft_engine_kill_all(struct pft_tracer *T);
+
+#endif

@@ -1,0 +1,98 @@
+/*
+ * trace_space.h: a traced address space: its life (trace_space.c), memory and
+ * breakpoints (trace_mem.c), mappings (trace_maps.c)
+ */
+#ifndef PFT_TRACE_SPACE_H
+#define PFT_TRACE_SPACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "pflops_trace.h"
+
+struct pft_region;
+struct pft_arena;
+struct pft_prof;
+struct pft_wpage;
+struct pft_block;
+
+/* One memory mapping of a traced process (/proc/PID/maps). */
+struct pft_map {
+	uint64_t lo, hi, off;
+	uint8_t r, w, x;
+	char *path; /* NULL for anonymous mappings */
+};
+
+struct pft_maps {
+	struct pft_map *v;
+	size_t n;
+	int stale; /* reload before the next lookup */
+};
+
+/* An address space: shared by threads (and a vfork child until exec). */
+struct pft_space {
+	int refs;
+	pid_t pid; /* a process id in it (for /proc and reads) */
+	/* breakpoints: open addressing, key 0 = empty */
+	uint64_t *bp_addr;
+	uint8_t *bp_orig;
+	size_t bp_cap, bp_n;
+	/* block cache */
+	struct pft_block **blk_tab;
+	size_t blk_cap, blk_n;
+	struct pft_block **dead; /* invalidated blocks, kept for counts */
+	size_t ndead, dead_cap;
+	uint64_t *pages; /* set of pages holding decoded code */
+	size_t pg_cap, pg_n;
+	struct pft_region *region; /* NULL when no region is asked */
+	struct pft_maps maps;
+	uint64_t gadget;	 /* a `syscall` instruction (injection) */
+	struct pft_arena *arena; /* code cache; NULL until needed */
+	int arena_failed;	 /* setup failed: stopping path only */
+	int no_inject;		 /* it turned on seccomp: no system call
+					 * may be injected (trace_sys.c) */
+	struct pft_prof *prof;	 /* per-block counts asked (opts.block) */
+	uint64_t ovf_maxpre;	 /* overflow: the most weight a copy runs
+				 * before its check (<= PFT_OVF_GUARD) */
+	int win_calls;		 /* --region: threads inside the function (the
+				 * window is open while > 0: trace_window.c) */
+	struct pft_wpage *wp;	 /* pages write-protected by us (trace_wprot.c) */
+	size_t wp_cap, wp_used;
+};
+
+/* trace_space.c: an address space's life */
+struct pft_space *pft_space_new(pid_t pid, const char *region);
+struct pft_space *pft_space_fork(const struct pft_space *parent, pid_t child, const char *region);
+void pft_space_put(struct pft_space *sp);
+/* trace_mem.c: memory and breakpoints */
+/* read len bytes of tracee memory with breakpoints undone; returns bytes read */
+size_t pft_mem_read(struct pft_space *sp, pid_t tid, uint64_t addr, void *buf, size_t len);
+int pft_mem_write64(pid_t tid, uint64_t addr, uint64_t val);
+/* one word, as it is (breakpoints not undone) */
+int pft_mem_read64(pid_t tid, uint64_t addr, uint64_t *val);
+int pft_bp_has(const struct pft_space *sp, uint64_t addr);
+int pft_bp_insert(struct pft_space *sp, pid_t tid, uint64_t addr);
+int pft_bp_remove(struct pft_space *sp, pid_t tid, uint64_t addr);
+/* breakpoints in [lo, hi) out: their bytes restored through tid, or,
+ * with tid 0, only forgotten (the memory is gone: munmap) */
+void pft_bp_clear(struct pft_space *sp, pid_t tid, uint64_t lo, uint64_t hi);
+/* the breakpoint table of a new space, a forked child's copy, freed */
+int pft_bp_init(struct pft_space *sp);
+int pft_bp_copy(struct pft_space *sp, const struct pft_space *parent);
+void pft_bp_free(struct pft_space *sp);
+
+/* trace_maps.c */
+int pft_maps_load(struct pft_maps *m, pid_t pid);
+void pft_maps_free(struct pft_maps *m);
+/* the mapping holding addr (reloading once when stale or unknown) */
+const struct pft_map *pft_maps_find(struct pft_maps *m, pid_t pid, uint64_t addr);
+/* A free page-aligned range of size bytes, every byte of it within
+ * `reach` of every byte of [lo, hi); 0 if none. */
+uint64_t pft_maps_gap_near(const struct pft_maps *m, uint64_t lo, uint64_t hi, uint64_t size, uint64_t reach);
+
+/* trace_space.c: sp (a forked child's new space) gets copies of parent's
+ * cached blocks and of its arena's layout; pft_arena_fork then gives it
+ * memory */
+int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * trace_wprot.h: code on writable pages (trace_wprot.c)
+ */
+#ifndef PFT_TRACE_WPROT_H
+#define PFT_TRACE_WPROT_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "pft_arch.h"
+#include "trace_thread.h"
+
+/* trace_wprot.c: code on writable pages, write-protected while cached
+ * or decoded.  wprot_code guards the pages of a block just met (1: all
+ * of its writable pages are guarded or it has none); wprot_check is
+ * trace_xlate.c's test; wprot_fault takes a write fault on a guarded
+ * page (1: it was ours and the thread goes on, 0: the program's, <0
+ * error); forget/moved follow the program's own mprotect, munmap,
+ * mmap(MAP_FIXED), mremap; restore puts the program's protections back
+ * before a detach. */
+struct pft_wpage;
+int pft_wprot_code(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, const struct user_regs_struct *r);
+int pft_wprot_check(struct pft_space *sp, pid_t tid, struct pft_block *b);
+int pft_wprot_fault(struct pft_tracer *T, struct pft_thr *t, const siginfo_t *si);
+void pft_wprot_forget(struct pft_space *sp, uint64_t lo, uint64_t hi, int prot);
+void pft_wprot_moved(struct pft_tracer *T, struct pft_thr *t, uint64_t lo, uint64_t len, uint64_t dst);
+void pft_wprot_restore(struct pft_tracer *T, struct pft_thr *t);
+int pft_wprot_copy(struct pft_space *sp, const struct pft_space *parent);
+void pft_wprot_free(struct pft_space *sp);
+
+#endif

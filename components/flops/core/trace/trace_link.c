@@ -2,14 +2,12 @@
  * trace_link.c: what joins the code cache's copies.
  *
  *   links    a copy's exit jumps straight to the copy of its target once
- *            that is translated: its rel32 is rewritten by one aligned
- *            4-byte store in the tracer's mapping (threads running the
- *            copy see the old or the new jump, both valid); beyond a
- *            rel32, through the exit stub's far jump.  Undone when the
- *            target's code changes (pft_xlate_detach).
+ *            that is translated (the patch: pft_arch_link, atomic for
+ *            threads running the copy); undone when the target's code
+ *            changes (pft_xlate_detach).
  *   lookup   indirect branches (ret, jmp/call through a register or
  *            memory) look their target up in a hash table the tracer
- *            fills at each miss, in code that leaves the flags alone.
+ *            fills at each miss (the routine: x86_64/trace_ibl.c).
  * What the copies count: trace_harvest.c; a forked child's copies:
  * trace_space.c.
  */

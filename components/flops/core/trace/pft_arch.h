@@ -119,5 +119,14 @@ uint32_t pft_table_hash(uint64_t orig);
  * reach.  Unlink: back to the stub. */
 void pft_arch_link(uint8_t *site_mem, uint64_t site, uint8_t *stub_mem, uint64_t stub, uint64_t to);
 void pft_arch_unlink(uint8_t *site_mem, uint64_t site, uint64_t stub);
+/* The registers the emitted code borrows, given back to a thread stopped
+ * in it (x86_64/trace_ibl.c; slot: the thread's slot in the tracer):
+ * at the lookup routine's traps, pc becomes the target it looked up;
+ * in a copy's terminator (PFT_XP_RCX), the one it keeps in the slot; past
+ * a copy's system call instruction ending at code[off], what that
+ * instruction sets as it returns to the program (the copy sets it next). */
+void pft_arch_ibl_restore(struct user_regs_struct *r, const uint8_t *slot);
+void pft_arch_term_restore(struct user_regs_struct *r, const uint8_t *slot);
+void pft_arch_syscall_done(const uint8_t *code, uint32_t off, struct user_regs_struct *r);
 
 #endif

@@ -108,18 +108,13 @@ static int translate(struct pft_tracer *T, struct pft_thr *t, struct user_regs_s
 	switch (pt ? pt->kind : -1) {
 	case PFT_XP_DONE:
 		PFT_PC(r) = x->ex[pt->arg].target;
-		if (b->term.term == PFT_T_SYSCALL && pt->off >= 2) {
-			/* after `syscall` (not int 0x80): %rcx as it returns
-			 * to the program (the copy sets it next) */
-			const uint8_t *c = x->ch->mem + (x->addr - x->ch->addr);
-			if (c[pt->off - 2] == 0x0f && c[pt->off - 1] == 0x05)
-				r->rcx = PFT_PC(r);
-		}
+		if (b->term.term == PFT_T_SYSCALL)
+			pft_arch_syscall_done(x->ch->mem + (x->addr - x->ch->addr), pt->off, r);
 		return 0;
 	case PFT_XP_RCX:
 		if (!fault || !m)
 			return -1;
-		memcpy(&r->rcx, m + PFT_SLOT_RCX, 8);
+		pft_arch_term_restore(r, m);
 		i = b->ninsts - 1;
 		inc = ovf = 1;
 		break;
@@ -364,10 +359,7 @@ int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *ex
 	*exit = -1;
 	if (at == ch->ibl_miss || at == ch->ibl_exit) {
 		uint8_t *m = pft_slot_mem(a, t->slot);
-		PFT_PC(r) = r->rax;
-		memcpy(&r->rax, m + PFT_SLOT_RAX, 8);
-		memcpy(&r->rcx, m + PFT_SLOT_RCX, 8);
-		memcpy(&r->rdx, m + PFT_SLOT_RDX, 8);
+		pft_arch_ibl_restore(r, m);
 		return 0;
 	}
 	from = pft_xlate_find(a, at, &pt);

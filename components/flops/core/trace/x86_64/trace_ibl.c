@@ -107,3 +107,24 @@ void pft_arch_unlink(uint8_t *site_mem, uint64_t site, uint64_t stub)
 {
 	__atomic_store_n((int32_t *)site_mem, (int32_t)(stub - (site + 4)), __ATOMIC_RELEASE);
 }
+
+/* the miss and exit traps: the target in %rax, %rax %rcx %rdx in the slot */
+void pft_arch_ibl_restore(struct user_regs_struct *r, const uint8_t *slot)
+{
+	r->rip = r->rax;
+	memcpy(&r->rax, slot + PFT_SLOT_RAX, 8);
+	memcpy(&r->rcx, slot + PFT_SLOT_RCX, 8);
+	memcpy(&r->rdx, slot + PFT_SLOT_RDX, 8);
+}
+
+void pft_arch_term_restore(struct user_regs_struct *r, const uint8_t *slot)
+{
+	memcpy(&r->rcx, slot + PFT_SLOT_RCX, 8);
+}
+
+/* after `syscall` (not int 0x80): %rcx holds the return address */
+void pft_arch_syscall_done(const uint8_t *code, uint32_t off, struct user_regs_struct *r)
+{
+	if (off >= 2 && code[off - 2] == 0x0f && code[off - 1] == 0x05)
+		r->rcx = r->rip;
+}

@@ -26,6 +26,7 @@
 #define N 1000
 
 #include "calib_prog.h"
+#include "trace/calib_list.h"
 static int under_valgrind; /* PF_UNDER_VALGRIND, set by make check-valgrind */
 
 /* Trace argv; assert the tracer itself succeeded. */
@@ -79,6 +80,27 @@ struct expect {
 	unsigned active; /* lanes the mask lets through */
 	int masked;
 	unsigned flops; /* per instruction, by hand */
+};
+
+enum {
+	X87 = PFLOPS_X87,
+	HP = PFLOPS_HP,
+	BF = PFLOPS_BF16,
+	SP = PFLOPS_SP,
+	DP = PFLOPS_DP,
+	S = PFLOPS_SCALAR,
+	X = PFLOPS_W128,
+	Y = PFLOPS_W256,
+	Z = PFLOPS_W512,
+	ADD = PFLOPS_OP_ADD,
+	MUL = PFLOPS_OP_MUL,
+	DIV = PFLOPS_OP_DIV,
+	SQRT = PFLOPS_OP_SQRT,
+	RCP = PFLOPS_OP_RCP,
+	FMA = PFLOPS_OP_FMA,
+	DPP = PFLOPS_OP_DPP,
+	MM = PFLOPS_OP_MINMAX,
+	CX = PFLOPS_OP_CMPLX
 };
 
 #define EXPECT_(k, p, w, o, full, act, masked, flops, chk) \

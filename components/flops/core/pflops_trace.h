@@ -84,6 +84,9 @@ struct pft_stats {
 	uint64_t cache_exits;	     /* stops at a copy's exit not yet linked */
 	uint64_t cache_links;	     /* exits linked copy to copy */
 	uint64_t ibl_misses;	     /* indirect branches to a target not found */
+	uint64_t ahead_blocks;	     /* blocks translated ahead of their first
+				 * run (direct targets, return sites, PLT
+				 * slots of a new block): no stop there */
 	uint64_t cache_signals;	     /* signals met in the cache (put back at
 				 * the original instruction) */
 	uint64_t roll_steps;	     /* single-steps to leave the cache's own code

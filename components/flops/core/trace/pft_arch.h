@@ -34,6 +34,11 @@ struct pft_arch_mem {
 /* Decoding (x86_64/trace_decode.c): pfc_decode (pflops_trace.h) fills
  * struct pft_insn: FLOP class, opmask use, how it ends a block. */
 
+/* Where the indirect branch `term` at `at` reads its target from a slot
+ * at a fixed address (x86_64: jmp/call *disp(%rip), a PLT entry), that
+ * address; else 0.  For translation ahead: a guess of where it goes. */
+uint64_t pft_arch_branch_slot(const struct pft_insn *term, uint64_t at);
+
 /* Branch emulation (x86_64/trace_emul.c): run the block-ending branch
  * `term` at address `at` on regs (pc, stack, return address) without
  * letting the thread run it; 0 or negative. */

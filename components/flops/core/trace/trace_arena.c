@@ -92,6 +92,7 @@ static uint64_t name_in_tracee(struct pft_thr *t)
 		l.iov_len = sizeof name;
 		rv.iov_base = (void *)at;
 		rv.iov_len = sizeof name;
+		pft_mem_fresh();
 		if (process_vm_writev(t->tid, &l, 1, &rv, 1, 0) == (ssize_t)sizeof name)
 			return at;
 	}
@@ -309,6 +310,7 @@ void pft_arena_free(struct pft_arena *a)
 	}
 	free(a->chunks);
 	free(a->ids);
+	pft_pend_free(a);
 	free(a);
 }
 

@@ -201,7 +201,7 @@ int pft_attach(pid_t pid, const struct pflops_trace_opts *opts, const struct pft
 			       "a helper for that");
 	memset(&T, 0, sizeof T);
 	T.o = opts ? opts : &defaults;
-	if ((rc = pft_engine_pick(T.o, &T.engine, err))) {
+	if ((rc = pft_engine_pick(T.o, &T, err))) {
 		say(a->ready_fd, 'e');
 		return rc;
 	}

@@ -36,6 +36,7 @@ struct pft_block {
 	uint8_t region_entry; /* start is the region function's entry */
 	uint8_t dead;	      /* its code was unmapped or rewritten */
 	uint8_t wp_done;      /* its pages were guarded (trace_wprot.c) */
+	uint8_t pooled;	      /* it, offs and fp are in its space's pool */
 	struct pft_insn term; /* the last instruction when it is a branch */
 	uint32_t *offs;	      /* ninsts instruction offsets from start */
 	struct pft_fpent *fp;
@@ -82,6 +83,11 @@ static inline uint64_t pft_fp_active(const struct pft_fpent *e, const uint64_t *
 
 /* trace_blocks.c */
 struct pft_block *pft_block_get(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, uint64_t *decoded);
+/* n zeroed bytes that live as long as sp (NULL: out of memory) */
+void *pft_pool_alloc(struct pft_space *sp, size_t n);
+void pft_pool_free(struct pft_space *sp);
+/* the block decoded at pc, or NULL (nothing decoded) */
+struct pft_block *pft_block_find(const struct pft_space *sp, uint64_t pc);
 /* index of the instruction at pc in blk, or -1 */
 int pft_block_index(const struct pft_block *blk, uint64_t pc);
 /* count instructions [0, n) of blk into m; k: opmask values (or NULL) */

@@ -31,15 +31,66 @@ static size_t slot(uint64_t a, size_t cap)
 static void block_free(struct pft_block *b)
 {
 	if (b->x) {
-		free(b->x->pt);
 		free(b->x->in);
-		free(b->x);
+		if (!b->x->pooled) {
+			free(b->x->pt);
+			free(b->x);
+		}
 	}
-	free(b->offs);
-	free(b->fp);
 	free(b->acc);
 	free(b->ovf_w);
-	free(b);
+	if (!b->pooled) {
+		free(b->offs);
+		free(b->fp);
+		free(b);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* The pool: a big program's 100,000s of blocks and copies, freed one
+ * by one when its space ended, took 15% of the tracer's CPU (numpy),
+ * and their malloc headers a tenth of its memory.  They live as long
+ * as their space (dropped blocks too: sp->dead), so they are carved
+ * from large pieces freed together. */
+#define POOL_PIECE (256 * 1024)
+
+struct pft_pool {
+	struct pft_pool *next;
+	size_t used, size;
+	_Alignas(16) unsigned char mem[];
+};
+
+void *pft_pool_alloc(struct pft_space *sp, size_t n)
+{
+	struct pft_pool *p = sp->pool;
+
+	n = (n + 15) & ~(size_t)15;
+	if (!p || p->size - p->used < n) {
+		size_t size = n > POOL_PIECE / 4 ? n : POOL_PIECE;
+		struct pft_pool *q = calloc(1, sizeof *q + size);
+		if (!q)
+			return NULL;
+		q->size = size;
+		if (p && size != POOL_PIECE) { /* a big one: behind the current */
+			q->next = p->next;
+			p->next = q;
+			q->used = n;
+			return q->mem;
+		}
+		q->next = p;
+		sp->pool = p = q;
+	}
+	p->used += n;
+	return p->mem + p->used - n;
+}
+
+void pft_pool_free(struct pft_space *sp)
+{
+	for (struct pft_pool *p = sp->pool, *n; p; p = n) {
+		n = p->next;
+		free(p);
+	}
+	sp->pool = NULL;
 }
 
 void pft_block_free_all(struct pft_space *sp)
@@ -175,6 +226,28 @@ static int grow(struct pft_space *sp)
 	return 0;
 }
 
+/* The block into sp's pool, its arrays to their size (most blocks have
+ * a few instructions and no FP); b itself where the pool has no room. */
+static struct pft_block *to_pool(struct pft_space *sp, struct pft_block *b)
+{
+	struct pft_block *p = pft_pool_alloc(sp, sizeof *p);
+	uint32_t *o = pft_pool_alloc(sp, b->ninsts * sizeof *o);
+	struct pft_fpent *f = pft_pool_alloc(sp, (b->nfp ? b->nfp : 1) * sizeof *f);
+
+	if (!p || !o || !f)
+		return b;
+	*p = *b;
+	memcpy(o, b->offs, b->ninsts * sizeof *o);
+	memcpy(f, b->fp, b->nfp * sizeof *f);
+	p->offs = o;
+	p->fp = f;
+	p->pooled = 1;
+	free(b->offs);
+	free(b->fp);
+	free(b);
+	return p;
+}
+
 /* Decode the block at pc.  Never fails except for memory: unreadable or
  * undecodable bytes give a one-instruction block that is single-stepped
  * (the program will fault there, as it would untraced). */
@@ -285,6 +358,14 @@ oom:
 	return NULL;
 }
 
+struct pft_block *pft_block_find(const struct pft_space *sp, uint64_t pc)
+{
+	for (struct pft_block *b = sp->blk_tab[slot(pc, sp->blk_cap)]; b; b = b->next)
+		if (b->start == pc)
+			return b;
+	return NULL;
+}
+
 struct pft_block *pft_block_get(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, uint64_t *decoded)
 {
 	size_t s = slot(pc, sp->blk_cap);
@@ -296,6 +377,7 @@ struct pft_block *pft_block_get(struct pft_space *sp, pid_t tid, uint64_t pc, in
 	b = decode(sp, tid, pc, force_step);
 	if (!b)
 		return NULL;
+	b = to_pool(sp, b);
 	if (sp->region)
 		b->region_entry = (uint8_t)pft_region_is_entry(sp->region, sp->pid, pc);
 	if (sp->prof && pft_prof_block(sp, tid, b)) {
@@ -384,6 +466,7 @@ struct pft_block *pft_block_clone(const struct pft_block *b)
 	if (!c)
 		return NULL;
 	*c = *b;
+	c->pooled = 0;
 	c->x = NULL;
 	c->next = NULL;
 	c->execs = 0;	 /* a forked child counts its own runs */

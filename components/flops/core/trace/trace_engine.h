@@ -97,7 +97,7 @@ int pft_stop_to_orig(struct pft_tracer *T, struct pft_thr *t, struct user_regs_s
 
 /* trace_ptrace.c, for the attach loop (trace_attach.c) */
 int pft_engine_handle(struct pft_tracer *T, pid_t tid, int status);
-int pft_engine_pick(const struct pflops_trace_opts *o, int *engine, struct pflops_error *err);
+int pft_engine_pick(const struct pflops_trace_opts *o, struct pft_tracer *T, struct pflops_error *err);
 void pft_engine_kill_all(struct pft_tracer *T);
 
 #endif

@@ -19,7 +19,6 @@
 #define fail pfc_err
 
 /* blocks translated ahead of a new one (what its copy jumps to next) */
-#define AHEAD 8
 
 int pft_counting(const struct pft_tracer *T, const struct pft_thr *t)
 {
@@ -298,7 +297,7 @@ int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *
 			if (!was && b->nocache)
 				T->st.nocache[b->nocache]++;
 			if (entry && fresh)
-				pft_xlate_ahead(T, t, b, AHEAD);
+				pft_xlate_ahead(T, t, b, T->ahead);
 			/* (a new copy may have raised sp->ovf_maxpre) */
 			if (entry && pft_ovf_cache_ok(T, t) && pft_set_mode(T, t, r, PFT_M_CACHE, dirty) == 0) {
 				PFT_PC(r) = entry;

@@ -53,6 +53,7 @@ static int wait_syscall_stop(struct pft_tracer *T, struct pft_thr *t)
 		int st;
 		pid_t p = waitpid(t->tid, &st, __WALL);
 
+		pft_mem_fresh(); /* the program ran: pages read are old */
 		if (p < 0) {
 			if (errno == EINTR)
 				continue;

@@ -39,13 +39,21 @@ void pft_table_insert(struct pft_arena *a, uint64_t orig, uint64_t entry)
 	/* full run: not inserted, the lookup traps, which is only slower */
 }
 
-static void table_remove(struct pft_arena *a, uint64_t entry)
+/* The entry for orig, if it still goes to `entry`: every entry is keyed
+ * by the start of the block it goes to, so the probe from orig's bucket
+ * finds it (a walk of the whole table per dropped block took 80% of
+ * hpcc's tracer time: Open MPI unloads its components). */
+static void table_remove(struct pft_arena *a, uint64_t orig, uint64_t entry)
 {
 	uint64_t *t = (uint64_t *)a->table_mem;
 
-	for (size_t i = 0; i < PFT_TABLE_N + PFT_TABLE_OVER; i++)
-		if (t[2 * i] && t[2 * i] != PFT_TOMB && t[2 * i + 1] == entry)
+	for (size_t i = pft_table_hash(orig) & (PFT_TABLE_N - 1); i < PFT_TABLE_N + PFT_TABLE_OVER; i++) {
+		uint64_t o = t[2 * i];
+		if (o == 0)
+			return;
+		if (o == orig && t[2 * i + 1] == entry)
 			__atomic_store_n(&t[2 * i], PFT_TOMB, __ATOMIC_RELEASE);
+	}
 }
 
 static uint8_t *tracer_addr(const struct pft_xblock *x, uint32_t off)
@@ -95,5 +103,95 @@ void pft_xlate_detach(struct pft_space *sp, struct pft_xblock *x)
 	for (int k = 0; k < x->nex; k++)
 		if (x->ex[k].to)
 			unlink_exit(x, k);
-	table_remove(sp->arena, x->addr);
+	table_remove(sp->arena, x->b->start, x->addr);
+}
+
+/* ------------------------------------------------------------------ */
+/* Exits waiting for their target's copy.                              */
+
+struct pft_pend {
+	uint64_t target;
+	struct pft_xblock *from;
+	int exit;
+	struct pft_pend *next;
+};
+
+static size_t pend_slot(uint64_t a, size_t cap)
+{
+	a ^= a >> 29;
+	a *= 0xbf58476d1ce4e5b9ULL;
+	a ^= a >> 32;
+	return (size_t)a & (cap - 1);
+}
+
+static void pend_add(struct pft_arena *a, uint64_t target, struct pft_xblock *from, int k)
+{
+	struct pft_pend *p;
+	size_t s;
+
+	if (a->pend_n >= 2 * a->pend_cap) { /* chains of 2 on average */
+		size_t nc = a->pend_cap ? 2 * a->pend_cap : 4096;
+		struct pft_pend **nt = calloc(nc, sizeof *nt);
+		if (!nt)
+			return; /* it stops at its first run instead */
+		for (size_t i = 0; i < a->pend_cap; i++)
+			for (struct pft_pend *q = a->pend[i], *n; q; q = n) {
+				n = q->next;
+				s = pend_slot(q->target, nc);
+				q->next = nt[s];
+				nt[s] = q;
+			}
+		free(a->pend);
+		a->pend = nt;
+		a->pend_cap = nc;
+	}
+	if (!(p = malloc(sizeof *p)))
+		return;
+	s = pend_slot(target, a->pend_cap);
+	*p = (struct pft_pend){ target, from, k, a->pend[s] };
+	a->pend[s] = p;
+	a->pend_n++;
+}
+
+void pft_link_new(struct pft_space *sp, struct pft_xblock *x, uint64_t *links)
+{
+	struct pft_arena *a = sp->arena;
+	uint64_t start = x->b->start;
+
+	if (a->pend_cap)
+		for (struct pft_pend **pp = &a->pend[pend_slot(start, a->pend_cap)]; *pp;) {
+			struct pft_pend *p = *pp;
+			if (p->target != start) {
+				pp = &p->next;
+				continue;
+			}
+			*pp = p->next;
+			a->pend_n--;
+			if (!p->from->dead && !p->from->ex[p->exit].to) {
+				pft_xlate_link(p->from, p->exit, x);
+				(*links)++;
+			}
+			free(p);
+		}
+	for (int k = 0; k < x->nex; k++) {
+		struct pft_block *d = pft_block_find(sp, x->ex[k].target);
+		if (d && d->x && !d->x->dead) {
+			pft_xlate_link(x, k, d->x);
+			(*links)++;
+		} else {
+			pend_add(a, x->ex[k].target, x, k);
+		}
+	}
+}
+
+void pft_pend_free(struct pft_arena *a)
+{
+	for (size_t i = 0; i < a->pend_cap; i++)
+		for (struct pft_pend *p = a->pend[i], *n; p; p = n) {
+			n = p->next;
+			free(p);
+		}
+	free(a->pend);
+	a->pend = NULL;
+	a->pend_cap = a->pend_n = 0;
 }

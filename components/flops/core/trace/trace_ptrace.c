@@ -450,8 +450,10 @@ static pid_t wait_next(struct pft_tracer *T, int *st)
 		pid_t p = waitpid(-1, st, __WALL | (T->sfd >= 0 ? WNOHANG : 0));
 		int timeout = T->o->progress ? (int)T->progress_ms : 250, n;
 
-		if (p != 0)
+		if (p != 0) {
+			pft_mem_fresh(); /* a new event: pages read are old */
 			return p;
+		}
 		if (T->o->interrupt && *T->o->interrupt &&
 		    (!T->st.interrupted || (*T->o->interrupt & PFLOPS_INTERRUPT_NOW) ||
 		     ms_since(&T->int_at) >= PFLOPS_INTERRUPT_GRACE_MS)) {
@@ -495,6 +497,26 @@ static void kill_all(struct pft_tracer *T)
 	}
 	while (T->threads)
 		pft_thread_drop(T, T->threads->tid);
+}
+
+/* PFLOPS_TRACE_AHEAD=N: blocks translated ahead per new block (0: none,
+ * each block's first run stops; for comparing and measuring) */
+static int pick_ahead(int *ahead, struct pflops_error *err)
+{
+	const char *e = getenv("PFLOPS_TRACE_AHEAD");
+	char *end;
+	long n;
+
+	*ahead = PFT_AHEAD;
+	if (!e || !*e)
+		return 0;
+	errno = 0;
+	n = strtol(e, &end, 10);
+	if (errno || *end || n < 0 || n > PFT_AHEAD_MAX)
+		return fail(err, PFLOPS_EINVAL, "PFLOPS_TRACE_AHEAD='%s' is not a number of blocks from 0 to %d", e,
+			    PFT_AHEAD_MAX);
+	*ahead = (int)n;
+	return 0;
 }
 
 static int pick_engine(const struct pflops_trace_opts *o, int *engine, struct pflops_error *err)
@@ -541,7 +563,7 @@ int pft_run(char *const argv[], const struct pflops_trace_opts *opts, struct pfl
 			    "the command line as argv");
 	memset(&T, 0, sizeof T);
 	T.o = opts ? opts : &defaults;
-	if ((rc = pick_engine(T.o, &T.engine, err)))
+	if ((rc = pft_engine_pick(T.o, &T, err)))
 		return rc;
 	T.st.engine = T.engine;
 	T.mix = mix;
@@ -691,9 +713,11 @@ int pft_engine_handle(struct pft_tracer *T, pid_t tid, int status)
 	return handle(T, tid, status);
 }
 
-int pft_engine_pick(const struct pflops_trace_opts *o, int *engine, struct pflops_error *err)
+int pft_engine_pick(const struct pflops_trace_opts *o, struct pft_tracer *T, struct pflops_error *err)
 {
-	return pick_engine(o, engine, err);
+	int rc = pick_ahead(&T->ahead, err);
+
+	return rc ? rc : pick_engine(o, &T->engine, err);
 }
 
 void pft_engine_kill_all(struct pft_tracer *T)

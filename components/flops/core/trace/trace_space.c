@@ -66,8 +66,10 @@ void pft_space_put(struct pft_space *sp)
 	pft_prof_report(sp);
 	pft_block_free_all(sp);
 	pft_arena_free(sp->arena);
+	pft_pool_free(sp); /* after the blocks: they live there */
 	pft_maps_free(&sp->maps);
 	pft_wprot_free(sp);
+	free(sp->rd);
 	if (sp->region)
 		pft_region_free(sp->region);
 	free(sp->blk_tab);
@@ -84,6 +86,7 @@ static struct pft_xblock *xb_clone(const struct pft_xblock *x, struct pft_block 
 	if (!c)
 		return NULL;
 	*c = *x;
+	c->pooled = 0; /* on the heap; the child's pool is its own */
 	c->b = b;
 	c->pt = malloc((size_t)x->npt * sizeof *c->pt);
 	c->in = x->nin ? malloc((size_t)x->nin * sizeof *c->in) : NULL;

@@ -58,6 +58,10 @@ struct pft_space {
 				 * window is open while > 0: trace_window.c) */
 	struct pft_wpage *wp;	 /* pages write-protected by us (trace_wprot.c) */
 	size_t wp_cap, wp_used;
+	struct pft_pool *pool; /* blocks and their copies' records, freed
+				* with the space (trace_blocks.c) */
+	struct pft_rdpage *rd; /* pages read during this event (trace_mem.c) */
+	unsigned rd_next;
 };
 
 /* trace_space.c: an address space's life */
@@ -68,6 +72,8 @@ void pft_space_put(struct pft_space *sp);
 /* read len bytes of tracee memory with breakpoints undone; returns bytes read */
 size_t pft_mem_read(struct pft_space *sp, pid_t tid, uint64_t addr, void *buf, size_t len);
 int pft_mem_write64(pid_t tid, uint64_t addr, uint64_t val);
+/* pages read before this are forgotten (trace_mem.c): a new event */
+void pft_mem_fresh(void);
 /* one word, as it is (breakpoints not undone) */
 int pft_mem_read64(pid_t tid, uint64_t addr, uint64_t *val);
 int pft_bp_has(const struct pft_space *sp, uint64_t addr);

@@ -103,6 +103,8 @@ struct pft_tracer {
 	struct timespec last;
 	unsigned progress_ms;
 	uint8_t *xbuf; /* trace_xlate.c's code buffer */
+	int ahead;     /* blocks translated ahead per new block
+			* (PFLOPS_TRACE_AHEAD; pft_xlate_ahead) */
 	int sfd;       /* signalfd of SIGCHLD (progress), or -1 */
 	sigset_t oldmask;
 	/* wait statuses taken while injecting, handled by the main loop */

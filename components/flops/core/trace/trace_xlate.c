@@ -385,7 +385,8 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	size_t len = (size_t)(b->end - b->start);
 	uint8_t *code = NULL;
 	struct insn_info *ii = NULL;
-	struct pft_xblock *x = NULL;
+	struct pft_xblock *x = NULL, *px;
+	struct pft_xpoint *pt;
 	struct pft_chunk *ch;
 	struct emit e = { 0 };
 	uint64_t lo = b->start, hi = b->end;
@@ -428,22 +429,43 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	x->id = a->nids;
 	e.base = ch->addr + ch->used;
 	why = generate(&e, b, ii, x->id, x, pft_ovf_on(T) && pft_ovf_block(T, b));
-	if (why || e.n > ch->size - ch->used || add_xb(ch, x)) {
+	if (why || e.n > ch->size - ch->used) {
 		b->nocache = why ? why : PFT_NC_FULL;
 		goto out;
 	}
-	memcpy(ch->mem + ch->used, e.buf, e.n);
 	x->addr = e.base;
 	x->size = (uint32_t)e.n;
-	x->pt = e.pt;
 	x->npt = e.npt;
-	e.pt = NULL;
+	/* into the space's pool with the block, its points to their size */
+	px = pft_pool_alloc(sp, sizeof *px);
+	pt = px ? pft_pool_alloc(sp, (size_t)(e.npt ? e.npt : 1) * sizeof *pt) : NULL;
+	if (pt) {
+		*px = *x;
+		memcpy(pt, e.pt, (size_t)e.npt * sizeof *pt);
+		px->pt = pt;
+		px->pooled = 1;
+		free(x);
+		x = px;
+	} else {
+		x->pt = e.pt;
+		e.pt = NULL;
+	}
+	if (add_xb(ch, x)) {
+		b->nocache = PFT_NC_FULL;
+		if (x->pooled) /* pool memory: nothing to free */
+			x = NULL;
+		else
+			e.pt = x->pt;
+		goto out;
+	}
+	memcpy(ch->mem + ch->used, e.buf, e.n);
 	ch->used = (ch->used + e.n + 15) & ~(size_t)15;
 	if (x->ovf_w && x->ovf_pre > sp->ovf_maxpre)
 		sp->ovf_maxpre = x->ovf_pre;
 	pft_pub_block(T, sp, x->id, b);
 	a->ids[a->nids++] = b;
 	b->x = x;
+	pft_link_new(sp, x, &T->st.cache_links);
 	x = NULL;
 	T->st.cache_blocks++;
 	T->st.cache_bytes += e.n;
@@ -550,28 +572,58 @@ static struct pft_xblock *ahead_one(struct pft_tracer *T, struct pft_thr *t, uin
 			T->st.nocache[d->nocache]++;
 		return NULL;
 	}
+	T->st.ahead_blocks++;
 	(*budget)--;
 	if (*qt < qmax)
 		q[(*qt)++] = d;
 	return d->x;
 }
 
+/* Where an indirect branch through a slot at a fixed address (a PLT
+ * entry, a call through the GOT: pft_arch_branch_slot) goes now: the
+ * slot's value when that is code on a read-only executable mapping,
+ * else 0.  A guess only: the lookup table is keyed by the
+ * target actually taken, so a slot rewritten later costs a miss, never
+ * a wrong jump. */
+static uint64_t slot_target(struct pft_thr *t, const struct pft_block *c)
+{
+	uint64_t slot = pft_arch_branch_slot(&c->term, c->last), v;
+	const struct pft_map *m;
+
+	if (!slot || pft_mem_read(t->sp, t->tid, slot, &v, 8) != 8)
+		return 0;
+	m = pft_maps_find(&t->sp->maps, t->tid, v);
+	return m && m->x && !m->w ? v : 0;
+}
+
+#define AHEAD_IDS (PFT_MAX_IDS - PFT_MAX_IDS / 8)
+
 void pft_xlate_ahead(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, int budget)
 {
-	struct pft_block *q[64];
+	struct pft_block *q[PFT_AHEAD_MAX + 1];
+	uint32_t nids = t->sp->arena->nids;
 	int qh = 0, qt = 0;
 
+	/* fewer as the ids fill, none in their last eighth: those stay
+	 * for blocks that run (a full cache sends the rest to the stopping
+	 * path).  gcc's cc1 decodes about 230,000 blocks: with 32 ahead it
+	 * stays clear of the end, with 128 it ran out; stopping at 3/4
+	 * instead cost it 60% more stops. */
+	if (nids >= AHEAD_IDS)
+		return;
+	budget = (int)((int64_t)budget * (AHEAD_IDS - nids) / AHEAD_IDS);
 	q[qt++] = b;
 	while (qh < qt && budget > 0) {
 		struct pft_block *c = q[qh++];
 		struct pft_xblock *x = c->x, *to;
+		uint64_t tgt;
 
 		if (!x || x->dead)
 			continue;
 		for (int k = 0; k < x->nex && budget > 0; k++) {
 			if (x->ex[k].to)
 				continue;
-			to = ahead_one(T, t, x->ex[k].target, &budget, q, &qt, 64);
+			to = ahead_one(T, t, x->ex[k].target, &budget, q, &qt, PFT_AHEAD_MAX + 1);
 			if (to) {
 				pft_xlate_link(x, k, to);
 				T->st.cache_links++;
@@ -580,9 +632,15 @@ void pft_xlate_ahead(struct pft_tracer *T, struct pft_thr *t, struct pft_block *
 		if (c->term.term == PFT_T_CALL && budget > 0) {
 			/* where the callee's ret will look */
 			uint64_t ret = c->last + c->term.len;
-			to = ahead_one(T, t, ret, &budget, q, &qt, 64);
+			to = ahead_one(T, t, ret, &budget, q, &qt, PFT_AHEAD_MAX + 1);
 			if (to)
 				pft_table_insert(t->sp->arena, ret, to->addr);
+		}
+		if (budget > 0 && (tgt = slot_target(t, c))) {
+			/* where the lookup routine will look */
+			to = ahead_one(T, t, tgt, &budget, q, &qt, PFT_AHEAD_MAX + 1);
+			if (to)
+				pft_table_insert(t->sp->arena, tgt, to->addr);
 		}
 	}
 }

@@ -349,3 +349,11 @@ int pfc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *o
 	}
 	return 0;
 }
+
+uint64_t pft_arch_branch_slot(const struct pft_insn *in, uint64_t at)
+{
+	if ((in->term != PFT_T_JMP && in->term != PFT_T_CALL) || in->ind != 2 || in->mbase != ZYDIS_REGISTER_RIP ||
+	    in->mindex != ZYDIS_REGISTER_NONE || (in->mseg != ZYDIS_REGISTER_NONE && in->mseg != ZYDIS_REGISTER_DS))
+		return 0;
+	return at + in->len + (uint64_t)in->mdisp;
+}

@@ -44,6 +44,8 @@ static int plan(struct pfc_count *c, const struct pfc_count_kinds *ks, const str
 				return EXIT_TOOL;
 			}
 			pf_report_note(r, "%s", n);
+			if (pfc_count_untimed(ks, k, n, sizeof(n)))
+				pf_report_note(r, "%s", n);
 			continue;
 		}
 		if (!r->pmu)

@@ -36,7 +36,9 @@ int pfc_count_kind_add(struct pfc_count_kinds *ks, const struct pflops_pmu *pmu,
 	k->pmu = pmu;
 	k->type = PERF_TYPE_RAW;
 	k->own_pmu = own_pmu;
-	k->ref = ref && pmu;
+	k->ref = ref;
+	k->arch = pmu ? pmu->arch : PFLOPS_ARCH_X86;
+	snprintf(k->perf_pmu, sizeof(k->perf_pmu), "%s", pmu ? pmu->sysfs : "");
 	k->smt = budget < 0 ? 1 : smt;
 	k->budget = budget >= 0 || !pmu ? budget : pflops_budget(pmu, 1, nmi > 0, k->ref);
 	if (sve_bits < 0) {
@@ -53,14 +55,21 @@ int pfc_count_kinds_probe(struct pfc_count_kinds *ks, const struct pflops_probe 
 	ks->n = 0;
 	for (int i = 0; i < pr->nkinds; i++) {
 		const struct pflops_kind *kd = &pr->kinds[i];
-		int ref = hybrid && kd->pmu;
 		/* on a hybrid machine an event runs only while the thread is on
 		 * its kind: cycles there time the kind, or scaling would take
-		 * the time on the other kinds for multiplexing */
+		 * the time on the other kinds for multiplexing; a kind without a
+		 * formula is timed too, so that its share of the run is reported */
+		int ref = hybrid && (kd->pmu || kd->perf_pmu[0]);
 		pfc_count_kind_add(ks, kd->pmu, ref ? kd->budget_cycles : kd->budget, kd->smt, hybrid, ref,
 				   pr->nmi_watchdog, kd->sve_bits, NULL);
-		if (!kd->pmu)
-			snprintf(ks->kind[ks->n - 1].why, sizeof(ks->kind[0].why), "%s", kd->why);
+		struct pfc_count_kind *k = &ks->kind[ks->n - 1];
+		if (kd->perf_pmu[0])
+			snprintf(k->perf_pmu, sizeof(k->perf_pmu), "%s", kd->perf_pmu);
+		snprintf(k->cpus, sizeof(k->cpus), "%s", kd->cpus);
+		if (!kd->pmu) {
+			k->arch = strcmp(kd->vendor, "arm") ? PFLOPS_ARCH_X86 : PFLOPS_ARCH_ARM;
+			snprintf(k->why, sizeof(k->why), "%s", kd->why);
+		}
 		known += kd->pmu != NULL;
 	}
 	return known;
@@ -69,10 +78,14 @@ int pfc_count_kinds_probe(struct pfc_count_kinds *ks, const struct pflops_probe 
 int pfc_count_kinds_types(struct pfc_count_kinds *ks, struct pflops_error *err)
 {
 	for (int k = 0; k < ks->n; k++) {
-		int rc;
-		if (ks->kind[k].own_pmu && ks->kind[k].pmu &&
-		    (rc = pfc_perf_pmu_type(ks->kind[k].pmu->sysfs, &ks->kind[k].type, err)))
+		struct pfc_count_kind *kd = &ks->kind[k];
+		if (!kd->own_pmu || (!kd->pmu && !kd->ref))
+			continue;
+		int rc = pfc_perf_pmu_type(kd->perf_pmu, &kd->type, kd->pmu ? err : NULL);
+		if (rc && kd->pmu)
 			return rc;
+		if (rc)
+			kd->ref = 0; /* no PMU to time it on: pfc_count_untimed says so */
 	}
 	return 0;
 }
@@ -210,6 +223,17 @@ int pfc_count_plan(struct pfc_count *c, const struct pfc_count_kinds *ks, const 
 	return planned;
 }
 
+int pfc_count_untimed(const struct pfc_count_kinds *ks, int k, char *msg, size_t len)
+{
+	const struct pfc_count_kind *kd = &ks->kind[k];
+	if (ks->n < 2 || kd->ref)
+		return 0;
+	snprintf(msg, len,
+		 "time on CPUs %.200s is not measured (no perf PMU found for them); totals miss an unknown share",
+		 kd->cpus[0] ? kd->cpus : "of one core kind");
+	return 1;
+}
+
 int pfc_count_over(const struct pfc_count *c, int k)
 {
 	return c->planned[k] && c->plan[k].cost > c->ks->kind[k].budget;
@@ -223,10 +247,10 @@ int pfc_count_layout(struct pfc_count *c, struct pflops_error *err)
 		const struct pfc_count_kind *kd = &ks->kind[k];
 		c->pk[k] = (struct pfc_perf_kind){ .plan = c->planned[k] ? &c->plan[k] : NULL,
 						   .type = kd->type,
-						   .arch = kd->pmu ? kd->pmu->arch : PFLOPS_ARCH_X86,
+						   .arch = kd->arch,
 						   .ref = kd->ref,
 						   .split = c->multiplex && pfc_count_over(c, k),
-						   .pmu_name = kd->pmu ? kd->pmu->sysfs : "cpu" };
+						   .pmu_name = kd->perf_pmu[0] ? kd->perf_pmu : "cpu" };
 	}
 	int nslots = 0;
 	int n = pfc_perf_layout(c->pk, ks->n, c->ev, sizeof(c->ev) / sizeof(c->ev[0]), c->counter_slot, &nslots);

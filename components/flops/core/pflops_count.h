@@ -37,6 +37,9 @@ struct pfc_count_kind {
 	int smt;		      /* the budget assumes SMT on */
 	int budget;		      /* general counters left to one set */
 	int sve_bits;		      /* VL its formulas are planned with */
+	int arch;		      /* enum pflops_arch: how its cycles reference is coded */
+	char perf_pmu[64];	      /* its perf PMU: pmu's sysfs, or the probe's name */
+	char cpus[256];		      /* the probe's CPU list, or "" */
 	char why[256];		      /* no pmu: the probe's sentence, or "" */
 };
 
@@ -55,8 +58,12 @@ int pfc_count_kind_add(struct pfc_count_kinds *ks, const struct pflops_pmu *pmu,
 /* The probe's kinds (its budgets and vector length); more than one kind
  * is a hybrid machine.  The number of kinds with a formula. */
 int pfc_count_kinds_probe(struct pfc_count_kinds *ks, const struct pflops_probe *pr);
-/* The perf type of every kind that opens on its own PMU, from sysfs. */
+/* The perf type of every kind that opens on its own PMU, from sysfs.  A
+ * kind without a formula whose PMU is not found loses its reference. */
 int pfc_count_kinds_types(struct pfc_count_kinds *ks, struct pflops_error *err);
+/* 1, with one sentence in msg, when kind k of a hybrid machine is not
+ * timed (no perf PMU to time it on): the uncovered share misses it. */
+int pfc_count_untimed(const struct pfc_count_kinds *ks, int k, char *msg, size_t len);
 
 /* One slot of a metric set: a metric (enum pflops_metric, < 0: slot
  * unused), optionally only one width / precision (enum, -1 all). */

@@ -258,12 +258,34 @@ static void test_unknown_kind_timed(void **state)
 	rmdir(dir);
 }
 
+/* Not strict, a slot one kind lacks is recorded as skipped there (its
+ * callers say so or refuse), and the kind's share of the time is its
+ * reference's. */
+static void test_skipped_slots(void **state)
+{
+	static struct pfc_count_kinds ks;
+	static struct pfc_count c;
+	assert_int_equal(pfc_count_kind_add(&ks, pmu("spr"), -1, 1, 1, 1, 0, 0, NULL), 0);
+	assert_int_equal(pfc_count_kind_add(&ks, pmu("adl_glc"), -1, 1, 1, 1, 0, 0, NULL), 0);
+	struct pfc_count_want w[2] = { { PFLOPS_DP_OPS, -1, -1 }, { PFLOPS_HP_OPS, -1, -1 } };
+	assert_int_equal(pfc_count_plan(&c, &ks, w, 2, 0), 2);
+	assert_int_equal(c.skipped[0], 0);
+	assert_int_equal(c.skipped[1], 1u << 1);	       /* adl_glc has no HP_OPS */
+	assert_int_equal(pfc_count_plan(&c, &ks, w, 2, 1), 1); /* strict: not planned there */
+	assert_int_equal(c.skipped[1], 0);
+	c.st.kind_ns[0] = 300;
+	c.st.kind_ns[1] = 100;
+	assert_true(pfc_count_share(&c, 1) == 0.25);
+	pfc_count_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_injected_vl),	     cmocka_unit_test(test_runtime_vl),
 		cmocka_unit_test(test_no_sve_part),	     cmocka_unit_test(test_qualifiers),
 		cmocka_unit_test(test_arm_hybrid_reference), cmocka_unit_test(test_unknown_kind_timed),
+		cmocka_unit_test(test_skipped_slots),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

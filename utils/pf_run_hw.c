@@ -108,6 +108,15 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics, struc
 		}
 	double detected = pfc_count_detected(&c);
 	struct pfc_perf_status st = c.st;
+	/* a metric one kind lacks misses that kind's time: say how much */
+	for (int k = 0; k < ks.n; k++)
+		for (int m = 0; c.planned[k] && m < PFLOPS_NMETRIC; m++)
+			if (c.skipped[k] >> m & r->got >> m & 1)
+				pf_report_note(r,
+					       "%s not counted on %s cores (%.1f%% of the run): its total misses them",
+					       pflops_metric_name(m),
+					       pr.kinds[k].coretype[0] ? pr.kinds[k].coretype : ks.kind[k].pmu->name,
+					       100 * pfc_count_share(&c, k));
 	pfc_count_close(&c);
 	if (st.estimated)
 		r->scaled = r->got; /* extrapolated: their class is estimate */

@@ -610,8 +610,8 @@ static int refuse_over(const struct fl_control *ctl, int k, char *msg, size_t le
 
 /* Plan the event set's FLOP entries on every kind through the core's
  * pipeline (core/pflops_count.h): entry i is its slot slot_of[i], with
- * its qualifiers; a kind that does not count an entry leaves it out (its
- * time is reported). */
+ * its qualifiers; an entry that some kind does not count is refused (its
+ * value would miss that kind's time). */
 static int replan(struct fl_control *ctl)
 {
 	char msg[PAPI_HUGE_STR_LEN] = "";
@@ -635,6 +635,15 @@ static int replan(struct fl_control *ctl)
 			rc = papi_code(ctl->cnt.rc[k]);
 		} else if (pfc_count_over(&ctl->cnt, k) && !ctl->multiplex) {
 			rc = refuse_over(ctl, k, msg, sizeof(msg));
+		} else if (ctl->cnt.skipped[k]) {
+			/* its sum would miss the time on these cores, with no caveat */
+			const struct pflops_pmu *p = fl.ks.kind[k].pmu;
+			int s = __builtin_ctz(ctl->cnt.skipped[k]);
+			snprintf(
+				msg, sizeof(msg),
+				"%s is not counted on %s cores, which this hybrid machine also runs the thread on: its value would miss the time there; leave it out of the event set (papi_flops_avail lists what each core counts)",
+				pflops_metric_name(want[s].metric), p->title[0] ? p->title : p->name);
+			rc = PAPI_ENOSUPP;
 		}
 		if (rc) {
 			say_once("%s", msg);

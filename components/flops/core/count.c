@@ -171,7 +171,9 @@ static int plan_kind(struct pfc_count *c, int k, const struct pfc_count_want *wa
 					     w->width >= 0 ? pflops_width_name(w->width) : "",
 					     w->width >= 0 && w->prec >= 0 ? " and " : "",
 					     w->prec >= 0 ? pflops_prec_name(w->prec) : "");
-			continue; /* not counted here: the kind's time is reported */
+			if (!strict) /* not counted here: the caller says so */
+				c->skipped[k] |= 1u << s;
+			continue;
 		}
 		if (!(terms[s] = calloc(d->nterms ? d->nterms : 1, sizeof(*terms[s])))) {
 			rc = pfc_err(&err, PFLOPS_ENOMEM, "out of memory");
@@ -209,6 +211,7 @@ int pfc_count_plan(struct pfc_count *c, const struct pfc_count_kinds *ks, const 
 	c->ks = ks;
 	for (int k = 0; k < ks->n; k++) {
 		c->planned[k] = 0;
+		c->skipped[k] = 0;
 		c->rc[k] = 0;
 		c->why[k][0] = 0;
 		if (!ks->kind[k].pmu) {
@@ -232,6 +235,14 @@ int pfc_count_untimed(const struct pfc_count_kinds *ks, int k, char *msg, size_t
 		 "time on CPUs %.200s is not measured (no perf PMU found for them); totals miss an unknown share",
 		 kd->cpus[0] ? kd->cpus : "of one core kind");
 	return 1;
+}
+
+double pfc_count_share(const struct pfc_count *c, int k)
+{
+	uint64_t all = 0;
+	for (int i = 0; i < c->ks->n; i++)
+		all += c->st.kind_ns[i];
+	return all ? (double)c->st.kind_ns[k] / (double)all : 0;
 }
 
 int pfc_count_over(const struct pfc_count *c, int k)

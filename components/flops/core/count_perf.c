@@ -299,9 +299,7 @@ void pfc_perf_sum(const struct pfc_perf_set *s, const struct pfc_perf_value *v, 
 	if (!s->refs) {
 		/* no time references (non-hybrid): enabled/running per event */
 		uint64_t en = 0;
-		st->estimated = st->unscheduled = 0;
-		st->uncovered_ns = 0;
-		st->uncovered_share = 0;
+		memset(st, 0, sizeof(*st));
 		for (int k = 0; k < nslots; k++)
 			slots[k] = 0;
 		for (int i = 0; i < s->n; i++) {
@@ -313,6 +311,9 @@ void pfc_perf_sum(const struct pfc_perf_set *s, const struct pfc_perf_value *v, 
 				slots[slot] += x;
 			if (v[i].enabled > en)
 				en = v[i].enabled;
+			int k = s->ev[i].kind;
+			if (k >= 0 && k < PFLOPS_MAX_KINDS && v[i].enabled > st->kind_ns[k])
+				st->kind_ns[k] = v[i].enabled;
 		}
 		st->covered_ns = en;
 		return;
@@ -352,6 +353,7 @@ void pfc_perf_sum(const struct pfc_perf_set *s, const struct pfc_perf_value *v, 
 	}
 	for (int k = 0; k < PFLOPS_MAX_KINDS; k++) {
 		uint64_t t = has_ref[k] ? ref[k] : en[k];
+		st->kind_ns[k] = t;
 		if (counts[k])
 			st->covered_ns += t;
 		else if (has_ref[k])

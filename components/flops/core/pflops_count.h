@@ -86,8 +86,9 @@ struct pfc_count {
 	int multiplex; /* a plan over its budget opens one event per group */
 	struct pflops_plan plan[PFLOPS_MAX_KINDS];
 	int planned[PFLOPS_MAX_KINDS];
-	int rc[PFLOPS_MAX_KINDS];	 /* why a kind with a PMU was not planned ... */
-	char why[PFLOPS_MAX_KINDS][256]; /* ... in one sentence */
+	unsigned skipped[PFLOPS_MAX_KINDS]; /* not strict: slots (bit s) left out there */
+	int rc[PFLOPS_MAX_KINDS];	    /* why a kind with a PMU was not planned ... */
+	char why[PFLOPS_MAX_KINDS][256];    /* ... in one sentence */
 	/* pfc_count_layout */
 	struct pfc_perf_kind pk[PFLOPS_MAX_KINDS];
 	struct pfc_perf_event ev[PFLOPS_MAX_KINDS * (PFLOPS_MAX_COUNTERS + 1)];
@@ -101,14 +102,17 @@ struct pfc_count {
 };
 
 /* strict: a kind that cannot count every wanted slot is not planned (the
- * reason in c->rc[k], c->why[k]); else such slots are left out there (its
- * time still measured).  Slot s of the plans is want[s].  Returns the
+ * reason in c->rc[k], c->why[k]); else such slots are left out there
+ * (c->skipped[k]): their sums miss that kind's share of the time, which
+ * the caller must say (pfc_count_share) or refuse.  Slot s of the plans is want[s].  Returns the
  * number of kinds planned.  A plan over a kind's budget is kept: compare
  * c->plan[k].cost with the budget (pfc_count_over). */
 int pfc_count_plan(struct pfc_count *c, const struct pfc_count_kinds *ks, const struct pfc_count_want *want, int n,
 		   int strict);
 /* The metrics of mask as slots: slot m is metric m. */
 void pfc_count_want_metrics(struct pfc_count_want want[PFLOPS_NMETRIC], unsigned metrics);
+/* Kind k's share of the time of the last read (0 when none). */
+double pfc_count_share(const struct pfc_count *c, int k);
 /* 1 when kind k's plan needs more counters than its budget. */
 int pfc_count_over(const struct pfc_count *c, int k);
 /* The plans as perf events (c->ev, c->nev) and zeroed slots. */

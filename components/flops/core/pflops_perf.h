@@ -72,11 +72,12 @@ struct pfc_perf_value {
 };
 
 struct pfc_perf_status {
-	int estimated;		/* some slot was scaled (multiplexed) */
-	int unscheduled;	/* some slot's events never ran: no count at all */
-	uint64_t covered_ns;	/* time on kinds that count */
-	uint64_t uncovered_ns;	/* time on kinds with only a reference event */
-	double uncovered_share; /* uncovered / (covered + uncovered), 0 if no time */
+	int estimated;			    /* some slot was scaled (multiplexed) */
+	int unscheduled;		    /* some slot's events never ran: no count at all */
+	uint64_t covered_ns;		    /* time on kinds that count */
+	uint64_t uncovered_ns;		    /* time on kinds with only a reference event */
+	double uncovered_share;		    /* uncovered / (covered + uncovered), 0 if no time */
+	uint64_t kind_ns[PFLOPS_MAX_KINDS]; /* time on each kind (its reference's, else enabled) */
 };
 
 struct pfc_perf_set;

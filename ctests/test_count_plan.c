@@ -279,13 +279,37 @@ static void test_skipped_slots(void **state)
 	pfc_count_close(&c);
 }
 
+/* A PMU with no FLOP formula (Neoverse N1, Gracemont) says so with the
+ * table's caveat, whether nothing was asked (no --metrics) or FP_OPS. */
+static void test_no_formula_why(void **state)
+{
+	static struct pfc_count_kinds ks;
+	static struct pfc_count c;
+	memset(&ks, 0, sizeof(ks));
+	assert_int_equal(pfc_count_kind_add(&ks, pmu("arm_n1"), -1, 1, 0, 0, 0, 0, NULL), 0);
+	struct pfc_count_want w[PFLOPS_NMETRIC];
+	pfc_count_want_metrics(w, 0);
+	assert_int_equal(pfc_count_plan(&c, &ks, w, PFLOPS_NMETRIC, 0), 0);
+	assert_null(strstr(c.why[0], "metrics asked"));
+	assert_non_null(strstr(c.why[0], "no FLOP formula on Arm Neoverse N1: Neoverse N1 has no FP_SCALE"));
+	assert_non_null(strstr(c.why[0], "papi_flops_avail lists what each core counts"));
+	memset(&ks, 0, sizeof(ks));
+	assert_int_equal(pfc_count_kind_add(&ks, pmu("adl_glc"), -1, 1, 1, 1, 0, 0, NULL), 0);
+	assert_int_equal(pfc_count_kind_add(&ks, pmu("adl_grt"), -1, 1, 1, 1, 0, 0, NULL), 0);
+	pfc_count_want_metrics(w, 1u << PFLOPS_FP_OPS);
+	assert_int_equal(pfc_count_plan(&c, &ks, w, PFLOPS_NMETRIC, 0), 1);
+	assert_non_null(strstr(c.why[1], "no FLOP formula on Intel Gracemont"));
+	assert_non_null(strstr(c.why[1], "no floating-point event"));
+	pfc_count_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_injected_vl),	     cmocka_unit_test(test_runtime_vl),
 		cmocka_unit_test(test_no_sve_part),	     cmocka_unit_test(test_qualifiers),
 		cmocka_unit_test(test_arm_hybrid_reference), cmocka_unit_test(test_unknown_kind_timed),
-		cmocka_unit_test(test_skipped_slots),
+		cmocka_unit_test(test_skipped_slots),	     cmocka_unit_test(test_no_formula_why),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

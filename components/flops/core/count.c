@@ -134,6 +134,24 @@ void pfc_count_want_metrics(struct pfc_count_want want[PFLOPS_NMETRIC], unsigned
 		want[m] = (struct pfc_count_want){ metrics >> m & 1 ? m : -1, -1, -1 };
 }
 
+/* Why a kind plans nothing: a PMU without any FLOP formula says so with
+ * the table's caveat (none may have been asked: no --metrics). */
+static void why_none(const struct pflops_pmu *p, const struct pfc_count_want *want, int n, char *out, size_t len)
+{
+	int asked = 0;
+	for (int s = 0; s < n; s++)
+		asked |= want[s].metric >= 0;
+	if (asked && pflops_pmu_available(p)) {
+		snprintf(out, len, "it counts none of the metrics asked");
+		return;
+	}
+	const char *caveat = NULL;
+	for (int m = 0; m < PFLOPS_NMETRIC && !caveat; m++)
+		caveat = p->metrics[m].caveat;
+	snprintf(out, len, "no FLOP formula on %.60s%s%.150s; papi_flops_avail lists what each core counts",
+		 p->title[0] ? p->title : p->name, caveat ? ": " : "", caveat ? caveat : "");
+}
+
 /* Plan kind k: slot s of a copy of its PMU is want[s], the metric's terms
  * filtered by the slot's qualifiers, so that one pflops_plan_fit call
  * plans every slot together, shares counters between them, and reduces
@@ -196,10 +214,10 @@ static int plan_kind(struct pfc_count *c, int k, const struct pfc_count_want *wa
 		free(terms[s]);
 	c->rc[k] = rc;
 	c->planned[k] = !rc && mask;
-	snprintf(c->why[k], sizeof(c->why[k]), "%.250s",
-		 rc	? err.msg
-		 : mask ? ""
-			: "it counts none of the metrics asked");
+	if (rc || mask)
+		snprintf(c->why[k], sizeof(c->why[k]), "%.250s", rc ? err.msg : "");
+	else
+		why_none(p, want, n, c->why[k], sizeof(c->why[k]));
 	return rc;
 }
 

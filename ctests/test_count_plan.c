@@ -303,13 +303,50 @@ static void test_no_formula_why(void **state)
 	pfc_count_close(&c);
 }
 
+/* The vector length is per thread, and exec resets it to the system
+ * default unless PR_SVE_VL_INHERIT is set (values injected: a default
+ * file as /proc/sys/abi/sve_default_vector_length, in bytes). */
+static void test_exec_vl(void **state)
+{
+	char path[] = "/tmp/pf_sve_default_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "64\n", 3), 3);
+	close(fd);
+	const int inherit = 1 << 17;					 /* PR_SVE_VL_INHERIT */
+	assert_int_equal(pfc_sve_exec_vl_bits(32, path), 512);		 /* 256 bits now, 512 after exec */
+	assert_int_equal(pfc_sve_exec_vl_bits(32 | inherit, path), 256); /* inherited */
+	assert_int_equal(pfc_sve_exec_vl_bits(-1, path), 0);		 /* no SVE */
+	unlink(path);
+	assert_int_equal(pfc_sve_exec_vl_bits(32, path), 256); /* no default known: ours */
+	/* a set planned at 256 bits, started in a thread at 512: refused, said */
+	static struct pfc_count_kinds ks;
+	static struct pfc_count c;
+	memset(&ks, 0, sizeof(ks));
+	assert_int_equal(pfc_count_kind_add(&ks, pmu("arm_v1"), -1, 1, 0, 0, 0, 256, NULL), 0);
+	struct pfc_count_want w[1] = { { PFLOPS_FP_OPS, -1, -1 } };
+	assert_int_equal(pfc_count_plan(&c, &ks, w, 1, 0), 1);
+	char msg[512];
+	assert_int_equal(pfc_count_vl_differs(&c, 256, msg, sizeof(msg)), 0);
+	assert_int_equal(pfc_count_vl_differs(&c, 0, msg, sizeof(msg)), 0);
+	assert_int_equal(pfc_count_vl_differs(&c, 512, msg, sizeof(msg)), 1);
+	assert_non_null(strstr(msg, "this thread's SVE vector length is 512 bits"));
+	assert_non_null(strstr(msg, "planned at 256 bits"));
+	pfc_count_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_injected_vl),	     cmocka_unit_test(test_runtime_vl),
-		cmocka_unit_test(test_no_sve_part),	     cmocka_unit_test(test_qualifiers),
-		cmocka_unit_test(test_arm_hybrid_reference), cmocka_unit_test(test_unknown_kind_timed),
-		cmocka_unit_test(test_skipped_slots),	     cmocka_unit_test(test_no_formula_why),
+		cmocka_unit_test(test_injected_vl),
+		cmocka_unit_test(test_runtime_vl),
+		cmocka_unit_test(test_no_sve_part),
+		cmocka_unit_test(test_qualifiers),
+		cmocka_unit_test(test_arm_hybrid_reference),
+		cmocka_unit_test(test_unknown_kind_timed),
+		cmocka_unit_test(test_skipped_slots),
+		cmocka_unit_test(test_no_formula_why),
+		cmocka_unit_test(test_exec_vl),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

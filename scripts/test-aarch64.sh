@@ -119,7 +119,7 @@ for vl in 16 64; do
 	PF_EXPECT_SVE_BITS=$bits qbuild/ctests/test_count_plan || ok=0
 	if [ -x qbuild/papi/src/utils/papi_native_avail ]; then
 		d=$(PAPI_FLOPS_PMU=arm_v1 qbuild/papi/src/utils/papi_native_avail -e flops:::FP_OPS 2>&1)
-		echo "$d" | grep -q "VL = $bits bits: this process's SVE vector length" ||
+		echo "$d" | grep -q "VL = $bits bits: this thread's SVE vector length" ||
 			{ ok=0; echo "FAIL: flops:::FP_OPS on arm_v1 does not say VL = $bits bits:"; echo "$d" | grep -i descr; }
 	fi
 	unset QEMU_CPU

@@ -979,6 +979,13 @@ static int fl_start(hwd_context_t *ctx, hwd_control_state_t *c)
 		say_once("%s", _flops_vector.cmp_info.disabled_reason);
 		return fl.papi_access;
 	}
+	char vlmsg[PAPI_HUGE_STR_LEN];
+	/* the vector length is per thread: a set attached elsewhere cannot be checked here */
+	if ((!ctl->tid || (pid_t)ctl->tid == gettid_()) &&
+	    pfc_count_vl_differs(&ctl->cnt, pfc_sve_vl_bits(), vlmsg, sizeof(vlmsg))) {
+		say_once("%s", vlmsg);
+		return PAPI_EINVAL;
+	}
 	if (!ctl->cnt.set) {
 		int rc = open_set(ctl);
 		if (rc)
@@ -1379,9 +1386,16 @@ static void describe(unsigned code, char *out, size_t len)
 			vl |= d->terms[t].wvl != 0;
 		int sve = fl.ks.kind[k].sve_bits, now = pfc_sve_vl_bits();
 		if (vl && l < len) /* what the plans weight it with */
+		{
+			char other[96];
+			snprintf(other, sizeof(other),
+				 "the length at initialization; this thread's is %d bits, where counting is refused",
+				 now);
 			l += snprintf(out + l, len - l, " (VL = %d bits: %s)", sve,
-				      now && now == sve ? "this process's SVE vector length"
+				      now && now == sve ? "this thread's SVE vector length"
+				      : now		? other
 							: "the table's figure; this process has no SVE vector length");
+		}
 		if (d->caveat && l < len)
 			l += snprintf(out + l, len - l, " %s", d->caveat);
 	}

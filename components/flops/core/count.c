@@ -26,6 +26,51 @@ int pfc_sve_vl_bits(void)
 #endif
 }
 
+#ifndef PR_SVE_VL_INHERIT
+#define PR_SVE_VL_INHERIT (1 << 17)
+#endif
+#ifndef PR_SVE_VL_LEN_MASK
+#define PR_SVE_VL_LEN_MASK 0xffff
+#endif
+
+int pfc_sve_exec_vl_bits(int vl, const char *default_file)
+{
+	if (vl <= 0)
+		return 0;
+	int bytes = 0;
+	FILE *f = vl & PR_SVE_VL_INHERIT ? NULL : fopen(default_file, "r");
+	if (f) {
+		if (fscanf(f, "%d", &bytes) != 1 || bytes <= 0)
+			bytes = 0;
+		fclose(f);
+	}
+	return (bytes ? bytes : vl & PR_SVE_VL_LEN_MASK) * 8;
+}
+
+int pfc_sve_vl_exec(void)
+{
+#if defined(__aarch64__) && defined(PR_SVE_GET_VL)
+	return pfc_sve_exec_vl_bits(prctl(PR_SVE_GET_VL), "/proc/sys/abi/sve_default_vector_length");
+#else
+	return 0;
+#endif
+}
+
+int pfc_count_vl_differs(const struct pfc_count *c, int now, char *msg, size_t len)
+{
+	for (int k = 0; now > 0 && k < c->ks->n; k++) {
+		const struct pfc_count_kind *kd = &c->ks->kind[k];
+		if (!c->planned[k] || !kd->pmu->sve_bits || kd->sve_bits == now)
+			continue;
+		snprintf(
+			msg, len,
+			"this thread's SVE vector length is %d bits, but the FLOP formulas of %.60s were planned at %d bits (the length when the component was initialized): the counts would be weighted wrong; set the length (prctl PR_SVE_SET_VL) before PAPI_library_init, or count in a thread that has %d bits",
+			now, kd->pmu->title[0] ? kd->pmu->title : kd->pmu->name, kd->sve_bits, kd->sve_bits);
+		return 1;
+	}
+	return 0;
+}
+
 int pfc_count_kind_add(struct pfc_count_kinds *ks, const struct pflops_pmu *pmu, int budget, int smt, int own_pmu,
 		       int ref, int nmi, int sve_bits, struct pflops_error *err)
 {

@@ -27,6 +27,13 @@ extern "C" {
 /* This process's SVE vector length in bits (prctl PR_SVE_GET_VL on
  * aarch64), 0 without SVE or off aarch64. */
 int pfc_sve_vl_bits(void);
+/* The vector length a program this process execs starts with: vl (as
+ * prctl PR_SVE_GET_VL returns it) where it carries PR_SVE_VL_INHERIT,
+ * else the system default (default_file, in bytes:
+ * /proc/sys/abi/sve_default_vector_length), else vl's; 0 when vl <= 0.
+ * pfc_sve_vl_exec: the same for this process on aarch64, else 0. */
+int pfc_sve_exec_vl_bits(int vl, const char *default_file);
+int pfc_sve_vl_exec(void);
 
 /* One core kind to count on. */
 struct pfc_count_kind {
@@ -111,6 +118,10 @@ int pfc_count_plan(struct pfc_count *c, const struct pfc_count_kinds *ks, const 
 		   int strict);
 /* The metrics of mask as slots: slot m is metric m. */
 void pfc_count_want_metrics(struct pfc_count_want want[PFLOPS_NMETRIC], unsigned metrics);
+/* 1, with one sentence in msg, when a planned kind with SVE was planned
+ * with another vector length than now (the calling thread's, in bits;
+ * PR_SVE_GET_VL is per thread): its weights would be wrong. */
+int pfc_count_vl_differs(const struct pfc_count *c, int now, char *msg, size_t len);
 /* Kind k's share of the time of the last read (0 when none). */
 double pfc_count_share(const struct pfc_count *c, int k);
 /* 1 when kind k's plan needs more counters than its budget. */

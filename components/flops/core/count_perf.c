@@ -143,7 +143,10 @@ static int ioctl_all(struct pfc_perf_set *s, unsigned long req, const char *what
 }
 
 /* Run every group once: a group the kernel cannot place on the PMU
- * (more events than counters, counters held by others) never runs. */
+ * (more events than counters, counters held by others) never runs.  On a
+ * hybrid machine a kind's groups also never run while the thread is on
+ * another kind: a kind whose time reference did not run is skipped when
+ * some other kind's did (the thread was there, not short of counters). */
 static int check_schedule(struct pfc_perf_set *s, struct pflops_error *err)
 {
 	int rc = ioctl_all(s, PERF_EVENT_IOC_ENABLE, "enable", err);
@@ -151,8 +154,20 @@ static int check_schedule(struct pfc_perf_set *s, struct pflops_error *err)
 		rc = ioctl_all(s, PERF_EVENT_IOC_DISABLE, "disable", err);
 	if (!rc)
 		rc = read_all(s, s->base, err);
+	int has_ref[PFLOPS_MAX_KINDS] = { 0 }, ran[PFLOPS_MAX_KINDS] = { 0 }, some_ran = 0;
+	for (int i = 0; !rc && i < s->n; i++) {
+		int k = s->ev[i].kind;
+		if (s->ev[i].slot >= 0 || k < 0 || k >= PFLOPS_MAX_KINDS)
+			continue;
+		has_ref[k] = 1;
+		ran[k] |= s->base[i].running > 0;
+		some_ran |= s->base[i].running > 0;
+	}
 	for (int g = 0; !rc && g < s->ngroups; g++) {
 		const struct pfc_perf_value *v = &s->base[s->g[g].first];
+		int k = s->ev[s->g[g].first].kind;
+		if (some_ran && k >= 0 && k < PFLOPS_MAX_KINDS && has_ref[k] && !ran[k])
+			continue; /* the thread was on another kind */
 		if (v->enabled > 0 && v->running == 0)
 			rc = pfc_err(
 				err, PFLOPS_ECNFLCT,

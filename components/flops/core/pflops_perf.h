@@ -62,7 +62,9 @@ struct pfc_perf_attr {
 				 * under pfc_child_*): never start it by hand */
 	int check_schedule; /* after opening, run each group once and fail with
 				 * PFLOPS_ECNFLCT when the kernel could not schedule it
-				 * (not with enable_on_exec) */
+				 * (not with enable_on_exec; a kind whose reference did
+				 * not run while another's did is skipped: the thread
+				 * was on that other kind) */
 };
 
 /* What one event read: its count and times since the last start/reset. */

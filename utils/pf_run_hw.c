@@ -85,11 +85,7 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics, struc
 	static struct pfc_count c;
 	int paranoid_user = pr.paranoid > 1 && pr.access.fix[0];
 	pfc_count_kinds_probe(&ks, &pr);
-	/* the program runs with the length exec gives it, not this thread's */
-	int xvl = pfc_sve_vl_exec();
-	for (int k = 0; xvl && k < ks.n; k++)
-		if (ks.kind[k].pmu && ks.kind[k].pmu->sve_bits)
-			ks.kind[k].sve_bits = xvl;
+	pfc_count_kinds_exec_vl(&ks); /* the program's length, not this thread's */
 	if (pfc_count_kinds_types(&ks, &err)) {
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;

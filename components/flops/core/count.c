@@ -56,6 +56,14 @@ int pfc_sve_vl_exec(void)
 #endif
 }
 
+void pfc_count_kinds_exec_vl(struct pfc_count_kinds *ks)
+{
+	int vl = pfc_sve_vl_exec();
+	for (int k = 0; vl && k < ks->n; k++)
+		if (ks->kind[k].pmu && ks->kind[k].pmu->sve_bits)
+			ks->kind[k].sve_bits = vl;
+}
+
 int pfc_count_vl_differs(const struct pfc_count *c, int now, char *msg, size_t len)
 {
 	for (int k = 0; now > 0 && k < c->ks->n; k++) {

@@ -65,6 +65,9 @@ int pfc_count_kind_add(struct pfc_count_kinds *ks, const struct pflops_pmu *pmu,
 /* The probe's kinds (its budgets and vector length); more than one kind
  * is a hybrid machine.  The number of kinds with a formula. */
 int pfc_count_kinds_probe(struct pfc_count_kinds *ks, const struct pflops_probe *pr);
+/* Kinds that count a program this process execs: those with SVE take
+ * the length it will start with (pfc_sve_vl_exec), where there is one. */
+void pfc_count_kinds_exec_vl(struct pfc_count_kinds *ks);
 /* The perf type of every kind that opens on its own PMU, from sysfs.  A
  * kind without a formula whose PMU is not found loses its reference. */
 int pfc_count_kinds_types(struct pfc_count_kinds *ks, struct pflops_error *err);

@@ -1335,6 +1335,13 @@ static void describe(unsigned code, char *out, size_t len)
 		snprintf(
 			out, len,
 			"Nanoseconds this thread ran on core kinds whose PMU cannot count FLOPs (hybrid CPUs): FLOPs there are missing from the counts, not hidden. No general counter used.");
+		char untimed[320];
+		for (int k = 0; k < fl.ks.n; k++) /* a kind with no PMU found is not in it */
+			if (pfc_count_untimed(&fl.ks, k, untimed, sizeof(untimed))) {
+				size_t l = strlen(out);
+				snprintf(out + l, len - l, " But %s.", untimed);
+				break;
+			}
 		return;
 	}
 	if (e == FL_DETECT) {

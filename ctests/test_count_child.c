@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <linux/perf_event.h>
 #include <cmocka.h>
@@ -173,10 +175,30 @@ static void standin(struct pfc_count *c)
 	}
 }
 
+/* CPU time of this process's waited-for children (wait4's rusage), ns. */
+static double children_cpu_ns(void)
+{
+	struct rusage ru;
+	assert_int_equal(getrusage(RUSAGE_CHILDREN, &ru), 0);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3;
+}
+
+/* Entries of /proc/self/fd (the directory's own fd counts each time). */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
 /* The pipeline's program count: Skylake-SP's FP_OPS plan laid out as
  * papi_flops_run lays it out, every counter standing in as task-clock
  * (the layout's groups and slots kept): each slot holds the child's CPU
- * time, and FP_OPS is the plan's weights over them. */
+ * time as wait4 accounts it, and FP_OPS is the table's weights over them. */
 static void test_count_program(void **state)
 {
 	static struct pflops_table t;
@@ -197,29 +219,52 @@ static void test_count_program(void **state)
 	struct pfc_perf_attr a = { .exclude_hv = 1 };
 	int status = -1;
 	double wall = 0;
+	double cpu0 = children_cpu_ns();
 	if (pfc_count_program(&c, busy_child, &a, NULL, &status, &wall, &err))
 		fail_msg("%s", err.msg);
+	double cpu = children_cpu_ns() - cpu0; /* the kernel's own account of the program */
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 7);
 	assert_false(c.st.estimated);
-	double want = 0;
+	if (cpu < 20e6)
+		fail_msg("the child ran %.0f ns of CPU: too short to compare", cpu);
+	/* Skylake-SP's FP_OPS weights, from presets/intel-fp_arith.pft (by umask:
+	 * SCALAR 1, 128B_PACKED_DOUBLE 2, 128B_PACKED_SINGLE+256B_PACKED_DOUBLE 4,
+	 * 256B_PACKED_SINGLE+512B_PACKED_DOUBLE 8, 512B_PACKED_SINGLE 16) */
+	static const struct {
+		uint64_t code;
+		double weight;
+	} skx_fp_ops[] = { { 0x03c7, 1 }, { 0x04c7, 2 }, { 0x18c7, 4 }, { 0x60c7, 8 }, { 0x80c7, 16 } };
+	assert_int_equal(c.plan[0].ncounters, 5);
+	double wsum = 0;
 	for (int k = 0; k < c.plan[0].ncounters; k++) {
-		double ns = c.slots[c.counter_slot[0][k]];
-		if (ns < 20e6)
-			fail_msg("slot of %s: %.0f ns, the child's CPU time was not counted", c.plan[0].counter[k].spec,
-				 ns);
-		want += c.plan[0].counter[k].weight[PFLOPS_FP_OPS] * ns;
+		double ns = c.slots[c.counter_slot[0][k]], w = 0;
+		/* every slot holds the program's CPU time (task-clock), within 10% */
+		if (ns < 0.9 * cpu || ns > 1.1 * cpu)
+			fail_msg("slot of %s: %.0f ns, the program's CPU time (wait4) %.0f ns",
+				 c.plan[0].counter[k].spec, ns, cpu);
+		for (size_t i = 0; i < sizeof(skx_fp_ops) / sizeof(skx_fp_ops[0]); i++)
+			if ((c.plan[0].counter[k].config & 0xffff) == skx_fp_ops[i].code)
+				w = skx_fp_ops[i].weight;
+		if (!w)
+			fail_msg("counter %s is not one of Skylake-SP's FP_OPS events", c.plan[0].counter[k].spec);
+		wsum += w;
 	}
-	assert_true(pfc_count_value(&c, PFLOPS_FP_OPS) == want);
+	assert_true(wsum == 31);
+	/* FP_OPS = 31 x the CPU time, give or take the slots' 10% */
+	double v = pfc_count_value(&c, PFLOPS_FP_OPS);
+	if (v < 0.9 * 31 * cpu || v > 1.1 * 31 * cpu)
+		fail_msg("FP_OPS %.0f, want about 31 x %.0f ns", v, cpu);
 	pfc_count_close(&c);
 
 	/* a program that cannot run: named, nothing left open */
 	char *missing[] = { "/nonexistent/papi-flops-test", NULL };
 	assert_int_equal(pfc_count_layout(&c, &err), 0);
 	standin(&c);
+	int fds = open_fds();
 	assert_int_equal(pfc_count_program(&c, missing, &a, NULL, &status, NULL, &err), PFLOPS_ECHILD);
 	assert_non_null(strstr(err.msg, "/nonexistent/papi-flops-test"));
 	pfc_count_close(&c);
-	assert_null(c.set);
+	assert_int_equal(open_fds(), fds); /* no event, no pipe left open */
 	pflops_table_free(&t);
 }
 

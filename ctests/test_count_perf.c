@@ -421,6 +421,38 @@ static void test_uncovered_share(void **state)
 	pfc_perf_close(s);
 }
 
+/* check_schedule on a hybrid-like set: while the thread sits on CPU 0,
+ * kind 1's group (CPU 1) is enabled but never runs, because the thread is
+ * elsewhere, not for lack of counters: not a conflict.  When no kind's
+ * reference ran at all, the group of the kind the thread is on did not
+ * fit: still a conflict. */
+static void test_schedule_other_kind(void **state)
+{
+	if (!two_cpus())
+		skip();
+	struct pfc_perf_event ev[4] = {
+		sw(PERF_COUNT_SW_CPU_CLOCK, 0, -1, 0, 0),
+		sw(PERF_COUNT_SW_TASK_CLOCK, 0, 0, 0, 0),
+		sw(PERF_COUNT_SW_CPU_CLOCK, 1, -1, 1, 1),
+		sw(PERF_COUNT_SW_TASK_CLOCK, 1, 0, 1, 1),
+	};
+	struct pfc_perf_attr a = { .check_schedule = 1 };
+	struct pfc_perf_set *s;
+	struct pflops_error err = { 0 };
+	pin(0);
+	int rc = pfc_perf_open(&s, ev, 4, &a, &err);
+	if (rc) {
+		unpin();
+		fail_msg("kind 1's group on CPU 1 taken for a conflict: %s", err.msg);
+	}
+	pfc_perf_close(s);
+	/* only kind 1's events, the thread on CPU 0: nothing ran */
+	rc = pfc_perf_open(&s, ev + 2, 2, &a, &err);
+	unpin();
+	assert_int_equal(rc, PFLOPS_ECNFLCT);
+	assert_non_null(strstr(err.msg, "could not be scheduled"));
+}
+
 /* Multiplex-style scaling with real times: an event that ran a part of
  * the time, with no reference, is extrapolated and flagged estimated. */
 static void test_scaled_estimate(void **state)
@@ -671,7 +703,7 @@ int main(void)
 		cmocka_unit_test(test_kinds_sum),	cmocka_unit_test(test_uncovered_share),
 		cmocka_unit_test(test_scaled_estimate), cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_layout),		cmocka_unit_test(test_sample_periods),
-		cmocka_unit_test(test_sample_ring),
+		cmocka_unit_test(test_sample_ring),	cmocka_unit_test(test_schedule_other_kind),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

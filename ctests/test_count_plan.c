@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "papi_flops.h"
 #include "pflops_count.h"
@@ -191,12 +193,160 @@ static void test_arm_hybrid_reference(void **state)
 	pfc_count_close(&c);
 }
 
+/* A hybrid kind the table has no formula for is still timed: a cycles
+ * reference on its own PMU (from a sysfs fixture), so its share of the
+ * run is reported; a kind with no PMU found says its time is not measured. */
+static void test_unknown_kind_timed(void **state)
+{
+	char dir[] = "/tmp/pf_sysfs_XXXXXX", path[256];
+	assert_non_null(mkdtemp(dir));
+	const char *pmus[][2] = { { "cpu_core", "8" }, { "cpu_atom", "10" } };
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, pmus[i][0]);
+		assert_int_equal(mkdir(path, 0700), 0);
+		snprintf(path, sizeof(path), "%s/%s/type", dir, pmus[i][0]);
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		fprintf(f, "%s\n", pmus[i][1]);
+		fclose(f);
+	}
+	setenv("PAPI_FLOPS_SYSFS", dir, 1);
+	static struct pflops_probe pr = { .live = 1, .nkinds = 2, .paranoid = -99 };
+	const struct pflops_pmu *glc = pmu("adl_glc");
+	pr.kinds[0].pmu = glc;
+	pr.kinds[0].budget = pr.kinds[0].budget_cycles = glc->counters_smt;
+	snprintf(pr.kinds[0].perf_pmu, sizeof(pr.kinds[0].perf_pmu), "cpu_core");
+	pr.kinds[1].pmu = NULL;
+	snprintf(pr.kinds[1].vendor, sizeof(pr.kinds[1].vendor), "intel");
+	snprintf(pr.kinds[1].cpus, sizeof(pr.kinds[1].cpus), "16-23");
+	snprintf(pr.kinds[1].why, sizeof(pr.kinds[1].why), "unknown CPU");
+	snprintf(pr.kinds[1].perf_pmu, sizeof(pr.kinds[1].perf_pmu), "cpu_atom");
+	static struct pfc_count_kinds ks;
+	static struct pfc_count c;
+	assert_int_equal(pfc_count_kinds_probe(&ks, &pr), 1);
+	assert_int_equal(pfc_count_kinds_types(&ks, NULL), 0);
+	struct pfc_count_want w[PFLOPS_NMETRIC];
+	pfc_count_want_metrics(w, 1u << PFLOPS_FP_OPS);
+	assert_int_equal(pfc_count_plan(&c, &ks, w, PFLOPS_NMETRIC, 1), 1);
+	assert_int_equal(pfc_count_layout(&c, NULL), 0);
+	int ref1 = 0;
+	for (int i = 0; i < c.nev; i++)
+		if (c.ev[i].kind == 1) {
+			assert_int_equal(c.ev[i].slot, -1); /* only its time */
+			assert_int_equal(c.ev[i].type, 10);
+			assert_true(c.ev[i].config == 0x3c);
+			ref1++;
+		}
+	assert_int_equal(ref1, 1);
+	char msg[256];
+	assert_int_equal(pfc_count_untimed(&ks, 1, msg, sizeof(msg)), 0);
+	/* no such PMU in sysfs: untimed, and said so */
+	snprintf(pr.kinds[1].perf_pmu, sizeof(pr.kinds[1].perf_pmu), "cpu_lowpower");
+	pfc_count_kinds_probe(&ks, &pr);
+	assert_int_equal(pfc_count_kinds_types(&ks, NULL), 0);
+	assert_int_equal(ks.kind[1].ref, 0);
+	assert_int_equal(pfc_count_untimed(&ks, 1, msg, sizeof(msg)), 1);
+	assert_non_null(strstr(msg, "time on CPUs 16-23 is not measured"));
+	unsetenv("PAPI_FLOPS_SYSFS");
+	pfc_count_close(&c);
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s/type", dir, pmus[i][0]);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/%s", dir, pmus[i][0]);
+		rmdir(path);
+	}
+	rmdir(dir);
+}
+
+/* Not strict, a slot one kind lacks is recorded as skipped there (its
+ * callers say so or refuse), and the kind's share of the time is its
+ * reference's. */
+static void test_skipped_slots(void **state)
+{
+	static struct pfc_count_kinds ks;
+	static struct pfc_count c;
+	assert_int_equal(pfc_count_kind_add(&ks, pmu("spr"), -1, 1, 1, 1, 0, 0, NULL), 0);
+	assert_int_equal(pfc_count_kind_add(&ks, pmu("adl_glc"), -1, 1, 1, 1, 0, 0, NULL), 0);
+	struct pfc_count_want w[2] = { { PFLOPS_DP_OPS, -1, -1 }, { PFLOPS_HP_OPS, -1, -1 } };
+	assert_int_equal(pfc_count_plan(&c, &ks, w, 2, 0), 2);
+	assert_int_equal(c.skipped[0], 0);
+	assert_int_equal(c.skipped[1], 1u << 1);	       /* adl_glc has no HP_OPS */
+	assert_int_equal(pfc_count_plan(&c, &ks, w, 2, 1), 1); /* strict: not planned there */
+	assert_int_equal(c.skipped[1], 0);
+	c.st.kind_ns[0] = 300;
+	c.st.kind_ns[1] = 100;
+	assert_true(pfc_count_share(&c, 1) == 0.25);
+	pfc_count_close(&c);
+}
+
+/* A PMU with no FLOP formula (Neoverse N1, Gracemont) says so with the
+ * table's caveat, whether nothing was asked (no --metrics) or FP_OPS. */
+static void test_no_formula_why(void **state)
+{
+	static struct pfc_count_kinds ks;
+	static struct pfc_count c;
+	memset(&ks, 0, sizeof(ks));
+	assert_int_equal(pfc_count_kind_add(&ks, pmu("arm_n1"), -1, 1, 0, 0, 0, 0, NULL), 0);
+	struct pfc_count_want w[PFLOPS_NMETRIC];
+	pfc_count_want_metrics(w, 0);
+	assert_int_equal(pfc_count_plan(&c, &ks, w, PFLOPS_NMETRIC, 0), 0);
+	assert_null(strstr(c.why[0], "metrics asked"));
+	assert_non_null(strstr(c.why[0], "no FLOP formula on Arm Neoverse N1: Neoverse N1 has no FP_SCALE"));
+	assert_non_null(strstr(c.why[0], "papi_flops_avail lists what each core counts"));
+	memset(&ks, 0, sizeof(ks));
+	assert_int_equal(pfc_count_kind_add(&ks, pmu("adl_glc"), -1, 1, 1, 1, 0, 0, NULL), 0);
+	assert_int_equal(pfc_count_kind_add(&ks, pmu("adl_grt"), -1, 1, 1, 1, 0, 0, NULL), 0);
+	pfc_count_want_metrics(w, 1u << PFLOPS_FP_OPS);
+	assert_int_equal(pfc_count_plan(&c, &ks, w, PFLOPS_NMETRIC, 0), 1);
+	assert_non_null(strstr(c.why[1], "no FLOP formula on Intel Gracemont"));
+	assert_non_null(strstr(c.why[1], "no floating-point event"));
+	pfc_count_close(&c);
+}
+
+/* The vector length is per thread, and exec resets it to the system
+ * default unless PR_SVE_VL_INHERIT is set (values injected: a default
+ * file as /proc/sys/abi/sve_default_vector_length, in bytes). */
+static void test_exec_vl(void **state)
+{
+	char path[] = "/tmp/pf_sve_default_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "64\n", 3), 3);
+	close(fd);
+	const int inherit = 1 << 17;					 /* PR_SVE_VL_INHERIT */
+	assert_int_equal(pfc_sve_exec_vl_bits(32, path), 512);		 /* 256 bits now, 512 after exec */
+	assert_int_equal(pfc_sve_exec_vl_bits(32 | inherit, path), 256); /* inherited */
+	assert_int_equal(pfc_sve_exec_vl_bits(-1, path), 0);		 /* no SVE */
+	unlink(path);
+	assert_int_equal(pfc_sve_exec_vl_bits(32, path), 256); /* no default known: ours */
+	/* a set planned at 256 bits, started in a thread at 512: refused, said */
+	static struct pfc_count_kinds ks;
+	static struct pfc_count c;
+	memset(&ks, 0, sizeof(ks));
+	assert_int_equal(pfc_count_kind_add(&ks, pmu("arm_v1"), -1, 1, 0, 0, 0, 256, NULL), 0);
+	struct pfc_count_want w[1] = { { PFLOPS_FP_OPS, -1, -1 } };
+	assert_int_equal(pfc_count_plan(&c, &ks, w, 1, 0), 1);
+	char msg[512];
+	assert_int_equal(pfc_count_vl_differs(&c, 256, msg, sizeof(msg)), 0);
+	assert_int_equal(pfc_count_vl_differs(&c, 0, msg, sizeof(msg)), 0);
+	assert_int_equal(pfc_count_vl_differs(&c, 512, msg, sizeof(msg)), 1);
+	assert_non_null(strstr(msg, "this thread's SVE vector length is 512 bits"));
+	assert_non_null(strstr(msg, "planned at 256 bits"));
+	pfc_count_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_injected_vl),	     cmocka_unit_test(test_runtime_vl),
-		cmocka_unit_test(test_no_sve_part),	     cmocka_unit_test(test_qualifiers),
+		cmocka_unit_test(test_injected_vl),
+		cmocka_unit_test(test_runtime_vl),
+		cmocka_unit_test(test_no_sve_part),
+		cmocka_unit_test(test_qualifiers),
 		cmocka_unit_test(test_arm_hybrid_reference),
+		cmocka_unit_test(test_unknown_kind_timed),
+		cmocka_unit_test(test_skipped_slots),
+		cmocka_unit_test(test_no_formula_why),
+		cmocka_unit_test(test_exec_vl),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -119,8 +119,14 @@ for vl in 16 64; do
 	PF_EXPECT_SVE_BITS=$bits qbuild/ctests/test_count_plan || ok=0
 	if [ -x qbuild/papi/src/utils/papi_native_avail ]; then
 		d=$(PAPI_FLOPS_PMU=arm_v1 qbuild/papi/src/utils/papi_native_avail -e flops:::FP_OPS 2>&1)
-		echo "$d" | grep -q "VL = $bits bits: this process's SVE vector length" ||
+		echo "$d" | grep -q "VL = $bits bits: this thread's SVE vector length" ||
 			{ ok=0; echo "FAIL: flops:::FP_OPS on arm_v1 does not say VL = $bits bits:"; echo "$d" | grep -i descr; }
+	elif [ -e build/papi/src/libpapi.so ]; then
+		# PAPI was built: its utilities must be there to check the component
+		ok=0
+		echo "FAIL: libpapi was built but qbuild/papi/src/utils/papi_native_avail is missing: the component's VL description cannot be checked"
+	else
+		echo "SKIP: flops:::FP_OPS VL description at $bits bits: no PAPI build (build/papi/src/libpapi.so absent)"
 	fi
 	unset QEMU_CPU
 	if [ $ok = 1 ]; then p=$((p + 1)); else failed="$failed count_plan@$bits"; f=$((f + 1)); fi

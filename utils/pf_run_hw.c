@@ -44,6 +44,8 @@ static int plan(struct pfc_count *c, const struct pfc_count_kinds *ks, const str
 				return EXIT_TOOL;
 			}
 			pf_report_note(r, "%s", n);
+			if (pfc_count_untimed(ks, k, n, sizeof(n)))
+				pf_report_note(r, "%s", n);
 			continue;
 		}
 		if (!r->pmu)
@@ -83,6 +85,7 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics, struc
 	static struct pfc_count c;
 	int paranoid_user = pr.paranoid > 1 && pr.access.fix[0];
 	pfc_count_kinds_probe(&ks, &pr);
+	pfc_count_kinds_exec_vl(&ks); /* the program's length, not this thread's */
 	if (pfc_count_kinds_types(&ks, &err)) {
 		fprintf(stderr, "papi_flops_run: %s\n", err.msg);
 		return EXIT_TOOL;
@@ -106,6 +109,15 @@ int pf_run_hw(const struct pflops_table *t, char **argv, unsigned metrics, struc
 		}
 	double detected = pfc_count_detected(&c);
 	struct pfc_perf_status st = c.st;
+	/* a metric one kind lacks misses that kind's time: say how much */
+	for (int k = 0; k < ks.n; k++)
+		for (int m = 0; c.planned[k] && m < PFLOPS_NMETRIC; m++)
+			if (c.skipped[k] >> m & r->got >> m & 1)
+				pf_report_note(r,
+					       "%s not counted on %s cores (%.1f%% of the run): its total misses them",
+					       pflops_metric_name(m),
+					       pr.kinds[k].coretype[0] ? pr.kinds[k].coretype : ks.kind[k].pmu->name,
+					       100 * pfc_count_share(&c, k));
 	pfc_count_close(&c);
 	if (st.estimated)
 		r->scaled = r->got; /* extrapolated: their class is estimate */

@@ -154,6 +154,7 @@ int pf_sample_hw(const struct pflops_table *t, char **argv, unsigned metrics, in
 	struct pfc_count_want w[PFLOPS_NMETRIC];
 	memset(&ks, 0, sizeof(ks));
 	pfc_count_kind_add(&ks, pmu, budget, 1, 0, 0, pr.nmi_watchdog, sve_bits, NULL);
+	pfc_count_kinds_exec_vl(&ks); /* the program's length, not this thread's */
 	pfc_count_want_metrics(w, want | 1u << metric);
 	if (!pfc_count_plan(&c, &ks, w, PFLOPS_NMETRIC, 1)) {
 		fprintf(stderr, "papi_flops_run: --sample: %s\n", c.why[0]);

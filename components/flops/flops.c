@@ -610,8 +610,8 @@ static int refuse_over(const struct fl_control *ctl, int k, char *msg, size_t le
 
 /* Plan the event set's FLOP entries on every kind through the core's
  * pipeline (core/pflops_count.h): entry i is its slot slot_of[i], with
- * its qualifiers; a kind that does not count an entry leaves it out (its
- * time is reported). */
+ * its qualifiers; an entry that some kind does not count is refused (its
+ * value would miss that kind's time). */
 static int replan(struct fl_control *ctl)
 {
 	char msg[PAPI_HUGE_STR_LEN] = "";
@@ -635,6 +635,15 @@ static int replan(struct fl_control *ctl)
 			rc = papi_code(ctl->cnt.rc[k]);
 		} else if (pfc_count_over(&ctl->cnt, k) && !ctl->multiplex) {
 			rc = refuse_over(ctl, k, msg, sizeof(msg));
+		} else if (ctl->cnt.skipped[k]) {
+			/* its sum would miss the time on these cores, with no caveat */
+			const struct pflops_pmu *p = fl.ks.kind[k].pmu;
+			int s = __builtin_ctz(ctl->cnt.skipped[k]);
+			snprintf(
+				msg, sizeof(msg),
+				"%s is not counted on %s cores, which this hybrid machine also runs the thread on: its value would miss the time there; leave it out of the event set (papi_flops_avail lists what each core counts)",
+				pflops_metric_name(want[s].metric), p->title[0] ? p->title : p->name);
+			rc = PAPI_ENOSUPP;
 		}
 		if (rc) {
 			say_once("%s", msg);
@@ -969,6 +978,13 @@ static int fl_start(hwd_context_t *ctx, hwd_control_state_t *c)
 	if (fl.access != PFLOPS_OK) {
 		say_once("%s", _flops_vector.cmp_info.disabled_reason);
 		return fl.papi_access;
+	}
+	char vlmsg[PAPI_HUGE_STR_LEN];
+	/* the vector length is per thread: a set attached elsewhere cannot be checked here */
+	if ((!ctl->tid || (pid_t)ctl->tid == gettid_()) &&
+	    pfc_count_vl_differs(&ctl->cnt, pfc_sve_vl_bits(), vlmsg, sizeof(vlmsg))) {
+		say_once("%s", vlmsg);
+		return PAPI_EINVAL;
 	}
 	if (!ctl->cnt.set) {
 		int rc = open_set(ctl);
@@ -1319,6 +1335,13 @@ static void describe(unsigned code, char *out, size_t len)
 		snprintf(
 			out, len,
 			"Nanoseconds this thread ran on core kinds whose PMU cannot count FLOPs (hybrid CPUs): FLOPs there are missing from the counts, not hidden. No general counter used.");
+		char untimed[320];
+		for (int k = 0; k < fl.ks.n; k++) /* a kind with no PMU found is not in it */
+			if (pfc_count_untimed(&fl.ks, k, untimed, sizeof(untimed))) {
+				size_t l = strlen(out);
+				snprintf(out + l, len - l, " But %s.", untimed);
+				break;
+			}
 		return;
 	}
 	if (e == FL_DETECT) {
@@ -1370,9 +1393,16 @@ static void describe(unsigned code, char *out, size_t len)
 			vl |= d->terms[t].wvl != 0;
 		int sve = fl.ks.kind[k].sve_bits, now = pfc_sve_vl_bits();
 		if (vl && l < len) /* what the plans weight it with */
+		{
+			char other[96];
+			snprintf(other, sizeof(other),
+				 "the length at initialization; this thread's is %d bits, where counting is refused",
+				 now);
 			l += snprintf(out + l, len - l, " (VL = %d bits: %s)", sve,
-				      now && now == sve ? "this process's SVE vector length"
+				      now && now == sve ? "this thread's SVE vector length"
+				      : now		? other
 							: "the table's figure; this process has no SVE vector length");
+		}
 		if (d->caveat && l < len)
 			l += snprintf(out + l, len - l, " %s", d->caveat);
 	}

@@ -26,6 +26,59 @@ int pfc_sve_vl_bits(void)
 #endif
 }
 
+#ifndef PR_SVE_VL_INHERIT
+#define PR_SVE_VL_INHERIT (1 << 17)
+#endif
+#ifndef PR_SVE_VL_LEN_MASK
+#define PR_SVE_VL_LEN_MASK 0xffff
+#endif
+
+int pfc_sve_exec_vl_bits(int vl, const char *default_file)
+{
+	if (vl <= 0)
+		return 0;
+	int bytes = 0;
+	FILE *f = vl & PR_SVE_VL_INHERIT ? NULL : fopen(default_file, "r");
+	if (f) {
+		if (fscanf(f, "%d", &bytes) != 1 || bytes <= 0)
+			bytes = 0;
+		fclose(f);
+	}
+	return (bytes ? bytes : vl & PR_SVE_VL_LEN_MASK) * 8;
+}
+
+int pfc_sve_vl_exec(void)
+{
+#if defined(__aarch64__) && defined(PR_SVE_GET_VL)
+	return pfc_sve_exec_vl_bits(prctl(PR_SVE_GET_VL), "/proc/sys/abi/sve_default_vector_length");
+#else
+	return 0;
+#endif
+}
+
+void pfc_count_kinds_exec_vl(struct pfc_count_kinds *ks)
+{
+	int vl = pfc_sve_vl_exec();
+	for (int k = 0; vl && k < ks->n; k++)
+		if (ks->kind[k].pmu && ks->kind[k].pmu->sve_bits)
+			ks->kind[k].sve_bits = vl;
+}
+
+int pfc_count_vl_differs(const struct pfc_count *c, int now, char *msg, size_t len)
+{
+	for (int k = 0; now > 0 && k < c->ks->n; k++) {
+		const struct pfc_count_kind *kd = &c->ks->kind[k];
+		if (!c->planned[k] || !kd->pmu->sve_bits || kd->sve_bits == now)
+			continue;
+		snprintf(
+			msg, len,
+			"this thread's SVE vector length is %d bits, but the FLOP formulas of %.60s were planned at %d bits (the length when the component was initialized): the counts would be weighted wrong; set the length (prctl PR_SVE_SET_VL) before PAPI_library_init, or count in a thread that has %d bits",
+			now, kd->pmu->title[0] ? kd->pmu->title : kd->pmu->name, kd->sve_bits, kd->sve_bits);
+		return 1;
+	}
+	return 0;
+}
+
 int pfc_count_kind_add(struct pfc_count_kinds *ks, const struct pflops_pmu *pmu, int budget, int smt, int own_pmu,
 		       int ref, int nmi, int sve_bits, struct pflops_error *err)
 {
@@ -36,7 +89,9 @@ int pfc_count_kind_add(struct pfc_count_kinds *ks, const struct pflops_pmu *pmu,
 	k->pmu = pmu;
 	k->type = PERF_TYPE_RAW;
 	k->own_pmu = own_pmu;
-	k->ref = ref && pmu;
+	k->ref = ref;
+	k->arch = pmu ? pmu->arch : PFLOPS_ARCH_X86;
+	snprintf(k->perf_pmu, sizeof(k->perf_pmu), "%s", pmu ? pmu->sysfs : "");
 	k->smt = budget < 0 ? 1 : smt;
 	k->budget = budget >= 0 || !pmu ? budget : pflops_budget(pmu, 1, nmi > 0, k->ref);
 	if (sve_bits < 0) {
@@ -53,14 +108,21 @@ int pfc_count_kinds_probe(struct pfc_count_kinds *ks, const struct pflops_probe 
 	ks->n = 0;
 	for (int i = 0; i < pr->nkinds; i++) {
 		const struct pflops_kind *kd = &pr->kinds[i];
-		int ref = hybrid && kd->pmu;
 		/* on a hybrid machine an event runs only while the thread is on
 		 * its kind: cycles there time the kind, or scaling would take
-		 * the time on the other kinds for multiplexing */
+		 * the time on the other kinds for multiplexing; a kind without a
+		 * formula is timed too, so that its share of the run is reported */
+		int ref = hybrid && (kd->pmu || kd->perf_pmu[0]);
 		pfc_count_kind_add(ks, kd->pmu, ref ? kd->budget_cycles : kd->budget, kd->smt, hybrid, ref,
 				   pr->nmi_watchdog, kd->sve_bits, NULL);
-		if (!kd->pmu)
-			snprintf(ks->kind[ks->n - 1].why, sizeof(ks->kind[0].why), "%s", kd->why);
+		struct pfc_count_kind *k = &ks->kind[ks->n - 1];
+		if (kd->perf_pmu[0])
+			snprintf(k->perf_pmu, sizeof(k->perf_pmu), "%s", kd->perf_pmu);
+		snprintf(k->cpus, sizeof(k->cpus), "%s", kd->cpus);
+		if (!kd->pmu) {
+			k->arch = strcmp(kd->vendor, "arm") ? PFLOPS_ARCH_X86 : PFLOPS_ARCH_ARM;
+			snprintf(k->why, sizeof(k->why), "%s", kd->why);
+		}
 		known += kd->pmu != NULL;
 	}
 	return known;
@@ -69,10 +131,14 @@ int pfc_count_kinds_probe(struct pfc_count_kinds *ks, const struct pflops_probe 
 int pfc_count_kinds_types(struct pfc_count_kinds *ks, struct pflops_error *err)
 {
 	for (int k = 0; k < ks->n; k++) {
-		int rc;
-		if (ks->kind[k].own_pmu && ks->kind[k].pmu &&
-		    (rc = pfc_perf_pmu_type(ks->kind[k].pmu->sysfs, &ks->kind[k].type, err)))
+		struct pfc_count_kind *kd = &ks->kind[k];
+		if (!kd->own_pmu || (!kd->pmu && !kd->ref))
+			continue;
+		int rc = pfc_perf_pmu_type(kd->perf_pmu, &kd->type, kd->pmu ? err : NULL);
+		if (rc && kd->pmu)
 			return rc;
+		if (rc)
+			kd->ref = 0; /* no PMU to time it on: pfc_count_untimed says so */
 	}
 	return 0;
 }
@@ -121,6 +187,24 @@ void pfc_count_want_metrics(struct pfc_count_want want[PFLOPS_NMETRIC], unsigned
 		want[m] = (struct pfc_count_want){ metrics >> m & 1 ? m : -1, -1, -1 };
 }
 
+/* Why a kind plans nothing: a PMU without any FLOP formula says so with
+ * the table's caveat (none may have been asked: no --metrics). */
+static void why_none(const struct pflops_pmu *p, const struct pfc_count_want *want, int n, char *out, size_t len)
+{
+	int asked = 0;
+	for (int s = 0; s < n; s++)
+		asked |= want[s].metric >= 0;
+	if (asked && pflops_pmu_available(p)) {
+		snprintf(out, len, "it counts none of the metrics asked");
+		return;
+	}
+	const char *caveat = NULL;
+	for (int m = 0; m < PFLOPS_NMETRIC && !caveat; m++)
+		caveat = p->metrics[m].caveat;
+	snprintf(out, len, "no FLOP formula on %.60s%s%.150s; papi_flops_avail lists what each core counts",
+		 p->title[0] ? p->title : p->name, caveat ? ": " : "", caveat ? caveat : "");
+}
+
 /* Plan kind k: slot s of a copy of its PMU is want[s], the metric's terms
  * filtered by the slot's qualifiers, so that one pflops_plan_fit call
  * plans every slot together, shares counters between them, and reduces
@@ -158,7 +242,9 @@ static int plan_kind(struct pfc_count *c, int k, const struct pfc_count_want *wa
 					     w->width >= 0 ? pflops_width_name(w->width) : "",
 					     w->width >= 0 && w->prec >= 0 ? " and " : "",
 					     w->prec >= 0 ? pflops_prec_name(w->prec) : "");
-			continue; /* not counted here: the kind's time is reported */
+			if (!strict) /* not counted here: the caller says so */
+				c->skipped[k] |= 1u << s;
+			continue;
 		}
 		if (!(terms[s] = calloc(d->nterms ? d->nterms : 1, sizeof(*terms[s])))) {
 			rc = pfc_err(&err, PFLOPS_ENOMEM, "out of memory");
@@ -181,10 +267,10 @@ static int plan_kind(struct pfc_count *c, int k, const struct pfc_count_want *wa
 		free(terms[s]);
 	c->rc[k] = rc;
 	c->planned[k] = !rc && mask;
-	snprintf(c->why[k], sizeof(c->why[k]), "%.250s",
-		 rc	? err.msg
-		 : mask ? ""
-			: "it counts none of the metrics asked");
+	if (rc || mask)
+		snprintf(c->why[k], sizeof(c->why[k]), "%.250s", rc ? err.msg : "");
+	else
+		why_none(p, want, n, c->why[k], sizeof(c->why[k]));
 	return rc;
 }
 
@@ -196,6 +282,7 @@ int pfc_count_plan(struct pfc_count *c, const struct pfc_count_kinds *ks, const 
 	c->ks = ks;
 	for (int k = 0; k < ks->n; k++) {
 		c->planned[k] = 0;
+		c->skipped[k] = 0;
 		c->rc[k] = 0;
 		c->why[k][0] = 0;
 		if (!ks->kind[k].pmu) {
@@ -208,6 +295,25 @@ int pfc_count_plan(struct pfc_count *c, const struct pfc_count_kinds *ks, const 
 		planned += c->planned[k];
 	}
 	return planned;
+}
+
+int pfc_count_untimed(const struct pfc_count_kinds *ks, int k, char *msg, size_t len)
+{
+	const struct pfc_count_kind *kd = &ks->kind[k];
+	if (ks->n < 2 || kd->ref)
+		return 0;
+	snprintf(msg, len,
+		 "time on CPUs %.200s is not measured (no perf PMU found for them); totals miss an unknown share",
+		 kd->cpus[0] ? kd->cpus : "of one core kind");
+	return 1;
+}
+
+double pfc_count_share(const struct pfc_count *c, int k)
+{
+	uint64_t all = 0;
+	for (int i = 0; i < c->ks->n; i++)
+		all += c->st.kind_ns[i];
+	return all ? (double)c->st.kind_ns[k] / (double)all : 0;
 }
 
 int pfc_count_over(const struct pfc_count *c, int k)
@@ -223,10 +329,10 @@ int pfc_count_layout(struct pfc_count *c, struct pflops_error *err)
 		const struct pfc_count_kind *kd = &ks->kind[k];
 		c->pk[k] = (struct pfc_perf_kind){ .plan = c->planned[k] ? &c->plan[k] : NULL,
 						   .type = kd->type,
-						   .arch = kd->pmu ? kd->pmu->arch : PFLOPS_ARCH_X86,
+						   .arch = kd->arch,
 						   .ref = kd->ref,
 						   .split = c->multiplex && pfc_count_over(c, k),
-						   .pmu_name = kd->pmu ? kd->pmu->sysfs : "cpu" };
+						   .pmu_name = kd->perf_pmu[0] ? kd->perf_pmu : "cpu" };
 	}
 	int nslots = 0;
 	int n = pfc_perf_layout(c->pk, ks->n, c->ev, sizeof(c->ev) / sizeof(c->ev[0]), c->counter_slot, &nslots);

@@ -143,7 +143,10 @@ static int ioctl_all(struct pfc_perf_set *s, unsigned long req, const char *what
 }
 
 /* Run every group once: a group the kernel cannot place on the PMU
- * (more events than counters, counters held by others) never runs. */
+ * (more events than counters, counters held by others) never runs.  On a
+ * hybrid machine a kind's groups also never run while the thread is on
+ * another kind: a kind whose time reference did not run is skipped when
+ * some other kind's did (the thread was there, not short of counters). */
 static int check_schedule(struct pfc_perf_set *s, struct pflops_error *err)
 {
 	int rc = ioctl_all(s, PERF_EVENT_IOC_ENABLE, "enable", err);
@@ -151,8 +154,20 @@ static int check_schedule(struct pfc_perf_set *s, struct pflops_error *err)
 		rc = ioctl_all(s, PERF_EVENT_IOC_DISABLE, "disable", err);
 	if (!rc)
 		rc = read_all(s, s->base, err);
+	int has_ref[PFLOPS_MAX_KINDS] = { 0 }, ran[PFLOPS_MAX_KINDS] = { 0 }, some_ran = 0;
+	for (int i = 0; !rc && i < s->n; i++) {
+		int k = s->ev[i].kind;
+		if (s->ev[i].slot >= 0 || k < 0 || k >= PFLOPS_MAX_KINDS)
+			continue;
+		has_ref[k] = 1;
+		ran[k] |= s->base[i].running > 0;
+		some_ran |= s->base[i].running > 0;
+	}
 	for (int g = 0; !rc && g < s->ngroups; g++) {
 		const struct pfc_perf_value *v = &s->base[s->g[g].first];
+		int k = s->ev[s->g[g].first].kind;
+		if (some_ran && k >= 0 && k < PFLOPS_MAX_KINDS && has_ref[k] && !ran[k])
+			continue; /* the thread was on another kind */
 		if (v->enabled > 0 && v->running == 0)
 			rc = pfc_err(
 				err, PFLOPS_ECNFLCT,
@@ -299,9 +314,7 @@ void pfc_perf_sum(const struct pfc_perf_set *s, const struct pfc_perf_value *v, 
 	if (!s->refs) {
 		/* no time references (non-hybrid): enabled/running per event */
 		uint64_t en = 0;
-		st->estimated = st->unscheduled = 0;
-		st->uncovered_ns = 0;
-		st->uncovered_share = 0;
+		memset(st, 0, sizeof(*st));
 		for (int k = 0; k < nslots; k++)
 			slots[k] = 0;
 		for (int i = 0; i < s->n; i++) {
@@ -313,6 +326,9 @@ void pfc_perf_sum(const struct pfc_perf_set *s, const struct pfc_perf_value *v, 
 				slots[slot] += x;
 			if (v[i].enabled > en)
 				en = v[i].enabled;
+			int k = s->ev[i].kind;
+			if (k >= 0 && k < PFLOPS_MAX_KINDS && v[i].enabled > st->kind_ns[k])
+				st->kind_ns[k] = v[i].enabled;
 		}
 		st->covered_ns = en;
 		return;
@@ -352,6 +368,7 @@ void pfc_perf_sum(const struct pfc_perf_set *s, const struct pfc_perf_value *v, 
 	}
 	for (int k = 0; k < PFLOPS_MAX_KINDS; k++) {
 		uint64_t t = has_ref[k] ? ref[k] : en[k];
+		st->kind_ns[k] = t;
 		if (counts[k])
 			st->covered_ns += t;
 		else if (has_ref[k])

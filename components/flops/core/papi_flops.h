@@ -367,6 +367,8 @@ struct pflops_kind {
 	int budget_cycles;	      /* the same for a set that also counts cycles
 				 * (a hybrid time reference) */
 	int sve_bits;		      /* Arm SVE vector length, 0 if none */
+	char perf_pmu[64];	      /* its core PMU's perf name (cpu, cpu_atom,
+				       * armv8_pmuv3_0 ...), "" when none is found */
 };
 
 struct pflops_access {

@@ -27,6 +27,13 @@ extern "C" {
 /* This process's SVE vector length in bits (prctl PR_SVE_GET_VL on
  * aarch64), 0 without SVE or off aarch64. */
 int pfc_sve_vl_bits(void);
+/* The vector length a program this process execs starts with: vl (as
+ * prctl PR_SVE_GET_VL returns it) where it carries PR_SVE_VL_INHERIT,
+ * else the system default (default_file, in bytes:
+ * /proc/sys/abi/sve_default_vector_length), else vl's; 0 when vl <= 0.
+ * pfc_sve_vl_exec: the same for this process on aarch64, else 0. */
+int pfc_sve_exec_vl_bits(int vl, const char *default_file);
+int pfc_sve_vl_exec(void);
 
 /* One core kind to count on. */
 struct pfc_count_kind {
@@ -37,6 +44,9 @@ struct pfc_count_kind {
 	int smt;		      /* the budget assumes SMT on */
 	int budget;		      /* general counters left to one set */
 	int sve_bits;		      /* VL its formulas are planned with */
+	int arch;		      /* enum pflops_arch: how its cycles reference is coded */
+	char perf_pmu[64];	      /* its perf PMU: pmu's sysfs, or the probe's name */
+	char cpus[256];		      /* the probe's CPU list, or "" */
 	char why[256];		      /* no pmu: the probe's sentence, or "" */
 };
 
@@ -55,8 +65,15 @@ int pfc_count_kind_add(struct pfc_count_kinds *ks, const struct pflops_pmu *pmu,
 /* The probe's kinds (its budgets and vector length); more than one kind
  * is a hybrid machine.  The number of kinds with a formula. */
 int pfc_count_kinds_probe(struct pfc_count_kinds *ks, const struct pflops_probe *pr);
-/* The perf type of every kind that opens on its own PMU, from sysfs. */
+/* Kinds that count a program this process execs: those with SVE take
+ * the length it will start with (pfc_sve_vl_exec), where there is one. */
+void pfc_count_kinds_exec_vl(struct pfc_count_kinds *ks);
+/* The perf type of every kind that opens on its own PMU, from sysfs.  A
+ * kind without a formula whose PMU is not found loses its reference. */
 int pfc_count_kinds_types(struct pfc_count_kinds *ks, struct pflops_error *err);
+/* 1, with one sentence in msg, when kind k of a hybrid machine is not
+ * timed (no perf PMU to time it on): the uncovered share misses it. */
+int pfc_count_untimed(const struct pfc_count_kinds *ks, int k, char *msg, size_t len);
 
 /* One slot of a metric set: a metric (enum pflops_metric, < 0: slot
  * unused), optionally only one width / precision (enum, -1 all). */
@@ -79,8 +96,9 @@ struct pfc_count {
 	int multiplex; /* a plan over its budget opens one event per group */
 	struct pflops_plan plan[PFLOPS_MAX_KINDS];
 	int planned[PFLOPS_MAX_KINDS];
-	int rc[PFLOPS_MAX_KINDS];	 /* why a kind with a PMU was not planned ... */
-	char why[PFLOPS_MAX_KINDS][256]; /* ... in one sentence */
+	unsigned skipped[PFLOPS_MAX_KINDS]; /* not strict: slots (bit s) left out there */
+	int rc[PFLOPS_MAX_KINDS];	    /* why a kind with a PMU was not planned ... */
+	char why[PFLOPS_MAX_KINDS][256];    /* ... in one sentence */
 	/* pfc_count_layout */
 	struct pfc_perf_kind pk[PFLOPS_MAX_KINDS];
 	struct pfc_perf_event ev[PFLOPS_MAX_KINDS * (PFLOPS_MAX_COUNTERS + 1)];
@@ -94,14 +112,21 @@ struct pfc_count {
 };
 
 /* strict: a kind that cannot count every wanted slot is not planned (the
- * reason in c->rc[k], c->why[k]); else such slots are left out there (its
- * time still measured).  Slot s of the plans is want[s].  Returns the
+ * reason in c->rc[k], c->why[k]); else such slots are left out there
+ * (c->skipped[k]): their sums miss that kind's share of the time, which
+ * the caller must say (pfc_count_share) or refuse.  Slot s of the plans is want[s].  Returns the
  * number of kinds planned.  A plan over a kind's budget is kept: compare
  * c->plan[k].cost with the budget (pfc_count_over). */
 int pfc_count_plan(struct pfc_count *c, const struct pfc_count_kinds *ks, const struct pfc_count_want *want, int n,
 		   int strict);
 /* The metrics of mask as slots: slot m is metric m. */
 void pfc_count_want_metrics(struct pfc_count_want want[PFLOPS_NMETRIC], unsigned metrics);
+/* 1, with one sentence in msg, when a planned kind with SVE was planned
+ * with another vector length than now (the calling thread's, in bits;
+ * PR_SVE_GET_VL is per thread): its weights would be wrong. */
+int pfc_count_vl_differs(const struct pfc_count *c, int now, char *msg, size_t len);
+/* Kind k's share of the time of the last read (0 when none). */
+double pfc_count_share(const struct pfc_count *c, int k);
 /* 1 when kind k's plan needs more counters than its budget. */
 int pfc_count_over(const struct pfc_count *c, int k);
 /* The plans as perf events (c->ev, c->nev) and zeroed slots. */

@@ -62,7 +62,9 @@ struct pfc_perf_attr {
 				 * under pfc_child_*): never start it by hand */
 	int check_schedule; /* after opening, run each group once and fail with
 				 * PFLOPS_ECNFLCT when the kernel could not schedule it
-				 * (not with enable_on_exec) */
+				 * (not with enable_on_exec; a kind whose reference did
+				 * not run while another's did is skipped: the thread
+				 * was on that other kind) */
 };
 
 /* What one event read: its count and times since the last start/reset. */
@@ -72,11 +74,12 @@ struct pfc_perf_value {
 };
 
 struct pfc_perf_status {
-	int estimated;		/* some slot was scaled (multiplexed) */
-	int unscheduled;	/* some slot's events never ran: no count at all */
-	uint64_t covered_ns;	/* time on kinds that count */
-	uint64_t uncovered_ns;	/* time on kinds with only a reference event */
-	double uncovered_share; /* uncovered / (covered + uncovered), 0 if no time */
+	int estimated;			    /* some slot was scaled (multiplexed) */
+	int unscheduled;		    /* some slot's events never ran: no count at all */
+	uint64_t covered_ns;		    /* time on kinds that count */
+	uint64_t uncovered_ns;		    /* time on kinds with only a reference event */
+	double uncovered_share;		    /* uncovered / (covered + uncovered), 0 if no time */
+	uint64_t kind_ns[PFLOPS_MAX_KINDS]; /* time on each kind (its reference's, else enabled) */
 };
 
 struct pfc_perf_set;

@@ -121,10 +121,14 @@ static int core_pmu(const struct pflops_table *t, const char *name)
 	return 0;
 }
 
+static const char *sysfs_base(void)
+{
+	return getenv("PAPI_FLOPS_SYSFS") ? getenv("PAPI_FLOPS_SYSFS") : "/sys/bus/event_source/devices";
+}
+
 static int hw_pmus(const struct pflops_table *t, char *list, size_t len)
 {
-	const char *base = getenv("PAPI_FLOPS_SYSFS") ? getenv("PAPI_FLOPS_SYSFS") : "/sys/bus/event_source/devices";
-	DIR *d = opendir(base);
+	DIR *d = opendir(sysfs_base());
 	int n = 0;
 	list[0] = 0;
 	if (!d)
@@ -137,6 +141,60 @@ static int hw_pmus(const struct pflops_table *t, char *list, size_t len)
 		}
 	closedir(d);
 	return n;
+}
+
+/* The Arm PMU whose sysfs `cpus` file lists exactly the kind's CPUs
+ * (the kernel gives each kind of a big.LITTLE system its own). */
+static int arm_pmu_of(const struct pflops_kind *k, char *name, size_t len)
+{
+	DIR *d = opendir(sysfs_base());
+	int found = 0;
+	if (!d)
+		return 0;
+	for (struct dirent *e; !found && (e = readdir(d));) {
+		char path[512], cpus[sizeof(k->cpus)];
+		if (strncmp(e->d_name, "armv8_", 6) && strncmp(e->d_name, "armv9_", 6))
+			continue;
+		snprintf(path, sizeof(path), "%s/%.200s/cpus", sysfs_base(), e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(cpus, sizeof(cpus), f)) {
+			cpus[strcspn(cpus, "\n")] = 0;
+			if (!strcmp(cpus, k->cpus))
+				found = snprintf(name, len, "%s", e->d_name) < (int)len;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+/* The perf PMU that counts on kind k, whether or not the table knows it:
+ * a kind without a formula still needs one to time it on a hybrid
+ * machine.  x86: the hybrid core type's (cpu_core, cpu_atom,
+ * cpu_lowpower), else cpu; Arm: its own PMU from sysfs, else the
+ * table's; "" when none is known. */
+static void perf_pmu_of(struct pflops_kind *k, int hybrid)
+{
+	static const char *const x86[][2] = { { "IntelCore", "cpu_core" },
+					      { "IntelAtom", "cpu_atom" },
+					      { "IntelLowPower", "cpu_lowpower" } };
+	k->perf_pmu[0] = 0;
+	if (!strcmp(k->vendor, "arm")) {
+		if (!arm_pmu_of(k, k->perf_pmu, sizeof(k->perf_pmu)) && k->pmu)
+			snprintf(k->perf_pmu, sizeof(k->perf_pmu), "%s", k->pmu->sysfs);
+		return;
+	}
+	if (!hybrid) {
+		snprintf(k->perf_pmu, sizeof(k->perf_pmu), "%s", k->pmu ? k->pmu->sysfs : "cpu");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(x86) / sizeof(x86[0]); i++)
+		if (!strcmp(k->coretype, x86[i][0]))
+			snprintf(k->perf_pmu, sizeof(k->perf_pmu), "%s", x86[i][1]);
+	if (!k->perf_pmu[0] && k->pmu)
+		snprintf(k->perf_pmu, sizeof(k->perf_pmu), "%s", k->pmu->sysfs);
 }
 
 static void access_verdict(struct pflops_probe *pr, const struct pflops_table *t)
@@ -215,6 +273,8 @@ int pflops_probe_run(struct pflops_probe *pr, const struct pflops_table *t, cons
 	}
 	hwloc_bitmap_free(set);
 	hwloc_topology_destroy(topo);
+	for (int i = 0; i < pr->nkinds; i++)
+		perf_pmu_of(&pr->kinds[i], pr->nkinds > 1);
 	if (pr->live) {
 		access_verdict(pr, t);
 	} else {

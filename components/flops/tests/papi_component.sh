@@ -106,6 +106,14 @@ grep -q "PAPI_FLOPS_MULTIPLEX=yes is neither 0 nor 1: taken as 0" "$out" && grep
 	echo "ok:   PAPI_FLOPS_MULTIPLEX=yes: said, taken as 0" || { bad "PAPI_FLOPS_MULTIPLEX=yes"; cat "$out"; }
 refuses amd64_fam19h_zen4 flops:::DP_OPS "DP_OPS cannot be counted here: on AMD Zen 4.*every precision together"
 refuses icl flops:::HP_OPS "HP_OPS cannot be counted here: on Intel Ice Lake.*no half-precision"
+# two kinds, one of which lacks the metric: refused (its sum would miss
+# that kind's time), what both count is added
+ev=flops:::HP_OPS; cl PAPI_FLOPS_PMU=spr,adl_glc
+grep -q "Failed adding: flops:::HP_OPS" "$out" &&
+	grep -q "^PAPI flops component: HP_OPS is not counted on Intel Golden Cove.*cores.*would miss the time there" "$out" &&
+	echo "ok:   spr,adl_glc: HP_OPS (not on adl_glc) refused" || { bad "spr,adl_glc: HP_OPS not refused"; cat "$out"; }
+ev=flops:::DP_OPS; cl PAPI_FLOPS_PMU=spr,adl_glc
+grep -q "Successfully added: flops:::DP_OPS" "$out" || { bad "spr,adl_glc: DP_OPS not added"; cat "$out"; }
 # the status event of the reduced Sapphire Rapids plan, and the reasons in
 # papi_native_avail's description
 ev="flops:::FP_OPS flops:::UNWEIGHTED_FP16"; cl LIBPFM_FORCE_PMU=spr

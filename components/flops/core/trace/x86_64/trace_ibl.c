@@ -11,6 +11,8 @@
 
 #include "trace_emit.h"
 
+_Static_assert(PFT_TABLE_N == 1 << 16, "the lookup routine indexes the table with a 16-bit hash (movzwl)");
+
 /* ------------------------------------------------------------------ */
 /* The lookup routine (one per chunk).                                 */
 

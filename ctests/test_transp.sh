@@ -11,7 +11,7 @@ RUN=$B/papi_flops_run
 TP=$B/ctests/transp
 . "$(dirname "$0")/testlib.sh"
 
-# native NAME DP ENGINES CMD...: stdout and status native vs traced, DP_OPS
+# same NAME DP ENGINES CMD...: stdout and status native vs traced, DP_OPS
 same() {
 	name=$1 dp=$2 engines=$3; shift 3
 	timeout 60 "$@" >"$tmp/native.out" 2>"$tmp/native.err"; nrc=$?
@@ -57,6 +57,9 @@ caveat cache "clone(CLONE_UNTRACED) traced anyway"
 same "rcx after syscall" 40000 "cache stop" $TP/tp_regs rcx
 same "wrgsbase" 40000 "cache stop" $TP/tp_regs gs
 same "EFLAGS.TF" 8040 "cache stop" $TP/tp_regs tf
+# pushf/popf stepped (code on a writable page runs stepped on the
+# stopping path): the flags pushed do not show the tracer's TF
+same "pushf, popf stepped" 40000 "cache stop" $TP/tp_regs flags
 
 # 4. strict seccomp: no system call may be injected after it
 same "seccomp strict" 44000 "cache stop" $TP/tp_seccomp
@@ -105,6 +108,74 @@ PFLOPS_TRACE_ENGINE=cache $RUN --source trace --json -o "$tmp/cache.json" -- sh 
 	>/dev/null 2>&1
 [ "$(jq -r .metrics.DP_OPS "$tmp/cache.json")" = 160000 ] && ok || bad "$name: 40 threads: DP_OPS $(jq -r .metrics.DP_OPS "$tmp/cache.json")"
 caveat cache "[0-9]* threads* ran on the stopping path (same counts, slower): more threads at once than the code cache's"
+
+# 7. code changed other than by a store to the page it runs from
+#    (tp_alias: a function rewritten from 1 to 2 vaddpd a turn): through
+#    a second, writable mapping of a memfd (W^X double mapping), one
+#    mapped only after the code ran, /proc/self/mem (pwrite, lseek+write),
+#    process_vm_writev onto an RWX page the tracer guards (it failed
+#    with EFAULT); the new code runs and is counted
+same "memfd RW + RX views" 36000 "cache stop" $TP/tp_alias memfd
+caveat cache "writable views* write-protected by the tracer"
+same "memfd, RW view mapped later" 36000 "cache stop" $TP/tp_alias late
+for m in pwrite write vmwrite; do
+	same "code written with $m" 36000 "cache stop" $TP/tp_alias $m
+	caveat cache "rewrote code 1 time through /proc/PID/mem or process_vm_writev"
+done
+# code on a writable page reads back as written under the stopping
+# path too (its blocks are stepped there, never given an int3)
+same "code read back" 36000 "cache stop" $TP/tp_alias read
+# 8. /proc/self/maps shows the program's permissions: an RWX page whose
+#    code ran, in one mapping with its neighbours (the tracer's guard is
+#    lifted when the program opens or reads its maps)
+same "/proc/self/maps" 36000 "cache stop" $TP/tp_alias maps
+caveat cache "read /proc/.../maps or smaps 1 time"
+
+# 9. HotSpot with its JIT (C1 and C2): it patches its inline caches and
+#    reads its call instructions back, its CPUID stub saves and restores
+#    EFLAGS with pushf/popf, its compiled code faults on purpose (null
+#    checks); output and exit status native, at least the loop's 600000
+#    FLOPs (3 a turn; the JVM adds its own).  javac compiles that file
+#    with C1 (-XX:TieredStopAtLevel=1, about 2 minutes traced); with C2
+#    too its JIT churn outruns the code cache's block ids and it takes
+#    over 10 minutes: PFLOPS_TEST_JAVAC=1 runs that (docs/trace-engine.md)
+if command -v java >/dev/null && command -v javac >/dev/null; then
+	mkdir -p "$tmp/java"
+	cat >"$tmp/java/Loop.java" <<'J'
+import java.util.*;
+public class Loop {
+	static double f(double x) { return x * 0.5 + 1.0; }
+	public static void main(String[] a) {
+		double s = 0;
+		Map<String, Integer> m = new HashMap<>();
+		for (int i = 0; i < 200000; i++) { s += f(i); m.merge("k" + (i % 100), 1, Integer::sum); }
+		System.out.println("sum " + s + " keys " + m.size() + " k7 " + m.get("k7"));
+	}
+}
+J
+	javac -d "$tmp/java" "$tmp/java/Loop.java"
+	for tier in -XX:TieredStopAtLevel=1 -XX:+TieredCompilation; do
+		name="java $tier"
+		java $tier -cp "$tmp/java" Loop >"$tmp/native.out" 2>&1; nrc=$?
+		timeout 300 $RUN --source trace --json -o "$tmp/j.json" -- java $tier -cp "$tmp/java" Loop \
+			>"$tmp/j.out" 2>"$tmp/j.err"; rc=$?
+		[ $rc = $nrc ] && cmp -s "$tmp/native.out" "$tmp/j.out" && [ "$(jq -r '.metrics.DP_OPS >= 600000' "$tmp/j.json")" = true ] &&
+			ok || bad "$name: exit $rc (natively $nrc), '$(cat "$tmp/j.out")', DP_OPS $(jq -r .metrics.DP_OPS "$tmp/j.json" 2>&1); $(tail -3 "$tmp/j.err")"
+	done
+	for jit in -J-XX:TieredStopAtLevel=1 -J-XX:+TieredCompilation; do
+		name="javac $jit"
+		if [ $jit = -J-XX:+TieredCompilation ] && [ "${PFLOPS_TEST_JAVAC:-0}" != 1 ]; then
+			echo "SKIP: test_transp javac with C2: over 10 minutes under the trace (PFLOPS_TEST_JAVAC=1 runs it)"
+			continue
+		fi
+		rm -f "$tmp/java/Loop.class"
+		timeout 1200 $RUN --source trace -q -- javac $jit -d "$tmp/java" "$tmp/java/Loop.java" >"$tmp/jc.out" 2>&1; rc=$?
+		[ $rc = 0 ] && [ ! -s "$tmp/jc.out" ] && java -cp "$tmp/java" Loop | cmp -s - "$tmp/native.out" && ok ||
+			bad "$name: exit $rc (124: over 20 minutes): $(tail -3 "$tmp/jc.out")"
+	done
+else
+	echo "SKIP: test_transp java: no java/javac (openjdk-17-jdk-headless)"
+fi
 
 echo "test_transp: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -18,8 +18,10 @@ MAIN="gcc make pkg-config libpapi-dev papi-tools libpfm4-dev libhwloc-dev hwloc-
 # exception), jq (JSON reports), groff-base (man page lint), valgrind,
 # clang + libclang-rt-14-dev (libFuzzer, sanitizers), libopenblas-dev
 # (traced dgemm in make bench and the tests), openmpi-bin + libopenmpi-dev
-# (test_mpi.sh runs papi_flops_run under a real mpirun; the tools link no MPI).
-TESTS="g++ clang-format jq groff-base valgrind clang libclang-rt-14-dev libopenblas-dev openmpi-bin libopenmpi-dev"
+# (test_mpi.sh runs papi_flops_run under a real mpirun; the tools link no MPI),
+# openjdk-17-jdk-headless (test_transp.sh: javac with its JIT, traced).
+TESTS="g++ clang-format jq groff-base valgrind clang libclang-rt-14-dev libopenblas-dev openmpi-bin libopenmpi-dev
+       openjdk-17-jdk-headless"
 # make bench: real programs under the tracer (bench/bench_progs.c):
 # OpenBLAS, numpy (Debian's python3), hpcc (HPL, one MPI process), node,
 # LuaJIT and PyPy (JITs); gcc is in MAIN.  Any missing one is skipped by

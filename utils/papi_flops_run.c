@@ -199,6 +199,16 @@ static void trace_notes(struct pf_report *r, const struct pft_stats *st)
 	count_note(r, st->status_reads,
 		   "the program read /proc/.../status %llu time%s, whose TracerPid shows the "
 		   "tracer (inherent to ptrace)");
+	count_note(r, st->mem_writes,
+		   "the program rewrote code %llu time%s through /proc/PID/mem or process_vm_writev: the tracer saw "
+		   "the call and dropped the code written, decoded again when run");
+	if (st->maps_reads)
+		pf_report_note(r,
+			       "the program read /proc/.../maps or smaps %llu time%s while the tracer write-protected "
+			       "its code pages: %llu page%s got the program's protection back first, so it saw its own "
+			       "permissions (their code decoded and guarded again when run)",
+			       (unsigned long long)st->maps_reads, st->maps_reads == 1 ? "" : "s",
+			       (unsigned long long)st->maps_lifted, st->maps_lifted == 1 ? "" : "s");
 	count_note(r, st->self_traps,
 		   "the program's SIGTRAP handler ran %llu time%s (it single-steps itself, "
 		   "EFLAGS.TF): each run is counted from its first system call or branch on, not before (a few "
@@ -302,6 +312,9 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 			"code on writable pages (JIT, self-modifying code): %llu page%s write-protected by the tracer while it held their code, %llu write%s to them caught (their code decoded again when run)",
 			(unsigned long long)st.wprot_pages, st.wprot_pages == 1 ? "" : "s",
 			(unsigned long long)st.wprot_faults, st.wprot_faults == 1 ? "" : "s");
+	count_note(r, st.wprot_views,
+		   "code in shared memory (memfd, shm) also mapped writable: %llu writable view%s write-protected by "
+		   "the tracer, a write there drops the code of every view");
 	if (st.nocache[PFT_NC_WRITABLE])
 		pf_report_note(
 			r,

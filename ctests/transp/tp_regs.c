@@ -10,6 +10,11 @@
  *        line where the CPU or kernel lacks FSGSBASE.
  *   tf   the program single-steps 2 loops of its own with EFLAGS.TF and
  *        a SIGTRAP handler, and prints how many traps it saw.
+ *   flags  code on an RWX page (JIT stubs do this: HotSpot's CPUID
+ *        check) saves EFLAGS with pushf, flips EFLAGS.ID with popf and
+ *        puts them back, 10 times; prints how often the flags it
+ *        pushed showed TF (0: the tracer's single-steps stay hidden; a
+ *        leaked TF ended the program with SIGTRAP at the last popf).
  */
 #define _GNU_SOURCE
 #include <asm/prctl.h>
@@ -17,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -104,6 +110,26 @@ static int tf(void)
 	return 0;
 }
 
+static int flags(void)
+{
+	/* pushf; pop rax; mov rcx,rax; xor eax,0x200000; push rax; popf;
+	 * pushf; pop rax; push rcx; popf; ret: the flags popf loaded */
+	static const unsigned char code[] = { 0x9c, 0x58, 0x48, 0x89, 0xc1, 0x35, 0x00, 0x00, 0x20,
+					      0x00, 0x50, 0x9d, 0x9c, 0x58, 0x51, 0x9d, 0xc3 };
+	unsigned char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int tfs = 0;
+
+	if (p == MAP_FAILED)
+		return 2;
+	memcpy(p, code, sizeof code);
+	for (int i = 0; i < 10; i++) {
+		tfs += !!(((unsigned long (*)(void))(void *)p)() & 0x100);
+		tp_work(1000);
+	}
+	printf("flags: TF pushed %d of 10 times\n", tfs);
+	return tfs != 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "rcx";
@@ -114,5 +140,7 @@ int main(int argc, char **argv)
 		return gs();
 	if (!strcmp(m, "tf"))
 		return tf();
+	if (!strcmp(m, "flags"))
+		return flags();
 	return 2;
 }

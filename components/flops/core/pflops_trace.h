@@ -98,6 +98,9 @@ struct pft_stats {
 				 * decoded code there */
 	uint64_t wprot_faults;	     /* writes to them caught: the page's blocks
 				 * dropped, the write let through */
+	uint64_t wprot_views;	     /* writable views of shared memory (memfd,
+				 * shm) holding code at another address:
+				 * write-protected by the tracer too */
 	uint64_t wprot_hot;	     /* writable pages left writable, their blocks
 				 * on the stopping path: written from code
 				 * on the page itself or too often, stacks */
@@ -161,6 +164,13 @@ struct pft_stats {
 				 * debuggers, anti-debugging) */
 	uint64_t status_reads;	   /* opens of /proc/.../status, where TracerPid
 				 * shows the tracer */
+	uint64_t mem_writes;	   /* writes into a traced process through
+				 * /proc/PID/mem or process_vm_writev that
+				 * changed decoded code (its blocks dropped) */
+	uint64_t maps_reads;	   /* opens and reads of /proc/.../maps or
+				 * smaps while the tracer guarded pages:
+				 * the guards were lifted first */
+	uint64_t maps_lifted;	   /* pages whose guard those lifted */
 	uint64_t slotless_threads; /* threads that ran (some) cached blocks
 				 * on the stopping path: every counter slot
 				 * was taken (more than 256 threads at once,

@@ -45,6 +45,16 @@ uint64_t pft_arch_branch_slot(const struct pft_insn *term, uint64_t at);
 int pft_arch_emulate(const struct pft_insn *term, uint64_t at, const struct pft_arch_mem *m,
 		     struct user_regs_struct *regs);
 
+/* Single-stepping (x86_64/trace_emul.c).  flagsop: the instruction
+ * whose first bytes are p (len of them) stores or loads the flags
+ * (pushf, popf).  step_flags: the one at op was just stepped (r: the
+ * registers after it): the program's own step flag *tf is put in what it
+ * stored, or taken from what it loaded (the kernel hides the step's flag
+ * from the registers, not from memory). */
+int pft_arch_flagsop(const uint8_t *p, size_t len);
+void pft_arch_step_flags(const uint8_t *op, size_t len, const struct user_regs_struct *r, const struct pft_arch_mem *m,
+			 uint64_t *tf);
+
 /* Relocation (x86_64/trace_reloc.c): what it takes to run one
  * instruction at another address. */
 struct pft_reloc {

@@ -37,6 +37,8 @@ struct pft_block {
 	uint8_t dead;	      /* its code was unmapped or rewritten */
 	uint8_t wp_done;      /* its pages were guarded (trace_wprot.c) */
 	uint8_t pooled;	      /* it, offs and fp are in its space's pool */
+	uint8_t has_flagsop;  /* pushf or popf: stepped, they store or
+			       * lose our EFLAGS.TF (trace_enter.c) */
 	struct pft_insn term; /* the last instruction when it is a branch */
 	uint32_t *offs;	      /* ninsts instruction offsets from start */
 	struct pft_fpent *fp;
@@ -106,5 +108,9 @@ size_t pft_block_invalidate(struct pft_space *sp, uint64_t lo, uint64_t hi);
 /* trace_blocks.c: emulate the terminator of blk on regs (pft_arch_emulate);
  * 0 or negative */
 int pft_emulate(struct pft_space *sp, pid_t tid, const struct pft_block *blk, struct user_regs_struct *regs);
+/* a block with pushf or popf (has_flagsop) stepped at pc: the program's
+ * own step flag *tf kept in the flags it stored, or taken from those it
+ * loaded (pft_arch_step_flags) */
+void pft_step_flags(struct pft_space *sp, pid_t tid, uint64_t pc, const struct user_regs_struct *r, uint64_t *tf);
 
 #endif

@@ -309,6 +309,8 @@ static struct pft_block *decode(struct pft_space *sp, pid_t tid, uint64_t pc, in
 				ku |= (uint8_t)(1u << in.mask_reg);
 			}
 		}
+		if (pft_arch_flagsop(buf + pos, in.len))
+			b->has_flagsop = 1;
 		if (in.extra >= 0)
 			b->extra[in.extra]++;
 		kw |= in.kwrites;
@@ -530,4 +532,13 @@ int pft_emulate(struct pft_space *sp, pid_t tid, const struct pft_block *blk, st
 
 	(void)sp;
 	return pft_arch_emulate(&blk->term, blk->last, &m, regs);
+}
+
+void pft_step_flags(struct pft_space *sp, pid_t tid, uint64_t pc, const struct user_regs_struct *r, uint64_t *tf)
+{
+	struct pft_arch_mem m = { &tid, emul_read, emul_write };
+	uint8_t op[2];
+
+	if (pft_mem_read(sp, tid, pc, op, 2) == 2)
+		pft_arch_step_flags(op, 2, r, &m, tf);
 }

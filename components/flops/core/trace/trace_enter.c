@@ -284,9 +284,12 @@ int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *
 		if (!b)
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory decoding the traced program");
 		if (!b->wp_done) { /* code on a writable page: guard it */
-			if (pft_wprot_code(T, t, b, r) < 0)
+			int g = pft_wprot_code(T, t, b, r);
+			if (g < 0)
 				return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 			b->wp_done = 1;
+			if (g & 2)
+				continue; /* read before the guard: again */
 		}
 		if (sp->region && sp->arena)
 			arm_region(T, t, 0); /* found by a lazy reload */
@@ -315,6 +318,9 @@ int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *
 			return fail(T->err, PFLOPS_ESYS, "cannot set the %%gs base");
 		t->blk = b;
 		t->ovf_stepping = 0;
+		if (b->mode == PFT_BLK_BP && pft_wprot_prog_writable(sp, b))
+			b->mode = PFT_BLK_STEP; /* no int3 where the program reads
+						 * and writes its own code (JIT) */
 		if (b->mode == PFT_BLK_BP && pft_bp_insert(sp, t->tid, b->last) != 0)
 			b->mode = PFT_BLK_STEP; /* unwritable code */
 		if (pc == b->last && emulable(b) && pft_bp_has(sp, pc)) {
@@ -365,6 +371,7 @@ int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *
 			}
 			t->resume = PTRACE_SINGLESTEP;
 			t->step_pc = PFT_PC(r);
+			t->step_tf = PFT_FLAGS(r) & PFT_TF;
 			t->step_idx = 0;
 			if (!t->tramp)
 				pft_ovf_at(T, t, b, 0, r);
@@ -467,6 +474,16 @@ static int on_step(struct pft_tracer *T, struct pft_thr *t)
 	if (t->tramp && PFT_PC(&r) == t->tramp_back) {
 		PFT_PC(&r) = tramp_next(b);
 		t->tramp = 0;
+		dirty = 1;
+	}
+	/* Single-stepping sets the step flag, which the kernel hides from
+	 * the registers but not from a pushf, and loses track of after a
+	 * popf (a popf of it, or a run on, would then trap the program): the
+	 * program's own (step_tf) is put back after every step. */
+	if (b->has_flagsop && PFT_PC(&r) != t->step_pc)
+		pft_step_flags(t->sp, t->tid, t->step_pc, &r, &t->step_tf);
+	if ((PFT_FLAGS(&r) & PFT_TF) != t->step_tf) {
+		PFT_FLAGS(&r) = (PFT_FLAGS(&r) & ~PFT_TF) | t->step_tf;
 		dirty = 1;
 	}
 	int last = t->step_idx + 1 == (int)b->ninsts;

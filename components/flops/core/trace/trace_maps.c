@@ -33,12 +33,13 @@ int pft_maps_load(struct pft_maps *m, pid_t pid)
 	if (!f)
 		return PFLOPS_ESYS;
 	while (fgets(line, sizeof line, f)) {
-		unsigned long lo, hi, off;
+		unsigned long lo, hi, off, ino = 0;
+		unsigned dmaj = 0, dmin = 0;
 		char perm[8];
 		int at = 0;
 		struct pft_map *e;
 
-		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &lo, &hi, perm, &off, &at) < 4)
+		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &lo, &hi, perm, &off, &dmaj, &dmin, &ino, &at) < 4)
 			continue;
 		if (m->n == cap) {
 			struct pft_map *nv;
@@ -57,6 +58,9 @@ int pft_maps_load(struct pft_maps *m, pid_t pid)
 		e->r = perm[0] == 'r';
 		e->w = perm[1] == 'w';
 		e->x = perm[2] == 'x';
+		e->s = perm[3] == 's';
+		e->dev = (uint64_t)dmaj << 32 | dmin;
+		e->ino = ino;
 		e->path = NULL;
 		if (at) {
 			char *p = line + at;

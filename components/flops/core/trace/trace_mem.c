@@ -16,6 +16,7 @@
 #include <sys/uio.h>
 
 #include "trace_space.h"
+#include "trace_wprot.h" /* pages the program writes unseen */
 
 static size_t hash64(uint64_t a, size_t cap)
 {
@@ -72,8 +73,11 @@ int pft_bp_has(const struct pft_space *sp, uint64_t addr)
 }
 
 /* PTRACE_POKEDATA writes read-only text (FOLL_FORCE); an aligned word
- * never straddles a page. */
-static int patch_byte(pid_t tid, uint64_t addr, uint8_t val, uint8_t *old)
+ * never straddles a page.  *old: the byte there; over >= 0: written only
+ * where the byte is `over` (our int3 is put back to the program's byte
+ * only where the program did not write over it: a page it writes
+ * unseen, trace_wprot.c) */
+static int patch_byte(pid_t tid, uint64_t addr, uint8_t val, uint8_t *old, int over)
 {
 	uint64_t a = addr & ~7ULL;
 	unsigned sh = (unsigned)(addr - a) * 8;
@@ -86,6 +90,8 @@ static int patch_byte(pid_t tid, uint64_t addr, uint8_t val, uint8_t *old)
 		return PFLOPS_ESYS;
 	if (old)
 		*old = (uint8_t)((unsigned long)w >> sh);
+	if (over >= 0 && (uint8_t)((unsigned long)w >> sh) != over)
+		return 0;
 	w = (long)(((unsigned long)w & ~(0xffUL << sh)) | ((unsigned long)val << sh));
 	if (ptrace(PTRACE_POKEDATA, tid, (void *)a, (void *)w))
 		return PFLOPS_ESYS;
@@ -97,14 +103,25 @@ int pft_bp_insert(struct pft_space *sp, pid_t tid, uint64_t addr)
 	uint8_t orig;
 	int rc;
 
-	if (bp_find(sp, addr) >= 0)
+	long i = bp_find(sp, addr);
+
+	if (i >= 0) {
+		/* on a page the program writes unseen (trace_wprot.c), it
+		 * may have written over our int3: then plant it again */
+		if (!pft_wprot_unseen(sp, addr))
+			return 0;
+		if ((rc = patch_byte(tid, addr, 0xcc, &orig, -1)))
+			return rc;
+		if (orig != 0xcc)
+			sp->bp_orig[i] = orig;
 		return 0;
-	rc = patch_byte(tid, addr, 0xcc, &orig);
+	}
+	rc = patch_byte(tid, addr, 0xcc, &orig, -1);
 	if (rc)
 		return rc;
 	rc = bp_put(sp, addr, orig);
 	if (rc)
-		patch_byte(tid, addr, orig, NULL);
+		patch_byte(tid, addr, orig, NULL, -1);
 	return rc;
 }
 
@@ -134,7 +151,7 @@ int pft_bp_remove(struct pft_space *sp, pid_t tid, uint64_t addr)
 
 	if (i < 0)
 		return 0;
-	rc = patch_byte(tid, addr, sp->bp_orig[i], NULL);
+	rc = patch_byte(tid, addr, sp->bp_orig[i], NULL, 0xcc);
 	bp_delete(sp, i);
 	return rc;
 }
@@ -223,8 +240,12 @@ size_t pft_mem_read(struct pft_space *sp, pid_t tid, uint64_t addr, void *buf, s
 	if (sp->bp_n)
 		for (size_t i = 0; i < done; i++) {
 			long j = bp_find(sp, addr + i);
-			if (j >= 0)
+			if (j < 0)
+				continue;
+			if (((uint8_t *)buf)[i] == 0xcc)
 				((uint8_t *)buf)[i] = sp->bp_orig[j];
+			else /* the program wrote over it: its byte counts */
+				bp_delete(sp, j);
 		}
 	return done;
 }

@@ -48,7 +48,9 @@ struct pft_space *pft_space_fork(const struct pft_space *parent, pid_t child, co
 	sp->prof = parent->prof;
 	sp->gadget = parent->gadget;
 	sp->arena_failed = parent->arena_failed;
-	sp->no_inject = parent->no_inject; /* seccomp is inherited */
+	sp->no_inject = parent->no_inject;			  /* seccomp is inherited */
+	memcpy(sp->maps_fd, parent->maps_fd, sizeof sp->maps_fd); /* and the fds */
+	sp->n_maps_fd = parent->n_maps_fd;
 	if (pft_xlate_fork(sp, parent))
 		goto fail;
 	if (pft_wprot_copy(sp, parent)) /* the child has our protections too */

@@ -19,8 +19,9 @@ struct pft_block;
 /* One memory mapping of a traced process (/proc/PID/maps). */
 struct pft_map {
 	uint64_t lo, hi, off;
-	uint8_t r, w, x;
-	char *path; /* NULL for anonymous mappings */
+	uint8_t r, w, x, s; /* s: shared (MAP_SHARED) */
+	uint64_t dev, ino;  /* the file's (memfd, shm too); ino 0: none */
+	char *path;	    /* NULL for anonymous mappings */
 };
 
 struct pft_maps {
@@ -62,6 +63,9 @@ struct pft_space {
 				* with the space (trace_blocks.c) */
 	struct pft_rdpage *rd; /* pages read during this event (trace_mem.c) */
 	unsigned rd_next;
+	int wp_shared;	/* code was decoded on shared memory */
+	int maps_fd[8]; /* fds open on its /proc/.../maps, smaps */
+	int n_maps_fd;
 };
 
 /* trace_space.c: an address space's life */

@@ -25,13 +25,29 @@
  *   ptrace, open("/proc/.../status")   counted only: a process has one
  *             tracer (the program's own ptrace fails, TracerPid shows
  *             ours); the report says so.
+ *   write, pwrite64, writev, pwritev, pwritev2 on /proc/PID/mem (looked
+ *             at once a file named mem was opened), process_vm_writev
+ *             code written so (the kernel ignores our write protection,
+ *             or the program's own) is dropped at the call's exit, to
+ *             be decoded afresh.  process_vm_writev honours page
+ *             protections: one that meets a page we guard is skipped at
+ *             entry and made at exit, after the guard is lifted.
+ *   open, openat, openat2 of /proc/.../maps or smaps, and reads of it
+ *             the guards of the process lifted first (reads: skipped
+ *             at entry, made at exit), so that the program sees its own
+ *             permissions; its code there is decoded afresh (and guarded
+ *             again) when it runs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -69,6 +85,202 @@ static int status_path(const char *p)
 	return !strncmp(p, "/proc/", 6) && n > 7 && !strcmp(p + n - 7, "/status");
 }
 
+enum { K_NONE, K_MEMW, K_VMW, K_MAPS_OPEN, K_MAPS_READ };
+
+#define IOV_CAP 1024 /* the kernel's UIO_MAXIOV */
+
+/* The space of traced process (or thread) pid, or NULL */
+static struct pft_space *space_of(const struct pft_tracer *T, pid_t pid)
+{
+	for (const struct pft_thr *o = T->threads; o; o = o->next)
+		if (o->tid == pid && o->sp)
+			return o->sp;
+	return NULL;
+}
+
+/* the last path component is name */
+static int base_is(const char *p, const char *name)
+{
+	const char *b = strrchr(p, '/');
+
+	return !strcmp(b ? b + 1 : p, name);
+}
+
+/* /proc/{self,thread-self,PID}[/task/TID]/{maps,smaps}: the process it
+ * names (t's own for self), 0 when another file */
+static pid_t maps_path(const struct pft_thr *t, const char *p)
+{
+	int pid = 0, n = 0;
+
+	if (strncmp(p, "/proc/", 6) || !(base_is(p, "maps") || base_is(p, "smaps")))
+		return 0;
+	p += 6;
+	if (!strncmp(p, "self/", 5) || !strncmp(p, "thread-self/", 12))
+		pid = t->sp->pid;
+	else if (sscanf(p, "%d%n", &pid, &n) != 1 || p[n] != '/')
+		return 0;
+	return pid;
+}
+
+/* fd of tid is /proc/PID/mem (or .../task/TID/mem): that PID, else 0 */
+static pid_t mem_fd(pid_t tid, uint64_t fd)
+{
+	char fn[64], link[128];
+	ssize_t n;
+	int pid = 0, k = 0;
+
+	snprintf(fn, sizeof fn, "/proc/%d/fd/%llu", (int)tid, (unsigned long long)fd);
+	if ((n = readlink(fn, link, sizeof link - 1)) <= 0)
+		return 0;
+	link[n] = 0;
+	if (!base_is(link, "mem") || sscanf(link, "/proc/%d/%n", &pid, &k) != 1)
+		return 0;
+	if (!strncmp(link + k, "task/", 5))
+		sscanf(link + k, "task/%d/", &pid);
+	return pid;
+}
+
+/* the file position of tid's fd (write, writev on /proc/PID/mem) */
+static int fd_pos(pid_t tid, uint64_t fd, uint64_t *pos)
+{
+	char fn[64], line[128];
+	unsigned long long p;
+	int ok = 0;
+	FILE *f;
+
+	snprintf(fn, sizeof fn, "/proc/%d/fdinfo/%llu", (int)tid, (unsigned long long)fd);
+	if (!(f = fopen(fn, "re")))
+		return -1;
+	while (!ok && fgets(line, sizeof line, f))
+		ok = sscanf(line, "pos: %llu", &p) == 1;
+	fclose(f);
+	*pos = p;
+	return ok ? 0 : -1;
+}
+
+/* the bytes an iovec array of the program's describes */
+static int iov_len(pid_t tid, uint64_t at, uint64_t cnt, uint64_t *len)
+{
+	struct iovec *v;
+
+	*len = 0;
+	if (!cnt || cnt > IOV_CAP || !(v = malloc(cnt * sizeof *v)))
+		return -1;
+	if (read_mem(tid, at, v, cnt * sizeof *v)) {
+		free(v);
+		return -1;
+	}
+	for (uint64_t i = 0; i < cnt; i++)
+		*len += v[i].iov_len;
+	free(v);
+	return 0;
+}
+
+/* a write of the program's to /proc/PID/mem: where it writes */
+static void mem_write_entry(struct pft_tracer *T, struct pft_thr *t, const struct user_regs_struct *r)
+{
+	pid_t pid = mem_fd(t->tid, PFT_SYSARG0(r));
+	uint64_t pos, len = PFT_SYSARG2(r);
+	int vec = t->sys_nr != SYS_write && t->sys_nr != SYS_pwrite64;
+
+	if (!pid || !space_of(T, pid))
+		return;
+	if (t->sys_nr == SYS_pwrite64 ||
+	    ((t->sys_nr == SYS_pwritev || t->sys_nr == SYS_pwritev2) && (int64_t)PFT_SYSARG3(r) != -1))
+		pos = PFT_SYSARG3(r);
+	else if (fd_pos(t->tid, PFT_SYSARG0(r), &pos))
+		return;
+	if (vec && iov_len(t->tid, PFT_SYSARG1(r), PFT_SYSARG2(r), &len))
+		return;
+	t->sys_kind = K_MEMW;
+	t->sys_pid = pid;
+	t->sys_lo = pos;
+	t->sys_hi = pos + len;
+}
+
+/* process_vm_writev's remote ranges: each given to fn; stops at the
+ * first nonzero (returned) */
+static int vm_ranges(pid_t tid, const uint64_t *a, int (*fn)(void *, uint64_t, uint64_t), void *arg)
+{
+	struct iovec *v;
+	int rc = 0;
+
+	if (!a[4] || a[4] > IOV_CAP || !(v = malloc(a[4] * sizeof *v)))
+		return 0;
+	if (read_mem(tid, a[3], v, a[4] * sizeof *v) == 0)
+		for (uint64_t i = 0; i < a[4] && !rc; i++)
+			if (v[i].iov_len)
+				rc = fn(arg, (uint64_t)v[i].iov_base, (uint64_t)v[i].iov_base + v[i].iov_len);
+	free(v);
+	return rc;
+}
+
+static int range_guarded(void *sp, uint64_t lo, uint64_t hi)
+{
+	return pft_wprot_guarded(sp, lo, hi);
+}
+
+struct lift {
+	struct pft_tracer *T;
+	struct pft_thr *t;
+};
+
+static int range_lift(void *arg, uint64_t lo, uint64_t hi)
+{
+	struct lift *l = arg;
+
+	pft_wprot_lift(l->T, l->t, lo, hi);
+	return 0;
+}
+
+struct drop {
+	struct pft_tracer *T;
+	struct pft_space *sp;
+	size_t n;
+};
+
+/* code written in [lo, hi) of sp: its blocks (and those of other views
+ * of the same shared memory) dropped, our int3s there overwritten */
+static int range_drop(void *arg, uint64_t lo, uint64_t hi)
+{
+	struct drop *d = arg;
+	size_t n = pft_block_invalidate(d->sp, lo, hi);
+
+	pft_bp_clear(d->sp, 0, lo, hi);
+	pft_wprot_shared(d->T, d->sp, lo, hi);
+	d->n += n;
+	d->T->st.invalidated += n;
+	return 0;
+}
+
+/* the call is made at its exit instead (t->sys_redo) */
+static int postpone(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int kind)
+{
+	t->sys_kind = kind;
+	t->sys_redo = 1;
+	PFT_SYSNR(r) = (uint64_t)-1; /* skipped */
+	return pft_setregs(T, t, r);
+}
+
+static int maps_fd(const struct pft_space *sp, uint64_t fd)
+{
+	for (int i = 0; i < sp->n_maps_fd; i++)
+		if ((uint64_t)sp->maps_fd[i] == fd)
+			return i;
+	return -1;
+}
+
+/* the guards of t's space lifted before its maps are read */
+static void maps_lift(struct pft_tracer *T, struct pft_thr *t)
+{
+	size_t n = pft_wprot_lift(T, t, 0, ~0ULL);
+
+	if (n) {
+		T->st.maps_reads++;
+		T->st.maps_lifted += n;
+	}
+}
+
 int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r)
 {
 	uint64_t flags;
@@ -76,6 +288,8 @@ int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 
 	t->sys_refused = 0;
 	t->sys_undo_addr = 0;
+	t->sys_kind = K_NONE;
+	t->sys_redo = 0;
 	if (T->attached)
 		pft_sys_rseq_check(T, t);
 	switch (t->sys_nr) {
@@ -112,6 +326,7 @@ int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 		return 0;
 	case SYS_open:
 	case SYS_openat:
+	case SYS_openat2:
 		memset(path, 0, sizeof path);
 		if (read_mem(t->tid, t->sys_nr == SYS_open ? PFT_SYSARG0(r) : PFT_SYSARG1(r), path, sizeof path - 1) &&
 		    read_mem(t->tid, t->sys_nr == SYS_open ? PFT_SYSARG0(r) : PFT_SYSARG1(r), path,
@@ -119,16 +334,104 @@ int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 			return 0;
 		if (status_path(path))
 			T->st.status_reads++;
+		if (base_is(path, "mem"))
+			T->procmem = 1; /* its writes are looked at from now on */
+		if ((t->sys_pid = maps_path(t, path)))
+			t->sys_kind = K_MAPS_OPEN;
 		return 0;
+	case SYS_write:
+	case SYS_pwrite64:
+	case SYS_writev:
+	case SYS_pwritev:
+	case SYS_pwritev2:
+		if (T->procmem)
+			mem_write_entry(T, t, r);
+		return 0;
+	case SYS_process_vm_writev:
+		if (!space_of(T, (pid_t)PFT_SYSARG0(r)))
+			return 0;
+		t->sys_pid = (pid_t)PFT_SYSARG0(r);
+		t->sys_kind = K_VMW;
+		/* a page we guard would fail it (EFAULT): lifted at exit */
+		if (space_of(T, t->sys_pid) == t->sp && !t->sp->no_inject && t->sp->wp_used &&
+		    vm_ranges(t->tid, t->sys_args, range_guarded, t->sp))
+			return postpone(T, t, r, K_VMW);
+		return 0;
+	case SYS_read:
+	case SYS_pread64:
+	case SYS_readv:
+	case SYS_preadv:
+	case SYS_preadv2:
+		if (t->sp->n_maps_fd && maps_fd(t->sp, PFT_SYSARG0(r)) >= 0 && !t->sp->no_inject &&
+		    pft_wprot_guarded(t->sp, 0, ~0ULL))
+			return postpone(T, t, r, K_MAPS_READ);
+		return 0;
+	case SYS_close: {
+		int i = t->sp->n_maps_fd ? maps_fd(t->sp, PFT_SYSARG0(r)) : -1;
+		if (i >= 0)
+			t->sp->maps_fd[i] = t->sp->maps_fd[--t->sp->n_maps_fd];
+		return 0;
+	}
 	default:
 		return 0;
 	}
 }
 
+/* what a call looked at at entry (t->sys_kind) done at its exit */
+static void sys_kind_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *dirty)
+{
+	const uint64_t *a = t->sys_args;
+	struct lift l = { T, t };
+	struct drop d = { T, NULL, 0 };
+	int64_t ret;
+	int redo = t->sys_redo;
+
+	if (redo) { /* skipped at entry: the guards off, then made */
+		t->sys_redo = 0;
+		if (t->sys_kind == K_VMW)
+			vm_ranges(t->tid, a, range_lift, &l);
+		else
+			maps_lift(T, t);
+		if (pft_inject(T, t, t->sys_nr, a[0], a[1], a[2], a[3], a[4], a[5], &ret))
+			ret = -EFAULT; /* cannot happen: it was checked */
+		PFT_SYSRET(r) = (uint64_t)ret;
+		*dirty = 1;
+	}
+	ret = (int64_t)PFT_SYSRET(r);
+	switch (t->sys_kind) {
+	case K_MEMW:
+	case K_VMW:
+		if (ret <= 0 || !(d.sp = space_of(T, t->sys_pid)))
+			break;
+		if (t->sys_kind == K_MEMW)
+			range_drop(&d, t->sys_lo, t->sys_lo + (uint64_t)ret);
+		else
+			vm_ranges(t->tid, a, range_drop, &d);
+		if (d.n || redo) /* (redo: it met guarded code) */
+			T->st.mem_writes++;
+		break;
+	case K_MAPS_OPEN:
+		if (ret < 0 || space_of(T, t->sys_pid) != t->sp)
+			break;
+		if (t->sp->n_maps_fd < (int)(sizeof t->sp->maps_fd / sizeof t->sp->maps_fd[0]))
+			t->sp->maps_fd[t->sp->n_maps_fd++] = (int)ret;
+		if (!t->sp->no_inject)
+			maps_lift(T, t);
+		break;
+	default:
+		break;
+	}
+	t->sys_kind = K_NONE;
+}
+
 void pft_sys_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *dirty)
 {
 	const uint64_t *a = t->sys_args;
-	int64_t ret = (int64_t)PFT_SYSRET(r);
+	int64_t ret;
+
+	if (t->sys_kind)
+		sys_kind_exit(T, t, r, dirty);
+	ret = (int64_t)PFT_SYSRET(r);
 
 	if (t->sys_refused) {
 		PFT_SYSRET(r) = (uint64_t)(int64_t)t->sys_refused;
@@ -142,6 +445,13 @@ void pft_sys_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 	}
 	if (ret < 0 && ret > -4096)
 		return;
+	if (t->sp->wp_shared && (a[2] & PROT_WRITE) &&
+	    ((t->sys_nr == SYS_mmap && (a[3] & MAP_SHARED)) || t->sys_nr == SYS_mprotect ||
+	     t->sys_nr == SYS_pkey_mprotect)) {
+		/* maybe a new writable view of shared memory holding code */
+		uint64_t lo = t->sys_nr == SYS_mmap ? (uint64_t)ret : a[0] & ~4095ULL;
+		pft_wprot_shared(T, t->sp, lo, lo + ((a[1] + (a[0] & 4095) + 4095) & ~4095ULL));
+	}
 	if ((t->sys_nr == SYS_seccomp && (a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER)) ||
 	    (t->sys_nr == SYS_prctl && a[0] == PR_SET_SECCOMP)) {
 		if (!t->sp->no_inject)

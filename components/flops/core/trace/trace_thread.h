@@ -35,12 +35,18 @@ struct pft_thr {
 				 * -errno it returns (trace_sys.c) */
 	uint64_t sys_undo_addr, sys_undo_val; /* a word of the program's
 				 * memory changed at entry, put back at exit */
+	int sys_kind;			      /* what its exit must look at (trace_sys.c) */
+	int sys_redo;			      /* skipped at entry: made at exit, after the
+				 * guards in its way were lifted */
+	pid_t sys_pid;			      /* the process whose memory or maps it uses */
+	uint64_t sys_lo, sys_hi;	      /* the memory it writes */
 	int rseq_checked;		      /* --region: its rseq registration looked at */
 	int slotless;			      /* counted in stats.slotless_threads */
 	int to_handler;			      /* a caught signal was injected */
 	int raw_step;			      /* a branch runs for real (see go()) */
 	uint64_t reinsert;		      /* breakpoint lifted to run a faulting branch */
 	uint64_t step_pc;		      /* STEP blocks: instruction being stepped */
+	uint64_t step_tf;		      /* and the program's own EFLAGS.TF */
 	int step_idx;
 	uint64_t tramp;	     /* STOP: the block's first instruction runs
 				 * displaced here (its int3 is a region entry) */
@@ -117,6 +123,8 @@ struct pft_tracer {
 	const struct pft_space *pub_sp; /* the space published */
 	int attached;			/* pft_attach: the program ran
 				 * untraced before (its rseq may be set) */
+	int procmem;			/* a /proc/PID/mem was opened: writes
+				 * are looked at (trace_sys.c) */
 };
 
 /* trace_thread.c: the thread list (drop harvests the thread's counts) */

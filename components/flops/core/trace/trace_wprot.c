@@ -20,6 +20,15 @@
  * over such a page replaces the tracer's protection with its own; the
  * tracer forgets the page then.  Before processes are detached the
  * program's protections are restored.
+ *
+ * Shared memory (a memfd, shm, a MAP_SHARED file) may hold code at one
+ * address and be writable at another (W^X double mapping): when code is
+ * decoded on such a page, every writable view of the same file page in
+ * the process is guarded too, and a write caught there drops the blocks
+ * of every executable view (alias_drop).  Such views never stay
+ * writable for good.  A writable view mapped or made writable later
+ * drops the code of the file's executable views (pft_wprot_shared), so
+ * that it is guarded when that code is decoded again.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -36,12 +45,14 @@
 #define PG 4096ULL
 
 struct pft_wpage {
-	uint64_t pg;	 /* page address, 0: empty slot */
-	uint32_t faults; /* writes caught */
-	uint8_t prot;	 /* the program's own protection */
-	uint8_t on;	 /* our protection is in place */
-	uint8_t hot;	 /* left writable for good */
-	uint8_t dead;	 /* removed (a tombstone) */
+	uint64_t pg;	       /* page address, 0: empty slot */
+	uint32_t faults;       /* writes caught */
+	uint8_t prot;	       /* the program's own protection */
+	uint8_t on;	       /* our protection is in place */
+	uint8_t hot;	       /* left writable for good */
+	uint8_t dead;	       /* removed (a tombstone) */
+	uint8_t view;	       /* a writable view of code elsewhere (no code) */
+	uint64_t dev, ino, fo; /* shared memory: its file and offset, ino 0: none */
 };
 
 static size_t wslot(uint64_t pg, size_t cap)
@@ -109,6 +120,7 @@ int pft_wprot_copy(struct pft_space *sp, const struct pft_space *parent)
 	memcpy(sp->wp, parent->wp, parent->wp_cap * sizeof *sp->wp);
 	sp->wp_cap = parent->wp_cap;
 	sp->wp_used = parent->wp_used;
+	sp->wp_shared = parent->wp_shared;
 	return 0;
 }
 
@@ -125,6 +137,89 @@ static int map_prot(const struct pft_map *m)
 	return (m->r ? PROT_READ : 0) | (m->w ? PROT_WRITE : 0) | (m->x ? PROT_EXEC : 0);
 }
 
+static const struct pft_maps *maps_now(struct pft_space *sp)
+{
+	if (sp->maps.stale || !sp->maps.n)
+		pft_maps_load(&sp->maps, sp->pid);
+	return &sp->maps;
+}
+
+/* The blocks on every executable view of file bytes [flo, fhi) dropped:
+ * they were, or may have been, written through another view.  Returns
+ * how many. */
+static size_t alias_drop(struct pft_space *sp, uint64_t dev, uint64_t ino, uint64_t flo, uint64_t fhi)
+{
+	const struct pft_maps *ms = maps_now(sp);
+	size_t n = 0;
+
+	for (size_t i = 0; i < ms->n; i++) {
+		const struct pft_map *m = &ms->v[i];
+		uint64_t lo, hi;
+		if (!m->x || m->ino != ino || m->dev != dev || flo >= m->off + (m->hi - m->lo) || fhi <= m->off)
+			continue;
+		lo = m->lo + (flo > m->off ? flo - m->off : 0);
+		hi = m->lo + (fhi - m->off < m->hi - m->lo ? fhi - m->off : m->hi - m->lo);
+		n += pft_block_invalidate(sp, lo, hi);
+		pft_bp_clear(sp, 0, lo, hi);
+	}
+	return n;
+}
+
+/* w's protection taken off: its blocks (and those of the other views of
+ * its memory) dropped, the program's protection back */
+static int unguard(struct pft_tracer *T, struct pft_thr *t, struct pft_wpage *w)
+{
+	struct pft_space *sp = t->sp;
+	int rc;
+
+	T->st.invalidated += pft_block_invalidate(sp, w->pg, w->pg + PG);
+	pft_bp_clear(sp, t->tid, w->pg, w->pg + PG);
+	if (w->ino)
+		T->st.invalidated += alias_drop(sp, w->dev, w->ino, w->fo, w->fo + PG);
+	if ((rc = set_prot(T, t, w->pg, w->prot)))
+		return rc;
+	w->on = 0;
+	return 0;
+}
+
+/* Code on page pg of shared memory (map m): guard the writable views of
+ * the same file page elsewhere in the process.  0: all guarded. */
+static int guard_views(struct pft_tracer *T, struct pft_thr *t, const struct pft_map *m, uint64_t pg, int *fresh)
+{
+	struct pft_space *sp = t->sp;
+	uint64_t dev = m->dev, ino = m->ino, fo = m->off + (pg - m->lo);
+	const struct pft_maps *ms = maps_now(sp);
+	int bad = 0;
+
+	for (size_t i = 0; i < ms->n; i++) {
+		const struct pft_map *v = &ms->v[i];
+		struct pft_wpage *w;
+		uint64_t pa;
+		if (!v->w || v->ino != ino || v->dev != dev || fo < v->off || fo >= v->off + (v->hi - v->lo))
+			continue;
+		pa = v->lo + (fo - v->off);
+		if (pa == pg)
+			continue; /* the code's own page: guarded as such */
+		if ((w = wfind(sp, pa)) && w->on)
+			continue;
+		if (!w && !(w = wadd(sp, pa)))
+			return PFLOPS_ENOMEM;
+		w->prot = (uint8_t)map_prot(v);
+		w->view = 1;
+		w->dev = dev;
+		w->ino = ino;
+		w->fo = fo;
+		if (set_prot(T, t, pa, w->prot & ~PROT_WRITE)) {
+			bad = 1;
+			continue;
+		}
+		w->on = 1;
+		T->st.wprot_views++;
+		*fresh = 1;
+	}
+	return bad;
+}
+
 /* The page of a stack (never protected: the kernel writes signal frames
  * there, and a fault there would be one per push). */
 static int stack_page(const struct pft_map *m, const struct user_regs_struct *r)
@@ -135,19 +230,30 @@ static int stack_page(const struct pft_map *m, const struct user_regs_struct *r)
 int pft_wprot_code(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, const struct user_regs_struct *r)
 {
 	struct pft_space *sp = t->sp;
-	int ok = 1;
+	int ok = 1, fresh = 0;
 
 	for (uint64_t pg = b->start & ~(PG - 1); pg < b->end; pg += PG) {
 		struct pft_wpage *w = wfind(sp, pg);
-		const struct pft_map *m;
-		int prot;
+		const struct pft_map *m = pft_maps_find(&sp->maps, t->tid, pg);
+		int prot, g;
 
+		if (m && m->s && m->ino && m->x) { /* shared memory: its other views */
+			sp->wp_shared = 1;
+			if ((g = guard_views(T, t, m, pg, &fresh)) < 0)
+				return g;
+			if (g && (w || (w = wadd(sp, pg)))) {
+				/* a view stays writable: so does this code */
+				if (!w->hot)
+					T->st.wprot_hot++;
+				w->prot = (uint8_t)map_prot(m);
+				w->hot = 1;
+			}
+		}
 		if (w && (w->on || w->hot)) {
 			ok &= w->on;
 			continue;
 		}
 		if (!w) {
-			m = pft_maps_find(&sp->maps, t->tid, pg);
 			if (!m || !m->w)
 				continue; /* not writable: nothing to guard */
 			if (!m->x) {
@@ -157,6 +263,11 @@ int pft_wprot_code(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b,
 			if (!(w = wadd(sp, pg)))
 				return PFLOPS_ENOMEM;
 			w->prot = (uint8_t)map_prot(m);
+			if (m->s && m->ino) {
+				w->dev = m->dev;
+				w->ino = m->ino;
+				w->fo = m->off + (pg - m->lo);
+			}
 			if (stack_page(m, r)) {
 				w->hot = 1;
 				T->st.wprot_hot++;
@@ -174,6 +285,22 @@ int pft_wprot_code(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b,
 		}
 		w->on = 1;
 		T->st.wprot_pages++;
+		fresh = 1;
+	}
+	if (fresh) {
+		/* Code read while a page was writable may have been written
+		 * since (another thread, between our read and the guard; or
+		 * decoded ahead long before): the blocks of its pages, and
+		 * of the other views of its memory, are decoded again. */
+		for (uint64_t pg = b->start & ~(PG - 1); pg < b->end; pg += PG) {
+			const struct pft_map *m = pft_maps_find(&sp->maps, t->tid, pg);
+			T->st.invalidated += pft_block_invalidate(sp, pg, pg + PG);
+			pft_bp_clear(sp, t->tid, pg, pg + PG);
+			if (m && m->s && m->ino)
+				T->st.invalidated += alias_drop(sp, m->dev, m->ino, m->off + (pg - m->lo),
+								m->off + (pg - m->lo) + PG);
+		}
+		return 2 | ok;
 	}
 	return ok;
 }
@@ -219,6 +346,8 @@ void pft_wprot_forget(struct pft_space *sp, uint64_t lo, uint64_t hi, int prot)
 			continue;
 		}
 		w->dead = 1; /* the slot keeps probing chains intact */
+		if (w->ino)  /* its memory may be written unseen now */
+			alias_drop(sp, w->dev, w->ino, w->fo, w->fo + PG);
 	}
 }
 
@@ -257,15 +386,12 @@ int pft_wprot_fault(struct pft_tracer *T, struct pft_thr *t, const siginfo_t *si
 	if (w->on) {
 		w->faults++;
 		T->st.wprot_faults++;
-		T->st.invalidated += pft_block_invalidate(sp, pg, pg + PG);
-		pft_bp_clear(sp, t->tid, pg, pg + PG);
-		if ((rc = set_prot(T, t, pg, w->prot)))
+		if ((rc = unguard(T, t, w)))
 			return pfc_err(T->err, PFLOPS_ESYS,
 				       "cannot give the program its "
 				       "write access to 0x%llx back (%d); rerun with "
 				       "PFLOPS_TRACE_ENGINE=stop",
 				       (unsigned long long)pg, rc);
-		w->on = 0;
 	}
 	/* where the thread is in the program: the write has not happened */
 	orig = PFT_PC(&r);
@@ -289,8 +415,10 @@ int pft_wprot_fault(struct pft_tracer *T, struct pft_thr *t, const siginfo_t *si
 		rc = pft_restart(T, t, PTRACE_CONT, 0);
 		return rc < 0 ? rc : 1;
 	}
-	if (!w->hot && (w->faults > WP_HOT || (orig & ~(PG - 1)) == pg)) {
-		/* written from code on the page itself, or too often */
+	if (!w->hot && !w->ino && (w->faults > WP_HOT || (orig & ~(PG - 1)) == pg)) {
+		/* written from code on the page itself, or too often (a
+		 * view of shared memory is guarded again: its code may be
+		 * anywhere else) */
 		w->hot = 1;
 		T->st.wprot_hot++;
 	}
@@ -298,6 +426,64 @@ int pft_wprot_fault(struct pft_tracer *T, struct pft_thr *t, const siginfo_t *si
 	t->in_syscall = 0;
 	rc = pft_go(T, t, &r, dirty);
 	return rc < 0 ? rc : 1;
+}
+
+int pft_wprot_prog_writable(const struct pft_space *sp, const struct pft_block *b)
+{
+	for (uint64_t pg = b->start & ~(PG - 1); pg < b->end; pg += PG) {
+		const struct pft_wpage *w = wfind(sp, pg);
+		if (w && (w->prot & PROT_WRITE))
+			return 1;
+	}
+	return 0;
+}
+
+int pft_wprot_unseen(const struct pft_space *sp, uint64_t addr)
+{
+	const struct pft_wpage *w = wfind(sp, addr & ~(PG - 1));
+
+	return w && !w->on && (w->prot & PROT_WRITE);
+}
+
+size_t pft_wprot_lift(struct pft_tracer *T, struct pft_thr *t, uint64_t lo, uint64_t hi)
+{
+	struct pft_space *sp = t->sp;
+	size_t n = 0;
+
+	for (size_t i = 0; i < sp->wp_cap; i++) {
+		struct pft_wpage *w = &sp->wp[i];
+		if (w->pg && !w->dead && w->on && w->pg < hi && w->pg + PG > lo && unguard(T, t, w) == 0)
+			n++;
+	}
+	return n;
+}
+
+int pft_wprot_guarded(const struct pft_space *sp, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < sp->wp_cap; i++) {
+		const struct pft_wpage *w = &sp->wp[i];
+		if (w->pg && !w->dead && w->on && w->pg < hi && w->pg + PG > lo)
+			return 1;
+	}
+	return 0;
+}
+
+void pft_wprot_shared(struct pft_tracer *T, struct pft_space *sp, uint64_t lo, uint64_t hi)
+{
+	const struct pft_maps *ms;
+
+	if (!sp->wp_shared)
+		return;
+	sp->maps.stale = 1;
+	ms = maps_now(sp);
+	for (size_t i = 0; i < ms->n; i++) {
+		const struct pft_map *m = &ms->v[i];
+		if (!m->s || !m->ino || m->hi <= lo || m->lo >= hi)
+			continue;
+		uint64_t a = m->lo > lo ? m->lo : lo, b = m->hi < hi ? m->hi : hi;
+		T->st.invalidated += alias_drop(sp, m->dev, m->ino, m->off + (a - m->lo), m->off + (b - m->lo));
+		ms = &sp->maps; /* alias_drop may have reloaded it */
+	}
 }
 
 /* Before processes are let go: the program's own protections back. */

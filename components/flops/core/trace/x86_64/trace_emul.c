@@ -189,3 +189,30 @@ int pft_arch_emulate(const struct pft_insn *t, uint64_t at, const struct pft_arc
 		return PFLOPS_EINVAL;
 	}
 }
+
+/* pushf (9c) or popf (9d), perhaps with an operand-size prefix */
+int pft_arch_flagsop(const uint8_t *p, size_t len)
+{
+	if (len >= 2 && p[0] == 0x66)
+		p++;
+	return len >= 1 && (p[0] | 1) == 0x9d;
+}
+
+void pft_arch_step_flags(const uint8_t *op, size_t len, const struct user_regs_struct *r, const struct pft_arch_mem *m,
+			 uint64_t *tf)
+{
+	int wide = !(len >= 2 && op[0] == 0x66);
+	uint8_t o = wide ? op[0] : op[1];
+	uint64_t at, w;
+
+	if (!pft_arch_flagsop(op, len))
+		return;
+	/* pushf: the flags at the stack top; popf: just above it */
+	at = o == 0x9c ? r->rsp : r->rsp - (wide ? 8 : 2);
+	if (m->read64(m->ctx, at, &w))
+		return;
+	if (o == 0x9d)
+		*tf = w & PFT_TF; /* what it loaded */
+	else if ((w & PFT_TF) != *tf)
+		m->write64(m->ctx, at, (w & ~PFT_TF) | *tf);
+}

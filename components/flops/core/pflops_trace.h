@@ -173,6 +173,11 @@ struct pft_stats {
 				 * call is injected in them from then on; new
 				 * code beyond the cache they have runs on the
 				 * stopping path */
+	uint64_t syscalls_fast;	   /* system calls run from the code cache
+				 * without a ptrace stop (trace_sys.c) */
+	uint64_t syscall_traps;	   /* system calls of the cache the tracer
+				 * watches (trapped, then their syscall
+				 * stops: counted in syscalls too) */
 };
 
 enum pft_engine {

@@ -93,6 +93,8 @@ struct pft_xblock {
 	uint8_t ovf_cf;	   /* CF saved in the slot around the check */
 	uint32_t ovf_pre;  /* weight run before the check */
 	uint32_t ovf_stub; /* offset of its int3 (near a crossing) */
+	uint32_t sys_trap; /* offset of the int3 before its system call
+				 * (one the tracer must see), 0: none */
 	struct pft_xexit ex[2];
 	int nex;
 	struct pft_xpoint *pt;

@@ -222,10 +222,12 @@ static int on_syscall(struct pft_tracer *T, struct pft_thr *t)
 		return rc;
 	if (!pft_ovf_rearm(T, t) && t->mode == PFT_M_CACHE && t->sys_nr != SYS_rt_sigreturn && t->sp->arena &&
 	    pft_arena_chunk_of(t->sp->arena, PFT_PC(&r)) && (pft_counting(T, t) || pft_sys_restarting(&r))) {
-		/* back in the copy, after its syscall */
+		/* back in the copy, after its syscall; a call the kernel
+		 * restarts is seen again */
 		if (dirty && (rc = pft_setregs(T, t, &r)))
 			return rc;
-		return pft_restart(T, t, PTRACE_SYSCALL, 0);
+		t->resume = pft_sys_restarting(&r) ? PTRACE_SYSCALL : pft_cache_resume(T);
+		return pft_restart(T, t, t->resume, 0);
 	}
 	if (t->mode == PFT_M_NATIVE && pft_sys_restarting(&r)) {
 		/* --region: a thread sent to join a window, in a system
@@ -566,6 +568,7 @@ int pft_run(char *const argv[], const struct pflops_trace_opts *opts, struct pfl
 	if ((rc = pft_engine_pick(T.o, &T, err)))
 		return rc;
 	T.st.engine = T.engine;
+	pft_sys_fast_pick(&T);
 	T.mix = mix;
 	T.err = err;
 	T.progress_ms = T.o->progress_ms ? T.o->progress_ms : 500;

@@ -89,7 +89,7 @@ static int synchronous(int sig, const siginfo_t *si)
 static int clean(const struct pft_xpoint *pt)
 {
 	return pt && (pt->kind == PFT_XP_INC || pt->kind == PFT_XP_BODY || pt->kind == PFT_XP_DONE ||
-		      pt->kind == PFT_XP_OVF || pt->kind == PFT_XP_OVFSTUB);
+		      pt->kind == PFT_XP_OVF || pt->kind == PFT_XP_OVFSTUB || pt->kind == PFT_XP_SYS);
 }
 
 /* Put the thread at the original instruction that a point of a copy
@@ -129,6 +129,13 @@ static int translate(struct pft_tracer *T, struct pft_thr *t, struct user_regs_s
 		ovf = 1;
 		break;
 	case PFT_XP_BODY:
+		i = pt->arg;
+		inc = ovf = i >= x->inc_at;
+		break;
+	case PFT_XP_SYS: /* before the `syscall`: the program's registers */
+		if (!m)
+			return -1;
+		pft_arch_sys_restore(r, m);
 		i = pt->arg;
 		inc = ovf = i >= x->inc_at;
 		break;
@@ -220,7 +227,7 @@ static int cache_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginf
 	int disp = disposition(t->tid, sig), sync = synchronous(sig, si);
 
 	if (disp == D_PASS)
-		return pft_restart(T, t, PTRACE_SYSCALL, sig);
+		return pft_restart(T, t, t->resume, sig);
 	if (pft_getregs(t->tid, &r))
 		return 0;
 	x = t->sp->arena ? pft_xlate_find(t->sp->arena, PFT_PC(&r), &pt) : NULL;
@@ -343,6 +350,15 @@ static int is_trap(const struct pft_arena *a, uint64_t addr)
 	return x && pt && pt->kind == PFT_XP_DONE && addr == x->addr + x->ex[pt->arg].stub;
 }
 
+/* the int3 before a watched system call's `syscall` (trace_xlate.c) */
+static int sys_trap(const struct pft_arena *a, uint64_t addr)
+{
+	const struct pft_xpoint *pt;
+	const struct pft_xblock *x = pft_xlate_find(a, addr, &pt);
+
+	return x && x->sys_trap && addr == x->addr + x->sys_trap;
+}
+
 /* Where a thread stopped on a cache int3 goes in the program (see
  * trace_internal.h). */
 int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *exit)
@@ -353,6 +369,10 @@ int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *ex
 	const struct pft_xpoint *pt;
 	struct pft_xblock *from;
 
+	if (a && sys_trap(a, at)) {
+		*exit = -2; /* at its `syscall`, not yet run: a clean point */
+		return 0;
+	}
 	if (!a || !is_trap(a, at))
 		return -1;
 	ch = pft_arena_chunk_of(a, at);
@@ -434,6 +454,13 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si)
 				return PFLOPS_ESYS;
 			return pft_go(T, t, &r, 1);
 		}
+	}
+	if (a && si->si_code == SI_KERNEL && !t->roll_sig && sys_trap(a, PFT_PC(&r) - 1)) {
+		/* a system call the tracer must see: its entry and exit
+		 * stops, then on in the cache (trace_ptrace.c) */
+		T->st.syscall_traps++;
+		t->resume = PTRACE_SYSCALL;
+		return pft_restart(T, t, PTRACE_SYSCALL, 0);
 	}
 	if (a && si->si_code == SI_KERNEL && is_trap(a, PFT_PC(&r) - 1)) {
 		rc = resolve_trap(T, t, &r, &dirty);

@@ -25,12 +25,27 @@
  *   ptrace, open("/proc/.../status")   counted only: a process has one
  *             tracer (the program's own ptrace fails, TracerPid shows
  *             ours); the report says so.
+ *
+ * Every other system call of a thread running in the code cache runs
+ * there without a ptrace stop (the thread runs under PTRACE_CONT): the
+ * copy of a block ending in `syscall` looks the number up in a map
+ * (pft_sys_map_fill) and either runs it at once or traps (an int3 in
+ * the copy), after which the tracer resumes it with PTRACE_SYSCALL and
+ * sees its entry and exit as before.  Those that trap are the ones the
+ * tracer handles: above, and mappings that may change code or guarded
+ * pages (trace_ptrace.c's after_syscall), sigreturn (the thread goes
+ * back to the address in its frame), arch_prctl (%gs), clone, fork,
+ * exec and exit.  Not with --region (threads are moved between native
+ * code and the cache at system calls), an overflow callback (the
+ * period is rearmed at system calls) or PFLOPS_TRACE_SYSCALL_STOPS=1:
+ * then every system call stops, as on the stopping path.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/prctl.h>
@@ -53,6 +68,63 @@ static int read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
 	struct iovec l = { buf, len }, r = { (void *)addr, len };
 
 	return process_vm_readv(tid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+void pft_sys_fast_pick(struct pft_tracer *T)
+{
+	const char *e = getenv("PFLOPS_TRACE_SYSCALL_STOPS");
+
+	T->sysfast = T->engine == PFT_ENGINE_CACHE && !T->o->single_step && !T->o->region && !pft_ovf_on(T) &&
+		     !(e && *e && strcmp(e, "0"));
+}
+
+int pft_cache_resume(const struct pft_tracer *T)
+{
+	return T->sysfast ? PTRACE_CONT : PTRACE_SYSCALL;
+}
+
+int pft_sys_watched(long nr)
+{
+	switch (nr) {
+	case SYS_rt_sigreturn: /* back to the frame's address */
+	case SYS_mmap:	       /* code mapped over, unmapped, made writable */
+	case SYS_munmap:
+	case SYS_mremap:
+	case SYS_mprotect:
+	case SYS_pkey_mprotect:
+	case SYS_madvise:
+	case SYS_brk:
+	case SYS_shmat:
+	case SYS_shmdt:
+	case SYS_arch_prctl: /* the program's %gs base */
+	case SYS_clone:	     /* CLONE_UNTRACED, shared memory or not */
+	case SYS_clone3:
+	case SYS_fork:
+	case SYS_vfork:
+	case SYS_execve:
+	case SYS_execveat:
+	case SYS_exit:
+	case SYS_exit_group:
+	case SYS_rseq: /* refused */
+	case SYS_seccomp:
+	case SYS_prctl: /* PR_SET_SECCOMP */
+	case SYS_ptrace:
+	case SYS_open: /* /proc/.../status: counted */
+	case SYS_openat:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+void pft_sys_map_fill(uint8_t *map)
+{
+	/* the kernel reads the low 32 bits of the number: one whose low 16
+	 * bits are not a plain x86-64 system call (x32's, numbers past the
+	 * table) traps; one that merely aliases a plain one fails with
+	 * ENOSYS in the kernel either way */
+	for (long i = 0; i < PFT_SYSMAP_BYTES; i++)
+		map[i] = (uint8_t)(i >= 512 || pft_sys_watched(i));
 }
 
 /* rseq refused only where no thread can have registered untraced */

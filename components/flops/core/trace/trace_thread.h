@@ -117,6 +117,8 @@ struct pft_tracer {
 	const struct pft_space *pub_sp; /* the space published */
 	int attached;			/* pft_attach: the program ran
 				 * untraced before (its rseq may be set) */
+	int sysfast;			/* system calls from the cache run without a stop
+				 * unless watched (trace_sys.c) */
 };
 
 /* trace_thread.c: the thread list (drop harvests the thread's counts) */

@@ -178,6 +178,9 @@ struct pft_stats {
 	uint64_t syscall_traps;	   /* system calls of the cache the tracer
 				 * watches (trapped, then their syscall
 				 * stops: counted in syscalls too) */
+	uint64_t fast_sigreturns;  /* of them, rt_sigreturn sent straight back
+				 * into the cache (one stop, no syscall
+				 * stops) */
 };
 
 enum pft_engine {

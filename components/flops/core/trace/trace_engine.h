@@ -59,6 +59,7 @@ void pft_sys_owe_trap(struct pft_thr *t);
 void pft_sys_rseq_check(struct pft_tracer *T, struct pft_thr *t);
 
 /* trace_signal.c: signals in each mode, and the cache's own traps */
+void pft_signal_forget(struct pft_thr *t); /* its status fd closed */
 int pft_on_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginfo_t *si);
 int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si);
 /* a thread stopped at a clean point of a copy goes back to the original

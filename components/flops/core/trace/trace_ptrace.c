@@ -313,6 +313,7 @@ static int on_event(struct pft_tracer *T, struct pft_thr *t, int ev)
 		if ((pid_t)msg != t->tid)
 			pft_thread_drop(T, (pid_t)msg); /* a non-leader exec'd */
 		pft_win_drop(T, t);
+		pft_signal_forget(t); /* (its tid may have changed) */
 		pft_thread_harvest(T, t);
 		pft_space_release(T, t->sp);
 		t->sp = sp;

@@ -23,9 +23,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
 
@@ -34,22 +39,30 @@
 enum { D_PASS, D_CAUGHT, D_FATAL };
 
 /* What the signal will do: run a handler, end the process, or neither
- * (SigCgt / SigIgn in /proc, default actions from signal(7)). */
-static int disposition(pid_t tid, int sig)
+ * (SigCgt / SigIgn in /proc, default actions from signal(7)).  The
+ * thread's status file stays open: a signal costs one pread of it. */
+static int disposition(struct pft_thr *t, int sig)
 {
-	char fn[64], line[256];
+	char buf[4096], fn[64], *p;
 	unsigned long long cgt = 0, ign = 0;
-	FILE *f;
+	ssize_t n = -1;
 
 	if (sig < 1 || sig > 64)
 		return D_PASS;
-	snprintf(fn, sizeof fn, "/proc/%d/status", (int)tid);
-	f = fopen(fn, "re");
-	if (f) {
-		while (fgets(line, sizeof line, f))
-			if (sscanf(line, "SigIgn: %llx", &ign) != 1)
-				sscanf(line, "SigCgt: %llx", &cgt);
-		fclose(f);
+	if (!t->status_fd) {
+		int fd;
+		snprintf(fn, sizeof fn, "/proc/%d/status", (int)t->tid);
+		fd = open(fn, O_RDONLY | O_CLOEXEC);
+		t->status_fd = fd >= 0 ? fd + 1 : 0;
+	}
+	if (t->status_fd)
+		n = pread(t->status_fd - 1, buf, sizeof buf - 1, 0);
+	if (n > 0) {
+		buf[n] = 0;
+		if ((p = strstr(buf, "\nSigIgn:")))
+			ign = strtoull(p + 8, NULL, 16);
+		if ((p = strstr(buf, "\nSigCgt:")))
+			cgt = strtoull(p + 8, NULL, 16);
 	}
 	if ((cgt >> (sig - 1)) & 1)
 		return D_CAUGHT;
@@ -68,6 +81,13 @@ static int disposition(pid_t tid, int sig)
 	default:
 		return D_FATAL;
 	}
+}
+
+void pft_signal_forget(struct pft_thr *t)
+{
+	if (t->status_fd)
+		close(t->status_fd - 1);
+	t->status_fd = 0;
 }
 
 /* raised by the instruction at rip itself */
@@ -224,7 +244,7 @@ static int cache_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginf
 	struct user_regs_struct r;
 	const struct pft_xpoint *pt = NULL;
 	struct pft_xblock *x;
-	int disp = disposition(t->tid, sig), sync = synchronous(sig, si);
+	int disp = disposition(t, sig), sync = synchronous(sig, si);
 
 	if (disp == D_PASS)
 		return pft_restart(T, t, t->resume, sig);
@@ -274,7 +294,7 @@ int pft_stop_to_orig(struct pft_tracer *T, struct pft_thr *t, struct user_regs_s
 static int stop_signal(struct pft_tracer *T, struct pft_thr *t, int sig)
 {
 	struct user_regs_struct r;
-	int dirty = 0, rc, disp = disposition(t->tid, sig);
+	int dirty = 0, rc, disp = disposition(t, sig);
 
 	if (disp == D_PASS)
 		return pft_restart(T, t, t->resume, sig);
@@ -348,6 +368,38 @@ static int is_trap(const struct pft_arena *a, uint64_t addr)
 		return 1;
 	x = pft_xlate_find(a, addr, &pt);
 	return x && pt && pt->kind == PFT_XP_DONE && addr == x->addr + x->ex[pt->arg].stub;
+}
+
+/* rt_sigreturn from the cache, at its trap: the address the frame
+ * returns to (the program's: signals are delivered at original
+ * addresses, after the handler's own changes) becomes its copy's, so
+ * the call runs at once and returns into the cache, not to the
+ * original code (untraced).  The frame is the kernel's to read and
+ * gone after the call: the program cannot see the change.  -1: the
+ * slow way (syscall stops, then pft_go at the exit). */
+static int fast_sigreturn(struct pft_tracer *T, struct pft_thr *t, const struct user_regs_struct *r)
+{
+	uint64_t at = PFT_SP(r) + PFT_SIGFRAME_PC, v[2], entry;
+	struct pft_block *b;
+	struct iovec l = { v, sizeof v }, rv = { (void *)at, sizeof v };
+	int was;
+
+	/* v: the frame's pc and flags */
+	if (PFT_SIGFRAME_FLAGS != PFT_SIGFRAME_PC + 8 ||
+	    process_vm_readv(t->tid, &l, 1, &rv, 1, 0) != (ssize_t)sizeof v || (v[1] & PFT_TF) ||
+	    pft_arena_chunk_of(t->sp->arena, v[0]) || !pft_counting(T, t))
+		return -1;
+	b = pft_block_get(t->sp, t->tid, v[0], 0, &T->st.blocks_decoded);
+	if (!b || !b->wp_done)
+		return -1; /* new code: pft_enter guards its page first */
+	was = b->nocache;
+	entry = pft_xlate(T, t, b);
+	if (!was && b->nocache)
+		T->st.nocache[b->nocache]++;
+	if (!entry || pft_mem_write64(t->tid, at, entry))
+		return -1;
+	T->st.fast_sigreturns++;
+	return 0;
 }
 
 /* the int3 before a watched system call's `syscall` (trace_xlate.c) */
@@ -459,6 +511,10 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si)
 		/* a system call the tracer must see: its entry and exit
 		 * stops, then on in the cache (trace_ptrace.c) */
 		T->st.syscall_traps++;
+		if (PFT_SYSRET(&r) == SYS_rt_sigreturn && fast_sigreturn(T, t, &r) == 0) {
+			t->resume = PTRACE_CONT;
+			return pft_restart(T, t, PTRACE_CONT, 0);
+		}
 		t->resume = PTRACE_SYSCALL;
 		return pft_restart(T, t, PTRACE_SYSCALL, 0);
 	}

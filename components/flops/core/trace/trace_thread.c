@@ -72,6 +72,7 @@ void pft_thread_drop(struct pft_tracer *T, pid_t tid)
 			struct pft_thr *t = *p;
 			pft_win_drop(T, t);
 			*p = t->next;
+			pft_signal_forget(t);
 			pft_thread_harvest(T, t);
 			pft_space_release(T, t->sp);
 			free(t);

@@ -83,6 +83,8 @@ struct pft_thr {
 				 * instructions counted one by one) */
 	unsigned ovf_idle; /* blocks without weight run since on stops */
 	int detach_entry;  /* detaching: stopped at a syscall entry */
+	int status_fd;	   /* its /proc/TID/status, kept open + 1 (0:
+				 * none; trace_signal.c's dispositions) */
 	struct pft_thr *next;
 };
 

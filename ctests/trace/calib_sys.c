@@ -13,6 +13,7 @@
  *                         "signals N".
  *   calib_sys swap N      N round trips between two ucontexts
  *                         (swapcontext: a system call each way, no FP).
+ *   calib_sys getpid N    N getpid system calls, nothing else.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -106,6 +107,11 @@ int main(int argc, char **argv)
 		}
 		printf("signals %ld\n", (long)handled);
 		return handled == n ? 0 : 1;
+	}
+	if (!strcmp(argv[1], "getpid")) {
+		for (long i = 0; i < n; i++)
+			syscall(SYS_getpid);
+		return 0;
 	}
 	if (!strcmp(argv[1], "swap")) {
 		static char stack[65536];

@@ -7,9 +7,11 @@
  *           counts itself; the thread stops only at a copy's exit whose
  *           target is not yet translated (an int3 stub: the target is
  *           translated, the exit linked to it), at an indirect branch
- *           whose target the lookup table lacks, at system calls
- *           (PTRACE_SYSCALL: sigreturn, mappings that change code) and at
- *           signals (trace_signal.c).
+ *           whose target the lookup table lacks, at system calls the
+ *           tracer watches (an int3 in the copy, then PTRACE_SYSCALL:
+ *           sigreturn, mappings that change code, clone, exec...; the
+ *           others run without a stop, trace_sys.c) and at signals
+ *           (trace_signal.c).
  *   STOP    the stopping path, for blocks the cache does not take (masked
  *           AVX-512: the opmask is read at every run) and for the stop
  *           engine:

@@ -47,7 +47,8 @@ static uint64_t dp(const struct pflops_mix *m, int op)
 	return m->insts[PFLOPS_DP][PFLOPS_W128][op];
 }
 
-/* N loops of getpid + brk(0) + write: 3N system calls, 2N unwatched */
+/* N loops of getpid + mprotect(0, 4096, PROT_READ) + write: 3N system calls, 2N
+ * unwatched */
 static void test_calls(void **state)
 {
 	struct pflops_mix m, ms;
@@ -57,7 +58,7 @@ static void test_calls(void **state)
 	run(&m, &st, PFT_ENGINE_CACHE, "calls", N);
 	assert_int_equal(dp(&m, PFLOPS_OP_ADD), N);
 	assert_int_equal(pflops_mix_flops(&m, -1), 2 * N);
-	/* getpid and write: no stop; brk(0) watched: trapped, then its
+	/* getpid and write: no stop; mprotect watched: trapped, then its
 	 * entry and exit stops */
 	assert_true(st.syscalls_fast >= 2 * N);
 	assert_true(st.syscall_traps >= N && st.syscall_traps < N + 100);

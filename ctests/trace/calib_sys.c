@@ -3,8 +3,9 @@
  * system calls, trace_sys.c).
  *
  *   calib_sys calls N     N loops of: one addpd xmm (2 DP FLOPs), getpid
- *                         and brk(0) by `syscall` (brk is one the tracer
- *                         watches), checking that %rcx holds the next
+ *                         and mprotect(0, 4096, PROT_READ) (fails: page 0
+ *                         is not mapped) by `syscall` (mprotect is one
+ *                         the tracer watches), checking that %rcx holds the next
  *                         instruction's address and %r11 the flags after
  *                         each, and a write of one byte to /dev/null.
  *                         Prints "calls N"; exits 1 at a wrong register.
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 
 static volatile long handled;
@@ -39,10 +41,10 @@ static void on_usr1(int sig)
 	handled++;
 }
 
-/* system call nr with no arguments but rdi = a0; 0 when %rcx and %r11
+/* system call nr(a0, a1, a2); 0 when %rcx and %r11
  * came back as the CPU sets them (rcx: the next instruction, r11: the
  * flags before the call) */
-static int checked_syscall(long nr, long a0)
+static int checked_syscall(long nr, long a0, long a1, long a2)
 {
 	unsigned long fl, next, rcx, r11;
 
@@ -57,7 +59,7 @@ static int checked_syscall(long nr, long a0)
 			 "movq %%rcx, %[rcx]\n\t"
 			 "movq %%r11, %[r11]"
 			 : "+a"(nr), [fl] "=&r"(fl), [next] "=&r"(next), [rcx] "=&r"(rcx), [r11] "=&r"(r11)
-			 : "D"(a0)
+			 : "D"(a0), "S"(a1), "d"(a2)
 			 : "rcx", "r11", "memory");
 	if (rcx != next || r11 != fl) {
 		fprintf(stderr, "calib_sys: after syscall %ld: rcx %#lx (want %#lx), r11 %#lx (want %#lx)\n", nr, rcx,
@@ -91,7 +93,7 @@ int main(int argc, char **argv)
 			return 2;
 		for (long i = 0; i < n; i++) {
 			addpd();
-			if (checked_syscall(SYS_getpid, 0) || checked_syscall(SYS_brk, 0))
+			if (checked_syscall(SYS_getpid, 0, 0, 0) || checked_syscall(SYS_mprotect, 0, 4096, PROT_READ))
 				return 1;
 			if (write(fd, "x", 1) != 1)
 				return 2;

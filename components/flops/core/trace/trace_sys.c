@@ -93,7 +93,6 @@ int pft_sys_watched(long nr)
 	case SYS_mprotect:
 	case SYS_pkey_mprotect:
 	case SYS_madvise:
-	case SYS_brk:
 	case SYS_shmat:
 	case SYS_shmdt:
 	case SYS_arch_prctl: /* the program's %gs base */
@@ -113,6 +112,9 @@ int pft_sys_watched(long nr)
 	case SYS_openat:
 		return 1;
 	default:
+		/* brk too: the heap only grows into free space or shrinks
+		 * (code made executable there needs mprotect, watched); a
+		 * lookup that misses the map reloads it */
 		return 0;
 	}
 }

@@ -114,6 +114,27 @@ static void test_signals(void **state)
 	assert_int_equal(dp(&m, PFLOPS_OP_MUL), n / 10);
 }
 
+/* a read blocked in the kernel without a stop, interrupted by signals
+ * whose handler runs: restarted by the kernel (SA_RESTART: the same
+ * `syscall` of the copy runs again, no stop) or ended with EINTR; the
+ * program checks what it got (its exit status), the handler's runs are
+ * counted exactly */
+static void test_interrupted(void **state)
+{
+	struct pflops_mix m;
+	struct pft_stats st;
+	const char *modes[] = { "restart", "eintr" };
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		run(&m, &st, PFT_ENGINE_CACHE, modes[i], 50);
+		assert_int_equal(dp(&m, PFLOPS_OP_MUL), 50);
+		assert_true(st.cache_signals >= 50);
+		run(&m, &st, PFT_ENGINE_STOP, modes[i], 20);
+		assert_int_equal(dp(&m, PFLOPS_OP_MUL), 20);
+	}
+}
+
 /* swapcontext: two system calls per round trip, none stopped */
 static void test_swapcontext(void **state)
 {
@@ -130,9 +151,8 @@ static void test_swapcontext(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_calls),
-		cmocka_unit_test(test_calls_stopped),
-		cmocka_unit_test(test_signals),
+		cmocka_unit_test(test_calls),	    cmocka_unit_test(test_calls_stopped),
+		cmocka_unit_test(test_signals),	    cmocka_unit_test(test_interrupted),
 		cmocka_unit_test(test_swapcontext),
 	};
 

@@ -15,8 +15,18 @@
  *   calib_sys swap N      N round trips between two ucontexts
  *                         (swapcontext: a system call each way, no FP).
  *   calib_sys getpid N    N getpid system calls, nothing else.
+ *   calib_sys restart N   a read of an empty pipe, blocked while a 1 ms
+ *                         timer's SIGALRM handler (SA_RESTART; one mulpd
+ *                         xmm each) runs N times, the last of which
+ *                         writes a byte into the pipe: the kernel
+ *                         restarts the read after each other one.
+ *                         Prints "restart N 1" (alarms, bytes read).
+ *   calib_sys eintr N     the same without SA_RESTART: each alarm ends
+ *                         the read with EINTR and the program reads
+ *                         again.  Prints "eintr N 1 E" (E: EINTRs, >= 1).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,6 +36,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 
 static volatile long handled;
 
@@ -69,6 +80,49 @@ static int checked_syscall(long nr, long a0, long a1, long a2)
 	return 0;
 }
 
+static int pipefd[2];
+static long alarms_max;
+static volatile long alarms;
+
+static void on_alrm(int sig)
+{
+	(void)sig;
+	__asm__ volatile("mulpd %%xmm1, %%xmm0" : : : "xmm0");
+	if (++alarms == alarms_max) {
+		struct itimerval off = { { 0, 0 }, { 0, 0 } };
+		setitimer(ITIMER_REAL, &off, NULL);
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(3);
+	}
+}
+
+/* restart/eintr: the blocked read, interrupted by n alarms */
+static int interrupted_read(const char *mode, long n, int flags)
+{
+	struct sigaction sa;
+	struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+	long eintr = 0;
+	char c;
+	ssize_t r;
+
+	if (pipe(pipefd))
+		return 2;
+	alarms_max = n;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alrm;
+	sa.sa_flags = flags;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	while ((r = read(pipefd[0], &c, 1)) < 0 && errno == EINTR)
+		eintr++;
+	if (flags & SA_RESTART) {
+		printf("%s %ld %zd\n", mode, (long)alarms, r);
+		return alarms == n && r == 1 && !eintr ? 0 : 1;
+	}
+	printf("%s %ld %zd %ld\n", mode, (long)alarms, r, eintr);
+	return alarms == n && r == 1 && eintr >= 1 ? 0 : 1;
+}
+
 static ucontext_t uc_main, uc_co;
 static long swaps;
 
@@ -110,6 +164,10 @@ int main(int argc, char **argv)
 		printf("signals %ld\n", (long)handled);
 		return handled == n ? 0 : 1;
 	}
+	if (!strcmp(argv[1], "restart"))
+		return interrupted_read("restart", n, SA_RESTART);
+	if (!strcmp(argv[1], "eintr"))
+		return interrupted_read("eintr", n, 0);
 	if (!strcmp(argv[1], "getpid")) {
 		for (long i = 0; i < n; i++)
 			syscall(SYS_getpid);

@@ -86,15 +86,17 @@ struct pft_xblock {
 	struct pft_chunk *ch;
 	uint64_t addr; /* entry in the tracee */
 	uint32_t size;
-	uint32_t id;	   /* counter id */
-	uint32_t inc_at;   /* instruction before which the count is
+	uint32_t id;	    /* counter id */
+	uint32_t inc_at;    /* instruction before which the count is
 				 * incremented */
-	uint32_t ovf_w;	   /* overflow weight subtracted there (0: none) */
-	uint8_t ovf_cf;	   /* CF saved in the slot around the check */
-	uint32_t ovf_pre;  /* weight run before the check */
-	uint32_t ovf_stub; /* offset of its int3 (near a crossing) */
-	uint32_t sys_trap; /* offset of the int3 before its system call
+	uint32_t ovf_w;	    /* overflow weight subtracted there (0: none) */
+	uint8_t ovf_cf;	    /* CF saved in the slot around the check */
+	uint32_t ovf_pre;   /* weight run before the check */
+	uint32_t ovf_stub;  /* offset of its int3 (near a crossing) */
+	uint32_t sys_trap;  /* offset of the int3 before its system call
 				 * (one the tracer must see), 0: none */
+	uint32_t sys_trap2; /* and of the int3 after it, 0: none (int 0x80:
+				 * syscall stops instead) */
 	struct pft_xexit ex[2];
 	int nex;
 	struct pft_xpoint *pt;

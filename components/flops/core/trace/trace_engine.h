@@ -46,6 +46,13 @@ void pft_sys_fast_pick(struct pft_tracer *T);
 int pft_sys_watched(long nr);
 void pft_sys_map_fill(uint8_t *map);
 int pft_cache_resume(const struct pft_tracer *T);
+/* trace_ptrace.c: the copy's traps around a watched system call (r at
+ * the trap; trace_signal.c finds them) */
+int pft_sys_trapped_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r);
+int pft_sys_trapped_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r);
+/* trace_signal.c: a thread stopped on a copy's trap after its system
+ * call (at it, not run) moves past it: 1 when r changed */
+int pft_cache_past_exit_trap(const struct pft_thr *t, struct user_regs_struct *r);
 /* a process attached (--pid): what it turned on before (seccomp) */
 void pft_sys_attached(struct pft_tracer *T, struct pft_space *sp);
 /* a clone/fork/vfork event of t: 1 when the child shares t's memory */

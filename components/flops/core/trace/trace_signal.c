@@ -402,13 +402,24 @@ static int fast_sigreturn(struct pft_tracer *T, struct pft_thr *t, const struct 
 	return 0;
 }
 
-/* the int3 before a watched system call's `syscall` (trace_xlate.c) */
+/* the int3 before a watched system call's `syscall` (trace_xlate.c):
+ * 1; the one after it: 2; else 0 */
 static int sys_trap(const struct pft_arena *a, uint64_t addr)
 {
 	const struct pft_xpoint *pt;
 	const struct pft_xblock *x = pft_xlate_find(a, addr, &pt);
 
-	return x && x->sys_trap && addr == x->addr + x->sys_trap;
+	if (x && x->sys_trap && addr == x->addr + x->sys_trap)
+		return 1;
+	return x && x->sys_trap2 && addr == x->addr + x->sys_trap2 ? 2 : 0;
+}
+
+int pft_cache_past_exit_trap(const struct pft_thr *t, struct user_regs_struct *r)
+{
+	if (!t->sp->arena || sys_trap(t->sp->arena, PFT_PC(r)) != 2)
+		return 0;
+	PFT_PC(r) += 1; /* the int3 is one byte */
+	return 1;
 }
 
 /* Where a thread stopped on a cache int3 goes in the program (see
@@ -422,7 +433,7 @@ int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *ex
 	struct pft_xblock *from;
 
 	if (a && sys_trap(a, at)) {
-		*exit = -2; /* at its `syscall`, not yet run: a clean point */
+		*exit = -2; /* before its `syscall`, or past it: clean points */
 		return 0;
 	}
 	if (!a || !is_trap(a, at))
@@ -492,7 +503,7 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si)
 {
 	struct user_regs_struct r;
 	struct pft_arena *a = t->sp->arena;
-	int dirty = 0, rc;
+	int dirty = 0, rc, k;
 
 	if (pft_getregs(t->tid, &r))
 		return 0;
@@ -507,14 +518,22 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si)
 			return pft_go(T, t, &r, 1);
 		}
 	}
-	if (a && si->si_code == SI_KERNEL && !t->roll_sig && sys_trap(a, PFT_PC(&r) - 1)) {
-		/* a system call the tracer must see: its entry and exit
-		 * stops, then on in the cache (trace_ptrace.c) */
+	if (a && si->si_code == SI_KERNEL && !t->roll_sig && (k = sys_trap(a, PFT_PC(&r) - 1))) {
+		const struct pft_xpoint *pt;
+		const struct pft_xblock *x = pft_xlate_find(a, PFT_PC(&r) - 1, &pt);
+		long nr = (long)PFT_SYSRET(&r);
+		if (k == 2) /* after the call: its exit's work */
+			return pft_sys_trapped_exit(T, t, &r);
+		/* before a system call the tracer must see */
 		T->st.syscall_traps++;
-		if (PFT_SYSRET(&r) == SYS_rt_sigreturn && fast_sigreturn(T, t, &r) == 0) {
+		if (nr == SYS_rt_sigreturn && fast_sigreturn(T, t, &r) == 0) {
 			t->resume = PTRACE_CONT;
 			return pft_restart(T, t, PTRACE_CONT, 0);
 		}
+		if (x->sys_trap2 && nr != SYS_rt_sigreturn && nr != SYS_rseq)
+			return pft_sys_trapped_entry(T, t, &r);
+		/* its entry and exit stops (sigreturn goes elsewhere, rseq
+		 * is skipped there, int 0x80), then on in the cache */
 		t->resume = PTRACE_SYSCALL;
 		return pft_restart(T, t, PTRACE_SYSCALL, 0);
 	}

@@ -29,9 +29,10 @@
  * Every other system call of a thread running in the code cache runs
  * there without a ptrace stop (the thread runs under PTRACE_CONT): the
  * copy of a block ending in `syscall` looks the number up in a map
- * (pft_sys_map_fill) and either runs it at once or traps (an int3 in
- * the copy), after which the tracer resumes it with PTRACE_SYSCALL and
- * sees its entry and exit as before.  Those that trap are the ones the
+ * (pft_sys_map_fill) and either runs it at once or runs it between two
+ * int3s of the copy, at which the tracer does what it does at the
+ * call's entry and exit stops (trace_ptrace.c; sigreturn without its
+ * fast way, rseq and int 0x80 get PTRACE_SYSCALL stops instead).  Those that trap are the ones the
  * tracer handles: above, and mappings that may change code or guarded
  * pages (trace_ptrace.c's after_syscall), sigreturn (the thread goes
  * back to the address in its frame), arch_prctl (%gs), clone, fork,

@@ -158,22 +158,25 @@ static int read_insns(struct pft_space *sp, pid_t tid, const struct pft_block *b
  *	mov %gs:SYSMAP, %r11
  *	movzbl (%r11,%rcx), %ecx		watched?
  *	jrcxz 1f
- *	int3					yes: the tracer resumes
- *  2:	syscall					it with PTRACE_SYSCALL
- *	mov $next, %rcx				as the program sees it
+ *	int3					yes: the tracer does the
+ *	syscall					entry's work, the call
+ *	int3					runs, then the exit's
+ *  2:	mov $next, %rcx				as the program sees it
  *	jmp <exit>
  *  1:	mov %gs:NSYS, %rcx; lea 1(%rcx), %rcx; mov %rcx, %gs:NSYS
+ *	syscall					no: at once
  *	jmp 2b
  *
  * No flag changes (the kernel saves them in %r11).  %rcx and %r11 are
  * the kernel's to overwrite, but a signal before the `syscall` sees the
  * program's, from the slot (PFT_XP_SYS).  A restarted call (the kernel
- * backs rip up by 2) runs the same `syscall` again.
+ * backs rip up by 2) runs the same `syscall` again; a watched one then
+ * meets the second int3 as the first run would have.
  */
 static void emit_fast_syscall(struct emit *e, struct pft_xblock *x, uint64_t next, uint32_t idx, struct exit_fix *fix,
 			      int *nf)
 {
-	size_t j_native, sys_at;
+	size_t j_native, after;
 
 	gs_mov(e, 1, RCX, PFT_SLOT_RCX);
 	gs_mov(e, 1, R11, PFT_SLOT_R11);
@@ -184,10 +187,11 @@ static void emit_fast_syscall(struct emit *e, struct pft_xblock *x, uint64_t nex
 	put(e, (uint8_t[]){ 0xe3, 0x00 }, 2);			/* jrcxz 1f */
 	j_native = e->n - 1;
 	x->sys_trap = (uint32_t)e->n;
-	put8(e, 0xcc);
-	sys_at = e->n;
-	put(e, (uint8_t[]){ 0x0f, 0x05 }, 2);
+	put(e, (uint8_t[]){ 0xcc, 0x0f, 0x05 }, 3); /* int3; syscall */
 	point(e, PFT_XP_DONE, 0);
+	x->sys_trap2 = (uint32_t)e->n;
+	put8(e, 0xcc);
+	after = e->n;
 	put(e, (uint8_t[]){ 0x48, 0xb9 }, 2); /* mov $next, %rcx */
 	put64(e, next);
 	emit_exit_jmp(e, fix, nf, 0);
@@ -200,8 +204,10 @@ static void emit_fast_syscall(struct emit *e, struct pft_xblock *x, uint64_t nex
 	gs_mov(e, 0, RCX, PFT_SLOT_NSYS);
 	put(e, (uint8_t[]){ 0x48, 0x8d, 0x49, 0x01 }, 4); /* lea 1(%rcx),%rcx */
 	gs_mov(e, 1, RCX, PFT_SLOT_NSYS);
+	put(e, (uint8_t[]){ 0x0f, 0x05 }, 2);
+	point(e, PFT_XP_DONE, 0);
 	put8(e, 0xeb); /* jmp 2b */
-	put8(e, (uint8_t)(int8_t)((int64_t)sys_at - (int64_t)(e->n + 1)));
+	put8(e, (uint8_t)(int8_t)((int64_t)after - (int64_t)(e->n + 1)));
 }
 
 /* The copy of b at `base` into e; 0 or an PFLOPS_NC_* reason. */

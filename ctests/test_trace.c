@@ -676,11 +676,11 @@ static void test_region_pool(void **state)
 static void test_gap_near(void **state)
 {
 	struct pft_map v[] = {
-		{ 0x400000, 0x401000, 0, 1, 0, 1, NULL },	      /* non-PIE text */
-		{ 0x7ff6cb800000, 0x7ff6cb900000, 0, 1, 0, 1, NULL }, /* a library */
-		{ 0x7ff6cba00000, 0x7ff6cbb00000, 0, 1, 1, 0, NULL },
-		{ 0x7ffc00000000, 0x7ffc00100000, 0, 1, 1, 0, NULL }, /* stack */
-		{ 0xffffffffff600000ULL, 0xffffffffff601000ULL, 0, 0, 0, 1, NULL },
+		{ 0x400000, 0x401000, 0, 1, 0, 1, 0, 0, 0, NULL },	       /* non-PIE text */
+		{ 0x7ff6cb800000, 0x7ff6cb900000, 0, 1, 0, 1, 0, 0, 0, NULL }, /* a library */
+		{ 0x7ff6cba00000, 0x7ff6cbb00000, 0, 1, 1, 0, 0, 0, 0, NULL },
+		{ 0x7ffc00000000, 0x7ffc00100000, 0, 1, 1, 0, 0, 0, 0, NULL }, /* stack */
+		{ 0xffffffffff600000ULL, 0xffffffffff601000ULL, 0, 0, 0, 1, 0, 0, 0, NULL },
 	};
 	struct pft_maps m = { v, 5, 0 };
 	const uint64_t size = 4 << 20, reach = (1ULL << 31) - (1 << 24);
@@ -696,7 +696,7 @@ static void test_gap_near(void **state)
 	assert_true(a >= 0x401000 + (1 << 30));
 	assert_true(a + size - 0x400000 <= reach);
 	/* no room in reach: 0 */
-	struct pft_map full[] = { { 0x1000000, 0x7ffffffff000ULL, 0, 1, 0, 1, NULL } };
+	struct pft_map full[] = { { 0x1000000, 0x7ffffffff000ULL, 0, 1, 0, 1, 0, 0, 0, NULL } };
 	struct pft_maps mf = { full, 1, 0 };
 	assert_int_equal(pft_maps_gap_near(&mf, 0x2000000, 0x2001000, size, reach), 0);
 }

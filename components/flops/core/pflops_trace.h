@@ -183,6 +183,14 @@ struct pft_stats {
 				 * call is injected in them from then on; new
 				 * code beyond the cache they have runs on the
 				 * stopping path */
+	uint64_t syscalls_fast;	   /* system calls run from the code cache
+				 * without a ptrace stop (trace_sys.c) */
+	uint64_t syscall_traps;	   /* system calls of the cache the tracer
+				 * watches (trapped, then their syscall
+				 * stops: counted in syscalls too) */
+	uint64_t fast_sigreturns;  /* of them, rt_sigreturn sent straight back
+				 * into the cache (one stop, no syscall
+				 * stops) */
 };
 
 enum pft_engine {

@@ -86,11 +86,15 @@ int pft_read_kregs(pid_t tid, uint64_t k[8]);
 #define PFT_SLOT_TABLE 32 /* tracee address of the lookup table */
 #define PFT_SLOT_RSP0 40  /* --region: %rsp at the region's entry */
 #define PFT_SLOT_OVF \
-	48		  /* overflow: what remains before the thread
+	48		   /* overflow: what remains before the thread
 				 * must leave the cache (trace_ovf.c) */
-#define PFT_SLOT_CF 56	  /* overflow: CF kept across the check (byte) */
-#define PFT_SLOT_CNT 4096 /* counters: 8 bytes per block id */
-#define PFT_TABLE_N 65536 /* lookup table buckets (+ overflow) */
+#define PFT_SLOT_CF 56	   /* overflow: CF kept across the check (byte) */
+#define PFT_SLOT_SYSMAP 64 /* tracee address of the system-call map */
+#define PFT_SLOT_NSYS 72   /* system calls run from the cache unstopped */
+#define PFT_SLOT_R11 80	   /* the program's %r11 at a `syscall` */
+#define PFT_SLOT_HDR 96	   /* header bytes cleared at a slot's start */
+#define PFT_SLOT_CNT 4096  /* counters: 8 bytes per block id */
+#define PFT_TABLE_N 65536  /* lookup table buckets (+ overflow) */
 #define PFT_TABLE_OVER 1024
 #define PFT_TOMB 0x8000000000000001ULL /* removed table entry */
 
@@ -113,6 +117,9 @@ enum {
 	PFT_XP_OVF,	/* overflow word lowered, counter not yet
 				 * incremented; at insn arg */
 	PFT_XP_OVFSTUB, /* near an overflow: the same, trapped */
+	PFT_XP_SYS,	/* at the system call instruction (insn arg),
+				 * not yet run; the registers the look-up
+				 * before it borrows in the slot */
 };
 
 /* Code emission (x86_64/trace_ibl.c): the start of a code-cache chunk,
@@ -143,5 +150,8 @@ void pft_arch_unlink(uint8_t *site_mem, uint64_t site, uint64_t stub);
 void pft_arch_ibl_restore(struct user_regs_struct *r, const uint8_t *slot);
 void pft_arch_term_restore(struct user_regs_struct *r, const uint8_t *slot);
 void pft_arch_syscall_done(const uint8_t *code, uint32_t off, struct user_regs_struct *r);
+/* ... and before a copy's system call instruction (PFT_XP_SYS), those
+ * the look-up of the number borrowed (trace_sys.c) */
+void pft_arch_sys_restore(struct user_regs_struct *r, const uint8_t *slot);
 
 #endif

@@ -7,7 +7,8 @@
  * mapping, without a system call per access, and the counts survive the
  * process (an exec, a crash, SIGKILL).  The process keeps no descriptor.
  *
- *   table   the indirect-branch lookup table (read-only in the tracee)
+ *   table   the indirect-branch lookup table (read-only in the tracee),
+ *           then the map of system calls that trap (trace_sys.c)
  *   slots   one slot per thread, at the thread's %gs base: scratch words
  *           for the cache's code and one 64-bit counter per block id
  *   chunks  translated code, each within +-2 GiB of the code it copies
@@ -43,6 +44,7 @@
 #define MAX_CHUNKS 64
 #define REACH ((uint64_t)1 << 31)
 #define TABLE_BYTES (((PFT_TABLE_N + PFT_TABLE_OVER) * 16 + 4095) & ~4095)
+#define TABLE_PIECE (TABLE_BYTES + PFT_SYSMAP_BYTES)
 /* Under an RLIMIT_AS (ulimit -v) the cache takes at most this share of
  * it: fewer slots (threads at once) and chunks (code); the rest of the
  * limit is the program's.  Below one slot and one chunk, the process is
@@ -189,7 +191,7 @@ static int cpu_ok(void)
 
 uint64_t pft_arena_as_bytes(const struct pft_arena *a)
 {
-	return TABLE_BYTES + (uint64_t)a->nslots * PFT_SLOT_BYTES + (uint64_t)a->nchunks * CHUNK_SIZE;
+	return TABLE_PIECE + (uint64_t)a->nslots * PFT_SLOT_BYTES + (uint64_t)a->nchunks * CHUNK_SIZE;
 }
 
 /* Slots and chunks for a process whose RLIMIT_AS is lim (0: none);
@@ -202,9 +204,9 @@ static int size_to_limit(uint64_t lim, int *nslots, size_t *max_chunks)
 	*max_chunks = MAX_CHUNKS;
 	if (!lim)
 		return 0;
-	if (budget < TABLE_BYTES + PFT_SLOT_BYTES + CHUNK_SIZE)
+	if (budget < TABLE_PIECE + PFT_SLOT_BYTES + CHUNK_SIZE)
 		return -1;
-	budget -= TABLE_BYTES;
+	budget -= TABLE_PIECE;
 	/* half for slots, the rest for code */
 	s = budget / 2 / PFT_SLOT_BYTES;
 	s = s < 1 ? 1 : s > PFT_MAX_SLOTS ? PFT_MAX_SLOTS : s;
@@ -266,11 +268,12 @@ int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t)
 	a->max_chunks = max_chunks;
 	a->as_limit = lim;
 	a->region = T->o->region != NULL;
-	rc = piece_new(T, t, TABLE_BYTES, PROT_READ, 0, 0, 1, 0, NULL, &tab);
+	rc = piece_new(T, t, TABLE_PIECE, PROT_READ, 0, 0, 1, 0, NULL, &tab);
 	if (rc)
 		goto fail;
 	a->table = tab.addr;
 	a->table_mem = tab.mem;
+	pft_sys_map_fill(T, sp, tab.mem + TABLE_BYTES);
 	rc = piece_new(T, t, (size_t)a->nslots * PFT_SLOT_BYTES, PROT_READ | PROT_WRITE, 0, 0, 0, 1, NULL, &sl);
 	if (rc)
 		goto fail;
@@ -296,7 +299,7 @@ void pft_arena_free(struct pft_arena *a)
 	if (!a)
 		return;
 	if (a->table_mem)
-		munmap(a->table_mem, TABLE_BYTES);
+		munmap(a->table_mem, TABLE_PIECE);
 	for (int i = 0; i < PFT_MAX_SLOTS; i++)
 		if (a->slot_mem[i])
 			munmap(a->slot_mem[i], PFT_SLOT_BYTES);
@@ -379,15 +382,22 @@ struct pft_chunk *pft_arena_chunk(struct pft_tracer *T, struct pft_thr *t, uint6
 	return c->size - c->used >= need && reaches(c, lo, hi) ? c : NULL;
 }
 
+uint8_t *pft_arena_sysmap(struct pft_arena *a)
+{
+	return a->table_mem ? a->table_mem + TABLE_BYTES : NULL;
+}
+
 int pft_slot_init(struct pft_arena *a, int slot)
 {
 	uint8_t *m = pft_slot_mem(a, slot);
+	uint64_t map = a->table + TABLE_BYTES;
 
 	if (!m)
 		return -1;
 	a->slot_used[slot] = 1;
-	memset(m, 0, 64);
+	memset(m, 0, PFT_SLOT_HDR);
 	memcpy(m + PFT_SLOT_TABLE, &a->table, 8);
+	memcpy(m + PFT_SLOT_SYSMAP, &map, 8);
 	return slot;
 }
 
@@ -437,7 +447,7 @@ int pft_arena_fork(struct pft_tracer *T, struct pft_thr *t, const struct pft_are
 
 	/* table and code: copies; slots: fresh (the parent's counts stay
 	 * the parent's) */
-	rc = refork(T, t, pa->table, TABLE_BYTES, PROT_READ, pa->table_mem, 0, &p);
+	rc = refork(T, t, pa->table, TABLE_PIECE, PROT_READ, pa->table_mem, 0, &p);
 	if (rc)
 		return rc;
 	a->table = p.addr;

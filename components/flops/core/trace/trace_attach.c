@@ -130,6 +130,7 @@ static int start_counting(struct pft_tracer *T, struct pft_thr *t)
 	if (pft_getregs(t->tid, &r))
 		return 0; /* gone: its exit comes */
 	t->prog_gs = PFT_CACHE_BASE(&r);
+	pft_sys_rseq_check(T, t); /* (its system calls may not stop) */
 	if (restarting(&r)) {
 		t->in_syscall = 0; /* the restarted call's entry stop comes next */
 		return pft_restart(T, t, PTRACE_SYSCALL, 0);
@@ -206,6 +207,7 @@ int pft_attach(pid_t pid, const struct pflops_trace_opts *opts, const struct pft
 		return rc;
 	}
 	T.st.engine = T.engine;
+	pft_sys_fast_pick(&T);
 	T.mix = mix;
 	T.err = err;
 	T.root = pid;

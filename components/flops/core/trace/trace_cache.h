@@ -64,6 +64,7 @@ struct pft_chunk *pft_arena_chunk(struct pft_tracer *T, struct pft_thr *t, uint6
 struct pft_chunk *pft_arena_chunk_of(const struct pft_arena *a, uint64_t addr);
 int pft_slot_alloc(struct pft_arena *a);
 /* take slot number `slot` (its header written); returns it or -1 */
+uint8_t *pft_arena_sysmap(struct pft_arena *a); /* the system-call map (trace_sys.c) */
 int pft_slot_init(struct pft_arena *a, int slot);
 void pft_slot_free(struct pft_arena *a, int slot);
 uint8_t *pft_slot_mem(struct pft_arena *a, int slot);
@@ -86,13 +87,17 @@ struct pft_xblock {
 	struct pft_chunk *ch;
 	uint64_t addr; /* entry in the tracee */
 	uint32_t size;
-	uint32_t id;	   /* counter id */
-	uint32_t inc_at;   /* instruction before which the count is
+	uint32_t id;	    /* counter id */
+	uint32_t inc_at;    /* instruction before which the count is
 				 * incremented */
-	uint32_t ovf_w;	   /* overflow weight subtracted there (0: none) */
-	uint8_t ovf_cf;	   /* CF saved in the slot around the check */
-	uint32_t ovf_pre;  /* weight run before the check */
-	uint32_t ovf_stub; /* offset of its int3 (near a crossing) */
+	uint32_t ovf_w;	    /* overflow weight subtracted there (0: none) */
+	uint8_t ovf_cf;	    /* CF saved in the slot around the check */
+	uint32_t ovf_pre;   /* weight run before the check */
+	uint32_t ovf_stub;  /* offset of its int3 (near a crossing) */
+	uint32_t sys_trap;  /* offset of the int3 before its system call
+				 * (one the tracer must see), 0: none */
+	uint32_t sys_trap2; /* and of the int3 after it, 0: none (int 0x80:
+				 * syscall stops instead) */
 	struct pft_xexit ex[2];
 	int nex;
 	struct pft_xpoint *pt;

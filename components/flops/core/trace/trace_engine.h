@@ -35,6 +35,25 @@ int pft_setregs(struct pft_tracer *T, struct pft_thr *t, const struct user_regs_
  * t->sys_nr and t->sys_args set), exit: at its exit stop. */
 int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r);
 void pft_sys_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *dirty);
+/* Fast system calls: whether this run uses them (set T->sysfast once
+ * the engine is known), whether number nr must stop (clone, exec,
+ * mappings, sigreturn...: what the tracer handles), the map the cache's
+ * copies read (PFT_SYSMAP_BYTES, indexed by the low 16 bits of the
+ * number; nonzero: trap to the tracer) and the resume request of a
+ * thread running in the cache. */
+#define PFT_SYSMAP_BYTES 65536
+void pft_sys_fast_pick(struct pft_tracer *T);
+int pft_sys_watched(long nr);
+void pft_sys_map_fill(const struct pft_tracer *T, const struct pft_space *sp, uint8_t *map);
+void pft_sys_map_refresh(const struct pft_tracer *T, struct pft_space *sp);
+int pft_cache_resume(const struct pft_tracer *T);
+/* trace_ptrace.c: the copy's traps around a watched system call (r at
+ * the trap; trace_signal.c finds them) */
+int pft_sys_trapped_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r);
+int pft_sys_trapped_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r);
+/* trace_signal.c: a thread stopped on a copy's trap after its system
+ * call (at it, not run) moves past it: 1 when r changed */
+int pft_cache_past_exit_trap(const struct pft_thr *t, struct user_regs_struct *r);
 /* a process attached (--pid): what it turned on before (seccomp) */
 void pft_sys_attached(struct pft_tracer *T, struct pft_space *sp);
 /* a clone/fork/vfork event of t: 1 when the child shares t's memory */
@@ -48,6 +67,7 @@ void pft_sys_owe_trap(struct pft_thr *t);
 void pft_sys_rseq_check(struct pft_tracer *T, struct pft_thr *t);
 
 /* trace_signal.c: signals in each mode, and the cache's own traps */
+void pft_signal_forget(struct pft_thr *t); /* its status fd closed */
 int pft_on_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginfo_t *si);
 int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si);
 /* a thread stopped at a clean point of a copy goes back to the original
@@ -55,8 +75,9 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si);
 /* A thread stopped on an int3 of the cache (a copy's exit stub, the
  * lookup routine's miss or exit; rip one past it): r becomes where it
  * goes in the program, with the registers the lookup routine saved put
- * back; *exit: the copy's exit number, -1 for the lookup routine.
- * -1 when rip - 1 is no such int3. */
+ * back; *exit: the copy's exit number, -1 for the lookup routine, -2
+ * for the trap before a watched system call (r unchanged: at the
+ * `syscall`, a clean point).  -1 when rip - 1 is no such int3. */
 int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *exit);
 int pft_cache_to_orig(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r);
 

@@ -306,7 +306,7 @@ int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *
 				PFT_PC(r) = entry;
 				*dirty = 1;
 				t->blk = NULL;
-				t->resume = PTRACE_SYSCALL;
+				t->resume = pft_cache_resume(T);
 				return 0;
 			}
 			if (entry && t->slot < 0 && !t->slotless) {
@@ -430,8 +430,8 @@ int pft_go(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, 
 				return fail(T->err, PFLOPS_ESYS, "no counter slot");
 			if (dirty && (rc = pft_setregs(T, t, r)))
 				return rc;
-			t->resume = PTRACE_SYSCALL;
-			return pft_restart(T, t, PTRACE_SYSCALL, 0);
+			t->resume = pft_cache_resume(T);
+			return pft_restart(T, t, t->resume, 0);
 		}
 	}
 	return pft_resume(T, t, r, dirty, pft_enter(T, t, r, &dirty));

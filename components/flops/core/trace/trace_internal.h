@@ -9,7 +9,8 @@
  *   CACHE   the code cache: the thread runs relocated copies of the
  *           program's blocks that count their own executions
  *           (trace_xlate.c, trace_arena.c); it stops only at blocks not
- *           yet translated, system calls and signals;
+ *           yet translated, system calls the tracer watches (trace_sys.c)
+ *           and signals;
  *   NATIVE  --region outside the region: the program's own code, no
  *           stops except our int3s (region entries, shared code).
  */

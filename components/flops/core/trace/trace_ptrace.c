@@ -7,9 +7,11 @@
  *           counts itself; the thread stops only at a copy's exit whose
  *           target is not yet translated (an int3 stub: the target is
  *           translated, the exit linked to it), at an indirect branch
- *           whose target the lookup table lacks, at system calls
- *           (PTRACE_SYSCALL: sigreturn, mappings that change code) and at
- *           signals (trace_signal.c).
+ *           whose target the lookup table lacks, at system calls the
+ *           tracer watches (int3s in the copy around the call:
+ *           sigreturn, mappings that change code, clone, exec...; the
+ *           others run without a stop, trace_sys.c) and at signals
+ *           (trace_signal.c).
  *   STOP    the stopping path, for blocks the cache does not take (masked
  *           AVX-512: the opmask is read at every run) and for the stop
  *           engine:
@@ -191,41 +193,100 @@ static int after_syscall(struct pft_tracer *T, struct pft_thr *t, struct user_re
 	return 0;
 }
 
+/* A system call starts: number nr, its arguments in r. */
+static int sys_begin(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, long nr)
+{
+	T->st.syscalls++;
+	if (t->mode == PFT_M_STOP && t->blk && t->blk->mode == PFT_BLK_SYSCALL)
+		pft_count_block(T, t, t->blk, t->blk->ninsts);
+	t->in_syscall = 1;
+	t->sys_nr = nr;
+	t->sys_args[0] = PFT_SYSARG0(r);
+	t->sys_args[1] = PFT_SYSARG1(r);
+	t->sys_args[2] = PFT_SYSARG2(r);
+	t->sys_args[3] = PFT_SYSARG3(r);
+	t->sys_args[4] = PFT_SYSARG4(r);
+	t->sys_args[5] = PFT_SYSARG5(r);
+	return pft_sys_entry(T, t, r);
+}
+
+/* The copy's trap before a watched system call (trace_xlate.c), r at
+ * it: what its entry stop does, then the call runs without syscall
+ * stops up to the trap after it (pft_sys_trapped_exit). */
+int pft_sys_trapped_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r)
+{
+	int rc = sys_begin(T, t, r, (long)PFT_SYSRET(r));
+
+	if (rc)
+		return rc;
+	t->resume = pft_cache_resume(T);
+	return pft_restart(T, t, t->resume, 0);
+}
+
+static int cache_sys_done(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int dirty)
+{
+	int rc;
+
+	if (dirty && (rc = pft_setregs(T, t, r)))
+		return rc;
+	t->resume = pft_sys_restarting(r) ? PTRACE_SYSCALL : pft_cache_resume(T);
+	return pft_restart(T, t, t->resume, 0);
+}
+
+/* What a finished system call changed (its result in r); 1 when the
+ * thread goes on in the copy (restarted), else 0 or <0. */
+static int sys_end(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *dirty)
+{
+	int rc;
+
+	t->in_syscall = 0;
+	pft_sys_exit(T, t, r, dirty);
+	if ((rc = after_syscall(T, t, r, dirty)))
+		return rc;
+	return !pft_ovf_rearm(T, t) && t->mode == PFT_M_CACHE && t->sys_nr != SYS_rt_sigreturn && t->sp->arena &&
+	       pft_arena_chunk_of(t->sp->arena, PFT_PC(r)) && (pft_counting(T, t) || pft_sys_restarting(r));
+}
+
+/* The copy's trap after a watched system call: its exit stop's work. */
+int pft_sys_trapped_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r)
+{
+	int dirty = 0, rc;
+
+	if (!t->in_syscall) /* not seen going in (a new child): on */
+		return pft_restart(T, t, t->resume = pft_cache_resume(T), 0);
+	if ((rc = sys_end(T, t, r, &dirty)) < 0)
+		return rc;
+	if (rc)
+		return cache_sys_done(T, t, r, dirty);
+	return pft_go(T, t, r, dirty);
+}
+
 static int on_syscall(struct pft_tracer *T, struct pft_thr *t)
 {
 	struct user_regs_struct r;
 	int dirty = 0, rc;
 
 	if (!t->in_syscall) {
-		T->st.syscalls++;
-		if (t->mode == PFT_M_STOP && t->blk && t->blk->mode == PFT_BLK_SYSCALL)
-			pft_count_block(T, t, t->blk, t->blk->ninsts);
-		t->in_syscall = 1;
 		if (pft_getregs(t->tid, &r) == 0) {
-			t->sys_nr = (long)PFT_SYSNR(&r);
-			t->sys_args[0] = PFT_SYSARG0(&r);
-			t->sys_args[1] = PFT_SYSARG1(&r);
-			t->sys_args[2] = PFT_SYSARG2(&r);
-			t->sys_args[3] = PFT_SYSARG3(&r);
-			t->sys_args[4] = PFT_SYSARG4(&r);
-			t->sys_args[5] = PFT_SYSARG5(&r);
-			if ((rc = pft_sys_entry(T, t, &r)))
+			if ((rc = sys_begin(T, t, &r, (long)PFT_SYSNR(&r))))
 				return rc;
+		} else {
+			t->in_syscall = 1;
 		}
 		return pft_restart(T, t, PTRACE_SYSCALL, 0);
 	}
 	t->in_syscall = 0;
 	if (pft_getregs(t->tid, &r))
 		return 0;
-	pft_sys_exit(T, t, &r, &dirty);
-	if ((rc = after_syscall(T, t, &r, &dirty)))
+	if ((rc = sys_end(T, t, &r, &dirty)) < 0)
 		return rc;
-	if (!pft_ovf_rearm(T, t) && t->mode == PFT_M_CACHE && t->sys_nr != SYS_rt_sigreturn && t->sp->arena &&
-	    pft_arena_chunk_of(t->sp->arena, PFT_PC(&r)) && (pft_counting(T, t) || pft_sys_restarting(&r))) {
-		/* back in the copy, after its syscall */
-		if (dirty && (rc = pft_setregs(T, t, &r)))
-			return rc;
-		return pft_restart(T, t, PTRACE_SYSCALL, 0);
+	if (rc) {
+		/* back in the copy, after its syscall (past the trap that
+		 * follows it: its work is done); a call the kernel restarts
+		 * is seen again */
+		if (!pft_sys_restarting(&r) && pft_cache_past_exit_trap(t, &r))
+			dirty = 1;
+		return cache_sys_done(T, t, &r, dirty);
 	}
 	if (t->mode == PFT_M_NATIVE && pft_sys_restarting(&r)) {
 		/* --region: a thread sent to join a window, in a system
@@ -311,6 +372,7 @@ static int on_event(struct pft_tracer *T, struct pft_thr *t, int ev)
 		if ((pid_t)msg != t->tid)
 			pft_thread_drop(T, (pid_t)msg); /* a non-leader exec'd */
 		pft_win_drop(T, t);
+		pft_signal_forget(t); /* (its tid may have changed) */
 		pft_thread_harvest(T, t);
 		pft_space_release(T, t->sp);
 		t->sp = sp;
@@ -566,6 +628,7 @@ int pft_run(char *const argv[], const struct pflops_trace_opts *opts, struct pfl
 	if ((rc = pft_engine_pick(T.o, &T, err)))
 		return rc;
 	T.st.engine = T.engine;
+	pft_sys_fast_pick(&T);
 	T.mix = mix;
 	T.err = err;
 	T.progress_ms = T.o->progress_ms ? T.o->progress_ms : 500;

@@ -23,9 +23,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
 
@@ -34,22 +39,30 @@
 enum { D_PASS, D_CAUGHT, D_FATAL };
 
 /* What the signal will do: run a handler, end the process, or neither
- * (SigCgt / SigIgn in /proc, default actions from signal(7)). */
-static int disposition(pid_t tid, int sig)
+ * (SigCgt / SigIgn in /proc, default actions from signal(7)).  The
+ * thread's status file stays open: a signal costs one pread of it. */
+static int disposition(struct pft_thr *t, int sig)
 {
-	char fn[64], line[256];
+	char buf[4096], fn[64], *p;
 	unsigned long long cgt = 0, ign = 0;
-	FILE *f;
+	ssize_t n = -1;
 
 	if (sig < 1 || sig > 64)
 		return D_PASS;
-	snprintf(fn, sizeof fn, "/proc/%d/status", (int)tid);
-	f = fopen(fn, "re");
-	if (f) {
-		while (fgets(line, sizeof line, f))
-			if (sscanf(line, "SigIgn: %llx", &ign) != 1)
-				sscanf(line, "SigCgt: %llx", &cgt);
-		fclose(f);
+	if (!t->status_fd) {
+		int fd;
+		snprintf(fn, sizeof fn, "/proc/%d/status", (int)t->tid);
+		fd = open(fn, O_RDONLY | O_CLOEXEC);
+		t->status_fd = fd >= 0 ? fd + 1 : 0;
+	}
+	if (t->status_fd)
+		n = pread(t->status_fd - 1, buf, sizeof buf - 1, 0);
+	if (n > 0) {
+		buf[n] = 0;
+		if ((p = strstr(buf, "\nSigIgn:")))
+			ign = strtoull(p + 8, NULL, 16);
+		if ((p = strstr(buf, "\nSigCgt:")))
+			cgt = strtoull(p + 8, NULL, 16);
 	}
 	if ((cgt >> (sig - 1)) & 1)
 		return D_CAUGHT;
@@ -68,6 +81,13 @@ static int disposition(pid_t tid, int sig)
 	default:
 		return D_FATAL;
 	}
+}
+
+void pft_signal_forget(struct pft_thr *t)
+{
+	if (t->status_fd)
+		close(t->status_fd - 1);
+	t->status_fd = 0;
 }
 
 /* raised by the instruction at rip itself */
@@ -89,7 +109,7 @@ static int synchronous(int sig, const siginfo_t *si)
 static int clean(const struct pft_xpoint *pt)
 {
 	return pt && (pt->kind == PFT_XP_INC || pt->kind == PFT_XP_BODY || pt->kind == PFT_XP_DONE ||
-		      pt->kind == PFT_XP_OVF || pt->kind == PFT_XP_OVFSTUB);
+		      pt->kind == PFT_XP_OVF || pt->kind == PFT_XP_OVFSTUB || pt->kind == PFT_XP_SYS);
 }
 
 /* Put the thread at the original instruction that a point of a copy
@@ -129,6 +149,13 @@ static int translate(struct pft_tracer *T, struct pft_thr *t, struct user_regs_s
 		ovf = 1;
 		break;
 	case PFT_XP_BODY:
+		i = pt->arg;
+		inc = ovf = i >= x->inc_at;
+		break;
+	case PFT_XP_SYS: /* before the `syscall`: the program's registers */
+		if (!m)
+			return -1;
+		pft_arch_sys_restore(r, m);
 		i = pt->arg;
 		inc = ovf = i >= x->inc_at;
 		break;
@@ -217,10 +244,10 @@ static int cache_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginf
 	struct user_regs_struct r;
 	const struct pft_xpoint *pt = NULL;
 	struct pft_xblock *x;
-	int disp = disposition(t->tid, sig), sync = synchronous(sig, si);
+	int disp = disposition(t, sig), sync = synchronous(sig, si);
 
 	if (disp == D_PASS)
-		return pft_restart(T, t, PTRACE_SYSCALL, sig);
+		return pft_restart(T, t, t->resume, sig);
 	if (pft_getregs(t->tid, &r))
 		return 0;
 	x = t->sp->arena ? pft_xlate_find(t->sp->arena, PFT_PC(&r), &pt) : NULL;
@@ -267,7 +294,7 @@ int pft_stop_to_orig(struct pft_tracer *T, struct pft_thr *t, struct user_regs_s
 static int stop_signal(struct pft_tracer *T, struct pft_thr *t, int sig)
 {
 	struct user_regs_struct r;
-	int dirty = 0, rc, disp = disposition(t->tid, sig);
+	int dirty = 0, rc, disp = disposition(t, sig);
 
 	if (disp == D_PASS)
 		return pft_restart(T, t, t->resume, sig);
@@ -343,6 +370,58 @@ static int is_trap(const struct pft_arena *a, uint64_t addr)
 	return x && pt && pt->kind == PFT_XP_DONE && addr == x->addr + x->ex[pt->arg].stub;
 }
 
+/* rt_sigreturn from the cache, at its trap: the address the frame
+ * returns to (the program's: signals are delivered at original
+ * addresses, after the handler's own changes) becomes its copy's, so
+ * the call runs at once and returns into the cache, not to the
+ * original code (untraced).  The frame is the kernel's to read and
+ * gone after the call: the program cannot see the change.  -1: the
+ * slow way (syscall stops, then pft_go at the exit). */
+static int fast_sigreturn(struct pft_tracer *T, struct pft_thr *t, const struct user_regs_struct *r)
+{
+	uint64_t at = PFT_SP(r) + PFT_SIGFRAME_PC, v[2], entry;
+	struct pft_block *b;
+	struct iovec l = { v, sizeof v }, rv = { (void *)at, sizeof v };
+	int was;
+
+	/* v: the frame's pc and flags */
+	if (PFT_SIGFRAME_FLAGS != PFT_SIGFRAME_PC + 8 ||
+	    process_vm_readv(t->tid, &l, 1, &rv, 1, 0) != (ssize_t)sizeof v || (v[1] & PFT_TF) ||
+	    pft_arena_chunk_of(t->sp->arena, v[0]) || !pft_counting(T, t))
+		return -1;
+	b = pft_block_get(t->sp, t->tid, v[0], 0, &T->st.blocks_decoded);
+	if (!b || !b->wp_done)
+		return -1; /* new code: pft_enter guards its page first */
+	was = b->nocache;
+	entry = pft_xlate(T, t, b);
+	if (!was && b->nocache)
+		T->st.nocache[b->nocache]++;
+	if (!entry || pft_mem_write64(t->tid, at, entry))
+		return -1;
+	T->st.fast_sigreturns++;
+	return 0;
+}
+
+/* the int3 before a watched system call's `syscall` (trace_xlate.c):
+ * 1; the one after it: 2; else 0 */
+static int sys_trap(const struct pft_arena *a, uint64_t addr)
+{
+	const struct pft_xpoint *pt;
+	const struct pft_xblock *x = pft_xlate_find(a, addr, &pt);
+
+	if (x && x->sys_trap && addr == x->addr + x->sys_trap)
+		return 1;
+	return x && x->sys_trap2 && addr == x->addr + x->sys_trap2 ? 2 : 0;
+}
+
+int pft_cache_past_exit_trap(const struct pft_thr *t, struct user_regs_struct *r)
+{
+	if (!t->sp->arena || sys_trap(t->sp->arena, PFT_PC(r)) != 2)
+		return 0;
+	PFT_PC(r) += 1; /* the int3 is one byte */
+	return 1;
+}
+
 /* Where a thread stopped on a cache int3 goes in the program (see
  * trace_internal.h). */
 int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *exit)
@@ -353,6 +432,10 @@ int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *ex
 	const struct pft_xpoint *pt;
 	struct pft_xblock *from;
 
+	if (a && sys_trap(a, at)) {
+		*exit = -2; /* before its `syscall`, or past it: clean points */
+		return 0;
+	}
 	if (!a || !is_trap(a, at))
 		return -1;
 	ch = pft_arena_chunk_of(a, at);
@@ -420,7 +503,7 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si)
 {
 	struct user_regs_struct r;
 	struct pft_arena *a = t->sp->arena;
-	int dirty = 0, rc;
+	int dirty = 0, rc, k;
 
 	if (pft_getregs(t->tid, &r))
 		return 0;
@@ -434,6 +517,25 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si)
 				return PFLOPS_ESYS;
 			return pft_go(T, t, &r, 1);
 		}
+	}
+	if (a && si->si_code == SI_KERNEL && !t->roll_sig && (k = sys_trap(a, PFT_PC(&r) - 1))) {
+		const struct pft_xpoint *pt;
+		const struct pft_xblock *x = pft_xlate_find(a, PFT_PC(&r) - 1, &pt);
+		long nr = (long)PFT_SYSRET(&r);
+		if (k == 2) /* after the call: its exit's work */
+			return pft_sys_trapped_exit(T, t, &r);
+		/* before a system call the tracer must see */
+		T->st.syscall_traps++;
+		if (nr == SYS_rt_sigreturn && fast_sigreturn(T, t, &r) == 0) {
+			t->resume = PTRACE_CONT;
+			return pft_restart(T, t, PTRACE_CONT, 0);
+		}
+		if (x->sys_trap2 && nr != SYS_rt_sigreturn && nr != SYS_rseq)
+			return pft_sys_trapped_entry(T, t, &r);
+		/* its entry and exit stops (sigreturn goes elsewhere, rseq
+		 * is skipped there, int 0x80), then on in the cache */
+		t->resume = PTRACE_SYSCALL;
+		return pft_restart(T, t, PTRACE_SYSCALL, 0);
 	}
 	if (a && si->si_code == SI_KERNEL && is_trap(a, PFT_PC(&r) - 1)) {
 		rc = resolve_trap(T, t, &r, &dirty);

@@ -37,6 +37,24 @@
  *             at entry, made at exit), so that the program sees its own
  *             permissions; its code there is decoded afresh (and guarded
  *             again) when it runs.
+ *
+ * Every other system call of a thread running in the code cache runs
+ * there without a ptrace stop (the thread runs under PTRACE_CONT): the
+ * copy of a block ending in `syscall` looks the number up in a map
+ * (pft_sys_map_fill) and either runs it at once or runs it between two
+ * int3s of the copy, at which the tracer does what it does at the
+ * call's entry and exit stops (trace_ptrace.c; sigreturn without its
+ * fast way, rseq and int 0x80 get PTRACE_SYSCALL stops instead).  Those that trap are the ones the
+ * tracer handles: above, and mappings that may change code or guarded
+ * pages (trace_ptrace.c's after_syscall), sigreturn (the thread goes
+ * back to the address in its frame), arch_prctl (%gs), clone, fork,
+ * exec and exit.  Not with --region (threads are moved between native
+ * code and the cache at system calls), an overflow callback (the
+ * period is rearmed at system calls) or PFLOPS_TRACE_SYSCALL_STOPS=1:
+ * then every system call stops, as on the stopping path.  The map
+ * changes with the program: the write family traps once it opened a
+ * /proc/PID/mem, the read family and close while it holds a maps fd
+ * (pft_sys_map_refresh).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -46,6 +64,7 @@
 #include <unistd.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
@@ -69,6 +88,99 @@ static int read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
 	struct iovec l = { buf, len }, r = { (void *)addr, len };
 
 	return process_vm_readv(tid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+void pft_sys_fast_pick(struct pft_tracer *T)
+{
+	const char *e = getenv("PFLOPS_TRACE_SYSCALL_STOPS");
+
+	T->sysfast = T->engine == PFT_ENGINE_CACHE && !T->o->single_step && !T->o->region && !pft_ovf_on(T) &&
+		     !(e && *e && strcmp(e, "0"));
+}
+
+int pft_cache_resume(const struct pft_tracer *T)
+{
+	return T->sysfast ? PTRACE_CONT : PTRACE_SYSCALL;
+}
+
+int pft_sys_watched(long nr)
+{
+	switch (nr) {
+	case SYS_rt_sigreturn: /* back to the frame's address */
+	case SYS_mmap:	       /* code mapped over, unmapped, made writable */
+	case SYS_munmap:
+	case SYS_mremap:
+	case SYS_mprotect:
+	case SYS_pkey_mprotect:
+	case SYS_madvise:
+	case SYS_shmat:
+	case SYS_shmdt:
+	case SYS_arch_prctl: /* the program's %gs base */
+	case SYS_clone:	     /* CLONE_UNTRACED, shared memory or not */
+	case SYS_clone3:
+	case SYS_fork:
+	case SYS_vfork:
+	case SYS_execve:
+	case SYS_execveat:
+	case SYS_exit:
+	case SYS_exit_group:
+	case SYS_rseq: /* refused */
+	case SYS_seccomp:
+	case SYS_prctl: /* PR_SET_SECCOMP */
+	case SYS_ptrace:
+	case SYS_open: /* /proc/.../status: counted; /proc/.../mem, maps */
+	case SYS_openat:
+	case SYS_openat2:
+	case SYS_process_vm_writev: /* code written in another way */
+		return 1;
+	default:
+		/* brk too: the heap only grows into free space or shrinks
+		 * (code made executable there needs mprotect, watched); a
+		 * lookup that misses the map reloads it */
+		return 0;
+	}
+}
+
+/* watched only while the program holds what makes them matter */
+static int watched_now(const struct pft_tracer *T, const struct pft_space *sp, long nr)
+{
+	switch (nr) {
+	case SYS_write: /* on a /proc/PID/mem fd */
+	case SYS_pwrite64:
+	case SYS_writev:
+	case SYS_pwritev:
+	case SYS_pwritev2:
+		return T->procmem;
+	case SYS_read: /* on a maps or smaps fd */
+	case SYS_pread64:
+	case SYS_readv:
+	case SYS_preadv:
+	case SYS_preadv2:
+	case SYS_close:
+		return sp && sp->n_maps_fd > 0;
+	default:
+		return pft_sys_watched(nr);
+	}
+}
+
+void pft_sys_map_fill(const struct pft_tracer *T, const struct pft_space *sp, uint8_t *map)
+{
+	/* the kernel reads the low 32 bits of the number: one whose low 16
+	 * bits are not a plain x86-64 system call (x32's, numbers past the
+	 * table) traps; one that merely aliases a plain one fails with
+	 * ENOSYS in the kernel either way */
+	for (long i = 0; i < PFT_SYSMAP_BYTES; i++)
+		map[i] = (uint8_t)(i >= 512 || watched_now(T, sp, i));
+}
+
+/* the map of SP's cache after what it watches changed (the thread that
+ * changed it is stopped; the fd it got is not yet known to others) */
+void pft_sys_map_refresh(const struct pft_tracer *T, struct pft_space *sp)
+{
+	uint8_t *map = sp && sp->arena ? pft_arena_sysmap(sp->arena) : NULL;
+
+	if (map)
+		pft_sys_map_fill(T, sp, map);
 }
 
 /* rseq refused only where no thread can have registered untraced */
@@ -334,8 +446,10 @@ int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 			return 0;
 		if (status_path(path))
 			T->st.status_reads++;
-		if (base_is(path, "mem"))
+		if (base_is(path, "mem") && !T->procmem) {
 			T->procmem = 1; /* its writes are looked at from now on */
+			pft_sys_map_refresh(T, t->sp);
+		}
 		if ((t->sys_pid = maps_path(t, path)))
 			t->sys_kind = K_MAPS_OPEN;
 		return 0;
@@ -368,8 +482,10 @@ int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 		return 0;
 	case SYS_close: {
 		int i = t->sp->n_maps_fd ? maps_fd(t->sp, PFT_SYSARG0(r)) : -1;
-		if (i >= 0)
+		if (i >= 0) {
 			t->sp->maps_fd[i] = t->sp->maps_fd[--t->sp->n_maps_fd];
+			pft_sys_map_refresh(T, t->sp);
+		}
 		return 0;
 	}
 	default:
@@ -415,6 +531,7 @@ static void sys_kind_exit(struct pft_tracer *T, struct pft_thr *t, struct user_r
 			break;
 		if (t->sp->n_maps_fd < (int)(sizeof t->sp->maps_fd / sizeof t->sp->maps_fd[0]))
 			t->sp->maps_fd[t->sp->n_maps_fd++] = (int)ret;
+		pft_sys_map_refresh(T, t->sp);
 		if (!t->sp->no_inject)
 			maps_lift(T, t);
 		break;

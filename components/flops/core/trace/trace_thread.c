@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ptrace.h>
 
 #include "trace_thread.h"
@@ -44,6 +45,11 @@ struct pft_thr *pft_thread_add(struct pft_tracer *T, pid_t tid, int state)
 void pft_thread_harvest(struct pft_tracer *T, struct pft_thr *t)
 {
 	if (t->slot >= 0 && t->sp && t->sp->arena) {
+		uint8_t *m = pft_slot_mem(t->sp->arena, t->slot);
+		uint64_t n = 0;
+		if (m) /* system calls it ran from the cache unstopped */
+			memcpy(&n, m + PFT_SLOT_NSYS, 8);
+		T->st.syscalls_fast += n;
 		T->st.cache_runs += pft_harvest(t->sp->arena, t->slot, T->mix, 1);
 		pft_slot_free(t->sp->arena, t->slot);
 	}
@@ -66,6 +72,7 @@ void pft_thread_drop(struct pft_tracer *T, pid_t tid)
 			struct pft_thr *t = *p;
 			pft_win_drop(T, t);
 			*p = t->next;
+			pft_signal_forget(t);
 			pft_thread_harvest(T, t);
 			pft_space_release(T, t->sp);
 			free(t);

@@ -89,6 +89,8 @@ struct pft_thr {
 				 * instructions counted one by one) */
 	unsigned ovf_idle; /* blocks without weight run since on stops */
 	int detach_entry;  /* detaching: stopped at a syscall entry */
+	int status_fd;	   /* its /proc/TID/status, kept open + 1 (0:
+				 * none; trace_signal.c's dispositions) */
 	struct pft_thr *next;
 };
 
@@ -125,6 +127,8 @@ struct pft_tracer {
 				 * untraced before (its rseq may be set) */
 	int procmem;			/* a /proc/PID/mem was opened: writes
 				 * are looked at (trace_sys.c) */
+	int sysfast;			/* system calls from the cache run without a stop
+				 * unless watched (trace_sys.c) */
 };
 
 /* trace_thread.c: the thread list (drop harvests the thread's counts) */

@@ -18,7 +18,9 @@
  *                      the address), or traps.  Nothing there changes
  *                      the flags: compares are `not; lea; jrcxz`.
  *   loop, jrcxz        the same rel8 instruction over two exit jumps.
- *   syscall            itself, then an exit to the next instruction.
+ *   syscall            itself, then an exit to the next instruction;
+ *                      with fast system calls (trace_sys.c) a look-up
+ *                      first: run at once, or trap to the tracer.
  *
  * Every byte range of a copy is described (struct pft_xpoint) so that
  * a thread stopped anywhere in it by a signal can be put back where it
@@ -148,9 +150,69 @@ static int read_insns(struct pft_space *sp, pid_t tid, const struct pft_block *b
 	return 0;
 }
 
+/*
+ * A block's `syscall` when system calls run from the cache (trace_sys.c):
+ *
+ *	mov %rcx, %gs:RCX; mov %r11, %gs:R11	the program's (signals)
+ *	movzwl %ax, %ecx
+ *	mov %gs:SYSMAP, %r11
+ *	movzbl (%r11,%rcx), %ecx		watched?
+ *	jrcxz 1f
+ *	int3					yes: the tracer does the
+ *	syscall					entry's work, the call
+ *	int3					runs, then the exit's
+ *  2:	mov $next, %rcx				as the program sees it
+ *	jmp <exit>
+ *  1:	mov %gs:NSYS, %rcx; lea 1(%rcx), %rcx; mov %rcx, %gs:NSYS
+ *	syscall					no: at once
+ *	jmp 2b
+ *
+ * No flag changes (the kernel saves them in %r11).  %rcx and %r11 are
+ * the kernel's to overwrite, but a signal before the `syscall` sees the
+ * program's, from the slot (PFT_XP_SYS).  A restarted call (the kernel
+ * backs rip up by 2) runs the same `syscall` again; a watched one then
+ * meets the second int3 as the first run would have.
+ */
+static void emit_fast_syscall(struct emit *e, struct pft_xblock *x, uint64_t next, uint32_t idx, struct exit_fix *fix,
+			      int *nf)
+{
+	size_t j_native, after;
+
+	gs_mov(e, 1, RCX, PFT_SLOT_RCX);
+	gs_mov(e, 1, R11, PFT_SLOT_R11);
+	point(e, PFT_XP_SYS, idx);
+	put(e, (uint8_t[]){ 0x0f, 0xb7, 0xc8 }, 3); /* movzwl %ax,%ecx */
+	gs_mov(e, 0, R11, PFT_SLOT_SYSMAP);
+	put(e, (uint8_t[]){ 0x41, 0x0f, 0xb6, 0x0c, 0x0b }, 5); /* movzbl (%r11,%rcx),%ecx */
+	put(e, (uint8_t[]){ 0xe3, 0x00 }, 2);			/* jrcxz 1f */
+	j_native = e->n - 1;
+	x->sys_trap = (uint32_t)e->n;
+	put(e, (uint8_t[]){ 0xcc, 0x0f, 0x05 }, 3); /* int3; syscall */
+	point(e, PFT_XP_DONE, 0);
+	x->sys_trap2 = (uint32_t)e->n;
+	put8(e, 0xcc);
+	after = e->n;
+	put(e, (uint8_t[]){ 0x48, 0xb9 }, 2); /* mov $next, %rcx */
+	put64(e, next);
+	emit_exit_jmp(e, fix, nf, 0);
+	point(e, PFT_XP_SYS, idx);
+	if (e->n - (j_native + 1) > 127 || e->bad) {
+		e->bad = 1;
+		return;
+	}
+	e->buf[j_native] = (uint8_t)(e->n - (j_native + 1));
+	gs_mov(e, 0, RCX, PFT_SLOT_NSYS);
+	put(e, (uint8_t[]){ 0x48, 0x8d, 0x49, 0x01 }, 4); /* lea 1(%rcx),%rcx */
+	gs_mov(e, 1, RCX, PFT_SLOT_NSYS);
+	put(e, (uint8_t[]){ 0x0f, 0x05 }, 2);
+	point(e, PFT_XP_DONE, 0);
+	put8(e, 0xeb); /* jmp 2b */
+	put8(e, (uint8_t)(int8_t)((int64_t)after - (int64_t)(e->n + 1)));
+}
+
 /* The copy of b at `base` into e; 0 or an PFLOPS_NC_* reason. */
 static int generate(struct emit *e, const struct pft_block *b, const struct insn_info *ii, uint32_t id,
-		    struct pft_xblock *x, int ovf)
+		    struct pft_xblock *x, int ovf, int sysfast)
 {
 	const struct pft_insn *t = &b->term;
 	const struct insn_info *ti = &ii[b->ninsts - 1];
@@ -277,6 +339,14 @@ static int generate(struct emit *e, const struct pft_block *b, const struct insn
 			return PFT_NC_MODE;
 		x->ex[0].target = next;
 		x->nex = 1;
+		if (sysfast && ti->bytes[0] == 0x0f && ti->bytes[1] == 0x05) {
+			emit_fast_syscall(e, x, next, n - 1, fix, &nf);
+			break;
+		}
+		if (sysfast) { /* int 0x80: always seen (int3 first) */
+			x->sys_trap = (uint32_t)e->n;
+			put8(e, 0xcc);
+		}
 		put(e, ti->bytes, 2);
 		point(e, PFT_XP_DONE, 0);
 		if (ti->bytes[0] == 0x0f && ti->bytes[1] == 0x05) {
@@ -428,7 +498,7 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	x->b = b;
 	x->id = a->nids;
 	e.base = ch->addr + ch->used;
-	why = generate(&e, b, ii, x->id, x, pft_ovf_on(T) && pft_ovf_block(T, b));
+	why = generate(&e, b, ii, x->id, x, pft_ovf_on(T) && pft_ovf_block(T, b), T->sysfast);
 	if (why || e.n > ch->size - ch->used) {
 		b->nocache = why ? why : PFT_NC_FULL;
 		goto out;

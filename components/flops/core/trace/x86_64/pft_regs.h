@@ -22,6 +22,11 @@
 #define PFT_SYSARG5(r) ((r)->r9)
 /* EFLAGS.TF set by the program (popf, sigreturn): it steps itself */
 #define PFT_TF 0x100ULL
+/* rt_sigreturn: where the signal frame (at the stack pointer as the
+ * call is made: the ucontext) keeps the pc and flags it returns with
+ * (uc_mcontext.gregs[REG_RIP], [REG_EFL]) */
+#define PFT_SIGFRAME_PC 168
+#define PFT_SIGFRAME_FLAGS 176
 /* the length of the system call instruction (a restarted call goes back
  * by it) */
 #define PFT_SYSCALL_LEN 2

@@ -88,5 +88,5 @@ static inline void gs_mov(struct emit *e, int store, int reg, uint32_t disp)
 	put32(e, disp);
 }
 
-enum { RAX = 0, RCX = 1, RDX = 2 };
+enum { RAX = 0, RCX = 1, RDX = 2, R11 = 11 };
 #endif

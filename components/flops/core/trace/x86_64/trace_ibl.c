@@ -124,6 +124,13 @@ void pft_arch_term_restore(struct user_regs_struct *r, const uint8_t *slot)
 	memcpy(&r->rcx, slot + PFT_SLOT_RCX, 8);
 }
 
+/* before a copy's `syscall`: the look-up of the number used %rcx, %r11 */
+void pft_arch_sys_restore(struct user_regs_struct *r, const uint8_t *slot)
+{
+	memcpy(&r->rcx, slot + PFT_SLOT_RCX, 8);
+	memcpy(&r->r11, slot + PFT_SLOT_R11, 8);
+}
+
 /* after `syscall` (not int 0x80): %rcx holds the return address */
 void pft_arch_syscall_done(const uint8_t *code, uint32_t off, struct user_regs_struct *r)
 {

@@ -72,6 +72,10 @@ struct pft_reloc {
 	uint64_t rip_target; /* absolute address of the operand */
 };
 int pft_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_reloc *r);
+/* pfc_decode and, when r is not NULL, pft_reloc_decode from one decode
+ * (a block's decode keeps them for its translation: trace_blocks.c);
+ * r->len is 0 where the relocation failed. */
+int pft_arch_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *out, struct pft_reloc *r);
 
 /* Extended state (x86_64/trace_xstate.c): the opmask registers k0..k7
  * of a stopped thread (all 0 where the ISA has none in use). */

@@ -59,9 +59,10 @@ struct pft_space {
 				 * window is open while > 0: trace_window.c) */
 	struct pft_wpage *wp;	 /* pages write-protected by us (trace_wprot.c) */
 	size_t wp_cap, wp_used;
-	struct pft_pool *pool; /* blocks and their copies' records, freed
+	struct pft_pool *pool;	   /* blocks and their copies' records, freed
 				* with the space (trace_blocks.c) */
-	struct pft_rdpage *rd; /* pages read during this event (trace_mem.c) */
+	struct pft_recent *recent; /* the block decoded last (trace_blocks.c) */
+	struct pft_rdpage *rd;	   /* pages read during this event (trace_mem.c) */
 	unsigned rd_next;
 	int wp_shared;	/* code was decoded on shared memory */
 	int maps_fd[8]; /* fds open on its /proc/.../maps, smaps */

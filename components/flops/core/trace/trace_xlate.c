@@ -137,14 +137,20 @@ static void emit_exit_jmp(struct emit *e, struct exit_fix *f, int *nf, int k)
 static int read_insns(struct pft_space *sp, pid_t tid, const struct pft_block *b, uint8_t *code, struct insn_info *ii)
 {
 	size_t len = (size_t)(b->end - b->start);
+	const struct pft_reloc *kept;
 
 	if (pft_mem_read(sp, tid, b->start, code, len) != len)
 		return -1;
+	kept = pft_block_relocs(sp, b, code); /* its decode's, or decode again */
 	for (uint32_t i = 0; i < b->ninsts; i++) {
 		size_t o = b->offs[i], l = (i + 1 < b->ninsts ? b->offs[i + 1] : len) - o;
 		ii[i].bytes = code + o;
 		ii[i].addr = b->start + o;
-		if (pft_reloc_decode(code + o, l, ii[i].addr, &ii[i].r) || ii[i].r.len != l)
+		if (kept)
+			ii[i].r = kept[i];
+		else if (pft_reloc_decode(code + o, l, ii[i].addr, &ii[i].r))
+			return -1;
+		if (ii[i].r.len != l)
 			return -1;
 	}
 	return 0;

@@ -14,6 +14,7 @@
 #include <Zydis/Zydis.h>
 
 #include "pflops_trace.h"
+#include "trace_zydis.h"
 
 static ZydisDecoder decoder;
 static int decoder_ready;
@@ -273,6 +274,11 @@ static void classify_branch(const ZydisDecodedInstruction *in, const ZydisDecode
 
 int pfc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *out)
 {
+	return pft_arch_decode(buf, len, addr, out, NULL);
+}
+
+int pft_arch_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *out, struct pft_reloc *r)
+{
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	int vex;
@@ -286,6 +292,8 @@ int pfc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *o
 	if (ZYAN_FAILED(ZydisDecoderDecodeFull(&decoder, buf, len, &in, ops)))
 		return PFLOPS_EINVAL;
 	out->len = in.length;
+	if (r && pft_reloc_fill(&in, addr, r))
+		r->len = 0; /* no copy can be made of it */
 	vex = in.encoding == ZYDIS_INSTRUCTION_ENCODING_VEX || in.encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX;
 
 	for (unsigned i = 0; i < in.operand_count; i++) {

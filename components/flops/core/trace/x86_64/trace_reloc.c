@@ -10,6 +10,7 @@
 #include <Zydis/Zydis.h>
 
 #include "../pft_arch.h"
+#include "trace_zydis.h"
 
 #define KFLAGS (ZYDIS_CPUFLAG_OF | ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_ZF | ZYDIS_CPUFLAG_AF | ZYDIS_CPUFLAG_PF)
 
@@ -64,10 +65,52 @@ static int count_dependent(ZydisMnemonic m)
 	}
 }
 
+int pft_reloc_fill(const ZydisDecodedInstruction *in, uint64_t addr, struct pft_reloc *r)
+{
+	int modrm;
+
+	memset(r, 0, sizeof *r);
+	r->len = in->length;
+	r->uses_gs = (uint8_t)touches_gs(in);
+	r->pops_flags = in->mnemonic == ZYDIS_MNEMONIC_POPF || in->mnemonic == ZYDIS_MNEMONIC_POPFD ||
+			in->mnemonic == ZYDIS_MNEMONIC_POPFQ;
+	modrm = (in->attributes & ZYDIS_ATTRIB_HAS_MODRM) != 0;
+	if (modrm && (in->attributes & ZYDIS_ATTRIB_IS_RELATIVE) && in->raw.modrm.mod == 0 && in->raw.modrm.rm == 5) {
+		/* [rip + disp32] */
+		if (in->raw.disp.size != 32)
+			return PFLOPS_EINVAL;
+		r->rip_rel = 1;
+		r->disp_off = in->raw.disp.offset;
+		r->rip_target = addr + in->length + (uint64_t)in->raw.disp.value;
+	}
+	/* a rep string instruction with %rcx = 0 writes no flags either */
+	if (in->cpu_flags && !count_dependent(in->mnemonic) &&
+	    !(in->attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE))) {
+		const ZydisAccessedFlags *f = in->cpu_flags;
+		uint32_t w = f->modified | f->set_0 | f->set_1 | f->undefined;
+		r->kills_flags = (w & KFLAGS) == KFLAGS && !(f->tested & KFLAGS);
+		r->kills_cf = r->kills_flags && (w & ZYDIS_CPUFLAG_CF) && !(f->tested & ZYDIS_CPUFLAG_CF);
+	}
+	if (modrm && in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && in->opcode == 0xff &&
+	    (in->raw.modrm.reg == 2 || in->raw.modrm.reg == 4)) {
+		/* call/jmp near through r/m64: keep segment and address-size
+		 * prefixes (F2 bnd, F3, 3E notrack mean nothing to a mov) */
+		r->ind_modrm = in->raw.modrm.offset;
+		for (unsigned i = 0; i < in->raw.prefix_count; i++) {
+			uint8_t v = in->raw.prefixes[i].value;
+			if ((v & 0xf0) == 0x40)
+				r->ind_rex = v;
+			else if ((v == 0x26 || v == 0x2e || v == 0x36 || v == 0x64 || v == 0x65 || v == 0x67) &&
+				 r->ind_npfx < sizeof r->ind_pfx)
+				r->ind_pfx[r->ind_npfx++] = v;
+		}
+	}
+	return 0;
+}
+
 int pft_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_reloc *r)
 {
 	ZydisDecodedInstruction in;
-	int modrm;
 
 	if (!dec_ready) {
 		ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
@@ -78,40 +121,5 @@ int pft_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_r
 	 * is in its raw fields */
 	if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&dec, NULL, buf, len, &in)))
 		return PFLOPS_EINVAL;
-	r->len = in.length;
-	r->uses_gs = (uint8_t)touches_gs(&in);
-	r->pops_flags = in.mnemonic == ZYDIS_MNEMONIC_POPF || in.mnemonic == ZYDIS_MNEMONIC_POPFD ||
-			in.mnemonic == ZYDIS_MNEMONIC_POPFQ;
-	modrm = (in.attributes & ZYDIS_ATTRIB_HAS_MODRM) != 0;
-	if (modrm && (in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) && in.raw.modrm.mod == 0 && in.raw.modrm.rm == 5) {
-		/* [rip + disp32] */
-		if (in.raw.disp.size != 32)
-			return PFLOPS_EINVAL;
-		r->rip_rel = 1;
-		r->disp_off = in.raw.disp.offset;
-		r->rip_target = addr + in.length + (uint64_t)in.raw.disp.value;
-	}
-	/* a rep string instruction with %rcx = 0 writes no flags either */
-	if (in.cpu_flags && !count_dependent(in.mnemonic) &&
-	    !(in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE))) {
-		const ZydisAccessedFlags *f = in.cpu_flags;
-		uint32_t w = f->modified | f->set_0 | f->set_1 | f->undefined;
-		r->kills_flags = (w & KFLAGS) == KFLAGS && !(f->tested & KFLAGS);
-		r->kills_cf = r->kills_flags && (w & ZYDIS_CPUFLAG_CF) && !(f->tested & ZYDIS_CPUFLAG_CF);
-	}
-	if (modrm && in.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && in.opcode == 0xff &&
-	    (in.raw.modrm.reg == 2 || in.raw.modrm.reg == 4)) {
-		/* call/jmp near through r/m64: keep segment and address-size
-		 * prefixes (F2 bnd, F3, 3E notrack mean nothing to a mov) */
-		r->ind_modrm = in.raw.modrm.offset;
-		for (unsigned i = 0; i < in.raw.prefix_count; i++) {
-			uint8_t v = in.raw.prefixes[i].value;
-			if ((v & 0xf0) == 0x40)
-				r->ind_rex = v;
-			else if ((v == 0x26 || v == 0x2e || v == 0x36 || v == 0x64 || v == 0x65 || v == 0x67) &&
-				 r->ind_npfx < sizeof r->ind_pfx)
-				r->ind_pfx[r->ind_npfx++] = v;
-		}
-	}
-	return 0;
+	return pft_reloc_fill(&in, addr, r);
 }

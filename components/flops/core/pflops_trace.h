@@ -400,17 +400,25 @@ int pft_funcs_name(struct pft_funcs *f, const char *path, uint64_t map_start, ui
 /* ------------------------------------------------------------------ */
 /* One decoded instruction, classified (trace_decode.c).               */
 
-enum pft_branch {		  /* how an instruction ends a basic block */
-		  PFT_T_NONE = 0, /* not a branch */
-		  PFT_T_JCC,	  /* conditional relative jump */
-		  PFT_T_JMP,	  /* jmp rel / reg / mem */
-		  PFT_T_CALL,	  /* call rel / reg / mem */
-		  PFT_T_RET,	  /* ret [imm16] */
-		  PFT_T_LOOP,	  /* loop / loope / loopne */
-		  PFT_T_JRCXZ,	  /* jrcxz / jecxz */
-		  PFT_T_SYSCALL,  /* syscall, sysenter, int 0x80 */
-		  PFT_T_OTHER,	  /* anything else changing rip: single-step it */
+/* how an instruction ends a basic block */
+enum pft_branch {
+	PFT_T_NONE = 0, /* not a branch */
+	PFT_T_JCC,	/* conditional relative jump */
+	PFT_T_JMP,	/* jmp rel / reg / mem */
+	PFT_T_CALL,	/* call rel / reg / mem */
+	PFT_T_RET,	/* ret [imm16] */
+	PFT_T_LOOP,	/* loop / loope / loopne */
+	PFT_T_JRCXZ,	/* jrcxz / jecxz: the last one pft_arch_emulate runs */
+	PFT_T_SYSCALL,	/* syscall, sysenter, int 0x80 */
+	PFT_T_OTHER,	/* anything else changing rip: single-step it */
 };
+
+/* a branch the tracer runs itself (pft_arch_emulate): a breakpoint or a
+ * copy's exit may end its block */
+static inline int pft_branch_emulable(int term)
+{
+	return term >= PFT_T_JCC && term <= PFT_T_JRCXZ;
+}
 
 struct pft_insn {
 	uint8_t len;

@@ -370,22 +370,12 @@ static struct pft_block *decode(struct pft_space *sp, pid_t tid, uint64_t pc, in
 		b->mode = PFT_BLK_STEP;
 		return b;
 	}
-	switch (b->term.term) {
-	case PFT_T_JCC:
-	case PFT_T_JMP:
-	case PFT_T_CALL:
-	case PFT_T_RET:
-	case PFT_T_LOOP:
-	case PFT_T_JRCXZ:
+	if (pft_branch_emulable(b->term.term))
 		b->mode = PFT_BLK_BP;
-		break;
-	case PFT_T_SYSCALL:
+	else if (b->term.term == PFT_T_SYSCALL)
 		b->mode = PFT_BLK_SYSCALL;
-		break;
-	default: /* OTHER, cap reached, bad bytes ahead */
+	else /* OTHER, cap reached, bad bytes ahead */
 		b->mode = PFT_BLK_STEP;
-		break;
-	}
 	/* A mask register written inside the block has another value at the
 	 * masked instruction than at the block's end, where we read it. */
 	if ((kw & ku) || (force_step && b->mode == PFT_BLK_BP))

@@ -108,17 +108,7 @@ static void count_one(struct pft_tracer *T, struct pft_thr *t, struct pft_block 
 
 static int emulable(const struct pft_block *b)
 {
-	switch (b->term.term) {
-	case PFT_T_JCC:
-	case PFT_T_JMP:
-	case PFT_T_CALL:
-	case PFT_T_RET:
-	case PFT_T_LOOP:
-	case PFT_T_JRCXZ:
-		return 1;
-	default:
-		return 0;
-	}
+	return pft_branch_emulable(b->term.term);
 }
 
 /* Mode of t from now on, and the %gs base that goes with it: the cache

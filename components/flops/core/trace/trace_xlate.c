@@ -43,19 +43,9 @@
 
 static int term_ok(const struct pft_block *b)
 {
-	switch (b->term.term) {
-	case PFT_T_JCC:
-	case PFT_T_JMP:
-	case PFT_T_CALL:
-	case PFT_T_RET:
-	case PFT_T_LOOP:
-	case PFT_T_JRCXZ:
+	if (pft_branch_emulable(b->term.term))
 		return b->mode == PFT_BLK_BP;
-	case PFT_T_SYSCALL:
-		return b->mode == PFT_BLK_SYSCALL && b->term.len == 2;
-	default:
-		return 0;
-	}
+	return b->term.term == PFT_T_SYSCALL && b->mode == PFT_BLK_SYSCALL && b->term.len == 2;
 }
 
 int pft_xlate_check(struct pft_space *sp, pid_t tid, struct pft_block *b)

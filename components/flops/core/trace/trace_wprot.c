@@ -241,7 +241,10 @@ int pft_wprot_code(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b,
 			sp->wp_shared = 1;
 			if ((g = guard_views(T, t, m, pg, &fresh)) < 0)
 				return g;
-			if (g && (w || (w = wadd(sp, pg)))) {
+			/* guarding injects system calls, which may reload the
+			 * maps (a gadget's search): m pointed into the old list */
+			m = pft_maps_find(&sp->maps, t->tid, pg);
+			if (g && m && (w || (w = wadd(sp, pg)))) {
 				/* a view stays writable: so does this code */
 				if (!w->hot)
 					T->st.wprot_hot++;

@@ -2,10 +2,15 @@
  * The counting pipeline's planner (core/pflops_count.h), which the flops
  * component and papi_flops_run --source hw both plan through: an Arm SVE
  * formula planned with the vector length the kind carries, not the
- * table's default; the component's way (its event set's entries as slots,
- * a PMU named by PAPI_FLOPS_PMU) and the run tool's (a metric mask on the
- * probe's kinds) give the same plan; width qualifiers read the table's
- * model lines through model.c's parser.
+ * table's default; the component's way and the run tool's (a metric mask
+ * on the probe's kinds) give the same plan; width qualifiers read the
+ * table's model lines through model.c's parser.
+ *
+ * The component's way is its own code (components/flops/flops_plan.c, as
+ * libpapi runs it): its kinds from PAPI_FLOPS_PMU, LIBPFM_FORCE_PMU or a
+ * probe of an hwloc topology fixture (ctests/fixtures/topologies), an
+ * injected SVE vector length, its event set's codes planned and refused
+ * as PAPI_add_event plans and refuses them.
  *
  * Run on aarch64 with SVE (qemu-aarch64 -cpu max,sve-default-vector-length=N
  * under scripts/test-aarch64.sh), the vector length is this process's,
@@ -24,6 +29,7 @@
 #include <cmocka.h>
 #include "papi_flops.h"
 #include "pflops_count.h"
+#include "../components/flops/flops_plan.h"
 
 #include "builtin_table.h"
 
@@ -64,15 +70,45 @@ static void plan_as_run_tool(struct pfc_count *c, struct pfc_count_kinds *ks, co
 	assert_int_equal(pfc_count_plan(c, ks, w, PFLOPS_NMETRIC, 1), 1);
 }
 
-/* The component's way: its event set's FLOP entries as slots 0.., on a
- * kind added as PAPI_FLOPS_PMU adds it (sve_bits -1: this process's). */
+/* The component's kinds (flo_choose_kinds) with only PAPI_FLOPS_PMU or
+ * LIBPFM_FORCE_PMU as given (NULL: unset), on probe pr (NULL: none, as
+ * where the variables decide); 0 or its PFLOPS_E* code with err. */
+static int component_kinds(struct pfc_count_kinds *ks, const char *papi_flops_pmu, const char *force,
+			   const struct pflops_probe *pr, int sve_bits, struct pflops_error *err)
+{
+	static const struct pflops_probe none = { .paranoid = -99 };
+	papi_flops_pmu ? setenv("PAPI_FLOPS_PMU", papi_flops_pmu, 1) : unsetenv("PAPI_FLOPS_PMU");
+	force ? setenv("LIBPFM_FORCE_PMU", force, 1) : unsetenv("LIBPFM_FORCE_PMU");
+	int rc = flo_choose_kinds(ks, &T, pr ? pr : &none, sve_bits, err);
+	unsetenv("PAPI_FLOPS_PMU");
+	unsetenv("LIBPFM_FORCE_PMU");
+	return rc;
+}
+
+/* The component's plan of an event set of n FLOP events (their codes, as
+ * PAPI_add_event hands them over): 0 or its PFLOPS_E* code with msg. */
+static int component_plan(struct pfc_count *c, const struct pfc_count_kinds *ks, const unsigned *code, int n,
+			  int multiplex, char *msg, size_t len)
+{
+	int slot_of[PFLOPS_NMETRIC];
+	for (int i = 0; i < n; i++)
+		slot_of[i] = i;
+	return flo_plan_set(c, ks, code, slot_of, n, n, multiplex, 0, msg, len);
+}
+
+/* The component's way: PAPI_FLOPS_PMU naming one PMU, an event set of
+ * that metric (sve_bits -1: this process's vector length). */
 static void plan_as_component(struct pfc_count *c, struct pfc_count_kinds *ks, const struct pflops_pmu *p, int sve_bits,
 			      int metric)
 {
-	memset(ks, 0, sizeof(*ks));
-	assert_int_equal(pfc_count_kind_add(ks, p, -1, 1, 1, 0, 0, sve_bits, NULL), 0);
-	struct pfc_count_want w[1] = { { metric, -1, -1 } };
-	assert_int_equal(pfc_count_plan(c, ks, w, 1, 0), 1);
+	struct pflops_error err = { 0 };
+	char msg[1024];
+	assert_int_equal(component_kinds(ks, p->name, NULL, NULL, sve_bits, &err), 0);
+	assert_int_equal(ks->n, 1);
+	assert_ptr_equal(ks->kind[0].pmu, p);
+	unsigned code = FLO_CODE(metric, 0, 0);
+	if (component_plan(c, ks, &code, 1, 0, msg, sizeof(msg)))
+		fail_msg("the component refuses %s on %s: %s", pflops_metric_name(metric), p->name, msg);
 }
 
 /* arm_v1's table default is 256 bits; a kind at 512 plans SCALE x 4. */
@@ -130,6 +166,133 @@ static void test_runtime_vl(void **state)
 	       weight(&a.plan[0], 0x80c0, PFLOPS_FP_OPS));
 	pfc_count_close(&a);
 	pfc_count_close(&b);
+}
+
+/* A machine's topology (a fixture) probed, the kinds chosen as the
+ * component chooses them with no variable set: each metric one
+ * event of a set, multiplexed as the run tool is, gets the run tool's
+ * plan on every kind, or is refused where a kind of the machine lacks
+ * it (its value would miss the time there), never planned short. */
+static void test_component_fixtures(void **state)
+{
+	static const char *const machines[] = {
+		"AMD-17h-Zen-2xEpyc-7451",
+		"AMD-19h-Zen4-2xEpyc-9654",
+		"Intel-Broadwell-2xXeon-E5-2650Lv4",
+		"Intel-Core-2xXeon-E5345",
+		"Intel-Haswell-2xXeon-E5-2680v3",
+		"Intel-Nehalem-2xXeon-X5550",
+		"Intel-RaptorLake-Corei7-1370P",
+		"Intel-SandyBridge-2xXeon-E5-2650",
+		"Intel-SapphireRapids-2xXeonMax9460",
+		"Intel-Skylake-2xXeon6140",
+	};
+	static struct pflops_probe pr;
+	static struct pfc_count_kinds kc, kr;
+	static struct pfc_count c, r;
+	int compared = 0, refused = 0;
+	for (size_t i = 0; i < sizeof(machines) / sizeof(machines[0]); i++) {
+		char path[256], msg[1024];
+		struct pflops_error err = { 0 };
+		snprintf(path, sizeof(path), "ctests/fixtures/topologies/%s.xml", machines[i]);
+		if (pflops_probe_run(&pr, &T, path, &err))
+			fail_msg("%s: %s", path, err.msg);
+		assert_int_equal(component_kinds(&kc, NULL, NULL, &pr, -1, &err), 0);
+		assert_int_equal(kc.n, pr.nkinds);
+		assert_true(pfc_count_kinds_probe(&kr, &pr) >= 1);
+		assert_int_equal(kr.n, kc.n);
+		for (int m = 0; m < PFLOPS_NMETRIC; m++) {
+			int lacking = 0, having = 0;
+			for (int k = 0; k < pr.nkinds; k++)
+				if (pr.kinds[k].pmu && pr.kinds[k].pmu->metrics[m].klass != PFLOPS_UNAVAILABLE)
+					having++;
+				else
+					lacking++;
+			if (!having)
+				continue; /* not listed by the component: never reaches its planning */
+			unsigned code = FLO_CODE(m, 0, 0);
+			int rc = component_plan(&c, &kc, &code, 1, 1, msg, sizeof(msg));
+			struct pfc_count_want w[PFLOPS_NMETRIC];
+			pfc_count_want_metrics(w, 1u << m);
+			r.multiplex = 1;
+			pfc_count_plan(&r, &kr, w, PFLOPS_NMETRIC, 1);
+			if (lacking) {
+				if (rc != PFLOPS_EUNAVAIL || !strstr(msg, "would miss the time there"))
+					fail_msg(
+						"%s: %s is not counted on every kind, yet the component plans it (%d: %s)",
+						machines[i], pflops_metric_name(m), rc, msg);
+				refused++;
+				continue;
+			}
+			if (rc)
+				fail_msg("%s: the component refuses %s: %s", machines[i], pflops_metric_name(m), msg);
+			for (int k = 0; k < pr.nkinds; k++) {
+				assert_true(c.planned[k] && r.planned[k]);
+				assert_true(kc.kind[k].pmu == kr.kind[k].pmu);
+				assert_int_equal(kc.kind[k].budget, kr.kind[k].budget);
+				assert_same_plan(&r.plan[k], m, &c.plan[k], 0);
+				compared++;
+			}
+		}
+	}
+	printf("%d plans the same both ways, %d metrics refused on a hybrid machine lacking them on a kind\n", compared,
+	       refused);
+	assert_true(compared >= 30 && refused >= 5); /* not vacuous: ten machines */
+	pfc_count_close(&c);
+	pfc_count_close(&r);
+}
+
+/* LIBPFM_FORCE_PMU, and the sets the component refuses: over the
+ * counters without the multiplex switch (with what fits alone), a metric
+ * one of two named kinds lacks; PAPI_FLOPS_PMU's mistakes by name. */
+static void test_component_refusals(void **state)
+{
+	static struct pfc_count_kinds ks;
+	static struct pfc_count c;
+	struct pflops_error err = { 0 };
+	char msg[1024];
+	unsigned fp = FLO_CODE(PFLOPS_FP_OPS, 0, 0), dp = FLO_CODE(PFLOPS_DP_OPS, 0, 0);
+	assert_int_equal(component_kinds(&ks, NULL, "skx", NULL, -1, &err), 0);
+	assert_int_equal(ks.n, 1);
+	assert_ptr_equal(ks.kind[0].pmu, pmu("skx"));
+	assert_int_equal(component_plan(&c, &ks, &fp, 1, 0, msg, sizeof(msg)), PFLOPS_ECNFLCT);
+	assert_non_null(strstr(msg, "FP_OPS needs 5 hardware counters on "));
+	assert_non_null(strstr(msg, "which has 4 general counters per thread (SMT on)"));
+	assert_non_null(strstr(msg, "DP_OPS or SP_OPS fit alone"));
+	assert_int_equal(component_plan(&c, &ks, &fp, 1, 1, msg, sizeof(msg)), 0); /* multiplexed */
+	assert_int_equal(c.plan[0].cost, 5);
+	assert_int_equal(component_plan(&c, &ks, &dp, 1, 0, msg, sizeof(msg)), 0);
+	/* a width qualifier is a slot of its own */
+	unsigned two[2] = { dp, FLO_CODE(PFLOPS_DP_OPS, PFLOPS_W512 + 1, 0) };
+	assert_int_equal(component_plan(&c, &ks, two, 2, 0, msg, sizeof(msg)), 0);
+	int in512 = 0, all = 0;
+	for (int k = 0; k < c.plan[0].ncounters; k++) {
+		all += c.plan[0].counter[k].weight[0] != 0;
+		in512 += c.plan[0].counter[k].weight[1] != 0;
+	}
+	assert_true(in512 >= 1 && in512 < all);
+	/* two kinds named, one without HP_OPS */
+	assert_int_equal(component_kinds(&ks, "spr,adl_glc", NULL, NULL, -1, &err), 0);
+	assert_int_equal(ks.n, 2);
+	assert_true(ks.kind[0].own_pmu && ks.kind[0].ref && ks.kind[1].own_pmu && ks.kind[1].ref);
+	unsigned hp = FLO_CODE(PFLOPS_HP_OPS, 0, 0);
+	assert_int_equal(component_plan(&c, &ks, &hp, 1, 0, msg, sizeof(msg)), PFLOPS_EUNAVAIL);
+	assert_non_null(strstr(msg, "HP_OPS is not counted on Intel Golden Cove"));
+	assert_int_equal(component_plan(&c, &ks, &dp, 1, 0, msg, sizeof(msg)), 0);
+	assert_true(c.planned[0] && c.planned[1]);
+	/* PAPI_FLOPS_PMU's mistakes, and a LIBPFM_FORCE_PMU without a formula */
+	assert_int_equal(component_kinds(&ks, "skx,skx", NULL, NULL, -1, &err), PFLOPS_EINVAL);
+	assert_non_null(strstr(err.msg, "names skx twice"));
+	assert_int_equal(component_kinds(&ks, "zen4,", NULL, NULL, -1, &err), PFLOPS_EINVAL);
+	assert_non_null(strstr(err.msg, "has an empty PMU name"));
+	assert_int_equal(component_kinds(&ks, "nosuch", NULL, NULL, -1, &err), PFLOPS_ENOENT);
+	assert_non_null(strstr(err.msg, "'nosuch', which is not in the formula table"));
+	assert_int_equal(component_kinds(&ks, NULL, "nosuch", NULL, -1, &err), PFLOPS_ENOCPU);
+	assert_non_null(strstr(err.msg, "LIBPFM_FORCE_PMU=nosuch has no FLOP formula"));
+	/* PAPI_FLOPS_PMU wins over LIBPFM_FORCE_PMU */
+	assert_int_equal(component_kinds(&ks, "icl", "skx", NULL, -1, &err), 0);
+	assert_ptr_equal(ks.kind[0].pmu, pmu("icl"));
+	pfc_count_close(&c);
 }
 
 /* A PMU without SVE keeps no vector length, whatever the process has. */
@@ -340,6 +503,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_injected_vl),
 		cmocka_unit_test(test_runtime_vl),
+		cmocka_unit_test(test_component_fixtures),
+		cmocka_unit_test(test_component_refusals),
 		cmocka_unit_test(test_no_sve_part),
 		cmocka_unit_test(test_qualifiers),
 		cmocka_unit_test(test_arm_hybrid_reference),

@@ -4,10 +4,10 @@
  * planner (core/) decide which native events and weights; the counting
  * engine (core/count_perf.c) opens and reads them through perf_event.
  *
- * Native event code: bits 0-3 the entry (a pflops_metric, or a status
- * event: SCALED, UNCOVERED_NS, the table's detect status), bits 4-7 a
- * width qualifier (0 none, 1 + pflops_width), bits 8-11 a precision
- * qualifier (0 none, 1 + pflops_prec).  Names: core/pflops_evname.h.
+ * Native event code: flops_plan.h (an entry: a pflops_metric, or a status
+ * event: SCALED, UNCOVERED_NS, the table's detect status; a width and a
+ * precision qualifier).  Names: core/pflops_evname.h.  Which kinds, and an
+ * event set's plan on them: flops_plan.c.
  *
  * What users must hear is printed on stderr once per process, without
  * PAPI_VERBOSE (TAU, HPCToolkit and papi_command_line users see nothing
@@ -59,6 +59,7 @@
 #include "core/pflops_count.h"
 #include "core/pflops_perf.h"
 #include "flops_overflow.h"
+#include "flops_plan.h"
 #include "core/pflops_pub.h"
 #include "core/pflops_pub_helper.h"
 #include "core/pflops_trace.h"
@@ -73,11 +74,7 @@ papi_vector_t _flops_vector;
 #define FL_NENTRY PFC_EV_NENTRY
 #define FL_MAX_FLOPS_EVENTS PFLOPS_NMETRIC /* one planner metric slot each */
 #define FL_MAX_EVENTS (FL_MAX_FLOPS_EVENTS + 3)
-#define FL_CODE(e, w, p) ((unsigned)(e) | ((unsigned)(w) << 4) | ((unsigned)(p) << 8))
-#define FL_ENTRY(c) ((c)&0xf)
 #define FL_OVF_SIGNAL (SIGRTMIN + 3) /* perf_event's is SIGRTMIN + 2: both may overflow in one process */
-#define FL_WQ(c) (((c) >> 4) & 0xf)
-#define FL_PQ(c) (((c) >> 8) & 0xf)
 
 enum { FL_SRC_HW, FL_SRC_TRACE, FL_SRC_MODEL };
 
@@ -198,7 +195,7 @@ static int qualifier_ok(const struct pflops_pmu *p, int m, unsigned wq, unsigned
  * described with the reason, refused when added). */
 static int code_ok(unsigned code, int known)
 {
-	unsigned e = FL_ENTRY(code), wq = FL_WQ(code), pq = FL_PQ(code);
+	unsigned e = FLO_ENTRY(code), wq = FLO_WQ(code), pq = FLO_PQ(code);
 	if (code & ~0xfffu || e >= FL_NENTRY || wq > PFLOPS_NWIDTH || pq > PFLOPS_NPREC)
 		return 0;
 	if (fl.source == FL_SRC_TRACE) {
@@ -243,85 +240,6 @@ static void unavailable_reason(unsigned e, char *out, size_t len)
 }
 
 /* ---- component setup ---- */
-
-/* A PMU forced by name: the table's budget with SMT on (the machine it
- * stands for is unknown), the watchdog as on this kernel, the run-time
- * SVE vector length.  own_pmu: it opens on its own perf PMU; with a
- * cycles time reference when several kinds are named, or an x86 hybrid
- * one alone (cpu_core). */
-static int add_kind(const struct pflops_pmu *p, int own_pmu, int several)
-{
-	int ref = own_pmu && (several || p->arch == PFLOPS_ARCH_X86);
-	return pfc_count_kind_add(&fl.ks, p, -1, 1, own_pmu, ref, fl.nmi_watchdog, -1, NULL);
-}
-
-/* Which table PMUs: PAPI_FLOPS_PMU (comma-separated table names, one per
- * core kind), else LIBPFM_FORCE_PMU, else the probe's core kinds. */
-static int choose_kinds(const struct pflops_probe *pr, char *why, size_t len)
-{
-	const char *env = getenv("PAPI_FLOPS_PMU");
-	const char *force = getenv("LIBPFM_FORCE_PMU");
-	if (env && *env) {
-		/* an empty name (',', 'zen4,') or a PMU named twice is refused:
-		 * the one would leave no event, the other count every FLOP twice */
-		char *list = strdup(env);
-		int n = 0, rc = PAPI_OK;
-		if (!list) {
-			snprintf(why, len, "PAPI_FLOPS_PMU: out of memory");
-			return PAPI_ENOMEM;
-		}
-		for (char *q = list; *q; q++)
-			n += *q == ',';
-		for (char *t = list, *next; t && rc == PAPI_OK; t = next) {
-			next = strchr(t, ',');
-			if (next)
-				*next++ = 0;
-			const struct pflops_pmu *p = *t ? pflops_table_find(&fl.table, t) : NULL;
-			if (!*t) {
-				snprintf(
-					why, len,
-					"PAPI_FLOPS_PMU='%.60s' has an empty PMU name; give table names separated by ',' (papi_flops_avail --arch all lists them), or unset it",
-					env);
-				rc = PAPI_ENOSUPP;
-			} else if (!p) {
-				snprintf(
-					why, len,
-					"PAPI_FLOPS_PMU names '%.60s', which is not in the formula table (papi_flops_avail --arch all lists it)",
-					t);
-				rc = PAPI_ENOSUPP;
-			}
-			for (int k = 0; rc == PAPI_OK && k < fl.ks.n; k++)
-				if (fl.ks.kind[k].pmu == p) {
-					snprintf(
-						why, len,
-						"PAPI_FLOPS_PMU names %s twice (as '%.40s' the second time), which would count its FLOPs twice; name each core kind's PMU once",
-						p->name, t);
-					rc = PAPI_ENOSUPP;
-				}
-			if (rc == PAPI_OK && add_kind(p, n > 0 || strcmp(p->sysfs, "cpu"), n > 0)) {
-				snprintf(why, len, "PAPI_FLOPS_PMU names more than %d PMUs, one per core kind at most",
-					 PFLOPS_MAX_KINDS);
-				rc = PAPI_ENOSUPP;
-			}
-		}
-		free(list);
-		return rc;
-	}
-	if (force && *force) {
-		const struct pflops_pmu *p = pflops_table_find(&fl.table, force);
-		if (!p) {
-			snprintf(why, len, "LIBPFM_FORCE_PMU=%s has no FLOP formula in the table", force);
-			return PAPI_ENOSUPP;
-		}
-		add_kind(p, strcmp(p->sysfs, "cpu") != 0, 0);
-		return PAPI_OK;
-	}
-	if (!pfc_count_kinds_probe(&fl.ks, pr)) {
-		snprintf(why, len, "%.200s", pr->nkinds ? pr->kinds[0].why : "the probe found no CPU");
-		return PAPI_ENOSUPP;
-	}
-	return PAPI_OK;
-}
 
 /* What every source tells PAPI once its kinds are chosen. */
 static void set_info(PAPI_component_info_t *ci)
@@ -375,7 +293,7 @@ static int choose_source(void)
 			return PAPI_ENOSUPP;
 		}
 		fl.source = FL_SRC_MODEL;
-		add_kind(p, 0, 0);
+		flo_add_kind(&fl.ks, p, 0, 0, 0, -1);
 		return PAPI_OK;
 	}
 	fl_set_reason(
@@ -449,15 +367,15 @@ static int fl_init_component(int cidx)
 		return PAPI_ENOSUPP;
 	}
 	fl.nmi_watchdog = pr.nmi_watchdog;
-	char why[256] = "";
-	int rc = choose_kinds(&pr, why, sizeof(why));
+	int rc = flo_choose_kinds(&fl.ks, &fl.table, &pr, -1, &err);
 	if (rc) {
+		rc = rc == PFLOPS_ENOMEM ? PAPI_ENOMEM : PAPI_ENOSUPP;
 		if (pft_unavailable())
-			fl_set_reason(rc, "%s", why);
+			fl_set_reason(rc, "%s", err.msg);
 		else
 			fl_set_reason(rc,
 				      "%s (PAPI_FLOPS_SOURCE=trace counts FLOPs exactly without counters or formulas)",
-				      why);
+				      err.msg);
 		return rc;
 	}
 	set_info(ci);
@@ -540,117 +458,18 @@ static int fl_cleanup_eventset(hwd_control_state_t *c)
 
 static int fl_code_to_name(unsigned int code, char *name, int len);
 
-static void metric_list(const struct fl_control *ctl, char *out, size_t len)
-{
-	out[0] = 0;
-	for (int i = 0; i < ctl->nevents; i++) {
-		char n[64];
-		if (ctl->slot_of[i] < 0 || fl_code_to_name(ctl->code[i], n, sizeof(n)))
-			continue;
-		size_t l = strlen(out);
-		snprintf(out + l, len - l, "%s%s", l ? "+" : "", n);
-	}
-}
-
-/* "4 general counters per thread (SMT on, one held by the NMI watchdog)" */
-static void budget_words(const struct pfc_count_kind *kd, char *out, size_t len)
-{
-	const struct pflops_pmu *p = kd->pmu;
-	int nmi = pflops_budget(p, kd->smt, fl.nmi_watchdog, 0) < pflops_budget(p, kd->smt, 0, 0);
-	int ref = kd->ref &&
-		  pflops_budget(p, kd->smt, fl.nmi_watchdog, 1) < pflops_budget(p, kd->smt, fl.nmi_watchdog, 0);
-	snprintf(out, len, "%d general counter%s per thread (SMT %s%s%s)", kd->budget, kd->budget == 1 ? "" : "s",
-		 kd->smt ? "on" : "off", nmi ? ", one held by the NMI watchdog" : "",
-		 ref ? ", one counting cycles to time the core kind" : "");
-}
-
-/* The FLOP metrics that fit alone on kind k: "DP_OPS or SP_OPS fit alone". */
-static void fits_instead(const struct pfc_count_kind *kd, unsigned asked, char *out, size_t len)
-{
-	int n = 0;
-	out[0] = 0;
-	for (int m = 0; m < PFLOPS_NMETRIC; m++) {
-		struct pflops_plan plan;
-		if (!pflops_metric_is_flop(m) || asked == 1u << m || kd->pmu->metrics[m].klass == PFLOPS_UNAVAILABLE ||
-		    pflops_plan_fit(&plan, kd->pmu, 1u << m, kd->sve_bits, kd->budget, NULL, NULL) ||
-		    plan.cost > kd->budget)
-			continue;
-		size_t l = strlen(out);
-		snprintf(out + l, len - l, "%s%s", n ? " or " : "", pflops_metric_name(m));
-		n++;
-	}
-	size_t l = strlen(out);
-	snprintf(out + l, len - l, n > 1 ? " fit alone; " : n ? " fits alone; " : "");
-}
-
-/* Kind k's plan over its budget without the multiplex switch: refused
- * (exact counts first) with what fits instead and the switch, in msg. */
-static int refuse_over(const struct fl_control *ctl, int k, char *msg, size_t len)
-{
-	const struct pfc_count_kind *kd = &fl.ks.kind[k];
-	const struct pflops_pmu *p = kd->pmu;
-	unsigned asked = 0;
-	for (int i = 0; i < ctl->nevents; i++) {
-		unsigned e = FL_ENTRY(ctl->code[i]), wq = FL_WQ(ctl->code[i]), pq = FL_PQ(ctl->code[i]);
-		if (ctl->slot_of[i] >= 0 && p->metrics[e].klass != PFLOPS_UNAVAILABLE &&
-		    (!(wq || pq) || qualifier_ok(p, e, wq, pq)))
-			asked |= 1u << e;
-	}
-	char names[256], have[160], instead[160];
-	metric_list(ctl, names, sizeof(names));
-	budget_words(kd, have, sizeof(have));
-	fits_instead(kd, asked, instead, sizeof(instead));
-	snprintf(
-		msg, len,
-		"%s need%s %d hardware counters on %s, which has %s: not counted (exact counts first). %sto count %s anyway, set PAPI_FLOPS_MULTIPLEX=1 (the kernel multiplexes; values are scaled and flops:::SCALED reads 1) or call PAPI_set_multiplex",
-		names, strchr(names, '+') ? "" : "s", ctl->cnt.plan[k].cost, p->title[0] ? p->title : p->name, have,
-		instead, strchr(names, '+') ? "them" : "it");
-	return PAPI_ECNFLCT;
-}
-
-/* Plan the event set's FLOP entries on every kind through the core's
- * pipeline (core/pflops_count.h): entry i is its slot slot_of[i], with
- * its qualifiers; an entry that some kind does not count is refused (its
- * value would miss that kind's time). */
+/* Plan the event set's FLOP entries on every kind (flops_plan.c): an
+ * entry some kind does not count, or a set over the counters without the
+ * multiplex switch, is refused with one sentence on stderr. */
 static int replan(struct fl_control *ctl)
 {
-	char msg[PAPI_HUGE_STR_LEN] = "";
-	struct pfc_count_want want[PFLOPS_NMETRIC];
+	char msg[PAPI_HUGE_STR_LEN];
 	close_set(ctl);
-	for (int s = 0; s < PFLOPS_NMETRIC; s++)
-		want[s] = (struct pfc_count_want){ -1, -1, -1 };
-	for (int i = 0; i < ctl->nevents; i++)
-		if (ctl->slot_of[i] >= 0)
-			want[ctl->slot_of[i]] = (struct pfc_count_want){ (int)FL_ENTRY(ctl->code[i]),
-									 (int)FL_WQ(ctl->code[i]) - 1,
-									 (int)FL_PQ(ctl->code[i]) - 1 };
-	ctl->cnt.multiplex = ctl->multiplex;
-	pfc_count_plan(&ctl->cnt, &fl.ks, want, ctl->nflops, 0);
-	for (int k = 0; k < fl.ks.n; k++) {
-		int rc = 0;
-		if (!fl.ks.kind[k].pmu)
-			continue;
-		if (ctl->cnt.rc[k]) {
-			snprintf(msg, sizeof(msg), "%s", ctl->cnt.why[k]);
-			rc = papi_code(ctl->cnt.rc[k]);
-		} else if (pfc_count_over(&ctl->cnt, k) && !ctl->multiplex) {
-			rc = refuse_over(ctl, k, msg, sizeof(msg));
-		} else if (ctl->cnt.skipped[k]) {
-			/* its sum would miss the time on these cores, with no caveat */
-			const struct pflops_pmu *p = fl.ks.kind[k].pmu;
-			int s = __builtin_ctz(ctl->cnt.skipped[k]);
-			snprintf(
-				msg, sizeof(msg),
-				"%s is not counted on %s cores, which this hybrid machine also runs the thread on: its value would miss the time there; leave it out of the event set (papi_flops_avail lists what each core counts)",
-				pflops_metric_name(want[s].metric), p->title[0] ? p->title : p->name);
-			rc = PAPI_ENOSUPP;
-		}
-		if (rc) {
-			say_once("%s", msg);
-			return rc;
-		}
-	}
-	return PAPI_OK;
+	int rc = flo_plan_set(&ctl->cnt, &fl.ks, ctl->code, ctl->slot_of, ctl->nevents, ctl->nflops, ctl->multiplex,
+			      fl.nmi_watchdog, msg, sizeof(msg));
+	if (rc)
+		say_once("%s", msg);
+	return papi_code(rc);
 }
 
 /* ---- the trace sources ---- */
@@ -723,7 +542,7 @@ static int trace_values(struct fl_control *ctl)
 	if (fl.source == FL_SRC_MODEL && ctl->cnt.nev && (rc = model_slots(ctl, &ctl->d)))
 		return rc;
 	for (int i = 0; i < ctl->nevents; i++) {
-		unsigned e = FL_ENTRY(ctl->code[i]), wq = FL_WQ(ctl->code[i]), pq = FL_PQ(ctl->code[i]);
+		unsigned e = FLO_ENTRY(ctl->code[i]), wq = FLO_WQ(ctl->code[i]), pq = FLO_PQ(ctl->code[i]);
 		double v = 0;
 		if (fl.source == FL_SRC_MODEL && ctl->cnt.nev) {
 			if (ctl->slot_of[i] >= 0)
@@ -908,13 +727,13 @@ static int fl_update_control_state(hwd_control_state_t *c, NativeInfo_t *native,
 			return PAPI_ENOEVNT;
 		if (!code_valid(code)) {
 			char why[PAPI_HUGE_STR_LEN];
-			unavailable_reason(FL_ENTRY(code), why, sizeof(why));
+			unavailable_reason(FLO_ENTRY(code), why, sizeof(why));
 			say_once("%s", why);
 			return PAPI_ENOEVNT;
 		}
 		native[i].ni_position = i;
 		ctl->code[i] = code;
-		if (FL_ENTRY(code) < PFLOPS_NMETRIC) {
+		if (FLO_ENTRY(code) < PFLOPS_NMETRIC) {
 			if (ctl->nflops == FL_MAX_FLOPS_EVENTS) {
 				say_once(
 					"an event set takes at most %d flops FLOP events (qualified ones included); use another event set for more",
@@ -1023,9 +842,9 @@ static int collect(struct fl_control *ctl, double *detected)
 		if (s >= 0) {
 			if (ctl->cnt.set)
 				v = pfc_count_value(&ctl->cnt, s);
-		} else if (FL_ENTRY(ctl->code[i]) == FL_SCALED) {
+		} else if (FLO_ENTRY(ctl->code[i]) == FL_SCALED) {
 			v = st.estimated;
-		} else if (FL_ENTRY(ctl->code[i]) == FL_DETECT) {
+		} else if (FLO_ENTRY(ctl->code[i]) == FL_DETECT) {
 			v = *detected;
 		} else {
 			v = (double)st.uncovered_ns;
@@ -1165,7 +984,7 @@ static int fl_set_overflow(EventSetInfo_t *ESI, int EventIndex, int threshold)
 	if (fl.source == FL_SRC_TRACE) {
 		/* every P FLOPs of the event, exactly, at the instruction
 		 * (trace_ovf_arm at PAPI_start) */
-		unsigned e = FL_ENTRY(ctl->code[pos]);
+		unsigned e = FLO_ENTRY(ctl->code[pos]);
 		if (threshold > 0 && e >= PFLOPS_NMETRIC) {
 			say_once(
 				"PAPI_overflow on flops:::%s refused: a status event counts no FLOPs and cannot overflow; "
@@ -1185,7 +1004,7 @@ static int fl_set_overflow(EventSetInfo_t *ESI, int EventIndex, int threshold)
 		if (pos >= FLO_MAX_EVENTS)
 			return PAPI_EINVAL;
 		if (threshold > 0)
-			ctl->ovf_sel = PFC_PUB_OVF_SEL(e, FL_WQ(ctl->code[pos]), FL_PQ(ctl->code[pos]));
+			ctl->ovf_sel = PFC_PUB_OVF_SEL(e, FLO_WQ(ctl->code[pos]), FLO_PQ(ctl->code[pos]));
 		return flo_set(&ctl->ovf, pos, threshold, FL_OVF_SIGNAL, _flops_vector.cmp_info.CmpIdx);
 	}
 	if (threshold > 0 && ctl->slot_of[pos] < 0) {
@@ -1277,16 +1096,16 @@ static int fl_enum_events(unsigned int *code, int modifier)
 				return enumerated(code, e);
 		return PAPI_ENOEVNT;
 	case PAPI_ENUM_EVENTS:
-		for (unsigned e = FL_ENTRY(c) + 1; e < FL_NENTRY; e++)
+		for (unsigned e = FLO_ENTRY(c) + 1; e < FL_NENTRY; e++)
 			if (code_valid(e))
 				return enumerated(code, e);
 		return PAPI_ENOEVNT;
 	case PAPI_NTV_ENUM_UMASKS: {
 		/* widths, then precisions, one qualifier at a time */
-		unsigned e = FL_ENTRY(c), wq = FL_WQ(c), pq = FL_PQ(c);
+		unsigned e = FLO_ENTRY(c), wq = FLO_WQ(c), pq = FLO_PQ(c);
 		unsigned seq = pq ? PFLOPS_NWIDTH + pq : wq; /* 0 = the base event */
 		for (unsigned n = seq + 1; n <= PFLOPS_NWIDTH + PFLOPS_NPREC; n++) {
-			unsigned cand = n <= PFLOPS_NWIDTH ? FL_CODE(e, n, 0) : FL_CODE(e, 0, n - PFLOPS_NWIDTH);
+			unsigned cand = n <= PFLOPS_NWIDTH ? FLO_CODE(e, n, 0) : FLO_CODE(e, 0, n - PFLOPS_NWIDTH);
 			if (code_valid(cand))
 				return enumerated(code, cand);
 		}
@@ -1301,7 +1120,7 @@ static int fl_code_to_name(unsigned int code, char *name, int len)
 {
 	if (!code_ok(code, 1))
 		return PAPI_ENOEVNT;
-	struct pfc_evname e = { FL_ENTRY(code), FL_WQ(code), FL_PQ(code) };
+	struct pfc_evname e = { FLO_ENTRY(code), FLO_WQ(code), FLO_PQ(code) };
 	return pfc_evname_format(&e, fl.detect_status, name, len > 0 ? (size_t)len : 0) ? PAPI_EBUF : PAPI_OK;
 }
 
@@ -1312,7 +1131,7 @@ static int fl_name_to_code(const char *name, unsigned int *code)
 	struct pfc_evname e;
 	if (pfc_evname_parse(name, fl.detect_status, &e, NULL))
 		return PAPI_ENOEVNT;
-	unsigned c = FL_CODE(e.entry, e.wq, e.pq);
+	unsigned c = FLO_CODE(e.entry, e.wq, e.pq);
 	if (!code_ok(c, 1))
 		return PAPI_ENOEVNT;
 	*code = c;
@@ -1323,7 +1142,7 @@ static int fl_name_to_code(const char *name, unsigned int *code)
  * the caveat, per core kind. */
 static void describe(unsigned code, char *out, size_t len)
 {
-	unsigned e = FL_ENTRY(code), wq = FL_WQ(code), pq = FL_PQ(code);
+	unsigned e = FLO_ENTRY(code), wq = FLO_WQ(code), pq = FLO_PQ(code);
 	out[0] = 0;
 	if (e == FL_SCALED) {
 		snprintf(
@@ -1441,7 +1260,7 @@ static int fl_code_to_info(unsigned int code, PAPI_event_info_t *info)
 	if (rc)
 		return rc;
 	describe(code, info->long_descr, sizeof(info->long_descr));
-	unsigned e = FL_ENTRY(code);
+	unsigned e = FLO_ENTRY(code);
 	snprintf(info->short_descr, sizeof(info->short_descr), "%s", info->symbol);
 	snprintf(info->units, sizeof(info->units), "%s",
 		 e == FL_UNCOVERED    ? "ns"

@@ -41,9 +41,10 @@ int flo_choose_kinds(struct pfc_count_kinds *ks, const struct pflops_table *t, c
 /* Plan an event set's n entries (code[i]; slot_of[i]: its planner slot,
  * -1 for a status event; nflops slots) on every kind of ks into c.  An
  * entry some kind does not count is refused (its value would miss that
- * kind's time), so is a kind's plan over its counters unless multiplex.
- * nmi: the NMI watchdog holds a counter (said in the refusal).  0, or a
- * PFLOPS_E* code with one sentence in msg. */
+ * kind's time: PFLOPS_EUNAVAIL), so is a kind's plan over its counters
+ * unless multiplex (PFLOPS_ECNFLCT).  nmi: the NMI watchdog holds a
+ * counter (said in the refusal).  0, or a PFLOPS_E* code with one
+ * sentence in msg. */
 int flo_plan_set(struct pfc_count *c, const struct pfc_count_kinds *ks, const unsigned *code, const int *slot_of, int n,
 		 int nflops, int multiplex, int nmi, char *msg, size_t len);
 

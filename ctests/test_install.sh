@@ -92,15 +92,19 @@ else
 	bad "installed papi_command_line with PAPI_FLOPS_SOURCE=trace does not read DP_OPS 40000000"
 fi
 # libpflops.a exports papi_flops.h's functions and nothing else (mk/publib.mk):
-# each global it defines is declared there, the core's helpers are local,
-# and a client of the header links with it and the libraries it names
+# the compiler's list of what the installed header declares (-aux-info,
+# not mk/publib.mk's sed) is exactly what the library defines as global,
+# the core's helpers are local, and a client of the header links with it
 a=$lib/libpflops.a h=$(dirname "$lib")/include/papi_flops.h
-syms=$(nm -g --defined-only "$a" 2>/dev/null | awk 'NF == 3 { print $3 }')
-undeclared=$(for f in $syms; do grep -q "[ *]$f(" "$h" || echo "$f"; done)
-if [ -n "$syms" ] && [ -z "$undeclared" ] && ! echo "$syms" | grep -qx 'pfc_err'; then
-	ok "libpflops.a exports $(echo "$syms" | wc -l) functions, each declared in papi_flops.h"
+nm -g --defined-only "$a" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort > "$tmp/lib.syms"
+printf '#include "papi_flops.h"\n' > "$tmp/h.c"
+cc -fsyntax-only -I"$(dirname "$h")" -aux-info "$tmp/h.aux" "$tmp/h.c" 2> "$tmp/h.err" &&
+	grep -F "$h:" "$tmp/h.aux" | grep -v ' static ' | sed -n 's/.*[ *]\([A-Za-z_][A-Za-z0-9_]*\) (.*/\1/p' | sort -u > "$tmp/h.syms"
+extra=$(comm -23 "$tmp/lib.syms" "$tmp/h.syms") missing=$(comm -13 "$tmp/lib.syms" "$tmp/h.syms")
+if [ -s "$tmp/h.syms" ] && [ -z "$extra" ] && [ -z "$missing" ]; then
+	ok "libpflops.a exports exactly the $(wc -l < "$tmp/h.syms") functions papi_flops.h declares"
 else
-	bad "libpflops.a exports what papi_flops.h does not declare: $(echo $undeclared | cut -c1-300)"
+	bad "libpflops.a exports what papi_flops.h does not declare: '$(echo $extra | cut -c1-300)'; declared, not exported: '$(echo $missing | cut -c1-300)' $(head -c 300 "$tmp/h.err")"
 fi
 cat > "$tmp/pc.c" <<'EOC'
 #include <stdio.h>

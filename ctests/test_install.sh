@@ -70,6 +70,12 @@ if [ -f "$deb" ]; then
 	[ -z "$missing" ] && ok "installed libpapi exports every function Debian's libpapi.so.7.0 does" ||
 		bad "installed libpapi lacks Debian's $(echo $missing)"
 fi
+# the component's code inside libpapi stays hidden (PAPI builds with
+# -fvisibility=hidden): none of our layers' names clashes with a client's
+# own, or with the installed libpflops.a linked beside libpapi
+ours=$(nm -D --defined-only "$lib"/libpapi.so.7.0 | awk '{ print $3 }' | grep -E '^(pflops_|pfc_|pft_|pf_|flo_|_flops_)')
+[ -z "$ours" ] && ok "installed libpapi exports none of the component's functions (pflops_, pfc_, pft_, pf_, flo_)" ||
+	bad "installed libpapi exports the component's $(echo $ours | cut -c1-300)"
 # papi-flops.pc: a client built with it loads this libpapi, no environment
 pc=$lib/pkgconfig/papi-flops.pc
 printf '#include <papi.h>\nint main(void) { return PAPI_library_init(PAPI_VER_CURRENT) == PAPI_VER_CURRENT ? 0 : 1; }\n' > "$tmp/c.c"

@@ -94,9 +94,11 @@ out=$($REP "$tmp/trace/r.0.json" "$tmp/model:skx/r.1.json" 2>&1); rc=$?
 # a missing rank's report
 out=$($REP "$tmp/trace/r.0.json" "$tmp/trace/r.1.json" "$tmp/trace/r.3.json" 2>&1); rc=$?
 [ $rc = 3 ] && echo "$out" | grep -q "^MISSING     : rank 2 (no report)" && ok || bad "missing rank: rc=$rc $out"
-# no %r in -o: every rank refuses before running the program
+# no %r in -o: every rank refuses before running the program (mpirun
+# ends the job at the first rank's exit 1, so the other rank's sentence
+# may be cut off under load: at least one, and nothing run or written)
 timeout 120 mpirun --oversubscribe -np 2 "$RUN" --source trace -o one.json -- ./mpi_flops 1 >"$tmp/o" 2>"$tmp/e"; rc=$?
-[ $rc != 0 ] && [ "$(grep -c 'every rank would write this one file; put %r' "$tmp/e")" = 2 ] && [ ! -s "$tmp/o" ] && [ ! -e one.json ] &&
+[ $rc != 0 ] && [ "$(grep -c 'every rank would write this one file; put %r' "$tmp/e")" -ge 1 ] && [ ! -s "$tmp/o" ] && [ ! -e one.json ] &&
 	ok || bad "-o without %r under mpirun: rc=$rc $(cat "$tmp/o" "$tmp/e")"
 
 # rank 2 crashes halfway (SIGSEGV): its report is partial, its kernel

@@ -77,6 +77,28 @@ int pft_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_r
  * r->len is 0 where the relocation failed. */
 int pft_arch_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *out, struct pft_reloc *r);
 
+/* Breakpoints and the cache's base register (x86_64/trace_trap.c).
+ * brk_bytes: the PFT_BRK_LEN bytes of a breakpoint (x86-64: int3), at
+ * an address aligned to PFT_BRK_LEN (it fits in one aligned 8-byte
+ * word).  trap_brk: where the breakpoint is that a thread trapped on,
+ * its pc after the trap being pc (x86-64: pc - 1, the int3 has run; a
+ * port whose trap leaves pc on the breakpoint returns pc).  A thread
+ * stopped on a breakpoint, not yet trapped, passes it at pc +
+ * PFT_BRK_LEN. */
+const uint8_t *pft_arch_brk_bytes(void);
+uint64_t pft_arch_trap_brk(uint64_t pc);
+/* The program's own system calls on the register the cache borrows to
+ * find the thread's slot (PFT_CACHE_BASE; x86-64: arch_prctl
+ * ARCH_SET_GS and ARCH_GET_GS on %gs).  base_sys: system call nr may be
+ * one (the engine watches it).  base_call: what the call nr with
+ * arguments a did, once it returned: PFT_BASE_SET, the program's base
+ * is now *v (the thread's register must go back to its slot);
+ * PFT_BASE_GET, the program asked for it at address *v (the engine
+ * writes the program's base there, not the slot's); else 0. */
+enum { PFT_BASE_SET = 1, PFT_BASE_GET };
+int pft_arch_base_sys(long nr);
+int pft_arch_base_call(long nr, const uint64_t a[6], uint64_t *v);
+
 /* Extended state (x86_64/trace_xstate.c): the opmask registers k0..k7
  * of a stopped thread (all 0 where the ISA has none in use). */
 int pft_read_kregs(pid_t tid, uint64_t k[8]);

@@ -30,5 +30,7 @@
 /* the length of the system call instruction (a restarted call goes back
  * by it) */
 #define PFT_SYSCALL_LEN 2
+/* the length of a breakpoint (int3; pft_arch_brk_bytes) */
+#define PFT_BRK_LEN 1
 
 #endif

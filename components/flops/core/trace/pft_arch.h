@@ -98,6 +98,16 @@ uint64_t pft_arch_trap_brk(uint64_t pc);
 enum { PFT_BASE_SET = 1, PFT_BASE_GET };
 int pft_arch_base_sys(long nr);
 int pft_arch_base_call(long nr, const uint64_t a[6], uint64_t *v);
+/* What else the engine looks for (x86_64/trace_trap.c).  is_syscall:
+ * the system call instruction the engine injects through (x86-64:
+ * `syscall`) starts at p (n bytes there; trace_arena.c's gadget).
+ * is_spin_hint: the CPU's spin-wait hint does (x86-64: pause; libgomp's
+ * spin before it sleeps, trace_window.c).  foreign_mode: NULL when a
+ * thread with registers r (just exec'd) runs the code this backend
+ * decodes, else the rest of a sentence saying what it runs instead. */
+int pft_arch_is_syscall(const uint8_t *p, size_t n);
+int pft_arch_is_spin_hint(const uint8_t *p, size_t n);
+const char *pft_arch_foreign_mode(const struct user_regs_struct *r);
 
 /* Extended state (x86_64/trace_xstate.c): the opmask registers k0..k7
  * of a stopped thread (all 0 where the ISA has none in use). */

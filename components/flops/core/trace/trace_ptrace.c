@@ -365,6 +365,7 @@ static int on_event(struct pft_tracer *T, struct pft_thr *t, int ev)
 		}
 		return pft_restart(T, t, t->resume, 0);
 	case PTRACE_EVENT_EXEC: {
+		const char *why;
 		struct pft_space *sp = pft_space_new(t->tid, T->o->region);
 		if (!sp)
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
@@ -384,12 +385,9 @@ static int on_event(struct pft_tracer *T, struct pft_thr *t, int ev)
 		t->tramp = 0;
 		if (pft_getregs(t->tid, &r))
 			return 0;
-		if (r.cs != 0x33) {
+		if ((why = pft_arch_foreign_mode(&r))) {
 			kill(t->tid, SIGKILL);
-			return fail(T->err, PFLOPS_EUNAVAIL,
-				    "the traced program "
-				    "runs in 32-bit mode; only x86-64 programs "
-				    "can be traced");
+			return fail(T->err, PFLOPS_EUNAVAIL, "the traced program %s", why);
 		}
 		/* still inside execve: start at its syscall-exit stop, where
 		 * system calls can be injected (the code cache's memory) */

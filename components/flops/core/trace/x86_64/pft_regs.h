@@ -32,5 +32,7 @@
 #define PFT_SYSCALL_LEN 2
 /* the length of a breakpoint (int3; pft_arch_brk_bytes) */
 #define PFT_BRK_LEN 1
+/* the longest instruction */
+#define PFT_INSN_MAX 15
 
 #endif

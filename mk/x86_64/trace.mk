@@ -22,7 +22,8 @@ CORE_SRCS += $(TRACE_CORE)/trace/trace_blocks.c \
 # ... and the instruction set behind core/trace/pft_arch.h (Zydis)
 CORE_SRCS += $(TRACE_CORE)/trace/x86_64/trace_decode.c $(TRACE_CORE)/trace/x86_64/trace_emul.c \
              $(TRACE_CORE)/trace/x86_64/trace_reloc.c $(TRACE_CORE)/trace/x86_64/trace_xstate.c \
-             $(TRACE_CORE)/trace/x86_64/trace_ibl.c
+             $(TRACE_CORE)/trace/x86_64/trace_ibl.c $(TRACE_CORE)/trace/x86_64/trace_gen.c \
+             $(TRACE_CORE)/trace/x86_64/trace_trap.c
 CORE_LIBS += $(ZYDIS_LIBS)
 
 CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_funcs

@@ -77,6 +77,38 @@ int pft_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_r
  * r->len is 0 where the relocation failed. */
 int pft_arch_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *out, struct pft_reloc *r);
 
+/* Breakpoints and the cache's base register (x86_64/trace_trap.c).
+ * brk_bytes: the PFT_BRK_LEN bytes of a breakpoint (x86-64: int3), at
+ * an address aligned to PFT_BRK_LEN (it fits in one aligned 8-byte
+ * word).  trap_brk: where the breakpoint is that a thread trapped on,
+ * its pc after the trap being pc (x86-64: pc - 1, the int3 has run; a
+ * port whose trap leaves pc on the breakpoint returns pc).  A thread
+ * stopped on a breakpoint, not yet trapped, passes it at pc +
+ * PFT_BRK_LEN. */
+const uint8_t *pft_arch_brk_bytes(void);
+uint64_t pft_arch_trap_brk(uint64_t pc);
+/* The program's own system calls on the register the cache borrows to
+ * find the thread's slot (PFT_CACHE_BASE; x86-64: arch_prctl
+ * ARCH_SET_GS and ARCH_GET_GS on %gs).  base_sys: system call nr may be
+ * one (the engine watches it).  base_call: what the call nr with
+ * arguments a did, once it returned: PFT_BASE_SET, the program's base
+ * is now *v (the thread's register must go back to its slot);
+ * PFT_BASE_GET, the program asked for it at address *v (the engine
+ * writes the program's base there, not the slot's); else 0. */
+enum { PFT_BASE_SET = 1, PFT_BASE_GET };
+int pft_arch_base_sys(long nr);
+int pft_arch_base_call(long nr, const uint64_t a[6], uint64_t *v);
+/* What else the engine looks for (x86_64/trace_trap.c).  is_syscall:
+ * the system call instruction the engine injects through (x86-64:
+ * `syscall`) starts at p (n bytes there; trace_arena.c's gadget).
+ * is_spin_hint: the CPU's spin-wait hint does (x86-64: pause; libgomp's
+ * spin before it sleeps, trace_window.c).  foreign_mode: NULL when a
+ * thread with registers r (just exec'd) runs the code this backend
+ * decodes, else the rest of a sentence saying what it runs instead. */
+int pft_arch_is_syscall(const uint8_t *p, size_t n);
+int pft_arch_is_spin_hint(const uint8_t *p, size_t n);
+const char *pft_arch_foreign_mode(const struct user_regs_struct *r);
+
 /* Extended state (x86_64/trace_xstate.c): the opmask registers k0..k7
  * of a stopped thread (all 0 where the ISA has none in use). */
 int pft_read_kregs(pid_t tid, uint64_t k[8]);
@@ -125,6 +157,64 @@ enum {
 				 * not yet run; the registers the look-up
 				 * before it borrows in the slot */
 };
+
+/* Code emission for a block's copy (x86_64/trace_gen.c).  The engine
+ * (trace_xlate.c) decides what the copy does: its instructions, where
+ * the count is taken, the overflow check, its exits and their targets,
+ * whether its system call looks up the map first; the arch writes the
+ * bytes, describes them (struct pft_xpoint) and says where the parts the
+ * engine patches or traps on landed.  The instructions are the
+ * program's, relocated (struct pft_reloc); the branch at the end is
+ * rewritten: exit 0 is where it goes when taken (a system call: the next
+ * instruction), exit 1 where it falls through; each exit leaves through
+ * a trap stub that pft_arch_link can re-aim.  Indirect branches and
+ * returns go to the chunk's lookup routine (pft_ibl_emit). */
+struct pft_gen_insn {
+	struct pft_reloc r;
+	const uint8_t *bytes; /* as the program has them */
+	uint64_t addr;	      /* where the program has them */
+};
+
+struct pft_gen {
+	/* in: the block (n instructions, the last its branch: term) */
+	const struct pft_gen_insn *ii;
+	uint32_t n;
+	const struct pft_insn *term;
+	uint64_t next;	   /* the address after the block */
+	uint32_t cnt;	   /* its counter's offset in the slot */
+	uint8_t inc_first; /* count first, changing no flags, or ... */
+	uint32_t inc_at;   /* ... right before instruction inc_at, which
+			    * overwrites the flags the count changes */
+	uint32_t ovf_w;	   /* overflow: lower the slot's word by this
+			    * before the count (0: no check) ... */
+	uint8_t ovf_cf;	   /* ... and keep the carry flag around it */
+	uint8_t sysfast;   /* system calls look up the slot's map first:
+			    * run at once, or trap before and after */
+	int nex;	   /* exits (0 for an indirect branch or return) */
+	/* in: where the copy goes */
+	uint8_t *buf; /* the tracer's buffer (cap bytes) for it */
+	size_t cap;
+	uint64_t base; /* its tracee address */
+	uint64_t ibl;  /* its chunk's lookup routine */
+	/* out */
+	size_t len;
+	struct pft_xpoint *pt; /* malloc'd: the caller frees it */
+	int npt;
+	uint32_t site[2], stub[2]; /* each exit's patch site and stub */
+	uint32_t ovf_stub;	   /* the overflow check's trap */
+	uint32_t sys_trap;	   /* the trap before its system call, 0: none */
+	uint32_t sys_trap2;	   /* the one after it, 0: none */
+};
+enum {
+	PFT_GEN_OK = 0,
+	PFT_GEN_MODE,  /* a branch or system call the copy cannot take */
+	PFT_GEN_REACH, /* a target or operand out of reach, or too long */
+};
+int pft_arch_gen_block(struct pft_gen *g);
+/* A displaced copy of the one instruction in (relocated) at base (buf:
+ * the tracer's, cap bytes), then a jump back to the instruction after
+ * it; *back: that jump's address.  The bytes used, 0 if impossible. */
+size_t pft_arch_gen_tramp(uint8_t *buf, size_t cap, uint64_t base, const struct pft_gen_insn *in, uint64_t *back);
 
 /* Code emission (x86_64/trace_ibl.c): the start of a code-cache chunk,
  * written to mem (its tracee address addr): a system call instruction

@@ -69,7 +69,7 @@ uint64_t pft_find_gadget(struct pft_space *sp, pid_t tid)
 			size_t n = m->hi - m->lo < max ? m->hi - m->lo : max;
 			n = pft_mem_read(sp, tid, m->lo, buf, n);
 			for (size_t j = 0; j + 1 < n; j++)
-				if (buf[j] == 0x0f && buf[j + 1] == 0x05) {
+				if (pft_arch_is_syscall(buf + j, n - j)) {
 					found = m->lo + j;
 					break;
 				}

@@ -257,7 +257,7 @@ static struct pft_block *to_pool(struct pft_space *sp, struct pft_block *b)
 struct pft_recent {
 	uint64_t start;
 	uint32_t len, n; /* bytes, instructions (0: none kept) */
-	uint8_t bytes[MAX_INSTS * 15];
+	uint8_t bytes[MAX_INSTS * PFT_INSN_MAX];
 	struct pft_reloc r[MAX_INSTS];
 };
 

@@ -54,8 +54,9 @@ static int put_back(struct pft_tracer *T, struct pft_thr *t, int *trapped)
 
 	if (pft_getregs(t->tid, &r))
 		return -1;
-	if (*trapped && pft_bp_has(t->sp, PFT_PC(&r) - 1)) {
-		PFT_PC(&r)--; /* one of ours: the program's instruction is there */
+	if (*trapped && pft_bp_has(t->sp, pft_arch_trap_brk(PFT_PC(&r)))) {
+		/* one of ours: the program's instruction is there */
+		PFT_PC(&r) = pft_arch_trap_brk(PFT_PC(&r));
 		dirty = 1;
 		*trapped = 0;
 	} else if (*trapped && !pft_cache_trap_target(t, &r, &ex)) {

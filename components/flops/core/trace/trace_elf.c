@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pft_arch.h"
 #include "trace_elf.h"
 
 /* off + len within size, without overflow */
@@ -269,7 +270,8 @@ static uint64_t walk(const struct pft_elf *e, uint64_t from, uint64_t v, uint64_
 		return 0;
 	while (a < v) {
 		uint64_t k = a - from;
-		if (k >= avail || pfc_decode(e->p + off + k, avail - k < 15 ? avail - k : 15, a, &in))
+		if (k >= avail ||
+		    pfc_decode(e->p + off + k, avail - k < PFT_INSN_MAX ? avail - k : PFT_INSN_MAX, a, &in))
 			return 0;
 		*at = a;
 		a += in.len;

@@ -509,7 +509,7 @@ again:
 static int on_breakpoint(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r)
 {
 	struct pft_block *b = t->blk;
-	uint64_t a = PFT_PC(r) - 1;
+	uint64_t a = pft_arch_trap_brk(PFT_PC(r));
 
 	T->st.block_stops++;
 	if (t->mode == PFT_M_STOP && b && b->mode == PFT_BLK_BP && a == b->last) {
@@ -560,7 +560,7 @@ int pft_on_sigtrap(struct pft_tracer *T, struct pft_thr *t)
 	if (t->mode == PFT_M_STOP && t->resume == PTRACE_CONT && t->blk && t->blk->mode == PFT_BLK_BP) {
 		if (pft_getregs(t->tid, &r))
 			return 0;
-		if (PFT_PC(&r) - 1 == t->blk->last && pft_bp_has(t->sp, t->blk->last))
+		if (pft_arch_trap_brk(PFT_PC(&r)) == t->blk->last && pft_bp_has(t->sp, t->blk->last))
 			return on_breakpoint(T, t, &r);
 	}
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si))
@@ -574,7 +574,7 @@ int pft_on_sigtrap(struct pft_tracer *T, struct pft_thr *t)
 	if (si.si_code == SI_KERNEL) {
 		if (pft_getregs(t->tid, &r))
 			return 0;
-		if (pft_bp_has(t->sp, PFT_PC(&r) - 1))
+		if (pft_bp_has(t->sp, pft_arch_trap_brk(PFT_PC(&r))))
 			return on_breakpoint(T, t, &r);
 	}
 	return pft_on_signal(T, t, SIGTRAP, &si); /* the program's own int3 */

@@ -1,6 +1,7 @@
 /*
- * trace_mem.c: a traced address space's breakpoints (int3 bytes we
- * wrote and the bytes they replace) and reads/writes of its memory.
+ * trace_mem.c: a traced address space's breakpoints (the PFT_BRK_LEN
+ * bytes of pft_arch_brk_bytes we wrote and the bytes they replace) and
+ * reads/writes of its memory.
  * The space's life (new, fork, put): trace_space.c.
  *
  * Breakpoints stay in place for the life of the address space: removing
@@ -15,6 +16,7 @@
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 
+#include "pft_arch.h"
 #include "trace_space.h"
 #include "trace_wprot.h" /* pages the program writes unseen */
 
@@ -36,12 +38,21 @@ static long bp_find(const struct pft_space *sp, uint64_t addr)
 	}
 }
 
-static int bp_put(struct pft_space *sp, uint64_t addr, uint8_t orig)
+#define BL PFT_BRK_LEN
+_Static_assert(8 % PFT_BRK_LEN == 0, "a breakpoint fits in one aligned 8-byte word");
+
+/* the original bytes of breakpoint i */
+static uint8_t *bp_orig(const struct pft_space *sp, size_t i)
+{
+	return sp->bp_orig + i * BL;
+}
+
+static int bp_put(struct pft_space *sp, uint64_t addr, const uint8_t *orig)
 {
 	if (2 * (sp->bp_n + 1) > sp->bp_cap) { /* grow, load <= 1/2 */
 		size_t oc = sp->bp_cap, nc = oc * 2;
 		uint64_t *oa = sp->bp_addr, *na = calloc(nc, sizeof *na);
-		uint8_t *oo = sp->bp_orig, *no = calloc(nc, 1);
+		uint8_t *oo = sp->bp_orig, *no = calloc(nc, BL);
 		if (!na || !no) {
 			free(na);
 			free(no);
@@ -53,7 +64,7 @@ static int bp_put(struct pft_space *sp, uint64_t addr, uint8_t orig)
 		sp->bp_n = 0;
 		for (size_t i = 0; i < oc; i++)
 			if (oa[i])
-				bp_put(sp, oa[i], oo[i]);
+				bp_put(sp, oa[i], oo + i * BL);
 		free(oa);
 		free(oo);
 	}
@@ -63,7 +74,7 @@ static int bp_put(struct pft_space *sp, uint64_t addr, uint8_t orig)
 	if (!sp->bp_addr[i])
 		sp->bp_n++;
 	sp->bp_addr[i] = addr;
-	sp->bp_orig[i] = orig;
+	memcpy(bp_orig(sp, i), orig, BL);
 	return 0;
 }
 
@@ -73,55 +84,60 @@ int pft_bp_has(const struct pft_space *sp, uint64_t addr)
 }
 
 /* PTRACE_POKEDATA writes read-only text (FOLL_FORCE); an aligned word
- * never straddles a page.  *old: the byte there; over >= 0: written only
- * where the byte is `over` (our int3 is put back to the program's byte
- * only where the program did not write over it: a page it writes
- * unseen, trace_wprot.c) */
-static int patch_byte(pid_t tid, uint64_t addr, uint8_t val, uint8_t *old, int over)
+ * never straddles a page, nor does a breakpoint (at an address aligned
+ * to its length) straddle the word.  old: the bytes there; over: written
+ * only where the bytes are those (our breakpoint is put back to the
+ * program's bytes only where the program did not write over it: a page
+ * it writes unseen, trace_wprot.c) */
+static int patch_brk(pid_t tid, uint64_t addr, const uint8_t *val, uint8_t *old, const uint8_t *over)
 {
 	uint64_t a = addr & ~7ULL;
-	unsigned sh = (unsigned)(addr - a) * 8;
-	long w;
+	size_t off = (size_t)(addr - a);
+	union {
+		long w;
+		uint8_t b[8];
+	} u;
 
 	pft_mem_fresh(); /* pages read before: not what is there now */
 	errno = 0;
-	w = ptrace(PTRACE_PEEKDATA, tid, (void *)a, NULL);
+	u.w = ptrace(PTRACE_PEEKDATA, tid, (void *)a, NULL);
 	if (errno)
 		return PFLOPS_ESYS;
 	if (old)
-		*old = (uint8_t)((unsigned long)w >> sh);
-	if (over >= 0 && (uint8_t)((unsigned long)w >> sh) != over)
+		memcpy(old, u.b + off, BL);
+	if (over && memcmp(u.b + off, over, BL))
 		return 0;
-	w = (long)(((unsigned long)w & ~(0xffUL << sh)) | ((unsigned long)val << sh));
-	if (ptrace(PTRACE_POKEDATA, tid, (void *)a, (void *)w))
+	memcpy(u.b + off, val, BL);
+	if (ptrace(PTRACE_POKEDATA, tid, (void *)a, (void *)u.w))
 		return PFLOPS_ESYS;
 	return 0;
 }
 
 int pft_bp_insert(struct pft_space *sp, pid_t tid, uint64_t addr)
 {
-	uint8_t orig;
+	const uint8_t *brk = pft_arch_brk_bytes();
+	uint8_t orig[BL];
 	int rc;
 
 	long i = bp_find(sp, addr);
 
 	if (i >= 0) {
 		/* on a page the program writes unseen (trace_wprot.c), it
-		 * may have written over our int3: then plant it again */
+		 * may have written over our breakpoint: then plant it again */
 		if (!pft_wprot_unseen(sp, addr))
 			return 0;
-		if ((rc = patch_byte(tid, addr, 0xcc, &orig, -1)))
+		if ((rc = patch_brk(tid, addr, brk, orig, NULL)))
 			return rc;
-		if (orig != 0xcc)
-			sp->bp_orig[i] = orig;
+		if (memcmp(orig, brk, BL))
+			memcpy(bp_orig(sp, (size_t)i), orig, BL);
 		return 0;
 	}
-	rc = patch_byte(tid, addr, 0xcc, &orig, -1);
+	rc = patch_brk(tid, addr, brk, orig, NULL);
 	if (rc)
 		return rc;
 	rc = bp_put(sp, addr, orig);
 	if (rc)
-		patch_byte(tid, addr, orig, NULL, -1);
+		patch_brk(tid, addr, orig, NULL, NULL);
 	return rc;
 }
 
@@ -135,7 +151,8 @@ static void bp_delete(struct pft_space *sp, long i)
 	sp->bp_n--;
 	for (size_t j = ((size_t)i + 1) & (sp->bp_cap - 1); sp->bp_addr[j]; j = (j + 1) & (sp->bp_cap - 1)) {
 		uint64_t a = sp->bp_addr[j];
-		uint8_t o = sp->bp_orig[j];
+		uint8_t o[BL];
+		memcpy(o, bp_orig(sp, j), BL);
 		sp->bp_addr[j] = 0;
 		sp->bp_n--;
 		bp_put(sp, a, o);
@@ -151,7 +168,7 @@ int pft_bp_remove(struct pft_space *sp, pid_t tid, uint64_t addr)
 
 	if (i < 0)
 		return 0;
-	rc = patch_byte(tid, addr, sp->bp_orig[i], NULL, 0xcc);
+	rc = patch_brk(tid, addr, bp_orig(sp, (size_t)i), NULL, pft_arch_brk_bytes());
 	bp_delete(sp, i);
 	return rc;
 }
@@ -207,6 +224,28 @@ static const uint8_t *rd_page(struct pft_space *sp, pid_t tid, uint64_t pg)
 	return e->bytes;
 }
 
+/* the program's bytes where our breakpoints are in buf (len bytes read
+ * at addr); a breakpoint the program wrote over is forgotten: its bytes
+ * count */
+static void undo_brk(struct pft_space *sp, uint64_t addr, uint8_t *buf, size_t len)
+{
+	const uint8_t *brk = pft_arch_brk_bytes();
+
+	for (uint64_t at = addr - addr % BL; at < addr + len; at += BL) {
+		long j = bp_find(sp, at);
+		size_t lo, hi;
+		if (j < 0)
+			continue;
+		/* the part of it in buf: [lo, hi) of its bytes */
+		lo = at < addr ? (size_t)(addr - at) : 0;
+		hi = at + BL > addr + len ? (size_t)(addr + len - at) : BL;
+		if (memcmp(buf + (at + lo - addr), brk + lo, hi - lo))
+			bp_delete(sp, j);
+		else
+			memcpy(buf + (at + lo - addr), bp_orig(sp, (size_t)j) + lo, hi - lo);
+	}
+}
+
 size_t pft_mem_read(struct pft_space *sp, pid_t tid, uint64_t addr, void *buf, size_t len)
 {
 	size_t done = 0;
@@ -238,15 +277,7 @@ size_t pft_mem_read(struct pft_space *sp, pid_t tid, uint64_t addr, void *buf, s
 			break;
 	}
 	if (sp->bp_n)
-		for (size_t i = 0; i < done; i++) {
-			long j = bp_find(sp, addr + i);
-			if (j < 0)
-				continue;
-			if (((uint8_t *)buf)[i] == 0xcc)
-				((uint8_t *)buf)[i] = sp->bp_orig[j];
-			else /* the program wrote over it: its byte counts */
-				bp_delete(sp, j);
-		}
+		undo_brk(sp, addr, buf, done);
 	return done;
 }
 
@@ -294,14 +325,14 @@ int pft_bp_init(struct pft_space *sp)
 {
 	sp->bp_cap = 1024;
 	sp->bp_addr = calloc(sp->bp_cap, sizeof *sp->bp_addr);
-	sp->bp_orig = calloc(sp->bp_cap, 1);
+	sp->bp_orig = calloc(sp->bp_cap, BL);
 	return sp->bp_addr && sp->bp_orig ? 0 : PFLOPS_ENOMEM;
 }
 
 int pft_bp_copy(struct pft_space *sp, const struct pft_space *parent)
 {
 	for (size_t i = 0; i < parent->bp_cap; i++)
-		if (parent->bp_addr[i] && bp_put(sp, parent->bp_addr[i], parent->bp_orig[i]))
+		if (parent->bp_addr[i] && bp_put(sp, parent->bp_addr[i], bp_orig(parent, i)))
 			return PFLOPS_ENOMEM;
 	return 0;
 }

@@ -61,11 +61,6 @@
 
 #include "trace_internal.h"
 
-#ifndef ARCH_SET_GS
-#define ARCH_SET_GS 0x1001
-#define ARCH_GET_GS 0x1004
-#endif
-
 #define fail pfc_err
 
 static int start_thread(struct pft_tracer *T, struct pft_thr *t)
@@ -98,7 +93,8 @@ static int start_thread(struct pft_tracer *T, struct pft_thr *t)
 }
 
 /* What a finished system call changed: code unmapped or made writable
- * (its blocks are dropped), the program's own %gs base. */
+ * (its blocks are dropped), the program's own value of the base register
+ * the cache borrows (pft_arch_base_call). */
 static int after_syscall(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *dirty)
 {
 	struct pft_space *sp = t->sp;
@@ -106,6 +102,7 @@ static int after_syscall(struct pft_tracer *T, struct pft_thr *t, struct user_re
 	int64_t ret = (int64_t)PFT_SYSRET(r);
 	uint64_t lo = a[0] & ~4095ULL, len = (a[1] + (a[0] & 4095) + 4095) & ~4095ULL;
 	int forget = 0;
+	uint64_t v;
 
 	if (ret < 0 && ret > -4096)
 		return 0;
@@ -146,6 +143,21 @@ static int after_syscall(struct pft_tracer *T, struct pft_thr *t, struct user_re
 			break;
 		}
 	}
+	switch (pft_arch_base_call(t->sys_nr, a, &v)) {
+	case PFT_BASE_SET:
+		t->prog_gs = v;
+		if (t->mode == PFT_M_CACHE && t->slot >= 0) {
+			PFT_CACHE_BASE(r) = pft_slot_addr(sp->arena, t->slot);
+			*dirty = 1;
+		}
+		return 0;
+	case PFT_BASE_GET:
+		if (t->mode == PFT_M_CACHE)
+			pft_mem_write64(t->tid, v, t->prog_gs);
+		return 0;
+	default:
+		break;
+	}
 	switch (t->sys_nr) {
 	case SYS_munmap:
 		forget = 1;
@@ -168,17 +180,6 @@ static int after_syscall(struct pft_tracer *T, struct pft_thr *t, struct user_re
 		if (!(a[2] & PROT_WRITE) && (a[2] & PROT_EXEC))
 			return 0;
 		break;
-	case SYS_arch_prctl:
-		if (a[0] == ARCH_SET_GS) {
-			t->prog_gs = a[1];
-			if (t->mode == PFT_M_CACHE && t->slot >= 0) {
-				PFT_CACHE_BASE(r) = pft_slot_addr(sp->arena, t->slot);
-				*dirty = 1;
-			}
-		} else if (a[0] == ARCH_GET_GS && t->mode == PFT_M_CACHE) {
-			pft_mem_write64(t->tid, a[1], t->prog_gs);
-		}
-		return 0;
 	default:
 		return 0;
 	}
@@ -364,6 +365,7 @@ static int on_event(struct pft_tracer *T, struct pft_thr *t, int ev)
 		}
 		return pft_restart(T, t, t->resume, 0);
 	case PTRACE_EVENT_EXEC: {
+		const char *why;
 		struct pft_space *sp = pft_space_new(t->tid, T->o->region);
 		if (!sp)
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
@@ -383,12 +385,9 @@ static int on_event(struct pft_tracer *T, struct pft_thr *t, int ev)
 		t->tramp = 0;
 		if (pft_getregs(t->tid, &r))
 			return 0;
-		if (r.cs != 0x33) {
+		if ((why = pft_arch_foreign_mode(&r))) {
 			kill(t->tid, SIGKILL);
-			return fail(T->err, PFLOPS_EUNAVAIL,
-				    "the traced program "
-				    "runs in 32-bit mode; only x86-64 programs "
-				    "can be traced");
+			return fail(T->err, PFLOPS_EUNAVAIL, "the traced program %s", why);
 		}
 		/* still inside execve: start at its syscall-exit stop, where
 		 * system calls can be injected (the code cache's memory) */

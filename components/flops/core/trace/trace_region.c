@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "pft_arch.h"
 #include "trace_elf.h"
 #include "trace_space.h"
 
@@ -151,17 +152,19 @@ static void refuse(struct pft_region *r, const char *why)
 
 /* The file's code as the process has it at `at`: the same bytes as the
  * file on disk (else the file changed since it was mapped, and its
- * symbols may not describe the code).  An int3 in memory matches any
- * byte: it may be one of the tracer's (block ends, the loader hook). */
+ * symbols may not describe the code).  A breakpoint's byte in memory
+ * matches any byte: it may be one of the tracer's (block ends, the
+ * loader hook). */
 static int same_code(pid_t pid, uint64_t at, const struct pft_elf_hit *h)
 {
+	const uint8_t *brk = pft_arch_brk_bytes();
 	uint8_t m[sizeof h->code];
 	struct iovec l = { m, h->ncode }, rv = { (void *)(uintptr_t)at, h->ncode };
 
 	if (process_vm_readv(pid, &l, 1, &rv, 1, 0) != (ssize_t)h->ncode)
 		return 0;
 	for (size_t i = 0; i < h->ncode; i++)
-		if (m[i] != h->code[i] && m[i] != 0xcc)
+		if (m[i] != h->code[i] && m[i] != brk[(at + i) % PFT_BRK_LEN])
 			return 0;
 	return 1;
 }

@@ -418,7 +418,7 @@ int pft_cache_past_exit_trap(const struct pft_thr *t, struct user_regs_struct *r
 {
 	if (!t->sp->arena || sys_trap(t->sp->arena, PFT_PC(r)) != 2)
 		return 0;
-	PFT_PC(r) += 1; /* the int3 is one byte */
+	PFT_PC(r) += PFT_BRK_LEN;
 	return 1;
 }
 
@@ -427,7 +427,7 @@ int pft_cache_past_exit_trap(const struct pft_thr *t, struct user_regs_struct *r
 int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *exit)
 {
 	struct pft_arena *a = t->sp->arena;
-	uint64_t at = PFT_PC(r) - 1;
+	uint64_t at = pft_arch_trap_brk(PFT_PC(r));
 	struct pft_chunk *ch;
 	const struct pft_xpoint *pt;
 	struct pft_xblock *from;
@@ -451,14 +451,15 @@ int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *ex
 	return 0;
 }
 
-/* A copy's exit or the lookup routine trapped (the int3 at rip - 1):
+/* A copy's exit or the lookup routine trapped (on the breakpoint at
+ * pft_arch_trap_brk(pc)):
  * decide where the thread goes, and link the way there for next time. */
 static int resolve_trap(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *dirty)
 {
 	struct pft_arena *a = t->sp->arena;
 	struct pft_xblock *from = NULL;
 	const struct pft_xpoint *pt;
-	uint64_t at = PFT_PC(r) - 1, target;
+	uint64_t at = pft_arch_trap_brk(PFT_PC(r)), target;
 	int k, rc;
 
 	if (pft_cache_trap_target(t, r, &k))
@@ -504,13 +505,15 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si)
 	struct user_regs_struct r;
 	struct pft_arena *a = t->sp->arena;
 	int dirty = 0, rc, k;
+	uint64_t at;
 
 	if (pft_getregs(t->tid, &r))
 		return 0;
+	at = pft_arch_trap_brk(PFT_PC(&r)); /* the breakpoint, if one trapped */
 	if (a && si->si_code == SI_KERNEL && !t->roll_sig) {
 		const struct pft_xpoint *pt;
-		struct pft_xblock *x = pft_xlate_find(a, PFT_PC(&r) - 1, &pt);
-		if (x && pt && pt->kind == PFT_XP_OVFSTUB && PFT_PC(&r) - 1 == x->addr + x->ovf_stub) {
+		struct pft_xblock *x = pft_xlate_find(a, at, &pt);
+		if (x && pt && pt->kind == PFT_XP_OVFSTUB && at == x->addr + x->ovf_stub) {
 			/* near a crossing: on to the stopping path */
 			pft_ovf_trapped(T, t);
 			if (translate(T, t, &r, x, pt, 0))
@@ -518,9 +521,9 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si)
 			return pft_go(T, t, &r, 1);
 		}
 	}
-	if (a && si->si_code == SI_KERNEL && !t->roll_sig && (k = sys_trap(a, PFT_PC(&r) - 1))) {
+	if (a && si->si_code == SI_KERNEL && !t->roll_sig && (k = sys_trap(a, at))) {
 		const struct pft_xpoint *pt;
-		const struct pft_xblock *x = pft_xlate_find(a, PFT_PC(&r) - 1, &pt);
+		const struct pft_xblock *x = pft_xlate_find(a, at, &pt);
 		long nr = (long)PFT_SYSRET(&r);
 		if (k == 2) /* after the call: its exit's work */
 			return pft_sys_trapped_exit(T, t, &r);
@@ -537,7 +540,7 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si)
 		t->resume = PTRACE_SYSCALL;
 		return pft_restart(T, t, PTRACE_SYSCALL, 0);
 	}
-	if (a && si->si_code == SI_KERNEL && is_trap(a, PFT_PC(&r) - 1)) {
+	if (a && si->si_code == SI_KERNEL && is_trap(a, at)) {
 		rc = resolve_trap(T, t, &r, &dirty);
 		if (rc < 0)
 			return rc;

@@ -36,7 +36,7 @@ struct pft_space {
 	pid_t pid; /* a process id in it (for /proc and reads) */
 	/* breakpoints: open addressing, key 0 = empty */
 	uint64_t *bp_addr;
-	uint8_t *bp_orig;
+	uint8_t *bp_orig; /* PFT_BRK_LEN bytes each (trace_mem.c) */
 	size_t bp_cap, bp_n;
 	/* block cache */
 	struct pft_block **blk_tab;

@@ -47,7 +47,8 @@
  * fast way, rseq and int 0x80 get PTRACE_SYSCALL stops instead).  Those that trap are the ones the
  * tracer handles: above, and mappings that may change code or guarded
  * pages (trace_ptrace.c's after_syscall), sigreturn (the thread goes
- * back to the address in its frame), arch_prctl (%gs), clone, fork,
+ * back to the address in its frame), the cache's base register
+ * (pft_arch_base_sys: arch_prctl on %gs), clone, fork,
  * exec and exit.  Not with --region (threads are moved between native
  * code and the cache at system calls), an overflow callback (the
  * period is rearmed at system calls) or PFLOPS_TRACE_SYSCALL_STOPS=1:
@@ -105,6 +106,8 @@ int pft_cache_resume(const struct pft_tracer *T)
 
 int pft_sys_watched(long nr)
 {
+	if (pft_arch_base_sys(nr)) /* the program's own base register */
+		return 1;
 	switch (nr) {
 	case SYS_rt_sigreturn: /* back to the frame's address */
 	case SYS_mmap:	       /* code mapped over, unmapped, made writable */
@@ -115,8 +118,7 @@ int pft_sys_watched(long nr)
 	case SYS_madvise:
 	case SYS_shmat:
 	case SYS_shmdt:
-	case SYS_arch_prctl: /* the program's %gs base */
-	case SYS_clone:	     /* CLONE_UNTRACED, shared memory or not */
+	case SYS_clone: /* CLONE_UNTRACED, shared memory or not */
 	case SYS_clone3:
 	case SYS_fork:
 	case SYS_vfork:

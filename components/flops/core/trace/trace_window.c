@@ -187,7 +187,7 @@ static int has_pause(struct pft_space *sp, pid_t tid, const struct pft_block *b)
 	uint8_t op[2];
 
 	for (uint32_t i = 0; i < b->ninsts; i++)
-		if (pft_mem_read(sp, tid, b->start + b->offs[i], op, 2) == 2 && op[0] == 0xf3 && op[1] == 0x90)
+		if (pft_mem_read(sp, tid, b->start + b->offs[i], op, 2) == 2 && pft_arch_is_spin_hint(op, 2))
 			return 1;
 	return 0;
 }

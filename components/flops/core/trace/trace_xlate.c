@@ -1,31 +1,25 @@
 /*
- * trace_xlate.c: a basic block's copy in the code cache.
+ * trace_xlate.c: a basic block's copy in the code cache, as the engine
+ * decides it; the instruction set writes it (pft_arch_gen_block,
+ * x86_64/trace_gen.c has the x86-64 form).
  *
- * The copy runs the block's own instructions (RIP-relative operands
- * re-aimed at the same data) and adds one to the block's counter in the
- * thread's slot: `incq %gs:CNT+8*id`, placed right before an instruction
- * that rewrites the flags it changes, or, when the block has none, a
- * flag-free load/lea/store through the slot's scratch word.  The branch
- * at its end becomes:
+ * The copy runs the block's own instructions (relocated: struct
+ * pft_reloc) and adds one to the block's counter in the thread's slot
+ * (PFT_SLOT_CNT + 8 * id), where that changes nothing the program sees:
+ * right before an instruction that overwrites the flags the count
+ * changes, or, when the block has none, first, through the slot's
+ * scratch word.  With overflow asked (trace_ovf.c) a check of the slot's
+ * overflow word goes before the count.  Its branch leaves through exits
+ * (0: taken, 1: falls through) that trap until their target has a copy,
+ * then are linked to it (trace_link.c); indirect branches and returns go
+ * to the chunk's lookup routine.  A system call runs from the copy, with
+ * fast system calls (trace_sys.c) after a look-up of the slot's map.
  *
- *   jcc/jmp/call rel   jumps to 16-byte exit stubs (int3: "not yet
- *                      translated"); once the target is translated the
- *                      jump is aimed at its copy (linked), directly when
- *                      within a rel32, else through the stub's far jump.
- *                      A call pushes the original return address.
- *   jmp/call/ret ind   the target goes to %rcx and the chunk's lookup
- *                      routine finds its copy in a hash table (crc32 of
- *                      the address), or traps.  Nothing there changes
- *                      the flags: compares are `not; lea; jrcxz`.
- *   loop, jrcxz        the same rel8 instruction over two exit jumps.
- *   syscall            itself, then an exit to the next instruction;
- *                      with fast system calls (trace_sys.c) a look-up
- *                      first: run at once, or trap to the tracer.
- *
- * Every byte range of a copy is described (struct pft_xpoint) so that
- * a thread stopped anywhere in it by a signal can be put back where it
- * is in the original program, its count corrected to what really ran.
- * Links, the lookup routine and table, and the counters: trace_link.c.
+ * Blocks that cannot be copied stay on the stopping path (PFT_NC_*):
+ * masked FP, a branch the engine does not emulate, the base register
+ * the cache borrows used by the block (uses_gs), the flags popped, an
+ * operand out of reach.  Links, the lookup table and the counters:
+ * trace_link.c, trace_harvest.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +30,6 @@
 #include "trace_engine.h"
 #include "trace_wprot.h"
 #include "trace_elf.h"
-#include "x86_64/trace_emit.h"
 
 /* ------------------------------------------------------------------ */
 /* Which blocks can be copied.                                         */
@@ -67,64 +60,10 @@ int pft_xlate_check(struct pft_space *sp, pid_t tid, struct pft_block *b)
 /* ------------------------------------------------------------------ */
 /* Translation.                                                        */
 
-struct insn_info {
-	struct pft_reloc r;
-	const uint8_t *bytes;
-	uint64_t addr;
-};
+#define XLATE_MAX 65536 /* bytes of one block's copy at most */
 
-static void emit_body(struct emit *e, const struct insn_info *ii)
-{
-	size_t at = e->n;
-
-	put(e, ii->bytes, ii->r.len);
-	if (ii->r.rip_rel && !e->bad) {
-		int64_t d = (int64_t)(ii->r.rip_target - (e->base + at + ii->r.len));
-		int32_t d32 = (int32_t)d;
-		if (!fits32(d))
-			e->bad = 1;
-		memcpy(e->buf + at + ii->r.disp_off, &d32, 4);
-	}
-}
-
-/* mov <the indirect branch's operand>, %rcx */
-static void emit_ind_operand(struct emit *e, const struct insn_info *ii)
-{
-	const struct pft_reloc *r = &ii->r;
-	size_t rest = r->len - r->ind_modrm - 1, at;
-	uint8_t modrm = ii->bytes[r->ind_modrm];
-
-	put(e, r->ind_pfx, r->ind_npfx);
-	put8(e, (uint8_t)(0x48 | (r->ind_rex & 3)));
-	put8(e, 0x8b);
-	put8(e, (uint8_t)((modrm & 0xc7) | (RCX << 3)));
-	at = e->n;
-	put(e, ii->bytes + r->ind_modrm + 1, rest);
-	if (r->rip_rel && !e->bad) {
-		size_t doff = at + (r->disp_off - r->ind_modrm - 1);
-		int64_t d = (int64_t)(r->rip_target - here(e));
-		int32_t d32 = (int32_t)d;
-		if (!fits32(d))
-			e->bad = 1;
-		memcpy(e->buf + doff, &d32, 4);
-	}
-}
-
-struct exit_fix {
-	size_t site;
-	int exit;
-};
-
-static void emit_exit_jmp(struct emit *e, struct exit_fix *f, int *nf, int k)
-{
-	align_rel(e, 1);
-	put8(e, 0xe9);
-	f[*nf] = (struct exit_fix){ e->n, k };
-	(*nf)++;
-	put32(e, 0);
-}
-
-static int read_insns(struct pft_space *sp, pid_t tid, const struct pft_block *b, uint8_t *code, struct insn_info *ii)
+static int read_insns(struct pft_space *sp, pid_t tid, const struct pft_block *b, uint8_t *code,
+		      struct pft_gen_insn *ii)
 {
 	size_t len = (size_t)(b->end - b->start);
 	const struct pft_reloc *kept;
@@ -146,86 +85,23 @@ static int read_insns(struct pft_space *sp, pid_t tid, const struct pft_block *b
 	return 0;
 }
 
-/*
- * A block's `syscall` when system calls run from the cache (trace_sys.c):
- *
- *	mov %rcx, %gs:RCX; mov %r11, %gs:R11	the program's (signals)
- *	movzwl %ax, %ecx
- *	mov %gs:SYSMAP, %r11
- *	movzbl (%r11,%rcx), %ecx		watched?
- *	jrcxz 1f
- *	int3					yes: the tracer does the
- *	syscall					entry's work, the call
- *	int3					runs, then the exit's
- *  2:	mov $next, %rcx				as the program sees it
- *	jmp <exit>
- *  1:	mov %gs:NSYS, %rcx; lea 1(%rcx), %rcx; mov %rcx, %gs:NSYS
- *	syscall					no: at once
- *	jmp 2b
- *
- * No flag changes (the kernel saves them in %r11).  %rcx and %r11 are
- * the kernel's to overwrite, but a signal before the `syscall` sees the
- * program's, from the slot (PFT_XP_SYS).  A restarted call (the kernel
- * backs rip up by 2) runs the same `syscall` again; a watched one then
- * meets the second int3 as the first run would have.
- */
-static void emit_fast_syscall(struct emit *e, struct pft_xblock *x, uint64_t next, uint32_t idx, struct exit_fix *fix,
-			      int *nf)
-{
-	size_t j_native, after;
-
-	gs_mov(e, 1, RCX, PFT_SLOT_RCX);
-	gs_mov(e, 1, R11, PFT_SLOT_R11);
-	point(e, PFT_XP_SYS, idx);
-	put(e, (uint8_t[]){ 0x0f, 0xb7, 0xc8 }, 3); /* movzwl %ax,%ecx */
-	gs_mov(e, 0, R11, PFT_SLOT_SYSMAP);
-	put(e, (uint8_t[]){ 0x41, 0x0f, 0xb6, 0x0c, 0x0b }, 5); /* movzbl (%r11,%rcx),%ecx */
-	put(e, (uint8_t[]){ 0xe3, 0x00 }, 2);			/* jrcxz 1f */
-	j_native = e->n - 1;
-	x->sys_trap = (uint32_t)e->n;
-	put(e, (uint8_t[]){ 0xcc, 0x0f, 0x05 }, 3); /* int3; syscall */
-	point(e, PFT_XP_DONE, 0);
-	x->sys_trap2 = (uint32_t)e->n;
-	put8(e, 0xcc);
-	after = e->n;
-	put(e, (uint8_t[]){ 0x48, 0xb9 }, 2); /* mov $next, %rcx */
-	put64(e, next);
-	emit_exit_jmp(e, fix, nf, 0);
-	point(e, PFT_XP_SYS, idx);
-	if (e->n - (j_native + 1) > 127 || e->bad) {
-		e->bad = 1;
-		return;
-	}
-	e->buf[j_native] = (uint8_t)(e->n - (j_native + 1));
-	gs_mov(e, 0, RCX, PFT_SLOT_NSYS);
-	put(e, (uint8_t[]){ 0x48, 0x8d, 0x49, 0x01 }, 4); /* lea 1(%rcx),%rcx */
-	gs_mov(e, 1, RCX, PFT_SLOT_NSYS);
-	put(e, (uint8_t[]){ 0x0f, 0x05 }, 2);
-	point(e, PFT_XP_DONE, 0);
-	put8(e, 0xeb); /* jmp 2b */
-	put8(e, (uint8_t)(int8_t)((int64_t)after - (int64_t)(e->n + 1)));
-}
-
-/* The copy of b at `base` into e; 0 or an PFLOPS_NC_* reason. */
-static int generate(struct emit *e, const struct pft_block *b, const struct insn_info *ii, uint32_t id,
-		    struct pft_xblock *x, int ovf, int sysfast)
+/* What b's copy does (into g and x: the count's place, the overflow
+ * check, the exits; the arch writes it); 0 or a PFT_NC_* reason. */
+static int plan(struct pft_gen *g, const struct pft_block *b, uint32_t id, struct pft_xblock *x, int ovf)
 {
 	const struct pft_insn *t = &b->term;
-	const struct insn_info *ti = &ii[b->ninsts - 1];
-	uint32_t n = b->ninsts, cnt = PFT_SLOT_CNT + 8 * id;
+	const struct pft_gen_insn *ii = g->ii;
+	uint32_t n = b->ninsts;
 	uint64_t next = b->last + t->len;
-	struct exit_fix fix[2];
-	int nf = 0, seq = 1;
-	size_t push_at = 0, loop_rel = 0, lit_fix = 0, ovf_site = 0;
+	int seq = 1;
 
 	x->inc_at = 0;
 	x->ovf_w = 0;
 	if (ovf && b->ovf_sum) {
-		/* overflow: `sub $W, %gs:OVF; jbe stub` before the counter's
-		 * increment, before an instruction that sets the flags the
-		 * increment does (CF is saved around it unless that one
-		 * sets CF too: dec; jnz loops), with at most the guard's
-		 * weight before it */
+		/* overflow: the check before the counter's increment, before
+		 * an instruction that sets the flags the increment does (CF
+		 * is saved around it unless that one sets CF too: dec; jnz
+		 * loops), with at most the guard's weight before it */
 		uint64_t pre = 0;
 		uint32_t f = 0;
 		for (uint32_t i = 0; i + 1 < n; i++) {
@@ -252,182 +128,78 @@ static int generate(struct emit *e, const struct pft_block *b, const struct insn
 				break;
 			}
 	}
-	if (seq) { /* no flag writer in the block: leave the flags alone */
-		point(e, PFT_XP_INC, 0);
-		gs_mov(e, 1, RAX, PFT_SLOT_RAX);
-		point(e, PFT_XP_ROLL, 0);
-		gs_mov(e, 0, RAX, cnt);
-		put(e, (uint8_t[]){ 0x48, 0x8d, 0x40, 0x01 }, 4); /* lea 1(%rax),%rax */
-		gs_mov(e, 1, RAX, cnt);
-		gs_mov(e, 0, RAX, PFT_SLOT_RAX);
-	}
 	for (uint32_t i = 0; i + 1 < n; i++) {
 		if (ii[i].r.uses_gs)
 			return PFT_NC_GS;
-		if (ii[i].r.pops_flags) /* EFLAGS.TF: stepped at the original */
+		if (ii[i].r.pops_flags) /* the step flag: stepped at the original */
 			return PFT_NC_MODE;
-		if (!seq && i == x->inc_at) {
-			point(e, PFT_XP_INC, i);
-			if (x->ovf_w) {
-				/* [setc %gs:CF] subq $W, %gs:OVF; jbe stub
-				 * (taken when OVF <= W: near a crossing)
-				 * [bt $0, %gs:CF] */
-				if (x->ovf_cf) {
-					put(e, (uint8_t[]){ 0x65, 0x0f, 0x92, 0x04, 0x25 }, 5);
-					put32(e, PFT_SLOT_CF);
-				}
-				put(e, (uint8_t[]){ 0x65, 0x48, 0x81, 0x2c, 0x25 }, 5);
-				put32(e, PFT_SLOT_OVF);
-				put32(e, x->ovf_w);
-				point(e, PFT_XP_OVF, i);
-				put(e, (uint8_t[]){ 0x0f, 0x86 }, 2);
-				ovf_site = e->n;
-				put32(e, 0);
-				if (x->ovf_cf) {
-					put(e, (uint8_t[]){ 0x65, 0x0f, 0xba, 0x24, 0x25 }, 5);
-					put32(e, PFT_SLOT_CF);
-					put8(e, 0);
-				}
-			}
-			put(e, (uint8_t[]){ 0x65, 0x48, 0xff, 0x04, 0x25 }, 5);
-			put32(e, cnt);
-		}
-		point(e, PFT_XP_BODY, i);
-		emit_body(e, &ii[i]);
 	}
-	if (ti->r.uses_gs)
+	if (ii[n - 1].r.uses_gs)
 		return PFT_NC_GS;
 
-	/* the terminator */
+	/* exit 0: where the branch goes, exit 1: where it falls through */
 	x->nex = 0;
-	point(e, PFT_XP_BODY, n - 1);
 	switch (t->term) {
 	case PFT_T_JCC:
-		x->ex[0].target = t->target;
-		x->ex[1].target = next;
-		x->nex = 2;
-		align_rel(e, 2);
-		put8(e, 0x0f);
-		put8(e, (uint8_t)(0x80 | t->cc));
-		fix[nf++] = (struct exit_fix){ e->n, 0 };
-		put32(e, 0);
-		point(e, PFT_XP_DONE, 1);
-		emit_exit_jmp(e, fix, &nf, 1);
-		break;
 	case PFT_T_LOOP:
 	case PFT_T_JRCXZ:
 		x->ex[0].target = t->target;
 		x->ex[1].target = next;
 		x->nex = 2;
-		put(e, ti->bytes, t->len - 1u); /* prefixes + opcode */
-		loop_rel = e->n;
-		put8(e, 0);
-		point(e, PFT_XP_DONE, 1);
-		emit_exit_jmp(e, fix, &nf, 1);
-		e->buf[loop_rel] = (uint8_t)(e->n - (loop_rel + 1));
-		point(e, PFT_XP_DONE, 0);
-		emit_exit_jmp(e, fix, &nf, 0);
 		break;
 	case PFT_T_SYSCALL:
-		/* syscall or int 0x80 as they are (the kernel returns to the
-		 * next instruction); sysenter returns elsewhere */
-		if (ti->bytes[0] == 0x0f && ti->bytes[1] == 0x34)
-			return PFT_NC_MODE;
 		x->ex[0].target = next;
 		x->nex = 1;
-		if (sysfast && ti->bytes[0] == 0x0f && ti->bytes[1] == 0x05) {
-			emit_fast_syscall(e, x, next, n - 1, fix, &nf);
-			break;
-		}
-		if (sysfast) { /* int 0x80: always seen (int3 first) */
-			x->sys_trap = (uint32_t)e->n;
-			put8(e, 0xcc);
-		}
-		put(e, ti->bytes, 2);
-		point(e, PFT_XP_DONE, 0);
-		if (ti->bytes[0] == 0x0f && ti->bytes[1] == 0x05) {
-			/* `syscall` left its return address in %rcx: the
-			 * program's, not the copy's (a signal before this
-			 * mov: trace_signal.c) */
-			put(e, (uint8_t[]){ 0x48, 0xb9 }, 2); /* mov $next, %rcx */
-			put64(e, next);
-		}
-		emit_exit_jmp(e, fix, &nf, 0);
 		break;
 	case PFT_T_JMP:
 	case PFT_T_CALL:
 		if (t->ind == 0) {
 			x->ex[0].target = t->target;
 			x->nex = 1;
-			if (t->term == PFT_T_CALL) {
-				put(e, (uint8_t[]){ 0xff, 0x35 }, 2); /* push lit(%rip) */
-				lit_fix = e->n;
-				put32(e, 0);
-				point(e, PFT_XP_DONE, 0);
-			}
-			emit_exit_jmp(e, fix, &nf, 0);
-			break;
 		}
-		if (!ti->r.ind_modrm)
-			return PFT_NC_MODE;
-		gs_mov(e, 1, RCX, PFT_SLOT_RCX);
-		emit_ind_operand(e, ti);
-		if (t->term == PFT_T_CALL) {
-			point(e, PFT_XP_RCX, n - 1);
-			push_at = e->n;
-			put(e, (uint8_t[]){ 0xff, 0x35 }, 2);
-			lit_fix = e->n;
-			put32(e, 0);
-		}
-		point(e, PFT_XP_ROLL, 0);
-		put8(e, 0xe9);
-		put32(e, (uint32_t)(int32_t)(x->ch->ibl - (here(e) + 4)));
-		break;
-	case PFT_T_RET:
-		gs_mov(e, 1, RCX, PFT_SLOT_RCX);
-		put(e, (uint8_t[]){ 0x48, 0x8b, 0x0c, 0x24 }, 4); /* mov (%rsp),%rcx */
-		point(e, PFT_XP_ROLL, 0);
-		put(e, (uint8_t[]){ 0x48, 0x8d, 0xa4, 0x24 }, 4); /* lea N(%rsp),%rsp */
-		put32(e, 8u + t->ret_imm);
-		put8(e, 0xe9);
-		put32(e, (uint32_t)(int32_t)(x->ch->ibl - (here(e) + 4)));
 		break;
 	default:
-		return PFT_NC_MODE;
+		break;
 	}
-	(void)push_at;
+	g->n = n;
+	g->term = t;
+	g->next = next;
+	g->cnt = PFT_SLOT_CNT + 8 * id;
+	g->inc_first = (uint8_t)seq;
+	g->inc_at = x->inc_at;
+	g->ovf_w = x->ovf_w;
+	g->ovf_cf = x->ovf_cf;
+	g->nex = x->nex;
+	return 0;
+}
 
-	/* exit stubs: int3, then a far jump through the qword after it */
-	while (e->n & 15)
-		put8(e, 0xcc);
+/* The copy of b at g->base into g->buf, its parts into x; 0 or a
+ * PFT_NC_* reason. */
+static int generate(struct pft_gen *g, const struct pft_block *b, uint32_t id, struct pft_xblock *x, int ovf,
+		    int sysfast)
+{
+	int why = plan(g, b, id, x, ovf);
+
+	if (why)
+		return why;
+	g->sysfast = (uint8_t)sysfast;
+	g->ibl = x->ch->ibl;
+	switch (pft_arch_gen_block(g)) {
+	case PFT_GEN_OK:
+		break;
+	case PFT_GEN_MODE:
+		return PFT_NC_MODE;
+	default:
+		return PFT_NC_REACH;
+	}
 	for (int k = 0; k < x->nex; k++) {
-		x->ex[k].stub = (uint32_t)e->n;
-		point(e, PFT_XP_DONE, (uint32_t)k);
-		put(e, (uint8_t[]){ 0xcc, 0xcc, 0xff, 0x25, 0, 0, 0, 0 }, 8);
-		put64(e, 0);
+		x->ex[k].site = g->site[k];
+		x->ex[k].stub = g->stub[k];
 	}
-	if (x->ovf_w) {
-		int32_t rel;
-		x->ovf_stub = (uint32_t)e->n;
-		point(e, PFT_XP_OVFSTUB, x->inc_at);
-		put(e, (uint8_t[]){ 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc }, 8);
-		rel = (int32_t)((e->base + x->ovf_stub) - (e->base + ovf_site + 4));
-		memcpy(e->buf + ovf_site, &rel, 4);
-	}
-	for (int i = 0; i < nf; i++) {
-		struct pft_xexit *xe = &x->ex[fix[i].exit];
-		int32_t rel = (int32_t)((e->base + xe->stub) - (e->base + fix[i].site + 4));
-		xe->site = (uint32_t)fix[i].site;
-		memcpy(e->buf + fix[i].site, &rel, 4);
-	}
-	if (lit_fix) {
-		int32_t rel;
-		point(e, PFT_XP_DATA, 0);
-		rel = (int32_t)(here(e) - (e->base + lit_fix + 4));
-		memcpy(e->buf + lit_fix, &rel, 4);
-		put64(e, next);
-	}
-	return e->bad ? PFT_NC_REACH : 0;
+	x->ovf_stub = g->ovf_stub;
+	x->sys_trap = g->sys_trap;
+	x->sys_trap2 = g->sys_trap2;
+	return 0;
 }
 
 static int add_xb(struct pft_chunk *ch, struct pft_xblock *x)
@@ -450,11 +222,11 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	struct pft_arena *a = sp->arena;
 	size_t len = (size_t)(b->end - b->start);
 	uint8_t *code = NULL;
-	struct insn_info *ii = NULL;
+	struct pft_gen_insn *ii = NULL;
 	struct pft_xblock *x = NULL, *px;
 	struct pft_xpoint *pt;
 	struct pft_chunk *ch;
-	struct emit e = { 0 };
+	struct pft_gen g = { 0 };
 	uint64_t lo = b->start, hi = b->end;
 	int why;
 
@@ -466,12 +238,14 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 		b->nocache = PFT_NC_FULL;
 		return 0;
 	}
-	if (!T->xbuf && !(T->xbuf = malloc(MAXCODE)))
+	if (!T->xbuf && !(T->xbuf = malloc(XLATE_MAX)))
 		return 0;
 	code = malloc(len + 16);
 	ii = malloc(b->ninsts * sizeof *ii);
 	x = calloc(1, sizeof *x);
-	e.buf = T->xbuf; /* kept: a copy is made per block */
+	g.buf = T->xbuf; /* kept: a copy is made per block */
+	g.cap = XLATE_MAX;
+	g.ii = ii;
 	if (!code || !ii || !x)
 		goto out;
 	if (read_insns(sp, t->tid, b, code, ii)) {
@@ -493,39 +267,39 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	x->ch = ch;
 	x->b = b;
 	x->id = a->nids;
-	e.base = ch->addr + ch->used;
-	why = generate(&e, b, ii, x->id, x, pft_ovf_on(T) && pft_ovf_block(T, b), T->sysfast);
-	if (why || e.n > ch->size - ch->used) {
+	g.base = ch->addr + ch->used;
+	why = generate(&g, b, x->id, x, pft_ovf_on(T) && pft_ovf_block(T, b), T->sysfast);
+	if (why || g.len > ch->size - ch->used) {
 		b->nocache = why ? why : PFT_NC_FULL;
 		goto out;
 	}
-	x->addr = e.base;
-	x->size = (uint32_t)e.n;
-	x->npt = e.npt;
+	x->addr = g.base;
+	x->size = (uint32_t)g.len;
+	x->npt = g.npt;
 	/* into the space's pool with the block, its points to their size */
 	px = pft_pool_alloc(sp, sizeof *px);
-	pt = px ? pft_pool_alloc(sp, (size_t)(e.npt ? e.npt : 1) * sizeof *pt) : NULL;
+	pt = px ? pft_pool_alloc(sp, (size_t)(g.npt ? g.npt : 1) * sizeof *pt) : NULL;
 	if (pt) {
 		*px = *x;
-		memcpy(pt, e.pt, (size_t)e.npt * sizeof *pt);
+		memcpy(pt, g.pt, (size_t)g.npt * sizeof *pt);
 		px->pt = pt;
 		px->pooled = 1;
 		free(x);
 		x = px;
 	} else {
-		x->pt = e.pt;
-		e.pt = NULL;
+		x->pt = g.pt;
+		g.pt = NULL;
 	}
 	if (add_xb(ch, x)) {
 		b->nocache = PFT_NC_FULL;
 		if (x->pooled) /* pool memory: nothing to free */
 			x = NULL;
 		else
-			e.pt = x->pt;
+			g.pt = x->pt;
 		goto out;
 	}
-	memcpy(ch->mem + ch->used, e.buf, e.n);
-	ch->used = (ch->used + e.n + 15) & ~(size_t)15;
+	memcpy(ch->mem + ch->used, g.buf, g.len);
+	ch->used = (ch->used + g.len + 15) & ~(size_t)15;
 	if (x->ovf_w && x->ovf_pre > sp->ovf_maxpre)
 		sp->ovf_maxpre = x->ovf_pre;
 	pft_pub_block(T, sp, x->id, b);
@@ -534,11 +308,11 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	pft_link_new(sp, x, &T->st.cache_links);
 	x = NULL;
 	T->st.cache_blocks++;
-	T->st.cache_bytes += e.n;
+	T->st.cache_bytes += g.len;
 out:
 	free(code);
 	free(ii);
-	free(e.pt);
+	free(g.pt);
 	free(x);
 	return b->x ? b->x->addr : 0;
 }
@@ -546,11 +320,9 @@ out:
 uint64_t pft_xlate_tramp(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, uint64_t *back)
 {
 	uint8_t code[16], buf[64];
-	struct pft_reloc r;
+	struct pft_gen_insn in;
 	struct pft_chunk *ch;
-	struct emit e = { buf, 0, 0, NULL, 0, 0, 0 };
-	struct insn_info ii;
-	uint64_t lo = b->start, hi = b->start + 16;
+	uint64_t lo = b->start, hi = b->start + 16, base;
 	size_t n;
 
 	if (b->tramp) {
@@ -560,28 +332,24 @@ uint64_t pft_xlate_tramp(struct pft_tracer *T, struct pft_thr *t, struct pft_blo
 	if (!t->sp->arena)
 		return 0;
 	n = pft_mem_read(t->sp, t->tid, b->start, code, sizeof code);
-	if (!n || pft_reloc_decode(code, n, b->start, &r))
+	if (!n || pft_reloc_decode(code, n, b->start, &in.r))
 		return 0;
-	if (r.rip_rel) {
-		lo = r.rip_target < lo ? r.rip_target : lo;
-		hi = r.rip_target + 64 > hi ? r.rip_target + 64 : hi;
+	if (in.r.rip_rel) {
+		lo = in.r.rip_target < lo ? in.r.rip_target : lo;
+		hi = in.r.rip_target + 64 > hi ? in.r.rip_target + 64 : hi;
 	}
 	ch = pft_arena_chunk(T, t, lo, hi, sizeof buf);
 	if (!ch)
 		return 0;
-	e.base = ch->addr + ch->used;
-	ii.r = r;
-	ii.bytes = code;
-	ii.addr = b->start;
-	emit_body(&e, &ii);
-	*back = here(&e);
-	put8(&e, 0xe9);
-	put32(&e, (uint32_t)(int32_t)(b->start + r.len - (here(&e) + 4)));
-	if (e.bad || !fits32((int64_t)(b->start + r.len - here(&e))))
+	base = ch->addr + ch->used;
+	in.bytes = code;
+	in.addr = b->start;
+	n = pft_arch_gen_tramp(buf, sizeof buf, base, &in, back);
+	if (!n)
 		return 0;
-	memcpy(ch->mem + ch->used, buf, e.n);
-	ch->used = (ch->used + e.n + 15) & ~(size_t)15;
-	b->tramp = e.base;
+	memcpy(ch->mem + ch->used, buf, n);
+	ch->used = (ch->used + n + 15) & ~(size_t)15;
+	b->tramp = base;
 	b->tramp_back = *back;
 	return b->tramp;
 }

@@ -30,5 +30,9 @@
 /* the length of the system call instruction (a restarted call goes back
  * by it) */
 #define PFT_SYSCALL_LEN 2
+/* the length of a breakpoint (int3; pft_arch_brk_bytes) */
+#define PFT_BRK_LEN 1
+/* the longest instruction */
+#define PFT_INSN_MAX 15
 
 #endif

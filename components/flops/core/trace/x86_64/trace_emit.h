@@ -1,6 +1,6 @@
 /*
- * trace_emit.h: writing machine code for the code cache (trace_xlate.c,
- * trace_link.c): a buffer at a known tracee address, the few encodings
+ * trace_emit.h: writing machine code for the code cache (trace_gen.c,
+ * trace_ibl.c): a buffer at a known tracee address, the few encodings
  * the cache adds to the program's own, and the map of what each byte
  * range of a block's copy stands for (struct pft_xpoint).
  */
@@ -13,11 +13,9 @@
 
 #include "../pft_arch.h"
 
-#define MAXCODE 65536
-
 struct emit {
 	uint8_t *buf;
-	size_t n;
+	size_t n, cap;
 	uint64_t base; /* tracee address of buf[0] */
 	struct pft_xpoint *pt;
 	int npt, pt_cap;
@@ -26,7 +24,7 @@ struct emit {
 
 static inline void put(struct emit *e, const void *p, size_t n)
 {
-	if (e->n + n > MAXCODE) {
+	if (e->n + n > e->cap) {
 		e->bad = 1;
 		return;
 	}

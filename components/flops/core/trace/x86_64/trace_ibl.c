@@ -35,7 +35,7 @@ uint32_t pft_table_hash(uint64_t v)
 size_t pft_ibl_emit(uint8_t *mem, uint64_t addr, int region, struct pft_ibl *out)
 {
 	uint8_t buf[256];
-	struct emit e = { buf, 0, addr, NULL, 0, 0, 0 };
+	struct emit e = { .buf = buf, .cap = sizeof buf, .base = addr };
 	size_t j_exit = 0, j_miss, j_hit, probe;
 
 	put(&e, (uint8_t[]){ 0x0f, 0x05 }, 2); /* syscall: for injection */

@@ -1,0 +1,353 @@
+/*
+ * trace_gen.c: the x86-64 bytes of a basic block's copy in the code
+ * cache, as the engine planned it (struct pft_gen; trace_xlate.c).
+ *
+ * The copy runs the block's own instructions (RIP-relative operands
+ * re-aimed at the same data) and adds one to the block's counter in the
+ * thread's slot: `incq %gs:CNT+8*id`, placed right before an instruction
+ * that rewrites the flags it changes, or, when the block has none, a
+ * flag-free load/lea/store through the slot's scratch word.  The branch
+ * at its end becomes:
+ *
+ *   jcc/jmp/call rel   jumps to 16-byte exit stubs (int3: "not yet
+ *                      translated"); once the target is translated the
+ *                      jump is aimed at its copy (linked), directly when
+ *                      within a rel32, else through the stub's far jump.
+ *                      A call pushes the original return address.
+ *   jmp/call/ret ind   the target goes to %rcx and the chunk's lookup
+ *                      routine finds its copy in a hash table (crc32 of
+ *                      the address), or traps.  Nothing there changes
+ *                      the flags: compares are `not; lea; jrcxz`.
+ *   loop, jrcxz        the same rel8 instruction over two exit jumps.
+ *   syscall            itself, then an exit to the next instruction;
+ *                      with fast system calls (trace_sys.c) a look-up
+ *                      first: run at once, or trap to the tracer.
+ *
+ * Every byte range of a copy is described (struct pft_xpoint) so that
+ * a thread stopped anywhere in it by a signal can be put back where it
+ * is in the original program, its count corrected to what really ran.
+ * Links and the lookup routine: trace_ibl.c.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_emit.h"
+
+static void emit_body(struct emit *e, const struct pft_gen_insn *ii)
+{
+	size_t at = e->n;
+
+	put(e, ii->bytes, ii->r.len);
+	if (ii->r.rip_rel && !e->bad) {
+		int64_t d = (int64_t)(ii->r.rip_target - (e->base + at + ii->r.len));
+		int32_t d32 = (int32_t)d;
+		if (!fits32(d))
+			e->bad = 1;
+		memcpy(e->buf + at + ii->r.disp_off, &d32, 4);
+	}
+}
+
+/* mov <the indirect branch's operand>, %rcx */
+static void emit_ind_operand(struct emit *e, const struct pft_gen_insn *ii)
+{
+	const struct pft_reloc *r = &ii->r;
+	size_t rest = r->len - r->ind_modrm - 1, at;
+	uint8_t modrm = ii->bytes[r->ind_modrm];
+
+	put(e, r->ind_pfx, r->ind_npfx);
+	put8(e, (uint8_t)(0x48 | (r->ind_rex & 3)));
+	put8(e, 0x8b);
+	put8(e, (uint8_t)((modrm & 0xc7) | (RCX << 3)));
+	at = e->n;
+	put(e, ii->bytes + r->ind_modrm + 1, rest);
+	if (r->rip_rel && !e->bad) {
+		size_t doff = at + (r->disp_off - r->ind_modrm - 1);
+		int64_t d = (int64_t)(r->rip_target - here(e));
+		int32_t d32 = (int32_t)d;
+		if (!fits32(d))
+			e->bad = 1;
+		memcpy(e->buf + doff, &d32, 4);
+	}
+}
+
+struct exit_fix {
+	size_t site;
+	int exit;
+};
+
+static void emit_exit_jmp(struct emit *e, struct exit_fix *f, int *nf, int k)
+{
+	align_rel(e, 1);
+	put8(e, 0xe9);
+	f[*nf] = (struct exit_fix){ e->n, k };
+	(*nf)++;
+	put32(e, 0);
+}
+
+/*
+ * A block's `syscall` when system calls run from the cache (trace_sys.c):
+ *
+ *	mov %rcx, %gs:RCX; mov %r11, %gs:R11	the program's (signals)
+ *	movzwl %ax, %ecx
+ *	mov %gs:SYSMAP, %r11
+ *	movzbl (%r11,%rcx), %ecx		watched?
+ *	jrcxz 1f
+ *	int3					yes: the tracer does the
+ *	syscall					entry's work, the call
+ *	int3					runs, then the exit's
+ *  2:	mov $next, %rcx				as the program sees it
+ *	jmp <exit>
+ *  1:	mov %gs:NSYS, %rcx; lea 1(%rcx), %rcx; mov %rcx, %gs:NSYS
+ *	syscall					no: at once
+ *	jmp 2b
+ *
+ * No flag changes (the kernel saves them in %r11).  %rcx and %r11 are
+ * the kernel's to overwrite, but a signal before the `syscall` sees the
+ * program's, from the slot (PFT_XP_SYS).  A restarted call (the kernel
+ * backs rip up by 2) runs the same `syscall` again; a watched one then
+ * meets the second int3 as the first run would have.
+ */
+static void emit_fast_syscall(struct emit *e, struct pft_gen *g, uint32_t idx, struct exit_fix *fix, int *nf)
+{
+	size_t j_native, after;
+
+	gs_mov(e, 1, RCX, PFT_SLOT_RCX);
+	gs_mov(e, 1, R11, PFT_SLOT_R11);
+	point(e, PFT_XP_SYS, idx);
+	put(e, (uint8_t[]){ 0x0f, 0xb7, 0xc8 }, 3); /* movzwl %ax,%ecx */
+	gs_mov(e, 0, R11, PFT_SLOT_SYSMAP);
+	put(e, (uint8_t[]){ 0x41, 0x0f, 0xb6, 0x0c, 0x0b }, 5); /* movzbl (%r11,%rcx),%ecx */
+	put(e, (uint8_t[]){ 0xe3, 0x00 }, 2);			/* jrcxz 1f */
+	j_native = e->n - 1;
+	g->sys_trap = (uint32_t)e->n;
+	put(e, (uint8_t[]){ 0xcc, 0x0f, 0x05 }, 3); /* int3; syscall */
+	point(e, PFT_XP_DONE, 0);
+	g->sys_trap2 = (uint32_t)e->n;
+	put8(e, 0xcc);
+	after = e->n;
+	put(e, (uint8_t[]){ 0x48, 0xb9 }, 2); /* mov $next, %rcx */
+	put64(e, g->next);
+	emit_exit_jmp(e, fix, nf, 0);
+	point(e, PFT_XP_SYS, idx);
+	if (e->n - (j_native + 1) > 127 || e->bad) {
+		e->bad = 1;
+		return;
+	}
+	e->buf[j_native] = (uint8_t)(e->n - (j_native + 1));
+	gs_mov(e, 0, RCX, PFT_SLOT_NSYS);
+	put(e, (uint8_t[]){ 0x48, 0x8d, 0x49, 0x01 }, 4); /* lea 1(%rcx),%rcx */
+	gs_mov(e, 1, RCX, PFT_SLOT_NSYS);
+	put(e, (uint8_t[]){ 0x0f, 0x05 }, 2);
+	point(e, PFT_XP_DONE, 0);
+	put8(e, 0xeb); /* jmp 2b */
+	put8(e, (uint8_t)(int8_t)((int64_t)after - (int64_t)(e->n + 1)));
+}
+
+/* the count, and the overflow check before it, ahead of instruction i */
+static void emit_count(struct emit *e, const struct pft_gen *g, uint32_t i, size_t *ovf_site)
+{
+	point(e, PFT_XP_INC, i);
+	if (g->ovf_w) {
+		/* [setc %gs:CF] subq $W, %gs:OVF; jbe stub
+		 * (taken when OVF <= W: near a crossing)
+		 * [bt $0, %gs:CF] */
+		if (g->ovf_cf) {
+			put(e, (uint8_t[]){ 0x65, 0x0f, 0x92, 0x04, 0x25 }, 5);
+			put32(e, PFT_SLOT_CF);
+		}
+		put(e, (uint8_t[]){ 0x65, 0x48, 0x81, 0x2c, 0x25 }, 5);
+		put32(e, PFT_SLOT_OVF);
+		put32(e, g->ovf_w);
+		point(e, PFT_XP_OVF, i);
+		put(e, (uint8_t[]){ 0x0f, 0x86 }, 2);
+		*ovf_site = e->n;
+		put32(e, 0);
+		if (g->ovf_cf) {
+			put(e, (uint8_t[]){ 0x65, 0x0f, 0xba, 0x24, 0x25 }, 5);
+			put32(e, PFT_SLOT_CF);
+			put8(e, 0);
+		}
+	}
+	put(e, (uint8_t[]){ 0x65, 0x48, 0xff, 0x04, 0x25 }, 5);
+	put32(e, g->cnt);
+}
+
+/* the block's branch; PFT_GEN_MODE where the copy cannot take it */
+static int emit_term(struct emit *e, struct pft_gen *g, struct exit_fix *fix, int *nf, size_t *lit_fix)
+{
+	const struct pft_insn *t = g->term;
+	const struct pft_gen_insn *ti = &g->ii[g->n - 1];
+
+	switch (t->term) {
+	case PFT_T_JCC:
+		align_rel(e, 2);
+		put8(e, 0x0f);
+		put8(e, (uint8_t)(0x80 | t->cc));
+		fix[(*nf)++] = (struct exit_fix){ e->n, 0 };
+		put32(e, 0);
+		point(e, PFT_XP_DONE, 1);
+		emit_exit_jmp(e, fix, nf, 1);
+		return 0;
+	case PFT_T_LOOP:
+	case PFT_T_JRCXZ: {
+		size_t loop_rel;
+		put(e, ti->bytes, t->len - 1u); /* prefixes + opcode */
+		loop_rel = e->n;
+		put8(e, 0);
+		point(e, PFT_XP_DONE, 1);
+		emit_exit_jmp(e, fix, nf, 1);
+		e->buf[loop_rel] = (uint8_t)(e->n - (loop_rel + 1));
+		point(e, PFT_XP_DONE, 0);
+		emit_exit_jmp(e, fix, nf, 0);
+		return 0;
+	}
+	case PFT_T_SYSCALL:
+		/* syscall or int 0x80 as they are (the kernel returns to the
+		 * next instruction); sysenter returns elsewhere */
+		if (ti->bytes[0] == 0x0f && ti->bytes[1] == 0x34)
+			return PFT_GEN_MODE;
+		if (g->sysfast && ti->bytes[0] == 0x0f && ti->bytes[1] == 0x05) {
+			emit_fast_syscall(e, g, g->n - 1, fix, nf);
+			return 0;
+		}
+		if (g->sysfast) { /* int 0x80: always seen (int3 first) */
+			g->sys_trap = (uint32_t)e->n;
+			put8(e, 0xcc);
+		}
+		put(e, ti->bytes, 2);
+		point(e, PFT_XP_DONE, 0);
+		if (ti->bytes[0] == 0x0f && ti->bytes[1] == 0x05) {
+			/* `syscall` left its return address in %rcx: the
+			 * program's, not the copy's (a signal before this
+			 * mov: trace_signal.c) */
+			put(e, (uint8_t[]){ 0x48, 0xb9 }, 2); /* mov $next, %rcx */
+			put64(e, g->next);
+		}
+		emit_exit_jmp(e, fix, nf, 0);
+		return 0;
+	case PFT_T_JMP:
+	case PFT_T_CALL:
+		if (t->ind == 0) {
+			if (t->term == PFT_T_CALL) {
+				put(e, (uint8_t[]){ 0xff, 0x35 }, 2); /* push lit(%rip) */
+				*lit_fix = e->n;
+				put32(e, 0);
+				point(e, PFT_XP_DONE, 0);
+			}
+			emit_exit_jmp(e, fix, nf, 0);
+			return 0;
+		}
+		if (!ti->r.ind_modrm)
+			return PFT_GEN_MODE;
+		gs_mov(e, 1, RCX, PFT_SLOT_RCX);
+		emit_ind_operand(e, ti);
+		if (t->term == PFT_T_CALL) {
+			point(e, PFT_XP_RCX, g->n - 1);
+			put(e, (uint8_t[]){ 0xff, 0x35 }, 2);
+			*lit_fix = e->n;
+			put32(e, 0);
+		}
+		point(e, PFT_XP_ROLL, 0);
+		put8(e, 0xe9);
+		put32(e, (uint32_t)(int32_t)(g->ibl - (here(e) + 4)));
+		return 0;
+	case PFT_T_RET:
+		gs_mov(e, 1, RCX, PFT_SLOT_RCX);
+		put(e, (uint8_t[]){ 0x48, 0x8b, 0x0c, 0x24 }, 4); /* mov (%rsp),%rcx */
+		point(e, PFT_XP_ROLL, 0);
+		put(e, (uint8_t[]){ 0x48, 0x8d, 0xa4, 0x24 }, 4); /* lea N(%rsp),%rsp */
+		put32(e, 8u + t->ret_imm);
+		put8(e, 0xe9);
+		put32(e, (uint32_t)(int32_t)(g->ibl - (here(e) + 4)));
+		return 0;
+	default:
+		return PFT_GEN_MODE;
+	}
+}
+
+int pft_arch_gen_block(struct pft_gen *g)
+{
+	struct emit e = { .buf = g->buf, .cap = g->cap, .base = g->base };
+	uint32_t n = g->n;
+	struct exit_fix fix[2];
+	int nf = 0, rc;
+	size_t lit_fix = 0, ovf_site = 0;
+
+	g->len = 0;
+	g->pt = NULL;
+	g->npt = 0;
+	g->ovf_stub = g->sys_trap = g->sys_trap2 = 0;
+	if (g->inc_first) { /* no flag writer in the block: leave the flags alone */
+		point(&e, PFT_XP_INC, 0);
+		gs_mov(&e, 1, RAX, PFT_SLOT_RAX);
+		point(&e, PFT_XP_ROLL, 0);
+		gs_mov(&e, 0, RAX, g->cnt);
+		put(&e, (uint8_t[]){ 0x48, 0x8d, 0x40, 0x01 }, 4); /* lea 1(%rax),%rax */
+		gs_mov(&e, 1, RAX, g->cnt);
+		gs_mov(&e, 0, RAX, PFT_SLOT_RAX);
+	}
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		if (!g->inc_first && i == g->inc_at)
+			emit_count(&e, g, i, &ovf_site);
+		point(&e, PFT_XP_BODY, i);
+		emit_body(&e, &g->ii[i]);
+	}
+
+	/* the terminator */
+	point(&e, PFT_XP_BODY, n - 1);
+	if ((rc = emit_term(&e, g, fix, &nf, &lit_fix))) {
+		free(e.pt);
+		return rc;
+	}
+
+	/* exit stubs: int3, then a far jump through the qword after it */
+	while (e.n & 15)
+		put8(&e, 0xcc);
+	for (int k = 0; k < g->nex; k++) {
+		g->stub[k] = (uint32_t)e.n;
+		point(&e, PFT_XP_DONE, (uint32_t)k);
+		put(&e, (uint8_t[]){ 0xcc, 0xcc, 0xff, 0x25, 0, 0, 0, 0 }, 8);
+		put64(&e, 0);
+	}
+	if (g->ovf_w) {
+		int32_t rel;
+		g->ovf_stub = (uint32_t)e.n;
+		point(&e, PFT_XP_OVFSTUB, g->inc_at);
+		put(&e, (uint8_t[]){ 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc }, 8);
+		rel = (int32_t)((e.base + g->ovf_stub) - (e.base + ovf_site + 4));
+		memcpy(e.buf + ovf_site, &rel, 4);
+	}
+	for (int i = 0; i < nf; i++) {
+		int k = fix[i].exit;
+		int32_t rel = (int32_t)((e.base + g->stub[k]) - (e.base + fix[i].site + 4));
+		g->site[k] = (uint32_t)fix[i].site;
+		memcpy(e.buf + fix[i].site, &rel, 4);
+	}
+	if (lit_fix) {
+		int32_t rel;
+		point(&e, PFT_XP_DATA, 0);
+		rel = (int32_t)(here(&e) - (e.base + lit_fix + 4));
+		memcpy(e.buf + lit_fix, &rel, 4);
+		put64(&e, g->next);
+	}
+	g->len = e.n;
+	g->pt = e.pt;
+	g->npt = e.npt;
+	return e.bad ? PFT_GEN_REACH : 0;
+}
+
+size_t pft_arch_gen_tramp(uint8_t *buf, size_t cap, uint64_t base, const struct pft_gen_insn *in, uint64_t *back)
+{
+	struct emit e = { .buf = buf, .cap = cap, .base = base };
+	uint64_t to = in->addr + in->r.len;
+
+	emit_body(&e, in);
+	*back = here(&e);
+	put8(&e, 0xe9);
+	put32(&e, (uint32_t)(int32_t)(to - (here(&e) + 4)));
+	free(e.pt);
+	if (e.bad || !fits32((int64_t)(to - here(&e))))
+		return 0;
+	return e.n;
+}

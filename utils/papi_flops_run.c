@@ -219,6 +219,8 @@ static void trace_notes(struct pf_report *r, const struct pft_stats *st)
 			       "beyond the code cache %s had ran on the stopping path (same counts, slower)",
 			       (unsigned long long)st->seccomp, st->seccomp == 1 ? "" : "es",
 			       st->seccomp == 1 ? "it" : "them", st->seccomp == 1 ? "it" : "they");
+	if (st->hint_note[0]) /* the hint store (docs/trace-engine.md#the-hint-store) */
+		pf_report_note(r, "%s", st->hint_note);
 }
 
 static int run_trace(char **argv, const char *region, int quiet, struct pflops_mix *mix, struct pf_report *r,

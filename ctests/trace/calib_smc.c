@@ -32,6 +32,11 @@
  *               program makes that code page read-only itself and writes
  *               it: its handler runs for both of its faults, at the right
  *               addresses; 2 N vaddpd, N vmulpd ymm
+ *   text N      code of the program file itself (a loop on a page of
+ *               its own in .text): run, made writable, rewritten in
+ *               place into vmulpd, made executable again, run: N vaddpd
+ *               and N vmulpd ymm (the file's bytes differ from the
+ *               code run: the tracer's hint store must not matter)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -279,12 +284,35 @@ static int segv(long n)
 	return good && ro[100] == 1 ? 0 : 1;
 }
 
+/* the loop emit(p, 1, ADD) writes, in the file's .text on a page of its
+ * own (nothing else runs there while it is rewritten) */
+__asm__(".text\n.p2align 12\n.globl smc_text\nsmc_text:\n"
+	"1: vaddpd %ymm1, %ymm2, %ymm0\n dec %rdi\n jnz 1b\n ret\n.p2align 12\n");
+void smc_text(long n);
+
+static int text(long n)
+{
+	unsigned char *f = (unsigned char *)smc_text;
+	void *pg = (void *)((unsigned long)f & ~4095UL);
+
+	smc_text(n);
+	if (mprotect(pg, 4096, PROT_READ | PROT_WRITE))
+		return 3;
+	f[2] = MUL;
+	if (mprotect(pg, 4096, PROT_READ | PROT_EXEC))
+		return 3;
+	smc_text(n);
+	printf("text: 2 versions\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 2 ? atol(argv[2]) : 1000;
 
 	if (argc < 2 || n < 1) {
-		fprintf(stderr, "usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv N, detach N FILE\n");
+		fprintf(stderr,
+			"usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv|text N, detach N FILE\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "inplace"))
@@ -303,5 +331,7 @@ int main(int argc, char **argv)
 		return selfpage(n);
 	if (!strcmp(argv[1], "segv"))
 		return segv(n);
+	if (!strcmp(argv[1], "text"))
+		return text(n);
 	return 2;
 }

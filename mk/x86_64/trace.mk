@@ -18,7 +18,7 @@ CORE_SRCS += $(TRACE_CORE)/trace/trace_blocks.c \
              $(TRACE_CORE)/trace/trace_elf.c $(TRACE_CORE)/trace/trace_cfi.c \
              $(TRACE_CORE)/trace/trace_prof.c $(TRACE_CORE)/trace/trace_funcs.c \
              $(TRACE_CORE)/trace/trace_ovf.c \
-             $(TRACE_CORE)/trace/trace_wprot.c
+             $(TRACE_CORE)/trace/trace_wprot.c $(TRACE_CORE)/trace/trace_hints.c
 # ... and the instruction set behind core/trace/pft_arch.h (Zydis)
 CORE_SRCS += $(TRACE_CORE)/trace/x86_64/trace_decode.c $(TRACE_CORE)/trace/x86_64/trace_emul.c \
              $(TRACE_CORE)/trace/x86_64/trace_reloc.c $(TRACE_CORE)/trace/x86_64/trace_xstate.c \
@@ -29,6 +29,12 @@ CORE_LIBS += $(ZYDIS_LIBS)
 CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_funcs
 # overflow every P FLOPs (pflops_trace_opts.overflow)
 CHECK_PROGS += $(B)/ctests/test_trace_ovf
+
+# the hint store (trace_hints.c): cold and warm runs, bad hint files
+CHECK_PROGS += $(B)/ctests/test_trace_hints
+$(B)/ctests/test_trace_hints: ctests/test_trace_hints.c ctests/calib_prog.h $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
 
 $(B)/ctests/test_trace_ovf: ctests/test_trace_ovf.c ctests/calib_prog.h $(CORE_LIB)
 	@mkdir -p $(dir $@)

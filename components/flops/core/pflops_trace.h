@@ -191,6 +191,14 @@ struct pft_stats {
 	uint64_t fast_sigreturns;  /* of them, rt_sigreturn sent straight back
 				 * into the cache (one stop, no syscall
 				 * stops) */
+	/* the hint store (trace_hints.c, PFLOPS_TRACE_HINTS*) */
+	uint64_t hint_files;  /* file mappings with hints read */
+	uint64_t hint_blocks; /* blocks translated from them at first touch */
+	uint64_t hint_saved;  /* hint files written */
+	uint64_t hint_bad;    /* hint files ignored (malformed, another
+				 * file's): removed, rewritten */
+	char hint_note[512];  /* why hints were off or a file was bad, for
+				 * the report ("": nothing to say) */
 };
 
 enum pft_engine {

@@ -290,7 +290,7 @@ int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *
 			if (!was && b->nocache)
 				T->st.nocache[b->nocache]++;
 			if (entry && fresh)
-				pft_xlate_ahead(T, t, b, T->ahead);
+				pft_xlate_ahead(T, t, b, pft_hints_touch(T, t, b, T->ahead));
 			/* (a new copy may have raised sp->ovf_maxpre) */
 			if (entry && pft_ovf_cache_ok(T, t) && pft_set_mode(T, t, r, PFT_M_CACHE, dirty) == 0) {
 				PFT_PC(r) = entry;

@@ -27,5 +27,6 @@
 #include "trace_engine.h"
 #include "trace_count.h"
 #include "trace_wprot.h"
+#include "trace_hints.h"
 
 #endif

@@ -779,7 +779,8 @@ int pft_engine_pick(const struct pflops_trace_opts *o, struct pft_tracer *T, str
 {
 	int rc = pick_ahead(&T->ahead, err);
 
-	return rc ? rc : pick_engine(o, &T->engine, err);
+	rc = rc ? rc : pick_engine(o, &T->engine, err);
+	return rc || T->engine != PFT_ENGINE_CACHE ? rc : pft_hints_init(T, err);
 }
 
 void pft_engine_kill_all(struct pft_tracer *T)

@@ -12,6 +12,7 @@
 #include "trace_elf.h"
 #include "trace_prof.h"
 #include "trace_wprot.h"
+#include "trace_hints.h"
 
 struct pft_space *pft_space_new(pid_t pid, const char *region)
 {
@@ -71,6 +72,7 @@ void pft_space_put(struct pft_space *sp)
 	pft_pool_free(sp); /* after the blocks: they live there */
 	pft_maps_free(&sp->maps);
 	pft_wprot_free(sp);
+	pft_hints_free(sp);
 	free(sp->rd);
 	if (sp->region)
 		pft_region_free(sp->region);

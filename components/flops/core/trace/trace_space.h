@@ -67,6 +67,7 @@ struct pft_space {
 	int wp_shared;	/* code was decoded on shared memory */
 	int maps_fd[8]; /* fds open on its /proc/.../maps, smaps */
 	int n_maps_fd;
+	struct pft_hspace *hints; /* its file mappings met (trace_hints.c) */
 };
 
 /* trace_space.c: an address space's life */

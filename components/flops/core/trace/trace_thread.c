@@ -14,6 +14,7 @@
 #include "trace_count.h"
 #include "trace_elf.h"
 #include "trace_engine.h"
+#include "trace_hints.h"
 
 struct pft_thr *pft_thread_find(struct pft_tracer *T, pid_t tid)
 {
@@ -62,6 +63,8 @@ void pft_space_release(struct pft_tracer *T, struct pft_space *sp)
 		T->st.region_found = 1;
 	if (sp && pft_region_refused(sp->region) && !T->st.region_refused[0])
 		snprintf(T->st.region_refused, sizeof T->st.region_refused, "%s", pft_region_refused(sp->region));
+	if (sp && sp->refs == 1)
+		pft_hints_save(T, sp); /* its last thread: what ran, by file */
 	pft_space_put(sp);
 }
 

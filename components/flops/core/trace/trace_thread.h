@@ -129,6 +129,7 @@ struct pft_tracer {
 				 * are looked at (trace_sys.c) */
 	int sysfast;			/* system calls from the cache run without a stop
 				 * unless watched (trace_sys.c) */
+	char hints_dir[1024];		/* the hint store ("": off; trace_hints.c) */
 };
 
 /* trace_thread.c: the thread list (drop harvests the thread's counts) */

@@ -1,0 +1,588 @@
+/*
+ * trace_hints.c: the hint store.  A traced run pays a stop, a decode and
+ * a translation per new block; most of a big program's blocks (python,
+ * numpy, gcc) are in a few shared files that run the same code every
+ * time.  So when an address space goes, the file offsets of the blocks
+ * that ran (a non-zero count) are written per file, keyed by the file's
+ * build id and size (no build id: device, inode, size and mtime); the
+ * first new block of such a file in a later run has all of them
+ * translated, linked to each other and put in the lookup table in that
+ * one stop.
+ *
+ * A hint decides only what is translated early.  The copy is made from
+ * the process's bytes as they are (a block that is no longer there
+ * decodes as garbage that never runs, or fails and is skipped), and the
+ * code that runs is looked up by the address actually reached, so no
+ * hint can change a count.  Files are written whole to a temporary name
+ * and renamed (MPI ranks share the store), merged with what was there,
+ * at most PFT_HINT_MAX entries a file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "trace_hints.h"
+#include "trace_cache.h"
+#include "trace_thread.h"
+
+static const char MAGIC[8] = { 'P', 'F', 'T', 'H', 'I', 'N', 'T', '\n' };
+
+/* the ids ahead translation leaves to blocks that run (trace_xlate.c) */
+#define HINT_IDS (PFT_MAX_IDS - PFT_MAX_IDS / 8)
+/* blocks translated ahead of a new block in a file with hints: what ran
+ * last time is there already (measured: docs/trace-engine.md) */
+#define HINT_AHEAD 8
+
+/* One file mapping of the space met so far. */
+struct hmap {
+	uint64_t lo, hi, off, dev, ino;
+	char key[PFT_HINT_KEY + 1]; /* "" : not identified (no hints kept) */
+	size_t nhint;		    /* entries read from the store */
+};
+
+struct pft_hspace {
+	struct hmap *v;
+	size_t n, cap;
+};
+
+/* ------------------------------------------------------------------ */
+/* The format.                                                          */
+
+uint64_t pft_hints_sum(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static size_t head_len(size_t klen)
+{
+	return (16 + klen + 7) & ~(size_t)7;
+}
+
+int pft_hints_parse(const uint8_t *p, size_t len, const char *key, uint64_t **ent, size_t *n, char *why, size_t whylen)
+{
+	uint32_t ver, klen;
+	uint64_t cnt, sum, prev = 0;
+	size_t h;
+
+	*ent = NULL;
+	*n = 0;
+	if (len < 16 || memcmp(p, MAGIC, 8)) {
+		snprintf(why, whylen, "not a hint file (no PFTHINT header)");
+		return -1;
+	}
+	memcpy(&ver, p + 8, 4);
+	memcpy(&klen, p + 12, 4);
+	if (ver != PFT_HINT_VERSION) {
+		snprintf(why, whylen, "version %u, this tracer writes %u", ver, PFT_HINT_VERSION);
+		return -1;
+	}
+	if (klen == 0 || klen > PFT_HINT_KEY || head_len(klen) + 16 > len) {
+		snprintf(why, whylen, "truncated or bad key length %u", klen);
+		return -1;
+	}
+	h = head_len(klen);
+	memcpy(&cnt, p + h, 8);
+	if (cnt > PFT_HINT_MAX || h + 8 + cnt * 8 + 8 != len) {
+		snprintf(why, whylen, "truncated: %zu bytes for %llu entries", len, (unsigned long long)cnt);
+		return -1;
+	}
+	memcpy(&sum, p + len - 8, 8);
+	if (sum != pft_hints_sum(p, len - 8)) {
+		snprintf(why, whylen, "checksum mismatch");
+		return -1;
+	}
+	if (strlen(key) != klen || memcmp(p + 16, key, klen)) {
+		snprintf(why, whylen, "hints of another file (%.*s)", (int)(klen > 80 ? 80 : klen),
+			 (const char *)p + 16);
+		return -1;
+	}
+	*ent = malloc((cnt ? cnt : 1) * sizeof **ent);
+	if (!*ent) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	for (uint64_t i = 0; i < cnt; i++) {
+		uint64_t e;
+		memcpy(&e, p + h + 8 + 8 * i, 8);
+		if (i && (e >> 1) <= (prev >> 1)) {
+			free(*ent);
+			*ent = NULL;
+			snprintf(why, whylen, "offsets out of order at entry %llu", (unsigned long long)i);
+			return -1;
+		}
+		(*ent)[i] = prev = e;
+	}
+	*n = (size_t)cnt;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The store.                                                           */
+
+static int mkdirs(char *path)
+{
+	for (char *s = path + 1; *s; s++)
+		if (*s == '/') {
+			*s = 0;
+			if (mkdir(path, 0700) && errno != EEXIST) {
+				*s = '/';
+				return -1;
+			}
+			*s = '/';
+		}
+	return mkdir(path, 0700) && errno != EEXIST ? -1 : 0;
+}
+
+int pft_hints_init(struct pft_tracer *T, struct pflops_error *err)
+{
+	const char *on = getenv("PFLOPS_TRACE_HINTS"), *d = getenv("PFLOPS_TRACE_HINTS_DIR"), *base;
+	char *dir = T->hints_dir;
+	size_t cap = sizeof T->hints_dir;
+
+	dir[0] = 0;
+	if (on && *on && strcmp(on, "1")) {
+		if (!strcmp(on, "0"))
+			return 0;
+		snprintf(err->msg, sizeof err->msg, "PFLOPS_TRACE_HINTS='%s' is neither 0 (off) nor 1 (on)", on);
+		err->code = PFLOPS_EINVAL;
+		return PFLOPS_EINVAL;
+	}
+	if (d && *d)
+		snprintf(dir, cap, "%s", d);
+	else if ((base = getenv("XDG_CACHE_HOME")) && base[0] == '/')
+		snprintf(dir, cap, "%s/papi-flops/hints", base);
+	else if ((base = getenv("HOME")) && base[0] == '/')
+		snprintf(dir, cap, "%s/.cache/papi-flops/hints", base);
+	else {
+		snprintf(T->st.hint_note, sizeof T->st.hint_note,
+			 "trace hints off: no HOME or XDG_CACHE_HOME for the hint store; set "
+			 "PFLOPS_TRACE_HINTS_DIR (or PFLOPS_TRACE_HINTS=0)");
+		return 0;
+	}
+	if (mkdirs(dir) || access(dir, W_OK | X_OK)) {
+		snprintf(T->st.hint_note, sizeof T->st.hint_note,
+			 "trace hints off (same counts, slower start): cannot create or write %.150s (%s); set "
+			 "PFLOPS_TRACE_HINTS_DIR to a writable directory, or PFLOPS_TRACE_HINTS=0",
+			 dir, strerror(errno));
+		dir[0] = 0;
+	}
+	return 0;
+}
+
+/* The first problem with the store, for the report (once). */
+static void note_bad(struct pft_tracer *T, const char *file, const char *why)
+{
+	T->st.hint_bad++;
+	if (!T->st.hint_note[0])
+		snprintf(
+			T->st.hint_note, sizeof T->st.hint_note,
+			"trace hint file %.150s ignored (%.120s): removed, rewritten from this run (counts unaffected)",
+			file, why);
+}
+
+static int read_all(const char *path, uint8_t **buf, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	size_t got = 0;
+
+	*buf = NULL;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > (off_t)(PFT_HINT_MAX * 8 + 4096) ||
+	    !(*buf = malloc((size_t)st.st_size + 1))) {
+		close(fd);
+		return -1;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t r = read(fd, *buf + got, (size_t)st.st_size - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	*len = got;
+	return 0;
+}
+
+/* The entries stored for key: 0 (*n may be 0: none yet), or -1 after a
+ * bad file (removed, noted). */
+static int load(struct pft_tracer *T, const char *key, uint64_t **ent, size_t *n)
+{
+	char path[sizeof T->hints_dir + PFT_HINT_KEY + 8], why[160];
+	uint8_t *buf;
+	size_t len = 0;
+
+	*ent = NULL;
+	*n = 0;
+	snprintf(path, sizeof path, "%s/%s", T->hints_dir, key);
+	if (read_all(path, &buf, &len))
+		return 0;
+	if (pft_hints_parse(buf, len, key, ent, n, why, sizeof why)) {
+		free(buf);
+		unlink(path);
+		note_bad(T, path, why);
+		return -1;
+	}
+	free(buf);
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a >> 1, y = *(const uint64_t *)b >> 1;
+	return x < y ? -1 : x > y;
+}
+
+/* v[0..n) sorted by offset: duplicates folded (flags or'ed); new count */
+static size_t fold(uint64_t *v, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (k && (v[k - 1] >> 1) == (v[i] >> 1))
+			v[k - 1] |= v[i];
+		else
+			v[k++] = v[i];
+	return k;
+}
+
+/* ent (this run's, sorted) merged with the store's and written for key */
+static void store(struct pft_tracer *T, const char *key, uint64_t *ent, size_t n)
+{
+	uint64_t *old, *all;
+	size_t nold, nold0, klen = strlen(key), h = head_len(klen), len;
+	char path[sizeof T->hints_dir + PFT_HINT_KEY + 8], tmp[sizeof path + 32];
+	uint8_t *buf;
+	uint32_t ver = PFT_HINT_VERSION, kl = (uint32_t)klen;
+	uint64_t cnt, sum;
+	int fd, ok;
+
+	load(T, key, &old, &nold);
+	nold0 = nold;
+	/* this run's first, then the store's, up to the bound */
+	all = malloc((n + nold + 1) * sizeof *all);
+	if (!all) {
+		free(old);
+		return;
+	}
+	if (n > PFT_HINT_MAX)
+		n = PFT_HINT_MAX;
+	if (n + nold > PFT_HINT_MAX)
+		nold = PFT_HINT_MAX - n;
+	memcpy(all, ent, n * sizeof *all);
+	if (nold)
+		memcpy(all + n, old, nold * sizeof *all);
+	cnt = n + nold;
+	qsort(all, cnt, sizeof *all, cmp_u64);
+	cnt = fold(all, cnt);
+	if (old && cnt == nold0 && !memcmp(all, old, cnt * sizeof *all)) {
+		free(old); /* nothing new: the file stays as it is */
+		free(all);
+		return;
+	}
+	free(old);
+	len = h + 8 + cnt * 8 + 8;
+	buf = calloc(1, len);
+	if (!buf) {
+		free(all);
+		return;
+	}
+	memcpy(buf, MAGIC, 8);
+	memcpy(buf + 8, &ver, 4);
+	memcpy(buf + 12, &kl, 4);
+	memcpy(buf + 16, key, klen);
+	memcpy(buf + h, &cnt, 8);
+	memcpy(buf + h + 8, all, cnt * 8);
+	sum = pft_hints_sum(buf, len - 8);
+	memcpy(buf + len - 8, &sum, 8);
+	free(all);
+	snprintf(path, sizeof path, "%s/%s", T->hints_dir, key);
+	snprintf(tmp, sizeof tmp, "%s/.%s.%ld.tmp", T->hints_dir, key, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ok = fd >= 0 && write(fd, buf, len) == (ssize_t)len;
+	if (fd >= 0)
+		ok = !close(fd) && ok;
+	if (ok && !rename(tmp, path))
+		T->st.hint_saved++;
+	else {
+		if (fd >= 0)
+			unlink(tmp);
+		if (!T->st.hint_note[0])
+			snprintf(T->st.hint_note, sizeof T->st.hint_note,
+				 "trace hints not saved: cannot write %.150s (%s); check PFLOPS_TRACE_HINTS_DIR", tmp,
+				 strerror(errno));
+	}
+	free(buf);
+}
+
+/* ------------------------------------------------------------------ */
+/* Which file: its key.                                                 */
+
+/* the GNU build id of an ELF file as hex, or "" */
+static void build_id(int fd, char *hex, size_t cap)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+
+	hex[0] = 0;
+	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof ph || eh.e_phnum > 256)
+		return;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		uint8_t note[4096];
+		size_t len, at = 0;
+		if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) != (ssize_t)sizeof ph)
+			return;
+		if (ph.p_type != PT_NOTE)
+			continue;
+		len = ph.p_filesz < sizeof note ? (size_t)ph.p_filesz : sizeof note;
+		if (pread(fd, note, len, (off_t)ph.p_offset) != (ssize_t)len)
+			continue;
+		while (at + 12 <= len) {
+			uint32_t nsz, dsz, type;
+			size_t name_at = at + 12, desc_at;
+			memcpy(&nsz, note + at, 4);
+			memcpy(&dsz, note + at + 4, 4);
+			memcpy(&type, note + at + 8, 4);
+			desc_at = name_at + ((nsz + 3u) & ~3u);
+			if (nsz > len || dsz > len || desc_at + dsz > len)
+				break;
+			if (type == NT_GNU_BUILD_ID && nsz == 4 && !memcmp(note + name_at, "GNU", 4) && dsz &&
+			    dsz <= 64 && 2 * dsz < cap) {
+				for (uint32_t k = 0; k < dsz; k++)
+					snprintf(hex + 2 * k, 3, "%02x", note[desc_at + k]);
+				return;
+			}
+			at = desc_at + ((dsz + 3u) & ~3u);
+		}
+	}
+}
+
+/* m's file, if the path still names it: key "<build id>-<size>", or
+ * "f-<dev>-<ino>-<size>-<mtime ns>" without one */
+static void identify(const char *path, struct hmap *h)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	char id[132];
+
+	h->key[0] = 0;
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (uint64_t)st.st_ino == h->ino &&
+	    (((uint64_t)major(st.st_dev) << 32) | minor(st.st_dev)) == h->dev) {
+		build_id(fd, id, sizeof id);
+		if (id[0])
+			snprintf(h->key, sizeof h->key, "%s-%llu", id, (unsigned long long)st.st_size);
+		else
+			snprintf(h->key, sizeof h->key, "f-%llx-%llu-%llu-%lld%09ld", (unsigned long long)h->dev,
+				 (unsigned long long)h->ino, (unsigned long long)st.st_size,
+				 (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+	}
+	close(fd);
+}
+
+/* ------------------------------------------------------------------ */
+/* First touch.                                                         */
+
+static struct hmap *hmap_of(struct pft_hspace *hs, const struct pft_map *m)
+{
+	for (size_t i = 0; i < hs->n; i++) {
+		struct hmap *h = &hs->v[i];
+		if (h->lo == m->lo && h->hi == m->hi && h->off == m->off && h->ino == m->ino && h->dev == m->dev)
+			return h;
+	}
+	return NULL;
+}
+
+static struct hmap *hmap_add(struct pft_hspace *hs, const struct pft_map *m)
+{
+	struct hmap *h;
+
+	/* the same range mapped anew (dlclose, dlopen): the old one goes */
+	for (size_t i = 0; i < hs->n; i++)
+		if (hs->v[i].lo < m->hi && m->lo < hs->v[i].hi) {
+			hs->v[i] = hs->v[--hs->n];
+			i--;
+		}
+	if (hs->n == hs->cap) {
+		size_t nc = hs->cap ? 2 * hs->cap : 32;
+		struct hmap *v = realloc(hs->v, nc * sizeof *v);
+		if (!v)
+			return NULL;
+		hs->v = v;
+		hs->cap = nc;
+	}
+	h = &hs->v[hs->n++];
+	memset(h, 0, sizeof *h);
+	h->lo = m->lo;
+	h->hi = m->hi;
+	h->off = m->off;
+	h->dev = m->dev;
+	h->ino = m->ino;
+	return h;
+}
+
+/* translate the hinted blocks of h's mapping now */
+static void apply(struct pft_tracer *T, struct pft_thr *t, const struct hmap *h, const uint64_t *ent, size_t n)
+{
+	struct pft_space *sp = t->sp;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t off = ent[i] >> 1, addr;
+		struct pft_block *d;
+		int was;
+
+		if (off < h->off || off - h->off >= h->hi - h->lo)
+			continue;
+		if (!sp->arena || sp->arena->nids >= HINT_IDS)
+			break;
+		addr = h->lo + (off - h->off);
+		d = pft_block_get(sp, t->tid, addr, 0, &T->st.blocks_decoded);
+		if (!d)
+			continue;
+		if (!d->x) {
+			was = d->nocache;
+			if (!pft_xlate(T, t, d)) {
+				if (!was && d->nocache)
+					T->st.nocache[d->nocache]++;
+				continue;
+			}
+			T->st.hint_blocks++;
+		}
+		if ((ent[i] & 1) && !d->x->dead)
+			pft_table_insert(sp->arena, addr, d->x->addr);
+	}
+}
+
+int pft_hints_touch(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, int ahead)
+{
+	struct pft_space *sp = t->sp;
+	const struct pft_map *m;
+	struct pft_map mc;
+	struct hmap *h;
+	uint64_t *ent = NULL;
+	size_t n;
+	char *path;
+
+	if (!T->hints_dir[0] || sp->region || !sp->arena)
+		return ahead;
+	m = pft_maps_find(&sp->maps, t->tid, b->start);
+	if (!m || !m->path || !m->ino || !m->x || m->w || m->path[0] != '/')
+		return ahead;
+	if (!sp->hints && !(sp->hints = calloc(1, sizeof *sp->hints)))
+		return ahead;
+	if ((h = hmap_of(sp->hints, m)))
+		return h->nhint ? (ahead < HINT_AHEAD ? ahead : HINT_AHEAD) : ahead;
+	/* the maps may be reloaded while the hints are translated */
+	mc = *m;
+	if (!(path = strdup(m->path)) || !(h = hmap_add(sp->hints, &mc))) {
+		free(path);
+		return ahead;
+	}
+	identify(path, h);
+	free(path);
+	if (!h->key[0] || load(T, h->key, &ent, &n) || !n) {
+		free(ent);
+		return ahead;
+	}
+	h->nhint = n;
+	T->st.hint_files++;
+	/* (h stays valid: nothing is added to sp->hints meanwhile) */
+	apply(T, t, h, ent, n);
+	free(ent);
+	return ahead < HINT_AHEAD ? ahead : HINT_AHEAD;
+}
+
+/* ------------------------------------------------------------------ */
+/* Saving.                                                              */
+
+struct hgroup {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int by_lo(const void *a, const void *b)
+{
+	const struct hmap *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+void pft_hints_save(struct pft_tracer *T, struct pft_space *sp)
+{
+	struct pft_hspace *hs = sp->hints;
+	struct pft_arena *a = sp->arena;
+	struct hgroup *g;
+
+	if (!T->hints_dir[0] || !hs || !hs->n || !a || !a->table_mem)
+		return;
+	qsort(hs->v, hs->n, sizeof *hs->v, by_lo);
+	g = calloc(hs->n, sizeof *g);
+	if (!g)
+		return;
+	/* blocks that ran from the cache (those of the ids: their counts
+	 * are harvested into execs when their threads end) */
+	for (uint32_t id = 0; id < a->nids; id++) {
+		struct pft_block *b = a->ids[id];
+		size_t lo = 0, hi = hs->n;
+		struct hgroup *gr;
+		const struct hmap *h;
+		uint64_t e;
+
+		if (!b || !b->execs || b->dead || !b->x || b->x->dead)
+			continue;
+		while (lo < hi) { /* the last mapping starting at or below */
+			size_t mid = (lo + hi) / 2;
+			if (hs->v[mid].lo <= b->start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo)
+			continue;
+		h = &hs->v[lo - 1];
+		gr = &g[lo - 1];
+		if (!h->key[0] || b->start >= h->hi)
+			continue;
+		e = (b->start - h->lo + h->off) << 1;
+		if (pft_table_find(a, b->start) == b->x->addr)
+			e |= 1;
+		if (gr->n == gr->cap) {
+			size_t nc = gr->cap ? 2 * gr->cap : 256;
+			uint64_t *v = realloc(gr->v, nc * sizeof *v);
+			if (!v)
+				continue;
+			gr->v = v;
+			gr->cap = nc;
+		}
+		gr->v[gr->n++] = e;
+	}
+	for (size_t i = 0; i < hs->n; i++) {
+		if (g[i].n) {
+			qsort(g[i].v, g[i].n, sizeof *g[i].v, cmp_u64);
+			store(T, hs->v[i].key, g[i].v, fold(g[i].v, g[i].n));
+		}
+		free(g[i].v);
+	}
+	free(g);
+}
+
+void pft_hints_free(struct pft_space *sp)
+{
+	if (sp->hints) {
+		free(sp->hints->v);
+		free(sp->hints);
+		sp->hints = NULL;
+	}
+}

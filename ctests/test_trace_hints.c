@@ -1,0 +1,404 @@
+/*
+ * test_trace_hints.c: the hint store (trace_hints.c,
+ * docs/trace-engine.md#the-hint-store).  A program traced twice with a
+ * fresh store counts the same both times, as the stopping engine and the
+ * program's own loop counts say, and stops far less the second time;
+ * bad hint files (truncated, another file's, offsets into the middle of
+ * instructions) and code that differs from its file change no count.
+ *
+ * Every run here uses a store of its own under /tmp (never ~/.cache);
+ * the programs run with address randomization off so that the loader's
+ * work, and so the instruction totals, are the same run to run.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <sys/personality.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "pflops_trace.h"
+#include "trace/trace_hints.h"
+#include "calib_prog.h"
+
+#define N 1000
+enum {
+	DP = PFLOPS_DP,
+	X = PFLOPS_W128,
+	Y = PFLOPS_W256,
+	ADD = PFLOPS_OP_ADD,
+	MUL = PFLOPS_OP_MUL,
+	DIV = PFLOPS_OP_DIV
+};
+
+static char store[64];
+
+static void trace_e(int engine, struct pflops_mix *m, struct pft_stats *st, char *const argv[])
+{
+	struct pflops_trace_opts o = { .engine = engine, .stats = st };
+	struct pflops_error err = { 0 };
+	int status = -1, rc;
+
+	memset(m, 0, sizeof *m);
+	rc = pft_run(argv, &o, m, &status, &err);
+	if (rc)
+		print_error("trace %s: %s\n", argv[0], err.msg);
+	assert_int_equal(rc, 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void trace(struct pflops_mix *m, struct pft_stats *st, char *const argv[])
+{
+	trace_e(PFT_ENGINE_CACHE, m, st, argv);
+}
+
+/* the files of the store, by name (n of them, at most max) */
+static int listing(char names[][256], int max)
+{
+	DIR *d = opendir(store);
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && n < max)
+			snprintf(names[n++], 256, "%s", e->d_name);
+	closedir(d);
+	return n;
+}
+
+static void clear_store(void)
+{
+	char names[512][256], f[400];
+	int n = listing(names, 512);
+
+	for (int i = 0; i < n; i++) {
+		snprintf(f, sizeof f, "%s/%.255s", store, names[i]);
+		unlink(f);
+	}
+}
+
+static uint8_t *slurp(const char *name, size_t *len)
+{
+	char f[400];
+	FILE *fp;
+	uint8_t *buf = malloc(4 << 20);
+
+	snprintf(f, sizeof f, "%s/%.255s", store, name);
+	fp = fopen(f, "rb");
+	assert_non_null(fp);
+	assert_non_null(buf);
+	*len = fread(buf, 1, 4 << 20, fp);
+	fclose(fp);
+	return buf;
+}
+
+static void spill(const char *name, const uint8_t *p, size_t len)
+{
+	char f[400];
+	FILE *fp;
+
+	snprintf(f, sizeof f, "%s/%.255s", store, name);
+	fp = fopen(f, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(p, 1, len, fp), len);
+	fclose(fp);
+}
+
+/* A hint file as the format says (trace_hints.h): written here from the
+ * description, read back by the tracer's parser. */
+static size_t make_hints(uint8_t *p, const char *key, const uint64_t *ent, uint64_t n)
+{
+	uint32_t ver = PFT_HINT_VERSION, kl = (uint32_t)strlen(key);
+	size_t h = (16 + kl + 7) & ~(size_t)7, len = h + 8 + 8 * n + 8;
+	uint64_t sum;
+
+	memset(p, 0, len);
+	memcpy(p, "PFTHINT\n", 8);
+	memcpy(p + 8, &ver, 4);
+	memcpy(p + 12, &kl, 4);
+	memcpy(p + 16, key, kl);
+	memcpy(p + h, &n, 8);
+	memcpy(p + h + 8, ent, 8 * n);
+	sum = pft_hints_sum(p, len - 8);
+	memcpy(p + len - 8, &sum, 8);
+	return len;
+}
+
+static void same_mix(const char *what, const struct pflops_mix *a, const struct pflops_mix *b, int totals)
+{
+	struct pflops_mix x = *a, y = *b;
+
+	if (!totals) /* the engines' instruction totals on a dynamically
+		      * linked program differ by a few (test_trace.c) */
+		x.total_insts = y.total_insts = 0;
+	if (memcmp(&x, &y, sizeof x))
+		fail_msg("%s: the counts differ (instructions %llu and %llu, DP FLOPs %llu and %llu)", what,
+			 (unsigned long long)a->total_insts, (unsigned long long)b->total_insts,
+			 (unsigned long long)pflops_mix_flops(a, DP), (unsigned long long)pflops_mix_flops(b, DP));
+}
+
+/* (1) cold and warm: the same counts, the true ones, fewer stops */
+static void test_hints_warm(void **state)
+{
+	char *region[] = { (char *)prog("calib_region"), "1000", NULL };
+	char *cxx[] = { (char *)prog("calib_regioncxx"), "1000", NULL };
+	char *const *progs[] = { region, cxx };
+	struct pflops_mix cold, warm, stop;
+	struct pft_stats sc, sw, ss;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		clear_store();
+		trace(&cold, &sc, progs[i]);
+		trace(&warm, &sw, progs[i]);
+		trace_e(PFT_ENGINE_STOP, &stop, &ss, progs[i]);
+		print_message("%s: stops %llu cold, %llu warm; %llu blocks from %llu hint files\n", progs[i][0],
+			      (unsigned long long)sc.stops, (unsigned long long)sw.stops,
+			      (unsigned long long)sw.hint_blocks, (unsigned long long)sw.hint_files);
+		assert_int_equal(sc.hint_blocks, 0);
+		assert_true(sc.hint_saved >= 2); /* the program and its libraries */
+		assert_true(sw.hint_files >= 2);
+		assert_true(sw.hint_blocks > 100);
+		assert_int_equal(sw.hint_bad, 0);
+		assert_string_equal(sw.hint_note, "");
+		same_mix("cold vs warm", &cold, &warm, 1);
+		same_mix("warm vs the stopping engine", &warm, &stop, 0);
+		assert_true(2 * sw.stops < sc.stops);
+	}
+	/* the loop counts: libcalibk.so's 2N vaddpd ymm + 2N vmulpd xmm,
+	 * main_kernel's 2N vsubpd ymm, outside()'s N vdivpd xmm (7N in
+	 * all: test_trace's test_region); calib_regioncxx: 3 calls of N */
+	trace(&warm, &sw, region);
+	assert_int_equal(warm.insts[DP][Y][ADD], 4 * N);
+	assert_int_equal(warm.insts[DP][X][MUL], 2 * N);
+	assert_int_equal(warm.insts[DP][X][DIV], N);
+	trace(&warm, &sw, cxx);
+	assert_int_equal(warm.insts[DP][Y][ADD], 3 * N);
+}
+
+/* (2) bad hint files: ignored with a note naming the file, removed and
+ * rewritten; counts as without hints */
+static void test_hints_bad(void **state)
+{
+	char *cxx[] = { (char *)prog("calib_regioncxx"), "1000", NULL };
+	char names[512][256];
+	struct pflops_mix cold, m;
+	struct pft_stats st;
+	uint8_t *a, *b, *buf;
+	size_t la, lb;
+	int n, big = 0;
+
+	(void)state;
+	clear_store();
+	trace(&cold, &st, cxx);
+	n = listing(names, 512);
+	assert_true(n >= 2);
+
+	/* truncated: every file cut in half */
+	for (int i = 0; i < n; i++) {
+		a = slurp(names[i], &la);
+		spill(names[i], a, la / 2);
+		free(a);
+	}
+	trace(&m, &st, cxx);
+	same_mix("truncated hints", &cold, &m, 1);
+	assert_true(st.hint_bad >= 1);
+	assert_int_equal(st.hint_blocks, 0);
+	assert_non_null(strstr(st.hint_note, store));
+	assert_non_null(strstr(st.hint_note, "removed, rewritten"));
+	/* rewritten whole by that run */
+	trace(&m, &st, cxx);
+	same_mix("rewritten hints", &cold, &m, 1);
+	assert_int_equal(st.hint_bad, 0);
+	assert_true(st.hint_blocks > 100);
+
+	/* another build's hints under this file's name: the largest file's
+	 * bytes as every other one */
+	n = listing(names, 512);
+	for (int i = 1; i < n; i++) {
+		struct stat s1, s2;
+		char f1[400], f2[400];
+		snprintf(f1, sizeof f1, "%s/%.255s", store, names[i]);
+		snprintf(f2, sizeof f2, "%s/%.255s", store, names[big]);
+		if (!stat(f1, &s1) && !stat(f2, &s2) && s1.st_size > s2.st_size)
+			big = i;
+	}
+	a = slurp(names[big], &la);
+	for (int i = 0; i < n; i++)
+		if (i != big)
+			spill(names[i], a, la);
+	free(a);
+	trace(&m, &st, cxx);
+	same_mix("another file's hints", &cold, &m, 1);
+	assert_true(st.hint_bad >= 1);
+	assert_non_null(strstr(st.hint_note, "another file"));
+
+	/* well-formed, but pointing into instructions: each offset and the
+	 * three bytes after it, all as indirect-branch targets */
+	trace(&m, &st, cxx); /* every file good again */
+	n = listing(names, 512);
+	for (int i = 0; i < n; i++) {
+		uint64_t *ent, *bad;
+		size_t ne;
+		char why[160];
+
+		a = slurp(names[i], &la);
+		assert_int_equal(pft_hints_parse(a, la, names[i], &ent, &ne, why, sizeof why), 0);
+		bad = malloc(4 * ne * sizeof *bad + 8);
+		assert_non_null(bad);
+		lb = 0;
+		for (size_t k = 0; k < ne; k++)
+			for (uint64_t d = 0; d < 4; d++)
+				if (!lb || (ent[k] >> 1) + d > (bad[lb - 1] >> 1))
+					bad[lb++] = ((ent[k] >> 1) + d) << 1 | 1;
+		buf = malloc(64 + strlen(names[i]) + 8 * lb + 16);
+		assert_non_null(buf);
+		lb = make_hints(buf, names[i], bad, lb);
+		spill(names[i], buf, lb);
+		b = slurp(names[i], &lb);
+		free(ent);
+		assert_int_equal(pft_hints_parse(b, lb, names[i], &ent, &ne, why, sizeof why), 0);
+		free(ent);
+		free(a);
+		free(b);
+		free(bad);
+		free(buf);
+	}
+	trace(&m, &st, cxx);
+	same_mix("hints into instructions", &cold, &m, 1);
+	assert_int_equal(st.hint_bad, 0);
+	assert_true(st.hint_blocks > 100);
+}
+
+/* (3) code that differs from its file (rewritten in place at run time):
+ * the hints of the other version's run change nothing */
+static void test_hints_smc(void **state)
+{
+	char *smc[] = { (char *)prog("calib_smc"), "text", "3000", NULL };
+	struct pflops_mix m;
+	struct pft_stats st;
+
+	(void)state;
+	clear_store();
+	for (int run = 0; run < 3; run++) {
+		trace(&m, &st, smc);
+		assert_int_equal(m.insts[DP][Y][ADD], 3000);
+		assert_int_equal(m.insts[DP][Y][MUL], 3000);
+		assert_true(run == 0 || st.hint_blocks > 0);
+	}
+}
+
+/* PFLOPS_TRACE_HINTS=0: no store read or written; a store that cannot
+ * be made: a note, the run as without; a bad value: an error */
+static void test_hints_settings(void **state)
+{
+	char *region[] = { (char *)prog("calib_region"), "1000", NULL };
+	char names[4][256], dir[128];
+	struct pflops_mix m, cold;
+	struct pft_stats st;
+	struct pflops_trace_opts o = { .engine = PFT_ENGINE_CACHE };
+	struct pflops_error err = { 0 };
+	int status;
+	FILE *fp;
+
+	(void)state;
+	clear_store();
+	trace(&cold, &st, region);
+	clear_store();
+	setenv("PFLOPS_TRACE_HINTS", "0", 1);
+	trace(&m, &st, region);
+	assert_int_equal(listing(names, 4), 0);
+	assert_int_equal(st.hint_saved, 0);
+	assert_string_equal(st.hint_note, "");
+	same_mix("hints off", &cold, &m, 1);
+
+	setenv("PFLOPS_TRACE_HINTS", "yes", 1);
+	memset(&m, 0, sizeof m);
+	assert_int_equal(pft_run(region, &o, &m, &status, &err), PFLOPS_EINVAL);
+	assert_non_null(strstr(err.msg, "PFLOPS_TRACE_HINTS='yes'"));
+	setenv("PFLOPS_TRACE_HINTS", "1", 1);
+
+	/* a directory under a regular file cannot be made (root too) */
+	snprintf(dir, sizeof dir, "%s/plain", store);
+	fp = fopen(dir, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	snprintf(dir, sizeof dir, "%s/plain/hints", store);
+	setenv("PFLOPS_TRACE_HINTS_DIR", dir, 1);
+	trace(&m, &st, region);
+	setenv("PFLOPS_TRACE_HINTS_DIR", store, 1);
+	assert_non_null(strstr(st.hint_note, "trace hints off"));
+	assert_non_null(strstr(st.hint_note, dir));
+	assert_int_equal(st.hint_saved, 0);
+	same_mix("no store", &cold, &m, 1);
+	snprintf(dir, sizeof dir, "%s/plain", store);
+	unlink(dir);
+}
+
+/* The parser on what can go wrong with a file (fuzz/fuzz_hints.c tries
+ * the rest). */
+static void test_hints_parse(void **state)
+{
+	uint64_t ent[3] = { 0x2000 << 1, 0x2010 << 1 | 1, 0x2400 << 1 }, *got;
+	uint8_t p[256], q[256];
+	size_t len, n;
+	char why[160];
+
+	(void)state;
+	len = make_hints(p, "k-1", ent, 3);
+	assert_int_equal(pft_hints_parse(p, len, "k-1", &got, &n, why, sizeof why), 0);
+	assert_int_equal(n, 3);
+	assert_memory_equal(got, ent, sizeof ent);
+	free(got);
+	assert_int_equal(pft_hints_parse(p, len, "k-2", &got, &n, why, sizeof why), -1);
+	assert_non_null(strstr(why, "another file"));
+	for (size_t cut = 0; cut < len; cut++)
+		assert_int_equal(pft_hints_parse(p, cut, "k-1", &got, &n, why, sizeof why), -1);
+	memcpy(q, p, len);
+	q[len - 12] ^= 1; /* an entry changed: the checksum says so */
+	assert_int_equal(pft_hints_parse(q, len, "k-1", &got, &n, why, sizeof why), -1);
+	assert_non_null(strstr(why, "checksum"));
+	memcpy(q, p, len);
+	q[8] = 2; /* a later version */
+	assert_int_equal(pft_hints_parse(q, len, "k-1", &got, &n, why, sizeof why), -1);
+	assert_non_null(strstr(why, "version"));
+	ent[2] = 0x2010 << 1; /* not ascending */
+	len = make_hints(p, "k-1", ent, 3);
+	assert_int_equal(pft_hints_parse(p, len, "k-1", &got, &n, why, sizeof why), -1);
+	assert_non_null(strstr(why, "order"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hints_parse),    cmocka_unit_test(test_hints_warm),
+		cmocka_unit_test(test_hints_bad),      cmocka_unit_test(test_hints_smc),
+		cmocka_unit_test(test_hints_settings),
+	};
+	int pers = personality(0xffffffff), rc;
+
+	calib_prog_init();
+	snprintf(store, sizeof store, "/tmp/pflops-hints-test.XXXXXX");
+	if (!mkdtemp(store)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	setenv("PFLOPS_TRACE_HINTS", "1", 1);
+	setenv("PFLOPS_TRACE_HINTS_DIR", store, 1);
+	/* the same addresses in every run (inherited by the programs) */
+	if (pers == -1 || personality((unsigned long)pers | ADDR_NO_RANDOMIZE) == -1) {
+		perror("personality");
+		return 1;
+	}
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	clear_store();
+	rmdir(store);
+	return rc;
+}

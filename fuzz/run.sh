@@ -55,6 +55,9 @@ elf)
 		{ echo "fuzz/run.sh: cannot compile the ELF seeds with $cc"; exit 1; }
 	cp "$seeds/calib_fp" "$seeds/calib_fp_stripped" && strip --strip-all "$seeds/calib_fp_stripped"
 	for f in "$seeds"/lib*.so "$seeds/calib_fp"; do strip --strip-debug "$f"; done ;;
+hints)
+	maxlen=4096
+	cp fuzz/seeds/hints/* "$seeds"/ ;;
 event_name)
 	maxlen=512
 	cp fuzz/seeds/event_name/* "$seeds"/ ;;

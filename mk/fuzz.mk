@@ -7,7 +7,7 @@ FUZZ_CC        ?= clang
 FUZZ_TIME      ?= 300
 FUZZ_SMOKE_TIME ?= 10
 FUZZ_SAN        = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_NAMES      = table formula perfstat topology event_name elf
+FUZZ_NAMES      = table formula perfstat topology event_name elf hints
 
 fuzz-build:
 	$(MAKE) B=$(FUZZ_B) CC=$(FUZZ_CC) CFLAGS="-g -O1" SAN_CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" \

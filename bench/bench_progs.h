@@ -26,6 +26,10 @@ struct bench_run {
  * the limit (*b is that run, b->err says why). */
 int bench_best(char *const argv[], int engine, int n, double limit, struct bench_run *b);
 
+/* the hint store for the traced runs: a fresh one of the bench's own
+ * (on), or none (off: the kernels, timed without hints) */
+void bench_hints(int on);
+
 /* dgemm: bench_dgemm (NULL: not built); cfile: the C file gcc compiles
  * (NULL: none).  Prints two tables on stdout. */
 void bench_programs(const char *dgemm, const char *cfile);

@@ -277,6 +277,53 @@ static void test_hints_bad(void **state)
 	assert_true(st.hint_blocks > 100);
 }
 
+/* A full entry (PFT_HINT_MAX offsets, none in the file's mapping) and a
+ * run's new ones: the file stays at the bound, the run's all kept. */
+static void test_hints_bound(void **state)
+{
+	char *region[] = { (char *)prog("calib_region"), "1000", NULL };
+	char names[64][256], why[160];
+	struct pflops_mix m;
+	struct pft_stats st;
+	uint64_t *full = malloc(PFT_HINT_MAX * sizeof *full), *ent, *run[64];
+	size_t nrun[64], ne, len;
+	uint8_t *buf = malloc(PFT_HINT_MAX * 8 + 4096), *b;
+	int n;
+
+	(void)state;
+	assert_non_null(full);
+	assert_non_null(buf);
+	clear_store();
+	trace(&m, &st, region);
+	n = listing(names, 64);
+	for (int i = 0; i < n; i++) {
+		b = slurp(names[i], &len);
+		assert_int_equal(pft_hints_parse(b, len, names[i], &run[i], &nrun[i], why, sizeof why), 0);
+		free(b);
+		for (size_t k = 0; k < PFT_HINT_MAX; k++)
+			full[k] = ((1ULL << 40) + 16 * k) << 1;
+		spill(names[i], buf, make_hints(buf, names[i], full, PFT_HINT_MAX));
+	}
+	trace(&m, &st, region);
+	assert_int_equal(st.hint_bad, 0);
+	for (int i = 0; i < n; i++) {
+		size_t k = 0;
+		b = slurp(names[i], &len);
+		assert_int_equal(pft_hints_parse(b, len, names[i], &ent, &ne, why, sizeof why), 0);
+		assert_int_equal(ne, PFT_HINT_MAX);
+		for (size_t j = 0; j < nrun[i]; j++) { /* ascending both */
+			while (k < ne && (ent[k] >> 1) < (run[i][j] >> 1))
+				k++;
+			assert_true(k < ne && (ent[k] >> 1) == (run[i][j] >> 1));
+		}
+		free(ent);
+		free(run[i]);
+		free(b);
+	}
+	free(full);
+	free(buf);
+}
+
 /* (3) code that differs from its file (rewritten in place at run time):
  * the hints of the other version's run change nothing */
 static void test_hints_smc(void **state)
@@ -378,9 +425,9 @@ static void test_hints_parse(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hints_parse),    cmocka_unit_test(test_hints_warm),
-		cmocka_unit_test(test_hints_bad),      cmocka_unit_test(test_hints_smc),
-		cmocka_unit_test(test_hints_settings),
+		cmocka_unit_test(test_hints_parse), cmocka_unit_test(test_hints_warm),
+		cmocka_unit_test(test_hints_bad),   cmocka_unit_test(test_hints_bound),
+		cmocka_unit_test(test_hints_smc),   cmocka_unit_test(test_hints_settings),
 	};
 	int pers = personality(0xffffffff), rc;
 

@@ -139,8 +139,6 @@ struct pft_xblock *pft_xlate_find(const struct pft_arena *a, uint64_t addr, cons
 void pft_xlate_link(struct pft_xblock *from, int exit, struct pft_xblock *to);
 void pft_xlate_detach(struct pft_space *sp, struct pft_xblock *x);
 void pft_table_insert(struct pft_arena *a, uint64_t orig, uint64_t entry);
-/* the lookup table's entry for orig, or 0 */
-uint64_t pft_table_find(const struct pft_arena *a, uint64_t orig);
 /* trace_harvest.c: add the counts of one thread's slot to m (zero them
  * when `take`) */
 uint64_t pft_harvest(struct pft_arena *a, int slot, struct pflops_mix *m, int take);

@@ -238,10 +238,42 @@ static int load(struct pft_tracer *T, const char *key, uint64_t **ent, size_t *n
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* v sorted (as numbers: by offset, then flag), 16 bits a pass up to
+ * the highest bit set: qsort's comparisons were 4% of a warm numpy run's
+ * tracer time */
+static int sort_u64(uint64_t *v, size_t n)
 {
-	uint64_t x = *(const uint64_t *)a >> 1, y = *(const uint64_t *)b >> 1;
-	return x < y ? -1 : x > y;
+	uint64_t *tmp, top = 0;
+	size_t *cnt;
+
+	for (size_t i = 0; i < n; i++)
+		top |= v[i];
+	if (n < 2)
+		return 0;
+	tmp = malloc(n * sizeof *tmp);
+	cnt = malloc(65536 * sizeof *cnt);
+	if (!tmp || !cnt) {
+		free(tmp);
+		free(cnt);
+		return -1;
+	}
+	for (int sh = 0; sh < 64 && (top >> sh); sh += 16) {
+		size_t sum = 0;
+		memset(cnt, 0, 65536 * sizeof *cnt);
+		for (size_t i = 0; i < n; i++)
+			cnt[(v[i] >> sh) & 0xffff]++;
+		for (size_t d = 0; d < 65536; d++) {
+			size_t c = cnt[d];
+			cnt[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[cnt[(v[i] >> sh) & 0xffff]++] = v[i];
+		memcpy(v, tmp, n * sizeof *v);
+	}
+	free(tmp);
+	free(cnt);
+	return 0;
 }
 
 /* v[0..n) sorted by offset: duplicates folded (flags or'ed); new count */
@@ -270,7 +302,8 @@ static void store(struct pft_tracer *T, const char *key, uint64_t *ent, size_t n
 
 	load(T, key, &old, &nold);
 	nold0 = nold;
-	/* this run's first, then the store's, up to the bound */
+	/* this run's, merged with the store's (both sorted); past the
+	 * bound, this run's first */
 	all = malloc((n + nold + 1) * sizeof *all);
 	if (!all) {
 		free(old);
@@ -278,13 +311,21 @@ static void store(struct pft_tracer *T, const char *key, uint64_t *ent, size_t n
 	}
 	if (n > PFT_HINT_MAX)
 		n = PFT_HINT_MAX;
-	if (n + nold > PFT_HINT_MAX)
-		nold = PFT_HINT_MAX - n;
-	memcpy(all, ent, n * sizeof *all);
-	if (nold)
-		memcpy(all + n, old, nold * sizeof *all);
-	cnt = n + nold;
-	qsort(all, cnt, sizeof *all, cmp_u64);
+	if (n + nold > PFT_HINT_MAX) {
+		/* the store's entries not among this run's, in order, up
+		 * to the bound */
+		size_t j = 0, k = 0;
+		for (size_t i = 0; i < nold0 && k < PFT_HINT_MAX - n; i++) {
+			while (j < n && (ent[j] >> 1) < (old[i] >> 1))
+				j++;
+			if (j == n || (ent[j] >> 1) != (old[i] >> 1))
+				old[k++] = old[i];
+		}
+		nold = k;
+	}
+	cnt = 0;
+	for (size_t i = 0, j = 0; i < n || j < nold;)
+		all[cnt++] = j == nold || (i < n && ent[i] <= old[j]) ? ent[i++] : old[j++];
 	cnt = fold(all, cnt);
 	if (old && cnt == nold0 && !memcmp(all, old, cnt * sizeof *all)) {
 		free(old); /* nothing new: the file stays as it is */
@@ -439,7 +480,10 @@ static void apply(struct pft_tracer *T, struct pft_thr *t, const struct hmap *h,
 {
 	struct pft_space *sp = t->sp;
 
-	for (size_t i = 0; i < n; i++) {
+	/* from the top: a block's fall-through and forward targets have
+	 * their copies already, so its exits are linked at once instead of
+	 * waiting (trace_link.c) */
+	for (size_t i = n; i-- > 0;) {
 		uint64_t off = ent[i] >> 1, addr;
 		struct pft_block *d;
 		int was;
@@ -524,13 +568,27 @@ void pft_hints_save(struct pft_tracer *T, struct pft_space *sp)
 	struct pft_hspace *hs = sp->hints;
 	struct pft_arena *a = sp->arena;
 	struct hgroup *g;
+	uint8_t *ind;
 
 	if (!T->hints_dir[0] || !hs || !hs->n || !a || !a->table_mem)
 		return;
 	qsort(hs->v, hs->n, sizeof *hs->v, by_lo);
 	g = calloc(hs->n, sizeof *g);
-	if (!g)
+	ind = calloc(a->nids ? a->nids : 1, 1);
+	if (!g || !ind) {
+		free(g);
+		free(ind);
 		return;
+	}
+	/* the blocks the lookup table holds (reached by an indirect branch,
+	 * or a return site or PLT target translated ahead), by id: one walk
+	 * of the table instead of a probe per block */
+	for (size_t i = 0; i < PFT_TABLE_N + PFT_TABLE_OVER; i++) {
+		const uint64_t *te = (const uint64_t *)a->table_mem + 2 * i;
+		struct pft_block *b;
+		if (te[0] && te[0] != PFT_TOMB && (b = pft_block_find(sp, te[0])) && b->x && b->x->addr == te[1])
+			ind[b->x->id] = 1;
+	}
 	/* blocks that ran from the cache (those of the ids: their counts
 	 * are harvested into execs when their threads end) */
 	for (uint32_t id = 0; id < a->nids; id++) {
@@ -555,9 +613,7 @@ void pft_hints_save(struct pft_tracer *T, struct pft_space *sp)
 		gr = &g[lo - 1];
 		if (!h->key[0] || b->start >= h->hi)
 			continue;
-		e = (b->start - h->lo + h->off) << 1;
-		if (pft_table_find(a, b->start) == b->x->addr)
-			e |= 1;
+		e = (b->start - h->lo + h->off) << 1 | ind[id];
 		if (gr->n == gr->cap) {
 			size_t nc = gr->cap ? 2 * gr->cap : 256;
 			uint64_t *v = realloc(gr->v, nc * sizeof *v);
@@ -569,13 +625,12 @@ void pft_hints_save(struct pft_tracer *T, struct pft_space *sp)
 		gr->v[gr->n++] = e;
 	}
 	for (size_t i = 0; i < hs->n; i++) {
-		if (g[i].n) {
-			qsort(g[i].v, g[i].n, sizeof *g[i].v, cmp_u64);
+		if (g[i].n && !sort_u64(g[i].v, g[i].n))
 			store(T, hs->v[i].key, g[i].v, fold(g[i].v, g[i].n));
-		}
 		free(g[i].v);
 	}
 	free(g);
+	free(ind);
 }
 
 void pft_hints_free(struct pft_space *sp)

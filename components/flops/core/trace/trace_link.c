@@ -39,19 +39,6 @@ void pft_table_insert(struct pft_arena *a, uint64_t orig, uint64_t entry)
 	/* full run: not inserted, the lookup traps, which is only slower */
 }
 
-uint64_t pft_table_find(const struct pft_arena *a, uint64_t orig)
-{
-	const uint64_t *t = (const uint64_t *)a->table_mem;
-
-	for (size_t i = pft_table_hash(orig) & (PFT_TABLE_N - 1); i < PFT_TABLE_N + PFT_TABLE_OVER; i++) {
-		if (t[2 * i] == 0)
-			return 0;
-		if (t[2 * i] == orig)
-			return t[2 * i + 1];
-	}
-	return 0;
-}
-
 /* The entry for orig, if it still goes to `entry`: every entry is keyed
  * by the start of the block it goes to, so the probe from orig's bucket
  * finds it (a walk of the whole table per dropped block took 80% of

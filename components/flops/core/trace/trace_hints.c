@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "pflops_internal.h"
 #include "trace_hints.h"
 #include "trace_cache.h"
 #include "trace_thread.h"
@@ -153,9 +154,7 @@ int pft_hints_init(struct pft_tracer *T, struct pflops_error *err)
 	if (on && *on && strcmp(on, "1")) {
 		if (!strcmp(on, "0"))
 			return 0;
-		snprintf(err->msg, sizeof err->msg, "PFLOPS_TRACE_HINTS='%s' is neither 0 (off) nor 1 (on)", on);
-		err->code = PFLOPS_EINVAL;
-		return PFLOPS_EINVAL;
+		return pfc_err(err, PFLOPS_EINVAL, "PFLOPS_TRACE_HINTS='%s' is neither 0 (off) nor 1 (on)", on);
 	}
 	if (d && *d)
 		snprintf(dir, cap, "%s", d);

@@ -136,7 +136,8 @@ static void same_mix(const char *what, const struct pflops_mix *a, const struct 
 	struct pflops_mix x = *a, y = *b;
 
 	if (!totals) /* the engines' instruction totals on a dynamically
-		      * linked program differ by a few (test_trace.c) */
+		      * linked program differ by a few (test_trace.c), and
+		      * so do a program's with another environment size */
 		x.total_insts = y.total_insts = 0;
 	if (memcmp(&x, &y, sizeof x))
 		fail_msg("%s: the counts differ (instructions %llu and %llu, DP FLOPs %llu and %llu)", what,
@@ -384,7 +385,8 @@ static void test_hints_settings(void **state)
 	assert_non_null(strstr(st.hint_note, "trace hints off"));
 	assert_non_null(strstr(st.hint_note, dir));
 	assert_int_equal(st.hint_saved, 0);
-	same_mix("no store", &cold, &m, 1);
+	/* (the environment is longer: the loader's instructions differ) */
+	same_mix("no store", &cold, &m, 0);
 	snprintf(dir, sizeof dir, "%s/plain", store);
 	unlink(dir);
 }

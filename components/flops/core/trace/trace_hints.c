@@ -436,12 +436,23 @@ static void identify(const char *path, struct hmap *h)
 /* ------------------------------------------------------------------ */
 /* First touch.                                                         */
 
+/* the record of m's file at m's bias (a piece of a mapping split by an
+ * mprotect, as Open MPI's patcher does to libc, stays the same file
+ * and offsets: its record grows to cover it) */
 static struct hmap *hmap_of(struct pft_hspace *hs, const struct pft_map *m)
 {
 	for (size_t i = 0; i < hs->n; i++) {
 		struct hmap *h = &hs->v[i];
-		if (h->lo == m->lo && h->hi == m->hi && h->off == m->off && h->ino == m->ino && h->dev == m->dev)
+		if (h->ino == m->ino && h->dev == m->dev && h->lo - h->off == m->lo - m->off && h->lo <= m->hi &&
+		    m->lo <= h->hi) {
+			if (m->lo < h->lo) {
+				h->off = m->off;
+				h->lo = m->lo;
+			}
+			if (m->hi > h->hi)
+				h->hi = m->hi;
 			return h;
+		}
 	}
 	return NULL;
 }
@@ -450,7 +461,8 @@ static struct hmap *hmap_add(struct pft_hspace *hs, const struct pft_map *m)
 {
 	struct hmap *h;
 
-	/* the same range mapped anew (dlclose, dlopen): the old one goes */
+	/* the range mapped anew, another file or offset (dlclose, dlopen):
+	 * the old one goes (hmap_of found no record of this file there) */
 	for (size_t i = 0; i < hs->n; i++)
 		if (hs->v[i].lo < m->hi && m->lo < hs->v[i].hi) {
 			hs->v[i] = hs->v[--hs->n];

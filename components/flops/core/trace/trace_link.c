@@ -86,7 +86,16 @@ void pft_xlate_link(struct pft_xblock *from, int k, struct pft_xblock *to)
 static void unlink_exit(struct pft_xblock *from, int k)
 {
 	struct pft_xexit *xe = &from->ex[k];
+	struct pft_xblock *to = xe->to;
 
+	/* out of its target's list too: the links of a live copy name
+	 * live copies only (a dead one's id may belong to another block:
+	 * trace_ids.c, a forked child's copy maps links by id) */
+	for (int i = 0; i < to->nin; i++)
+		if (to->in[i].from == from && to->in[i].exit == k) {
+			to->in[i] = to->in[--to->nin];
+			break;
+		}
 	pft_arch_unlink(tracer_addr(from, xe->site), from->addr + xe->site, from->addr + xe->stub);
 	xe->to = NULL;
 }
@@ -96,14 +105,13 @@ void pft_xlate_detach(struct pft_space *sp, struct pft_xblock *x)
 	if (x->dead)
 		return;
 	x->dead = 1;
-	for (int i = 0; i < x->nin; i++)
-		if (x->in[i].from->ex[x->in[i].exit].to == x)
-			unlink_exit(x->in[i].from, x->in[i].exit);
-	x->nin = 0;
+	while (x->nin > 0) /* each takes itself out of x->in */
+		unlink_exit(x->in[x->nin - 1].from, x->in[x->nin - 1].exit);
 	for (int k = 0; k < x->nex; k++)
 		if (x->ex[k].to)
 			unlink_exit(x, k);
 	table_remove(sp->arena, x->b->start, x->addr);
+	pft_id_retire(sp->arena, x->id);
 }
 
 /* ------------------------------------------------------------------ */

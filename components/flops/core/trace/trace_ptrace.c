@@ -445,6 +445,7 @@ static int handle(struct pft_tracer *T, pid_t tid, int status)
 		pft_bp_insert(t->sp, t->tid, t->reinsert);
 		t->reinsert = 0;
 	}
+	pft_ids_observe(t); /* where it stopped, before we move it */
 
 	int sig = WSTOPSIG(status);
 	if ((status >> 16) == PTRACE_EVENT_STOP) {
@@ -458,6 +459,7 @@ static int handle(struct pft_tracer *T, pid_t tid, int status)
 			return 0;
 		}
 		/* PTRACE_INTERRUPT, or the end of a group stop: carry on */
+		t->ids_intr = 0;		 /* (seen above, when it was for that) */
 		if (t->win_join || t->win_leave) /* --region's windows */
 			return pft_win_stop(T, t);
 		return pft_restart(T, t, t->resume, 0);
@@ -577,6 +579,26 @@ static int pick_ahead(int *ahead, struct pflops_error *err)
 		return fail(err, PFLOPS_EINVAL, "PFLOPS_TRACE_AHEAD='%s' is not a number of blocks from 0 to %d", e,
 			    PFT_AHEAD_MAX);
 	*ahead = (int)n;
+	return 0;
+}
+
+/* PFLOPS_TRACE_IDS=N: block ids a process gets (at most PFT_MAX_IDS):
+ * fewer make small programs reuse them (trace_ids.c; for tests) */
+static int pick_ids(uint32_t *ids, struct pflops_error *err)
+{
+	const char *e = getenv("PFLOPS_TRACE_IDS");
+	char *end;
+	long n;
+
+	*ids = PFT_MAX_IDS;
+	if (!e || !*e)
+		return 0;
+	errno = 0;
+	n = strtol(e, &end, 10);
+	if (errno || *end || n < 16 || n > PFT_MAX_IDS)
+		return fail(err, PFLOPS_EINVAL, "PFLOPS_TRACE_IDS='%s' is not a number of block ids from 16 to %d", e,
+			    PFT_MAX_IDS);
+	*ids = (uint32_t)n;
 	return 0;
 }
 
@@ -779,6 +801,8 @@ int pft_engine_pick(const struct pflops_trace_opts *o, struct pft_tracer *T, str
 {
 	int rc = pick_ahead(&T->ahead, err);
 
+	if (!rc)
+		rc = pick_ids(&T->max_ids, err);
 	return rc ? rc : pick_engine(o, &T->engine, err);
 }
 

@@ -124,10 +124,22 @@ int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
 	a->nslots = pa->nslots; /* its RLIMIT_AS is the parent's */
 	a->max_chunks = pa->max_chunks;
 	a->as_limit = pa->as_limit;
+	a->max_ids = pa->max_ids;
 	a->ids = calloc(PFT_MAX_IDS, sizeof *a->ids);
+	a->free_ids = malloc(PFT_MAX_IDS * sizeof *a->free_ids);
+	a->nlimbo = a->limbo_cap = pa->nlimbo + pa->ngrace;
+	a->limbo = a->nlimbo ? malloc(a->nlimbo * sizeof *a->limbo) : NULL;
 	a->chunks = calloc(pa->nchunks ? pa->nchunks : 1, sizeof *a->chunks);
-	if (!a->ids || !a->chunks)
+	if (!a->ids || !a->free_ids || (a->nlimbo && !a->limbo) || !a->chunks)
 		return PFLOPS_ENOMEM;
+	/* the same ids free; those of dropped copies wait again: the
+	 * child's thread is yet to be seen outside them (trace_ids.c) */
+	memcpy(a->free_ids, pa->free_ids, pa->nfree * sizeof *a->free_ids);
+	a->nfree = pa->nfree;
+	if (pa->nlimbo)
+		memcpy(a->limbo, pa->limbo, pa->nlimbo * sizeof *a->limbo);
+	if (pa->ngrace)
+		memcpy(a->limbo + pa->nlimbo, pa->grace, pa->ngrace * sizeof *a->limbo);
 	for (size_t i = 0; i < pa->nchunks; i++) {
 		struct pft_chunk *c = malloc(sizeof *c);
 		if (!c)
@@ -142,8 +154,12 @@ int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
 			return PFLOPS_ENOMEM;
 	}
 	/* blocks with a cache copy, by id; links are remapped by id */
+	a->nids = pa->nids;
 	for (uint32_t id = 0; id < pa->nids; id++) {
-		struct pft_block *b = pft_block_clone(pa->ids[id]);
+		struct pft_block *b;
+		if (!pa->ids[id])
+			continue; /* free */
+		b = pft_block_clone(pa->ids[id]);
 		if (!b)
 			return PFLOPS_ENOMEM;
 		b->x = xb_clone(pa->ids[id]->x, b);
@@ -155,10 +171,13 @@ int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
 			free(b);
 			return PFLOPS_ENOMEM;
 		}
-		a->ids[a->nids++] = b;
+		a->ids[id] = b;
 	}
 	for (uint32_t id = 0; id < a->nids; id++) {
-		struct pft_xblock *x = a->ids[id]->x;
+		struct pft_xblock *x;
+		if (!a->ids[id])
+			continue;
+		x = a->ids[id]->x;
 		x->ch = a->chunks[pa->ids[id]->x->ch->index];
 		for (int k = 0; k < x->nex; k++)
 			if (x->ex[k].to)

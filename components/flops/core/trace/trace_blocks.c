@@ -31,7 +31,8 @@ static size_t slot(uint64_t a, size_t cap)
 static void block_free(struct pft_block *b)
 {
 	if (b->x) {
-		free(b->x->in);
+		if (!b->x->in_pooled)
+			free(b->x->in);
 		if (!b->x->pooled) {
 			free(b->x->pt);
 			free(b->x);
@@ -51,7 +52,9 @@ static void block_free(struct pft_block *b)
  * by one when its space ended, took 15% of the tracer's CPU (numpy),
  * and their malloc headers a tenth of its memory.  They live as long
  * as their space (dropped blocks too: sp->dead), so they are carved
- * from large pieces freed together. */
+ * from large pieces freed together.  A forked child's blocks share
+ * what never changes (instruction offsets, FP entries, a copy's
+ * points) with its parent's: it holds the pools they are in. */
 #define POOL_PIECE (256 * 1024)
 
 struct pft_pool {
@@ -60,10 +63,20 @@ struct pft_pool {
 	_Alignas(16) unsigned char mem[];
 };
 
+struct pft_pools { /* a space's pieces, held by its forked children too */
+	int refs;
+	struct pft_pool *head;
+};
+
 void *pft_pool_alloc(struct pft_space *sp, size_t n)
 {
-	struct pft_pool *p = sp->pool;
+	struct pft_pool *p;
 
+	if (!sp->pool && !(sp->pool = calloc(1, sizeof *sp->pool)))
+		return NULL;
+	if (!sp->pool->refs)
+		sp->pool->refs = 1;
+	p = sp->pool->head;
 	n = (n + 15) & ~(size_t)15;
 	if (!p || p->size - p->used < n) {
 		size_t size = n > POOL_PIECE / 4 ? n : POOL_PIECE;
@@ -78,19 +91,45 @@ void *pft_pool_alloc(struct pft_space *sp, size_t n)
 			return q->mem;
 		}
 		q->next = p;
-		sp->pool = p = q;
+		sp->pool->head = p = q;
 	}
 	p->used += n;
 	return p->mem + p->used - n;
 }
 
-void pft_pool_free(struct pft_space *sp)
+static void pools_put(struct pft_pools *o)
 {
-	for (struct pft_pool *p = sp->pool, *n; p; p = n) {
+	if (!o || --o->refs > 0)
+		return;
+	for (struct pft_pool *p = o->head, *n; p; p = n) {
 		n = p->next;
 		free(p);
 	}
+	free(o);
+}
+
+void pft_pool_free(struct pft_space *sp)
+{
+	pools_put(sp->pool);
+	for (size_t i = 0; i < sp->npool_held; i++)
+		pools_put(sp->pool_held[i]);
+	free(sp->pool_held);
 	sp->pool = NULL;
+	sp->pool_held = NULL;
+	sp->npool_held = 0;
+}
+
+int pft_pool_share(struct pft_space *sp, const struct pft_space *parent)
+{
+	size_t n = parent->npool_held + 1;
+
+	if (!(sp->pool_held = malloc(n * sizeof *sp->pool_held)))
+		return PFLOPS_ENOMEM;
+	for (size_t i = 0; i < parent->npool_held; i++)
+		(sp->pool_held[sp->npool_held++] = parent->pool_held[i])->refs++;
+	if (parent->pool)
+		(sp->pool_held[sp->npool_held++] = parent->pool)->refs++;
+	return 0;
 }
 
 void pft_block_free_all(struct pft_space *sp)
@@ -487,31 +526,38 @@ void pft_block_count_times(struct pflops_mix *m, const struct pft_block *blk, ui
 		m->extra[x] += times * blk->extra[x];
 }
 
-struct pft_block *pft_block_clone(const struct pft_block *b)
+struct pft_block *pft_block_fork(struct pft_space *sp, const struct pft_block *b)
 {
-	struct pft_block *c = malloc(sizeof *c);
+	struct pft_block *c = pft_pool_alloc(sp, sizeof *c);
 
 	if (!c)
 		return NULL;
 	*c = *b;
-	c->pooled = 0;
+	c->pooled = 1;
 	c->x = NULL;
 	c->next = NULL;
 	c->execs = 0;	 /* a forked child counts its own runs */
 	c->ovf_w = NULL; /* recomputed when needed */
-	c->offs = malloc(b->ninsts * sizeof *c->offs);
-	c->fp = malloc((b->nfp ? b->nfp : 1) * sizeof *c->fp);
 	c->acc = b->acc ? calloc(2 + 2 * (size_t)b->nfp, sizeof *c->acc) : NULL;
-	if (!c->offs || !c->fp || (b->acc && !c->acc)) {
-		free(c->offs);
-		free(c->fp);
-		free(c->acc);
-		free(c);
+	if (b->acc && !c->acc)
 		return NULL;
+	if (!b->pooled) { /* the parent frees these: copies */
+		c->offs = pft_pool_alloc(sp, b->ninsts * sizeof *c->offs);
+		c->fp = pft_pool_alloc(sp, (b->nfp ? b->nfp : 1) * sizeof *c->fp);
+		if (!c->offs || !c->fp) {
+			free(c->acc);
+			return NULL;
+		}
+		memcpy(c->offs, b->offs, b->ninsts * sizeof *c->offs);
+		memcpy(c->fp, b->fp, b->nfp * sizeof *c->fp);
 	}
-	memcpy(c->offs, b->offs, b->ninsts * sizeof *c->offs);
-	memcpy(c->fp, b->fp, b->nfp * sizeof *c->fp);
 	return c;
+}
+
+void pft_block_reserve(struct pft_space *sp, size_t n)
+{
+	while (2 * n > sp->blk_cap && grow(sp) == 0)
+		;
 }
 
 int pft_block_adopt(struct pft_space *sp, struct pft_block *b)

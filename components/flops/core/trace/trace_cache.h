@@ -119,8 +119,9 @@ struct pft_xblock {
 	} * in; /* links */
 	int nin, in_cap;
 	uint8_t dead;
-	uint8_t gone;	/* dead and its id reused: out of ch->xb */
-	uint8_t pooled; /* it and pt are in its space's pool */
+	uint8_t gone;	   /* dead and its id reused: out of ch->xb */
+	uint8_t pooled;	   /* it and pt are in a pool (trace_blocks.c) */
+	uint8_t in_pooled; /* and in (a forked child's) */
 };
 
 /* A new copy x joins the others (trace_link.c): exits that wait for

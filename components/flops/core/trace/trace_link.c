@@ -70,11 +70,15 @@ void pft_xlate_link(struct pft_xblock *from, int k, struct pft_xblock *to)
 		return;
 	if (to->nin == to->in_cap) {
 		int nc = to->in_cap ? 2 * to->in_cap : 4;
-		void *n = realloc(to->in, (size_t)nc * sizeof *to->in);
+		void *n = to->in_pooled ? malloc((size_t)nc * sizeof *to->in)
+					: realloc(to->in, (size_t)nc * sizeof *to->in);
 		if (!n)
 			return;
+		if (to->in_pooled) /* a forked child's, in its pool */
+			memcpy(n, to->in, (size_t)to->nin * sizeof *to->in);
 		to->in = n;
 		to->in_cap = nc;
+		to->in_pooled = 0;
 	}
 	to->in[to->nin].from = from;
 	to->in[to->nin].exit = k;

@@ -80,28 +80,31 @@ void pft_space_put(struct pft_space *sp)
 }
 
 /* A forked child's code cache: copies of the parent's cached blocks and
- * of its arena's layout (pft_arena_fork then gives it memory). */
-static struct pft_xblock *xb_clone(const struct pft_xblock *x, struct pft_block *b)
+ * of its arena's layout (pft_arena_fork then gives it memory).  In the
+ * child's pool, sharing the copy's points with the parent's (which holds
+ * them in its pool, or on the heap: then copied). */
+static struct pft_xblock *xb_fork(struct pft_space *sp, const struct pft_xblock *x, struct pft_block *b)
 {
-	struct pft_xblock *c = malloc(sizeof *c);
+	struct pft_xblock *c = pft_pool_alloc(sp, sizeof *c);
 
 	if (!c)
 		return NULL;
 	*c = *x;
-	c->pooled = 0; /* on the heap; the child's pool is its own */
+	c->pooled = 1;
 	c->b = b;
-	c->pt = malloc((size_t)x->npt * sizeof *c->pt);
-	c->in = x->nin ? malloc((size_t)x->nin * sizeof *c->in) : NULL;
-	c->in_cap = x->nin;
-	if (!c->pt || (x->nin && !c->in)) {
-		free(c->pt);
-		free(c->in);
-		free(c);
-		return NULL;
+	if (!x->pooled) {
+		if (!(c->pt = pft_pool_alloc(sp, (size_t)(x->npt ? x->npt : 1) * sizeof *c->pt)))
+			return NULL;
+		memcpy(c->pt, x->pt, (size_t)x->npt * sizeof *c->pt);
 	}
-	memcpy(c->pt, x->pt, (size_t)x->npt * sizeof *c->pt);
-	if (x->nin)
+	c->in = NULL;
+	c->in_cap = x->nin;
+	c->in_pooled = 1;
+	if (x->nin) {
+		if (!(c->in = pft_pool_alloc(sp, (size_t)x->nin * sizeof *c->in)))
+			return NULL;
 		memcpy(c->in, x->in, (size_t)x->nin * sizeof *c->in);
+	}
 	return c;
 }
 
@@ -112,6 +115,9 @@ int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
 
 	if (!pa)
 		return 0;
+	if (pft_pool_share(sp, parent))
+		return PFLOPS_ENOMEM;
+	pft_block_reserve(sp, parent->blk_n);
 	a = calloc(1, sizeof *a);
 	if (!a)
 		return PFLOPS_ENOMEM;
@@ -159,16 +165,12 @@ int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
 		struct pft_block *b;
 		if (!pa->ids[id])
 			continue; /* free */
-		b = pft_block_clone(pa->ids[id]);
+		b = pft_block_fork(sp, pa->ids[id]);
 		if (!b)
 			return PFLOPS_ENOMEM;
-		b->x = xb_clone(pa->ids[id]->x, b);
+		b->x = xb_fork(sp, pa->ids[id]->x, b);
 		if (!b->x || pft_block_adopt(sp, b)) {
-			free(b->x);
-			free(b->offs);
-			free(b->fp);
-			free(b->acc);
-			free(b);
+			free(b->acc); /* the rest is pool memory */
 			return PFLOPS_ENOMEM;
 		}
 		a->ids[id] = b;

@@ -59,8 +59,11 @@ struct pft_space {
 				 * window is open while > 0: trace_window.c) */
 	struct pft_wpage *wp;	 /* pages write-protected by us (trace_wprot.c) */
 	size_t wp_cap, wp_used;
-	struct pft_pool *pool;	   /* blocks and their copies' records, freed
+	struct pft_pools *pool;	      /* blocks and their copies' records, freed
 				* with the space (trace_blocks.c) */
+	struct pft_pools **pool_held; /* its parents' pools, which its blocks
+				* share (a forked child) */
+	size_t npool_held;
 	struct pft_recent *recent; /* the block decoded last (trace_blocks.c) */
 	struct pft_rdpage *rd;	   /* pages read during this event (trace_mem.c) */
 	unsigned rd_next;

@@ -137,8 +137,8 @@ caveat cache "read /proc/.../maps or smaps 1 time"
 #    checks); output and exit status native, at least the loop's 600000
 #    FLOPs (3 a turn; the JVM adds its own).  javac compiles that file
 #    with C1 (-XX:TieredStopAtLevel=1, about 2 minutes traced); with C2
-#    too its JIT churn outruns the code cache's block ids and it takes
-#    over 10 minutes: PFLOPS_TEST_JAVAC=1 runs that (docs/trace-engine.md)
+#    too its JIT churn (block ids reused) takes about 5 CPU minutes, 11
+#    at load: PFLOPS_TEST_JAVAC=1 runs that (docs/trace-engine.md)
 if command -v java >/dev/null && command -v javac >/dev/null; then
 	mkdir -p "$tmp/java"
 	cat >"$tmp/java/Loop.java" <<'J'
@@ -165,7 +165,7 @@ J
 	for jit in -J-XX:TieredStopAtLevel=1 -J-XX:+TieredCompilation; do
 		name="javac $jit"
 		if [ $jit = -J-XX:+TieredCompilation ] && [ "${PFLOPS_TEST_JAVAC:-0}" != 1 ]; then
-			echo "SKIP: test_transp javac with C2: over 10 minutes under the trace (PFLOPS_TEST_JAVAC=1 runs it)"
+			echo "SKIP: test_transp javac with C2: about 5 CPU minutes under the trace (PFLOPS_TEST_JAVAC=1 runs it)"
 			continue
 		fi
 		# minutes, and the same code path in every variant: plain make check runs it

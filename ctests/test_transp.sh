@@ -214,6 +214,10 @@ for m in rwx wx fork threads; do
 	nofull
 	same "JIT churn $m, stopping engine" 20000 stop $TP/tp_jit $m 2000
 done
+name="PFLOPS_TRACE_IDS out of range"
+PFLOPS_TRACE_IDS=3 $RUN --source trace -- true 2>"$tmp/ids.err"; rc=$?
+[ $rc != 0 ] && grep -q "PFLOPS_TRACE_IDS='3' is not a number of block ids from 16 to 262144" "$tmp/ids.err" && ok ||
+	bad "$name: exit $rc, '$(cat "$tmp/ids.err")'"
 
 echo "test_transp: $pass passed, $fail failed"
 [ $fail = 0 ]

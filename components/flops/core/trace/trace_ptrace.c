@@ -562,43 +562,40 @@ static void kill_all(struct pft_tracer *T)
 		pft_thread_drop(T, T->threads->tid);
 }
 
-/* PFLOPS_TRACE_AHEAD=N: blocks translated ahead per new block (0: none,
- * each block's first run stops; for comparing and measuring) */
-static int pick_ahead(int *ahead, struct pflops_error *err)
+/* A number from environment variable name in [lo, hi] into *v (def when
+ * unset); what: what it counts, for the error */
+static int env_number(const char *name, long lo, long hi, long def, long *v, const char *what, struct pflops_error *err)
 {
-	const char *e = getenv("PFLOPS_TRACE_AHEAD");
+	const char *e = getenv(name);
 	char *end;
 	long n;
 
-	*ahead = PFT_AHEAD;
+	*v = def;
 	if (!e || !*e)
 		return 0;
 	errno = 0;
 	n = strtol(e, &end, 10);
-	if (errno || *end || n < 0 || n > PFT_AHEAD_MAX)
-		return fail(err, PFLOPS_EINVAL, "PFLOPS_TRACE_AHEAD='%s' is not a number of blocks from 0 to %d", e,
-			    PFT_AHEAD_MAX);
-	*ahead = (int)n;
+	if (errno || *end || n < lo || n > hi)
+		return fail(err, PFLOPS_EINVAL, "%s='%s' is not a number of %s from %ld to %ld", name, e, what, lo, hi);
+	*v = n;
 	return 0;
 }
 
-/* PFLOPS_TRACE_IDS=N: block ids a process gets (at most PFT_MAX_IDS):
+/* PFLOPS_TRACE_AHEAD=N: blocks translated ahead per new block (0: none,
+ * each block's first run stops; for comparing and measuring);
+ * PFLOPS_TRACE_IDS=N: block ids a process gets (at most PFT_MAX_IDS):
  * fewer make small programs reuse them (trace_ids.c; for tests) */
-static int pick_ids(uint32_t *ids, struct pflops_error *err)
+static int pick_numbers(struct pft_tracer *T, struct pflops_error *err)
 {
-	const char *e = getenv("PFLOPS_TRACE_IDS");
-	char *end;
-	long n;
+	long ahead, ids;
+	int rc = env_number("PFLOPS_TRACE_AHEAD", 0, PFT_AHEAD_MAX, PFT_AHEAD, &ahead, "blocks", err);
 
-	*ids = PFT_MAX_IDS;
-	if (!e || !*e)
-		return 0;
-	errno = 0;
-	n = strtol(e, &end, 10);
-	if (errno || *end || n < 16 || n > PFT_MAX_IDS)
-		return fail(err, PFLOPS_EINVAL, "PFLOPS_TRACE_IDS='%s' is not a number of block ids from 16 to %d", e,
-			    PFT_MAX_IDS);
-	*ids = (uint32_t)n;
+	if (!rc)
+		rc = env_number("PFLOPS_TRACE_IDS", 16, PFT_MAX_IDS, PFT_MAX_IDS, &ids, "block ids", err);
+	if (rc)
+		return rc;
+	T->ahead = (int)ahead;
+	T->max_ids = (uint32_t)ids;
 	return 0;
 }
 
@@ -799,10 +796,8 @@ int pft_engine_handle(struct pft_tracer *T, pid_t tid, int status)
 
 int pft_engine_pick(const struct pflops_trace_opts *o, struct pft_tracer *T, struct pflops_error *err)
 {
-	int rc = pick_ahead(&T->ahead, err);
+	int rc = pick_numbers(T, err);
 
-	if (!rc)
-		rc = pick_ids(&T->max_ids, err);
 	return rc ? rc : pick_engine(o, &T->engine, err);
 }
 

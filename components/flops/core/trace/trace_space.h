@@ -45,7 +45,9 @@ struct pft_space {
 	size_t ndead, dead_cap;
 	uint64_t *pages; /* set of pages holding decoded code */
 	size_t pg_cap, pg_n;
-	struct pft_region *region; /* NULL when no region is asked */
+	struct pft_pgref **pg_refs; /* by the slot of pages[]: its blocks */
+	int pg_unindexed;	    /* a block is missing there: walk all */
+	struct pft_region *region;  /* NULL when no region is asked */
 	struct pft_maps maps;
 	uint64_t gadget;	 /* a `syscall` instruction (injection) */
 	struct pft_arena *arena; /* code cache; NULL until needed */

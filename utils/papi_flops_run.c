@@ -326,8 +326,9 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 	if (st.invalidated)
 		pf_report_note(
 			r,
-			"%llu decoded blocks were dropped when their code was unmapped or made writable (JIT, dlclose) and decoded again if run",
-			(unsigned long long)st.invalidated);
+			"%llu decoded blocks were dropped when their code was unmapped or made writable (JIT, dlclose) and decoded again if run (%llu block ids reused%s)",
+			(unsigned long long)st.invalidated, (unsigned long long)st.ids_reused,
+			st.ids_interrupts ? ", threads running code interrupted for that" : "");
 	if (st.detached && !attach_pid)
 		pf_report_note(
 			r,

@@ -13,7 +13,7 @@ CORE_SRCS += $(TRACE_CORE)/trace/trace_blocks.c \
              $(TRACE_CORE)/trace/trace_maps.c $(TRACE_CORE)/trace/trace_inject.c \
              $(TRACE_CORE)/trace/trace_arena.c \
              $(TRACE_CORE)/trace/trace_xlate.c $(TRACE_CORE)/trace/trace_link.c \
-             $(TRACE_CORE)/trace/trace_harvest.c \
+             $(TRACE_CORE)/trace/trace_harvest.c $(TRACE_CORE)/trace/trace_ids.c \
              $(TRACE_CORE)/trace/trace_enter.c $(TRACE_CORE)/trace/trace_detach.c \
              $(TRACE_CORE)/trace/trace_elf.c $(TRACE_CORE)/trace/trace_cfi.c \
              $(TRACE_CORE)/trace/trace_prof.c $(TRACE_CORE)/trace/trace_funcs.c \

@@ -14,10 +14,13 @@
  *   per block id the FP instructions of that cached block, so that
  *                count x instructions gives the block's part of the mix.
  *
- * A thread's base changes only while that thread is in a ptrace stop, so
- * a thread reading its own record never races the tracer; a seqlock
- * covers reads of other threads.  Block ids are published before any
- * thread runs the block (nblk is stored last, with release order).
+ * A thread's base changes while that thread is in a ptrace stop, and
+ * when the tracer reuses the ids of dropped blocks (JIT code rewritten):
+ * then their counts move from the thread's counters into its base.  A
+ * seqlock covers base and counters together.  Block ids are published
+ * before any thread runs the block (nblk is stored last, with release
+ * order); a reused id's record is rewritten while every counter of it
+ * is 0.
  * Everything here is integer code: the reader's own instructions add
  * no FLOPs to what it reads.
  */

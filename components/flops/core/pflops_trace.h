@@ -93,6 +93,10 @@ struct pft_stats {
 				 * before a signal */
 	uint64_t invalidated;	     /* blocks dropped: their code was unmapped or
 				 * made writable (JIT, dlclose) */
+	uint64_t ids_reused;	     /* block ids of dropped copies given to new
+				 * ones (trace_ids.c) */
+	uint64_t ids_interrupts;     /* threads interrupted so that those ids
+				 * could be reused */
 	uint64_t wprot_pages;	     /* code on writable pages (JIT): pages the
 				 * tracer write-protected while it held
 				 * decoded code there */

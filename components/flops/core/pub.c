@@ -48,31 +48,12 @@ static int find(const struct pfc_pub *p, pid_t tid, int *hint)
 	return -1;
 }
 
-int pfc_pub_read(const struct pfc_pub *p, pid_t tid, int *hint, struct pflops_mix *m)
+/* m += what the slot's counters at slot say, by the published blocks */
+static void add_slot(const struct pfc_pub *p, uint64_t slot, struct pflops_mix *m)
 {
-	const struct pfc_pub_thr *t;
-	uint64_t slot;
-	uint32_t s0;
-	int i;
-
-	memset(m, 0, sizeof(*m));
-	if (p->magic != PFC_PUB_MAGIC || __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != PFC_PUB_ATTACHED ||
-	    __atomic_load_n(&p->lost, __ATOMIC_RELAXED))
-		return PFLOPS_ESYS;
-	if ((i = find(p, tid, hint)) < 0)
-		return PFLOPS_ENOENT;
-	t = &p->thr[i];
-	do { /* the thread's own record is stable: it is running */
-		while ((s0 = __atomic_load_n(&t->seq, __ATOMIC_ACQUIRE)) & 1)
-			;
-		memcpy(m, &t->base, sizeof(*m));
-		slot = t->slot;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while (__atomic_load_n(&t->seq, __ATOMIC_RELAXED) != s0);
-	if (!slot)
-		return 0;
 	const volatile uint64_t *cnt = (const volatile uint64_t *)(uintptr_t)(slot + PFC_PUB_SLOT_CNT);
 	uint32_t n = __atomic_load_n(&p->nblk, __ATOMIC_ACQUIRE);
+
 	for (uint32_t id = 0; id < n; id++) {
 		uint64_t c = cnt[id];
 		if (!c)
@@ -88,6 +69,33 @@ int pfc_pub_read(const struct pfc_pub *p, pid_t tid, int *hint, struct pflops_mi
 		for (int x = 0; x < PFLOPS_NEXTRA; x++)
 			m->extra[x] += c * b->extra[x];
 	}
+}
+
+int pfc_pub_read(const struct pfc_pub *p, pid_t tid, int *hint, struct pflops_mix *m)
+{
+	const struct pfc_pub_thr *t;
+	uint64_t slot;
+	uint32_t s0;
+	int i;
+
+	memset(m, 0, sizeof(*m));
+	if (p->magic != PFC_PUB_MAGIC || __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != PFC_PUB_ATTACHED ||
+	    __atomic_load_n(&p->lost, __ATOMIC_RELAXED))
+		return PFLOPS_ESYS;
+	if ((i = find(p, tid, hint)) < 0)
+		return PFLOPS_ENOENT;
+	t = &p->thr[i];
+	/* the counters under the seqlock too: the tracer moves counts of
+	 * block ids it reuses from them into base while the thread runs */
+	do {
+		while ((s0 = __atomic_load_n(&t->seq, __ATOMIC_ACQUIRE)) & 1)
+			;
+		memcpy(m, &t->base, sizeof(*m));
+		slot = t->slot;
+		if (slot)
+			add_slot(p, slot, m);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (__atomic_load_n(&t->seq, __ATOMIC_RELAXED) != s0);
 	return 0;
 }
 

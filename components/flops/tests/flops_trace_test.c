@@ -27,6 +27,10 @@
  *   flops_trace_test spin S     no PAPI: FP work for S s, prints "spun"
  *   flops_trace_test work N     no PAPI: the kernels N times (make bench)
  *   flops_trace_test papiwork N the same inside a flops:::FP_OPS set
+ *   flops_trace_test jit N      N kernels written and run once each on
+ *                               32 RWX pages in turn (a JIT), DP_OPS read
+ *                               exact along the way: with PFLOPS_TRACE_IDS
+ *                               small, block ids are reused meanwhile
  *
  * The kernels are asm loops with a known FLOP count per iteration; the
  * AVX ones are skipped (SKIP line naming the feature) where CPUID lacks
@@ -39,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "papi.h"
@@ -537,6 +542,51 @@ static int traced(void)
 	return pid != 0;
 }
 
+/* kernel i at p: K = 1 + i % 4 addsd (K FLOPs), returns i */
+static void jit_emit(unsigned char *p, long i)
+{
+	int32_t v = (int32_t)i;
+
+	for (long k = 0; k <= i % 4; k++, p += 4)
+		memcpy(p, "\xf2\x0f\x58\xc0", 4); /* addsd %xmm0,%xmm0 */
+	*p++ = 0xb8;				  /* mov $i, %eax */
+	memcpy(p, &v, 4);
+	p[4] = 0xc3; /* ret */
+}
+
+static int case_jit(long n)
+{
+	enum { PAGES = 32, PER = 16 };
+	unsigned char *mem = mmap(NULL, PAGES * 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+				  -1, 0);
+	int set = new_set(), stale = 0, rc;
+	long long v = 0, want = 0, bad_at = -1, bad_v = 0;
+
+	if (mem == MAP_FAILED)
+		return 1;
+	add(set, "flops:::DP_OPS");
+	rc = PAPI_start(set);
+	CHECK(rc == PAPI_OK, "jit: PAPI_start: %s", PAPI_strerror(rc));
+	if (rc)
+		return 1;
+	for (long i = 0; i < n; i += PER) {
+		unsigned char *pg = mem + 4096 * (i / PER % PAGES);
+		for (long j = 0; j < PER && i + j < n; j++)
+			jit_emit(pg + 256 * j, i + j);
+		for (long j = 0; j < PER && i + j < n; j++) {
+			stale += ((int (*)(void))(void *)(pg + 256 * j))() != (int)(i + j);
+			want += 1 + (i + j) % 4;
+		}
+		if (i / PER % 64 == 0 && bad_at < 0 && (PAPI_read(set, &v) || v != want))
+			bad_at = i, bad_v = v;
+	}
+	rc = PAPI_stop(set, &v);
+	CHECK(!stale, "jit: %ld kernels each ran as written (%d stale)", n, stale);
+	CHECK(bad_at < 0, "jit: DP_OPS read exact along the way (first wrong: %lld after kernel %lld)", bad_v, bad_at);
+	CHECK(rc == PAPI_OK && v == want, "jit: DP_OPS %lld at the end (%lld)", v, want);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "exact";
@@ -614,6 +664,8 @@ int main(int argc, char **argv)
 		rc = case_crash();
 	else if (!strcmp(c, "exec"))
 		rc = case_exec();
+	else if (!strcmp(c, "jit"))
+		rc = case_jit(argc > 2 ? atol(argv[2]) : 20000);
 	else {
 		fprintf(stderr, "flops_trace_test: unknown case %s\n", c);
 		return 2;

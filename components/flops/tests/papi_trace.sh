@@ -84,6 +84,14 @@ for c in exact threads fork shutdown shutdown-threads reinit preset; do
 	fi
 done
 
+# JIT code rewritten while counting, with few block ids (PFLOPS_TRACE_IDS,
+# read by the helper): ids of dropped code are reused, their counts move
+# into what the threads read themselves; reads exact along the way.
+env PFLOPS_TRACE_IDS=8192 PAPI_FLOPS_SOURCE=trace timeout 300 $T jit 20000 > "$out" 2>&1
+rc=$?
+grep -E '^(FAIL|SKIP|note)' "$out"
+[ $rc = 0 ] && echo "ok:   flops_trace_test jit: $(grep -c '^ok' "$out") checks" || { bad "flops_trace_test jit exit $rc"; cat "$out"; }
+
 # PAPI_overflow every P exact FLOPs, at the instruction (flops_trace_ovf_test).
 O=$B/flops_trace_ovf_test
 for c in loop threads refuse; do

@@ -268,6 +268,7 @@ int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t)
 	a->max_chunks = max_chunks;
 	a->as_limit = lim;
 	a->region = T->o->region != NULL;
+	a->max_ids = T->max_ids ? T->max_ids : PFT_MAX_IDS;
 	rc = piece_new(T, t, TABLE_PIECE, PROT_READ, 0, 0, 1, 0, NULL, &tab);
 	if (rc)
 		goto fail;
@@ -280,7 +281,8 @@ int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t)
 	a->slots = sl.addr;
 	a->slots_fd = sl.fd;
 	a->ids = calloc(PFT_MAX_IDS, sizeof *a->ids);
-	if (!a->ids) {
+	a->free_ids = malloc(PFT_MAX_IDS * sizeof *a->free_ids);
+	if (!a->ids || !a->free_ids) {
 		rc = PFLOPS_ENOMEM;
 		goto fail;
 	}
@@ -313,6 +315,9 @@ void pft_arena_free(struct pft_arena *a)
 	}
 	free(a->chunks);
 	free(a->ids);
+	free(a->free_ids);
+	free(a->limbo);
+	free(a->grace);
 	pft_pend_free(a);
 	free(a);
 }

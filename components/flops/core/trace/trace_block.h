@@ -102,8 +102,14 @@ void pft_block_count_one(struct pflops_mix *m, const struct pft_block *blk, uint
 /* add `times` complete unmasked executions of blk to m */
 void pft_block_count_times(struct pflops_mix *m, const struct pft_block *blk, uint64_t times);
 void pft_block_free_all(struct pft_space *sp);
-/* a copy of b (without its cache copy), and putting one in sp's cache */
-struct pft_block *pft_block_clone(const struct pft_block *b);
+/* A forked child's pools hold its parent's (pft_pool_share, before its
+ * blocks are copied); a copy of b in sp's pool (without its cache copy:
+ * the child's), its instruction offsets and FP entries the parent's;
+ * putting one in sp's cache */
+int pft_pool_share(struct pft_space *sp, const struct pft_space *parent);
+struct pft_block *pft_block_fork(struct pft_space *sp, const struct pft_block *b);
+/* room in sp's block table for n blocks (no rehash while they come) */
+void pft_block_reserve(struct pft_space *sp, size_t n);
 int pft_block_adopt(struct pft_space *sp, struct pft_block *b);
 /* Drop every block with a byte in [lo, hi) from the cache (their code
  * changed); cached copies are detached.  Returns how many. */

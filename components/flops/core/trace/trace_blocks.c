@@ -31,7 +31,8 @@ static size_t slot(uint64_t a, size_t cap)
 static void block_free(struct pft_block *b)
 {
 	if (b->x) {
-		free(b->x->in);
+		if (!b->x->in_pooled)
+			free(b->x->in);
 		if (!b->x->pooled) {
 			free(b->x->pt);
 			free(b->x);
@@ -51,7 +52,9 @@ static void block_free(struct pft_block *b)
  * by one when its space ended, took 15% of the tracer's CPU (numpy),
  * and their malloc headers a tenth of its memory.  They live as long
  * as their space (dropped blocks too: sp->dead), so they are carved
- * from large pieces freed together. */
+ * from large pieces freed together.  A forked child's blocks share
+ * what never changes (instruction offsets, FP entries, a copy's
+ * points) with its parent's: it holds the pools they are in. */
 #define POOL_PIECE (256 * 1024)
 
 struct pft_pool {
@@ -60,10 +63,20 @@ struct pft_pool {
 	_Alignas(16) unsigned char mem[];
 };
 
+struct pft_pools { /* a space's pieces, held by its forked children too */
+	int refs;
+	struct pft_pool *head;
+};
+
 void *pft_pool_alloc(struct pft_space *sp, size_t n)
 {
-	struct pft_pool *p = sp->pool;
+	struct pft_pool *p;
 
+	if (!sp->pool && !(sp->pool = calloc(1, sizeof *sp->pool)))
+		return NULL;
+	if (!sp->pool->refs)
+		sp->pool->refs = 1;
+	p = sp->pool->head;
 	n = (n + 15) & ~(size_t)15;
 	if (!p || p->size - p->used < n) {
 		size_t size = n > POOL_PIECE / 4 ? n : POOL_PIECE;
@@ -78,19 +91,45 @@ void *pft_pool_alloc(struct pft_space *sp, size_t n)
 			return q->mem;
 		}
 		q->next = p;
-		sp->pool = p = q;
+		sp->pool->head = p = q;
 	}
 	p->used += n;
 	return p->mem + p->used - n;
 }
 
-void pft_pool_free(struct pft_space *sp)
+static void pools_put(struct pft_pools *o)
 {
-	for (struct pft_pool *p = sp->pool, *n; p; p = n) {
+	if (!o || --o->refs > 0)
+		return;
+	for (struct pft_pool *p = o->head, *n; p; p = n) {
 		n = p->next;
 		free(p);
 	}
+	free(o);
+}
+
+void pft_pool_free(struct pft_space *sp)
+{
+	pools_put(sp->pool);
+	for (size_t i = 0; i < sp->npool_held; i++)
+		pools_put(sp->pool_held[i]);
+	free(sp->pool_held);
 	sp->pool = NULL;
+	sp->pool_held = NULL;
+	sp->npool_held = 0;
+}
+
+int pft_pool_share(struct pft_space *sp, const struct pft_space *parent)
+{
+	size_t n = parent->npool_held + 1;
+
+	if (!(sp->pool_held = malloc(n * sizeof *sp->pool_held)))
+		return PFLOPS_ENOMEM;
+	for (size_t i = 0; i < parent->npool_held; i++)
+		(sp->pool_held[sp->npool_held++] = parent->pool_held[i])->refs++;
+	if (parent->pool)
+		(sp->pool_held[sp->npool_held++] = parent->pool)->refs++;
+	return 0;
 }
 
 void pft_block_free_all(struct pft_space *sp)
@@ -104,6 +143,8 @@ void pft_block_free_all(struct pft_space *sp)
 		block_free(sp->dead[i]);
 	free(sp->dead);
 	free(sp->pages);
+	free(sp->pg_refs);
+	sp->pg_refs = NULL;
 	free(sp->recent);
 	sp->recent = NULL;
 	sp->dead = NULL;
@@ -122,30 +163,54 @@ static size_t pg_slot(uint64_t pg, size_t cap)
 	return (size_t)(pg >> 20) & (cap - 1);
 }
 
-static void pg_add(struct pft_space *sp, uint64_t pg)
+/* a block on a page (its list in sp->pg_refs; pool memory) */
+struct pft_pgref {
+	struct pft_block *b;
+	struct pft_pgref *next;
+};
+
+/* page pg (+1) into the set, and block b on its list */
+static void pg_add(struct pft_space *sp, uint64_t pg, struct pft_block *b)
 {
+	struct pft_pgref *r;
 	size_t i;
 
 	if (2 * (sp->pg_n + 1) > sp->pg_cap) {
 		size_t nc = sp->pg_cap ? 2 * sp->pg_cap : 256;
 		uint64_t *n = calloc(nc, sizeof *n), *o = sp->pages;
-		if (!n)
+		struct pft_pgref **nr = calloc(nc, sizeof *nr), ** or = sp->pg_refs;
+		if (!n || !nr) {
+			free(n);
+			free(nr);
+			sp->pg_unindexed = 1;
 			return;
+		}
 		for (size_t j = 0; j < sp->pg_cap; j++)
 			if (o[j]) {
 				for (i = pg_slot(o[j], nc); n[i]; i = (i + 1) & (nc - 1))
 					;
 				n[i] = o[j];
+				nr[i] = or [j];
 			}
 		free(o);
+		free(or);
 		sp->pages = n;
+		sp->pg_refs = nr;
 		sp->pg_cap = nc;
 	}
-	for (i = pg_slot(pg, sp->pg_cap); sp->pages[i]; i = (i + 1) & (sp->pg_cap - 1))
-		if (sp->pages[i] == pg)
-			return;
-	sp->pages[i] = pg;
-	sp->pg_n++;
+	for (i = pg_slot(pg, sp->pg_cap); sp->pages[i] && sp->pages[i] != pg; i = (i + 1) & (sp->pg_cap - 1))
+		;
+	if (!sp->pages[i]) {
+		sp->pages[i] = pg;
+		sp->pg_n++;
+	}
+	if (!(r = pft_pool_alloc(sp, sizeof *r))) {
+		sp->pg_unindexed = 1;
+		return;
+	}
+	r->b = b;
+	r->next = sp->pg_refs[i];
+	sp->pg_refs[i] = r;
 }
 
 static int pg_has(const struct pft_space *sp, uint64_t pg)
@@ -174,12 +239,66 @@ static int range_has_code(const struct pft_space *sp, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
+/* b (in the block table) is dropped: its copy detached, kept for its
+ * counts in sp->dead */
+static void drop(struct pft_space *sp, struct pft_block *b)
+{
+	sp->blk_n--;
+	b->dead = 1;
+	if (b->x && sp->arena)
+		pft_xlate_detach(sp, b->x);
+	if (sp->ndead == sp->dead_cap) {
+		size_t nc = sp->dead_cap ? 2 * sp->dead_cap : 16;
+		struct pft_block **nd = realloc(sp->dead, nc * sizeof *nd);
+		if (!nd) /* leak it rather than free counted code */
+			return;
+		sp->dead = nd;
+		sp->dead_cap = nc;
+	}
+	sp->dead[sp->ndead++] = b;
+}
+
+/* A JIT's write fault drops one page's blocks: walking the whole block
+ * table for them was a quarter of javac's traced time; the pages' lists
+ * hold them (a list sheds its dropped blocks as it is walked). */
+static size_t invalidate_pages(struct pft_space *sp, uint64_t lo, uint64_t hi)
+{
+	size_t n = 0;
+
+	for (uint64_t p = lo >> 12; p < (hi + 4095) >> 12; p++) {
+		size_t i;
+		for (i = pg_slot(p + 1, sp->pg_cap); sp->pages[i] && sp->pages[i] != p + 1;
+		     i = (i + 1) & (sp->pg_cap - 1))
+			;
+		if (!sp->pages[i])
+			continue;
+		for (struct pft_pgref **rp = &sp->pg_refs[i]; *rp;) {
+			struct pft_block *b = (*rp)->b, **pp;
+			if (!b->dead && (b->start >= hi || b->end <= lo)) {
+				rp = &(*rp)->next;
+				continue;
+			}
+			*rp = (*rp)->next;
+			if (b->dead)
+				continue;
+			for (pp = &sp->blk_tab[slot(b->start, sp->blk_cap)]; *pp != b; pp = &(*pp)->next)
+				;
+			*pp = b->next;
+			drop(sp, b);
+			n++;
+		}
+	}
+	return n;
+}
+
 size_t pft_block_invalidate(struct pft_space *sp, uint64_t lo, uint64_t hi)
 {
 	size_t n = 0;
 
 	if (hi <= lo || !range_has_code(sp, lo, hi))
 		return 0;
+	if (!sp->pg_unindexed && ((hi + 4095) >> 12) - (lo >> 12) <= sp->pg_n)
+		return invalidate_pages(sp, lo, hi);
 	for (size_t i = 0; i < sp->blk_cap; i++)
 		for (struct pft_block **p = &sp->blk_tab[i]; *p;) {
 			struct pft_block *b = *p;
@@ -188,21 +307,7 @@ size_t pft_block_invalidate(struct pft_space *sp, uint64_t lo, uint64_t hi)
 				continue;
 			}
 			*p = b->next;
-			sp->blk_n--;
-			b->dead = 1;
-			if (b->x && sp->arena)
-				pft_xlate_detach(sp, b->x);
-			if (sp->ndead == sp->dead_cap) {
-				size_t nc = sp->dead_cap ? 2 * sp->dead_cap : 16;
-				struct pft_block **nd = realloc(sp->dead, nc * sizeof *nd);
-				if (!nd) { /* leak it rather than free counted code */
-					n++;
-					continue;
-				}
-				sp->dead = nd;
-				sp->dead_cap = nc;
-			}
-			sp->dead[sp->ndead++] = b;
+			drop(sp, b);
 			n++;
 		}
 	return n;
@@ -415,7 +520,7 @@ struct pft_block *pft_block_get(struct pft_space *sp, pid_t tid, uint64_t pc, in
 	if (decoded)
 		(*decoded)++;
 	for (uint64_t p = b->start >> 12; p <= (b->end - 1) >> 12; p++)
-		pg_add(sp, p + 1); /* +1: 0 marks an empty slot */
+		pg_add(sp, p + 1, b); /* +1: 0 marks an empty slot */
 	if (2 * (sp->blk_n + 1) > sp->blk_cap && grow(sp) == 0)
 		s = slot(pc, sp->blk_cap);
 	b->next = sp->blk_tab[s];
@@ -487,31 +592,38 @@ void pft_block_count_times(struct pflops_mix *m, const struct pft_block *blk, ui
 		m->extra[x] += times * blk->extra[x];
 }
 
-struct pft_block *pft_block_clone(const struct pft_block *b)
+struct pft_block *pft_block_fork(struct pft_space *sp, const struct pft_block *b)
 {
-	struct pft_block *c = malloc(sizeof *c);
+	struct pft_block *c = pft_pool_alloc(sp, sizeof *c);
 
 	if (!c)
 		return NULL;
 	*c = *b;
-	c->pooled = 0;
+	c->pooled = 1;
 	c->x = NULL;
 	c->next = NULL;
 	c->execs = 0;	 /* a forked child counts its own runs */
 	c->ovf_w = NULL; /* recomputed when needed */
-	c->offs = malloc(b->ninsts * sizeof *c->offs);
-	c->fp = malloc((b->nfp ? b->nfp : 1) * sizeof *c->fp);
 	c->acc = b->acc ? calloc(2 + 2 * (size_t)b->nfp, sizeof *c->acc) : NULL;
-	if (!c->offs || !c->fp || (b->acc && !c->acc)) {
-		free(c->offs);
-		free(c->fp);
-		free(c->acc);
-		free(c);
+	if (b->acc && !c->acc)
 		return NULL;
+	if (!b->pooled) { /* the parent frees these: copies */
+		c->offs = pft_pool_alloc(sp, b->ninsts * sizeof *c->offs);
+		c->fp = pft_pool_alloc(sp, (b->nfp ? b->nfp : 1) * sizeof *c->fp);
+		if (!c->offs || !c->fp) {
+			free(c->acc);
+			return NULL;
+		}
+		memcpy(c->offs, b->offs, b->ninsts * sizeof *c->offs);
+		memcpy(c->fp, b->fp, b->nfp * sizeof *c->fp);
 	}
-	memcpy(c->offs, b->offs, b->ninsts * sizeof *c->offs);
-	memcpy(c->fp, b->fp, b->nfp * sizeof *c->fp);
 	return c;
+}
+
+void pft_block_reserve(struct pft_space *sp, size_t n)
+{
+	while (2 * n > sp->blk_cap && grow(sp) == 0)
+		;
 }
 
 int pft_block_adopt(struct pft_space *sp, struct pft_block *b)
@@ -537,7 +649,7 @@ int pft_block_adopt(struct pft_space *sp, struct pft_block *b)
 	sp->blk_tab[s] = b;
 	sp->blk_n++;
 	for (uint64_t p = b->start >> 12; p <= (b->end - 1) >> 12; p++)
-		pg_add(sp, p + 1);
+		pg_add(sp, p + 1, b);
 	return 0;
 }
 

@@ -48,8 +48,19 @@ struct pft_arena {
 	size_t max_chunks;
 	uint64_t as_limit;	/* that limit (0: none) */
 	int region;		/* lookup routine checks the region's stack */
-	struct pft_block **ids; /* block of each counter id */
-	uint32_t nids;
+	struct pft_block **ids; /* block of each counter id (NULL: free) */
+	uint32_t nids;		/* ids handed out so far (trace_ids.c) */
+	uint32_t max_ids;	/* of PFT_MAX_IDS (PFLOPS_TRACE_IDS) */
+	uint32_t *free_ids;	/* ids free again, PFT_MAX_IDS room */
+	uint32_t nfree;
+	uint32_t *limbo; /* ids of dropped copies, not yet free */
+	uint32_t nlimbo, limbo_cap;
+	uint32_t *grace; /* those waiting for every thread to be seen */
+	uint32_t ngrace, grace_cap;
+	uint64_t gen;		/* the grace set's (pft_thr.ids_seen) */
+	uint64_t reclaim_stop;	/* stops at the last look at it */
+	int urged;		/* its running threads were interrupted */
+	int seen_new;		/* a thread was seen at its stop since */
 	struct pft_pend **pend; /* exits waiting for their target's copy,
 				 * by target (trace_link.c) */
 	size_t pend_cap, pend_n;
@@ -108,7 +119,9 @@ struct pft_xblock {
 	} * in; /* links */
 	int nin, in_cap;
 	uint8_t dead;
-	uint8_t pooled; /* it and pt are in its space's pool */
+	uint8_t gone;	   /* dead and its id reused: out of ch->xb */
+	uint8_t pooled;	   /* it and pt are in a pool (trace_blocks.c) */
+	uint8_t in_pooled; /* and in (a forked child's) */
 };
 
 /* A new copy x joins the others (trace_link.c): exits that wait for
@@ -140,7 +153,24 @@ void pft_xlate_link(struct pft_xblock *from, int exit, struct pft_xblock *to);
 void pft_xlate_detach(struct pft_space *sp, struct pft_xblock *x);
 void pft_table_insert(struct pft_arena *a, uint64_t orig, uint64_t entry);
 /* trace_harvest.c: add the counts of one thread's slot to m (zero them
- * when `take`) */
+ * when `take`); of ids[0..n) only, taken */
 uint64_t pft_harvest(struct pft_arena *a, int slot, struct pflops_mix *m, int take);
+uint64_t pft_harvest_ids(struct pft_arena *a, int slot, struct pflops_mix *m, const uint32_t *ids, uint32_t n);
+
+/* trace_ids.c: block ids (a counter each in every thread's slot).
+ * pft_id_alloc: a free id (reclaiming those of dropped copies when
+ * needed), -1 when none; pft_id_free: give back one no copy counted
+ * with; pft_id_retire: the id of a copy just detached, free once no
+ * thread can run it and its counts are harvested (pft_id_reclaim, which
+ * says how many it freed; urgent: the ids are nearly used up, threads
+ * running code are interrupted to be seen); pft_ids_used: ids taken,
+ * limbo included. */
+int64_t pft_id_alloc(struct pft_tracer *T, struct pft_space *sp);
+void pft_id_free(struct pft_arena *a, uint32_t id);
+void pft_id_retire(struct pft_arena *a, uint32_t id);
+int pft_id_reclaim(struct pft_tracer *T, struct pft_space *sp, int urgent);
+/* a thread at a ptrace stop: seen outside the dropped copies? */
+void pft_ids_observe(struct pft_thr *t);
+uint32_t pft_ids_used(const struct pft_arena *a);
 
 #endif

@@ -19,6 +19,9 @@ void pft_pub_count(struct pft_tracer *T, struct pft_thr *t, const struct pft_blo
 void pft_pub_slot(struct pft_tracer *T, struct pft_thr *t);
 void pft_pub_block(struct pft_tracer *T, const struct pft_space *sp, uint32_t id, const struct pft_block *b);
 void pft_pub_forget(struct pft_tracer *T, pid_t tid);
+struct pfc_pub_thr;
+struct pfc_pub_thr *pft_pub_hold(struct pft_tracer *T, struct pft_thr *t);
+void pft_pub_release(struct pfc_pub_thr *r, const struct pflops_mix *add);
 
 /* trace_ovf.c: overflow of a thread's weighted count (opts.overflow).
  * Cached blocks subtract their weight from the slot's OVF word at their

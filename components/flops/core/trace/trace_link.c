@@ -70,11 +70,15 @@ void pft_xlate_link(struct pft_xblock *from, int k, struct pft_xblock *to)
 		return;
 	if (to->nin == to->in_cap) {
 		int nc = to->in_cap ? 2 * to->in_cap : 4;
-		void *n = realloc(to->in, (size_t)nc * sizeof *to->in);
+		void *n = to->in_pooled ? malloc((size_t)nc * sizeof *to->in)
+					: realloc(to->in, (size_t)nc * sizeof *to->in);
 		if (!n)
 			return;
+		if (to->in_pooled) /* a forked child's, in its pool */
+			memcpy(n, to->in, (size_t)to->nin * sizeof *to->in);
 		to->in = n;
 		to->in_cap = nc;
+		to->in_pooled = 0;
 	}
 	to->in[to->nin].from = from;
 	to->in[to->nin].exit = k;
@@ -86,7 +90,16 @@ void pft_xlate_link(struct pft_xblock *from, int k, struct pft_xblock *to)
 static void unlink_exit(struct pft_xblock *from, int k)
 {
 	struct pft_xexit *xe = &from->ex[k];
+	struct pft_xblock *to = xe->to;
 
+	/* out of its target's list too: the links of a live copy name
+	 * live copies only (a dead one's id may belong to another block:
+	 * trace_ids.c, a forked child's copy maps links by id) */
+	for (int i = 0; i < to->nin; i++)
+		if (to->in[i].from == from && to->in[i].exit == k) {
+			to->in[i] = to->in[--to->nin];
+			break;
+		}
 	pft_arch_unlink(tracer_addr(from, xe->site), from->addr + xe->site, from->addr + xe->stub);
 	xe->to = NULL;
 }
@@ -96,14 +109,13 @@ void pft_xlate_detach(struct pft_space *sp, struct pft_xblock *x)
 	if (x->dead)
 		return;
 	x->dead = 1;
-	for (int i = 0; i < x->nin; i++)
-		if (x->in[i].from->ex[x->in[i].exit].to == x)
-			unlink_exit(x->in[i].from, x->in[i].exit);
-	x->nin = 0;
+	while (x->nin > 0) /* each takes itself out of x->in */
+		unlink_exit(x->in[x->nin - 1].from, x->in[x->nin - 1].exit);
 	for (int k = 0; k < x->nex; k++)
 		if (x->ex[k].to)
 			unlink_exit(x, k);
 	table_remove(sp->arena, x->b->start, x->addr);
+	pft_id_retire(sp->arena, x->id);
 }
 
 /* ------------------------------------------------------------------ */

@@ -445,6 +445,7 @@ static int handle(struct pft_tracer *T, pid_t tid, int status)
 		pft_bp_insert(t->sp, t->tid, t->reinsert);
 		t->reinsert = 0;
 	}
+	pft_ids_observe(t); /* where it stopped, before we move it */
 
 	int sig = WSTOPSIG(status);
 	if ((status >> 16) == PTRACE_EVENT_STOP) {
@@ -458,6 +459,7 @@ static int handle(struct pft_tracer *T, pid_t tid, int status)
 			return 0;
 		}
 		/* PTRACE_INTERRUPT, or the end of a group stop: carry on */
+		t->ids_intr = 0;		 /* (seen above, when it was for that) */
 		if (t->win_join || t->win_leave) /* --region's windows */
 			return pft_win_stop(T, t);
 		return pft_restart(T, t, t->resume, 0);
@@ -560,23 +562,40 @@ static void kill_all(struct pft_tracer *T)
 		pft_thread_drop(T, T->threads->tid);
 }
 
-/* PFLOPS_TRACE_AHEAD=N: blocks translated ahead per new block (0: none,
- * each block's first run stops; for comparing and measuring) */
-static int pick_ahead(int *ahead, struct pflops_error *err)
+/* A number from environment variable name in [lo, hi] into *v (def when
+ * unset); what: what it counts, for the error */
+static int env_number(const char *name, long lo, long hi, long def, long *v, const char *what, struct pflops_error *err)
 {
-	const char *e = getenv("PFLOPS_TRACE_AHEAD");
+	const char *e = getenv(name);
 	char *end;
 	long n;
 
-	*ahead = PFT_AHEAD;
+	*v = def;
 	if (!e || !*e)
 		return 0;
 	errno = 0;
 	n = strtol(e, &end, 10);
-	if (errno || *end || n < 0 || n > PFT_AHEAD_MAX)
-		return fail(err, PFLOPS_EINVAL, "PFLOPS_TRACE_AHEAD='%s' is not a number of blocks from 0 to %d", e,
-			    PFT_AHEAD_MAX);
-	*ahead = (int)n;
+	if (errno || *end || n < lo || n > hi)
+		return fail(err, PFLOPS_EINVAL, "%s='%s' is not a number of %s from %ld to %ld", name, e, what, lo, hi);
+	*v = n;
+	return 0;
+}
+
+/* PFLOPS_TRACE_AHEAD=N: blocks translated ahead per new block (0: none,
+ * each block's first run stops; for comparing and measuring);
+ * PFLOPS_TRACE_IDS=N: block ids a process gets (at most PFT_MAX_IDS):
+ * fewer make small programs reuse them (trace_ids.c; for tests) */
+static int pick_numbers(struct pft_tracer *T, struct pflops_error *err)
+{
+	long ahead, ids;
+	int rc = env_number("PFLOPS_TRACE_AHEAD", 0, PFT_AHEAD_MAX, PFT_AHEAD, &ahead, "blocks", err);
+
+	if (!rc)
+		rc = env_number("PFLOPS_TRACE_IDS", 16, PFT_MAX_IDS, PFT_MAX_IDS, &ids, "block ids", err);
+	if (rc)
+		return rc;
+	T->ahead = (int)ahead;
+	T->max_ids = (uint32_t)ids;
 	return 0;
 }
 
@@ -777,7 +796,7 @@ int pft_engine_handle(struct pft_tracer *T, pid_t tid, int status)
 
 int pft_engine_pick(const struct pflops_trace_opts *o, struct pft_tracer *T, struct pflops_error *err)
 {
-	int rc = pick_ahead(&T->ahead, err);
+	int rc = pick_numbers(T, err);
 
 	rc = rc ? rc : pick_engine(o, &T->engine, err);
 	return rc || T->engine != PFT_ENGINE_CACHE ? rc : pft_hints_init(T, err);

@@ -82,26 +82,52 @@ void pft_pub_slot(struct pft_tracer *T, struct pft_thr *t)
 	end(r);
 }
 
+/* A new id is the next one; a reused one (trace_ids.c) has every
+ * thread's counter at 0, so no reader uses its record until the block
+ * runs: its FP entries go where the old block's were when they fit. */
 void pft_pub_block(struct pft_tracer *T, const struct pft_space *sp, uint32_t id, const struct pft_block *b)
 {
 	struct pfc_pub *p = T->pub;
+	struct pfc_pub_blk *o;
+	uint32_t at;
 
 	if (!p || sp != T->pub_sp)
 		return;
-	if (id >= PFC_PUB_BLOCKS || p->nfp + b->nfp > PFC_PUB_FPS || id != p->nblk) {
+	o = &p->blk[id];
+	at = id < p->nblk && b->nfp <= o->nfp ? o->fp : p->nfp;
+	if (id >= PFC_PUB_BLOCKS || id > p->nblk || at + b->nfp > PFC_PUB_FPS) {
 		__atomic_store_n(&p->lost, 1, __ATOMIC_RELEASE);
 		return;
 	}
-	struct pfc_pub_blk *o = &p->blk[id];
-	o->fp = p->nfp;
+	o->fp = at;
 	o->nfp = b->nfp;
 	o->ninsts = b->ninsts;
 	for (int x = 0; x < PFLOPS_NEXTRA; x++)
 		o->extra[x] = b->extra[x];
 	for (uint32_t i = 0; i < b->nfp; i++)
-		p->fp[p->nfp + i] = (struct pfc_pub_fp){ b->fp[i].prec, b->fp[i].width, b->fp[i].op, b->fp[i].lanes };
-	p->nfp += b->nfp;
-	__atomic_store_n(&p->nblk, id + 1, __ATOMIC_RELEASE);
+		p->fp[at + i] = (struct pfc_pub_fp){ b->fp[i].prec, b->fp[i].width, b->fp[i].op, b->fp[i].lanes };
+	if (at == p->nfp)
+		p->nfp += b->nfp;
+	if (id == p->nblk)
+		__atomic_store_n(&p->nblk, id + 1, __ATOMIC_RELEASE);
+	else
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+/* t's counts of ids about to be reused move into its base (its
+ * counters zeroed meanwhile): under its seqlock, which readers of the
+ * record hold over the counters too (pub.c) */
+struct pfc_pub_thr *pft_pub_hold(struct pft_tracer *T, struct pft_thr *t)
+{
+	return begin(T, t);
+}
+
+void pft_pub_release(struct pfc_pub_thr *r, const struct pflops_mix *add)
+{
+	if (!r)
+		return;
+	pfc_mix_add(&r->base, add);
+	end(r);
 }
 
 void pft_pub_forget(struct pft_tracer *T, pid_t tid)

@@ -82,28 +82,31 @@ void pft_space_put(struct pft_space *sp)
 }
 
 /* A forked child's code cache: copies of the parent's cached blocks and
- * of its arena's layout (pft_arena_fork then gives it memory). */
-static struct pft_xblock *xb_clone(const struct pft_xblock *x, struct pft_block *b)
+ * of its arena's layout (pft_arena_fork then gives it memory).  In the
+ * child's pool, sharing the copy's points with the parent's (which holds
+ * them in its pool, or on the heap: then copied). */
+static struct pft_xblock *xb_fork(struct pft_space *sp, const struct pft_xblock *x, struct pft_block *b)
 {
-	struct pft_xblock *c = malloc(sizeof *c);
+	struct pft_xblock *c = pft_pool_alloc(sp, sizeof *c);
 
 	if (!c)
 		return NULL;
 	*c = *x;
-	c->pooled = 0; /* on the heap; the child's pool is its own */
+	c->pooled = 1;
 	c->b = b;
-	c->pt = malloc((size_t)x->npt * sizeof *c->pt);
-	c->in = x->nin ? malloc((size_t)x->nin * sizeof *c->in) : NULL;
-	c->in_cap = x->nin;
-	if (!c->pt || (x->nin && !c->in)) {
-		free(c->pt);
-		free(c->in);
-		free(c);
-		return NULL;
+	if (!x->pooled) {
+		if (!(c->pt = pft_pool_alloc(sp, (size_t)(x->npt ? x->npt : 1) * sizeof *c->pt)))
+			return NULL;
+		memcpy(c->pt, x->pt, (size_t)x->npt * sizeof *c->pt);
 	}
-	memcpy(c->pt, x->pt, (size_t)x->npt * sizeof *c->pt);
-	if (x->nin)
+	c->in = NULL;
+	c->in_cap = x->nin;
+	c->in_pooled = 1;
+	if (x->nin) {
+		if (!(c->in = pft_pool_alloc(sp, (size_t)x->nin * sizeof *c->in)))
+			return NULL;
 		memcpy(c->in, x->in, (size_t)x->nin * sizeof *c->in);
+	}
 	return c;
 }
 
@@ -114,6 +117,9 @@ int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
 
 	if (!pa)
 		return 0;
+	if (pft_pool_share(sp, parent))
+		return PFLOPS_ENOMEM;
+	pft_block_reserve(sp, parent->blk_n);
 	a = calloc(1, sizeof *a);
 	if (!a)
 		return PFLOPS_ENOMEM;
@@ -126,10 +132,22 @@ int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
 	a->nslots = pa->nslots; /* its RLIMIT_AS is the parent's */
 	a->max_chunks = pa->max_chunks;
 	a->as_limit = pa->as_limit;
+	a->max_ids = pa->max_ids;
 	a->ids = calloc(PFT_MAX_IDS, sizeof *a->ids);
+	a->free_ids = malloc(PFT_MAX_IDS * sizeof *a->free_ids);
+	a->nlimbo = a->limbo_cap = pa->nlimbo + pa->ngrace;
+	a->limbo = a->nlimbo ? malloc(a->nlimbo * sizeof *a->limbo) : NULL;
 	a->chunks = calloc(pa->nchunks ? pa->nchunks : 1, sizeof *a->chunks);
-	if (!a->ids || !a->chunks)
+	if (!a->ids || !a->free_ids || (a->nlimbo && !a->limbo) || !a->chunks)
 		return PFLOPS_ENOMEM;
+	/* the same ids free; those of dropped copies wait again: the
+	 * child's thread is yet to be seen outside them (trace_ids.c) */
+	memcpy(a->free_ids, pa->free_ids, pa->nfree * sizeof *a->free_ids);
+	a->nfree = pa->nfree;
+	if (pa->nlimbo)
+		memcpy(a->limbo, pa->limbo, pa->nlimbo * sizeof *a->limbo);
+	if (pa->ngrace)
+		memcpy(a->limbo + pa->nlimbo, pa->grace, pa->ngrace * sizeof *a->limbo);
 	for (size_t i = 0; i < pa->nchunks; i++) {
 		struct pft_chunk *c = malloc(sizeof *c);
 		if (!c)
@@ -144,23 +162,26 @@ int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
 			return PFLOPS_ENOMEM;
 	}
 	/* blocks with a cache copy, by id; links are remapped by id */
+	a->nids = pa->nids;
 	for (uint32_t id = 0; id < pa->nids; id++) {
-		struct pft_block *b = pft_block_clone(pa->ids[id]);
+		struct pft_block *b;
+		if (!pa->ids[id])
+			continue; /* free */
+		b = pft_block_fork(sp, pa->ids[id]);
 		if (!b)
 			return PFLOPS_ENOMEM;
-		b->x = xb_clone(pa->ids[id]->x, b);
+		b->x = xb_fork(sp, pa->ids[id]->x, b);
 		if (!b->x || pft_block_adopt(sp, b)) {
-			free(b->x);
-			free(b->offs);
-			free(b->fp);
-			free(b->acc);
-			free(b);
+			free(b->acc); /* the rest is pool memory */
 			return PFLOPS_ENOMEM;
 		}
-		a->ids[a->nids++] = b;
+		a->ids[id] = b;
 	}
 	for (uint32_t id = 0; id < a->nids; id++) {
-		struct pft_xblock *x = a->ids[id]->x;
+		struct pft_xblock *x;
+		if (!a->ids[id])
+			continue;
+		x = a->ids[id]->x;
 		x->ch = a->chunks[pa->ids[id]->x->ch->index];
 		for (int k = 0; k < x->nex; k++)
 			if (x->ex[k].to)

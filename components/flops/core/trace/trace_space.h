@@ -45,7 +45,9 @@ struct pft_space {
 	size_t ndead, dead_cap;
 	uint64_t *pages; /* set of pages holding decoded code */
 	size_t pg_cap, pg_n;
-	struct pft_region *region; /* NULL when no region is asked */
+	struct pft_pgref **pg_refs; /* by the slot of pages[]: its blocks */
+	int pg_unindexed;	    /* a block is missing there: walk all */
+	struct pft_region *region;  /* NULL when no region is asked */
 	struct pft_maps maps;
 	uint64_t gadget;	 /* a `syscall` instruction (injection) */
 	struct pft_arena *arena; /* code cache; NULL until needed */
@@ -59,8 +61,11 @@ struct pft_space {
 				 * window is open while > 0: trace_window.c) */
 	struct pft_wpage *wp;	 /* pages write-protected by us (trace_wprot.c) */
 	size_t wp_cap, wp_used;
-	struct pft_pool *pool;	   /* blocks and their copies' records, freed
+	struct pft_pools *pool;	      /* blocks and their copies' records, freed
 				* with the space (trace_blocks.c) */
+	struct pft_pools **pool_held; /* its parents' pools, which its blocks
+				* share (a forked child) */
+	size_t npool_held;
 	struct pft_recent *recent; /* the block decoded last (trace_blocks.c) */
 	struct pft_rdpage *rd;	   /* pages read during this event (trace_mem.c) */
 	unsigned rd_next;

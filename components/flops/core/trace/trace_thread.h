@@ -89,6 +89,9 @@ struct pft_thr {
 				 * instructions counted one by one) */
 	unsigned ovf_idle; /* blocks without weight run since on stops */
 	int detach_entry;  /* detaching: stopped at a syscall entry */
+	uint64_t ids_seen; /* the grace set of dropped copies it was seen
+				* outside of (trace_ids.c) */
+	int ids_intr;	   /* interrupted to be seen (PTRACE_INTERRUPT) */
 	int status_fd;	   /* its /proc/TID/status, kept open + 1 (0:
 				 * none; trace_signal.c's dispositions) */
 	struct pft_thr *next;
@@ -110,10 +113,12 @@ struct pft_tracer {
 	int root_status, root_done;
 	struct timespec last;
 	unsigned progress_ms;
-	uint8_t *xbuf; /* trace_xlate.c's code buffer */
-	int ahead;     /* blocks translated ahead per new block
+	uint8_t *xbuf;	  /* trace_xlate.c's code buffer */
+	int ahead;	  /* blocks translated ahead per new block
 			* (PFLOPS_TRACE_AHEAD; pft_xlate_ahead) */
-	int sfd;       /* signalfd of SIGCHLD (progress), or -1 */
+	uint32_t max_ids; /* block ids a process gets (PFLOPS_TRACE_IDS) */
+	uint64_t ids_gen; /* grace sets of dropped copies (trace_ids.c) */
+	int sfd;	  /* signalfd of SIGCHLD (progress), or -1 */
 	sigset_t oldmask;
 	/* wait statuses taken while injecting, handled by the main loop */
 	struct pft_deferred *defer;

@@ -229,17 +229,18 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	struct pft_gen g = { 0 };
 	uint64_t lo = b->start, hi = b->end;
 	int why;
+	int64_t id = -1;
 
-	if (b->x)
-		return b->x->addr;
+	if (b->x) /* a dropped block's copy is never run again */
+		return b->x->dead ? 0 : b->x->addr;
 	if (!a || pft_xlate_check(sp, t->tid, b))
 		return 0;
-	if (a->nids == PFT_MAX_IDS) {
+	if ((id = pft_id_alloc(T, sp)) < 0) {
 		b->nocache = PFT_NC_FULL;
 		return 0;
 	}
 	if (!T->xbuf && !(T->xbuf = malloc(XLATE_MAX)))
-		return 0;
+		goto out;
 	code = malloc(len + 16);
 	ii = malloc(b->ninsts * sizeof *ii);
 	x = calloc(1, sizeof *x);
@@ -266,7 +267,7 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	}
 	x->ch = ch;
 	x->b = b;
-	x->id = a->nids;
+	x->id = (uint32_t)id;
 	g.base = ch->addr + ch->used;
 	why = generate(&g, b, x->id, x, pft_ovf_on(T) && pft_ovf_block(T, b), T->sysfast);
 	if (why || g.len > ch->size - ch->used) {
@@ -303,13 +304,16 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	if (x->ovf_w && x->ovf_pre > sp->ovf_maxpre)
 		sp->ovf_maxpre = x->ovf_pre;
 	pft_pub_block(T, sp, x->id, b);
-	a->ids[a->nids++] = b;
+	a->ids[x->id] = b;
+	id = -1;
 	b->x = x;
 	pft_link_new(sp, x, &T->st.cache_links);
 	x = NULL;
 	T->st.cache_blocks++;
 	T->st.cache_bytes += g.len;
 out:
+	if (id >= 0) /* no copy counts with it */
+		pft_id_free(a, (uint32_t)id);
 	free(code);
 	free(ii);
 	free(g.pt);
@@ -430,12 +434,11 @@ static uint64_t slot_target(struct pft_thr *t, const struct pft_block *c)
 	return m && m->x && !m->w ? v : 0;
 }
 
-#define AHEAD_IDS (PFT_MAX_IDS - PFT_MAX_IDS / 8)
-
 void pft_xlate_ahead(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, int budget)
 {
 	struct pft_block *q[PFT_AHEAD_MAX + 1];
-	uint32_t nids = t->sp->arena->nids;
+	uint32_t nids = pft_ids_used(t->sp->arena);
+	const uint32_t AHEAD_IDS = t->sp->arena->max_ids - t->sp->arena->max_ids / 8;
 	int qh = 0, qt = 0;
 
 	/* fewer as the ids fill, none in their last eighth: those stay

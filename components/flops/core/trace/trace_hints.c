@@ -34,8 +34,8 @@
 
 static const char MAGIC[8] = { 'P', 'F', 'T', 'H', 'I', 'N', 'T', '\n' };
 
-/* the ids ahead translation leaves to blocks that run (trace_xlate.c) */
-#define HINT_IDS (PFT_MAX_IDS - PFT_MAX_IDS / 8)
+/* an eighth of the ids kept for code the hints do not know, as ahead does */
+#define HINT_IDS(a) ((a)->max_ids - (a)->max_ids / 8)
 /* blocks translated ahead of a new block in a file with hints: what ran
  * last time is there already (measured: docs/trace-engine.md) */
 #define HINT_AHEAD 8
@@ -501,7 +501,7 @@ static void apply(struct pft_tracer *T, struct pft_thr *t, const struct hmap *h,
 
 		if (off < h->off || off - h->off >= h->hi - h->lo)
 			continue;
-		if (!sp->arena || sp->arena->nids >= HINT_IDS)
+		if (!sp->arena || pft_ids_used(sp->arena) >= HINT_IDS(sp->arena))
 			break;
 		addr = h->lo + (off - h->off);
 		d = pft_block_get(sp, t->tid, addr, 0, &T->st.blocks_decoded);

@@ -159,7 +159,7 @@ static void count_note(struct pf_report *r, uint64_t n, const char *fmt)
 static void trace_notes(struct pf_report *r, const struct pft_stats *st)
 {
 	static const char *const why[PFT_NC_N] = {
-		[PFT_NC_MASK] = "masked AVX-512",
+		[PFT_NC_MASK] = "masked AVX-512 ending at a system call",
 		[PFT_NC_MODE] = "stepped or undecodable",
 		[PFT_NC_GS] = "using %gs",
 		[PFT_NC_REACH] = "no cache memory within 2 GiB",

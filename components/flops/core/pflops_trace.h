@@ -26,7 +26,8 @@ extern "C" {
 /* Why a block is not put in the code cache (stats, docs/trace-engine.md). */
 enum {
 	PFT_NC_NONE = 0,
-	PFT_NC_MASK,	 /* masked AVX-512 FP: opmask read at each run */
+	PFT_NC_MASK,	 /* masked AVX-512 FP ending at a system call
+				 * (others are copied, counted at each run's end) */
 	PFT_NC_MODE,	 /* stepped or undecodable block, sysenter */
 	PFT_NC_GS,	 /* uses the %gs segment, which the cache owns */
 	PFT_NC_WRITABLE, /* on a writable page that stays writable (code
@@ -84,6 +85,8 @@ struct pft_stats {
 	uint64_t cache_exits;	     /* stops at a copy's exit not yet linked */
 	uint64_t cache_links;	     /* exits linked copy to copy */
 	uint64_t ibl_misses;	     /* indirect branches to a target not found */
+	uint64_t mask_exits;	     /* runs of masked AVX-512 copies, counted
+				 * at the trap that ends each (opmasks read) */
 	uint64_t ahead_blocks;	     /* blocks translated ahead of their first
 				 * run (direct targets, return sites, PLT
 				 * slots of a new block): no stop there */

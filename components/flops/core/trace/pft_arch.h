@@ -190,6 +190,16 @@ struct pft_gen {
 	uint8_t ovf_cf;	   /* ... and keep the carry flag around it */
 	uint8_t sysfast;   /* system calls look up the slot's map first:
 			    * run at once, or trap before and after */
+	uint8_t no_count;  /* no count at all (a masked block: the tracer
+			    * counts each run at the trap that ends it);
+			    * inc_* and ovf_w unused */
+	uint32_t ovf_near; /* no_count, overflow: trap first (ovf_stub)
+			    * when the slot's word is at most this,
+			    * lowering nothing and changing no flags (0: no
+			    * check) */
+	uint8_t ind_trap;  /* an indirect branch or return traps (out:
+			    * ind_trap_at) instead of going to the lookup
+			    * routine, the registers as at its miss */
 	int nex;	   /* exits (0 for an indirect branch or return) */
 	/* in: where the copy goes */
 	uint8_t *buf; /* the tracer's buffer (cap bytes) for it */
@@ -202,6 +212,7 @@ struct pft_gen {
 	int npt;
 	uint32_t site[2], stub[2]; /* each exit's patch site and stub */
 	uint32_t ovf_stub;	   /* the overflow check's trap */
+	uint32_t ind_trap_at;	   /* ind_trap's trap, 0: none */
 	uint32_t sys_trap;	   /* the trap before its system call, 0: none */
 	uint32_t sys_trap2;	   /* the one after it, 0: none */
 };

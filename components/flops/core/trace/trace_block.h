@@ -39,6 +39,9 @@ struct pft_block {
 	uint8_t pooled;	      /* it, offs and fp are in its space's pool */
 	uint8_t has_flagsop;  /* pushf or popf: stepped, they store or
 			       * lose our EFLAGS.TF (trace_enter.c) */
+	uint8_t mask_step;    /* masked, stepped on the cache engine's
+			       * stopping path, not ended by an int3
+			       * (trace_enter.c); its copy is still made */
 	struct pft_insn term; /* the last instruction when it is a branch */
 	uint32_t *offs;	      /* ninsts instruction offsets from start */
 	struct pft_fpent *fp;

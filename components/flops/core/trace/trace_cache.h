@@ -109,6 +109,11 @@ struct pft_xblock {
 				 * (one the tracer must see), 0: none */
 	uint32_t sys_trap2; /* and of the int3 after it, 0: none (int 0x80:
 				 * syscall stops instead) */
+	uint8_t masked;	    /* masked AVX-512 FP: no counter, no link out;
+				 * every run ends at a trap of the cache,
+				 * where the tracer counts it (opmasks read) */
+	uint32_t mtrap;	    /* masked: offset of the int3 that ends its
+				 * indirect branch (lookup-miss state), 0: none */
 	struct pft_xexit ex[2];
 	int nex;
 	struct pft_xpoint *pt;

@@ -59,7 +59,7 @@ static int put_back(struct pft_tracer *T, struct pft_thr *t, int *trapped)
 		PFT_PC(&r) = pft_arch_trap_brk(PFT_PC(&r));
 		dirty = 1;
 		*trapped = 0;
-	} else if (*trapped && !pft_cache_trap_target(t, &r, &ex)) {
+	} else if (*trapped && !pft_cache_trap_target(T, t, &r, &ex)) {
 		dirty = 1; /* a copy's exit, the lookup routine: where it goes */
 		*trapped = 0;
 	}
@@ -68,6 +68,9 @@ static int put_back(struct pft_tracer *T, struct pft_thr *t, int *trapped)
 			PFT_PC(&r) = t->blk->start;
 		} else if (t->tramp && t->blk && PFT_PC(&r) == t->tramp_back) {
 			PFT_PC(&r) = t->blk->ninsts > 1 ? t->blk->start + t->blk->offs[1] : t->blk->end;
+		} else if (n > 0 && !pft_cache_trap_target(T, t, &r, &ex) && ex != -2) {
+			/* the step ran a trap of the cache (the lookup
+			 * routine's miss, a masked copy's end): where it goes */
 		} else if (pft_cache_to_orig(T, t, &r)) {
 			if (n == MAX_ROLL_STEPS || step(t->tid) || pft_getregs(t->tid, &r))
 				return -1;

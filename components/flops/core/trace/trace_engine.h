@@ -77,8 +77,9 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si);
  * goes in the program, with the registers the lookup routine saved put
  * back; *exit: the copy's exit number, -1 for the lookup routine, -2
  * for the trap before a watched system call (r unchanged: at the
- * `syscall`, a clean point).  -1 when rip - 1 is no such int3. */
-int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *exit);
+ * `syscall`, a clean point).  -1 when rip - 1 is no such int3.  The
+ * run of a masked copy that ends there is counted (opmasks read now). */
+int pft_cache_trap_target(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *exit);
 int pft_cache_to_orig(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r);
 
 /* trace_window.c: --region's windows (a call, every thread counting) */

@@ -38,7 +38,7 @@ static const uint64_t *block_masks(struct pft_tracer *T, struct pft_thr *t, cons
 }
 
 /* opts->fp_exec for the FP instructions [lo, hi) of a masked block
- * (masked blocks stay on the stopping path: each run is seen) */
+ * (each run of one is seen: at its copy's end, or on the stopping path) */
 static void fp_exec(struct pft_tracer *T, struct pft_thr *t, const struct pft_block *b, uint32_t lo, uint32_t hi,
 		    const uint64_t *k)
 {
@@ -311,6 +311,15 @@ int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *
 		if (b->mode == PFT_BLK_BP && pft_wprot_prog_writable(sp, b))
 			b->mode = PFT_BLK_STEP; /* no int3 where the program reads
 						 * and writes its own code (JIT) */
+		if (b->mode == PFT_BLK_BP && b->has_mask && T->engine == PFT_ENGINE_CACHE && sp->arena) {
+			/* masked, not run from its copy this time (near an
+			 * overflow crossing, no counter slot, no copy):
+			 * stepped, as exact, and no int3 in the program's
+			 * code, as from its copy (a process the stopping
+			 * engine traces has one at every block) */
+			b->mode = PFT_BLK_STEP;
+			b->mask_step = 1;
+		}
 		if (b->mode == PFT_BLK_BP && pft_bp_insert(sp, t->tid, b->last) != 0)
 			b->mode = PFT_BLK_STEP; /* unwritable code */
 		if (pc == b->last && emulable(b) && pft_bp_has(sp, pc)) {

@@ -66,7 +66,7 @@ void pft_xlate_link(struct pft_xblock *from, int k, struct pft_xblock *to)
 	struct pft_xexit *xe = &from->ex[k];
 	uint64_t site = from->addr + xe->site;
 
-	if (xe->to || from->dead || to->dead)
+	if (xe->to || from->dead || to->dead || from->masked) /* (its exits trap) */
 		return;
 	if (to->nin == to->in_cap) {
 		int nc = to->in_cap ? 2 * to->in_cap : 4;
@@ -185,7 +185,7 @@ void pft_link_new(struct pft_space *sp, struct pft_xblock *x, uint64_t *links)
 			}
 			free(p);
 		}
-	for (int k = 0; k < x->nex; k++) {
+	for (int k = 0; k < x->nex && !x->masked; k++) { /* (its exits trap) */
 		struct pft_block *d = pft_block_find(sp, x->ex[k].target);
 		if (d && d->x && !d->x->dead) {
 			pft_xlate_link(x, k, d->x);

@@ -112,6 +112,15 @@ static int clean(const struct pft_xpoint *pt)
 		      pt->kind == PFT_XP_OVF || pt->kind == PFT_XP_OVFSTUB || pt->kind == PFT_XP_SYS);
 }
 
+/* A masked copy ran to its end: counted now, the opmasks read (those
+ * its instructions used: trace_xlate.c).  Under overflow no crossing is
+ * in that run (its check at the start would have stopped it). */
+static void masked_done(struct pft_tracer *T, struct pft_thr *t, const struct pft_xblock *x)
+{
+	T->st.mask_exits++;
+	pft_count_block(T, t, x->b, x->b->ninsts);
+}
+
 /* Put the thread at the original instruction that a point of a copy
  * stands for; what ran of the block is counted, the copy's increment
  * taken back when it happened.  fault: a push faulted with %rcx in the
@@ -127,6 +136,8 @@ static int translate(struct pft_tracer *T, struct pft_thr *t, struct user_regs_s
 
 	switch (pt ? pt->kind : -1) {
 	case PFT_XP_DONE:
+		if (x->masked) /* ran, not yet counted (at its exit's trap) */
+			masked_done(T, t, x);
 		PFT_PC(r) = x->ex[pt->arg].target;
 		if (b->term.term == PFT_T_SYSCALL)
 			pft_arch_syscall_done(x->ch->mem + (x->addr - x->ch->addr), pt->off, r);
@@ -170,7 +181,7 @@ static int translate(struct pft_tracer *T, struct pft_thr *t, struct user_regs_s
 	}
 	if (x->ovf_cf && m && pt && (pt->kind == PFT_XP_OVF || pt->kind == PFT_XP_OVFSTUB))
 		PFT_FLAGS(r) = (PFT_FLAGS(r) & ~1ULL) | (m[PFT_SLOT_CF] & 1);
-	if (inc && m) {
+	if (inc && m && !x->masked) {
 		uint64_t *c = (uint64_t *)(m + PFT_SLOT_CNT) + x->id;
 		if (*c)
 			(*c)--;
@@ -367,6 +378,8 @@ static int is_trap(const struct pft_arena *a, uint64_t addr)
 	if (addr == ch->ibl_miss || addr == ch->ibl_exit)
 		return 1;
 	x = pft_xlate_find(a, addr, &pt);
+	if (x && x->mtrap && addr == x->addr + x->mtrap)
+		return 1;
 	return x && pt && pt->kind == PFT_XP_DONE && addr == x->addr + x->ex[pt->arg].stub;
 }
 
@@ -424,7 +437,7 @@ int pft_cache_past_exit_trap(const struct pft_thr *t, struct user_regs_struct *r
 
 /* Where a thread stopped on a cache int3 goes in the program (see
  * trace_internal.h). */
-int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *exit)
+int pft_cache_trap_target(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *exit)
 {
 	struct pft_arena *a = t->sp->arena;
 	uint64_t at = pft_arch_trap_brk(PFT_PC(r));
@@ -440,12 +453,14 @@ int pft_cache_trap_target(struct pft_thr *t, struct user_regs_struct *r, int *ex
 		return -1;
 	ch = pft_arena_chunk_of(a, at);
 	*exit = -1;
-	if (at == ch->ibl_miss || at == ch->ibl_exit) {
+	from = at == ch->ibl_miss || at == ch->ibl_exit ? NULL : pft_xlate_find(a, at, &pt);
+	if (from && from->masked) /* its run ends here */
+		masked_done(T, t, from);
+	if (!from || (from->mtrap && at == from->addr + from->mtrap)) {
 		uint8_t *m = pft_slot_mem(a, t->slot);
 		pft_arch_ibl_restore(r, m);
 		return 0;
 	}
-	from = pft_xlate_find(a, at, &pt);
 	*exit = (int)pt->arg;
 	PFT_PC(r) = from->ex[*exit].target;
 	return 0;
@@ -462,12 +477,13 @@ static int resolve_trap(struct pft_tracer *T, struct pft_thr *t, struct user_reg
 	uint64_t at = pft_arch_trap_brk(PFT_PC(r)), target;
 	int k, rc;
 
-	if (pft_cache_trap_target(t, r, &k))
+	if (pft_cache_trap_target(T, t, r, &k))
 		return PFLOPS_ESYS; /* the caller saw is_trap() */
 	if (k >= 0) {
 		from = pft_xlate_find(a, at, &pt);
-		T->st.cache_exits++;
-	} else {
+		if (!from->masked) /* (a masked copy's exits stay traps) */
+			T->st.cache_exits++;
+	} else if (!pft_xlate_find(a, at, &pt)) {
 		T->st.ibl_misses++;
 	}
 	target = PFT_PC(r);
@@ -478,7 +494,7 @@ static int resolve_trap(struct pft_tracer *T, struct pft_thr *t, struct user_reg
 		if (b && b->x && PFT_PC(r) == b->x->addr) {
 			if (!from) {
 				pft_table_insert(a, target, b->x->addr);
-			} else if (!from->dead && !from->ex[k].to) {
+			} else if (!from->dead && !from->masked && !from->ex[k].to) {
 				pft_xlate_link(from, k, b->x);
 				T->st.cache_links++;
 			}

@@ -15,10 +15,22 @@
  * to the chunk's lookup routine.  A system call runs from the copy, with
  * fast system calls (trace_sys.c) after a look-up of the slot's map.
  *
+ * A block with masked AVX-512 FP (opmasks k1..k7) counts its active
+ * lanes, which only the opmask registers say: its copy has no count and
+ * its exits are never linked; each run ends at a trap in the cache (an
+ * exit's stub, or, for an indirect branch or return, a trap in the
+ * lookup routine's miss state instead of the routine), where the tracer
+ * counts it as the stopping path did (pft_count_block, the opmasks read
+ * then: a block that writes an opmask it uses is stepped, so they are
+ * the ones its instructions used).  No int3 goes into the program's
+ * code for it.  With overflow asked its copy checks first, lowering
+ * nothing, that the next crossing is beyond its weight with every lane
+ * active (pft_gen.ovf_near).
+ *
  * Blocks that cannot be copied stay on the stopping path (PFT_NC_*):
- * masked FP, a branch the engine does not emulate, the base register
- * the cache borrows used by the block (uses_gs), the flags popped, an
- * operand out of reach.  Links, the lookup table and the counters:
+ * masked FP ending at a system call, a branch the engine does not
+ * emulate, the base register the cache borrows used by the block
+ * (uses_gs), the flags popped, an operand out of reach.  Links, the lookup table and the counters:
  * trace_link.c, trace_harvest.c.
  */
 #include <stdlib.h>
@@ -37,7 +49,7 @@
 static int term_ok(const struct pft_block *b)
 {
 	if (pft_branch_emulable(b->term.term))
-		return b->mode == PFT_BLK_BP;
+		return b->mode == PFT_BLK_BP || b->mask_step;
 	return b->term.term == PFT_T_SYSCALL && b->mode == PFT_BLK_SYSCALL && b->term.len == 2;
 }
 
@@ -45,7 +57,10 @@ int pft_xlate_check(struct pft_space *sp, pid_t tid, struct pft_block *b)
 {
 	if (b->nocache)
 		return b->nocache;
-	if (b->has_mask)
+	/* masked, ending at a system call: it may not come back to the
+	 * copy's exit (exit_group), where the count is taken; the stopping
+	 * path stops at the call itself, no int3 */
+	if (b->has_mask && b->mode == PFT_BLK_SYSCALL)
 		return b->nocache = PFT_NC_MASK;
 	if (!term_ok(b))
 		return b->nocache = PFT_NC_MODE;
@@ -97,7 +112,17 @@ static int plan(struct pft_gen *g, const struct pft_block *b, uint32_t id, struc
 
 	x->inc_at = 0;
 	x->ovf_w = 0;
-	if (ovf && b->ovf_sum) {
+	x->masked = b->has_mask;
+	g->no_count = g->ind_trap = x->masked;
+	g->ovf_near = 0;
+	if (x->masked) { /* counted by the tracer at the end of each run */
+		x->inc_at = n;
+		seq = 0;
+		if (ovf && b->ovf_sum >= INT32_MAX)
+			return PFT_NC_OVF;
+		if (ovf)
+			g->ovf_near = (uint32_t)b->ovf_sum;
+	} else if (ovf && b->ovf_sum) {
 		/* overflow: the check before the counter's increment, before
 		 * an instruction that sets the flags the increment does (CF
 		 * is saved around it unless that one sets CF too: dec; jnz
@@ -197,6 +222,7 @@ static int generate(struct pft_gen *g, const struct pft_block *b, uint32_t id, s
 		x->ex[k].stub = g->stub[k];
 	}
 	x->ovf_stub = g->ovf_stub;
+	x->mtrap = g->ind_trap_at;
 	x->sys_trap = g->sys_trap;
 	x->sys_trap2 = g->sys_trap2;
 	return 0;
@@ -461,7 +487,7 @@ void pft_xlate_ahead(struct pft_tracer *T, struct pft_thr *t, struct pft_block *
 			if (x->ex[k].to)
 				continue;
 			to = ahead_one(T, t, x->ex[k].target, &budget, q, &qt, PFT_AHEAD_MAX + 1);
-			if (to) {
+			if (to && !x->masked) { /* (a masked copy's exits trap) */
 				pft_xlate_link(x, k, to);
 				T->st.cache_links++;
 			}

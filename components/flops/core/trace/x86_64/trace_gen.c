@@ -23,6 +23,12 @@
  *                      with fast system calls (trace_sys.c) a look-up
  *                      first: run at once, or trap to the tracer.
  *
+ * A masked block's copy (no_count) has no count: the tracer counts each
+ * run at the trap that ends it, an exit stub never linked or, for an
+ * indirect branch, an int3 in the lookup routine's miss state
+ * (ind_trap); under overflow it first checks, flag-free, how far the
+ * next crossing is (ovf_near).
+ *
  * Every byte range of a copy is described (struct pft_xpoint) so that
  * a thread stopped anywhere in it by a signal can be put back where it
  * is in the original program, its count corrected to what really ran.
@@ -173,6 +179,65 @@ static void emit_count(struct emit *e, const struct pft_gen *g, uint32_t i, size
 	put32(e, g->cnt);
 }
 
+/* The target in %rcx, the program's %rcx in the slot: on to the lookup
+ * routine; with ind_trap (a masked copy) a trap here instead, in the
+ * routine's miss state (target in %rax; %rax, %rcx, %rdx in the slot),
+ * so the engine resolves it as a miss. */
+static void emit_ind_exit(struct emit *e, struct pft_gen *g)
+{
+	if (!g->ind_trap) {
+		put8(e, 0xe9);
+		put32(e, (uint32_t)(int32_t)(g->ibl - (here(e) + 4)));
+		return;
+	}
+	gs_mov(e, 1, RDX, PFT_SLOT_RDX);
+	gs_mov(e, 1, RAX, PFT_SLOT_RAX);
+	put(e, (uint8_t[]){ 0x48, 0x89, 0xc8 }, 3); /* mov %rcx,%rax */
+	g->ind_trap_at = (uint32_t)e->n;
+	put8(e, 0xcc);
+}
+
+/*
+ * ovf_near (a masked copy under overflow, counted at its end): a trap
+ * first when the slot's overflow word is at most W, lowering nothing and
+ * leaving the flags alone: OVF - W - 1 has the top byte 0xff just then
+ * (the word is at most 2^62), and only that byte + 1 has a zero low byte.
+ *
+ *	mov %rcx, %gs:RCX
+ *	mov %gs:OVF, %rcx; lea -(W+1)(%rcx), %rcx
+ *	bswap %rcx; movzbl %cl, %ecx; lea 1(%rcx), %ecx; movzbl %cl, %ecx
+ *	jrcxz 1f
+ *	mov %gs:RCX, %rcx; jmp 2f
+ *  1:	mov %gs:RCX, %rcx; int3		(PFT_XP_OVFSTUB, the block not begun)
+ *  2:	the block
+ */
+static void emit_near_check(struct emit *e, struct pft_gen *g)
+{
+	size_t j_near, j_on;
+
+	point(e, PFT_XP_BODY, 0);
+	gs_mov(e, 1, RCX, PFT_SLOT_RCX);
+	point(e, PFT_XP_ROLL, 0);
+	gs_mov(e, 0, RCX, PFT_SLOT_OVF);
+	put(e, (uint8_t[]){ 0x48, 0x8d, 0x89 }, 3);
+	put32(e, (uint32_t)(-(int64_t)g->ovf_near - 1));
+	put(e, (uint8_t[]){ 0x48, 0x0f, 0xc9 }, 3); /* bswap %rcx */
+	put(e, (uint8_t[]){ 0x0f, 0xb6, 0xc9 }, 3); /* movzbl %cl,%ecx */
+	put(e, (uint8_t[]){ 0x8d, 0x49, 0x01 }, 3); /* lea 1(%rcx),%ecx */
+	put(e, (uint8_t[]){ 0x0f, 0xb6, 0xc9 }, 3);
+	put(e, (uint8_t[]){ 0xe3, 0x00 }, 2); /* jrcxz near */
+	j_near = e->n - 1;
+	gs_mov(e, 0, RCX, PFT_SLOT_RCX);
+	put(e, (uint8_t[]){ 0xeb, 0x00 }, 2);
+	j_on = e->n - 1;
+	e->buf[j_near] = (uint8_t)(e->n - (j_near + 1));
+	gs_mov(e, 0, RCX, PFT_SLOT_RCX);
+	point(e, PFT_XP_OVFSTUB, 0);
+	g->ovf_stub = (uint32_t)e->n;
+	put8(e, 0xcc);
+	e->buf[j_on] = (uint8_t)(e->n - (j_on + 1));
+}
+
 /* the block's branch; PFT_GEN_MODE where the copy cannot take it */
 static int emit_term(struct emit *e, struct pft_gen *g, struct exit_fix *fix, int *nf, size_t *lit_fix)
 {
@@ -249,8 +314,7 @@ static int emit_term(struct emit *e, struct pft_gen *g, struct exit_fix *fix, in
 			put32(e, 0);
 		}
 		point(e, PFT_XP_ROLL, 0);
-		put8(e, 0xe9);
-		put32(e, (uint32_t)(int32_t)(g->ibl - (here(e) + 4)));
+		emit_ind_exit(e, g);
 		return 0;
 	case PFT_T_RET:
 		gs_mov(e, 1, RCX, PFT_SLOT_RCX);
@@ -258,8 +322,7 @@ static int emit_term(struct emit *e, struct pft_gen *g, struct exit_fix *fix, in
 		point(e, PFT_XP_ROLL, 0);
 		put(e, (uint8_t[]){ 0x48, 0x8d, 0xa4, 0x24 }, 4); /* lea N(%rsp),%rsp */
 		put32(e, 8u + t->ret_imm);
-		put8(e, 0xe9);
-		put32(e, (uint32_t)(int32_t)(g->ibl - (here(e) + 4)));
+		emit_ind_exit(e, g);
 		return 0;
 	default:
 		return PFT_GEN_MODE;
@@ -277,8 +340,10 @@ int pft_arch_gen_block(struct pft_gen *g)
 	g->len = 0;
 	g->pt = NULL;
 	g->npt = 0;
-	g->ovf_stub = g->sys_trap = g->sys_trap2 = 0;
-	if (g->inc_first) { /* no flag writer in the block: leave the flags alone */
+	g->ovf_stub = g->sys_trap = g->sys_trap2 = g->ind_trap_at = 0;
+	if (g->no_count && g->ovf_near)
+		emit_near_check(&e, g);
+	if (g->inc_first && !g->no_count) { /* no flag writer in the block: leave the flags alone */
 		point(&e, PFT_XP_INC, 0);
 		gs_mov(&e, 1, RAX, PFT_SLOT_RAX);
 		point(&e, PFT_XP_ROLL, 0);
@@ -288,7 +353,7 @@ int pft_arch_gen_block(struct pft_gen *g)
 		gs_mov(&e, 0, RAX, PFT_SLOT_RAX);
 	}
 	for (uint32_t i = 0; i + 1 < n; i++) {
-		if (!g->inc_first && i == g->inc_at)
+		if (!g->inc_first && !g->no_count && i == g->inc_at)
 			emit_count(&e, g, i, &ovf_site);
 		point(&e, PFT_XP_BODY, i);
 		emit_body(&e, &g->ii[i]);
@@ -310,7 +375,7 @@ int pft_arch_gen_block(struct pft_gen *g)
 		put(&e, (uint8_t[]){ 0xcc, 0xcc, 0xff, 0x25, 0, 0, 0, 0 }, 8);
 		put64(&e, 0);
 	}
-	if (g->ovf_w) {
+	if (g->ovf_w && !g->no_count) {
 		int32_t rel;
 		g->ovf_stub = (uint32_t)e.n;
 		point(&e, PFT_XP_OVFSTUB, g->inc_at);

@@ -223,20 +223,23 @@ PFLOPS_TRACE_IDS=3 $RUN --source trace -- true 2>"$tmp/ids.err"; rc=$?
 #    that checksums its own bytes while it runs): the cache runs masked
 #    blocks from copies that stop at their end in cache memory, where
 #    the opmasks are read, so no int3 goes into the program's code (it
-#    read 3 of them there); lanes exact, per function too, and with
-#    timer signals landing inside the copies.  The stopping engine ends
+#    read 3 of them there); lanes exact, per function too, with timer
+#    signals landing inside the copies, in 3 threads at once (the main
+#    one reading the code) and in a forked child.  The stopping engine ends
 #    every block at an int3, masked or not (its checksum is not compared)
 out=$($TP/tp_mask 1)
 case $out in
 SKIP*) echo "$out" ;;
 *)
-	dp=$($TP/tp_mask 20000 | sed -n 's/^flops \([0-9]*\),.*/\1/p')
+	mdp=$($TP/tp_mask 20000 | sed -n 's/^flops \([0-9]*\),.*/\1/p')
 	$TP/tp_mask 1 | grep -q "int3 bytes: 0$" || bad "tp_mask: 0xCC bytes in its code natively: $out"
-	same "masked AVX-512, its own code read" "$dp" cache $TP/tp_mask 20000
+	same "masked AVX-512, its own code read" "$mdp" cache $TP/tp_mask 20000
 	name="masked AVX-512 copied"
 	jq -r '.caveats[]?' "$tmp/cache.json" | grep -q "masked" && bad "$name: $(jq -c .caveats "$tmp/cache.json")" || ok
-	same "masked AVX-512, timer signals in the copies" "$dp" cache $TP/tp_mask 20000 sig
-	same "masked AVX-512 (stopping engine)" "$dp" stop $TP/tp_mask 20000 nosum
+	same "masked AVX-512, timer signals in the copies" "$mdp" cache $TP/tp_mask 20000 sig
+	same "masked AVX-512, 3 threads" "$((3 * mdp))" cache $TP/tp_mask 20000 threads
+	same "masked AVX-512, fork" "$((2 * mdp))" cache $TP/tp_mask 20000 fork
+	same "masked AVX-512 (stopping engine)" "$mdp" stop $TP/tp_mask 20000 nosum
 	name="masked AVX-512 --by-function"
 	for e in cache stop; do
 		PFLOPS_TRACE_ENGINE=$e $RUN --source trace --by-function --json -o "$tmp/f$e.json" -- $TP/tp_mask 5000 >/dev/null 2>&1

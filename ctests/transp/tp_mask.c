@@ -1,5 +1,5 @@
 /*
- * tp_mask.c N [nosum|sig]: a function of masked AVX-512 double-precision
+ * tp_mask.c N [nosum|sig|threads|fork]: a function of masked AVX-512 double-precision
  * arithmetic (opmasks k1, k2 that change every turn) that reads its own
  * code while it runs: halfway through its N turns it calls back, and the
  * callback checksums the function's bytes (FNV-1a) and counts its 0xCC
@@ -12,7 +12,10 @@
  * not).  sig: a profiling timer interrupts the function every 200 us
  * of CPU time (the tracer puts a thread stopped inside a copy back where
  * it is and counts what ran); the handler does no floating point and
- * its count goes to stderr.  Without AVX-512F (or with PFLOPS_CPU_HIDE naming it): a SKIP
+ * its count goes to stderr.  threads: 3 threads run the function at
+ * once, each with its own opmasks, while the main thread checksums it;
+ * fork: a child runs it, then the parent (the FLOPs printed are those
+ * of all of them).  Without AVX-512F (or with PFLOPS_CPU_HIDE naming it): a SKIP
  * line and exit 0.
  */
 #include <signal.h>
@@ -20,7 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* tp_kern(n, masks, hook, half): n turns; masks: 2 bytes a turn (k1,
  * k2); hook called at the turn where n == half.  Blocks: the masks set
@@ -100,11 +106,26 @@ static void hook(void)
 	}
 }
 
+static void nohook(void)
+{
+}
+
+static long n_turns;
+static const uint8_t *turn_masks;
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	tp_kern(n_turns, turn_masks, nohook, 0);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const char *hide = getenv("PFLOPS_CPU_HIDE");
 	long n = argc > 1 ? atol(argv[1]) : 20000;
-	int nosum = argc > 2 && !strcmp(argv[2], "nosum"), sig = argc > 2 && !strcmp(argv[2], "sig");
+	const char *mode = argc > 2 ? argv[2] : "";
+	int nosum = !strcmp(mode, "nosum"), sig = !strcmp(mode, "sig");
 	uint64_t flops = 0, leaf = 0;
 	uint8_t *m;
 
@@ -131,7 +152,31 @@ int main(int argc, char **argv)
 		sigaction(SIGPROF, &sa, NULL);
 		setitimer(ITIMER_PROF, &it, NULL);
 	}
-	tp_kern(n, m, hook, n / 2 + 1);
+	if (!strcmp(mode, "threads")) {
+		pthread_t th[3];
+		n_turns = n;
+		turn_masks = m;
+		for (int i = 0; i < 3; i++)
+			pthread_create(&th[i], NULL, worker, NULL);
+		hook();
+		for (int i = 0; i < 3; i++)
+			pthread_join(th[i], NULL);
+		flops *= 3;
+		leaf *= 3;
+	} else if (!strcmp(mode, "fork")) {
+		int st;
+		pid_t c = fork();
+		if (c == 0) {
+			tp_kern(n, m, nohook, 0);
+			_exit(0);
+		}
+		waitpid(c, &st, 0);
+		tp_kern(n, m, hook, n / 2 + 1);
+		flops *= 2;
+		leaf *= 2;
+	} else {
+		tp_kern(n, m, hook, n / 2 + 1);
+	}
 	if (sig) {
 		struct itimerval off = { { 0, 0 }, { 0, 0 } };
 		setitimer(ITIMER_PROF, &off, NULL);

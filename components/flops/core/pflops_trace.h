@@ -7,8 +7,9 @@
  *                    copy of it that counts its own executions is put in
  *                    the traced process, and the program runs there at
  *                    near-native speed; FLOPs = executions x the block's
- *                    decoded mix.  Blocks with masked AVX-512 FP stay on
- *                    the stopping path (the opmask is read at each run).
+ *                    decoded mix.  Blocks with masked AVX-512 FP run
+ *                    from copies that stop at their end (the opmasks are
+ *                    read at each run, in the cache's memory).
  *   stop             a ptrace stop per executed block (an int3 at its
  *                    terminating branch, which is then emulated).
  * Threads and forked children are followed.  x86-64 Linux only.

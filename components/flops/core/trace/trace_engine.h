@@ -69,6 +69,7 @@ void pft_sys_rseq_check(struct pft_tracer *T, struct pft_thr *t);
 /* trace_signal.c: signals in each mode, and the cache's own traps */
 void pft_signal_forget(struct pft_thr *t); /* its status fd closed */
 int pft_on_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginfo_t *si);
+/* a SIGTRAP of a thread in the cache; si NULL: not read yet */
 int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si);
 /* a thread stopped at a clean point of a copy goes back to the original
  * address (its count corrected to what ran); -1 if not a clean point */

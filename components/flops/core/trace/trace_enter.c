@@ -572,6 +572,8 @@ int pft_on_sigtrap(struct pft_tracer *T, struct pft_thr *t)
 		if (pft_arch_trap_brk(PFT_PC(&r)) == t->blk->last && pft_bp_has(t->sp, t->blk->last))
 			return on_breakpoint(T, t, &r);
 	}
+	if (t->mode == PFT_M_CACHE && !t->roll_sig) /* (its own common case) */
+		return pft_cache_sigtrap(T, t, NULL);
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si))
 		return 0;
 	if (t->mode == PFT_M_CACHE || t->roll_sig)

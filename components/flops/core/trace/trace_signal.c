@@ -520,12 +520,26 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si)
 {
 	struct user_regs_struct r;
 	struct pft_arena *a = t->sp->arena;
+	siginfo_t own;
 	int dirty = 0, rc, k;
 	uint64_t at;
 
 	if (pft_getregs(t->tid, &r))
 		return 0;
 	at = pft_arch_trap_brk(PFT_PC(&r)); /* the breakpoint, if one trapped */
+	if (!si) {
+		/* the common case first, without PTRACE_GETSIGINFO: just
+		 * past the int3 of a copy's exit or the lookup routine (a
+		 * thread gets there only by running it; masked copies stop
+		 * there at every run) */
+		if (a && !t->roll_sig && is_trap(a, at)) {
+			rc = resolve_trap(T, t, &r, &dirty);
+			return rc < 0 ? rc : pft_resume(T, t, &r, dirty, rc);
+		}
+		if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &own))
+			return 0;
+		si = &own;
+	}
 	if (a && si->si_code == SI_KERNEL && !t->roll_sig) {
 		const struct pft_xpoint *pt;
 		struct pft_xblock *x = pft_xlate_find(a, at, &pt);

@@ -219,7 +219,7 @@ PFLOPS_TRACE_IDS=3 $RUN --source trace -- true 2>"$tmp/ids.err"; rc=$?
 [ $rc != 0 ] && grep -q "PFLOPS_TRACE_IDS='3' is not a number of block ids from 16 to 262144" "$tmp/ids.err" && ok ||
 	bad "$name: exit $rc, '$(cat "$tmp/ids.err")'"
 
-# 10. masked AVX-512 (tp_mask: opmasks changing every turn, a function
+# 11. masked AVX-512 (tp_mask: opmasks changing every turn, a function
 #    that checksums its own bytes while it runs): the cache runs masked
 #    blocks from copies that stop at their end in cache memory, where
 #    the opmasks are read, so no int3 goes into the program's code (it

@@ -74,7 +74,7 @@ void pft_xlate_link(struct pft_xblock *from, int k, struct pft_xblock *to)
 					: realloc(to->in, (size_t)nc * sizeof *to->in);
 		if (!n)
 			return;
-		if (to->in_pooled) /* a forked child's, in its pool */
+		if (to->in_pooled && to->nin) /* a forked child's, in its pool */
 			memcpy(n, to->in, (size_t)to->nin * sizeof *to->in);
 		to->in = n;
 		to->in_cap = nc;

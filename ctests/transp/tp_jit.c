@@ -83,6 +83,10 @@ int main(int argc, char **argv)
 	unsigned long spun;
 	pthread_t a, b;
 
+	if (!__builtin_cpu_supports("avx")) { /* the kernels are vaddpd ymm */
+		printf("SKIP: tp_jit: this CPU lacks AVX\n");
+		return 0;
+	}
 	if ((!wx && !thr && !frk && strcmp(mode, "rwx")) || n < 0 || pages < 1) {
 		fprintf(stderr, "usage: tp_jit rwx|wx|fork|threads [N [PAGES]]\n");
 		return 2;

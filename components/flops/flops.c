@@ -641,7 +641,7 @@ static int trace_ovf_arm(struct fl_control *ctl, int on)
 		ctl->ovf_armed = 0;
 	}
 	__atomic_add_fetch(&r->gen, 1, __ATOMIC_RELEASE);
-	syscall(SYS_getppid); /* the helper takes the period at this stop */
+	syscall(PFLOPS_TRACE_REARM_SYSCALL); /* the helper takes the period at this stop */
 	return PAPI_OK;
 }
 

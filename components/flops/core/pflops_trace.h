@@ -18,6 +18,7 @@
 #define PFT_TRACE_H
 
 #include <signal.h>
+#include <sys/syscall.h>
 #include "papi_flops.h"
 
 #ifdef __cplusplus
@@ -331,10 +332,16 @@ struct pflops_trace_opts {
 	 * then decoded and translated afresh: costly, for rare changes;
 	 * other threads already running a copy finish it with the old
 	 * weights), 0 leaves it.  A traced process changes its own period
-	 * this way: it writes it where the callback looks, then makes any
-	 * system call. */
+	 * this way: it writes it where the callback looks, then makes the
+	 * system call PFLOPS_TRACE_REARM_SYSCALL, which always stops (other
+	 * calls run in the code cache without a stop). */
 	int (*overflow_rearm)(void *arg, pid_t tid, uint64_t *period);
 };
+
+/* The system call a traced process makes after writing a new overflow
+ * period for overflow_rearm: getppid, harmless and never on a hot path
+ * (with a rearm callback set, the code cache stops at it) */
+#define PFLOPS_TRACE_REARM_SYSCALL SYS_getppid
 
 /*
  * Run argv[0] (searched in PATH) with arguments argv under the tracer and

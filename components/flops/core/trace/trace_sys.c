@@ -49,13 +49,13 @@
  * pages (trace_ptrace.c's after_syscall), sigreturn (the thread goes
  * back to the address in its frame), the cache's base register
  * (pft_arch_base_sys: arch_prctl on %gs), clone, fork,
- * exec and exit.  Not with --region (threads are moved between native
- * code and the cache at system calls), an overflow callback (the
- * period is rearmed at system calls) or PFLOPS_TRACE_SYSCALL_STOPS=1:
- * then every system call stops, as on the stopping path.  The map
- * changes with the program: the write family traps once it opened a
- * /proc/PID/mem, the read family and close while it holds a maps fd
- * (pft_sys_map_refresh).
+ * exec and exit, and PFLOPS_TRACE_REARM_SYSCALL where an overflow
+ * period can be rearmed (opts.overflow_rearm).  Not with --region
+ * (threads are moved between native code and the cache at system
+ * calls) or PFLOPS_TRACE_SYSCALL_STOPS=1: then every system call stops,
+ * as on the stopping path.  The map changes with the program: the write
+ * family traps once it opened a /proc/PID/mem, the read family and close
+ * while it holds a maps fd (pft_sys_map_refresh).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -95,7 +95,7 @@ void pft_sys_fast_pick(struct pft_tracer *T)
 {
 	const char *e = getenv("PFLOPS_TRACE_SYSCALL_STOPS");
 
-	T->sysfast = T->engine == PFT_ENGINE_CACHE && !T->o->single_step && !T->o->region && !pft_ovf_on(T) &&
+	T->sysfast = T->engine == PFT_ENGINE_CACHE && !T->o->single_step && !T->o->region &&
 		     !(e && *e && strcmp(e, "0"));
 }
 
@@ -160,6 +160,8 @@ static int watched_now(const struct pft_tracer *T, const struct pft_space *sp, l
 	case SYS_preadv2:
 	case SYS_close:
 		return sp && sp->n_maps_fd > 0;
+	case PFLOPS_TRACE_REARM_SYSCALL: /* a new overflow period */
+		return T->o->overflow_rearm && pft_ovf_on(T);
 	default:
 		return pft_sys_watched(nr);
 	}

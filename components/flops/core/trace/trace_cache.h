@@ -57,13 +57,15 @@ struct pft_arena {
 	uint32_t nlimbo, limbo_cap;
 	uint32_t *grace; /* those waiting for every thread to be seen */
 	uint32_t ngrace, grace_cap;
-	uint64_t gen;		/* the grace set's (pft_thr.ids_seen) */
-	uint64_t reclaim_stop;	/* stops at the last look at it */
-	int urged;		/* its running threads were interrupted */
-	int seen_new;		/* a thread was seen at its stop since */
-	struct pft_pend **pend; /* exits waiting for their target's copy,
-				 * by target (trace_link.c) */
-	size_t pend_cap, pend_n;
+	uint64_t gen;		 /* the grace set's (pft_thr.ids_seen) */
+	uint64_t reclaim_stop;	 /* stops at the last look at it */
+	int urged;		 /* its running threads were interrupted */
+	int seen_new;		 /* a thread was seen at its stop since */
+	struct pft_pend *pend;	 /* exits waiting for their target's copy,
+				  * by target (trace_link.c) */
+	size_t pend_cap, pend_n; /* slots, targets */
+	struct pft_pnode *pnode; /* the waiting exits, listed from pend */
+	uint32_t pnode_n, pnode_cap, pnode_free;
 };
 
 int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t);

@@ -146,6 +146,32 @@ static void same_mix(const char *what, const struct pflops_mix *a, const struct 
 }
 
 /* (1) cold and warm: the same counts, the true ones, fewer stops */
+/* Each entry's heat is the bit length of its block's run count (the
+ * lookup table is filled hottest first): at least 1 (it ran), and the
+ * loops' blocks, run N times, at least N's. */
+static void heat_check(void)
+{
+	char names[512][256], why[160];
+	unsigned top = 0, nbits = 64 - __builtin_clzll(N);
+	int n = listing(names, 512);
+
+	for (int i = 0; i < n; i++) {
+		size_t len, ne;
+		uint8_t *a = slurp(names[i], &len);
+		uint64_t *ent;
+
+		assert_int_equal(pft_hints_parse(a, len, names[i], &ent, &ne, why, sizeof why), 0);
+		for (size_t k = 0; k < ne; k++) {
+			assert_true(PFT_HINT_HEAT(ent[k]) >= 1 && PFT_HINT_HEAT(ent[k]) <= 64);
+			if (PFT_HINT_HEAT(ent[k]) > top)
+				top = PFT_HINT_HEAT(ent[k]);
+		}
+		free(ent);
+		free(a);
+	}
+	assert_true(top >= nbits);
+}
+
 static void test_hints_warm(void **state)
 {
 	char *region[] = { (char *)prog("calib_region"), "1000", NULL };
@@ -180,8 +206,10 @@ static void test_hints_warm(void **state)
 	assert_int_equal(warm.insts[DP][Y][ADD], 4 * N);
 	assert_int_equal(warm.insts[DP][X][MUL], 2 * N);
 	assert_int_equal(warm.insts[DP][X][DIV], N);
-	trace(&warm, &sw, cxx);
+	trace(&warm, &sw, cxx); /* its third run */
 	assert_int_equal(warm.insts[DP][Y][ADD], 3 * N);
+	assert_int_equal(sw.hint_saved, 0); /* nothing new: no file rewritten */
+	heat_check();
 }
 
 /* (2) bad hint files: ignored with a note naming the file, removed and
@@ -257,8 +285,8 @@ static void test_hints_bad(void **state)
 		lb = 0;
 		for (size_t k = 0; k < ne; k++)
 			for (uint64_t d = 0; d < 4; d++)
-				if (!lb || (ent[k] >> 1) + d > (bad[lb - 1] >> 1))
-					bad[lb++] = ((ent[k] >> 1) + d) << 1 | 1;
+				if (!lb || PFT_HINT_OFF(ent[k]) + d > PFT_HINT_OFF(bad[lb - 1]))
+					bad[lb++] = PFT_HINT_ENT(PFT_HINT_OFF(ent[k]) + d, 1, PFT_HINT_IND);
 		buf = malloc(64 + strlen(names[i]) + 8 * lb + 16);
 		assert_non_null(buf);
 		lb = make_hints(buf, names[i], bad, lb);
@@ -302,7 +330,7 @@ static void test_hints_bound(void **state)
 		assert_int_equal(pft_hints_parse(b, len, names[i], &run[i], &nrun[i], why, sizeof why), 0);
 		free(b);
 		for (size_t k = 0; k < PFT_HINT_MAX; k++)
-			full[k] = ((1ULL << 40) + 16 * k) << 1;
+			full[k] = PFT_HINT_ENT((1ULL << 40) + 16 * k, 1, 0);
 		spill(names[i], buf, make_hints(buf, names[i], full, PFT_HINT_MAX));
 	}
 	trace(&m, &st, region);
@@ -313,9 +341,9 @@ static void test_hints_bound(void **state)
 		assert_int_equal(pft_hints_parse(b, len, names[i], &ent, &ne, why, sizeof why), 0);
 		assert_int_equal(ne, PFT_HINT_MAX);
 		for (size_t j = 0; j < nrun[i]; j++) { /* ascending both */
-			while (k < ne && (ent[k] >> 1) < (run[i][j] >> 1))
+			while (k < ne && PFT_HINT_OFF(ent[k]) < PFT_HINT_OFF(run[i][j]))
 				k++;
-			assert_true(k < ne && (ent[k] >> 1) == (run[i][j] >> 1));
+			assert_true(k < ne && PFT_HINT_OFF(ent[k]) == PFT_HINT_OFF(run[i][j]));
 		}
 		free(ent);
 		free(run[i]);
@@ -395,7 +423,7 @@ static void test_hints_settings(void **state)
  * the rest). */
 static void test_hints_parse(void **state)
 {
-	uint64_t ent[3] = { 0x2000 << 1, 0x2010 << 1 | 1, 0x2400 << 1 }, *got;
+	uint64_t ent[3] = { PFT_HINT_ENT(0x2000, 1, 0), PFT_HINT_ENT(0x2010, 3, 1), PFT_HINT_ENT(0x2400, 64, 0) }, *got;
 	uint8_t p[256], q[256];
 	size_t len, n;
 	char why[160];
@@ -415,10 +443,10 @@ static void test_hints_parse(void **state)
 	assert_int_equal(pft_hints_parse(q, len, "k-1", &got, &n, why, sizeof why), -1);
 	assert_non_null(strstr(why, "checksum"));
 	memcpy(q, p, len);
-	q[8] = 2; /* a later version */
+	q[8] = PFT_HINT_VERSION + 1; /* a later version */
 	assert_int_equal(pft_hints_parse(q, len, "k-1", &got, &n, why, sizeof why), -1);
 	assert_non_null(strstr(why, "version"));
-	ent[2] = 0x2010 << 1; /* not ascending */
+	ent[2] = PFT_HINT_ENT(0x2010, 5, 0); /* not ascending */
 	len = make_hints(p, "k-1", ent, 3);
 	assert_int_equal(pft_hints_parse(p, len, "k-1", &got, &n, why, sizeof why), -1);
 	assert_non_null(strstr(why, "order"));

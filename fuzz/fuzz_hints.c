@@ -27,7 +27,7 @@ static void parse(const uint8_t *p, size_t len, const char *key)
 	FUZZ_CHECK(n <= PFT_HINT_MAX, "%zu entries", n);
 	FUZZ_CHECK(len == ((16 + strlen(key) + 7) & ~(size_t)7) + 8 + 8 * n + 8, "%zu bytes for %zu entries", len, n);
 	for (size_t i = 1; i < n; i++)
-		FUZZ_CHECK((ent[i] >> 1) > (ent[i - 1] >> 1), "entry %zu not above the one before", i);
+		FUZZ_CHECK(PFT_HINT_OFF(ent[i]) > PFT_HINT_OFF(ent[i - 1]), "entry %zu not above the one before", i);
 	free(ent);
 }
 

@@ -45,6 +45,7 @@ struct hmap {
 	uint64_t lo, hi, off, dev, ino;
 	char key[PFT_HINT_KEY + 1]; /* "" : not identified (no hints kept) */
 	size_t nhint;		    /* entries read from the store */
+	uint64_t *ent;		    /* and those entries (NULL: none kept) */
 };
 
 struct pft_hspace {
@@ -115,7 +116,7 @@ int pft_hints_parse(const uint8_t *p, size_t len, const char *key, uint64_t **en
 	for (uint64_t i = 0; i < cnt; i++) {
 		uint64_t e;
 		memcpy(&e, p + h + 8 + 8 * i, 8);
-		if (i && (e >> 1) <= (prev >> 1)) {
+		if (i && PFT_HINT_OFF(e) <= PFT_HINT_OFF(prev)) {
 			free(*ent);
 			*ent = NULL;
 			snprintf(why, whylen, "offsets out of order at entry %llu", (unsigned long long)i);
@@ -275,15 +276,18 @@ static int sort_u64(uint64_t *v, size_t n)
 	return 0;
 }
 
-/* v[0..n) sorted by offset: duplicates folded (flags or'ed); new count */
+/* v[0..n) sorted by offset: duplicates folded (the lookup-table flag
+ * or'ed, the heat the highest); new count */
 static size_t fold(uint64_t *v, size_t n)
 {
 	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (k && (v[k - 1] >> 1) == (v[i] >> 1))
-			v[k - 1] |= v[i];
-		else
+		if (k && PFT_HINT_OFF(v[k - 1]) == PFT_HINT_OFF(v[i])) {
+			uint64_t a = v[k - 1], b = v[i];
+			unsigned h = PFT_HINT_HEAT(a) > PFT_HINT_HEAT(b) ? PFT_HINT_HEAT(a) : PFT_HINT_HEAT(b);
+			v[k - 1] = PFT_HINT_ENT(PFT_HINT_OFF(a), h, (a | b) & PFT_HINT_IND);
+		} else
 			v[k++] = v[i];
 	return k;
 }
@@ -315,9 +319,9 @@ static void store(struct pft_tracer *T, const char *key, uint64_t *ent, size_t n
 		 * to the bound */
 		size_t j = 0, k = 0;
 		for (size_t i = 0; i < nold0 && k < PFT_HINT_MAX - n; i++) {
-			while (j < n && (ent[j] >> 1) < (old[i] >> 1))
+			while (j < n && PFT_HINT_OFF(ent[j]) < PFT_HINT_OFF(old[i]))
 				j++;
-			if (j == n || (ent[j] >> 1) != (old[i] >> 1))
+			if (j == n || PFT_HINT_OFF(ent[j]) != PFT_HINT_OFF(old[i]))
 				old[k++] = old[i];
 		}
 		nold = k;
@@ -465,6 +469,7 @@ static struct hmap *hmap_add(struct pft_hspace *hs, const struct pft_map *m)
 	 * the old one goes (hmap_of found no record of this file there) */
 	for (size_t i = 0; i < hs->n; i++)
 		if (hs->v[i].lo < m->hi && m->lo < hs->v[i].hi) {
+			free(hs->v[i].ent);
 			hs->v[i] = hs->v[--hs->n];
 			i--;
 		}
@@ -490,12 +495,15 @@ static struct hmap *hmap_add(struct pft_hspace *hs, const struct pft_map *m)
 static void apply(struct pft_tracer *T, struct pft_thr *t, const struct hmap *h, const uint64_t *ent, size_t n)
 {
 	struct pft_space *sp = t->sp;
+	struct pft_block **ind = malloc(n * sizeof *ind);
+	uint8_t *heat = malloc(n);
+	size_t nind = 0, at[129] = { 0 };
 
 	/* from the top: a block's fall-through and forward targets have
 	 * their copies already, so its exits are linked at once instead of
 	 * waiting (trace_link.c) */
 	for (size_t i = n; i-- > 0;) {
-		uint64_t off = ent[i] >> 1, addr;
+		uint64_t off = PFT_HINT_OFF(ent[i]), addr;
 		struct pft_block *d;
 		int was;
 
@@ -516,9 +524,35 @@ static void apply(struct pft_tracer *T, struct pft_thr *t, const struct hmap *h,
 			}
 			T->st.hint_blocks++;
 		}
-		if ((ent[i] & 1) && !d->x->dead)
+		if ((ent[i] & PFT_HINT_IND) && ind && heat) {
+			ind[nind] = d;
+			heat[nind++] = (uint8_t)PFT_HINT_HEAT(ent[i]);
+		} else if ((ent[i] & PFT_HINT_IND) && !d->x->dead)
 			pft_table_insert(sp->arena, addr, d->x->addr);
 	}
+	/* into the lookup table hottest first: a key probes past the ones
+	 * put before it in its run, so the cold ones go last (in file
+	 * order, python3's warm table probed 2.4 times as much as cold) */
+	for (size_t i = 0; i < nind; i++)
+		at[128 - heat[i]]++;
+	for (size_t hb = 0, sum = 0; hb < 129; hb++) {
+		size_t c = at[hb];
+		at[hb] = sum;
+		sum += c;
+	}
+	if (nind) {
+		struct pft_block **o = malloc(nind * sizeof *o);
+		for (size_t i = 0; o && i < nind; i++)
+			o[at[128 - heat[i]]++] = ind[i];
+		for (size_t i = 0; i < nind; i++) {
+			struct pft_block *d = o ? o[i] : ind[i];
+			if (d->x && !d->x->dead)
+				pft_table_insert(sp->arena, d->start, d->x->addr);
+		}
+		free(o);
+	}
+	free(ind);
+	free(heat);
 }
 
 int pft_hints_touch(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, int ahead)
@@ -556,7 +590,7 @@ int pft_hints_touch(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b
 	T->st.hint_files++;
 	/* (h stays valid: nothing is added to sp->hints meanwhile) */
 	apply(T, t, h, ent, n);
-	free(ent);
+	h->ent = ent; /* what the save compares with */
 	return ahead < HINT_AHEAD ? ahead : HINT_AHEAD;
 }
 
@@ -567,6 +601,27 @@ struct hgroup {
 	uint64_t *v;
 	size_t n, cap;
 };
+
+/* Every entry of v[0..n) (sorted, folded) is in what h's file held when
+ * the run read it, with its flag and at least its heat: the store's
+ * merge would write the same file again, so it is not even read (a
+ * warm run of numpy read, checked and merged 77,000 entries to find
+ * that). */
+static int known(const struct hmap *h, const uint64_t *v, size_t n)
+{
+	size_t j = 0;
+
+	if (!h->ent)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		while (j < h->nhint && PFT_HINT_OFF(h->ent[j]) < PFT_HINT_OFF(v[i]))
+			j++;
+		if (j == h->nhint || PFT_HINT_OFF(h->ent[j]) != PFT_HINT_OFF(v[i]) ||
+		    (v[i] & ~h->ent[j] & PFT_HINT_IND) || PFT_HINT_HEAT(v[i]) > PFT_HINT_HEAT(h->ent[j]))
+			return 0;
+	}
+	return 1;
+}
 
 static int by_lo(const void *a, const void *b)
 {
@@ -624,7 +679,7 @@ void pft_hints_save(struct pft_tracer *T, struct pft_space *sp)
 		gr = &g[lo - 1];
 		if (!h->key[0] || b->start >= h->hi)
 			continue;
-		e = (b->start - h->lo + h->off) << 1 | ind[id];
+		e = PFT_HINT_ENT(b->start - h->lo + h->off, 64 - __builtin_clzll(b->execs), ind[id]);
 		if (gr->n == gr->cap) {
 			size_t nc = gr->cap ? 2 * gr->cap : 256;
 			uint64_t *v = realloc(gr->v, nc * sizeof *v);
@@ -636,8 +691,11 @@ void pft_hints_save(struct pft_tracer *T, struct pft_space *sp)
 		gr->v[gr->n++] = e;
 	}
 	for (size_t i = 0; i < hs->n; i++) {
-		if (g[i].n && !sort_u64(g[i].v, g[i].n))
-			store(T, hs->v[i].key, g[i].v, fold(g[i].v, g[i].n));
+		if (g[i].n && !sort_u64(g[i].v, g[i].n)) {
+			size_t n = fold(g[i].v, g[i].n);
+			if (!known(&hs->v[i], g[i].v, n))
+				store(T, hs->v[i].key, g[i].v, n);
+		}
 		free(g[i].v);
 	}
 	free(g);
@@ -647,6 +705,8 @@ void pft_hints_save(struct pft_tracer *T, struct pft_space *sp)
 void pft_hints_free(struct pft_space *sp)
 {
 	if (sp->hints) {
+		for (size_t i = 0; i < sp->hints->n; i++)
+			free(sp->hints->v[i].ent);
 		free(sp->hints->v);
 		free(sp->hints);
 		sp->hints = NULL;

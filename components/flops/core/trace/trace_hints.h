@@ -35,12 +35,17 @@ void pft_hints_free(struct pft_space *sp);
  * little-endian:
  *   "PFTHINT\n"  version u32 (1)  key length K u32 (1..PFT_HINT_KEY)
  *   key (K bytes, no NUL), zero-padded to 8  count N u64
- *   N entries u64: file offset << 1 | 1 when an indirect branch reached
- *     it (lookup-table entry), offsets strictly ascending
+ *   N entries u64: file offset << 8 | heat << 1 | 1 when an indirect
+ *     branch reached it (lookup-table entry); heat: the bit length of
+ *     the block's run count (1..64); offsets strictly ascending
  *   FNV-1a 64 of all the bytes before it.
  * pft_hints_parse: 0 with *ent (malloc'ed) and *n, or -1 with why[] a
  * phrase; key: the file the hints must be of. */
-#define PFT_HINT_VERSION 1
+#define PFT_HINT_VERSION 2
+#define PFT_HINT_OFF(e) ((e) >> 8)
+#define PFT_HINT_HEAT(e) ((unsigned)((e) >> 1) & 0x7f)
+#define PFT_HINT_IND 1u
+#define PFT_HINT_ENT(off, heat, ind) ((uint64_t)(off) << 8 | (uint64_t)(heat) << 1 | (ind))
 #define PFT_HINT_KEY 160
 #define PFT_HINT_MAX 262144 /* entries kept per file */
 int pft_hints_parse(const uint8_t *p, size_t len, const char *key, uint64_t **ent, size_t *n, char *why, size_t whylen);

@@ -57,6 +57,11 @@ caveat cache "clone(CLONE_UNTRACED) traced anyway"
 same "rcx after syscall" 40000 "cache stop" $TP/tp_regs rcx
 same "wrgsbase" 40000 "cache stop" $TP/tp_regs gs
 same "EFLAGS.TF" 8040 "cache stop" $TP/tp_regs tf
+# the register a flag-free count borrows (overwritten by the instruction
+# after it): a signal while the count holds it sees and changes the
+# program's value; a fault between a block's start and its count
+same "count's borrowed register, signals" 80000000 cache $TP/tp_regs dead
+same "count's borrowed register, fault before it" 12000 "cache stop" $TP/tp_regs fault
 # pushf/popf stepped (code on a writable page runs stepped on the
 # stopping path): the flags pushed do not show the tracer's TF
 same "pushf, popf stepped" 40000 "cache stop" $TP/tp_regs flags

@@ -15,6 +15,21 @@
  *        puts them back, 10 times; prints how often the flags it
  *        pushed showed TF (0: the tracer's single-steps stay hidden; a
  *        leaked TF ended the program with SIGTRAP at the last popf).
+ *   dead   a loop of 2 blocks, 10,000,000 turns (80,000,000 DP_OPS, no
+ *        tp_work), under a 100 us ITIMER_REAL: its first block has no
+ *        flag writer and overwrites %r10 (`mov %r12, %r10`), so the
+ *        tracer's count borrows %r10 right before that mov.  The
+ *        SIGALRM handler checks %r10 in the ucontext against where the
+ *        program is (0x7777 everywhere but between that mov and the
+ *        next, 0x1111 there) and, before %r10 is read, sets it to
+ *        0x2222, which the loop's sum must show.  ITIMER_REAL: a
+ *        process CPU timer fires at most once a tick.  Prints "dead: ok";
+ *        what it saw goes to stderr.
+ *   fault  1000 turns of a block with no flag writer: vaddpd, a load
+ *        from address 0, vaddpd, `mov %r12, %r10` (the count, borrowing
+ *        %r10, goes before it), vaddpd; the SIGSEGV handler skips the
+ *        load.  12,000 DP_OPS: the block's count stays exact with the
+ *        fault between its start and its count.  Prints "fault: 1000".
  */
 #define _GNU_SOURCE
 #include <asm/prctl.h>
@@ -24,6 +39,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <ucontext.h>
 #include <unistd.h>
 #include "tp.h"
@@ -130,6 +146,112 @@ static int flags(void)
 	return tfs != 0;
 }
 
+/* sum of the loop's %r11 (the %r10 it copied) over rdi turns */
+long tp_dead_loop(long n);
+extern const char tp_dead_top[], tp_dead_mov[], tp_dead_live[], tp_dead_set[], tp_dead_end[];
+__asm__(".text\n.globl tp_dead_loop\n.type tp_dead_loop,@function\n"
+	"tp_dead_loop:\n push %r12\n push %r13\n"
+	" mov $0x1111, %r12\n mov $0x7777, %r10\n xor %r13d, %r13d\n mov %rdi, %rcx\n"
+	".globl tp_dead_top\ntp_dead_top:\n"
+	" vaddpd %ymm1, %ymm2, %ymm0\n"
+	".globl tp_dead_mov\ntp_dead_mov:\n mov %r12, %r10\n"
+	".globl tp_dead_live\ntp_dead_live:\n"
+	" vaddpd %ymm1, %ymm2, %ymm0\n mov %r10, %r11\n"
+	".globl tp_dead_set\ntp_dead_set:\n mov $0x7777, %r10\n jmp 1f\n"
+	"1: add %r11, %r13\n dec %rcx\n jnz tp_dead_top\n"
+	" mov %r13, %rax\n pop %r13\n pop %r12\n vzeroupper\n ret\n"
+	".globl tp_dead_end\ntp_dead_end:\n"
+	".size tp_dead_loop, .-tp_dead_loop\n");
+
+static volatile long dead_bad, dead_set, dead_at_mov, dead_live, dead_in;
+
+static void on_alrm(int sig, siginfo_t *si, void *uc)
+{
+	greg_t *g = ((ucontext_t *)uc)->uc_mcontext.gregs;
+	unsigned long pc = (unsigned long)g[REG_RIP], r10 = (unsigned long)g[REG_R10];
+
+	(void)sig;
+	(void)si;
+	if (pc < (unsigned long)tp_dead_top || pc >= (unsigned long)tp_dead_end)
+		return;
+	dead_in++;
+	if (pc >= (unsigned long)tp_dead_live && pc <= (unsigned long)tp_dead_set) {
+		/* 0x2222: set by the signal before, which came back here
+		 * before the program ran on (signals queue up traced) */
+		dead_live++;
+		dead_bad += r10 != 0x1111 && r10 != 0x2222;
+		if (r10 == 0x1111 && pc < (unsigned long)tp_dead_set - 3) { /* before mov %r10, %r11 */
+			g[REG_R10] = 0x2222;
+			dead_set++;
+		}
+		return;
+	}
+	dead_at_mov += pc == (unsigned long)tp_dead_mov;
+	dead_bad += r10 != 0x7777;
+}
+
+static int dead(void)
+{
+	struct sigaction sa;
+	struct itimerval it = { { 0, 100 }, { 0, 100 } }, off = { { 0, 0 }, { 0, 0 } };
+	long n = 10000000, sum;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_alrm;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	if (sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &it, NULL))
+		return 2;
+	sum = tp_dead_loop(n);
+	setitimer(ITIMER_REAL, &off, NULL);
+	fprintf(stderr, "dead: %ld signals in the loop, %ld at the mov, %ld with %%r10 live (%ld set), %ld wrong\n",
+		dead_in, dead_at_mov, dead_live, dead_set, dead_bad);
+	if (sum != n * 0x1111 + dead_set * (0x2222 - 0x1111) || dead_bad) {
+		printf("dead: %ld of %ld signals saw a wrong %%r10, the sum is off by %ld\n", dead_bad, dead_in,
+		       sum - (n * 0x1111 + dead_set * (0x2222 - 0x1111)));
+		return 1;
+	}
+	printf("dead: ok\n");
+	return 0;
+}
+
+long tp_fault_loop(long n);
+extern const char tp_fault_load[];
+__asm__(".text\n.globl tp_fault_loop\n.type tp_fault_loop,@function\n"
+	"tp_fault_loop:\n push %r12\n mov %rdi, %rcx\n xor %edx, %edx\n mov $0x1111, %r12\n"
+	"2: vaddpd %ymm1, %ymm2, %ymm0\n"
+	".globl tp_fault_load\ntp_fault_load:\n mov (%rdx), %rax\n"
+	" vaddpd %ymm1, %ymm2, %ymm0\n mov %r12, %r10\n vaddpd %ymm1, %ymm2, %ymm0\n jmp 1f\n"
+	"1: dec %rcx\n jnz 2b\n pop %r12\n vzeroupper\n ret\n"
+	".size tp_fault_loop, .-tp_fault_loop\n");
+
+static volatile long faults;
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	greg_t *g = ((ucontext_t *)uc)->uc_mcontext.gregs;
+
+	(void)sig;
+	(void)si;
+	if ((unsigned long)g[REG_RIP] != (unsigned long)tp_fault_load)
+		_exit(3);
+	g[REG_RIP] += 3; /* mov (%rdx), %rax */
+	faults++;
+}
+
+static int fault(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO;
+	if (sigaction(SIGSEGV, &sa, NULL))
+		return 2;
+	tp_fault_loop(1000);
+	printf("fault: %ld\n", faults);
+	return faults != 1000;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "rcx";
@@ -142,5 +264,9 @@ int main(int argc, char **argv)
 		return tf();
 	if (!strcmp(m, "flags"))
 		return flags();
+	if (!strcmp(m, "dead"))
+		return dead();
+	if (!strcmp(m, "fault"))
+		return fault();
 	return 2;
 }

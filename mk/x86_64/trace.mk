@@ -29,6 +29,11 @@ CORE_LIBS += $(ZYDIS_LIBS)
 CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_funcs
 # overflow every P FLOPs (pflops_trace_opts.overflow)
 CHECK_PROGS += $(B)/ctests/test_trace_ovf
+# what an instruction allows the count placed before it (trace_reloc.c)
+CHECK_PROGS += $(B)/ctests/test_trace_reloc
+$(B)/ctests/test_trace_reloc: ctests/test_trace_reloc.c $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
 
 # the hint store (trace_hints.c): cold and warm runs, bad hint files
 CHECK_PROGS += $(B)/ctests/test_trace_hints

@@ -65,6 +65,10 @@ struct pft_reloc {
 	uint8_t pops_flags;  /* popf: may set EFLAGS.TF (trace_sys.c) */
 	uint8_t kills_flags; /* writes OF SF ZF AF PF, reads none */
 	uint8_t kills_cf;    /* the same, and CF too */
+	uint8_t dead_reg;    /* a general register it overwrites whole
+			      * without reading it, and it cannot fault
+			      * (mov, lea, movzx from a register or an
+			      * immediate): its number + 1, 0: none */
 	uint8_t ind_modrm;   /* indirect jmp/call: offset of the ModRM */
 	uint8_t ind_rex;     /* its REX byte (0 if none) */
 	uint8_t ind_pfx[4];  /* its kept legacy prefixes */
@@ -184,7 +188,10 @@ struct pft_gen {
 	uint32_t cnt;	   /* its counter's offset in the slot */
 	uint8_t inc_first; /* count first, changing no flags, or ... */
 	uint32_t inc_at;   /* ... right before instruction inc_at, which
-			    * overwrites the flags the count changes */
+			    * overwrites the flags the count changes, ... */
+	uint8_t inc_reg;   /* ... or (number + 1) the register it
+			    * overwrites (pft_reloc.dead_reg), borrowed
+			    * by a flag-free count (0: incq) */
 	uint32_t ovf_w;	   /* overflow: lower the slot's word by this
 			    * before the count (0: no check) ... */
 	uint8_t ovf_cf;	   /* ... and keep the carry flag around it */

@@ -115,6 +115,7 @@ static int plan(struct pft_gen *g, const struct pft_block *b, uint32_t id, struc
 	x->masked = b->has_mask;
 	g->no_count = g->ind_trap = x->masked;
 	g->ovf_near = 0;
+	g->inc_reg = 0;
 	if (x->masked) { /* counted by the tracer at the end of each run */
 		x->inc_at = n;
 		seq = 0;
@@ -151,6 +152,14 @@ static int plan(struct pft_gen *g, const struct pft_block *b, uint32_t id, struc
 				x->inc_at = i;
 				seq = 0;
 				break;
+			}
+		/* no flag writer: a register an instruction overwrites
+		 * serves the flag-free count, so %rax is not saved */
+		for (uint32_t i = 0; seq && i + 1 < n; i++)
+			if (ii[i].r.dead_reg) {
+				x->inc_at = i;
+				g->inc_reg = ii[i].r.dead_reg;
+				seq = 0;
 			}
 	}
 	for (uint32_t i = 0; i + 1 < n; i++) {

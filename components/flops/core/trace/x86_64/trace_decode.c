@@ -292,7 +292,7 @@ int pft_arch_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_in
 	if (ZYAN_FAILED(ZydisDecoderDecodeFull(&decoder, buf, len, &in, ops)))
 		return PFLOPS_EINVAL;
 	out->len = in.length;
-	if (r && pft_reloc_fill(&in, addr, r))
+	if (r && pft_reloc_fill(&in, ops, addr, r))
 		r->len = 0; /* no copy can be made of it */
 	vex = in.encoding == ZYDIS_INSTRUCTION_ENCODING_VEX || in.encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX;
 

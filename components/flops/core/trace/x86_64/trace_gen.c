@@ -6,7 +6,9 @@
  * re-aimed at the same data) and adds one to the block's counter in the
  * thread's slot: `incq %gs:CNT+8*id`, placed right before an instruction
  * that rewrites the flags it changes, or, when the block has none, a
- * flag-free load/lea/store through the slot's scratch word.  The branch
+ * flag-free load/lea/store through a register that an instruction of the
+ * block overwrites (right before it), else through %rax saved in the
+ * slot's scratch word.  The branch
  * at its end becomes:
  *
  *   jcc/jmp/call rel   jumps to 16-byte exit stubs (int3: "not yet
@@ -150,9 +152,33 @@ static void emit_fast_syscall(struct emit *e, struct pft_gen *g, uint32_t idx, s
 	put8(e, (uint8_t)(int8_t)((int64_t)after - (int64_t)(e->n + 1)));
 }
 
+/* The count through the register r (number) instruction i overwrites,
+ * changing no flags: mov %gs:CNT, %r; lea 1(%r), %r; mov %r, %gs:CNT.
+ * From the load until i has run, r holds no value of the program's: a
+ * signal there is held until i is done (PFT_XP_ROLL; i cannot fault),
+ * so no handler sees r's old value replaced, nor changes it in vain. */
+static void emit_count_reg(struct emit *e, const struct pft_gen *g, uint32_t i)
+{
+	int r = g->inc_reg - 1;
+	uint8_t rex = (uint8_t)(0x48 | (r >= 8 ? 5 : 0)), rm = (uint8_t)(0x40 | ((r & 7) << 3) | (r & 7));
+
+	point(e, PFT_XP_INC, i);
+	gs_mov(e, 0, r, g->cnt);
+	point(e, PFT_XP_ROLL, i);
+	put(e, (uint8_t[]){ rex, 0x8d, rm }, 3); /* lea 1(%r),%r */
+	if ((r & 7) == 4)
+		put8(e, 0x24); /* %r12: a SIB byte */
+	put8(e, 1);
+	gs_mov(e, 1, r, g->cnt);
+}
+
 /* the count, and the overflow check before it, ahead of instruction i */
 static void emit_count(struct emit *e, const struct pft_gen *g, uint32_t i, size_t *ovf_site)
 {
+	if (g->inc_reg) {
+		emit_count_reg(e, g, i);
+		return;
+	}
 	point(e, PFT_XP_INC, i);
 	if (g->ovf_w) {
 		/* [setc %gs:CF] subq $W, %gs:OVF; jbe stub
@@ -353,9 +379,11 @@ int pft_arch_gen_block(struct pft_gen *g)
 		gs_mov(&e, 0, RAX, PFT_SLOT_RAX);
 	}
 	for (uint32_t i = 0; i + 1 < n; i++) {
-		if (!g->inc_first && !g->no_count && i == g->inc_at)
+		int counted_here = !g->inc_first && !g->no_count && i == g->inc_at;
+		if (counted_here)
 			emit_count(&e, g, i, &ovf_site);
-		point(&e, PFT_XP_BODY, i);
+		if (!counted_here || !g->inc_reg) /* else still rolled over */
+			point(&e, PFT_XP_BODY, i);
 		emit_body(&e, &g->ii[i]);
 	}
 

@@ -3,8 +3,9 @@
  * address (the code cache, displaced region entries): its RIP-relative
  * operand, whether it touches %gs (which the cache owns), whether the
  * counter increment may go right before it (it overwrites the flags an
- * increment changes without reading them), and for an indirect jmp/call
- * the parts of its memory or register operand.
+ * increment changes without reading them) or borrow the register it
+ * overwrites, and for an indirect jmp/call the parts of its memory or
+ * register operand.
  */
 #include <string.h>
 #include <Zydis/Zydis.h>
@@ -65,7 +66,76 @@ static int count_dependent(ZydisMnemonic m)
 	}
 }
 
-int pft_reloc_fill(const ZydisDecodedInstruction *in, uint64_t addr, struct pft_reloc *r)
+int pft_reloc_dead_candidate(const ZydisDecodedInstruction *in)
+{
+	switch (in->mnemonic) {
+	case ZYDIS_MNEMONIC_MOV:
+	case ZYDIS_MNEMONIC_LEA:
+	case ZYDIS_MNEMONIC_MOVZX:
+	case ZYDIS_MNEMONIC_MOVSX:
+	case ZYDIS_MNEMONIC_MOVSXD:
+		return in->encoding == ZYDIS_INSTRUCTION_ENCODING_LEGACY;
+	default:
+		return 0;
+	}
+}
+
+static int is_gpr(ZydisRegister g)
+{
+	ZydisRegisterClass c = ZydisRegisterGetClass(g);
+
+	return c == ZYDIS_REGCLASS_GPR8 || c == ZYDIS_REGCLASS_GPR16 || c == ZYDIS_REGCLASS_GPR32 ||
+	       c == ZYDIS_REGCLASS_GPR64;
+}
+
+static ZydisRegister whole(ZydisRegister g)
+{
+	return g == ZYDIS_REGISTER_NONE ? g : ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, g);
+}
+
+/* The register a counter increment may borrow right before in
+ * (trace_gen.c): in writes all 64 bits of it (a 32-bit write clears the
+ * upper half), reads it in no operand, and can neither fault nor trap,
+ * touching no memory (lea only computes an address) and reading only
+ * general registers or an immediate.  So its old value is dead there,
+ * and a signal that comes while the count holds it can be delivered once
+ * in has run.  Not %rsp: signals and the kernel use the stack. */
+static uint8_t dead_reg(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
+{
+	ZydisRegister d;
+	ZydisRegisterClass c;
+
+	if (!ops || !pft_reloc_dead_candidate(in) || in->operand_count < 2 ||
+	    ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER || ops[0].actions != ZYDIS_OPERAND_ACTION_WRITE)
+		return 0;
+	c = ZydisRegisterGetClass(ops[0].reg.value);
+	if (c != ZYDIS_REGCLASS_GPR32 && c != ZYDIS_REGCLASS_GPR64)
+		return 0;
+	d = whole(ops[0].reg.value);
+	if (d == ZYDIS_REGISTER_RSP)
+		return 0;
+	for (unsigned i = 1; i < in->operand_count; i++) {
+		const ZydisDecodedOperand *o = &ops[i];
+		switch (o->type) {
+		case ZYDIS_OPERAND_TYPE_REGISTER:
+			if (!is_gpr(o->reg.value) || whole(o->reg.value) == d)
+				return 0;
+			break;
+		case ZYDIS_OPERAND_TYPE_MEMORY:
+			if (o->mem.type != ZYDIS_MEMOP_TYPE_AGEN || whole(o->mem.base) == d || whole(o->mem.index) == d)
+				return 0;
+			break;
+		case ZYDIS_OPERAND_TYPE_IMMEDIATE:
+			break;
+		default:
+			return 0;
+		}
+	}
+	return (uint8_t)(ZydisRegisterGetId(d) + 1);
+}
+
+int pft_reloc_fill(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops, uint64_t addr,
+		   struct pft_reloc *r)
 {
 	int modrm;
 
@@ -91,6 +161,7 @@ int pft_reloc_fill(const ZydisDecodedInstruction *in, uint64_t addr, struct pft_
 		r->kills_flags = (w & KFLAGS) == KFLAGS && !(f->tested & KFLAGS);
 		r->kills_cf = r->kills_flags && (w & ZYDIS_CPUFLAG_CF) && !(f->tested & ZYDIS_CPUFLAG_CF);
 	}
+	r->dead_reg = dead_reg(in, ops);
 	if (modrm && in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && in->opcode == 0xff &&
 	    (in->raw.modrm.reg == 2 || in->raw.modrm.reg == 4)) {
 		/* call/jmp near through r/m64: keep segment and address-size
@@ -111,15 +182,20 @@ int pft_reloc_fill(const ZydisDecodedInstruction *in, uint64_t addr, struct pft_
 int pft_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_reloc *r)
 {
 	ZydisDecodedInstruction in;
+	ZydisDecoderContext ctx;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	int have_ops;
 
 	if (!dec_ready) {
 		ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 		dec_ready = 1;
 	}
 	memset(r, 0, sizeof *r);
-	/* the instruction alone (no operand decoding): what is needed here
-	 * is in its raw fields */
-	if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&dec, NULL, buf, len, &in)))
+	/* the instruction alone: what is needed here is in its raw fields,
+	 * but for the few whose operands may give a dead register */
+	if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&dec, &ctx, buf, len, &in)))
 		return PFLOPS_EINVAL;
-	return pft_reloc_fill(&in, addr, r);
+	have_ops = pft_reloc_dead_candidate(&in) &&
+		   ZYAN_SUCCESS(ZydisDecoderDecodeOperands(&dec, &ctx, &in, ops, ZYDIS_MAX_OPERAND_COUNT));
+	return pft_reloc_fill(&in, have_ops ? ops : NULL, addr, r);
 }

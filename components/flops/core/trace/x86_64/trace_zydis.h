@@ -10,7 +10,12 @@
 
 #include "../pft_arch.h"
 
-/* r from the decoded instruction in at addr: 0 or PFLOPS_EINVAL */
-int pft_reloc_fill(const ZydisDecodedInstruction *in, uint64_t addr, struct pft_reloc *r);
+/* r from the decoded instruction in at addr (ops: its operands, or NULL
+ * when not decoded: no dead_reg then): 0 or PFLOPS_EINVAL */
+int pft_reloc_fill(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops, uint64_t addr,
+		   struct pft_reloc *r);
+/* the mnemonics pft_reloc_fill may find a dead_reg in (worth decoding
+ * the operands of) */
+int pft_reloc_dead_candidate(const ZydisDecodedInstruction *in);
 
 #endif

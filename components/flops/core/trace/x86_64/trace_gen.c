@@ -430,17 +430,23 @@ static int gen_at(struct pft_gen *g, uint64_t entry, int no_pad)
 	return e.bad || c.bad || c.n != clen ? PFT_GEN_REACH : 0;
 }
 
+/* the copy's patched rel32s, made with its entry at `entry`, each
+ * within an 8-byte word (pft_arch_link) when it starts d bytes later */
+static int sites_ok(const struct pft_gen *g, uint64_t entry, int d)
+{
+	for (int k = 0; k < g->nex; k++)
+		if (!rel_ok(entry + (uint64_t)d + g->site[k]))
+			return 0;
+	return 1;
+}
+
 /* How far past g->base the entry goes (0-7) for every patched rel32 of
  * a copy made at g->base without padding to be patchable; -1: none. */
 static int lead_for(const struct pft_gen *g)
 {
-	for (int d = 0; d < 8; d++) {
-		int k = 0;
-		while (k < g->nex && rel_ok(g->base + (uint64_t)d + g->site[k]))
-			k++;
-		if (k == g->nex)
+	for (int d = 0; d < 8; d++)
+		if (sites_ok(g, g->base, d))
 			return d;
-	}
 	return -1;
 }
 
@@ -459,7 +465,11 @@ int pft_arch_gen_block(struct pft_gen *g)
 	if (d < 0) /* (no such shift: nops before the jumps) */
 		return gen_at(g, g->base, 0);
 	g->lead = (uint32_t)d;
-	return gen_at(g, g->base + (uint64_t)d, 1);
+	if ((rc = gen_at(g, g->base + (uint64_t)d, 1)) || sites_ok(g, g->base + (uint64_t)d, 0))
+		return rc;
+	free(g->pt); /* (never: the same bytes, moved) */
+	g->lead = 0;
+	return gen_at(g, g->base, 0);
 }
 
 size_t pft_arch_gen_tramp(uint8_t *buf, size_t cap, uint64_t base, const struct pft_gen_insn *in, uint64_t *back)

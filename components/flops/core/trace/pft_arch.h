@@ -203,8 +203,8 @@ struct pft_gen {
 	int nex;	   /* exits (0 for an indirect branch or return) */
 	/* in: where the copy goes: its hot part (what runs) at base, or
 	 * up to 7 bytes later (lead), its cold part (exit stubs, traps,
-	 * literals: apart, so that hot copies lie close together) in the 8
-	 * bytes words right below cold_top */
+	 * literals: apart, so that hot copies lie close together) in 8-byte
+	 * words right below cold_top */
 	uint8_t *buf; /* the tracer's buffer (cap bytes) for the hot part */
 	size_t cap;
 	uint64_t base; /* its tracee address */

@@ -208,14 +208,23 @@ struct pft_gen {
 			    * ind_trap_at) instead of going to the lookup
 			    * routine, the registers as at its miss */
 	int nex;	   /* exits (0 for an indirect branch or return) */
-	/* in: where the copy goes */
-	uint8_t *buf; /* the tracer's buffer (cap bytes) for it */
+	/* in: where the copy goes: its hot part (what runs) at base, or
+	 * up to 7 bytes later (lead), its cold part (exit stubs, traps,
+	 * literals: apart, so that hot copies lie close together) in 8-byte
+	 * words right below cold_top */
+	uint8_t *buf; /* the tracer's buffer (cap bytes) for the hot part */
 	size_t cap;
 	uint64_t base; /* its tracee address */
-	uint64_t ibl;  /* its chunk's lookup routine */
+	uint8_t *cbuf; /* the tracer's buffer (ccap bytes) for the cold part */
+	size_t ccap;
+	uint64_t cold_top; /* 8-aligned */
+	uint64_t ibl;	   /* its chunk's lookup routine */
 	/* out */
-	size_t len;
-	struct pft_xpoint *pt; /* malloc'd: the caller frees it */
+	uint32_t lead;	       /* the entry is base + lead (bytes before: unused) */
+	size_t len;	       /* hot bytes from the entry */
+	size_t clen;	       /* cold bytes, at cold_top - clen */
+	struct pft_xpoint *pt; /* malloc'd: the caller frees it; offsets
+				* from the entry (the cold part's beyond) */
 	int npt;
 	uint32_t site[2], stub[2]; /* each exit's patch site and stub */
 	uint32_t ovf_stub;	   /* the overflow check's trap */

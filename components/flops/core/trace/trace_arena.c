@@ -13,7 +13,8 @@
  *           for the cache's code and one 64-bit counter per block id
  *   chunks  translated code, each within +-2 GiB of the code it copies
  *           (read+exec in the tracee), starting with a `syscall` for
- *           injection and the lookup routine
+ *           injection and the lookup routine; the copies grow up from
+ *           there, their cold parts (exit stubs) down from the end
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -347,7 +348,7 @@ struct pft_chunk *pft_arena_chunk(struct pft_tracer *T, struct pft_thr *t, uint6
 
 	for (size_t i = 0; i < a->nchunks; i++) {
 		c = a->chunks[i];
-		if (c->size - c->used >= need && reaches(c, lo, hi))
+		if (c->cold - c->used >= need && reaches(c, lo, hi))
 			return c;
 	}
 	if (a->nchunks >= a->max_chunks || need > CHUNK_SIZE / 2)
@@ -372,7 +373,7 @@ struct pft_chunk *pft_arena_chunk(struct pft_tracer *T, struct pft_thr *t, uint6
 	a->chunks[a->nchunks++] = c;
 	c->addr = p.addr;
 	c->mem = p.mem;
-	c->size = CHUNK_SIZE;
+	c->size = c->cold = CHUNK_SIZE;
 	struct pft_ibl l;
 	c->used = pft_ibl_emit(c->mem, c->addr, a->region, &l);
 	c->ibl = l.entry;
@@ -384,7 +385,7 @@ struct pft_chunk *pft_arena_chunk(struct pft_tracer *T, struct pft_thr *t, uint6
 	 * program's code staying mapped */
 	t->sp->gadget = c->addr;
 	T->st.cache_chunks++;
-	return c->size - c->used >= need && reaches(c, lo, hi) ? c : NULL;
+	return c->cold - c->used >= need && reaches(c, lo, hi) ? c : NULL;
 }
 
 uint8_t *pft_arena_sysmap(struct pft_arena *a)

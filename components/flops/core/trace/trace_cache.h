@@ -25,7 +25,9 @@ struct pft_chunk {
 	size_t index;  /* in its arena's list */
 	uint64_t addr; /* in the tracee */
 	uint8_t *mem;  /* the same bytes in the tracer */
-	size_t size, used;
+	size_t size;
+	size_t used;	   /* hot copies grow up from the start ... */
+	size_t cold;	   /* ... their cold parts down from the end (offsets) */
 	uint64_t ibl;	   /* indirect-branch lookup routine */
 	uint64_t ibl_miss; /* its int3s: target not cached */
 	uint64_t ibl_exit; /*            --region left (stack above) */
@@ -91,7 +93,7 @@ uint64_t pft_find_gadget(struct pft_space *sp, pid_t tid);
 struct pft_xexit {
 	uint64_t target;       /* original address it goes to */
 	uint32_t site;	       /* offset of its rel32 in the block's code */
-	uint32_t stub;	       /* offset of its 16-byte stub */
+	uint32_t stub;	       /* offset of its 16-byte stub (cold part) */
 	struct pft_xblock *to; /* linked to this block, or NULL */
 };
 
@@ -99,7 +101,9 @@ struct pft_xblock {
 	struct pft_block *b;
 	struct pft_chunk *ch;
 	uint64_t addr; /* entry in the tracee */
-	uint32_t size;
+	uint32_t size; /* of the hot part, from addr */
+	uint32_t cold; /* the cold part (stubs ...) at addr + cold */
+	uint32_t csize;
 	uint32_t id;	    /* counter id */
 	uint32_t inc_at;    /* instruction before which the count is
 				 * incremented */

@@ -262,6 +262,7 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	struct pft_xpoint *pt;
 	struct pft_chunk *ch;
 	struct pft_gen g = { 0 };
+	uint8_t cold[256];
 	uint64_t lo = b->start, hi = b->end;
 	int why;
 	int64_t id = -1;
@@ -281,6 +282,8 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	x = calloc(1, sizeof *x);
 	g.buf = T->xbuf; /* kept: a copy is made per block */
 	g.cap = XLATE_MAX;
+	g.cbuf = cold;
+	g.ccap = sizeof cold;
 	g.ii = ii;
 	if (!code || !ii || !x)
 		goto out;
@@ -304,13 +307,17 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	x->b = b;
 	x->id = (uint32_t)id;
 	g.base = ch->addr + ch->used;
+	g.cold_top = ch->addr + ch->cold;
 	why = generate(&g, b, x->id, x, pft_ovf_on(T) && pft_ovf_block(T, b), T->sysfast);
-	if (why || g.len > ch->size - ch->used) {
+	if (why || g.lead + g.len + g.clen > ch->cold - ch->used) {
 		b->nocache = why ? why : PFT_NC_FULL;
 		goto out;
 	}
-	x->addr = g.base;
+	x->addr = g.base + g.lead;
 	x->size = (uint32_t)g.len;
+	/* (no cold part: where it would be, for pft_xlate_find's order) */
+	x->cold = (uint32_t)(g.cold_top - g.clen - x->addr);
+	x->csize = (uint32_t)g.clen;
 	x->npt = g.npt;
 	/* into the space's pool with the block, its points to their size */
 	px = pft_pool_alloc(sp, sizeof *px);
@@ -334,8 +341,11 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 			g.pt = x->pt;
 		goto out;
 	}
-	memcpy(ch->mem + ch->used, g.buf, g.len);
-	ch->used = (ch->used + g.len + 15) & ~(size_t)15;
+	memset(ch->mem + ch->used, 0xcc, g.lead);
+	memcpy(ch->mem + ch->used + g.lead, g.buf, g.len);
+	memcpy(ch->mem + ch->cold - g.clen, g.cbuf, g.clen);
+	ch->used += g.lead + g.len;
+	ch->cold -= g.clen;
 	if (x->ovf_w && x->ovf_pre > sp->ovf_maxpre)
 		sp->ovf_maxpre = x->ovf_pre;
 	pft_pub_block(T, sp, x->id, b);
@@ -345,7 +355,7 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	pft_link_new(sp, x, &T->st.cache_links);
 	x = NULL;
 	T->st.cache_blocks++;
-	T->st.cache_bytes += g.len;
+	T->st.cache_bytes += g.lead + g.len + g.clen;
 out:
 	if (id >= 0) /* no copy counts with it */
 		pft_id_free(a, (uint32_t)id);
@@ -393,6 +403,25 @@ uint64_t pft_xlate_tramp(struct pft_tracer *T, struct pft_thr *t, struct pft_blo
 	return b->tramp;
 }
 
+/* The copy whose cold part holds addr: the cold parts go down as the
+ * copies go up, so in ch->xb (copies in address order) they are in
+ * falling order: the first one that starts at or below addr. */
+static struct pft_xblock *find_cold(const struct pft_chunk *ch, uint64_t addr)
+{
+	size_t lo = 0, hi = ch->nxb;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (ch->xb[mid]->addr + ch->xb[mid]->cold > addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == ch->nxb || addr - (ch->xb[lo]->addr + ch->xb[lo]->cold) >= ch->xb[lo]->csize)
+		return NULL;
+	return ch->xb[lo];
+}
+
 struct pft_xblock *pft_xlate_find(const struct pft_arena *a, uint64_t addr, const struct pft_xpoint **pt)
 {
 	struct pft_chunk *ch = pft_arena_chunk_of(a, addr);
@@ -404,6 +433,12 @@ struct pft_xblock *pft_xlate_find(const struct pft_arena *a, uint64_t addr, cons
 	*pt = NULL;
 	if (!ch)
 		return NULL;
+	if (addr >= ch->addr + ch->cold) {
+		x = find_cold(ch, addr);
+		if (!x)
+			return NULL;
+		goto points;
+	}
 	hi = ch->nxb;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -415,6 +450,7 @@ struct pft_xblock *pft_xlate_find(const struct pft_arena *a, uint64_t addr, cons
 	if (lo == ch->nxb || ch->xb[lo]->addr > addr)
 		return NULL;
 	x = ch->xb[lo];
+points:
 	off = (uint32_t)(addr - x->addr);
 	h = x->npt;
 	while (l < h) { /* last point at or before off */

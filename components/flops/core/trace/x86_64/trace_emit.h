@@ -20,6 +20,8 @@ struct emit {
 	struct pft_xpoint *pt;
 	int npt, pt_cap;
 	int bad;
+	int no_pad; /* leave patch sites where they fall (trace_gen.c
+		     * moves the whole copy instead) */
 };
 
 static inline void put(struct emit *e, const void *p, size_t n)
@@ -69,11 +71,21 @@ static inline int fits32(int64_t v)
 	return v >= INT32_MIN && v <= INT32_MAX;
 }
 
-/* one-byte nops so that the rel32 `at` bytes on starts 4-aligned
- * (links are patched with one aligned 4-byte store) */
+/* A rel32 that links patch (one 4-byte store while threads run it) must
+ * lie within one aligned 8-byte word: the store is then single-copy
+ * atomic on AMD (APM vol. 2, "Access Atomicity": misaligned, within a
+ * naturally aligned quadword) and on Intel (SDM vol. 3A, "Guaranteed
+ * Atomic Operations": within a cache line), so a thread fetching the
+ * jump sees the old or the new one. */
+static inline int rel_ok(uint64_t at)
+{
+	return (at & 7) <= 4;
+}
+
+/* one-byte nops so that the rel32 `at` bytes on is patchable */
 static inline void align_rel(struct emit *e, unsigned at)
 {
-	while ((here(e) + at) & 3)
+	while (!e->no_pad && !rel_ok(here(e) + at))
 		put8(e, 0x90);
 }
 

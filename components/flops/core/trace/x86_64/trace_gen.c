@@ -31,6 +31,13 @@
  * (ind_trap); under overflow it first checks, flag-free, how far the
  * next crossing is (ovf_near).
  *
+ * Layout: what runs (the hot part) lies contiguous, copy after copy;
+ * what runs only until an exit is linked, or never (exit stubs, the
+ * overflow trap, the return-address literal: the cold part), lies apart,
+ * at the end of the chunk (docs/trace-engine.md, "Layout of a copy").
+ * No padding runs: a copy whose patched rel32s would cross an 8-byte
+ * word starts a few bytes later instead (rel_ok, lead_for).
+ *
  * Every byte range of a copy is described (struct pft_xpoint) so that
  * a thread stopped anywhere in it by a signal can be put back where it
  * is in the original program, its count corrected to what really ran.
@@ -355,15 +362,38 @@ static int emit_term(struct emit *e, struct pft_gen *g, struct exit_fix *fix, in
 	}
 }
 
-int pft_arch_gen_block(struct pft_gen *g)
+/* a point of the copy's cold part, at tracee address at */
+static void cold_point(struct emit *e, uint64_t at, int kind, uint32_t arg)
 {
-	struct emit e = { .buf = g->buf, .cap = g->cap, .base = g->base };
+	point(e, kind, arg);
+	if (!e->bad)
+		e->pt[e->npt - 1].off = (uint32_t)(at - e->base);
+}
+
+/* the rel32 at e->buf[site] aimed at `to` */
+static void put_rel(struct emit *e, size_t site, uint64_t to)
+{
+	int64_t d = (int64_t)(to - (e->base + site + 4));
+	int32_t rel = (int32_t)d;
+
+	if (!fits32(d))
+		e->bad = 1;
+	memcpy(e->buf + site, &rel, 4);
+}
+
+/* The copy with its entry at `entry`: the hot part there, the cold part
+ * (exit stubs, the overflow trap, the return-address literal) in g->cbuf
+ * for g->cold_top - g->clen. */
+static int gen_at(struct pft_gen *g, uint64_t entry, int no_pad)
+{
+	struct emit e = { .buf = g->buf, .cap = g->cap, .base = entry, .no_pad = no_pad };
+	struct emit c = { .buf = g->cbuf, .cap = g->ccap };
 	uint32_t n = g->n;
 	struct exit_fix fix[2];
 	int nf = 0, rc;
-	size_t lit_fix = 0, ovf_site = 0;
+	size_t lit_fix = 0, ovf_site = 0, clen;
 
-	g->len = 0;
+	g->len = g->clen = 0;
 	g->pt = NULL;
 	g->npt = 0;
 	g->ovf_stub = g->sys_trap = g->sys_trap2 = g->ind_trap_at = 0;
@@ -394,40 +424,80 @@ int pft_arch_gen_block(struct pft_gen *g)
 		return rc;
 	}
 
-	/* exit stubs: int3, then a far jump through the qword after it */
-	while (e.n & 15)
-		put8(&e, 0xcc);
+	/* the cold part, 8-byte words below cold_top: exit stubs (int3,
+	 * then a far jump through the qword after it), the overflow
+	 * check's trap, the literal */
+	clen = 16u * (unsigned)g->nex + (g->ovf_w && !g->no_count ? 8 : 0) + (lit_fix ? 8 : 0);
+	c.base = g->cold_top - clen;
 	for (int k = 0; k < g->nex; k++) {
-		g->stub[k] = (uint32_t)e.n;
-		point(&e, PFT_XP_DONE, (uint32_t)k);
-		put(&e, (uint8_t[]){ 0xcc, 0xcc, 0xff, 0x25, 0, 0, 0, 0 }, 8);
-		put64(&e, 0);
+		g->stub[k] = (uint32_t)(here(&c) - entry);
+		cold_point(&e, here(&c), PFT_XP_DONE, (uint32_t)k);
+		put(&c, (uint8_t[]){ 0xcc, 0xcc, 0xff, 0x25, 0, 0, 0, 0 }, 8);
+		put64(&c, 0);
 	}
 	if (g->ovf_w && !g->no_count) {
-		int32_t rel;
-		g->ovf_stub = (uint32_t)e.n;
-		point(&e, PFT_XP_OVFSTUB, g->inc_at);
-		put(&e, (uint8_t[]){ 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc }, 8);
-		rel = (int32_t)((e.base + g->ovf_stub) - (e.base + ovf_site + 4));
-		memcpy(e.buf + ovf_site, &rel, 4);
+		g->ovf_stub = (uint32_t)(here(&c) - entry);
+		cold_point(&e, here(&c), PFT_XP_OVFSTUB, g->inc_at);
+		put64(&c, 0xccccccccccccccccULL);
+		put_rel(&e, ovf_site, entry + g->ovf_stub);
 	}
 	for (int i = 0; i < nf; i++) {
 		int k = fix[i].exit;
-		int32_t rel = (int32_t)((e.base + g->stub[k]) - (e.base + fix[i].site + 4));
 		g->site[k] = (uint32_t)fix[i].site;
-		memcpy(e.buf + fix[i].site, &rel, 4);
+		put_rel(&e, fix[i].site, entry + g->stub[k]);
 	}
 	if (lit_fix) {
-		int32_t rel;
-		point(&e, PFT_XP_DATA, 0);
-		rel = (int32_t)(here(&e) - (e.base + lit_fix + 4));
-		memcpy(e.buf + lit_fix, &rel, 4);
-		put64(&e, g->next);
+		cold_point(&e, here(&c), PFT_XP_DATA, 0);
+		put_rel(&e, lit_fix, here(&c));
+		put64(&c, g->next);
 	}
 	g->len = e.n;
+	g->clen = c.n;
 	g->pt = e.pt;
 	g->npt = e.npt;
-	return e.bad ? PFT_GEN_REACH : 0;
+	return e.bad || c.bad || c.n != clen ? PFT_GEN_REACH : 0;
+}
+
+/* the copy's patched rel32s, made with its entry at `entry`, each
+ * within an 8-byte word (pft_arch_link) when it starts d bytes later */
+static int sites_ok(const struct pft_gen *g, uint64_t entry, int d)
+{
+	for (int k = 0; k < g->nex; k++)
+		if (!rel_ok(entry + (uint64_t)d + g->site[k]))
+			return 0;
+	return 1;
+}
+
+/* How far past g->base the entry goes (0-7) for every patched rel32 of
+ * a copy made at g->base without padding to be patchable; -1: none. */
+static int lead_for(const struct pft_gen *g)
+{
+	for (int d = 0; d < 8; d++)
+		if (sites_ok(g, g->base, d))
+			return d;
+	return -1;
+}
+
+int pft_arch_gen_block(struct pft_gen *g)
+{
+	int rc, d;
+
+	/* Unpadded first; if a patch site falls across an 8-byte word, the
+	 * whole copy moves up by a few bytes (dead bytes before its entry,
+	 * after the previous copy's last jump) rather than taking nops
+	 * that would run at every pass and split a cmp/jcc pair. */
+	g->lead = 0;
+	if ((rc = gen_at(g, g->base, 1)) || (d = lead_for(g)) == 0)
+		return rc;
+	free(g->pt);
+	if (d < 0) /* (no such shift: nops before the jumps) */
+		return gen_at(g, g->base, 0);
+	g->lead = (uint32_t)d;
+	if ((rc = gen_at(g, g->base + (uint64_t)d, 1)) || sites_ok(g, g->base + (uint64_t)d, 0))
+		return rc;
+	free(g->pt); /* (never: the same bytes, moved) */
+	g->lead = 0;
+	return gen_at(g, g->base, 0);
 }
 
 size_t pft_arch_gen_tramp(uint8_t *buf, size_t cap, uint64_t base, const struct pft_gen_insn *in, uint64_t *back)

@@ -2,9 +2,10 @@
  * trace_ibl.c: the x86-64 code the cache's chunks start with (a
  * `syscall` for injection, the indirect-branch lookup routine, which
  * leaves the flags alone) and the rel32 patches that link a copy's exit
- * to another copy: one aligned 4-byte store in the tracer's mapping
- * (threads running the copy see the old or the new jump, both valid);
- * beyond a rel32, through the exit stub's far jump.
+ * to another copy: one aligned 8-byte store in the tracer's mapping of
+ * the word that holds the rel32 (trace_gen.c places every patched rel32
+ * within one: rel_ok), so threads running the copy see the old or the
+ * new jump, both valid; beyond a rel32, through the exit stub's far jump.
  */
 #include <stdint.h>
 #include <string.h>
@@ -94,6 +95,24 @@ size_t pft_ibl_emit(uint8_t *mem, uint64_t addr, int region, struct pft_ibl *out
 	return e.n;
 }
 
+/* The rel32 at site_mem (the tracer's mapping, aligned as the tracee's)
+ * set to rel with one store of the aligned 8-byte word around it: the
+ * tracer is the only writer of the cache, so the other 4 bytes are as
+ * read. */
+static void store_rel(uint8_t *site_mem, int32_t rel)
+{
+	uint64_t *w = (uint64_t *)((uintptr_t)site_mem & ~(uintptr_t)7), v;
+	size_t at = (size_t)(site_mem - (uint8_t *)w);
+
+	if (at > 4) { /* (never: rel_ok) */
+		memcpy(site_mem, &rel, 4);
+		return;
+	}
+	v = __atomic_load_n(w, __ATOMIC_RELAXED);
+	memcpy((uint8_t *)&v + at, &rel, 4);
+	__atomic_store_n(w, v, __ATOMIC_RELEASE);
+}
+
 void pft_arch_link(uint8_t *site_mem, uint64_t site, uint8_t *stub_mem, uint64_t stub, uint64_t to)
 {
 	int64_t rel = (int64_t)(to - (site + 4));
@@ -102,12 +121,12 @@ void pft_arch_link(uint8_t *site_mem, uint64_t site, uint8_t *stub_mem, uint64_t
 		__atomic_store_n((uint64_t *)(stub_mem + 8), to, __ATOMIC_RELEASE);
 		rel = (int64_t)(stub + 2 - (site + 4));
 	}
-	__atomic_store_n((int32_t *)site_mem, (int32_t)rel, __ATOMIC_RELEASE);
+	store_rel(site_mem, (int32_t)rel);
 }
 
 void pft_arch_unlink(uint8_t *site_mem, uint64_t site, uint64_t stub)
 {
-	__atomic_store_n((int32_t *)site_mem, (int32_t)(stub - (site + 4)), __ATOMIC_RELEASE);
+	store_rel(site_mem, (int32_t)(stub - (site + 4)));
 }
 
 /* the miss and exit traps: the target in %rax, %rax %rcx %rdx in the slot */

@@ -370,6 +370,7 @@ struct pft_chunk *pft_arena_chunk(struct pft_tracer *T, struct pft_thr *t, uint6
 		return NULL; /* the tracee keeps an unused mapping */
 	}
 	c->index = a->nchunks;
+	c->sp = t->sp;
 	a->chunks[a->nchunks++] = c;
 	c->addr = p.addr;
 	c->mem = p.mem;

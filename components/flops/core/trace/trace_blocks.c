@@ -30,13 +30,9 @@ static size_t slot(uint64_t a, size_t cap)
 
 static void block_free(struct pft_block *b)
 {
-	if (b->x) {
-		if (!b->x->in_pooled)
-			free(b->x->in);
-		if (!b->x->pooled) {
-			free(b->x->pt);
-			free(b->x);
-		}
+	if (b->x && !b->x->pooled) { /* (its links are in the pool) */
+		free(b->x->pt);
+		free(b->x);
 	}
 	free(b->acc);
 	free(b->ovf_w);
@@ -313,9 +309,8 @@ size_t pft_block_invalidate(struct pft_space *sp, uint64_t lo, uint64_t hi)
 	return n;
 }
 
-static int grow(struct pft_space *sp)
+static int grow_to(struct pft_space *sp, size_t nc)
 {
-	size_t nc = sp->blk_cap * 2;
 	struct pft_block **nt = calloc(nc, sizeof *nt);
 
 	if (!nt)
@@ -331,6 +326,11 @@ static int grow(struct pft_space *sp)
 	sp->blk_tab = nt;
 	sp->blk_cap = nc;
 	return 0;
+}
+
+static int grow(struct pft_space *sp)
+{
+	return grow_to(sp, sp->blk_cap * 2);
 }
 
 /* The block into sp's pool, its arrays to their size (most blocks have
@@ -622,8 +622,12 @@ struct pft_block *pft_block_fork(struct pft_space *sp, const struct pft_block *b
 
 void pft_block_reserve(struct pft_space *sp, size_t n)
 {
-	while (2 * n > sp->blk_cap && grow(sp) == 0)
-		;
+	size_t nc = sp->blk_cap;
+
+	while (2 * n > nc)
+		nc *= 2;
+	if (nc > sp->blk_cap) /* at once: each doubling was a new table's faults */
+		grow_to(sp, nc);
 }
 
 int pft_block_adopt(struct pft_space *sp, struct pft_block *b)

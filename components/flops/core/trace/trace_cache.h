@@ -34,6 +34,7 @@ struct pft_chunk {
 	uint64_t ibl_end;
 	struct pft_xblock **xb; /* blocks in address order */
 	size_t nxb, xb_cap;
+	struct pft_space *sp; /* its space: its copies' links are in its pool */
 };
 
 struct pft_arena {
@@ -127,12 +128,11 @@ struct pft_xblock {
 	struct {
 		struct pft_xblock *from;
 		int exit;
-	} * in; /* links */
+	} * in; /* links, in its space's pool (trace_link.c) */
 	int nin, in_cap;
 	uint8_t dead;
-	uint8_t gone;	   /* dead and its id reused: out of ch->xb */
-	uint8_t pooled;	   /* it and pt are in a pool (trace_blocks.c) */
-	uint8_t in_pooled; /* and in (a forked child's) */
+	uint8_t gone;	/* dead and its id reused: out of ch->xb */
+	uint8_t pooled; /* it and pt are in a pool (trace_blocks.c) */
 };
 
 /* A new copy x joins the others (trace_link.c): exits that wait for

@@ -499,6 +499,8 @@ static void apply(struct pft_tracer *T, struct pft_thr *t, const struct hmap *h,
 	uint8_t *heat = malloc(n);
 	size_t nind = 0, at[129] = { 0 };
 
+	pft_block_reserve(sp, sp->blk_n + n); /* the table grown once */
+
 	/* from the top: a block's fall-through and forward targets have
 	 * their copies already, so its exits are linked at once instead of
 	 * waiting (trace_link.c) */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "trace_cache.h"
+#include "trace_block.h"
 
 void pft_table_insert(struct pft_arena *a, uint64_t orig, uint64_t entry)
 {
@@ -69,16 +70,18 @@ void pft_xlate_link(struct pft_xblock *from, int k, struct pft_xblock *to)
 	if (xe->to || from->dead || to->dead || from->masked) /* (its exits trap) */
 		return;
 	if (to->nin == to->in_cap) {
+		/* in the space's pool, freed with it: one malloc'ed per
+		 * copy was a malloc, a realloc and, when the space ended, a
+		 * free per copy; a grown array leaves the old one in the
+		 * pool (most copies keep their first 4) */
 		int nc = to->in_cap ? 2 * to->in_cap : 4;
-		void *n = to->in_pooled ? malloc((size_t)nc * sizeof *to->in)
-					: realloc(to->in, (size_t)nc * sizeof *to->in);
+		void *n = pft_pool_alloc(to->ch->sp, (size_t)nc * sizeof *to->in);
 		if (!n)
 			return;
-		if (to->in_pooled && to->nin) /* a forked child's, in its pool */
+		if (to->nin)
 			memcpy(n, to->in, (size_t)to->nin * sizeof *to->in);
 		to->in = n;
 		to->in_cap = nc;
-		to->in_pooled = 0;
 	}
 	to->in[to->nin].from = from;
 	to->in[to->nin].exit = k;

@@ -101,7 +101,6 @@ static struct pft_xblock *xb_fork(struct pft_space *sp, const struct pft_xblock 
 	}
 	c->in = NULL;
 	c->in_cap = x->nin;
-	c->in_pooled = 1;
 	if (x->nin) {
 		if (!(c->in = pft_pool_alloc(sp, (size_t)x->nin * sizeof *c->in)))
 			return NULL;
@@ -153,6 +152,7 @@ int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
 		if (!c)
 			return PFLOPS_ENOMEM;
 		*c = *pa->chunks[i];
+		c->sp = sp;
 		c->mem = NULL;
 		c->xb_cap = pa->chunks[i]->nxb + 1;
 		c->nxb = 0;

@@ -261,5 +261,35 @@ SKIP*) echo "$out" ;;
 	;;
 esac
 
+# 12. returns that go elsewhere than where their call was made (the
+#     code cache looks every `ret` up: it must never take a wrong copy):
+#     longjmp from deep recursion, swapcontext coroutines, return
+#     addresses overwritten in asm, a helper that rewrites (mprotect)
+#     the code it returns into, recursion 1000 deep with a fork inside,
+#     4 threads; output and FLOPs native (the program counts what it
+#     ran), the stopping engine on fewer turns
+rsum() { grep -o 'flops [0-9]*' "$1" | awk '{s += $2} END {print s + 0}'; }
+for m in "longjmp 2000" "ucontext 2000" "overwrite 20000" "deep 300" "rewrite 3000" "threads 1"; do
+	set -- $m
+	$TP/tp_ret $1 $2 >"$tmp/rn.out"
+	same "returns elsewhere: $1" "$(rsum "$tmp/rn.out")" cache $TP/tp_ret $1 $2
+	[ $1 = deep ] && set -- deep 5
+	[ $1 = rewrite ] && set -- rewrite 300
+	$TP/tp_ret $1 $2 >"$tmp/rn.out"
+	same "returns elsewhere: $1 (stopping engine)" "$(rsum "$tmp/rn.out")" stop $TP/tp_ret $1 $2
+done
+#     signals: a 2 kHz timer lands in calls and returns, its handler
+#     siglongjmps out of nested calls; the program says on stderr what
+#     it counted
+name="returns elsewhere: signals"
+$TP/tp_ret signal 3000000 >"$tmp/native.out" 2>/dev/null
+PFLOPS_TRACE_ENGINE=cache timeout 120 $RUN --source trace --json -o "$tmp/cache.json" -- $TP/tp_ret signal 3000000 \
+	>"$tmp/cache.out" 2>"$tmp/cache.err"; rc=$?
+want=$(sed -n 's/^tp_ret signal: \([0-9]*\) signals, flops \([0-9]*\)$/\2/p' "$tmp/cache.err")
+sigs=$(sed -n 's/^tp_ret signal: \([0-9]*\) signals.*/\1/p' "$tmp/cache.err")
+[ $rc = 0 ] && cmp -s "$tmp/native.out" "$tmp/cache.out" && [ -n "$want" ] && [ "${sigs:-0}" -gt 0 ] &&
+	[ "$(jq -r .metrics.DP_OPS "$tmp/cache.json")" = "$want" ] && ok ||
+	bad "$name: exit $rc, '$(cat "$tmp/cache.out")' (natively '$(cat "$tmp/native.out")'), $sigs signals, DP_OPS $(jq -r .metrics.DP_OPS "$tmp/cache.json" 2>&1), the program's $want"
+
 echo "test_transp: $pass passed, $fail failed"
 [ $fail = 0 ]

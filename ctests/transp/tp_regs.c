@@ -16,7 +16,8 @@
  *        pushed showed TF (0: the tracer's single-steps stay hidden; a
  *        leaked TF ended the program with SIGTRAP at the last popf).
  *   dead   a loop of 2 blocks, 10,000,000 turns (80,000,000 DP_OPS, no
- *        tp_work), under a 100 us ITIMER_REAL: its first block has no
+ *        tp_work), under ITIMER_REAL signals 100 us apart (the wait
+ *        doubled while the loop does not move on): its first block has no
  *        flag writer and overwrites %r10 (`mov %r12, %r10`), so the
  *        tracer's count borrows %r10 right before that mov.  The
  *        SIGALRM handler checks %r10 in the ucontext against where the
@@ -164,6 +165,22 @@ __asm__(".text\n.globl tp_dead_loop\n.type tp_dead_loop,@function\n"
 	".size tp_dead_loop, .-tp_dead_loop\n");
 
 static volatile long dead_bad, dead_set, dead_at_mov, dead_live, dead_in;
+static long dead_rcx = -1, dead_us = 100;
+
+/* the next signal, one-shot: 100 us after one that found the loop moved
+ * on, twice the wait after one that did not.  A periodic 100 us timer
+ * livelocked the traced program on a loaded machine: when the tracer's
+ * stops for one signal take longer than the period, the next is pending
+ * at the handler's return and not one instruction of the loop runs. */
+static void dead_rearm(long rcx)
+{
+	struct itimerval it = { { 0, 0 }, { 0, 0 } };
+
+	dead_us = rcx != dead_rcx ? 100 : dead_us < 20000 ? 2 * dead_us : dead_us;
+	dead_rcx = rcx;
+	it.it_value.tv_usec = dead_us;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
 
 static void on_alrm(int sig, siginfo_t *si, void *uc)
 {
@@ -172,6 +189,7 @@ static void on_alrm(int sig, siginfo_t *si, void *uc)
 
 	(void)sig;
 	(void)si;
+	dead_rearm((long)g[REG_RCX]);
 	if (pc < (unsigned long)tp_dead_top || pc >= (unsigned long)tp_dead_end)
 		return;
 	dead_in++;
@@ -193,7 +211,7 @@ static void on_alrm(int sig, siginfo_t *si, void *uc)
 static int dead(void)
 {
 	struct sigaction sa;
-	struct itimerval it = { { 0, 100 }, { 0, 100 } }, off = { { 0, 0 }, { 0, 0 } };
+	struct itimerval it = { { 0, 0 }, { 0, 100 } }, off = { { 0, 0 }, { 0, 0 } };
 	long n = 10000000, sum;
 
 	memset(&sa, 0, sizeof sa);
@@ -202,6 +220,9 @@ static int dead(void)
 	if (sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &it, NULL))
 		return 2;
 	sum = tp_dead_loop(n);
+	sa.sa_handler = SIG_IGN; /* a last re-arm may be under way */
+	sa.sa_flags = 0;
+	sigaction(SIGALRM, &sa, NULL);
 	setitimer(ITIMER_REAL, &off, NULL);
 	fprintf(stderr, "dead: %ld signals in the loop, %ld at the mov, %ld with %%r10 live (%ld set), %ld wrong\n",
 		dead_in, dead_at_mov, dead_live, dead_set, dead_bad);

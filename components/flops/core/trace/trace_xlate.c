@@ -622,6 +622,8 @@ void pft_xlate_ahead(struct pft_tracer *T, struct pft_thr *t, struct pft_block *
 
 		if (c.p < AHEAD_MIN)
 			break;
+		if (!x || x->dead)
+			continue;
 		if (c.k >= 0 && x->ex[c.k].to)
 			continue; /* linked meanwhile (the target's copy came) */
 		if (!(to = ahead_one(T, t, c.pc, &fresh)))

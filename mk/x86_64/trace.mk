@@ -65,7 +65,7 @@ TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
                $(TD)/libcalibk.so $(TD)/calib_region $(TD)/calib_regionx \
                $(TD)/calib_regioncxx $(TD)/calib_jit $(TD)/calib_gs $(TD)/calib_daemon \
                $(TD)/calib_fp_stripped $(TD)/libcalibe.so $(TD)/calib_entryp \
-               $(TD)/calib_entryr \
+               $(TD)/calib_entryr $(TD)/calib_hook \
                $(TD)/calib_alloc $(TD)/calib_smc
 CHECK_DEPS += $(TRACE_CALIBS)
 # --region at an address inside an instruction: refused, program untouched
@@ -132,6 +132,10 @@ $(TD)/libcalibe.so: ctests/trace/calib_entry.c
 	$(CC) -O2 $(CALIB_CFLAGS) -fPIC -shared $< -o $@
 $(TD)/calib_entryp: ctests/trace/calib_entryp.c $(TD)/libcalibe.so
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ -L$(TD) -lcalibe -Wl,-rpath,'$$ORIGIN'
+$(TD)/calib_hook: ctests/trace/calib_hook.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@
+
 $(TD)/calib_entryr: ctests/trace/calib_entryr.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ -ldl

@@ -25,6 +25,7 @@ int pft_region_is_entry(struct pft_region *r, pid_t pid, uint64_t pc);
  * are entries), to be armed with breakpoints. */
 int pft_region_scan(struct pft_region *r, pid_t pid, uint64_t **found, size_t *nfound, size_t *nentries);
 int pft_region_is_hook(const struct pft_region *r, uint64_t pc);
+void pft_region_hook_armed(struct pft_region *r, uint64_t at);
 /* why an entry of the function was not armed (the first reason), or NULL */
 const char *pft_region_refused(const struct pft_region *r);
 

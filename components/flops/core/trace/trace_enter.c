@@ -170,6 +170,7 @@ static void arm_region(struct pft_tracer *T, struct pft_thr *t, int reload)
 			if (!b || b->mode != PFT_BLK_BP)
 				continue;
 			a = b->last;
+			pft_region_hook_armed(sp->region, a);
 		}
 		pft_bp_insert(sp, t->tid, a);
 	}

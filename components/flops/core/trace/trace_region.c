@@ -42,6 +42,10 @@ struct pft_region {
 	size_t nentries;
 	uint64_t *hooks; /* runtime addresses of HOOK_SYM */
 	size_t nhooks;
+	uint64_t *hook_ints; /* where their int3s are: the block's last
+			      * instruction, not its start where the hook
+			      * begins with endbr64 (CET builds of glibc) */
+	size_t nhook_ints;
 	size_t armed_e, armed_h; /* returned by pft_region_scan */
 	char *refused;		 /* why an entry was not armed (first one) */
 };
@@ -75,6 +79,7 @@ void pft_region_free(struct pft_region *r)
 	free(r->maps);
 	free(r->entries);
 	free(r->hooks);
+	free(r->hook_ints);
 	free(r->refused);
 	free(r->sym);
 	free(r);
@@ -98,14 +103,17 @@ struct pft_region *pft_region_copy(const struct pft_region *r)
 	c->maps = dup_mem(r->maps, r->nmaps * sizeof *r->maps);
 	c->entries = dup_mem(r->entries, r->nentries * sizeof *r->entries);
 	c->hooks = dup_mem(r->hooks, r->nhooks * sizeof *r->hooks);
+	c->hook_ints = dup_mem(r->hook_ints, r->nhook_ints * sizeof *r->hook_ints);
 	c->files = calloc(r->nfiles + 1, sizeof *c->files);
-	if ((r->nmaps && !c->maps) || (r->nentries && !c->entries) || (r->nhooks && !c->hooks) || !c->files) {
+	if ((r->nmaps && !c->maps) || (r->nentries && !c->entries) || (r->nhooks && !c->hooks) ||
+	    (r->nhook_ints && !c->hook_ints) || !c->files) {
 		pft_region_free(c);
 		return NULL;
 	}
 	c->nmaps = r->nmaps;
 	c->nentries = r->nentries;
 	c->nhooks = r->nhooks;
+	c->nhook_ints = r->nhook_ints;
 	c->armed_e = r->armed_e;
 	c->armed_h = r->armed_h;
 	if (r->refused)
@@ -279,10 +287,25 @@ int pft_region_scan(struct pft_region *r, pid_t pid, uint64_t **found, size_t *n
 	return 0;
 }
 
+/* The engine armed a hook's block with an int3 at `at`, its last
+ * instruction: a thread running natively stops there, not at the hook's
+ * start (they differ where the hook is `endbr64; ret`, as in Ubuntu
+ * 24.04's loader; Debian 12's is a lone `ret`). */
+void pft_region_hook_armed(struct pft_region *r, uint64_t at)
+{
+	if (!pft_region_is_hook(r, at))
+		add_addr(&r->hook_ints, &r->nhook_ints, at);
+}
+
+/* pc is the loader hook: its start (a block entered there) or the int3
+ * that ends its block */
 int pft_region_is_hook(const struct pft_region *r, uint64_t pc)
 {
 	for (size_t i = 0; i < r->nhooks; i++)
 		if (r->hooks[i] == pc)
+			return 1;
+	for (size_t i = 0; i < r->nhook_ints; i++)
+		if (r->hook_ints[i] == pc)
 			return 1;
 	return 0;
 }

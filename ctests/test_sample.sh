@@ -52,12 +52,15 @@ fi
 
 # ---- hw, task-clock standing in: the stacks of the FP functions ----
 # calib_sample N: kern_a 4N loop turns (N via caller_x, 3N via caller_y),
-# kern_b N, the same loop: time (the stand-in) goes as the turns
+# kern_b N: time (the stand-in) goes as turns times the loop's latency,
+# an addpd chain for kern_a, mulsd for kern_b: the same on Zen and Skylake
+# (4 times the time), but 2 against 4 cycles on Golden Cove (Sapphire
+# Rapids: twice the time), so more than 1.3 times
 if PAPI_FLOPS_TEST_SWEVENT=task-clock $RUN --sample 200000 --json -o "$tmp/tc.json" -- $S 20000000 >"$tmp/out" 2>"$tmp/err"; then
 	ok
 	jq_is "$tmp/tc.json" '.sample.by_function[0].function' kern_a
 	jq_is "$tmp/tc.json" '.sample.by_function[1].function' kern_b
-	jq_is "$tmp/tc.json" '(.sample.by_function[0].samples > 2 * .sample.by_function[1].samples)' true
+	jq_is "$tmp/tc.json" '(.sample.by_function[0].samples > 1.3 * .sample.by_function[1].samples)' true
 	for p in caller_x,kern_a caller_y,kern_a kern_b; do
 		jq_is "$tmp/tc.json" "[.sample.by_path[] | select(.path | join(\",\") | test(\"(^|,)main,$p\$\"))] | length" 1
 	done

@@ -13,7 +13,12 @@ export PFLOPS_TRACE_HINTS=0
 pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-jq_is() { v=$(jq -r "$2" "$1" 2>&1); [ "$v" = "$3" ] && ok || bad "$1: $2 = '$v', expected '$3'"; }
+# (a number is put in jq's own form: jq 1.7 prints a number as the file
+# spells it, 2.500000, where jq 1.6 prints 2.5)
+jq_is() {
+	v=$(jq -r "($2) | if type == \"number\" then . * 1 else . end" "$1" 2>&1)
+	[ "$v" = "$3" ] && ok || bad "$1: $2 = '$v', expected '$3'"
+}
 need_jq() {
 	command -v jq >/dev/null ||
 		{ echo "FAIL: jq not found: apt-get install jq (scripts/install-deps.sh installs it)"; exit 1; }

@@ -98,5 +98,26 @@ static inline void gs_mov(struct emit *e, int store, int reg, uint32_t disp)
 	put32(e, disp);
 }
 
+/* the same through a base register: store reg -> %gs:disp(%base), or load */
+static inline void gs_mov_b(struct emit *e, int store, int reg, int base, uint32_t disp)
+{
+	put8(e, 0x65);
+	put8(e, (uint8_t)(0x48 | (reg >= 8 ? 4 : 0) | (base >= 8 ? 1 : 0)));
+	put8(e, store ? 0x89 : 0x8b);
+	put8(e, (uint8_t)(0x80 | ((reg & 7) << 3) | (base & 7)));
+	if ((base & 7) == 4)
+		put8(e, 0x24); /* %rsp/%r12: a SIB byte */
+	put32(e, disp);
+}
+
+/* mov $0, %r32 (no flag changes) */
+static inline void zero_reg(struct emit *e, int reg)
+{
+	if (reg >= 8)
+		put8(e, 0x41);
+	put8(e, (uint8_t)(0xb8 | (reg & 7)));
+	put32(e, 0);
+}
+
 enum { RAX = 0, RCX = 1, RDX = 2, R11 = 11 };
 #endif

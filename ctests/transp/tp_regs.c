@@ -26,6 +26,15 @@
  *        0x2222, which the loop's sum must show.  ITIMER_REAL: a
  *        process CPU timer fires at most once a tick.  Prints "dead: ok";
  *        what it saw goes to stderr.
+ *   loop   two one-block loops, 5,000,000 turns each (40,000,000 DP_OPS),
+ *        under the same signals as dead: a loop's copy loads its counter
+ *        through a register set to 0.  The first (vaddpd; add %rdx,
+ *        %rax; dec; jnz) borrows %rdx, kept in the slot, before the add
+ *        that reads it: the handler checks %rdx and adds 1 to it each
+ *        time, which the loop's last %rdx must show.  The second
+ *        (vaddpd; mov %r12, %r10; lea (%r13,%r10), %r13; loop) has no
+ *        flag writer and borrows %r10 before the mov, checked and set
+ *        as in dead.  Prints "loop: ok".
  *   fault  1000 turns of a block with no flag writer: vaddpd, a load
  *        from address 0, vaddpd, `mov %r12, %r10` (the count, borrowing
  *        %r10, goes before it), vaddpd; the SIGSEGV handler skips the
@@ -235,6 +244,89 @@ static int dead(void)
 	return 0;
 }
 
+/* %rdx at the end: 0x3333 + what the handler added */
+long tp_lpa(long n);
+long tp_lpb(long n);
+extern const char tp_lpa_top[], tp_lpa_end[], tp_lpb_top[], tp_lpb_live[], tp_lpb_loop[], tp_lpb_end[];
+__asm__(".text\n.globl tp_lpa\n.type tp_lpa,@function\n"
+	"tp_lpa:\n mov %rdi, %rcx\n mov $0x3333, %edx\n xor %eax, %eax\n"
+	".globl tp_lpa_top\ntp_lpa_top:\n"
+	" vaddpd %ymm1, %ymm2, %ymm0\n add %rdx, %rax\n dec %rcx\n jnz tp_lpa_top\n"
+	".globl tp_lpa_end\ntp_lpa_end:\n"
+	" mov %rdx, %rax\n vzeroupper\n ret\n"
+	".size tp_lpa, .-tp_lpa\n"
+	".globl tp_lpb\n.type tp_lpb,@function\n"
+	"tp_lpb:\n push %r12\n push %r13\n"
+	" mov $0x1111, %r12\n mov $0x7777, %r10\n xor %r13d, %r13d\n mov %rdi, %rcx\n"
+	".globl tp_lpb_top\ntp_lpb_top:\n"
+	" vaddpd %ymm1, %ymm2, %ymm0\n mov %r12, %r10\n"
+	".globl tp_lpb_live\ntp_lpb_live:\n lea (%r13,%r10), %r13\n"
+	".globl tp_lpb_loop\ntp_lpb_loop:\n loop tp_lpb_top\n"
+	".globl tp_lpb_end\ntp_lpb_end:\n"
+	" mov %r13, %rax\n pop %r13\n pop %r12\n vzeroupper\n ret\n"
+	".size tp_lpb, .-tp_lpb\n");
+
+static volatile long lp_in, lp_bumps, lp_set, lp_bad;
+
+static void on_alrm_loop(int sig, siginfo_t *si, void *uc)
+{
+	greg_t *g = ((ucontext_t *)uc)->uc_mcontext.gregs;
+	unsigned long pc = (unsigned long)g[REG_RIP], r10 = (unsigned long)g[REG_R10];
+
+	(void)sig;
+	(void)si;
+	dead_rearm((long)g[REG_RCX]);
+	if (pc >= (unsigned long)tp_lpa_top && pc < (unsigned long)tp_lpa_end) {
+		lp_in++;
+		lp_bad += (unsigned long)g[REG_RDX] != 0x3333 + (unsigned long)lp_bumps;
+		g[REG_RDX]++;
+		lp_bumps++;
+		return;
+	}
+	if (pc < (unsigned long)tp_lpb_top || pc >= (unsigned long)tp_lpb_end)
+		return;
+	lp_in++;
+	if (pc == (unsigned long)tp_lpb_live) { /* after the mov, before the lea */
+		lp_bad += r10 != 0x1111 && r10 != 0x2222;
+		if (r10 == 0x1111) {
+			g[REG_R10] = 0x2222;
+			lp_set++;
+		}
+		return;
+	}
+	lp_bad += r10 != 0x7777 && r10 != 0x1111 && r10 != 0x2222;
+}
+
+static int loop(void)
+{
+	struct sigaction sa;
+	struct itimerval it = { { 0, 0 }, { 0, 100 } }, off = { { 0, 0 }, { 0, 0 } };
+	long n = 5000000, rdx, sum;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_alrm_loop;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	if (sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &it, NULL))
+		return 2;
+	rdx = tp_lpa(n);
+	dead_rcx = -1;
+	dead_rearm(0);
+	sum = tp_lpb(n);
+	sa.sa_handler = SIG_IGN; /* a last re-arm may be under way */
+	sa.sa_flags = 0;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &off, NULL);
+	fprintf(stderr, "loop: %ld signals in the loops, %ld %%rdx added, %ld %%r10 set, %ld wrong\n", lp_in, lp_bumps,
+		lp_set, lp_bad);
+	if (rdx != 0x3333 + lp_bumps || sum != n * 0x1111 + lp_set * (0x2222 - 0x1111) || lp_bad) {
+		printf("loop: %ld signals saw a wrong register, %%rdx off by %ld, the sum by %ld\n", lp_bad,
+		       rdx - (0x3333 + lp_bumps), sum - (n * 0x1111 + lp_set * (0x2222 - 0x1111)));
+		return 1;
+	}
+	printf("loop: ok\n");
+	return 0;
+}
+
 long tp_fault_loop(long n);
 extern const char tp_fault_load[];
 __asm__(".text\n.globl tp_fault_loop\n.type tp_fault_loop,@function\n"
@@ -278,7 +370,8 @@ int main(int argc, char **argv)
 	const char *m = argc > 1 ? argv[1] : "rcx";
 
 	/* these run vaddpd ymm */
-	if ((!strcmp(m, "tf") || !strcmp(m, "dead") || !strcmp(m, "fault")) && !__builtin_cpu_supports("avx")) {
+	if ((!strcmp(m, "tf") || !strcmp(m, "dead") || !strcmp(m, "loop") || !strcmp(m, "fault")) &&
+	    !__builtin_cpu_supports("avx")) {
 		printf("SKIP: tp_regs %s: this CPU lacks AVX\n", m);
 		return 0;
 	}
@@ -293,6 +386,8 @@ int main(int argc, char **argv)
 		return flags();
 	if (!strcmp(m, "dead"))
 		return dead();
+	if (!strcmp(m, "loop"))
+		return loop();
 	if (!strcmp(m, "fault"))
 		return fault();
 	return 2;

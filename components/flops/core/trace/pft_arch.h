@@ -132,6 +132,7 @@ int pft_read_kregs(pid_t tid, uint64_t k[8]);
 #define PFT_SLOT_SYSMAP 64 /* tracee address of the system-call map */
 #define PFT_SLOT_NSYS 72   /* system calls run from the cache unstopped */
 #define PFT_SLOT_R11 80	   /* the program's %r11 at a `syscall` */
+#define PFT_SLOT_SCR 88	   /* a register a loop's count borrows */
 #define PFT_SLOT_HDR 96	   /* header bytes cleared at a slot's start */
 #define PFT_SLOT_CNT 4096  /* counters: 8 bytes per block id */
 #define PFT_TABLE_N 65536  /* lookup table buckets (+ overflow) */
@@ -192,6 +193,9 @@ struct pft_gen {
 	uint8_t inc_reg;   /* ... or (number + 1) the register it
 			    * overwrites (pft_reloc.dead_reg), borrowed
 			    * by a flag-free count (0: incq) */
+	uint8_t cnt_base;  /* the counter's load through a zeroed base
+			    * register (a loop's copy: docs/trace-engine.md,
+			    * "The counter's load") */
 	uint32_t ovf_w;	   /* overflow: lower the slot's word by this
 			    * before the count (0: no check) ... */
 	uint8_t ovf_cf;	   /* ... and keep the carry flag around it */

@@ -200,6 +200,11 @@ static int plan(struct pft_gen *g, const struct pft_block *b, uint32_t id, struc
 	g->next = next;
 	g->cnt = PFT_SLOT_CNT + 8 * id;
 	g->inc_first = (uint8_t)seq;
+	/* a one-block loop: its count's loads through a base register
+	 * (docs/trace-engine.md, "The counter's load"; other blocks:
+	 * slower, measured) */
+	g->cnt_base = !x->masked && !x->ovf_w && !t->ind &&
+		      (t->term == PFT_T_JCC || t->term == PFT_T_JMP || t->term == PFT_T_LOOP) && t->target == b->start;
 	g->inc_at = x->inc_at;
 	g->ovf_w = x->ovf_w;
 	g->ovf_cf = x->ovf_cf;

@@ -191,6 +191,29 @@ static void dead_rearm(long rcx)
 	setitimer(ITIMER_REAL, &it, NULL);
 }
 
+/* the handler, and the first signal 100 us on; 0 or -1 */
+static int alrm_start(void (*h)(int, siginfo_t *, void *))
+{
+	struct sigaction sa;
+	struct itimerval it = { { 0, 0 }, { 0, 100 } };
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = h;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	return sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &it, NULL) ? -1 : 0;
+}
+
+static void alrm_stop(void)
+{
+	struct sigaction sa;
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN; /* a last re-arm may be under way */
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &off, NULL);
+}
+
 static void on_alrm(int sig, siginfo_t *si, void *uc)
 {
 	greg_t *g = ((ucontext_t *)uc)->uc_mcontext.gregs;
@@ -219,20 +242,12 @@ static void on_alrm(int sig, siginfo_t *si, void *uc)
 
 static int dead(void)
 {
-	struct sigaction sa;
-	struct itimerval it = { { 0, 0 }, { 0, 100 } }, off = { { 0, 0 }, { 0, 0 } };
 	long n = 10000000, sum;
 
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_alrm;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	if (sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &it, NULL))
+	if (alrm_start(on_alrm))
 		return 2;
 	sum = tp_dead_loop(n);
-	sa.sa_handler = SIG_IGN; /* a last re-arm may be under way */
-	sa.sa_flags = 0;
-	sigaction(SIGALRM, &sa, NULL);
-	setitimer(ITIMER_REAL, &off, NULL);
+	alrm_stop();
 	fprintf(stderr, "dead: %ld signals in the loop, %ld at the mov, %ld with %%r10 live (%ld set), %ld wrong\n",
 		dead_in, dead_at_mov, dead_live, dead_set, dead_bad);
 	if (sum != n * 0x1111 + dead_set * (0x2222 - 0x1111) || dead_bad) {
@@ -299,23 +314,15 @@ static void on_alrm_loop(int sig, siginfo_t *si, void *uc)
 
 static int loop(void)
 {
-	struct sigaction sa;
-	struct itimerval it = { { 0, 0 }, { 0, 100 } }, off = { { 0, 0 }, { 0, 0 } };
 	long n = 5000000, rdx, sum;
 
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_alrm_loop;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	if (sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &it, NULL))
+	if (alrm_start(on_alrm_loop))
 		return 2;
 	rdx = tp_lpa(n);
 	dead_rcx = -1;
 	dead_rearm(0);
 	sum = tp_lpb(n);
-	sa.sa_handler = SIG_IGN; /* a last re-arm may be under way */
-	sa.sa_flags = 0;
-	sigaction(SIGALRM, &sa, NULL);
-	setitimer(ITIMER_REAL, &off, NULL);
+	alrm_stop();
 	fprintf(stderr, "loop: %ld signals in the loops, %ld %%rdx added, %ld %%r10 set, %ld wrong\n", lp_in, lp_bumps,
 		lp_set, lp_bad);
 	if (rdx != 0x3333 + lp_bumps || sum != n * 0x1111 + lp_set * (0x2222 - 0x1111) || lp_bad) {

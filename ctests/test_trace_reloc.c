@@ -2,7 +2,10 @@
  * test_trace_reloc.c: the register a block's flag-free count may borrow
  * (struct pft_reloc.dead_reg, x86_64/trace_reloc.c): only where the
  * instruction overwrites all of it without reading it and cannot fault,
- * from both decode paths (a block's decode, and decoding again).
+ * from both decode paths (a block's decode, and decoding again); and
+ * the general registers an instruction uses and whether it stores
+ * (pft_reloc_gprs: a one-block loop's count borrows a register its block
+ * leaves alone, and none where the block stores).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,10 +69,46 @@ static void t_dead_reg(void **state)
 	}
 }
 
+struct use {
+	const char *text;
+	uint8_t b[16];
+	uint8_t len;
+	uint32_t gprs; /* bit = register number */
+	int stores;
+};
+
+/* rax 0, rcx 1, rdx 2, rbx 3, rsp 4, rbp 5, rsi 6, rdi 7, r8 8 ... */
+static const struct use uses[] = {
+	{ "add %rdx,%rax", { 0x48, 0x01, 0xd0 }, 3, 1u << 0 | 1u << 2, 0 },
+	{ "loop .", { 0xe2, 0xfe }, 2, 1u << 1, 0 }, /* %rcx, not written */
+	{ "vaddpd %ymm1,%ymm2,%ymm0", { 0xc5, 0xed, 0x58, 0xc1 }, 4, 0, 0 },
+	{ "lea (%r13,%r10),%r13", { 0x4f, 0x8d, 0x6c, 0x15, 0x00 }, 5, 1u << 13 | 1u << 10, 0 },
+	{ "movsd %xmm1,0x0(,%rax,8)", { 0xf2, 0x0f, 0x11, 0x0c, 0xc5, 0, 0, 0, 0 }, 9, 1u << 0, 1 },
+	{ "push %rbx", { 0x53 }, 1, 1u << 3 | 1u << 4, 1 },			 /* the stack: written */
+	{ "mul %rcx", { 0x48, 0xf7, 0xe1 }, 3, 1u << 0 | 1u << 1 | 1u << 2, 0 }, /* %rdx:%rax */
+	{ "movsb", { 0xa4 }, 1, 1u << 6 | 1u << 7, 1 },
+	{ "cmp 0x0(%rip),%eax", { 0x3b, 0x05, 0, 0, 0, 0 }, 6, 1u << 0, 0 },
+};
+
+static void t_gprs(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof uses / sizeof uses[0]; i++) {
+		const struct use *u = &uses[i];
+		int st = 0;
+		uint32_t m = pft_reloc_gprs(u->b, u->len, &st);
+
+		if (m != u->gprs || st != u->stores)
+			fail_msg("%s: registers 0x%x, stores %d; expected 0x%x, %d", u->text, m, st, u->gprs,
+				 u->stores);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_dead_reg),
+		cmocka_unit_test(t_gprs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

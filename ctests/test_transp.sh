@@ -66,8 +66,9 @@ same "EFLAGS.TF" 8040 "cache stop" $TP/tp_regs tf
 # after it): a signal while the count holds it sees and changes the
 # program's value; a fault between a block's start and its count
 same "count's borrowed register, signals" 80000000 cache $TP/tp_regs dead
-# a one-block loop's count, its load through a register zeroed (%rdx
-# kept in the slot; a flag-free one's dead register): the same
+# a one-block loop's count, its load through a register zeroed (one the
+# block leaves alone, kept in the slot; a flag-free one's dead
+# register): the same
 same "loop count's base register, signals" 40000000 cache $TP/tp_regs loop
 same "count's borrowed register, fault before it" 12000 "cache stop" $TP/tp_regs fault
 # pushf/popf stepped (code on a writable page runs stepped on the

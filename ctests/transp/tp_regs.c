@@ -29,9 +29,11 @@
  *   loop   two one-block loops, 5,000,000 turns each (40,000,000 DP_OPS),
  *        under the same signals as dead: a loop's copy loads its counter
  *        through a register set to 0.  The first (vaddpd; add %rdx,
- *        %rax; dec; jnz) borrows %rdx, kept in the slot, before the add
- *        that reads it: the handler checks %rdx and adds 1 to it each
- *        time, which the loop's last %rdx must show.  The second
+ *        %rax; dec %rcx; jnz) leaves %rbx alone, which its count
+ *        borrows (the first register in the tracer's order that the
+ *        block does not use), kept in the slot: the handler checks %rbx
+ *        and adds 1 to it each time, which the loop's last %rbx must
+ *        show.  The second
  *        (vaddpd; mov %r12, %r10; lea (%r13,%r10), %r13; loop) has no
  *        flag writer and borrows %r10 before the mov, checked and set
  *        as in dead.  Prints "loop: ok".
@@ -259,16 +261,16 @@ static int dead(void)
 	return 0;
 }
 
-/* %rdx at the end: 0x3333 + what the handler added */
+/* %rbx at the end: 0x3333 + what the handler added */
 long tp_lpa(long n);
 long tp_lpb(long n);
 extern const char tp_lpa_top[], tp_lpa_end[], tp_lpb_top[], tp_lpb_live[], tp_lpb_loop[], tp_lpb_end[];
 __asm__(".text\n.globl tp_lpa\n.type tp_lpa,@function\n"
-	"tp_lpa:\n mov %rdi, %rcx\n mov $0x3333, %edx\n xor %eax, %eax\n"
+	"tp_lpa:\n push %rbx\n mov %rdi, %rcx\n mov $0x3333, %ebx\n mov $1, %edx\n xor %eax, %eax\n"
 	".globl tp_lpa_top\ntp_lpa_top:\n"
 	" vaddpd %ymm1, %ymm2, %ymm0\n add %rdx, %rax\n dec %rcx\n jnz tp_lpa_top\n"
 	".globl tp_lpa_end\ntp_lpa_end:\n"
-	" mov %rdx, %rax\n vzeroupper\n ret\n"
+	" mov %rbx, %rax\n pop %rbx\n vzeroupper\n ret\n"
 	".size tp_lpa, .-tp_lpa\n"
 	".globl tp_lpb\n.type tp_lpb,@function\n"
 	"tp_lpb:\n push %r12\n push %r13\n"
@@ -293,8 +295,8 @@ static void on_alrm_loop(int sig, siginfo_t *si, void *uc)
 	dead_rearm((long)g[REG_RCX]);
 	if (pc >= (unsigned long)tp_lpa_top && pc < (unsigned long)tp_lpa_end) {
 		lp_in++;
-		lp_bad += (unsigned long)g[REG_RDX] != 0x3333 + (unsigned long)lp_bumps;
-		g[REG_RDX]++;
+		lp_bad += (unsigned long)g[REG_RBX] != 0x3333 + (unsigned long)lp_bumps;
+		g[REG_RBX]++;
 		lp_bumps++;
 		return;
 	}
@@ -314,20 +316,20 @@ static void on_alrm_loop(int sig, siginfo_t *si, void *uc)
 
 static int loop(void)
 {
-	long n = 5000000, rdx, sum;
+	long n = 5000000, rbx, sum;
 
 	if (alrm_start(on_alrm_loop))
 		return 2;
-	rdx = tp_lpa(n);
+	rbx = tp_lpa(n);
 	dead_rcx = -1;
 	dead_rearm(0);
 	sum = tp_lpb(n);
 	alrm_stop();
-	fprintf(stderr, "loop: %ld signals in the loops, %ld %%rdx added, %ld %%r10 set, %ld wrong\n", lp_in, lp_bumps,
+	fprintf(stderr, "loop: %ld signals in the loops, %ld %%rbx added, %ld %%r10 set, %ld wrong\n", lp_in, lp_bumps,
 		lp_set, lp_bad);
-	if (rdx != 0x3333 + lp_bumps || sum != n * 0x1111 + lp_set * (0x2222 - 0x1111) || lp_bad) {
-		printf("loop: %ld signals saw a wrong register, %%rdx off by %ld, the sum by %ld\n", lp_bad,
-		       rdx - (0x3333 + lp_bumps), sum - (n * 0x1111 + lp_set * (0x2222 - 0x1111)));
+	if (rbx != 0x3333 + lp_bumps || sum != n * 0x1111 + lp_set * (0x2222 - 0x1111) || lp_bad) {
+		printf("loop: %ld signals saw a wrong register, %%rbx off by %ld, the sum by %ld\n", lp_bad,
+		       rbx - (0x3333 + lp_bumps), sum - (n * 0x1111 + lp_set * (0x2222 - 0x1111)));
 		return 1;
 	}
 	printf("loop: ok\n");

@@ -76,6 +76,7 @@ struct pft_reloc {
 	uint64_t rip_target; /* absolute address of the operand */
 };
 int pft_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_reloc *r);
+uint32_t pft_reloc_gprs(const uint8_t *buf, size_t len, int *stores);
 /* pfc_decode and, when r is not NULL, pft_reloc_decode from one decode
  * (a block's decode keeps them for its translation: trace_blocks.c);
  * r->len is 0 where the relocation failed. */
@@ -195,7 +196,9 @@ struct pft_gen {
 			    * by a flag-free count (0: incq) */
 	uint8_t cnt_base;  /* the counter's load through a zeroed base
 			    * register (a loop's copy: docs/trace-engine.md,
-			    * "The counter's load") */
+			    * "The counter's load"); the incq form borrows
+			    * register cnt_base - 1, which the block leaves
+			    * alone */
 	uint32_t ovf_w;	   /* overflow: lower the slot's word by this
 			    * before the count (0: no check) ... */
 	uint8_t ovf_cf;	   /* ... and keep the carry flag around it */

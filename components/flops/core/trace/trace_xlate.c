@@ -100,6 +100,38 @@ static int read_insns(struct pft_space *sp, pid_t tid, const struct pft_block *b
 	return 0;
 }
 
+/* A one-block loop's count loads through a base register set to 0
+ * (docs/trace-engine.md, "The counter's load"; in other blocks it was
+ * slower, measured): the register the flag-free count borrows (or
+ * %rax, the one it keeps in the slot), else one the block leaves alone
+ * (kept in the slot meanwhile: one it uses would go through memory at
+ * every turn), unless the block stores to memory (that register's
+ * store and load made a daxpy loop slower: the store ports); its
+ * number + 1, 0: none. */
+static uint8_t loop_base(const struct pft_gen *g, const struct pft_block *b, const struct pft_xblock *x, int seq)
+{
+	static const uint8_t pick[] = { 2, 1, 0, 3, 6, 7, 5, 8, 9, 10, 11, 14, 15, 13, 12 };
+	const struct pft_insn *t = &b->term;
+	uint32_t used = 0;
+	int stores = 0;
+
+	if (x->masked || x->ovf_w || t->ind || t->target != b->start ||
+	    (t->term != PFT_T_JCC && t->term != PFT_T_JMP && t->term != PFT_T_LOOP))
+		return 0;
+	if (g->inc_reg)
+		return g->inc_reg;
+	if (seq) /* through %rax, saved and loaded back either way */
+		return 1;
+	for (uint32_t i = 0; i < b->ninsts; i++)
+		used |= pft_reloc_gprs(g->ii[i].bytes, g->ii[i].r.len, &stores);
+	if (stores)
+		return 0;
+	for (size_t k = 0; k < sizeof pick; k++)
+		if (!(used & (1u << pick[k])))
+			return (uint8_t)(pick[k] + 1);
+	return 0;
+}
+
 /* What b's copy does (into g and x: the count's place, the overflow
  * check, the exits; the arch writes it); 0 or a PFT_NC_* reason. */
 static int plan(struct pft_gen *g, const struct pft_block *b, uint32_t id, struct pft_xblock *x, int ovf)
@@ -200,11 +232,7 @@ static int plan(struct pft_gen *g, const struct pft_block *b, uint32_t id, struc
 	g->next = next;
 	g->cnt = PFT_SLOT_CNT + 8 * id;
 	g->inc_first = (uint8_t)seq;
-	/* a one-block loop: its count's loads through a base register
-	 * (docs/trace-engine.md, "The counter's load"; other blocks:
-	 * slower, measured) */
-	g->cnt_base = !x->masked && !x->ovf_w && !t->ind &&
-		      (t->term == PFT_T_JCC || t->term == PFT_T_JMP || t->term == PFT_T_LOOP) && t->target == b->start;
+	g->cnt_base = loop_base(g, b, x, seq);
 	g->inc_at = x->inc_at;
 	g->ovf_w = x->ovf_w;
 	g->ovf_cf = x->ovf_cf;

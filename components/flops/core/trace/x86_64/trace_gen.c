@@ -9,11 +9,11 @@
  * flag-free load/lea/store through a register that an instruction of the
  * block overwrites (right before it), else through %rax saved in the
  * slot's scratch word.  A one-block loop's copy (cnt_base) loads its
- * counter through a base register set to 0 (the incq form borrows %rdx,
- * kept in the slot meanwhile): on Zen 5 a load from %gs:disp32 waits
- * for the store to the same word before it, which made the counter a
- * chain of about 1.6 ns a turn.  The branch
- * at its end becomes:
+ * counter through a base register set to 0: on Zen 5 a load from
+ * %gs:disp32 waits for the store to the same word before it, which made
+ * the counter a chain of about 1.6 ns a turn.  (The incq form borrows a
+ * register the block leaves alone, kept in the slot meanwhile.)  The
+ * branch at its end becomes:
  *
  *   jcc/jmp/call rel   jumps to 16-byte exit stubs (int3: "not yet
  *                      translated"); once the target is translated the
@@ -219,16 +219,19 @@ static void emit_count(struct emit *e, const struct pft_gen *g, uint32_t i, size
 		}
 	}
 	if (g->cnt_base) {
-		/* mov %rdx, %gs:SCR; mov $0, %edx; incq %gs:CNT(%rdx);
-		 * mov %gs:SCR(%rdx), %rdx: both loads through a base
-		 * register (the program's %rdx held by a signal that comes
-		 * before it is back: rolled forward) */
-		gs_mov(e, 1, RDX, PFT_SLOT_SCR);
+		/* mov %r, %gs:SCR; mov $0, %r; incq %gs:CNT(%r);
+		 * mov %gs:SCR(%r), %r: both loads through a base register
+		 * the block leaves alone (the program's %r held by a signal
+		 * that comes before it is back: rolled forward) */
+		int r = g->cnt_base - 1;
+		gs_mov(e, 1, r, PFT_SLOT_SCR);
 		point(e, PFT_XP_ROLL, i);
-		zero_reg(e, RDX);
-		put(e, (uint8_t[]){ 0x65, 0x48, 0xff, 0x82 }, 4);
+		zero_reg(e, r);
+		put(e, (uint8_t[]){ 0x65, (uint8_t)(0x48 | (r >= 8 ? 1 : 0)), 0xff, (uint8_t)(0x80 | (r & 7)) }, 4);
+		if ((r & 7) == 4)
+			put8(e, 0x24); /* %r12: a SIB byte */
 		put32(e, g->cnt);
-		gs_mov_b(e, 0, RDX, RDX, PFT_SLOT_SCR);
+		gs_mov_b(e, 0, r, r, PFT_SLOT_SCR);
 		return;
 	}
 	put(e, (uint8_t[]){ 0x65, 0x48, 0xff, 0x04, 0x25 }, 5);

@@ -199,3 +199,38 @@ int pft_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_r
 		   ZYAN_SUCCESS(ZydisDecoderDecodeOperands(&dec, &ctx, &in, ops, ZYDIS_MAX_OPERAND_COUNT));
 	return pft_reloc_fill(&in, have_ops ? ops : NULL, addr, r);
 }
+
+/* The general registers (bit = number) the instruction at buf reads or
+ * writes, explicitly or not, addresses included; all of them when it
+ * does not decode.  For a loop's count, which borrows one it leaves
+ * alone (trace_gen.c): one the loop uses would go through the slot at
+ * every turn, on the loop's chain.  *stores: set when it writes memory. */
+uint32_t pft_reloc_gprs(const uint8_t *buf, size_t len, int *stores)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	uint32_t m = 0;
+
+	if (!dec_ready) {
+		ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+		dec_ready = 1;
+	}
+	if (ZYAN_FAILED(ZydisDecoderDecodeFull(&dec, buf, len, &in, ops)))
+		return *stores = 1, 0xffff;
+	for (unsigned i = 0; i < in.operand_count; i++) {
+		ZydisRegister g[3] = { ZYDIS_REGISTER_NONE, ZYDIS_REGISTER_NONE, ZYDIS_REGISTER_NONE };
+		if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER)
+			g[0] = ops[i].reg.value;
+		else if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY) {
+			g[1] = ops[i].mem.base;
+			g[2] = ops[i].mem.index;
+			if (ops[i].mem.type != ZYDIS_MEMOP_TYPE_AGEN &&
+			    (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+				*stores = 1;
+		}
+		for (int k = 0; k < 3; k++)
+			if (g[k] != ZYDIS_REGISTER_NONE && is_gpr(g[k]))
+				m |= 1u << ZydisRegisterGetId(whole(g[k]));
+	}
+	return m;
+}

@@ -888,6 +888,36 @@ static void test_cache_ahead(void **state)
 	personality((unsigned long)pers);
 }
 
+/* Translation ahead skips code far back (pft_xlate_ahead's edge_chance:
+ * a branch 64 KiB or more back goes to code split off as unlikely):
+ * calib_far's hot function branches back, never taken, to a chain of 16
+ * blocks 64 KiB before it ("far") or right before it ("near"); the near
+ * chain is translated ahead (its head at the backward branch's chance,
+ * then fall-throughs while the chance stays at 1/8 or more), the far one
+ * not.  Both count every instruction, as the stopping engine does. */
+static void test_cache_far(void **state)
+{
+	struct pflops_trace_opts os = { .engine = PFT_ENGINE_STOP };
+	struct pflops_trace_opts oc = { .engine = PFT_ENGINE_CACHE };
+	struct pft_stats sf, sn, ss;
+	struct pflops_mix mf, mn, ms;
+	const char *far[] = { "far", "near" };
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(trace(&ms, &os, &ss, prog("calib_far"), far[i], NULL), 0);
+		assert_int_equal(trace(i ? &mn : &mf, &oc, i ? &sn : &sf, prog("calib_far"), far[i], NULL), 0);
+		assert_int_equal((i ? &mn : &mf)->total_insts, ms.total_insts);
+		assert_true(ms.total_insts > 4 * 1000);
+	}
+	print_message("calib_far: blocks decoded far %llu, near %llu; ahead %llu, %llu\n",
+		      (unsigned long long)sf.blocks_decoded, (unsigned long long)sn.blocks_decoded,
+		      (unsigned long long)sf.ahead_blocks, (unsigned long long)sn.ahead_blocks);
+	/* the near chain's head at 80/256, then 7 fall-throughs of 225/256
+	 * each while the product stays at 1/8 or more */
+	assert_true(sn.ahead_blocks >= sf.ahead_blocks + 8);
+}
+
 /* What the cache does, seen in its statistics: a hot loop stops a few
  * times in all, indirect branches find their targets in the table,
  * masked blocks run from copies that stop at their end (the opmasks
@@ -1032,6 +1062,7 @@ int main(void)
 		cmocka_unit_test(test_engines_agree),
 		cmocka_unit_test(test_cache_stats),
 		cmocka_unit_test(test_cache_ahead),
+		cmocka_unit_test(test_cache_far),
 		cmocka_unit_test(test_code_changes),
 	};
 

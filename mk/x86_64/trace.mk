@@ -66,7 +66,7 @@ TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
                $(TD)/calib_regioncxx $(TD)/calib_jit $(TD)/calib_gs $(TD)/calib_daemon \
                $(TD)/calib_fp_stripped $(TD)/libcalibe.so $(TD)/calib_entryp \
                $(TD)/calib_entryr $(TD)/calib_hook \
-               $(TD)/calib_alloc $(TD)/calib_smc
+               $(TD)/calib_alloc $(TD)/calib_smc $(TD)/calib_far
 CHECK_DEPS += $(TRACE_CALIBS)
 # --region at an address inside an instruction: refused, program untouched
 CHECK_SCRIPTS += ctests/test_region_entry.sh
@@ -86,6 +86,10 @@ $(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h ctests/trace/calib_
 # the same program without symbols (--by-function: code no symbol covers)
 $(TD)/calib_fp_stripped: $(TD)/calib_fp
 	strip --strip-all -o $@ $<
+# a branch far back to code that never runs (translation ahead skips it)
+$(TD)/calib_far: ctests/trace/calib_far.c ctests/trace/calib.h
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $(CALIB_FREE) $< -o $@
 $(TD)/calib_daxpy_O2: ctests/trace/calib_daxpy.c ctests/trace/calib.h
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $(CALIB_FREE) $< -o $@

@@ -411,6 +411,10 @@ static int fast_sigreturn(struct pft_tracer *T, struct pft_thr *t, const struct 
 		T->st.nocache[b->nocache]++;
 	if (!entry || pft_mem_write64(t->tid, at, entry))
 		return -1;
+	/* the next return there is looked up in the copy itself
+	 * (trace_gen.c): no stop */
+	if (b->x && entry == b->x->addr)
+		pft_table_insert(t->sp->arena, v[0], entry);
 	T->st.fast_sigreturns++;
 	return 0;
 }

@@ -197,9 +197,11 @@ struct pft_stats {
 	uint64_t syscall_traps;	   /* system calls of the cache the tracer
 				 * watches (trapped, then their syscall
 				 * stops: counted in syscalls too) */
-	uint64_t fast_sigreturns;  /* of them, rt_sigreturn sent straight back
-				 * into the cache (one stop, no syscall
-				 * stops) */
+	uint64_t fast_sigreturns;  /* rt_sigreturns sent straight back into
+				 * the cache: by its copy's look-up (no
+				 * stop; in syscalls_fast) or at its trap
+				 * (one stop, no syscall stops; in
+				 * syscall_traps) */
 	/* the hint store (trace_hints.c, PFLOPS_TRACE_HINTS*) */
 	uint64_t hint_files;  /* file mappings with hints read */
 	uint64_t hint_blocks; /* blocks translated from them at first touch */

@@ -127,16 +127,17 @@ int pft_read_kregs(pid_t tid, uint64_t k[8]);
 #define PFT_SLOT_TABLE 32 /* tracee address of the lookup table */
 #define PFT_SLOT_RSP0 40  /* --region: %rsp at the region's entry */
 #define PFT_SLOT_OVF \
-	48		   /* overflow: what remains before the thread
+	48		    /* overflow: what remains before the thread
 				 * must leave the cache (trace_ovf.c) */
-#define PFT_SLOT_CF 56	   /* overflow: CF kept across the check (byte) */
-#define PFT_SLOT_SYSMAP 64 /* tracee address of the system-call map */
-#define PFT_SLOT_NSYS 72   /* system calls run from the cache unstopped */
-#define PFT_SLOT_R11 80	   /* the program's %r11 at a `syscall` */
-#define PFT_SLOT_SCR 88	   /* a register a loop's count borrows */
-#define PFT_SLOT_HDR 96	   /* header bytes cleared at a slot's start */
-#define PFT_SLOT_CNT 4096  /* counters: 8 bytes per block id */
-#define PFT_TABLE_N 65536  /* lookup table buckets (+ overflow) */
+#define PFT_SLOT_CF 56	    /* overflow: CF kept across the check (byte) */
+#define PFT_SLOT_SYSMAP 64  /* tracee address of the system-call map */
+#define PFT_SLOT_NSYS 72    /* system calls run from the cache unstopped */
+#define PFT_SLOT_R11 80	    /* the program's %r11 at a `syscall` */
+#define PFT_SLOT_SCR 88	    /* a register a loop's count borrows */
+#define PFT_SLOT_NSIGRET 96 /* rt_sigreturns sent into the cache unstopped */
+#define PFT_SLOT_HDR 104    /* header bytes cleared at a slot's start */
+#define PFT_SLOT_CNT 4096   /* counters: 8 bytes per block id */
+#define PFT_TABLE_N 65536   /* lookup table buckets (+ overflow) */
 #define PFT_TABLE_OVER 1024
 #define PFT_TOMB 0x8000000000000001ULL /* removed table entry */
 
@@ -238,6 +239,7 @@ struct pft_gen {
 	uint32_t ind_trap_at;	   /* ind_trap's trap, 0: none */
 	uint32_t sys_trap;	   /* the trap before its system call, 0: none */
 	uint32_t sys_trap2;	   /* the one after it, 0: none */
+	uint32_t sigret;	   /* rt_sigreturn's look-up (trace_gen.c), 0: none */
 };
 enum {
 	PFT_GEN_OK = 0,

@@ -116,6 +116,8 @@ struct pft_xblock {
 				 * (one the tracer must see), 0: none */
 	uint32_t sys_trap2; /* and of the int3 after it, 0: none (int 0x80:
 				 * syscall stops instead) */
+	uint32_t sigret;    /* rt_sigreturn looked up in the copy: offset
+				 * of the look-up (trace_gen.c), 0: none */
 	uint8_t masked;	    /* masked AVX-512 FP: no counter, no link out;
 				 * every run ends at a trap of the cache,
 				 * where the tracer counts it (opmasks read) */

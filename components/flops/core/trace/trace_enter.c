@@ -575,6 +575,11 @@ int pft_on_sigtrap(struct pft_tracer *T, struct pft_thr *t)
 	}
 	if (t->mode == PFT_M_CACHE && !t->roll_sig) /* (its own common case) */
 		return pft_cache_sigtrap(T, t, NULL);
+	/* a caught signal injected with a step: the kernel reports the step
+	 * at the handler's first instruction as it sets the handler up,
+	 * before it takes another signal */
+	if (t->to_handler && t->resume == PTRACE_SINGLESTEP && !t->roll_sig)
+		return on_step(T, t);
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si))
 		return 0;
 	if (t->mode == PFT_M_CACHE || t->roll_sig)

@@ -127,6 +127,10 @@ static int near_dead(const struct pft_arena *a, uint64_t pc)
 
 	if ((x = pft_xlate_find(a, pc, &pt)) && x->dead)
 		return 1;
+	/* in rt_sigreturn's look-up (trace_gen.c): it may hold an entry
+	 * read, or have written its copy's address in the frame */
+	if (x && x->sigret && pc >= x->addr + x->sigret)
+		return 1;
 	for (size_t i = 0; i < a->nchunks; i++) /* its traps hold no entry */
 		if (pc >= a->chunks[i]->ibl && pc < a->chunks[i]->ibl_miss)
 			return 1;

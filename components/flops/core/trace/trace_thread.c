@@ -47,10 +47,13 @@ void pft_thread_harvest(struct pft_tracer *T, struct pft_thr *t)
 {
 	if (t->slot >= 0 && t->sp && t->sp->arena) {
 		uint8_t *m = pft_slot_mem(t->sp->arena, t->slot);
-		uint64_t n = 0;
-		if (m) /* system calls it ran from the cache unstopped */
+		uint64_t n = 0, ns = 0;
+		if (m) { /* system calls it ran from the cache unstopped */
 			memcpy(&n, m + PFT_SLOT_NSYS, 8);
-		T->st.syscalls_fast += n;
+			memcpy(&ns, m + PFT_SLOT_NSIGRET, 8);
+		}
+		T->st.syscalls_fast += n + ns;
+		T->st.fast_sigreturns += ns;
 		T->st.cache_runs += pft_harvest(t->sp->arena, t->slot, T->mix, 1);
 		pft_slot_free(t->sp->arena, t->slot);
 	}

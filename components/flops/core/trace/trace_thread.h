@@ -94,6 +94,7 @@ struct pft_thr {
 	int ids_intr;	   /* interrupted to be seen (PTRACE_INTERRUPT) */
 	int status_fd;	   /* its /proc/TID/status, kept open + 1 (0:
 				 * none; trace_signal.c's dispositions) */
+	int stat_fd;	   /* and its /proc/TID/stat, the same */
 	struct pft_thr *next;
 };
 

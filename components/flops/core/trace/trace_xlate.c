@@ -267,6 +267,7 @@ static int generate(struct pft_gen *g, const struct pft_block *b, uint32_t id, s
 	x->mtrap = g->ind_trap_at;
 	x->sys_trap = g->sys_trap;
 	x->sys_trap2 = g->sys_trap2;
+	x->sigret = g->sigret;
 	return 0;
 }
 

@@ -104,6 +104,111 @@ static void emit_exit_jmp(struct emit *e, struct exit_fix *f, int *nf, int k)
 	put32(e, 0);
 }
 
+/* the block is `mov $15, %eax` (or %rax), `syscall`: rt_sigreturn
+ * (glibc's and musl's __restore_rt) */
+static int sets_sigreturn(const struct pft_gen *g)
+{
+	static const uint8_t movq[] = { 0x48, 0xc7, 0xc0, 15, 0, 0, 0 }, movl[] = { 0xb8, 15, 0, 0, 0 };
+	const struct pft_gen_insn *m = g->n >= 2 ? &g->ii[g->n - 2] : NULL;
+
+	return m && ((m->r.len == sizeof movq && !memcmp(m->bytes, movq, sizeof movq)) ||
+		     (m->r.len == sizeof movl && !memcmp(m->bytes, movl, sizeof movl)));
+}
+
+/*
+ * rt_sigreturn straight back into the cache, without a stop: the
+ * address the signal frame returns to (the program's: signals are
+ * delivered at original addresses) is looked up in the chunk's table as
+ * the lookup routine does, and on a hit its copy's address is written in
+ * the frame, which the call consumes (the program never sees it).  A
+ * miss, or EFLAGS.TF set in the frame (the program steps itself: the
+ * stopping path), goes on to the watched call's trap (trace_signal.c's
+ * fast_sigreturn, which enters the target in the table for next time).
+ * Before the look-up (PFT_XP_SYS) only %rcx and %r11 are used, the
+ * flags kept: a fault reading the frame is the program's, at its
+ * `syscall`.  The look-up borrows %rdx (PFT_XP_ROLL: a signal there is
+ * held until the call is made, or the trap reached); %rax stays 15.
+ *
+ *	movzbl FLAGS+1(%rsp), %ecx; lea tf(%rip), %r11
+ *	movzbl (%r11,%rcx), %ecx; jrcxz 1f	TF (bit 8) set?
+ *	jmp 3f
+ *  1:	mov PC(%rsp), %r11			the key
+ *	mov %rdx, %gs:RDX; <the routine's probe of %r11, %rcx the entry>
+ *  2:	mov %gs:RDX, %rdx; jmp 3f		(a miss)
+ *	mov %rcx, PC(%rsp); mov %gs:RDX, %rdx; NSIGRET += 1
+ *	syscall					(a hit)
+ *  tf:	256 bytes, i & 1 (never run)
+ *  3:	the watched call's look-up (its trap)
+ */
+static void emit_sigreturn(struct emit *e, struct pft_gen *g, uint32_t idx)
+{
+	size_t tf_rel, j_fast, j_tf, j_miss, j_hit, probe, j_slow;
+
+	g->sigret = (uint32_t)e->n;
+	put(e, (uint8_t[]){ 0x0f, 0xb6, 0x8c, 0x24 }, 4); /* movzbl FLAGS+1(%rsp),%ecx */
+	put32(e, PFT_SIGFRAME_FLAGS + 1);
+	put(e, (uint8_t[]){ 0x4c, 0x8d, 0x1d }, 3); /* lea tf(%rip),%r11 */
+	tf_rel = e->n;
+	put32(e, 0);
+	put(e, (uint8_t[]){ 0x41, 0x0f, 0xb6, 0x0c, 0x0b }, 5); /* movzbl (%r11,%rcx),%ecx */
+	put(e, (uint8_t[]){ 0xe3, 0x00 }, 2);			/* jrcxz 1f */
+	j_fast = e->n - 1;
+	put8(e, 0xe9); /* jmp 3f */
+	j_tf = e->n;
+	put32(e, 0);
+	e->buf[j_fast] = (uint8_t)(e->n - (j_fast + 1));
+	put(e, (uint8_t[]){ 0x4c, 0x8b, 0x9c, 0x24 }, 4); /* mov PC(%rsp),%r11 */
+	put32(e, PFT_SIGFRAME_PC);
+	point(e, PFT_XP_ROLL, 0);
+	gs_mov(e, 1, RDX, PFT_SLOT_RDX);
+	put(e, (uint8_t[]){ 0xba, 0, 0, 0, 0 }, 5);		      /* mov $0,%edx */
+	put(e, (uint8_t[]){ 0xf2, 0x49, 0x0f, 0x38, 0xf1, 0xd3 }, 6); /* crc32q %r11,%rdx */
+	put(e, (uint8_t[]){ 0x0f, 0xb7, 0xd2 }, 3);		      /* movzwl %dx,%edx */
+	put(e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0x12 }, 4);	      /* lea (%rdx,%rdx),%rdx */
+	gs_mov(e, 0, RCX, PFT_SLOT_TABLE);
+	put(e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0xd1 }, 4); /* lea (%rcx,%rdx,8),%rdx */
+	probe = e->n;
+	put(e, (uint8_t[]){ 0x48, 0x8b, 0x0a }, 3); /* mov (%rdx),%rcx */
+	put(e, (uint8_t[]){ 0xe3, 0x00 }, 2);	    /* jrcxz 2f */
+	j_miss = e->n - 1;
+	put(e, (uint8_t[]){ 0x48, 0xf7, 0xd1 }, 3);		/* not %rcx */
+	put(e, (uint8_t[]){ 0x4a, 0x8d, 0x4c, 0x19, 0x01 }, 5); /* lea 1(%rcx,%r11),%rcx */
+	put(e, (uint8_t[]){ 0xe3, 0x00 }, 2);			/* jrcxz hit */
+	j_hit = e->n - 1;
+	put(e, (uint8_t[]){ 0x48, 0x8d, 0x52, 0x10 }, 4); /* lea 16(%rdx),%rdx */
+	put8(e, 0xeb);					  /* jmp probe */
+	put8(e, (uint8_t)(int8_t)((int64_t)probe - (int64_t)(e->n + 1)));
+	e->buf[j_miss] = (uint8_t)(e->n - (j_miss + 1));
+	gs_mov(e, 0, RDX, PFT_SLOT_RDX);
+	put8(e, 0xe9); /* jmp 3f */
+	j_slow = e->n;
+	put32(e, 0);
+	e->buf[j_hit] = (uint8_t)(e->n - (j_hit + 1));
+	put(e, (uint8_t[]){ 0x48, 0x8b, 0x4a, 0x08 }, 4); /* mov 8(%rdx),%rcx */
+	gs_mov(e, 0, RDX, PFT_SLOT_RDX);
+	point(e, PFT_XP_SYS, idx);			  /* (a fault writing the frame: at the call) */
+	put(e, (uint8_t[]){ 0x48, 0x89, 0x8c, 0x24 }, 4); /* mov %rcx,PC(%rsp) */
+	put32(e, PFT_SIGFRAME_PC);
+	point(e, PFT_XP_ROLL, 0);
+	gs_mov(e, 0, RCX, PFT_SLOT_NSIGRET);
+	put(e, (uint8_t[]){ 0x48, 0x8d, 0x49, 0x01 }, 4); /* lea 1(%rcx),%rcx */
+	gs_mov(e, 1, RCX, PFT_SLOT_NSIGRET);
+	put(e, (uint8_t[]){ 0x0f, 0x05 }, 2); /* syscall: into the copy */
+	point(e, PFT_XP_DATA, 0);
+	if (!e->bad) {
+		int32_t rel = (int32_t)(e->n - (tf_rel + 4));
+		memcpy(e->buf + tf_rel, &rel, 4);
+	}
+	for (int i = 0; i < 256; i++)
+		put8(e, (uint8_t)(i & 1));
+	point(e, PFT_XP_SYS, idx);
+	if (!e->bad) {
+		int32_t rel = (int32_t)(e->n - (j_tf + 4)), rel2 = (int32_t)(e->n - (j_slow + 4));
+		memcpy(e->buf + j_tf, &rel, 4);
+		memcpy(e->buf + j_slow, &rel2, 4);
+	}
+}
+
 /*
  * A block's `syscall` when system calls run from the cache (trace_sys.c):
  *
@@ -134,6 +239,8 @@ static void emit_fast_syscall(struct emit *e, struct pft_gen *g, uint32_t idx, s
 	gs_mov(e, 1, RCX, PFT_SLOT_RCX);
 	gs_mov(e, 1, R11, PFT_SLOT_R11);
 	point(e, PFT_XP_SYS, idx);
+	if (sets_sigreturn(g))
+		emit_sigreturn(e, g, idx);
 	put(e, (uint8_t[]){ 0x0f, 0xb7, 0xc8 }, 3); /* movzwl %ax,%ecx */
 	gs_mov(e, 0, R11, PFT_SLOT_SYSMAP);
 	put(e, (uint8_t[]){ 0x41, 0x0f, 0xb6, 0x0c, 0x0b }, 5); /* movzbl (%r11,%rcx),%ecx */
@@ -422,7 +529,7 @@ static int gen_at(struct pft_gen *g, uint64_t entry, int no_pad)
 	g->len = g->clen = 0;
 	g->pt = NULL;
 	g->npt = 0;
-	g->ovf_stub = g->sys_trap = g->sys_trap2 = g->ind_trap_at = 0;
+	g->ovf_stub = g->sys_trap = g->sys_trap2 = g->ind_trap_at = g->sigret = 0;
 	if (g->no_count && g->ovf_near)
 		emit_near_check(&e, g);
 	if (g->inc_first && !g->no_count) { /* no flag writer in the block: leave the flags alone */

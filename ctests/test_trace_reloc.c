@@ -6,15 +6,21 @@
  * the general registers an instruction uses and whether it stores
  * (pft_reloc_gprs: a one-block loop's count borrows a register its block
  * leaves alone, and none where the block stores).
+ * from both decode paths (a block's decode, and decoding again).  And
+ * the decode's shortcut (pft_arch_decode_ops): operands are decoded only
+ * for the instructions whose operands can write rip or an opmask, as
+ * Zydis's full decode says of every opcode of every map.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdio.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "trace/pft_arch.h"
+#include "trace/x86_64/trace_zydis.h"
 
 struct enc {
 	const char *text;
@@ -102,6 +108,116 @@ static void t_gprs(void **state)
 			fail_msg("%s: registers 0x%x, stores %d; expected 0x%x, %d", u->text, m, st, u->gprs,
 				 u->stores);
 	}
+static ZydisDecoder zd;
+static long n_checked, n_writers;
+
+/* b (16 bytes): Zydis's full decode against pft_arch_decode's */
+static void check_ops(const uint8_t *b)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	struct pft_insn out;
+	struct pft_reloc r;
+	uint8_t kw = 0;
+	int rip = 0;
+
+	if (ZYAN_FAILED(ZydisDecoderDecodeFull(&zd, b, 16, &in, ops)))
+		return;
+	for (unsigned i = 0; i < in.operand_count; i++) {
+		if (ops[i].type != ZYDIS_OPERAND_TYPE_REGISTER || !(ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			continue;
+		if (ops[i].reg.value >= ZYDIS_REGISTER_K0 && ops[i].reg.value <= ZYDIS_REGISTER_K7)
+			kw |= (uint8_t)(1u << (ops[i].reg.value - ZYDIS_REGISTER_K0));
+		rip |= ops[i].reg.value == ZYDIS_REGISTER_RIP;
+	}
+	n_checked++;
+	if ((kw || rip) && !pft_arch_decode_ops(&in))
+		fail_msg("%s (%02x %02x %02x %02x %02x %02x): writes %s, operands not decoded",
+			 ZydisMnemonicGetString(in.mnemonic), b[0], b[1], b[2], b[3], b[4], b[5],
+			 rip ? "rip" : "an opmask");
+	n_writers += kw || rip;
+	assert_int_equal(pft_arch_decode(b, 16, 0x400000, &out, &r), 0);
+	if (out.len != in.length || out.kwrites != kw || (rip && out.term == PFT_T_NONE))
+		fail_msg("%s (%02x %02x %02x %02x %02x %02x): length %u, opmasks written %#x, ends a block %d; "
+			 "Zydis: %u, %#x, writes rip %d",
+			 ZydisMnemonicGetString(in.mnemonic), b[0], b[1], b[2], b[3], b[4], b[5], out.len, out.kwrites,
+			 out.term != PFT_T_NONE, in.length, kw, rip);
+}
+
+/* Every opcode of the legacy maps (with operand-size and repeat
+ * prefixes, REX), of VEX, EVEX and XOP maps 1 to 7 (pp, L, W, vvvv),
+ * under a set of ModRM bytes (each reg field, register and memory
+ * forms), then random bytes. */
+static void t_operands(void **state)
+{
+	static const int pfx[] = { -1, 0x66, 0xf2, 0xf3 }, rex[] = { -1, 0x48, 0x41 };
+	static const uint8_t modrm[] = { 0x00, 0x05, 0x08, 0x10, 0x18, 0x20, 0x28, 0x30, 0x38, 0xc0,
+					 0xc8, 0xd0, 0xd8, 0xe0, 0xe8, 0xf0, 0xf8, 0x44, 0x84, 0xc9 };
+	uint8_t b[16];
+	uint64_t x = 88172645463325252ULL;
+
+	(void)state;
+	ZydisDecoderInit(&zd, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	for (int p = 0; p < 4; p++)
+		for (int q = 0; q < 3; q++)
+			for (int map = 0; map < 4; map++)
+				for (int op = 0; op < 256; op++)
+					for (size_t m = 0; m < sizeof modrm; m++) {
+						int n = 0;
+						if (pfx[p] >= 0)
+							b[n++] = (uint8_t)pfx[p];
+						if (rex[q] >= 0)
+							b[n++] = (uint8_t)rex[q];
+						if (map)
+							b[n++] = 0x0f;
+						if (map == 2 || map == 3)
+							b[n++] = map == 2 ? 0x38 : 0x3a;
+						b[n++] = (uint8_t)op;
+						b[n++] = modrm[m];
+						memset(b + n, 1, sizeof b - (size_t)n);
+						check_ops(b);
+					}
+	for (int map = 1; map <= 7; map++)
+		for (int pp = 0; pp < 4; pp++)
+			for (int l = 0; l < 4; l++)
+				for (int w = 0; w < 2; w++)
+					for (int op = 0; op < 256; op++)
+						for (size_t m = 0; m < sizeof modrm; m++)
+							for (int v = 0; v < 2; v++) {
+								uint8_t vvvv = v ? 0x00 : 0x78;
+								memset(b, 1, sizeof b);
+								b[0] = 0xc4; /* VEX */
+								b[1] = (uint8_t)(0xe0 | map);
+								b[2] = (uint8_t)(w << 7 | vvvv | (l & 1) << 2 | pp);
+								b[3] = (uint8_t)op;
+								b[4] = modrm[m];
+								check_ops(b);
+								b[0] = 0x62; /* EVEX */
+								b[1] = (uint8_t)(0xf0 | map);
+								b[2] = (uint8_t)(w << 7 | vvvv | 0x04 | pp);
+								b[3] = (uint8_t)(l << 5 | 0x08 | v);
+								b[4] = (uint8_t)op;
+								b[5] = modrm[m];
+								check_ops(b);
+								b[0] = 0x8f; /* XOP */
+								b[1] = (uint8_t)(0xe0 | (map + 7));
+								b[2] = (uint8_t)(w << 7 | vvvv | (l & 1) << 2 | pp);
+								b[3] = (uint8_t)op;
+								b[4] = modrm[m];
+								check_ops(b);
+							}
+	for (int i = 0; i < 2000000; i++) {
+		for (size_t j = 0; j < sizeof b; j++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			b[j] = (uint8_t)x;
+		}
+		check_ops(b);
+	}
+	/* the enumeration reached the branches and the opmask writers */
+	if (n_checked < 200000 || n_writers < 10000)
+		fail_msg("%ld instructions decoded, %ld writing rip or an opmask: too few", n_checked, n_writers);
 }
 
 int main(void)
@@ -109,6 +225,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_dead_reg),
 		cmocka_unit_test(t_gprs),
+		cmocka_unit_test(t_operands),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -277,11 +277,32 @@ int pfc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *o
 	return pft_arch_decode(buf, len, addr, out, NULL);
 }
 
+int pft_arch_decode_ops(const ZydisDecodedInstruction *in)
+{
+	switch (in->meta.category) {
+	case ZYDIS_CATEGORY_COND_BR:
+	case ZYDIS_CATEGORY_UNCOND_BR:
+	case ZYDIS_CATEGORY_CALL:
+	case ZYDIS_CATEGORY_RET:
+	case ZYDIS_CATEGORY_SYSCALL:
+	case ZYDIS_CATEGORY_INTERRUPT:
+	case ZYDIS_CATEGORY_SYSRET:
+	case ZYDIS_CATEGORY_KMASK:
+	case ZYDIS_CATEGORY_KNC:
+	case ZYDIS_CATEGORY_KNCMASK:
+		return 1;
+	default:
+		return in->encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX ||
+		       in->encoding == ZYDIS_INSTRUCTION_ENCODING_MVEX || pft_reloc_dead_candidate(in);
+	}
+}
+
 int pft_arch_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *out, struct pft_reloc *r)
 {
 	ZydisDecodedInstruction in;
+	ZydisDecoderContext ctx;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-	int vex;
+	int vex, have_ops;
 
 	if (!decoder_ready) {
 		ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
@@ -289,14 +310,19 @@ int pft_arch_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_in
 	}
 	memset(out, 0, sizeof *out);
 	out->extra = -1;
-	if (ZYAN_FAILED(ZydisDecoderDecodeFull(&decoder, buf, len, &in, ops)))
+	/* the operands only where they say something (a third of Zydis's
+	 * time went to decoding them for every instruction) */
+	if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&decoder, &ctx, buf, len, &in)))
+		return PFLOPS_EINVAL;
+	have_ops = pft_arch_decode_ops(&in);
+	if (have_ops && ZYAN_FAILED(ZydisDecoderDecodeOperands(&decoder, &ctx, &in, ops, ZYDIS_MAX_OPERAND_COUNT)))
 		return PFLOPS_EINVAL;
 	out->len = in.length;
-	if (r && pft_reloc_fill(&in, ops, addr, r))
+	if (r && pft_reloc_fill(&in, have_ops ? ops : NULL, addr, r))
 		r->len = 0; /* no copy can be made of it */
 	vex = in.encoding == ZYDIS_INSTRUCTION_ENCODING_VEX || in.encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX;
 
-	for (unsigned i = 0; i < in.operand_count; i++) {
+	for (unsigned i = 0; have_ops && i < in.operand_count; i++) {
 		if (ops[i].type != ZYDIS_OPERAND_TYPE_REGISTER)
 			continue;
 		if (is_mask_reg(ops[i].reg.value) && (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))

@@ -17,5 +17,10 @@ int pft_reloc_fill(const ZydisDecodedInstruction *in, const ZydisDecodedOperand 
 /* the mnemonics pft_reloc_fill may find a dead_reg in (worth decoding
  * the operands of) */
 int pft_reloc_dead_candidate(const ZydisDecodedInstruction *in);
+/* in's operands say something pft_arch_decode needs: a branch's target,
+ * an opmask it writes (EVEX and the k-register instructions: no other
+ * instruction writes an opmask, nor rip outside the branch categories,
+ * as test_trace_reloc checks against Zydis's full decode), a dead_reg */
+int pft_arch_decode_ops(const ZydisDecodedInstruction *in);
 
 #endif

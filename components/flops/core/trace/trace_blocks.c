@@ -20,12 +20,17 @@
 #define MAX_INSTS 4096 /* longer straight-line code is stepped */
 #define CHUNK 256
 
+/* The block table's bucket of address a: neighbours in neighbouring
+ * buckets (8 bytes a bucket within each MiB, the MiBs scattered), so
+ * that the hint store's blocks, taken in address order, and the targets
+ * of their exits, mostly near, find their buckets in cache: a hash that
+ * scattered every block cost a cache miss per block (7% of a warm numpy
+ * run's hinted translation). */
 static size_t slot(uint64_t a, size_t cap)
 {
-	a ^= a >> 29;
-	a *= 0xbf58476d1ce4e5b9ULL;
-	a ^= a >> 32;
-	return (size_t)a & (cap - 1);
+	uint64_t r = (a >> 20) * 0x9e3779b97f4a7c15ULL;
+
+	return (size_t)((a >> 3) + (r >> 40)) & (cap - 1);
 }
 
 static void block_free(struct pft_block *b)
@@ -333,25 +338,35 @@ static int grow(struct pft_space *sp)
 	return grow_to(sp, sp->blk_cap * 2);
 }
 
-/* The block into sp's pool, its arrays to their size (most blocks have
- * a few instructions and no FP); b itself where the pool has no room. */
-static struct pft_block *to_pool(struct pft_space *sp, struct pft_block *b)
+/* b (decoded into the space's scratch arrays) into sp's pool, its
+ * arrays to their size (most blocks have a few instructions and no
+ * FP); malloc'ed where the pool has no room.  A block malloc'ed, filled
+ * and copied into the pool was a malloc and a free for it and each of
+ * its arrays, per block. */
+static struct pft_block *place(struct pft_space *sp, const struct pft_block *b)
 {
 	struct pft_block *p = pft_pool_alloc(sp, sizeof *p);
-	uint32_t *o = pft_pool_alloc(sp, b->ninsts * sizeof *o);
-	struct pft_fpent *f = pft_pool_alloc(sp, (b->nfp ? b->nfp : 1) * sizeof *f);
+	uint32_t *o = p ? pft_pool_alloc(sp, b->ninsts * sizeof *o) : NULL;
+	struct pft_fpent *f = o ? pft_pool_alloc(sp, (b->nfp ? b->nfp : 1) * sizeof *f) : NULL;
+	int pooled = f != NULL;
 
-	if (!p || !o || !f)
-		return b;
+	if (!pooled) {
+		p = malloc(sizeof *p);
+		o = malloc(b->ninsts * sizeof *o);
+		f = malloc((b->nfp ? b->nfp : 1) * sizeof *f);
+		if (!p || !o || !f) {
+			free(p);
+			free(o);
+			free(f);
+			return NULL;
+		}
+	}
 	*p = *b;
 	memcpy(o, b->offs, b->ninsts * sizeof *o);
 	memcpy(f, b->fp, b->nfp * sizeof *f);
 	p->offs = o;
 	p->fp = f;
-	p->pooled = 1;
-	free(b->offs);
-	free(b->fp);
-	free(b);
+	p->pooled = (uint8_t)pooled;
 	return p;
 }
 
@@ -364,6 +379,9 @@ struct pft_recent {
 	uint32_t len, n; /* bytes, instructions (0: none kept) */
 	uint8_t bytes[MAX_INSTS * PFT_INSN_MAX];
 	struct pft_reloc r[MAX_INSTS];
+	/* the decode's scratch: the block's arrays before place() */
+	uint32_t offs[MAX_INSTS];
+	struct pft_fpent fp[MAX_INSTS];
 };
 
 const struct pft_reloc *pft_block_relocs(const struct pft_space *sp, const struct pft_block *b, const uint8_t *code)
@@ -377,31 +395,25 @@ const struct pft_reloc *pft_block_relocs(const struct pft_space *sp, const struc
 	return rc->r;
 }
 
-/* Decode the block at pc.  Never fails except for memory: unreadable or
+/* Decode the block at pc into b (zeroed; its arrays: the space's
+ * scratch, sp->recent).  Never fails except for memory: unreadable or
  * undecodable bytes give a one-instruction block that is single-stepped
  * (the program will fault there, as it would untraced). */
-static struct pft_block *decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step)
+static int decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, struct pft_block *b)
 {
-	struct pft_block *b = calloc(1, sizeof *b);
 	uint8_t buf[CHUNK];
 	size_t have = 0, pos = 0; /* buf holds [pc+base, pc+base+have) */
 	uint64_t base = 0, off = 0;
-	size_t cap_i = 16, cap_f = 4;
 	uint8_t kw = 0, ku = 0;
 	struct pft_recent *rc;
 
-	if (!b)
-		return NULL;
-	if (!sp->recent)
-		sp->recent = malloc(sizeof *sp->recent); /* NULL: none kept */
+	if (!sp->recent && !(sp->recent = malloc(sizeof *sp->recent)))
+		return PFLOPS_ENOMEM;
 	rc = sp->recent;
-	if (rc)
-		rc->n = 0;
+	rc->n = 0;
 	b->start = pc;
-	b->offs = malloc(cap_i * sizeof *b->offs);
-	b->fp = malloc(cap_f * sizeof *b->fp);
-	if (!b->offs || !b->fp)
-		goto oom;
+	b->offs = rc->offs;
+	b->fp = rc->fp;
 
 	for (;;) {
 		struct pft_insn in;
@@ -413,26 +425,11 @@ static struct pft_block *decode(struct pft_space *sp, pid_t tid, uint64_t pc, in
 			pos = 0;
 			have += pft_mem_read(sp, tid, pc + base + have, buf + have, CHUNK - have);
 		}
-		if (have == pos || pft_arch_decode(buf + pos, have - pos, pc + off, &in, rc ? &rc->r[b->ninsts] : NULL))
+		if (have == pos || pft_arch_decode(buf + pos, have - pos, pc + off, &in, &rc->r[b->ninsts]))
 			break;
-		if (rc)
-			memcpy(rc->bytes + off, buf + pos, in.len);
-		if (b->ninsts == cap_i) {
-			uint32_t *n = realloc(b->offs, 2 * cap_i * sizeof *n);
-			if (!n)
-				goto oom;
-			b->offs = n;
-			cap_i *= 2;
-		}
+		memcpy(rc->bytes + off, buf + pos, in.len);
 		b->offs[b->ninsts++] = (uint32_t)off;
 		if (in.fp) {
-			if (b->nfp == cap_f) {
-				struct pft_fpent *n = realloc(b->fp, 2 * cap_f * sizeof *n);
-				if (!n)
-					goto oom;
-				b->fp = n;
-				cap_f *= 2;
-			}
 			b->fp[b->nfp++] = (struct pft_fpent){ .idx = b->ninsts - 1,
 							      .prec = in.prec,
 							      .width = in.width,
@@ -462,18 +459,16 @@ static struct pft_block *decode(struct pft_space *sp, pid_t tid, uint64_t pc, in
 	}
 
 	b->end = pc + off;
-	if (rc) {
-		rc->start = pc;
-		rc->len = (uint32_t)off;
-		rc->n = b->ninsts;
-	}
+	rc->start = pc;
+	rc->len = (uint32_t)off;
+	rc->n = b->ninsts;
 	if (b->ninsts == 0) { /* nothing decodable at pc */
 		b->ninsts = 1;
 		b->offs[0] = 0;
 		b->last = pc;
 		b->end = pc + 1;
 		b->mode = PFT_BLK_STEP;
-		return b;
+		return 0;
 	}
 	if (pft_branch_emulable(b->term.term))
 		b->mode = PFT_BLK_BP;
@@ -485,10 +480,7 @@ static struct pft_block *decode(struct pft_space *sp, pid_t tid, uint64_t pc, in
 	 * masked instruction than at the block's end, where we read it. */
 	if ((kw & ku) || (force_step && b->mode == PFT_BLK_BP))
 		b->mode = PFT_BLK_STEP;
-	return b;
-oom:
-	block_free(b);
-	return NULL;
+	return 0;
 }
 
 struct pft_block *pft_block_find(const struct pft_space *sp, uint64_t pc)
@@ -507,10 +499,11 @@ struct pft_block *pft_block_get(struct pft_space *sp, pid_t tid, uint64_t pc, in
 	for (b = sp->blk_tab[s]; b; b = b->next)
 		if (b->start == pc)
 			return b;
-	b = decode(sp, tid, pc, force_step);
-	if (!b)
-		return NULL;
-	b = to_pool(sp, b);
+	{
+		struct pft_block d = { 0 };
+		if (decode(sp, tid, pc, force_step, &d) || !(b = place(sp, &d)))
+			return NULL;
+	}
 	if (sp->region)
 		b->region_entry = (uint8_t)pft_region_is_entry(sp->region, sp->pid, pc);
 	if (sp->prof && pft_prof_block(sp, tid, b)) {

@@ -7,9 +7,11 @@
  * (pft_reloc_gprs: a one-block loop's count borrows a register its block
  * leaves alone, and none where the block stores).
  * from both decode paths (a block's decode, and decoding again).  And
- * the decode's shortcut (pft_arch_decode_ops): operands are decoded only
- * for the instructions whose operands can write rip or an opmask, as
- * Zydis's full decode says of every opcode of every map.
+ * the decode's shortcuts: operands are decoded only for the
+ * instructions whose operands can write rip or an opmask, as Zydis's
+ * full decode says of every opcode of every map (pft_arch_decode_ops),
+ * and the common integer forms decoded without Zydis give what Zydis
+ * gives (pft_arch_decode_fast).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -136,7 +138,7 @@ static void check_ops(const uint8_t *b)
 			 ZydisMnemonicGetString(in.mnemonic), b[0], b[1], b[2], b[3], b[4], b[5],
 			 rip ? "rip" : "an opmask");
 	n_writers += kw || rip;
-	assert_int_equal(pft_arch_decode(b, 16, 0x400000, &out, &r), 0);
+	assert_int_equal(pft_arch_decode_zydis(b, 16, 0x400000, &out, &r), 0);
 	if (out.len != in.length || out.kwrites != kw || (rip && out.term == PFT_T_NONE))
 		fail_msg("%s (%02x %02x %02x %02x %02x %02x): length %u, opmasks written %#x, ends a block %d; "
 			 "Zydis: %u, %#x, writes rip %d",
@@ -220,12 +222,89 @@ static void t_operands(void **state)
 		fail_msg("%ld instructions decoded, %ld writing rip or an opmask: too few", n_checked, n_writers);
 }
 
+static long n_fast;
+
+/* b (16 bytes) decoded without Zydis, where it is: as with Zydis */
+static void check_fast(const uint8_t *b)
+{
+	struct pft_insn f, z;
+	struct pft_reloc rf, rz, rd;
+
+	memset(&f, 0x55, sizeof f);
+	memset(&rf, 0x55, sizeof rf);
+	if (pft_arch_decode_fast(b, 16, 0x7f0000001000ULL, &f, &rf))
+		return;
+	n_fast++;
+	if (pft_arch_decode_zydis(b, 16, 0x7f0000001000ULL, &z, &rz))
+		fail_msg("%02x %02x %02x %02x %02x %02x: decoded without Zydis, not with it", b[0], b[1], b[2], b[3],
+			 b[4], b[5]);
+	if (memcmp(&f, &z, sizeof f) || memcmp(&rf, &rz, sizeof rf))
+		fail_msg("%02x %02x %02x %02x %02x %02x: without Zydis length %u term %u target %#llx, flags %u/%u, "
+			 "dead %u, rip %u+%u; with: %u %u %#llx, %u/%u, %u, %u+%u",
+			 b[0], b[1], b[2], b[3], b[4], b[5], f.len, f.term, (unsigned long long)f.target,
+			 rf.kills_flags, rf.kills_cf, rf.dead_reg, rf.rip_rel, rf.disp_off, z.len, z.term,
+			 (unsigned long long)z.target, rz.kills_flags, rz.kills_cf, rz.dead_reg, rz.rip_rel,
+			 rz.disp_off);
+	/* and decoding again for a translation (trace_xlate.c) */
+	if (pft_reloc_decode(b, 16, 0x7f0000001000ULL, &rd) || memcmp(&rd, &rz, sizeof rd))
+		fail_msg("%02x %02x %02x %02x %02x %02x: pft_reloc_decode differs", b[0], b[1], b[2], b[3], b[4], b[5]);
+	/* a buffer cut short is not read past */
+	for (size_t n = 1; n < f.len; n++)
+		if (!pft_arch_decode_fast(b, n, 0x7f0000001000ULL, &f, NULL))
+			fail_msg("%02x %02x %02x: decoded from %zu of its %u bytes", b[0], b[1], b[2], n, z.len);
+}
+
+/* Every opcode of the one- and two-byte maps under every ModRM byte,
+ * SIB bytes of each kind, with and without each REX prefix, trailing
+ * bytes of both signs; then random bytes. */
+static void t_fast(void **state)
+{
+	static const uint8_t sib[] = { 0x00, 0x24, 0x25, 0x65, 0xe5, 0x8d, 0x3c };
+	uint8_t b[16];
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+
+	(void)state;
+	for (int q = -1; q < 16; q++)
+		for (int map = 0; map < 2; map++)
+			for (int op = 0; op < 256; op++)
+				for (int m = 0; m < 256; m++)
+					for (size_t k = 0; k < sizeof sib; k++) {
+						int n = 0;
+						if (q >= 0)
+							b[n++] = (uint8_t)(0x40 | q);
+						if (map)
+							b[n++] = 0x0f;
+						b[n++] = (uint8_t)op;
+						b[n++] = (uint8_t)m;
+						b[n++] = sib[k];
+						for (; n < 16; n++)
+							b[n] = (uint8_t)(k & 1 ? 0x80 + n : n);
+						check_fast(b);
+						if (n_fast == 0 && op > 0x10)
+							fail_msg("nothing decoded without Zydis");
+					}
+	for (int i = 0; i < 2000000; i++) {
+		for (size_t j = 0; j < sizeof b; j++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			b[j] = (uint8_t)x;
+		}
+		if (i & 1)
+			b[0] = (uint8_t)(0x40 | (b[0] & 15));
+		check_fast(b);
+	}
+	if (n_fast < 1000000)
+		fail_msg("%ld instructions decoded without Zydis: too few", n_fast);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_dead_reg),
 		cmocka_unit_test(t_gprs),
 		cmocka_unit_test(t_operands),
+		cmocka_unit_test(t_fast),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -299,6 +299,13 @@ int pft_arch_decode_ops(const ZydisDecodedInstruction *in)
 
 int pft_arch_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *out, struct pft_reloc *r)
 {
+	if (!pft_arch_decode_fast(buf, len, addr, out, r))
+		return 0;
+	return pft_arch_decode_zydis(buf, len, addr, out, r);
+}
+
+int pft_arch_decode_zydis(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *out, struct pft_reloc *r)
+{
 	ZydisDecodedInstruction in;
 	ZydisDecoderContext ctx;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];

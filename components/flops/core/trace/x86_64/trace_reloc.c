@@ -184,8 +184,11 @@ int pft_reloc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_r
 	ZydisDecodedInstruction in;
 	ZydisDecoderContext ctx;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	struct pft_insn fast;
 	int have_ops;
 
+	if (!pft_arch_decode_fast(buf, len, addr, &fast, r))
+		return 0;
 	if (!dec_ready) {
 		ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 		dec_ready = 1;

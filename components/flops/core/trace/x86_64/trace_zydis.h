@@ -22,5 +22,9 @@ int pft_reloc_dead_candidate(const ZydisDecodedInstruction *in);
  * instruction writes an opmask, nor rip outside the branch categories,
  * as test_trace_reloc checks against Zydis's full decode), a dead_reg */
 int pft_arch_decode_ops(const ZydisDecodedInstruction *in);
+/* pft_arch_decode's two ways: the common integer forms without Zydis
+ * (trace_fastdec.c; -1: not one of them, nothing written), and Zydis */
+int pft_arch_decode_fast(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *out, struct pft_reloc *r);
+int pft_arch_decode_zydis(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *out, struct pft_reloc *r);
 
 #endif

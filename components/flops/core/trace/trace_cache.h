@@ -142,6 +142,10 @@ struct pft_xblock {
  * the rest wait.  Each such link saves the stop at that exit's first
  * run.  Adds the links made to *links. */
 void pft_link_new(struct pft_space *sp, struct pft_xblock *x, uint64_t *links);
+/* the memory pft_link_new (and, with table, pft_table_insert) will read
+ * for a copy of the block at start, asked for ahead: translations in a
+ * row (the hint store's) each missed the cache there */
+void pft_link_prefetch(const struct pft_arena *a, uint64_t start, int table);
 void pft_pend_free(struct pft_arena *a);
 
 /* Why blk cannot go to the cache, or PFT_NC_NONE. */

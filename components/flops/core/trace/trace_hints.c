@@ -492,10 +492,21 @@ static struct hmap *hmap_add(struct pft_hspace *hs, const struct pft_map *m)
 }
 
 /* translate the hinted blocks of h's mapping now */
+/* how far ahead apply asks for the memory an entry's translation reads */
+#define PREFETCH 8
+
+/* a block for the lookup table: what the insert needs, kept so that
+ * the inserts, in heat order, do not read each block's records again
+ * (a cache miss each) */
+struct hind {
+	uint64_t start, addr;
+	const struct pft_xblock *x;
+};
+
 static void apply(struct pft_tracer *T, struct pft_thr *t, const struct hmap *h, const uint64_t *ent, size_t n)
 {
 	struct pft_space *sp = t->sp;
-	struct pft_block **ind = malloc(n * sizeof *ind);
+	struct hind *ind = malloc(n * sizeof *ind);
 	uint8_t *heat = malloc(n);
 	size_t nind = 0, at[129] = { 0 };
 
@@ -513,6 +524,10 @@ static void apply(struct pft_tracer *T, struct pft_thr *t, const struct hmap *h,
 			continue;
 		if (!sp->arena || pft_ids_used(sp->arena) >= HINT_IDS(sp->arena))
 			break;
+		if (i >= PREFETCH) {
+			uint64_t o = PFT_HINT_OFF(ent[i - PREFETCH]);
+			pft_link_prefetch(sp->arena, h->lo + (o - h->off), 0);
+		}
 		addr = h->lo + (off - h->off);
 		d = pft_block_get(sp, t->tid, addr, 0, &T->st.blocks_decoded);
 		if (!d)
@@ -527,7 +542,7 @@ static void apply(struct pft_tracer *T, struct pft_thr *t, const struct hmap *h,
 			T->st.hint_blocks++;
 		}
 		if ((ent[i] & PFT_HINT_IND) && ind && heat) {
-			ind[nind] = d;
+			ind[nind] = (struct hind){ addr, d->x->addr, d->x };
 			heat[nind++] = (uint8_t)PFT_HINT_HEAT(ent[i]);
 		} else if ((ent[i] & PFT_HINT_IND) && !d->x->dead)
 			pft_table_insert(sp->arena, addr, d->x->addr);
@@ -543,13 +558,17 @@ static void apply(struct pft_tracer *T, struct pft_thr *t, const struct hmap *h,
 		sum += c;
 	}
 	if (nind) {
-		struct pft_block **o = malloc(nind * sizeof *o);
+		struct hind *o = malloc(nind * sizeof *o), *v;
 		for (size_t i = 0; o && i < nind; i++)
 			o[at[128 - heat[i]]++] = ind[i];
+		v = o ? o : ind;
 		for (size_t i = 0; i < nind; i++) {
-			struct pft_block *d = o ? o[i] : ind[i];
-			if (d->x && !d->x->dead)
-				pft_table_insert(sp->arena, d->start, d->x->addr);
+			if (i + PREFETCH < nind) {
+				pft_link_prefetch(sp->arena, v[i + PREFETCH].start, 1);
+				__builtin_prefetch(&v[i + PREFETCH].x->dead);
+			}
+			if (!v[i].x->dead)
+				pft_table_insert(sp->arena, v[i].start, v[i].addr);
 		}
 		free(o);
 	}

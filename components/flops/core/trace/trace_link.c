@@ -236,6 +236,14 @@ static uint32_t pend_take(struct pft_arena *a, uint64_t target)
 	return head;
 }
 
+void pft_link_prefetch(const struct pft_arena *a, uint64_t start, int table)
+{
+	if (a->pend_cap)
+		__builtin_prefetch(&a->pend[pend_slot(start, a->pend_cap)]);
+	if (table)
+		__builtin_prefetch((const uint64_t *)a->table_mem + 2 * (pft_table_hash(start) & (PFT_TABLE_N - 1)), 1);
+}
+
 void pft_link_new(struct pft_space *sp, struct pft_xblock *x, uint64_t *links)
 {
 	struct pft_arena *a = sp->arena;

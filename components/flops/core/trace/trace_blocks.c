@@ -155,12 +155,14 @@ int pft_pool_share(struct pft_space *sp, const struct pft_space *parent)
 
 void pft_block_free_all(struct pft_space *sp)
 {
-	for (size_t i = 0; sp->blk_tab && i < sp->blk_cap; i++)
+	/* a walk of every block (a cache miss each) only where one holds
+	 * malloc'ed memory: pooled blocks and copies go with the pool */
+	for (size_t i = 0; sp->blk_heap && sp->blk_tab && i < sp->blk_cap; i++)
 		for (struct pft_block *b = sp->blk_tab[i], *n; b; b = n) {
 			n = b->next;
 			block_free(b);
 		}
-	for (size_t i = 0; i < sp->ndead; i++)
+	for (size_t i = 0; sp->blk_heap && i < sp->ndead; i++)
 		block_free(sp->dead[i]);
 	free(sp->dead);
 	free(sp->pages);
@@ -371,6 +373,7 @@ static struct pft_block *place(struct pft_space *sp, const struct pft_block *b)
 	int pooled = f != NULL;
 
 	if (!pooled) {
+		sp->blk_heap = 1;
 		p = malloc(sizeof *p);
 		o = malloc(b->ninsts * sizeof *o);
 		f = malloc((b->nfp ? b->nfp : 1) * sizeof *f);
@@ -620,6 +623,8 @@ struct pft_block *pft_block_fork(struct pft_space *sp, const struct pft_block *b
 	c->acc = b->acc ? calloc(2 + 2 * (size_t)b->nfp, sizeof *c->acc) : NULL;
 	if (b->acc && !c->acc)
 		return NULL;
+	if (c->acc)
+		sp->blk_heap = 1;
 	if (!b->pooled) { /* the parent frees these: copies */
 		c->offs = pft_pool_alloc(sp, b->ninsts * sizeof *c->offs);
 		c->fp = pft_pool_alloc(sp, (b->nfp ? b->nfp : 1) * sizeof *c->fp);

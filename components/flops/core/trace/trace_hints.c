@@ -685,6 +685,13 @@ void pft_hints_save(struct pft_tracer *T, struct pft_space *sp)
 		const struct hmap *h;
 		uint64_t e;
 
+		/* ahead: the block (a cache miss each), then its copy */
+		if (id + 2 * PREFETCH < a->nids && a->ids[id + 2 * PREFETCH]) {
+			__builtin_prefetch(a->ids[id + 2 * PREFETCH]);
+			__builtin_prefetch(&a->ids[id + 2 * PREFETCH]->x);
+		}
+		if (id + PREFETCH < a->nids && a->ids[id + PREFETCH] && a->ids[id + PREFETCH]->x)
+			__builtin_prefetch(&a->ids[id + PREFETCH]->x->dead);
 		if (!b || !b->execs || b->dead || !b->x || b->x->dead)
 			continue;
 		while (lo < hi) { /* the last mapping starting at or below */

@@ -103,6 +103,7 @@ int pft_prof_block(struct pft_space *sp, pid_t tid, struct pft_block *b)
 	b->acc = calloc(2 + 2 * (size_t)b->nfp, sizeof *b->acc);
 	if (!b->acc)
 		return PFLOPS_ENOMEM;
+	sp->blk_heap = 1;
 	/* the thread's own view: a leader that has exited has no maps */
 	m = pft_maps_find(&sp->maps, tid, b->start);
 	if (!m)

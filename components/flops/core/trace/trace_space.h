@@ -67,6 +67,9 @@ struct pft_space {
 				* share (a forked child) */
 	size_t npool_held;
 	struct pft_recent *recent; /* the block decoded last (trace_blocks.c) */
+	int blk_heap;		   /* a block holds malloc'ed memory (its
+				    * per-block counts, overflow weights, a
+				    * record off the pool): freed one by one */
 	struct pft_rdpage *rd;	   /* pages read during this event (trace_mem.c) */
 	unsigned rd_next;
 	int wp_shared;	/* code was decoded on shared memory */

@@ -356,6 +356,8 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	g.base = ch->addr + ch->used;
 	g.cold_top = ch->addr + ch->cold;
 	why = generate(&g, b, x->id, x, pft_ovf_on(T) && pft_ovf_block(T, b), T->sysfast);
+	if (b->ovf_w) /* (malloc'ed by pft_ovf_block) */
+		sp->blk_heap = 1;
 	if (why || g.lead + g.len + g.clen > ch->cold - ch->used) {
 		b->nocache = why ? why : PFT_NC_FULL;
 		goto out;
@@ -374,6 +376,7 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 		x->pt = pt;
 		x->pooled = 1;
 	} else if ((px = malloc(sizeof *px))) {
+		sp->blk_heap = 1;
 		x->pt = g.pt;
 		g.pt = NULL;
 	} else {

@@ -110,6 +110,16 @@ static void t_gprs(void **state)
 			fail_msg("%s: registers 0x%x, stores %d; expected 0x%x, %d", u->text, m, st, u->gprs,
 				 u->stores);
 	}
+static void random_bytes(uint8_t *b, size_t n, uint64_t *x)
+{
+	for (size_t j = 0; j < n; j++) {
+		*x ^= *x << 13;
+		*x ^= *x >> 7;
+		*x ^= *x << 17;
+		b[j] = (uint8_t)*x;
+	}
+}
+
 static ZydisDecoder zd;
 static long n_checked, n_writers;
 
@@ -209,12 +219,7 @@ static void t_operands(void **state)
 								check_ops(b);
 							}
 	for (int i = 0; i < 2000000; i++) {
-		for (size_t j = 0; j < sizeof b; j++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			b[j] = (uint8_t)x;
-		}
+		random_bytes(b, sizeof b, &x);
 		check_ops(b);
 	}
 	/* the enumeration reached the branches and the opmask writers */
@@ -284,12 +289,7 @@ static void t_fast(void **state)
 							fail_msg("nothing decoded without Zydis");
 					}
 	for (int i = 0; i < 2000000; i++) {
-		for (size_t j = 0; j < sizeof b; j++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			b[j] = (uint8_t)x;
-		}
+		random_bytes(b, sizeof b, &x);
 		if (i & 1)
 			b[0] = (uint8_t)(0x40 | (b[0] & 15));
 		check_fast(b);

@@ -277,9 +277,10 @@ int pfc_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *o
 	return pft_arch_decode(buf, len, addr, out, NULL);
 }
 
-int pft_arch_decode_ops(const ZydisDecodedInstruction *in)
+/* the categories classify_branch sorts (all that write rip) */
+static int branch_category(int c)
 {
-	switch (in->meta.category) {
+	switch (c) {
 	case ZYDIS_CATEGORY_COND_BR:
 	case ZYDIS_CATEGORY_UNCOND_BR:
 	case ZYDIS_CATEGORY_CALL:
@@ -287,14 +288,19 @@ int pft_arch_decode_ops(const ZydisDecodedInstruction *in)
 	case ZYDIS_CATEGORY_SYSCALL:
 	case ZYDIS_CATEGORY_INTERRUPT:
 	case ZYDIS_CATEGORY_SYSRET:
-	case ZYDIS_CATEGORY_KMASK:
-	case ZYDIS_CATEGORY_KNC:
-	case ZYDIS_CATEGORY_KNCMASK:
 		return 1;
 	default:
-		return in->encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX ||
-		       in->encoding == ZYDIS_INSTRUCTION_ENCODING_MVEX || pft_reloc_dead_candidate(in);
+		return 0;
 	}
+}
+
+int pft_arch_decode_ops(const ZydisDecodedInstruction *in)
+{
+	int c = in->meta.category;
+
+	return branch_category(c) || c == ZYDIS_CATEGORY_KMASK || c == ZYDIS_CATEGORY_KNC ||
+	       c == ZYDIS_CATEGORY_KNCMASK || in->encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX ||
+	       in->encoding == ZYDIS_INSTRUCTION_ENCODING_MVEX || pft_reloc_dead_candidate(in);
 }
 
 int pft_arch_decode(const uint8_t *buf, size_t len, uint64_t addr, struct pft_insn *out, struct pft_reloc *r)
@@ -338,19 +344,10 @@ int pft_arch_decode_zydis(const uint8_t *buf, size_t len, uint64_t addr, struct 
 		    out->term == PFT_T_NONE)
 			out->term = PFT_T_OTHER;
 	}
-	switch (in.meta.category) {
-	case ZYDIS_CATEGORY_COND_BR:
-	case ZYDIS_CATEGORY_UNCOND_BR:
-	case ZYDIS_CATEGORY_CALL:
-	case ZYDIS_CATEGORY_RET:
-	case ZYDIS_CATEGORY_SYSCALL:
-	case ZYDIS_CATEGORY_INTERRUPT:
-	case ZYDIS_CATEGORY_SYSRET:
+	if (branch_category(in.meta.category)) {
 		out->term = PFT_T_NONE;
 		classify_branch(&in, ops, addr, out);
 		return 0;
-	default:
-		break;
 	}
 	/* ud2, hlt, int3 padding: decoding past them runs into data */
 	switch (in.mnemonic) {

@@ -34,8 +34,9 @@ void pft_pub_release(struct pfc_pub_thr *r, const struct pflops_mix *add);
 #define PFT_OVF_GUARD 1024 /* at most this weight before the check */
 int pft_ovf_on(const struct pft_tracer *T);
 void pft_ovf_thread(struct pft_tracer *T, struct pft_thr *t);
-/* weights of b's FP entries (computed once); its full-run sum */
-uint64_t pft_ovf_block(struct pft_tracer *T, struct pft_block *b);
+/* weights of b's FP entries (computed once: malloc'ed, so sp, b's
+ * space, frees its blocks one by one); its full-run sum */
+uint64_t pft_ovf_block(struct pft_tracer *T, struct pft_space *sp, struct pft_block *b);
 /* instructions [lo, hi) of b ran (opmasks k or NULL) */
 void pft_ovf_count(struct pft_tracer *T, struct pft_thr *t, const struct pft_block *b, uint32_t lo, uint32_t hi,
 		   const uint64_t *k);

@@ -64,13 +64,14 @@ static uint64_t weight(const struct pft_tracer *T, const struct pft_fpent *e, un
 	return T->o->overflow_weight(T->o->overflow_arg, &in, active);
 }
 
-uint64_t pft_ovf_block(struct pft_tracer *T, struct pft_block *b)
+uint64_t pft_ovf_block(struct pft_tracer *T, struct pft_space *sp, struct pft_block *b)
 {
 	if (b->ovf_w || !b->nfp)
 		return b->ovf_sum;
 	b->ovf_w = malloc(b->nfp * sizeof *b->ovf_w);
 	if (!b->ovf_w) /* not cacheable (NC_OVF), counted on stops */
 		return b->ovf_sum = UINT64_MAX;
+	sp->blk_heap = 1;
 	b->ovf_sum = 0;
 	for (uint32_t i = 0; i < b->nfp; i++) {
 		b->ovf_w[i] = weight(T, &b->fp[i], b->fp[i].lanes);
@@ -165,7 +166,7 @@ int pft_ovf_near(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 
 	if (!pft_ovf_on(T) || !t->ovf_period || !pft_counting(T, t))
 		return 0;
-	if (!b->nfp || !pft_ovf_block(T, b)) {
+	if (!b->nfp || !pft_ovf_block(T, t->sp, b)) {
 		if (t->ovf_idle < PFT_OVF_IDLE_LONG)
 			t->ovf_idle++;
 		return 0;
@@ -177,7 +178,7 @@ int pft_ovf_near(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 		for (uint32_t i = 0; i < b->nfp; i++)
 			w += run_weight(T, b, i, km);
 	} else {
-		w = pft_ovf_block(T, b);
+		w = pft_ovf_block(T, t->sp, b);
 	}
 	return (int64_t)w >= t->ovf_rem;
 }

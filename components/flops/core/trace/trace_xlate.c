@@ -355,9 +355,7 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	x->id = (uint32_t)id;
 	g.base = ch->addr + ch->used;
 	g.cold_top = ch->addr + ch->cold;
-	why = generate(&g, b, x->id, x, pft_ovf_on(T) && pft_ovf_block(T, b), T->sysfast);
-	if (b->ovf_w) /* (malloc'ed by pft_ovf_block) */
-		sp->blk_heap = 1;
+	why = generate(&g, b, x->id, x, pft_ovf_on(T) && pft_ovf_block(T, sp, b), T->sysfast);
 	if (why || g.lead + g.len + g.clen > ch->cold - ch->used) {
 		b->nocache = why ? why : PFT_NC_FULL;
 		goto out;

@@ -328,8 +328,13 @@ int pft_arch_decode_zydis(const uint8_t *buf, size_t len, uint64_t addr, struct 
 	if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&decoder, &ctx, buf, len, &in)))
 		return PFLOPS_EINVAL;
 	have_ops = pft_arch_decode_ops(&in);
-	if (have_ops && ZYAN_FAILED(ZydisDecoderDecodeOperands(&decoder, &ctx, &in, ops, ZYDIS_MAX_OPERAND_COUNT)))
-		return PFLOPS_EINVAL;
+	if (have_ops) {
+		/* zeros where it writes nothing, as ZydisDecoderDecodeFull
+		 * leaves them (classify_branch reads the first operand) */
+		memset(ops, 0, sizeof ops);
+		if (ZYAN_FAILED(ZydisDecoderDecodeOperands(&decoder, &ctx, &in, ops, ZYDIS_MAX_OPERAND_COUNT)))
+			return PFLOPS_EINVAL;
+	}
 	out->len = in.length;
 	if (r && pft_reloc_fill(&in, have_ops ? ops : NULL, addr, r))
 		r->len = 0; /* no copy can be made of it */

@@ -5,9 +5,8 @@
  * from both decode paths (a block's decode, and decoding again); and
  * the general registers an instruction uses and whether it stores
  * (pft_reloc_gprs: a one-block loop's count borrows a register its block
- * leaves alone, and none where the block stores).
- * from both decode paths (a block's decode, and decoding again).  And
- * the decode's shortcuts: operands are decoded only for the
+ * leaves alone, and none where the block stores).  And the decode's
+ * shortcuts: operands are decoded only for the
  * instructions whose operands can write rip or an opmask, as Zydis's
  * full decode says of every opcode of every map (pft_arch_decode_ops),
  * and the common integer forms decoded without Zydis give what Zydis
@@ -111,6 +110,8 @@ static void t_gprs(void **state)
 			fail_msg("%s: registers 0x%x, stores %d; expected 0x%x, %d", u->text, m, st, u->gprs,
 				 u->stores);
 	}
+}
+
 static void random_bytes(uint8_t *b, size_t n, uint64_t *x)
 {
 	for (size_t j = 0; j < n; j++) {

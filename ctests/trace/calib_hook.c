@@ -71,6 +71,8 @@ int main(int argc, char **argv)
 		if (ph[i].p_type != PT_LOAD)
 			continue;
 		skip = ph[i].p_vaddr & (pg - 1);
+		if (ph[i].p_filesz == 0) /* all .bss: the span's pages (unused here) */
+			continue;
 		if (mmap(base + ph[i].p_vaddr - skip, ph[i].p_filesz + skip, prot_of(ph[i].p_flags),
 			 MAP_PRIVATE | MAP_FIXED, fd, (off_t)(ph[i].p_offset - skip)) == MAP_FAILED) {
 			perror("mmap");

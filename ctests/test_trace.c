@@ -641,6 +641,27 @@ static void test_region_exits(void **state)
 	assert_true(st.region_busy_flops <= sum - 16 * N);
 }
 
+/* Windows that open while other threads reach F's int3: 4 threads meet
+ * at a barrier and call tkern(100) at once, 400 rounds.  A thread
+ * interrupted to join a window just after it ran the int3 has its
+ * SIGTRAP still queued; it used to be moved from that stop to a block
+ * decoded one byte into tkern, and then die of the SIGTRAP (exit 133,
+ * most runs of this program). */
+static void test_region_storm(void **state)
+{
+	struct pflops_mix m;
+	struct pft_stats st;
+	struct pflops_trace_opts o = { .region = "tkern" };
+	int status;
+
+	(void)state;
+	status = trace(&m, &o, &st, prog("calib_regionx"), "storm", "4", "400", "100", NULL);
+	assert_int_equal(status, 0);
+	assert_int_equal(st.region_calls, 1600);
+	assert_int_equal(m.insts[DP][Y][ADD], 160000);
+	assert_int_equal(total(m.insts), 160000);
+}
+
 /* Threads made before the call do its work (issue 19 item 1): two
  * pthread workers waiting on a condition variable run both calls of
  * pool_kernel(N), 2 FLOPs per element: 4N in all, 2N each, none by the
@@ -1058,6 +1079,7 @@ int main(void)
 		cmocka_unit_test(test_region),
 		cmocka_unit_test(test_region_native),
 		cmocka_unit_test(test_region_exits),
+		cmocka_unit_test(test_region_storm),
 		cmocka_unit_test(test_gap_near),
 		cmocka_unit_test(test_engines_agree),
 		cmocka_unit_test(test_cache_stats),

@@ -13,6 +13,10 @@
  *                               outside(N).  Region tkern: T calls, TN.
  *   calib_regionx long N        outside(N) around one short call of
  *                               tkern(100): the native part dominates.
+ *   calib_regionx storm T K N   K rounds: T threads meet at a barrier and
+ *                               call tkern(N) at once, then meet again: a
+ *                               window opens while the others reach
+ *                               tkern's int3.  Region tkern: TK calls, TKN.
  *
  * outside(n) is n vdivpd xmm, never inside a region.
  */
@@ -22,7 +26,8 @@
 #include <string.h>
 
 static jmp_buf jb;
-static long n_iter;
+static long n_iter, n_calls = 1;
+static pthread_barrier_t bar;
 
 __attribute__((noinline)) static void outside(long n)
 {
@@ -56,6 +61,14 @@ __attribute__((noinline)) void tkern(long n)
 static void *worker(void *arg)
 {
 	(void)arg;
+	if (arg) { /* storm */
+		for (long k = 0; k < n_calls; k++) {
+			pthread_barrier_wait(&bar);
+			tkern(n_iter);
+			pthread_barrier_wait(&bar);
+		}
+		return NULL;
+	}
 	outside(n_iter);
 	tkern(n_iter);
 	outside(n_iter);
@@ -84,16 +97,22 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	if (!strcmp(argv[1], "threads") && argc > 3) {
+	if ((!strcmp(argv[1], "threads") && argc > 3) || (!strcmp(argv[1], "storm") && argc > 4)) {
 		int nt = atoi(argv[2]);
 		pthread_t th[64];
-		n_iter = atol(argv[3]);
-		if (nt < 1 || nt > 64 || n_iter < 1)
+		int storm = argv[1][0] == 's';
+		if (storm)
+			n_calls = atol(argv[3]);
+		n_iter = atol(argv[argc - 1]);
+		if (nt < 1 || nt > 64 || n_iter < 1 || n_calls < 1)
 			return 2;
+		if (storm && pthread_barrier_init(&bar, NULL, (unsigned)nt))
+			return 3;
 		for (int i = 0; i < nt; i++)
-			if (pthread_create(&th[i], NULL, worker, NULL))
+			if (pthread_create(&th[i], NULL, worker, storm ? &bar : NULL))
 				return 3;
-		outside(n_iter);
+		if (!storm)
+			outside(n_iter);
 		for (int i = 0; i < nt; i++)
 			pthread_join(th[i], NULL);
 		return 0;

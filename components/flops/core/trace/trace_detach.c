@@ -110,8 +110,9 @@ static int at_entry(const struct pft_thr *t, int status)
 /* Is a SIGTRAP queued for the thread (not yet delivered)?  An int3 that
  * a thread ran just as it was interrupted: the interrupt's stop comes
  * first (the kernel reports it before dequeuing signals), the SIGTRAP
- * stays queued and, once detached, kills the thread. */
-static int trap_queued(pid_t tid)
+ * stays queued, the thread's pc just past the int3: once detached, it
+ * kills the thread; moved elsewhere first, it is reported there. */
+int pft_trap_queued(pid_t tid)
 {
 	char fn[64], line[128];
 	unsigned long long pend = 0;
@@ -137,7 +138,7 @@ static int take_queued_trap(struct pft_tracer *T, struct pft_thr *t)
 	int st;
 
 	/* SIGTRAP is synchronous: dequeued before any other signal */
-	for (int n = 0; n < 4 && t->detach_sig == 0 && trap_queued(t->tid); n++) {
+	for (int n = 0; n < 4 && t->detach_sig == 0 && pft_trap_queued(t->tid); n++) {
 		if (ptrace(PTRACE_CONT, t->tid, NULL, NULL))
 			return 0;
 		while (waitpid(t->tid, &st, __WALL) < 0)

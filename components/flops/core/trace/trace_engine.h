@@ -16,6 +16,8 @@
 /* trace_detach.c: count the remaining processes up to now, then let them
  * run on untraced (the program has ended; they are not waited for) */
 int pft_detach_rest(struct pft_tracer *T);
+/* a SIGTRAP queued for the stopped thread tid (an int3 it just ran) */
+int pft_trap_queued(pid_t tid);
 
 /* trace_enter.c (and trace_ptrace.c): the engine's steps */
 int pft_counting(const struct pft_tracer *T, const struct pft_thr *t);

@@ -230,6 +230,17 @@ int pft_win_stop(struct pft_tracer *T, struct pft_thr *t)
 	t->win_join = t->win_leave = 0;
 	if (pft_getregs(t->tid, &r))
 		return 0;
+	if (pft_trap_queued(t->tid)) {
+		/* it ran an int3 (F's entry, a copy's exit) as it was
+		 * interrupted: its pc is past it and the SIGTRAP comes as
+		 * soon as it resumes, before any instruction.  Moved from
+		 * here, it would run a block decoded from the middle of an
+		 * instruction and then take that SIGTRAP as the program's
+		 * (it died of it); the trap's own stop joins or leaves. */
+		if (join && t->win_busy < 0)
+			t->win_busy = !spinning(T, t, pft_arch_trap_brk(PFT_PC(&r)));
+		return pft_restart(T, t, t->resume, 0);
+	}
 	if (join && t->win_busy < 0)
 		/* in the kernel (a system call) or spinning: waiting */
 		t->win_busy = (int64_t)PFT_SYSNR(&r) < 0 && !spinning(T, t, PFT_PC(&r));

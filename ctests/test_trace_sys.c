@@ -8,6 +8,7 @@
  * unstopped, not stopped.
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -149,12 +150,48 @@ static void test_swapcontext(void **state)
 	assert_true(st.stops < 2000);
 }
 
+/* A program of one thread runs on the tracer's CPU (trace_pin.c), but
+ * sees its own affinity: sched_getaffinity's result is given the
+ * program's mask while it is held (alone, and alone again after its
+ * forked child ended), the child of a fork runs free, and once the
+ * program opened /proc/self/status (Cpus_allowed_list) it is never held
+ * again.  The tracer's own mask is back after the run. */
+static void test_affinity(void **state)
+{
+	struct pflops_mix m;
+	struct pft_stats st;
+	cpu_set_t before, after;
+	int engines[] = { PFT_ENGINE_CACHE, PFT_ENGINE_STOP };
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof before, &before), 0);
+	if (CPU_COUNT(&before) < 2) {
+		print_message("SKIP: test_affinity: one CPU, nothing to hold the program on\n");
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		run(&m, &st, engines[i], "affinity", CPU_COUNT(&before)); /* exits 1 at a wrong mask */
+		print_message("affinity: held %llu times, %llu results given the program's mask\n",
+			      (unsigned long long)st.pins, (unsigned long long)st.pin_fixes);
+		assert_int_equal(st.pins, 2);	   /* at the start, after the child */
+		assert_int_equal(st.pin_fixes, 2); /* before the fork and after it */
+		assert_int_equal(sched_getaffinity(0, sizeof after, &after), 0);
+		assert_true(CPU_EQUAL(&before, &after));
+	}
+	/* PFLOPS_TRACE_PIN=0: never held */
+	setenv("PFLOPS_TRACE_PIN", "0", 1);
+	run(&m, &st, PFT_ENGINE_CACHE, "affinity", CPU_COUNT(&before));
+	unsetenv("PFLOPS_TRACE_PIN");
+	assert_int_equal(st.pins, 0);
+	assert_int_equal(st.pin_fixes, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_calls),	    cmocka_unit_test(test_calls_stopped),
 		cmocka_unit_test(test_signals),	    cmocka_unit_test(test_interrupted),
-		cmocka_unit_test(test_swapcontext),
+		cmocka_unit_test(test_swapcontext), cmocka_unit_test(test_affinity),
 	};
 
 	calib_prog_init();

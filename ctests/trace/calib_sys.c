@@ -24,6 +24,13 @@
  *   calib_sys eintr N     the same without SA_RESTART: each alarm ends
  *                         the read with EINTR and the program reads
  *                         again.  Prints "eintr N 1 E" (E: EINTRs, >= 1).
+ *   calib_sys affinity N  its CPU affinity (sched_getaffinity) holds N
+ *                         CPUs: alone, in a forked child while the
+ *                         parent waits, alone again, and after reading
+ *                         /proc/self/status (whose Cpus_allowed_list
+ *                         must count N too).  Exits 1 where one does
+ *                         not (the tracer holds a program of one thread
+ *                         on its own CPU: trace_pin.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,6 +44,8 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
+#include <sched.h>
 
 static volatile long handled;
 
@@ -136,6 +145,53 @@ static void co(void)
 	}
 }
 
+static int cpus(void)
+{
+	cpu_set_t m;
+
+	return sched_getaffinity(0, sizeof m, &m) ? -1 : CPU_COUNT(&m);
+}
+
+/* the CPUs of /proc/self/status's Cpus_allowed_list ("0-3,6") */
+static int status_cpus(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[4096], *p;
+	int n = -1;
+
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, "Cpus_allowed_list:", 18)) {
+			n = 0;
+			for (p = line + 18; *p && *p != '\n';) {
+				long a = strtol(p, &p, 10), b = a;
+				if (*p == '-')
+					b = strtol(p + 1, &p, 10);
+				n += (int)(b - a + 1);
+				while (*p == ',' || *p == ' ' || *p == '\t')
+					p++;
+			}
+		}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static int affinity(long n)
+{
+	int st, c0 = cpus(), c1, c2, c3;
+	pid_t p = fork();
+
+	if (p == 0)
+		_exit(cpus() == n ? 0 : 1);
+	if (p < 0 || waitpid(p, &st, 0) != p)
+		return 2;
+	c1 = cpus();
+	c2 = status_cpus();
+	c3 = cpus();
+	printf("affinity %d %d %d %d %d\n", c0, WIFEXITED(st) ? WEXITSTATUS(st) : -1, c1, c2, c3);
+	return c0 == n && WIFEXITED(st) && !WEXITSTATUS(st) && c1 == n && c2 == n && c3 == n ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	long n;
@@ -170,6 +226,8 @@ int main(int argc, char **argv)
 		return interrupted_read("restart", n, SA_RESTART);
 	if (!strcmp(argv[1], "eintr"))
 		return interrupted_read("eintr", n, 0);
+	if (!strcmp(argv[1], "affinity"))
+		return affinity(n);
 	if (!strcmp(argv[1], "getpid")) {
 		for (long i = 0; i < n; i++)
 			syscall(SYS_getpid);

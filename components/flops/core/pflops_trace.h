@@ -210,6 +210,10 @@ struct pft_stats {
 				 * file's): removed, rewritten */
 	char hint_note[512];  /* why hints were off or a file was bad, for
 				 * the report ("": nothing to say) */
+	uint64_t pins;	      /* times the program, down to one thread,
+			       * was held on the tracer's CPU (trace_pin.c) */
+	uint64_t pin_fixes;   /* sched_getaffinity results given the
+			       * program's own mask while it was held */
 };
 
 enum pft_engine {

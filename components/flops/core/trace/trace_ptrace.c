@@ -434,6 +434,8 @@ static int handle(struct pft_tracer *T, pid_t tid, int status)
 		return 0;
 	T->st.stops++;
 	progress(T, 0);
+	if (T->pin == PFT_PIN_FREE) /* (let go at a wait's timeout) */
+		pft_pin_update(T);
 	if (!t) { /* a new thread or child, before its parent's event */
 		if (!(t = pft_thread_add(T, tid, PFT_TH_WAIT_PARENT)))
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
@@ -530,6 +532,7 @@ static pid_t wait_next(struct pft_tracer *T, int *st)
 			while (read(T->sfd, &si, sizeof si) == sizeof si)
 				;
 		} else if (n == 0) {
+			pft_pin_relax(T); /* running on its own: free */
 			progress(T, 1);
 		} else if (errno == EINTR) {
 			return -1;
@@ -707,6 +710,7 @@ int pft_run(char *const argv[], const struct pflops_trace_opts *opts, struct pfl
 		goto out;
 	}
 	t->sp->prof = T.prof;
+	pft_pin_start(&T, pid);
 	/* until the exec event the child runs our own code: not counted */
 	if (write(gofd[1], "g", 1) != 1) {
 		close(gofd[1]);
@@ -739,6 +743,7 @@ int pft_run(char *const argv[], const struct pflops_trace_opts *opts, struct pfl
 			/* the program has ended: what it left running is
 			 * counted until now, then detached, not waited for
 			 * (stopped too when the run was interrupted) */
+			pft_pin_off(&T);
 			if (T.st.interrupted)
 				kill_all(&T);
 			else if ((rc = pft_detach_rest(&T)))
@@ -759,6 +764,7 @@ int pft_run(char *const argv[], const struct pflops_trace_opts *opts, struct pfl
 			goto out;
 	}
 out:
+	pft_pin_off(&T);
 	if (rc)
 		kill_all(&T);
 	if (T.sfd >= 0) {

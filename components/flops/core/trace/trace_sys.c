@@ -134,6 +134,8 @@ int pft_sys_watched(long nr)
 	case SYS_openat:
 	case SYS_openat2:
 	case SYS_process_vm_writev: /* code written in another way */
+	case SYS_sched_getaffinity: /* while held on one CPU (trace_pin.c) */
+	case SYS_sched_setaffinity:
 		return 1;
 	default:
 		/* brk too: the heap only grows into free space or shrinks
@@ -440,6 +442,9 @@ int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 	case SYS_ptrace:
 		T->st.prog_ptrace++;
 		return 0;
+	case SYS_sched_setaffinity: /* the program's own wins */
+		pft_pin_off(T);
+		return 0;
 	case SYS_open:
 	case SYS_openat:
 	case SYS_openat2:
@@ -448,8 +453,10 @@ int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 		    read_mem(t->tid, t->sys_nr == SYS_open ? PFT_SYSARG0(r) : PFT_SYSARG1(r), path,
 			     32)) /* the string may end near a page end */
 			return 0;
-		if (status_path(path))
+		if (status_path(path)) {
 			T->st.status_reads++;
+			pft_pin_off(T); /* its Cpus_allowed: the program's own */
+		}
 		if (base_is(path, "mem") && !T->procmem) {
 			T->procmem = 1; /* its writes are looked at from now on */
 			pft_sys_map_refresh(T, t->sp);
@@ -566,6 +573,14 @@ void pft_sys_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 	}
 	if (ret < 0 && ret > -4096)
 		return;
+	if (t->sys_nr == SYS_sched_getaffinity && T->pin == PFT_PIN_HELD &&
+	    (a[0] == 0 || a[0] == (uint64_t)t->tid || a[0] == (uint64_t)t->sp->pid)) {
+		/* held on one CPU: the program's own mask, as untraced (the
+		 * kernel wrote ret bytes, a multiple of 8) */
+		for (int64_t o = 0; o + 8 <= ret && o < (int64_t)sizeof T->pin_mask; o += 8)
+			pft_mem_write64(t->tid, a[2] + (uint64_t)o, T->pin_mask[o / 8]);
+		T->st.pin_fixes++;
+	}
 	if (t->sp->wp_shared && (a[2] & PROT_WRITE) &&
 	    ((t->sys_nr == SYS_mmap && (a[3] & MAP_SHARED)) || t->sys_nr == SYS_mprotect ||
 	     t->sys_nr == SYS_pkey_mprotect)) {

@@ -39,6 +39,7 @@ struct pft_thr *pft_thread_add(struct pft_tracer *T, pid_t tid, int state)
 	t->next = T->threads;
 	T->threads = t;
 	T->st.threads++;
+	pft_pin_update(T);
 	return t;
 }
 
@@ -82,6 +83,7 @@ void pft_thread_drop(struct pft_tracer *T, pid_t tid)
 			pft_thread_harvest(T, t);
 			pft_space_release(T, t->sp);
 			free(t);
+			pft_pin_update(T);
 			return;
 		}
 }

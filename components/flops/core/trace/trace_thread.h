@@ -136,7 +136,19 @@ struct pft_tracer {
 	int sysfast;			/* system calls from the cache run without a stop
 				 * unless watched (trace_sys.c) */
 	char hints_dir[1024];		/* the hint store ("": off; trace_hints.c) */
+	/* trace_pin.c: a program of one thread held on the tracer's CPU */
+	int pin;	       /* PFT_PIN_*: off for good, free, held */
+	int pin_cpu;	       /* the CPU (held) */
+	uint64_t pin_mask[16]; /* the program's and the tracer's own mask (a cpu_set_t) */
 };
+
+/* trace_pin.c: while the traced program has one thread, it and the
+ * tracer run on one CPU (a stop then costs no cross-CPU wake-up) */
+enum { PFT_PIN_OFF, PFT_PIN_FREE, PFT_PIN_HELD };
+void pft_pin_start(struct pft_tracer *T, pid_t child);
+void pft_pin_update(struct pft_tracer *T);
+void pft_pin_relax(struct pft_tracer *T);
+void pft_pin_off(struct pft_tracer *T);
 
 /* trace_thread.c: the thread list (drop harvests the thread's counts) */
 struct pft_thr *pft_thread_find(struct pft_tracer *T, pid_t tid);

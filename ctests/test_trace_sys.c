@@ -152,10 +152,10 @@ static void test_swapcontext(void **state)
 
 /* A program of one thread runs on the tracer's CPU (trace_pin.c), but
  * sees its own affinity: sched_getaffinity's result is given the
- * program's mask while it is held (alone, and alone again after its
- * forked child ended), the child of a fork runs free, and once the
- * program opened /proc/self/status (Cpus_allowed_list) it is never held
- * again.  The tracer's own mask is back after the run. */
+ * program's mask while it is held (alone; its forked child while it
+ * waits for it in waitpid; alone again), and once the program opened
+ * /proc/self/status (Cpus_allowed_list) it is never held again.  The
+ * tracer's own mask is back after the run. */
 static void test_affinity(void **state)
 {
 	struct pflops_mix m;
@@ -173,8 +173,10 @@ static void test_affinity(void **state)
 		run(&m, &st, engines[i], "affinity", CPU_COUNT(&before)); /* exits 1 at a wrong mask */
 		print_message("affinity: held %llu times, %llu results given the program's mask\n",
 			      (unsigned long long)st.pins, (unsigned long long)st.pin_fixes);
-		assert_int_equal(st.pins, 2);	   /* at the start, after the child */
-		assert_int_equal(st.pin_fixes, 2); /* before the fork and after it */
+		/* at the start and after the child, and the child where the
+		 * parent was waiting before it asked (the order varies) */
+		assert_true(st.pins >= 2 && st.pins <= 3);
+		assert_true(st.pin_fixes >= 2 && st.pin_fixes <= 3);
 		assert_int_equal(sched_getaffinity(0, sizeof after, &after), 0);
 		assert_true(CPU_EQUAL(&before, &after));
 	}

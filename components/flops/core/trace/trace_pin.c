@@ -10,9 +10,11 @@
  * cold numpy solve, 9,800 stops, 0.76 s of CPU to 0.47 (tracer and
  * program; docs/trace-engine.md, "Cold runs").
  *
- * Only while the whole traced run has one thread (a second thread or
- * process could run beside it: then everyone gets the program's own
- * mask back, and is held again when one thread is left), never for
+ * Only while the whole traced run has one thread that may run: others
+ * waiting for a child in wait4 or waitid (gcc's driver while cc1 and as
+ * run; the calls are watched) are left alone.  A second thread or
+ * process that may run beside it, and everyone has the program's own
+ * mask back, held again when one is left.  Never for
  * --pid (a running program is left as it was) or --region (outside it
  * the program runs natively, its system calls unseen), and off for good once
  * the program sets an affinity itself or opens a /proc status file
@@ -27,6 +29,8 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "trace_internal.h"
 
@@ -49,6 +53,7 @@ static int hold(struct pft_tracer *T, pid_t tid)
 		return -1;
 	}
 	T->pin = PFT_PIN_HELD;
+	T->pin_tid = tid;
 	T->st.pins++;
 	return 0;
 }
@@ -78,17 +83,37 @@ void pft_pin_start(struct pft_tracer *T, pid_t child)
 		T->pin = PFT_PIN_OFF;
 }
 
-/* after a thread came or went */
+/* after a thread came or went, or began or ended waiting for a child */
 void pft_pin_update(struct pft_tracer *T)
 {
+	struct pft_thr *one = NULL;
 	int n = 0;
 
+	if (T->pin == PFT_PIN_OFF)
+		return;
 	for (struct pft_thr *t = T->threads; t && n < 2; t = t->next)
-		n++;
-	if (T->pin == PFT_PIN_HELD && n != 1)
+		if (!t->pin_wait) {
+			one = t;
+			n++;
+		}
+	if (T->pin == PFT_PIN_HELD && (n != 1 || one->tid != T->pin_tid))
 		release(T);
-	else if (T->pin == PFT_PIN_FREE && n == 1 && hold(T, T->threads->tid))
+	if (T->pin == PFT_PIN_FREE && n == 1 && hold(T, one->tid))
 		release(T);
+}
+
+/* a system call's entry (exit: 0) of t: a blocking wait for a child
+ * makes t wait */
+void pft_pin_sys(struct pft_tracer *T, struct pft_thr *t, int entry)
+{
+	const uint64_t *a = t->sys_args;
+	int w = entry &&
+		((t->sys_nr == SYS_wait4 && !(a[2] & WNOHANG)) || (t->sys_nr == SYS_waitid && !(a[3] & WNOHANG)));
+
+	if (w != t->pin_wait) {
+		t->pin_wait = w;
+		pft_pin_update(T);
+	}
 }
 
 /* no stop for a while: free until the next (pft_pin_update) */

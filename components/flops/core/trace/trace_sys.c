@@ -136,6 +136,8 @@ int pft_sys_watched(long nr)
 	case SYS_process_vm_writev: /* code written in another way */
 	case SYS_sched_getaffinity: /* while held on one CPU (trace_pin.c) */
 	case SYS_sched_setaffinity:
+	case SYS_wait4: /* waiting, not running */
+	case SYS_waitid:
 		return 1;
 	default:
 		/* brk too: the heap only grows into free space or shrinks
@@ -410,6 +412,7 @@ int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 	t->sys_redo = 0;
 	if (T->attached)
 		pft_sys_rseq_check(T, t);
+	pft_pin_sys(T, t, 1);
 	switch (t->sys_nr) {
 	case SYS_rseq:
 		if (!refuse_rseq(T)) {
@@ -559,6 +562,7 @@ void pft_sys_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 
 	if (t->sys_kind)
 		sys_kind_exit(T, t, r, dirty);
+	pft_pin_sys(T, t, 0);
 	ret = (int64_t)PFT_SYSRET(r);
 
 	if (t->sys_refused) {

@@ -30,6 +30,7 @@ struct pft_thr {
 	int resume;	       /* PTRACE_CONT / _SYSCALL / _SINGLESTEP */
 	int in_syscall;	       /* between syscall-entry and -exit stops */
 	long sys_nr;	       /* the syscall between those stops */
+	int pin_wait;	       /* in a blocking wait4/waitid (trace_pin.c) */
 	uint64_t sys_args[6];
 	int sys_refused;		      /* this syscall was refused at entry: the
 				 * -errno it returns (trace_sys.c) */
@@ -139,6 +140,7 @@ struct pft_tracer {
 	/* trace_pin.c: a program of one thread held on the tracer's CPU */
 	int pin;	       /* PFT_PIN_*: off for good, free, held */
 	int pin_cpu;	       /* the CPU (held) */
+	pid_t pin_tid;	       /* the thread held there */
 	uint64_t pin_mask[16]; /* the program's and the tracer's own mask (a cpu_set_t) */
 };
 
@@ -148,6 +150,7 @@ enum { PFT_PIN_OFF, PFT_PIN_FREE, PFT_PIN_HELD };
 void pft_pin_start(struct pft_tracer *T, pid_t child);
 void pft_pin_update(struct pft_tracer *T);
 void pft_pin_relax(struct pft_tracer *T);
+void pft_pin_sys(struct pft_tracer *T, struct pft_thr *t, int entry);
 void pft_pin_off(struct pft_tracer *T);
 
 /* trace_thread.c: the thread list (drop harvests the thread's counts) */

@@ -25,9 +25,10 @@
  *   threads    longjmp, overwrite and deep in 4 threads at once
  *   sites      one `ret` whose target changes at every call (three
  *              callers in turn) and one indirect call whose target
- *              does (four functions, no period the memo could follow):
- *              each site's memo of its last target (trace_gen.c) is
- *              wrong at nearly every run and must never be taken
+ *              does (four functions at random): a guess of a site's
+ *              target (its first, its last: docs/trace-engine.md,
+ *              "Per-site prediction") is wrong at nearly every run,
+ *              and must be checked before it is taken
  */
 #define _GNU_SOURCE
 #include <pthread.h>

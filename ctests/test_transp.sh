@@ -277,15 +277,18 @@ esac
 #     longjmp from deep recursion, swapcontext coroutines, return
 #     addresses overwritten in asm, a helper that rewrites (mprotect)
 #     the code it returns into, recursion 1000 deep with a fork inside,
-#     4 threads; output and FLOPs native (the program counts what it
-#     ran), the stopping engine on fewer turns
+#     4 threads, a `ret` and an indirect call whose targets change at
+#     every run (each site's memo wrong nearly every time); output and
+#     FLOPs native (the program counts what it ran), the stopping engine
+#     on fewer turns
 rsum() { grep -o 'flops [0-9]*' "$1" | awk '{s += $2} END {print s + 0}'; }
-for m in "longjmp 2000" "ucontext 2000" "overwrite 20000" "deep 300" "rewrite 3000" "threads 1"; do
+for m in "longjmp 2000" "ucontext 2000" "overwrite 20000" "deep 300" "rewrite 3000" "threads 1" "sites 30000"; do
 	set -- $m
 	$TP/tp_ret $1 $2 >"$tmp/rn.out"
 	same "returns elsewhere: $1" "$(rsum "$tmp/rn.out")" cache $TP/tp_ret $1 $2
 	[ $1 = deep ] && set -- deep 5
 	[ $1 = rewrite ] && set -- rewrite 300
+	[ $1 = sites ] && set -- sites 300
 	$TP/tp_ret $1 $2 >"$tmp/rn.out"
 	same "returns elsewhere: $1 (stopping engine)" "$(rsum "$tmp/rn.out")" stop $TP/tp_ret $1 $2
 done

@@ -23,6 +23,12 @@
  *              before it returns, so that with few block ids the
  *              dropped copy is gone by then)
  *   threads    longjmp, overwrite and deep in 4 threads at once
+ *   sites      one `ret` whose target changes at every call (three
+ *              callers in turn) and one indirect call whose target
+ *              does (four functions at random): a guess of a site's
+ *              target (its first, its last: docs/trace-engine.md,
+ *              "Per-site prediction") is wrong at nearly every run,
+ *              and must be checked before it is taken
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -331,6 +337,70 @@ static double run_rewrite(long n)
 	return s;
 }
 
+/* ---- sites whose target changes at every run ---- */
+/* (integer results: the only FP instructions are fl()'s) */
+__attribute__((noinline)) static long leaf(long x)
+{
+	fl();
+	return x / 2 + 3;
+}
+
+__attribute__((noinline)) static long t0(long x)
+{
+	fl();
+	return x + 1;
+}
+
+__attribute__((noinline)) static long t1(long x)
+{
+	fl();
+	fl();
+	return x - 5;
+}
+
+__attribute__((noinline)) static long t2(long x)
+{
+	fl();
+	fl();
+	fl();
+	return x / 4;
+}
+
+__attribute__((noinline)) static long t3(long x)
+{
+	for (int i = 0; i < 4; i++)
+		fl();
+	return -x;
+}
+
+static long (*const tab[4])(long) = { t0, t1, t2, t3 };
+
+static long run_sites(long n)
+{
+	long (*volatile f)(long);
+	long s = 0;
+	unsigned long r = 1;
+
+	for (long i = 0; i < n; i++) {
+		if (i % 3 == 0) { /* leaf's `ret` to each caller in turn */
+			s += leaf(s);
+		} else if (i % 3 == 1) {
+			s -= 2 * leaf(s);
+			fl();
+		} else {
+			s += leaf(i);
+			fl();
+			fl();
+		}
+		r = r * 6364136223846793005UL + 1442695040888963407UL;
+		f = tab[r >> 62]; /* one of the four at random (an LCG's top bits) */
+		s += f(i);
+		f = tab[((r >> 62) + 1 + (i & 1)) & 3]; /* never the same as the first */
+		s = f(s) % 1000003;
+	}
+	return s;
+}
+
 /* ---- threads ---- */
 static long thr_flops[4], thr_sum[4];
 
@@ -371,6 +441,9 @@ int main(int argc, char **argv)
 	} else if (!strcmp(m, "rewrite")) {
 		double s = run_rewrite(n);
 		printf("rewrite: %.1f flops %ld\n", s, flops);
+	} else if (!strcmp(m, "sites")) {
+		long s = run_sites(n);
+		printf("sites: %ld acc %.0f flops %ld\n", s, acc, flops);
 	} else if (!strcmp(m, "threads")) {
 		pthread_t th[4];
 		for (long i = 0; i < 4; i++)

@@ -143,10 +143,10 @@ int pft_read_kregs(pid_t tid, uint64_t k[8]);
 
 /* What each byte range of a block's copy in the cache stands for (the
  * translator writes them; signals inside a copy are placed by them). */
-struct pft_xpoint { /* a range of the copy, for signals */
-	uint32_t off;
-	uint8_t kind; /* PFLOPS_XP_* */
-	uint32_t arg; /* instruction index or exit number */
+struct pft_xpoint {	   /* a range of the copy, for signals */
+	uint32_t off : 24; /* (a copy is within a 4 MiB chunk) */
+	uint32_t kind : 8; /* PFLOPS_XP_* */
+	uint32_t arg;	   /* instruction index or exit number */
 };
 
 enum {

@@ -42,6 +42,8 @@
 #endif
 
 #define CHUNK_SIZE (4u << 20)
+/* a copy's points hold offsets in 24 bits (struct pft_xpoint) */
+_Static_assert(CHUNK_SIZE <= (1u << 24), "a chunk wider than pft_xpoint's offsets");
 #define MAX_CHUNKS 64
 #define REACH ((uint64_t)1 << 31)
 #define TABLE_BYTES (((PFT_TABLE_N + PFT_TABLE_OVER) * 16 + 4095) & ~4095)

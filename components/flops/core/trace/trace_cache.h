@@ -109,7 +109,6 @@ struct pft_xblock {
 	uint32_t inc_at;    /* instruction before which the count is
 				 * incremented */
 	uint32_t ovf_w;	    /* overflow weight subtracted there (0: none) */
-	uint8_t ovf_cf;	    /* CF saved in the slot around the check */
 	uint32_t ovf_pre;   /* weight run before the check */
 	uint32_t ovf_stub;  /* offset of its int3 (near a crossing) */
 	uint32_t sys_trap;  /* offset of the int3 before its system call
@@ -118,15 +117,12 @@ struct pft_xblock {
 				 * syscall stops instead) */
 	uint32_t sigret;    /* rt_sigreturn looked up in the copy: offset
 				 * of the look-up (trace_gen.c), 0: none */
-	uint8_t masked;	    /* masked AVX-512 FP: no counter, no link out;
-				 * every run ends at a trap of the cache,
-				 * where the tracer counts it (opmasks read) */
 	uint32_t mtrap;	    /* masked: offset of the int3 that ends its
 				 * indirect branch (lookup-miss state), 0: none */
 	struct pft_xexit ex[2];
 	int nex;
-	struct pft_xpoint *pt;
 	int npt;
+	struct pft_xpoint *pt;
 	struct {
 		struct pft_xblock *from;
 		int exit;
@@ -135,6 +131,11 @@ struct pft_xblock {
 	uint8_t dead;
 	uint8_t gone;	/* dead and its id reused: out of ch->xb */
 	uint8_t pooled; /* it and pt are in a pool (trace_blocks.c) */
+	/* (the bytes last: no holes, 160 bytes a copy) */
+	uint8_t ovf_cf; /* CF saved in the slot around the check */
+	uint8_t masked; /* masked AVX-512 FP: no counter, no link out;
+			 * every run ends at a trap of the cache,
+			 * where the tracer counts it (opmasks read) */
 };
 
 /* A new copy x joins the others (trace_link.c): exits that wait for

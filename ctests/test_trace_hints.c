@@ -452,12 +452,67 @@ static void test_hints_parse(void **state)
 	assert_non_null(strstr(why, "order"));
 }
 
+static int cmp64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The save's sort (trace_hints.c): one descending run found and merged
+ * with the rest, or a radix sort, or qsort, by shape and size; each
+ * shape against qsort, at the sizes around where the rules change. */
+static void test_hints_sort(void **state)
+{
+	static const size_t sizes[] = { 1, 2, 3, 7, 8, 9, 15, 16, 17, 100, 4096, 4097, 20000 };
+	uint64_t seed = 12345;
+
+	(void)state;
+	for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+		for (int shape = 0; shape < 6; shape++) {
+			size_t n = sizes[si], cut = n / 3;
+			uint64_t *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w);
+			assert_non_null(v);
+			assert_non_null(w);
+			for (size_t i = 0; i < n; i++) {
+				seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+				switch (shape) {
+				case 0: /* random, repeats among them */
+					v[i] = (seed >> 33) % (n + 1) << 8;
+					break;
+				case 1: /* descending: a warm run's file */
+					v[i] = (uint64_t)(n - i) << 8 | (seed >> 60);
+					break;
+				case 2: /* ascending */
+					v[i] = (uint64_t)i << 8;
+					break;
+				case 3: /* the touching block first, then the run */
+					v[i] = i ? (uint64_t)(n - i) << 8 : (uint64_t)cut << 8 | 3;
+					break;
+				case 4: /* a run with a few new ones after it */
+					v[i] = i < n - n / 16 ? (uint64_t)(2 * (n - i)) << 8
+							      : (seed >> 20) & 0xffffff00;
+					break;
+				default: /* two runs of a third and two thirds */
+					v[i] = i < cut ? (uint64_t)(cut - i) << 9 : (uint64_t)(n - i) << 8 | 1;
+					break;
+				}
+			}
+			memcpy(w, v, n * sizeof *v);
+			qsort(w, n, sizeof *w, cmp64);
+			assert_int_equal(pft_hints_sort(v, n), 0);
+			assert_memory_equal(v, w, n * sizeof *v);
+			free(v);
+			free(w);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hints_parse), cmocka_unit_test(test_hints_warm),
-		cmocka_unit_test(test_hints_bad),   cmocka_unit_test(test_hints_bound),
-		cmocka_unit_test(test_hints_smc),   cmocka_unit_test(test_hints_settings),
+		cmocka_unit_test(test_hints_parse),    cmocka_unit_test(test_hints_sort),
+		cmocka_unit_test(test_hints_warm),     cmocka_unit_test(test_hints_bad),
+		cmocka_unit_test(test_hints_bound),    cmocka_unit_test(test_hints_smc),
+		cmocka_unit_test(test_hints_settings),
 	};
 	int pers = personality(0xffffffff), rc;
 

@@ -49,6 +49,9 @@ void pft_hints_free(struct pft_space *sp);
 #define PFT_HINT_KEY 160
 #define PFT_HINT_MAX 262144 /* entries kept per file */
 int pft_hints_parse(const uint8_t *p, size_t len, const char *key, uint64_t **ent, size_t *n, char *why, size_t whylen);
+/* v[0..n) in ascending order (0, or -1: out of memory, v unchanged or
+ * sorted); in one pass where one descending run holds 7/8 of them */
+int pft_hints_sort(uint64_t *v, size_t n);
 /* the checksum: FNV-1a 64 of p[0..n) */
 uint64_t pft_hints_sum(const uint8_t *p, size_t n);
 

@@ -652,8 +652,11 @@ void pft_block_reserve(struct pft_space *sp, size_t n)
 
 	while (2 * n > nc)
 		nc *= 2;
-	if (nc > sp->blk_cap) /* at once: each doubling was a new table's faults */
-		grow_to(sp, nc);
+	/* at once (each doubling was a new table's faults), and to twice
+	 * that: the reserves of the files touched next (numpy: 30) then
+	 * find room instead of rehashing every block again */
+	if (nc > sp->blk_cap)
+		grow_to(sp, 2 * nc);
 }
 
 int pft_block_adopt(struct pft_space *sp, struct pft_block *b)

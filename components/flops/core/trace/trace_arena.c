@@ -299,6 +299,33 @@ fail:
 	return rc;
 }
 
+/* A page of a chunk faulted in by the tracer's first write, one trap per
+ * 4 KiB of copies, was 4% of a warm numpy run's tracer: the pages are
+ * made present READY_STEP ahead of the copies instead (where the kernel
+ * has no MADV_POPULATE_WRITE, the writes fault them as before). */
+#define READY_STEP ((size_t)64 << 10)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+void pft_chunk_ready(struct pft_chunk *ch, size_t hot, size_t cold)
+{
+	size_t up = ch->size - cold, to;
+
+	if (hot > ch->ready_hot) {
+		to = ((hot + 4095) & ~(size_t)4095) + READY_STEP;
+		to = to < ch->size ? to : ch->size;
+		madvise(ch->mem + ch->ready_hot, to - ch->ready_hot, MADV_POPULATE_WRITE);
+		ch->ready_hot = to;
+	}
+	if (up > ch->ready_cold) {
+		to = ((up + 4095) & ~(size_t)4095) + READY_STEP;
+		to = to < ch->size ? to : ch->size;
+		madvise(ch->mem + ch->size - to, to - ch->ready_cold, MADV_POPULATE_WRITE);
+		ch->ready_cold = to;
+	}
+}
+
 void pft_arena_free(struct pft_arena *a)
 {
 	if (!a)

@@ -26,16 +26,22 @@ struct pft_chunk {
 	uint64_t addr; /* in the tracee */
 	uint8_t *mem;  /* the same bytes in the tracer */
 	size_t size;
-	size_t used;	   /* hot copies grow up from the start ... */
-	size_t cold;	   /* ... their cold parts down from the end (offsets) */
-	uint64_t ibl;	   /* indirect-branch lookup routine */
-	uint64_t ibl_miss; /* its int3s: target not cached */
-	uint64_t ibl_exit; /*            --region left (stack above) */
+	size_t used;		      /* hot copies grow up from the start ... */
+	size_t cold;		      /* ... their cold parts down from the end (offsets) */
+	size_t ready_hot, ready_cold; /* present in the tracer: bytes from
+				       * the start, from the end */
+	uint64_t ibl;		      /* indirect-branch lookup routine */
+	uint64_t ibl_miss;	      /* its int3s: target not cached */
+	uint64_t ibl_exit;	      /*            --region left (stack above) */
 	uint64_t ibl_end;
 	struct pft_xblock **xb; /* blocks in address order */
 	size_t nxb, xb_cap;
 	struct pft_space *sp; /* its space: its copies' links are in its pool */
 };
+
+/* ch's bytes [0, hot) and [cold, size) present in the tracer before the
+ * copies are written there (trace_arena.c) */
+void pft_chunk_ready(struct pft_chunk *ch, size_t hot, size_t cold);
 
 struct pft_arena {
 	uint64_t table; /* tracee address of the lookup table */

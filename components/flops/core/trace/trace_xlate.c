@@ -390,6 +390,7 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 		}
 		goto out;
 	}
+	pft_chunk_ready(ch, ch->used + g.lead + g.len, ch->cold - g.clen);
 	memset(ch->mem + ch->used, 0xcc, g.lead);
 	memcpy(ch->mem + ch->used + g.lead, g.buf, g.len);
 	memcpy(ch->mem + ch->cold - g.clen, g.cbuf, g.clen);

@@ -120,4 +120,8 @@ static inline void zero_reg(struct emit *e, int reg)
 }
 
 enum { RAX = 0, RCX = 1, RDX = 2, R11 = 11 };
+
+/* trace_ibl.c: the lookup table's probe, shared by the lookup routine
+ * and a copy's rt_sigreturn */
+void pft_emit_probe(struct emit *e, int key, size_t *j_miss, size_t *j_hit);
 #endif

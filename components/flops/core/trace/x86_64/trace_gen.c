@@ -142,7 +142,7 @@ static int sets_sigreturn(const struct pft_gen *g)
  */
 static void emit_sigreturn(struct emit *e, struct pft_gen *g, uint32_t idx)
 {
-	size_t tf_rel, j_fast, j_tf, j_miss, j_hit, probe, j_slow;
+	size_t tf_rel, j_fast, j_tf, j_miss, j_hit, j_slow;
 
 	g->sigret = (uint32_t)e->n;
 	put(e, (uint8_t[]){ 0x0f, 0xb6, 0x8c, 0x24 }, 4); /* movzbl FLAGS+1(%rsp),%ecx */
@@ -161,23 +161,7 @@ static void emit_sigreturn(struct emit *e, struct pft_gen *g, uint32_t idx)
 	put32(e, PFT_SIGFRAME_PC);
 	point(e, PFT_XP_ROLL, 0);
 	gs_mov(e, 1, RDX, PFT_SLOT_RDX);
-	put(e, (uint8_t[]){ 0xba, 0, 0, 0, 0 }, 5);		      /* mov $0,%edx */
-	put(e, (uint8_t[]){ 0xf2, 0x49, 0x0f, 0x38, 0xf1, 0xd3 }, 6); /* crc32q %r11,%rdx */
-	put(e, (uint8_t[]){ 0x0f, 0xb7, 0xd2 }, 3);		      /* movzwl %dx,%edx */
-	put(e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0x12 }, 4);	      /* lea (%rdx,%rdx),%rdx */
-	gs_mov(e, 0, RCX, PFT_SLOT_TABLE);
-	put(e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0xd1 }, 4); /* lea (%rcx,%rdx,8),%rdx */
-	probe = e->n;
-	put(e, (uint8_t[]){ 0x48, 0x8b, 0x0a }, 3); /* mov (%rdx),%rcx */
-	put(e, (uint8_t[]){ 0xe3, 0x00 }, 2);	    /* jrcxz 2f */
-	j_miss = e->n - 1;
-	put(e, (uint8_t[]){ 0x48, 0xf7, 0xd1 }, 3);		/* not %rcx */
-	put(e, (uint8_t[]){ 0x4a, 0x8d, 0x4c, 0x19, 0x01 }, 5); /* lea 1(%rcx,%r11),%rcx */
-	put(e, (uint8_t[]){ 0xe3, 0x00 }, 2);			/* jrcxz hit */
-	j_hit = e->n - 1;
-	put(e, (uint8_t[]){ 0x48, 0x8d, 0x52, 0x10 }, 4); /* lea 16(%rdx),%rdx */
-	put8(e, 0xeb);					  /* jmp probe */
-	put8(e, (uint8_t)(int8_t)((int64_t)probe - (int64_t)(e->n + 1)));
+	pft_emit_probe(e, R11, &j_miss, &j_hit);
 	e->buf[j_miss] = (uint8_t)(e->n - (j_miss + 1));
 	gs_mov(e, 0, RDX, PFT_SLOT_RDX);
 	put8(e, 0xe9); /* jmp 3f */

@@ -30,6 +30,39 @@ uint32_t pft_table_hash(uint64_t v)
 	return c;
 }
 
+/* The lookup table's probe for the target in register key (RAX or R11):
+ * hash it (%rdx, zeroed first), then walk the buckets from there (%rcx:
+ * a bucket's key, 0: empty; compared without flags, ~k + key + 1 is 0
+ * when k is key).  Clobbers %rcx and %rdx, leaves the flags alone; at a
+ * hit %rdx points at the bucket.
+ * *j_miss, *j_hit: the rel8 bytes of the jrcxz to an empty bucket and
+ * of the one to the hit, for the caller to aim. */
+void pft_emit_probe(struct emit *e, int key, size_t *j_miss, size_t *j_hit)
+{
+	uint8_t hi = key >= 8, lo = (uint8_t)(key & 7);
+	size_t probe;
+
+	put(e, (uint8_t[]){ 0xba, 0, 0, 0, 0 }, 5); /* mov $0,%edx */
+	put(e, (uint8_t[]){ 0xf2, (uint8_t)(0x48 | hi), 0x0f, 0x38, 0xf1, (uint8_t)(0xd0 | lo) },
+	    6);						  /* crc32q %key,%rdx */
+	put(e, (uint8_t[]){ 0x0f, 0xb7, 0xd2 }, 3);	  /* movzwl %dx,%edx */
+	put(e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0x12 }, 4); /* lea (%rdx,%rdx),%rdx */
+	gs_mov(e, 0, RCX, PFT_SLOT_TABLE);
+	put(e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0xd1 }, 4); /* lea (%rcx,%rdx,8),%rdx */
+	probe = e->n;
+	put(e, (uint8_t[]){ 0x48, 0x8b, 0x0a }, 3); /* mov (%rdx),%rcx */
+	put(e, (uint8_t[]){ 0xe3, 0x00 }, 2);	    /* jrcxz miss */
+	*j_miss = e->n - 1;
+	put(e, (uint8_t[]){ 0x48, 0xf7, 0xd1 }, 3); /* not %rcx */
+	put(e, (uint8_t[]){ (uint8_t)(0x48 | hi << 1), 0x8d, 0x4c, (uint8_t)(lo << 3 | 1), 0x01 },
+	    5);				      /* lea 1(%rcx,%key),%rcx */
+	put(e, (uint8_t[]){ 0xe3, 0x00 }, 2); /* jrcxz hit */
+	*j_hit = e->n - 1;
+	put(e, (uint8_t[]){ 0x48, 0x8d, 0x52, 0x10 }, 4); /* lea 16(%rdx),%rdx */
+	put8(e, 0xeb);					  /* jmp probe */
+	put8(e, (uint8_t)(int8_t)((int64_t)probe - (int64_t)(e->n + 1)));
+}
+
 /* In: %rcx = target, the program's %rcx in the slot.  Hit: registers
  * back, jump to the copy.  Miss: int3 with the target in %rax and %rax,
  * %rcx, %rdx in the slot. */
@@ -37,7 +70,7 @@ size_t pft_ibl_emit(uint8_t *mem, uint64_t addr, int region, struct pft_ibl *out
 {
 	uint8_t buf[256];
 	struct emit e = { .buf = buf, .cap = sizeof buf, .base = addr };
-	size_t j_exit = 0, j_miss, j_hit, probe;
+	size_t j_exit = 0, j_miss, j_hit;
 
 	put(&e, (uint8_t[]){ 0x0f, 0x05 }, 2); /* syscall: for injection */
 	while (e.n < 16)
@@ -56,23 +89,7 @@ size_t pft_ibl_emit(uint8_t *mem, uint64_t addr, int region, struct pft_ibl *out
 		put(&e, (uint8_t[]){ 0xe3, 0x00 }, 2);		   /* jrcxz exit */
 		j_exit = e.n - 1;
 	}
-	put(&e, (uint8_t[]){ 0xba, 0, 0, 0, 0 }, 5);		       /* mov $0,%edx */
-	put(&e, (uint8_t[]){ 0xf2, 0x48, 0x0f, 0x38, 0xf1, 0xd0 }, 6); /* crc32q %rax,%rdx */
-	put(&e, (uint8_t[]){ 0x0f, 0xb7, 0xd2 }, 3);		       /* movzwl %dx,%edx */
-	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0x12 }, 4);	       /* lea (%rdx,%rdx),%rdx */
-	gs_mov(&e, 0, RCX, PFT_SLOT_TABLE);
-	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0xd1 }, 4); /* lea (%rcx,%rdx,8),%rdx */
-	probe = e.n;
-	put(&e, (uint8_t[]){ 0x48, 0x8b, 0x0a }, 3); /* mov (%rdx),%rcx */
-	put(&e, (uint8_t[]){ 0xe3, 0x00 }, 2);	     /* jrcxz miss */
-	j_miss = e.n - 1;
-	put(&e, (uint8_t[]){ 0x48, 0xf7, 0xd1 }, 3);		 /* not %rcx */
-	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x4c, 0x01, 0x01 }, 5); /* lea 1(%rcx,%rax),%rcx */
-	put(&e, (uint8_t[]){ 0xe3, 0x00 }, 2);			 /* jrcxz hit */
-	j_hit = e.n - 1;
-	put(&e, (uint8_t[]){ 0x48, 0x8d, 0x52, 0x10 }, 4); /* lea 16(%rdx),%rdx */
-	put8(&e, 0xeb);					   /* jmp probe */
-	put8(&e, (uint8_t)(probe - (e.n + 1)));
+	pft_emit_probe(&e, RAX, &j_miss, &j_hit);
 	buf[j_hit] = (uint8_t)(e.n - (j_hit + 1));
 	put(&e, (uint8_t[]){ 0x48, 0x8b, 0x4a, 0x08 }, 4); /* mov 8(%rdx),%rcx */
 	gs_mov(&e, 1, RCX, PFT_SLOT_TGT);

@@ -183,9 +183,20 @@ static void test_affinity(void **state)
 	/* PFLOPS_TRACE_PIN=0: never held */
 	setenv("PFLOPS_TRACE_PIN", "0", 1);
 	run(&m, &st, PFT_ENGINE_CACHE, "affinity", CPU_COUNT(&before));
-	unsetenv("PFLOPS_TRACE_PIN");
 	assert_int_equal(st.pins, 0);
 	assert_int_equal(st.pin_fixes, 0);
+	/* another value: an error naming it, the program not run */
+	{
+		struct pflops_error err = { 0 };
+		struct pflops_trace_opts o = { .stats = &st };
+		char *argv[] = { (char *)prog("calib_sys"), "affinity", "1", NULL };
+		int status = -1;
+
+		setenv("PFLOPS_TRACE_PIN", "yes", 1);
+		assert_int_equal(pft_run(argv, &o, &m, &status, &err), PFLOPS_EINVAL);
+		assert_non_null(strstr(err.msg, "PFLOPS_TRACE_PIN='yes'"));
+	}
+	unsetenv("PFLOPS_TRACE_PIN");
 }
 
 int main(void)

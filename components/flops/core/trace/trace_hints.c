@@ -569,7 +569,6 @@ static struct hmap *hmap_add(struct pft_hspace *hs, const struct pft_map *m)
 	return h;
 }
 
-/* translate the hinted blocks of h's mapping now */
 /* how far ahead apply asks for the memory an entry's translation reads */
 #define PREFETCH 8
 
@@ -581,6 +580,7 @@ struct hind {
 	const struct pft_xblock *x;
 };
 
+/* translate the hinted blocks of h's mapping now */
 static void apply(struct pft_tracer *T, struct pft_thr *t, const struct hmap *h, const uint64_t *ent, size_t n)
 {
 	struct pft_space *sp = t->sp;

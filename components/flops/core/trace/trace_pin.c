@@ -66,15 +66,25 @@ static void release(struct pft_tracer *T)
 	T->pin = PFT_PIN_FREE;
 }
 
+/* PFLOPS_TRACE_PIN: 0 off, 1 (or unset) on, anything else an error */
+int pft_pin_init(struct pft_tracer *T, struct pflops_error *err)
+{
+	const char *e = getenv("PFLOPS_TRACE_PIN");
+
+	T->pin_ok = !e || !*e || !strcmp(e, "1");
+	if (e && *e && !T->pin_ok && strcmp(e, "0"))
+		return pfc_err(err, PFLOPS_EINVAL, "PFLOPS_TRACE_PIN='%s' is neither 0 (off) nor 1 (on)", e);
+	return 0;
+}
+
 /* the child forked to run the program, not yet exec'd */
 void pft_pin_start(struct pft_tracer *T, pid_t child)
 {
-	const char *e = getenv("PFLOPS_TRACE_PIN");
 	int cpu = sched_getcpu();
 
 	T->pin = PFT_PIN_OFF;
 	/* not with --region: native code runs there unwatched */
-	if ((e && !strcmp(e, "0")) || T->o->region || cpu < 0 || cpu >= CPU_SETSIZE ||
+	if (!T->pin_ok || T->o->region || cpu < 0 || cpu >= CPU_SETSIZE ||
 	    sched_getaffinity(0, sizeof T->pin_mask, (cpu_set_t *)T->pin_mask) ||
 	    CPU_COUNT((cpu_set_t *)T->pin_mask) < 2 || !CPU_ISSET(cpu, (cpu_set_t *)T->pin_mask))
 		return;

@@ -805,6 +805,7 @@ int pft_engine_pick(const struct pflops_trace_opts *o, struct pft_tracer *T, str
 	int rc = pick_numbers(T, err);
 
 	rc = rc ? rc : pick_engine(o, &T->engine, err);
+	rc = rc ? rc : pft_pin_init(T, err);
 	return rc || T->engine != PFT_ENGINE_CACHE ? rc : pft_hints_init(T, err);
 }
 

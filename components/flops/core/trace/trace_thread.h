@@ -139,6 +139,7 @@ struct pft_tracer {
 	char hints_dir[1024];		/* the hint store ("": off; trace_hints.c) */
 	/* trace_pin.c: a program of one thread held on the tracer's CPU */
 	int pin;	       /* PFT_PIN_*: off for good, free, held */
+	int pin_ok;	       /* PFLOPS_TRACE_PIN allows it (pft_pin_init) */
 	int pin_cpu;	       /* the CPU (held) */
 	pid_t pin_tid;	       /* the thread held there */
 	uint64_t pin_mask[16]; /* the program's and the tracer's own mask (a cpu_set_t) */
@@ -147,6 +148,7 @@ struct pft_tracer {
 /* trace_pin.c: while the traced program has one thread, it and the
  * tracer run on one CPU (a stop then costs no cross-CPU wake-up) */
 enum { PFT_PIN_OFF, PFT_PIN_FREE, PFT_PIN_HELD };
+int pft_pin_init(struct pft_tracer *T, struct pflops_error *err);
 void pft_pin_start(struct pft_tracer *T, pid_t child);
 void pft_pin_update(struct pft_tracer *T);
 void pft_pin_relax(struct pft_tracer *T);

@@ -2,7 +2,8 @@
 # Code that changes while it stays executable (calib_smc: an RWX page
 # rewritten in place, a W^X JIT, a rewrite by another thread, two
 # threads writing at once, code and
-# data on one page, the program's own SIGSEGV handler): traced by both
+# data on one page, the program's own SIGSEGV handler, a file's code
+# rewritten or truncated): traced by both
 # engines, the program prints and exits as it does natively, and the
 # FLOPs are the true ones.
 B=${B:-build}
@@ -36,6 +37,27 @@ for mv in inplace:15 wx:2 threads:6 writers:40 fork:3 selfpage:1 segv:3; do
 			jq -r '.caveats[]?' "$tmp/r.json" | grep -q "writable page.* left writable" && ok ||
 				bad "$mode $engine: no note on the page left writable: $(jq -c .caveats "$tmp/r.json")" ;;
 		esac
+	done
+done
+# code of a file the program maps (not its own): read by the tracer from
+# its own mapping of the file only while the program's bytes are the
+# file's (trace_codemap.c): rewritten after mprotect, in a mapping made
+# writable, through /proc/self/mem; and a file truncated under the
+# mapping (the tracer must not read past its end: SIGBUS).  mode, its
+# vaddpd ymm and its DP FLOPs, per N
+for mv in filemap:2:11 trunc:2:8; do
+	mode=${mv%%:*} v=${mv#*:} vec=$((${v%%:*} * n)) dp=$((${v#*:} * n))
+	TMPDIR=$tmp "$SMC" "$mode" $n > "$tmp/native.out"; nrc=$?
+	for engine in cache stop; do
+		TMPDIR=$tmp PFLOPS_TRACE_ENGINE=$engine "$RUN" --source trace --json -o "$tmp/r.json" -- "$SMC" "$mode" $n \
+			> "$tmp/traced.out" 2>"$tmp/err"; rc=$?
+		[ $rc = $nrc ] && [ $rc = 0 ] && ok || bad "$mode $engine: exit $rc, natively $nrc: $(cat "$tmp/err")"
+		cmp -s "$tmp/native.out" "$tmp/traced.out" && ok ||
+			bad "$mode $engine: output '$(cat "$tmp/traced.out")', natively '$(cat "$tmp/native.out")'"
+		got=$(jq -r .metrics.VEC_DP "$tmp/r.json")
+		[ "$got" = $vec ] && ok || bad "$mode $engine: VEC_DP $got, expected $vec"
+		got=$(jq -r .metrics.DP_OPS "$tmp/r.json")
+		[ "$got" = $dp ] && ok || bad "$mode $engine: DP_OPS $got, expected $dp"
 	done
 done
 # a child that outlives the program is let go with its page writable

@@ -37,6 +37,19 @@
  *               place into vmulpd, made executable again, run: N vaddpd
  *               and N vmulpd ymm (the file's bytes differ from the
  *               code run: the tracer's hint store must not matter)
+ *   filemap N   code in a file of its own (in $TMPDIR), mapped private
+ *               and read-only: run (vaddpd ymm); made writable, rewritten
+ *               (vaddsd), made executable, run; mapped writable afresh,
+ *               rewritten (vaddsd), made executable, run; mapped
+ *               read-only afresh, run (vaddpd ymm, the file's); rewritten
+ *               through /proc/self/mem (vaddsd), run: 2 N vaddpd ymm and
+ *               3 N vaddsd (the tracer reads code from its own mapping of
+ *               a file only where the program's bytes are the file's:
+ *               trace_codemap.c)
+ *   trunc N     code in a file of two pages, mapped private read-only:
+ *               a loop run, the file truncated to one page (its second
+ *               page would raise SIGBUS), a second loop that may branch
+ *               to the second page (never taken) run: 2 N vaddpd ymm
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -48,8 +61,11 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <stdint.h>
 
 enum { ADD = 0x58, MUL = 0x59 };
+enum { SD = 0xeb }; /* the VEX byte that makes vaddpd ymm a vaddsd xmm */
 typedef void (*fn)(long);
 
 /* K x vOPpd %ymm1,%ymm2,%ymm0; dec %rdi; jnz top; ret */
@@ -91,6 +107,16 @@ static int inplace(long n)
 	return 0;
 }
 
+/* the code page at p made writable, byte `at` rewritten, made
+ * executable again (W^X) */
+static int rewrite(unsigned char *p, size_t at, unsigned char v)
+{
+	if (mprotect(p, 4096, PROT_READ | PROT_WRITE))
+		return -1;
+	p[at] = v;
+	return mprotect(p, 4096, PROT_READ | PROT_EXEC);
+}
+
 static int wx(long n)
 {
 	unsigned char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -101,10 +127,7 @@ static int wx(long n)
 	if (mprotect(p, 4096, PROT_READ | PROT_EXEC))
 		return 3;
 	((fn)p)(n);
-	if (mprotect(p, 4096, PROT_READ | PROT_WRITE))
-		return 3;
-	p[2] = MUL;
-	if (mprotect(p, 4096, PROT_READ | PROT_EXEC))
+	if (rewrite(p, 2, MUL))
 		return 3;
 	((fn)p)(n);
 	printf("wx: 2 versions\n");
@@ -306,13 +329,105 @@ static int text(long n)
 	return 0;
 }
 
+static char code_fn[4096];
+
+static void code_unlink(void)
+{
+	unlink(code_fn);
+}
+
+/* a file of two pages in $TMPDIR (removed at exit: a file still there,
+ * as a library's, not a deleted one): the loop at offset 0; at
+ * 2048 `test %rsi,%rsi; jnz` to the second page (int3s), then the loop */
+static int code_file(void)
+{
+	const char *d = getenv("TMPDIR");
+	char *fn = code_fn;
+	unsigned char buf[8192];
+	int fd;
+
+	snprintf(fn, sizeof code_fn, "%s/calib_smc.XXXXXX", d && *d ? d : "/tmp");
+	if ((fd = mkstemp(fn)) < 0) {
+		perror("mkstemp");
+		exit(3);
+	}
+	atexit(code_unlink);
+	memset(buf, 0xcc, sizeof buf);
+	emit(buf, 1, ADD);
+	{
+		int32_t rel = 4096 + 16 - (2048 + 9);
+		unsigned char *q = buf + 2048;
+		q[0] = 0x48, q[1] = 0x85, q[2] = 0xf6; /* test %rsi,%rsi */
+		q[3] = 0x0f, q[4] = 0x85;	       /* jnz rel32 */
+		memcpy(q + 5, &rel, 4);
+		emit(q + 9, 1, ADD);
+	}
+	if (write(fd, buf, sizeof buf) != (ssize_t)sizeof buf) {
+		perror("write");
+		exit(3);
+	}
+	return fd;
+}
+
+static unsigned char *map_code(int fd, int prot)
+{
+	void *p = mmap(NULL, 8192, prot, MAP_PRIVATE, fd, 0);
+
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(3);
+	}
+	return p;
+}
+
+static int filemap(long n)
+{
+	int fd = code_file(), mem;
+	unsigned char *p = map_code(fd, PROT_READ | PROT_EXEC), sd = SD;
+
+	((fn)p)(n);
+	if (rewrite(p, 1, SD))
+		return 3;
+	((fn)p)(n);
+	munmap(p, 8192);
+	p = map_code(fd, PROT_READ | PROT_WRITE);
+	p[1] = SD;
+	if (mprotect(p, 4096, PROT_READ | PROT_EXEC))
+		return 3;
+	((fn)p)(n);
+	munmap(p, 8192);
+	p = map_code(fd, PROT_READ | PROT_EXEC);
+	((fn)p)(n);
+	if ((mem = open("/proc/self/mem", O_RDWR)) < 0 || pwrite(mem, &sd, 1, (off_t)(uintptr_t)(p + 1)) != 1) {
+		perror("/proc/self/mem");
+		return 3;
+	}
+	close(mem);
+	((fn)p)(n);
+	printf("filemap: 5 runs\n");
+	return 0;
+}
+
+static int trunc_run(long n)
+{
+	int fd = code_file();
+	unsigned char *p = map_code(fd, PROT_READ | PROT_EXEC);
+
+	((fn)p)(n);
+	if (ftruncate(fd, 4096))
+		return 3;
+	((void (*)(long, long))(p + 2048))(n, 0);
+	printf("trunc: 2 runs\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 2 ? atol(argv[2]) : 1000;
 
 	if (argc < 2 || n < 1) {
 		fprintf(stderr,
-			"usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv|text N, detach N FILE\n");
+			"usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv|text|filemap|trunc N, detach N FILE\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "inplace"))
@@ -333,5 +448,9 @@ int main(int argc, char **argv)
 		return segv(n);
 	if (!strcmp(argv[1], "text"))
 		return text(n);
+	if (!strcmp(argv[1], "filemap"))
+		return filemap(n);
+	if (!strcmp(argv[1], "trunc"))
+		return trunc_run(n);
 	return 2;
 }

@@ -10,7 +10,8 @@ CORE_SRCS += $(TRACE_CORE)/trace/trace_blocks.c \
              $(TRACE_CORE)/trace/trace_region.c $(TRACE_CORE)/trace/trace_window.c \
              $(TRACE_CORE)/trace/trace_ptrace.c $(TRACE_CORE)/trace/trace_thread.c \
              $(TRACE_CORE)/trace/trace_signal.c \
-             $(TRACE_CORE)/trace/trace_maps.c $(TRACE_CORE)/trace/trace_inject.c \
+             $(TRACE_CORE)/trace/trace_maps.c $(TRACE_CORE)/trace/trace_codemap.c \
+             $(TRACE_CORE)/trace/trace_inject.c \
              $(TRACE_CORE)/trace/trace_arena.c \
              $(TRACE_CORE)/trace/trace_xlate.c $(TRACE_CORE)/trace/trace_link.c \
              $(TRACE_CORE)/trace/trace_harvest.c $(TRACE_CORE)/trace/trace_ids.c \
@@ -34,6 +35,13 @@ CHECK_PROGS += $(B)/ctests/test_trace_ovf
 # what an instruction allows the count placed before it (trace_reloc.c)
 CHECK_PROGS += $(B)/ctests/test_trace_reloc
 $(B)/ctests/test_trace_reloc: ctests/test_trace_reloc.c $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
+
+# code read from the tracer's own mappings of the program's files
+# (trace_codemap.c): the same bytes as process_vm_readv, and where not
+CHECK_PROGS += $(B)/ctests/test_trace_codemap
+$(B)/ctests/test_trace_codemap: ctests/test_trace_codemap.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PF_CFLAGS) $< -o $@ $(LDFLAGS) $(CORE_LIB) $(CORE_LIBS) $(CMOCKA_LIBS)
 

@@ -214,6 +214,11 @@ struct pft_stats {
 			       * was held on the tracer's CPU (trace_pin.c) */
 	uint64_t pin_fixes;   /* sched_getaffinity results given the
 			       * program's own mask while it was held */
+
+	/* code read from the tracer's own mappings (trace_codemap.c) */
+	uint64_t code_view_pages; /* pages of the program's code read from the
+				   * tracer's mapping of their file, not through
+				   * process_vm_readv */
 };
 
 enum pft_engine {

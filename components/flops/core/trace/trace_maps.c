@@ -28,6 +28,7 @@ int pft_maps_load(struct pft_maps *m, pid_t pid)
 
 	pft_maps_free(m);
 	m->stale = 0;
+	m->loads++;
 	snprintf(fn, sizeof fn, "/proc/%d/maps", (int)pid);
 	f = fopen(fn, "re");
 	if (!f)
@@ -85,6 +86,11 @@ static const struct pft_map *lookup(const struct pft_maps *m, uint64_t addr)
 			hi = mid;
 	}
 	return lo < m->n && m->v[lo].lo <= addr ? &m->v[lo] : NULL;
+}
+
+const struct pft_map *pft_maps_at(const struct pft_maps *m, uint64_t addr)
+{
+	return lookup(m, addr);
 }
 
 const struct pft_map *pft_maps_find(struct pft_maps *m, pid_t pid, uint64_t addr)

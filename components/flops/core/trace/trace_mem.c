@@ -248,19 +248,28 @@ static void undo_brk(struct pft_space *sp, uint64_t addr, uint8_t *buf, size_t l
 
 size_t pft_mem_read(struct pft_space *sp, pid_t tid, uint64_t addr, void *buf, size_t len)
 {
-	size_t done = 0;
+	unsigned gen = __atomic_load_n(&rd_gen, __ATOMIC_RELAXED);
+	size_t done = 0, raw = 0; /* [raw, done): read from the program */
 
 	/* page by page, so that an unmapped page only shortens the read */
 	while (done < len) {
 		uint64_t a = addr + done;
 		size_t n = PG - (a & (PG - 1));
-		const uint8_t *pg = rd_page(sp, tid, a & ~(uint64_t)(PG - 1));
+		const uint8_t *pg = pft_fview_page(sp, a & ~(uint64_t)(PG - 1), gen);
 		struct iovec l, r;
 		ssize_t got;
 
 		if (n > len - done)
 			n = len - done;
-		if (pg) {
+		if (pg) { /* the file's bytes: no int3 of ours to undo */
+			if (sp->bp_n && done > raw)
+				undo_brk(sp, addr + raw, (uint8_t *)buf + raw, done - raw);
+			memcpy((char *)buf + done, pg + (a & (PG - 1)), n);
+			done += n;
+			raw = done;
+			continue;
+		}
+		if ((pg = rd_page(sp, tid, a & ~(uint64_t)(PG - 1)))) {
 			memcpy((char *)buf + done, pg + (a & (PG - 1)), n);
 			done += n;
 			continue;
@@ -276,8 +285,8 @@ size_t pft_mem_read(struct pft_space *sp, pid_t tid, uint64_t addr, void *buf, s
 		if ((size_t)got < n)
 			break;
 	}
-	if (sp->bp_n)
-		undo_brk(sp, addr, buf, done);
+	if (sp->bp_n && done > raw)
+		undo_brk(sp, addr + raw, (uint8_t *)buf + raw, done - raw);
 	return done;
 }
 

@@ -120,6 +120,29 @@ static int after_syscall(struct pft_tracer *T, struct pft_thr *t, struct user_re
 	default:
 		break;
 	}
+	if (sp->fv) /* which pages may no longer be their file's */
+		switch (t->sys_nr) {
+		case SYS_mmap:
+			pft_fview_mapped(sp, (uint64_t)ret, (uint64_t)ret + ((a[1] + 4095) & ~4095ULL), (int)a[2]);
+			break;
+		case SYS_munmap:
+			pft_fview_mapped(sp, lo, lo + len, -1);
+			break;
+		case SYS_mremap: /* the pages moved: marked, conservatively */
+			pft_fview_mapped(sp, lo, lo + len, -1);
+			pft_fview_mapped(sp, (uint64_t)ret, (uint64_t)ret + ((a[2] + 4095) & ~4095ULL), PROT_WRITE);
+			break;
+		case SYS_mprotect:
+		case SYS_pkey_mprotect:
+			pft_fview_protect(sp, lo, lo + len, (int)a[2]);
+			break;
+		case SYS_shmat: /* SHM_REMAP may map over anything */
+		case SYS_shmdt:
+			pft_fview_changed_all(sp);
+			break;
+		default:
+			break;
+		}
 	if (sp->wp_used) { /* the program's protection replaces ours */
 		switch (t->sys_nr) {
 		case SYS_mremap:
@@ -371,6 +394,13 @@ static int on_event(struct pft_tracer *T, struct pft_thr *t, int ev)
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 		sp->prof = T->prof;
 		sp->no_inject = t->sp->no_inject; /* seccomp survives exec */
+		/* a new memory, seen from its start: its code may be read from
+		 * our own mappings of its files (not with --region: native
+		 * code's system calls are not seen) */
+		if (!T->o->region && !T->procmem && pft_fview_start(sp)) {
+			pft_space_put(sp);
+			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
+		}
 		if ((pid_t)msg != t->tid)
 			pft_thread_drop(T, (pid_t)msg); /* a non-leader exec'd */
 		pft_win_drop(T, t);

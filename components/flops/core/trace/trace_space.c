@@ -56,6 +56,8 @@ struct pft_space *pft_space_fork(const struct pft_space *parent, pid_t child, co
 		goto fail;
 	if (pft_wprot_copy(sp, parent)) /* the child has our protections too */
 		goto fail;
+	if (pft_fview_copy(sp, parent))
+		goto fail;
 	return sp;
 fail:
 	pft_space_put(sp);
@@ -73,6 +75,7 @@ void pft_space_put(struct pft_space *sp)
 	pft_maps_free(&sp->maps);
 	pft_wprot_free(sp);
 	pft_hints_free(sp);
+	pft_fview_free(sp);
 	free(sp->rd);
 	if (sp->region)
 		pft_region_free(sp->region);

@@ -15,6 +15,7 @@ struct pft_arena;
 struct pft_prof;
 struct pft_wpage;
 struct pft_block;
+struct pft_fviews;
 
 /* One memory mapping of a traced process (/proc/PID/maps). */
 struct pft_map {
@@ -27,7 +28,8 @@ struct pft_map {
 struct pft_maps {
 	struct pft_map *v;
 	size_t n;
-	int stale; /* reload before the next lookup */
+	int stale;	     /* reload before the next lookup */
+	unsigned long loads; /* times read (trace_codemap.c) */
 };
 
 /* An address space: shared by threads (and a vfork child until exec). */
@@ -76,6 +78,9 @@ struct pft_space {
 	int maps_fd[8]; /* fds open on its /proc/.../maps, smaps */
 	int n_maps_fd;
 	struct pft_hspace *hints; /* its file mappings met (trace_hints.c) */
+	struct pft_fviews *fv;	  /* its code read from our mappings of its
+				   * files; NULL: never (trace_codemap.c) */
+	uint64_t fv_pages;	  /* pages read so */
 };
 
 /* trace_space.c: an address space's life */
@@ -104,11 +109,33 @@ void pft_bp_free(struct pft_space *sp);
 /* trace_maps.c */
 int pft_maps_load(struct pft_maps *m, pid_t pid);
 void pft_maps_free(struct pft_maps *m);
+/* the mapping holding addr in the maps as last read, or NULL */
+const struct pft_map *pft_maps_at(const struct pft_maps *m, uint64_t addr);
 /* the mapping holding addr (reloading once when stale or unknown) */
 const struct pft_map *pft_maps_find(struct pft_maps *m, pid_t pid, uint64_t addr);
 /* A free page-aligned range of size bytes, every byte of it within
  * `reach` of every byte of [lo, hi); 0 if none. */
 uint64_t pft_maps_gap_near(const struct pft_maps *m, uint64_t lo, uint64_t hi, uint64_t size, uint64_t reach);
+
+/* trace_codemap.c: the program's code read from the tracer's own
+ * read-only mapping of its file where it is provably the file's.
+ * start: at exec (what is writable then is marked); copy: a forked
+ * child's marks; page: the 4 KiB at pg as the program sees them (int3s
+ * of ours never there), NULL: read it through process_vm_readv (gen:
+ * the event, pft_mem_fresh); mapped: [lo, hi) unmapped (prot < 0) or
+ * mapped anew with prot; protect: given prot (mprotect); written:
+ * written by the program (/proc/PID/mem, process_vm_writev);
+ * changed_all: some mapping changed, where unknown; off: never again
+ * for sp */
+int pft_fview_start(struct pft_space *sp);
+int pft_fview_copy(struct pft_space *sp, const struct pft_space *parent);
+const uint8_t *pft_fview_page(struct pft_space *sp, uint64_t pg, unsigned gen);
+void pft_fview_mapped(struct pft_space *sp, uint64_t lo, uint64_t hi, int prot);
+void pft_fview_protect(struct pft_space *sp, uint64_t lo, uint64_t hi, int prot);
+void pft_fview_written(struct pft_space *sp, uint64_t lo, uint64_t hi);
+void pft_fview_changed_all(struct pft_space *sp);
+void pft_fview_off(struct pft_space *sp);
+void pft_fview_free(struct pft_space *sp);
 
 /* trace_space.c: sp (a forked child's new space) gets copies of parent's
  * cached blocks and of its arena's layout; pft_arena_fork then gives it

@@ -368,6 +368,7 @@ static int range_drop(void *arg, uint64_t lo, uint64_t hi)
 
 	pft_bp_clear(d->sp, 0, lo, hi);
 	pft_wprot_shared(d->T, d->sp, lo, hi);
+	pft_fview_written(d->sp, lo, hi); /* not its file's bytes now */
 	d->n += n;
 	d->T->st.invalidated += n;
 	return 0;
@@ -463,6 +464,11 @@ int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 		if (base_is(path, "mem") && !T->procmem) {
 			T->procmem = 1; /* its writes are looked at from now on */
 			pft_sys_map_refresh(T, t->sp);
+			/* and code is read from the program only (writes by
+			 * calls not watched: splice, io_uring) */
+			for (struct pft_thr *o = T->threads; o; o = o->next)
+				if (o->sp)
+					pft_fview_off(o->sp);
 		}
 		if ((t->sys_pid = maps_path(t, path)))
 			t->sys_kind = K_MAPS_OPEN;

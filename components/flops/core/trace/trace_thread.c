@@ -67,8 +67,10 @@ void pft_space_release(struct pft_tracer *T, struct pft_space *sp)
 		T->st.region_found = 1;
 	if (sp && pft_region_refused(sp->region) && !T->st.region_refused[0])
 		snprintf(T->st.region_refused, sizeof T->st.region_refused, "%s", pft_region_refused(sp->region));
-	if (sp && sp->refs == 1)
+	if (sp && sp->refs == 1) {
 		pft_hints_save(T, sp); /* its last thread: what ran, by file */
+		T->st.code_view_pages += sp->fv_pages;
+	}
 	pft_space_put(sp);
 }
 

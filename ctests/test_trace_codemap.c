@@ -1,0 +1,206 @@
+/*
+ * test_trace_codemap.c: the program's code read from the tracer's own
+ * mapping of its files (trace_codemap.c) gives process_vm_readv's bytes,
+ * page for page, for a real process's libraries (libc's code among
+ * them); and no page through it where the program's bytes may not be
+ * the file's: a range made writable, written, mapped afresh writable,
+ * anonymous memory, the stack, [vdso]; a forked child's space keeps
+ * those marks.  (The traced runs: test_trace_smc.sh's filemap and trunc.)
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "trace/trace_space.h"
+
+#define PG 4096
+
+static pid_t child;
+
+static int start(void **state)
+{
+	(void)state;
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	return child > 0 ? 0 : -1;
+}
+
+static int stop(void **state)
+{
+	(void)state;
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	return 0;
+}
+
+static int vm_page(pid_t pid, uint64_t pg, uint8_t *buf)
+{
+	struct iovec l = { buf, PG }, r = { (void *)pg, PG };
+
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == PG ? 0 : -1;
+}
+
+/* the code mappings of sp's maps compared page by page; returns the
+ * pages read through a view (*libc: libc's among them) */
+static size_t compare_all(struct pft_space *sp, unsigned gen, int *libc)
+{
+	static uint8_t buf[PG];
+	size_t n = 0;
+
+	*libc = 0;
+	assert_int_equal(pft_maps_load(&sp->maps, sp->pid), 0);
+	for (size_t i = 0; i < sp->maps.n; i++) {
+		const struct pft_map m = sp->maps.v[i];
+		for (uint64_t pg = m.lo; pg < m.hi; pg += PG) {
+			const uint8_t *v = pft_fview_page(sp, pg, gen);
+			if (!v)
+				continue;
+			/* only code of files, never writable */
+			assert_true(m.x && !m.w && !m.s && m.ino && m.path && m.path[0] == '/');
+			assert_int_equal(vm_page(sp->pid, pg, buf), 0);
+			if (memcmp(v, buf, PG)) {
+				fail_msg("%s page %#llx: the view differs from process_vm_readv", m.path,
+					 (unsigned long long)pg);
+			}
+			n++;
+			if (strstr(m.path, "/libc.so"))
+				*libc = 1;
+		}
+	}
+	return n;
+}
+
+/* the first page of libc's code in sp's maps */
+static const struct pft_map *libc_code(struct pft_space *sp)
+{
+	for (size_t i = 0; i < sp->maps.n; i++)
+		if (sp->maps.v[i].x && sp->maps.v[i].path && strstr(sp->maps.v[i].path, "/libc.so"))
+			return &sp->maps.v[i];
+	return NULL;
+}
+
+static void test_same_bytes(void **state)
+{
+	struct pft_space *sp = pft_space_new(child, NULL);
+	uint8_t a[3 * PG], b[3 * PG];
+	const struct pft_map *m;
+	int libc;
+	size_t n;
+
+	(void)state;
+	assert_non_null(sp);
+	/* off until the space is started (an attached one never is) */
+	assert_int_equal(pft_maps_load(&sp->maps, child), 0);
+	assert_null(pft_fview_page(sp, libc_code(sp)->lo, 1));
+	assert_int_equal(pft_fview_start(sp), 0);
+	n = compare_all(sp, 1, &libc);
+	print_message("pages read through views: %zu\n", n);
+	assert_true(n > 16);
+	assert_true(libc);
+	assert_int_equal(sp->fv_pages, n);
+	/* a read across the end of libc's code into what follows, as
+	 * pft_mem_read gives it */
+	m = libc_code(sp);
+	{
+		uint64_t at = m->hi - PG - 100;
+		struct iovec l = { b, sizeof b }, r = { (void *)at, sizeof b };
+		size_t got = pft_mem_read(sp, child, at, a, sizeof a);
+		ssize_t want = process_vm_readv(child, &l, 1, &r, 1, 0);
+		assert_true(want > 0);
+		assert_int_equal(got, (size_t)want);
+		assert_memory_equal(a, b, got);
+	}
+	pft_space_put(sp);
+}
+
+static void test_not_the_file(void **state)
+{
+	struct pft_space *sp = pft_space_new(child, NULL), *fk;
+	const struct pft_map *m;
+	uint64_t lo, stack = 0, vdso = 0, heap = 0;
+	int libc;
+
+	(void)state;
+	assert_non_null(sp);
+	assert_int_equal(pft_fview_start(sp), 0);
+	m = libc_code(sp);
+	assert_non_null(m);
+	lo = m->lo;
+	assert_non_null(pft_fview_page(sp, lo, 1));
+	assert_non_null(pft_fview_page(sp, lo + PG, 1));
+	assert_non_null(pft_fview_page(sp, lo + 2 * PG, 1));
+	/* made writable (a text relocation), even if read-only again */
+	pft_fview_protect(sp, lo, lo + PG, PROT_READ | PROT_WRITE);
+	pft_fview_protect(sp, lo, lo + PG, PROT_READ | PROT_EXEC);
+	/* written through /proc/PID/mem */
+	pft_fview_written(sp, lo + PG + 10, lo + PG + 11);
+	/* changed mappings: not before the maps are read again */
+	assert_null(pft_fview_page(sp, lo + 2 * PG, 2));
+	assert_int_equal(pft_maps_load(&sp->maps, child), 0);
+	assert_null(pft_fview_page(sp, lo, 3));
+	assert_null(pft_fview_page(sp, lo + PG, 3));
+	assert_non_null(pft_fview_page(sp, lo + 2 * PG, 3));
+	/* a forked child's space keeps the marks */
+	fk = pft_space_fork(sp, child, NULL);
+	assert_non_null(fk);
+	assert_int_equal(pft_maps_load(&fk->maps, child), 0);
+	assert_null(pft_fview_page(fk, lo, 4));
+	assert_null(pft_fview_page(fk, lo + PG, 4));
+	assert_non_null(pft_fview_page(fk, lo + 2 * PG, 4));
+	compare_all(fk, 4, &libc);
+	assert_true(libc);
+	pft_space_put(fk);
+	/* mapped afresh writable: not; unmapped and mapped read-only: the
+	 * file's again */
+	pft_fview_mapped(sp, lo + 2 * PG, lo + 3 * PG, PROT_READ | PROT_WRITE | PROT_EXEC);
+	assert_int_equal(pft_maps_load(&sp->maps, child), 0);
+	assert_null(pft_fview_page(sp, lo + 2 * PG, 5));
+	pft_fview_mapped(sp, lo, lo + 3 * PG, -1);
+	pft_fview_mapped(sp, lo, lo + 3 * PG, PROT_READ | PROT_EXEC);
+	assert_int_equal(pft_maps_load(&sp->maps, child), 0);
+	assert_non_null(pft_fview_page(sp, lo, 6));
+	assert_non_null(pft_fview_page(sp, lo + 2 * PG, 6));
+	/* anonymous memory, the stack, [vdso] */
+	for (size_t i = 0; i < sp->maps.n; i++) {
+		const struct pft_map *e = &sp->maps.v[i];
+		if (e->path && !strcmp(e->path, "[stack]"))
+			stack = e->lo;
+		else if (e->path && !strcmp(e->path, "[vdso]"))
+			vdso = e->lo;
+		else if (e->path && !strcmp(e->path, "[heap]"))
+			heap = e->lo;
+	}
+	assert_true(stack);
+	assert_null(pft_fview_page(sp, stack, 6));
+	if (vdso) /* (none under valgrind) */
+		assert_null(pft_fview_page(sp, vdso, 6));
+	if (heap)
+		assert_null(pft_fview_page(sp, heap, 6));
+	/* once off, never again */
+	pft_fview_off(sp);
+	assert_null(pft_fview_page(sp, lo + 2 * PG, 7));
+	pft_space_put(sp);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_same_bytes),
+		cmocka_unit_test(test_not_the_file),
+	};
+	return cmocka_run_group_tests(tests, start, stop);
+}

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <signal.h>
+#include <pthread.h>
+#include <time.h>
 #include <sys/personality.h>
 #include <sys/wait.h>
 #include <cmocka.h>
@@ -534,6 +536,89 @@ static void test_progress(void **state)
 	assert_true(seen.calls >= 2);
 	assert_false(seen.backwards);
 	assert_true(seen.last > 0 && seen.last <= pflops_mix_flops(&m, -1));
+}
+
+/* The waits while the program runs on without a stop (trace_wait.c),
+ * with the timer signal (opts.wait_signal, as papi_flops_run) and without
+ * (sigtimedwait): progress lines at their interval, the held CPU let go
+ * and taken again at the next stop (stats.pins), the signal's
+ * disposition and this thread's mask as they were afterwards; an
+ * interrupt flag that a thread sets, no signal sent, ends the run
+ * within a wait's timeout (250 ms). */
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static volatile sig_atomic_t quiet_flag;
+
+static void *flag_later(void *arg)
+{
+	(void)arg;
+	usleep(300000);
+	quiet_flag = SIGKILL | PFLOPS_INTERRUPT_FORWARD;
+	return NULL;
+}
+
+static void test_quiet_waits(void **state)
+{
+	(void)state;
+	for (int tick = 0; tick < 2; tick++) {
+		struct prog_seen seen = { 0 };
+		struct pflops_trace_opts o = { .engine = PFT_ENGINE_CACHE,
+					       .progress = on_progress,
+					       .progress_arg = &seen,
+					       .progress_ms = 20,
+					       .wait_signal = tick ? SIGRTMIN : 0 };
+		struct pflops_mix m;
+		struct pft_stats st;
+		struct sigaction before, after;
+		sigset_t mb, ma;
+		pthread_t th;
+		double t;
+
+		sigaction(SIGRTMIN, NULL, &before);
+		pthread_sigmask(SIG_SETMASK, NULL, &mb);
+		/* 800 million dependent adds: 0.3 s or more in the cache */
+		t = now_s();
+		trace(&m, &o, &st, prog("calib_fp"), "addsd", "800000000", NULL);
+		t = now_s() - t;
+		assert_int_equal(pflops_mix_flops(&m, -1), 800000000);
+		print_message("wait %s: %.3f s, %d progress calls, %llu stops, %llu holds\n", tick ? "tick" : "sigchld",
+			      t, seen.calls, (unsigned long long)st.stops, (unsigned long long)st.pins);
+		/* a line every 20 to 40 ms; a quarter of that at least */
+		assert_true(seen.calls >= (int)(t * 1000 / 80));
+		assert_false(seen.backwards);
+		if (st.pins) /* held (2 CPUs or more): let go, held again at the exit */
+			assert_true(st.pins >= 2);
+		sigaction(SIGRTMIN, NULL, &after);
+		pthread_sigmask(SIG_SETMASK, NULL, &ma);
+		assert_ptr_equal((void *)after.sa_handler, (void *)before.sa_handler);
+		/* (glibc adds SA_RESTORER to what it installs) */
+		assert_int_equal(after.sa_flags & ~0x04000000, before.sa_flags & ~0x04000000);
+		assert_int_equal(sigismember(&ma, SIGRTMIN), sigismember(&mb, SIGRTMIN));
+		assert_int_equal(sigismember(&ma, SIGCHLD), sigismember(&mb, SIGCHLD));
+
+		/* 30 billion: 15 s or more, ended by the flag after 0.3 s */
+		memset(&o, 0, sizeof o);
+		o.engine = PFT_ENGINE_CACHE;
+		o.interrupt = &quiet_flag;
+		o.wait_signal = tick ? SIGRTMIN : 0;
+		quiet_flag = 0;
+		assert_int_equal(pthread_create(&th, NULL, flag_later, NULL), 0);
+		t = now_s();
+		trace(&m, &o, &st, prog("calib_fp"), "addsd", "30000000000", NULL);
+		t = now_s() - t;
+		pthread_join(th, NULL);
+		print_message("wait %s: interrupted after %.3f s\n", tick ? "tick" : "sigchld", t);
+		assert_int_equal(st.interrupted, SIGKILL);
+		assert_true(t < 3.0);
+		assert_true(pflops_mix_flops(&m, -1) > 0);
+		assert_true(pflops_mix_flops(&m, -1) < 30000000000ull);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -1076,6 +1161,7 @@ int main(void)
 		cmocka_unit_test(test_signal_handler),
 		cmocka_unit_test(test_async_signals),
 		cmocka_unit_test(test_progress),
+		cmocka_unit_test(test_quiet_waits),
 		cmocka_unit_test(test_region),
 		cmocka_unit_test(test_region_native),
 		cmocka_unit_test(test_region_exits),

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <sys/personality.h>
 #include <sys/wait.h>
+#include <sys/mman.h>
 #include <cmocka.h>
 
 #include "pflops_trace.h"
@@ -788,7 +789,7 @@ static void test_gap_near(void **state)
 		{ 0x7ffc00000000, 0x7ffc00100000, 0, 1, 1, 0, 0, 0, 0, NULL }, /* stack */
 		{ 0xffffffffff600000ULL, 0xffffffffff601000ULL, 0, 0, 0, 1, 0, 0, 0, NULL },
 	};
-	struct pft_maps m = { v, 5, 0 };
+	struct pft_maps m = { .v = v, .n = 5 };
 	const uint64_t size = 4 << 20, reach = (1ULL << 31) - (1 << 24);
 	uint64_t a;
 
@@ -803,7 +804,7 @@ static void test_gap_near(void **state)
 	assert_true(a + size - 0x400000 <= reach);
 	/* no room in reach: 0 */
 	struct pft_map full[] = { { 0x1000000, 0x7ffffffff000ULL, 0, 1, 0, 1, 0, 0, 0, NULL } };
-	struct pft_maps mf = { full, 1, 0 };
+	struct pft_maps mf = { .v = full, .n = 1 };
 	assert_int_equal(pft_maps_gap_near(&mf, 0x2000000, 0x2001000, size, reach), 0);
 }
 
@@ -1068,6 +1069,59 @@ static void test_cache_stats(void **state)
  * page rewritten in place, a W^X JIT, a rewrite by another thread, code
  * and data on one page, a program catching its own write faults.  Both
  * engines count the true FLOPs; the cache runs the code from copies. */
+/* The map of a process (here this one) after its mapping calls
+ * (pft_maps_dirty, trace_maps.c): a lookup of an entry a call touched,
+ * or of an address the map lacks, reads the map again; a lookup
+ * elsewhere does not, and its answer is still right. */
+static void test_maps_dirty(void **state)
+{
+	struct pft_maps ms = { 0 };
+	const struct pft_map *e;
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *a = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *b;
+	unsigned long n;
+
+	(void)state;
+	assert_true(a != MAP_FAILED);
+	assert_non_null(e = pft_maps_find(&ms, getpid(), (uint64_t)(a + pg)));
+	assert_true(e->w && !e->x);
+	n = ms.loads;
+	/* a page of it read-only: the entry splits, its lookup reloads */
+	assert_int_equal(mprotect(a + pg, pg, PROT_READ), 0);
+	pft_maps_dirty(&ms, (uint64_t)(a + pg), (uint64_t)(a + 2 * pg));
+	assert_non_null(e = pft_maps_find(&ms, getpid(), (uint64_t)(a + pg)));
+	assert_true(!e->w && e->lo == (uint64_t)(a + pg) && e->hi == (uint64_t)(a + 2 * pg));
+	assert_int_equal(ms.loads, n + 1);
+	/* elsewhere (this function's code): no reload */
+	assert_non_null(e = pft_maps_find(&ms, getpid(), (uint64_t)(uintptr_t)test_maps_dirty));
+	assert_true(e->x);
+	pft_maps_dirty(&ms, (uint64_t)a, (uint64_t)(a + pg));
+	assert_non_null(e = pft_maps_find(&ms, getpid(), (uint64_t)(uintptr_t)test_maps_dirty));
+	assert_int_equal(ms.loads, n + 1);
+	/* a new mapping: not in the map, read again */
+	b = mmap(NULL, pg, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(b != MAP_FAILED);
+	pft_maps_dirty(&ms, (uint64_t)b, (uint64_t)(b + pg));
+	assert_non_null(e = pft_maps_find(&ms, getpid(), (uint64_t)b));
+	assert_true(e->x && !e->w);
+	assert_int_equal(ms.loads, n + 2);
+	/* unmapped, and a neighbour of a touched range: reloaded, gone */
+	assert_int_equal(munmap(a, 4 * pg), 0);
+	pft_maps_dirty(&ms, (uint64_t)a, (uint64_t)(a + 4 * pg));
+	e = pft_maps_find(&ms, getpid(), (uint64_t)(a + 3 * pg));
+	assert_true(!e || e->lo >= (uint64_t)(a + 4 * pg) || e->hi <= (uint64_t)(a + 3 * pg));
+	assert_int_equal(ms.loads, n + 3);
+	/* more ranges than it keeps: all stale */
+	for (int i = 0; i <= PFT_MAPS_DIRTY; i++)
+		pft_maps_dirty(&ms, (uint64_t)(i + 1) << 32, ((uint64_t)(i + 1) << 32) + 4096);
+	assert_int_equal(ms.stale, 1);
+	assert_non_null(pft_maps_find(&ms, getpid(), (uint64_t)(uintptr_t)test_maps_dirty));
+	assert_int_equal(ms.loads, n + 4);
+	munmap(b, pg);
+	pft_maps_free(&ms);
+}
+
 static void test_code_changes(void **state)
 {
 	static const struct {
@@ -1172,6 +1226,7 @@ int main(void)
 		cmocka_unit_test(test_cache_ahead),
 		cmocka_unit_test(test_cache_far),
 		cmocka_unit_test(test_code_changes),
+		cmocka_unit_test(test_maps_dirty),
 	};
 
 	calib_prog_init();

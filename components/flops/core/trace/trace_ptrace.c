@@ -106,11 +106,17 @@ static int after_syscall(struct pft_tracer *T, struct pft_thr *t, struct user_re
 		return 0;
 	switch (t->sys_nr) {
 	case SYS_mmap:
+		pft_maps_dirty(&sp->maps, (uint64_t)ret, (uint64_t)ret + len);
+		break;
+	case SYS_mremap: /* where it is now, and where it was */
+		pft_maps_dirty(&sp->maps, (uint64_t)ret, (uint64_t)ret + ((a[2] + 4095) & ~4095ULL));
+		/* fall through */
 	case SYS_munmap:
-	case SYS_mremap:
 	case SYS_mprotect:
 	case SYS_pkey_mprotect:
-	case SYS_brk:
+		pft_maps_dirty(&sp->maps, lo, lo + len);
+		break;
+	case SYS_brk: /* (from the stopping path only) */
 	case SYS_shmat:
 	case SYS_shmdt:
 		sp->maps.stale = 1;
@@ -204,7 +210,7 @@ static int after_syscall(struct pft_tracer *T, struct pft_thr *t, struct user_re
 	default:
 		return 0;
 	}
-	sp->maps.stale = 1;
+	pft_maps_dirty(&sp->maps, lo, lo + len);
 	if (pft_block_invalidate(sp, lo, lo + len)) {
 		T->st.invalidated++;
 		if (!forget) /* code still there: give the program its bytes */

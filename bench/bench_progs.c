@@ -127,7 +127,9 @@ static void tracer_child(char *const argv[], int engine, double limit, int fd)
 {
 	struct report r = { 0 };
 	struct pflops_mix m = { 0 };
-	struct pflops_trace_opts o = { .engine = engine, .stats = &r.st, .interrupt = &stop_now };
+	struct pflops_trace_opts o = {
+		.engine = engine, .stats = &r.st, .interrupt = &stop_now, .wait_signal = SIGRTMIN
+	};
 	struct pflops_error err = { 0 };
 	struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
 	struct itimerval it = { .it_value = { (time_t)limit, (suseconds_t)((limit - (double)(time_t)limit) * 1e6) } };

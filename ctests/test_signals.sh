@@ -23,8 +23,11 @@ for engine in cache stop; do
 	$RUN --source trace --json -o "$tmp/int.json" -- sh -c "echo \$\$ > $tmp/pid; exec $TD/calib_fp addsd 100000000000" \
 		2>"$tmp/int.err" & tp=$!
 	wait_file "$tmp/pid"; sleep 0.5
-	kill -INT $tp; wait $tp; rc=$?
+	t0=$(date +%s%N); kill -INT $tp; wait $tp; rc=$?; ms=$((($(date +%s%N) - t0) / 1000000))
 	[ $rc = 130 ] && ok || bad "$engine: SIGINT: exit $rc, expected 130"
+	#    promptly: the tracer's wait ends at the signal (the program
+	#    would compute for a minute; the grace time is 2 s)
+	[ $ms -lt 1500 ] && ok || bad "$engine: SIGINT: the tool ended $ms ms after it, not at once"
 	[ "$(jq -r .partial "$tmp/int.json")" = true ] && [ "$(jq -r .interrupted "$tmp/int.json")" = SIGINT ] && ok ||
 		bad "$engine: SIGINT: report not marked partial: $(cat "$tmp/int.json")"
 	n=$(jq -r .metrics.DP_OPS "$tmp/int.json")
@@ -37,8 +40,9 @@ for engine in cache stop; do
 	$RUN --source trace -- sh -c "trap '' TERM; echo \$\$ > $tmp/pid; exec $TD/calib_fp addsd 100000000000" \
 		2>"$tmp/term.err" & tp=$!
 	wait_file "$tmp/pid"; sleep 0.3
-	kill -TERM $tp; wait $tp; rc=$?
+	t0=$(date +%s%N); kill -TERM $tp; wait $tp; rc=$?; ms=$((($(date +%s%N) - t0) / 1000000))
 	[ $rc = 143 ] && ok || bad "$engine: SIGTERM: exit $rc, expected 143"
+	[ $ms -ge 2000 ] && [ $ms -lt 4000 ] && ok || bad "$engine: SIGTERM ignored: killed $ms ms after it, not after the 2 s grace"
 	grep -q "^interrupted : by SIGTERM: the counts cover the run up to then (partial)" "$tmp/term.err" &&
 		grep -q "stopped (SIGKILL) after the 2 s it was given to end" "$tmp/term.err" && ok ||
 		bad "$engine: SIGTERM ignored: $(cat "$tmp/term.err")"
@@ -76,7 +80,16 @@ for engine in cache stop; do
 done
 unset PFLOPS_TRACE_ENGINE
 
-# 5. --region: a name that exists nowhere is an error; one never called is 0 with a note
+# 5. the progress line (stderr a terminal: script(1)'s) while the program
+#    computes for a second or more in the code cache without a stop: one
+#    every 500 ms, its FLOPs growing
+script -qec "$RUN --source trace -o /dev/null -- $TD/calib_fp addsd 3000000000" /dev/null >"$tmp/tty.out" 2>&1; rc=$?
+tr '\r' '\n' <"$tmp/tty.out" | sed -n 's/^papi_flops_run: traced [0-9]* instructions, \([0-9]*\) FLOPs so far.*/\1/p' >"$tmp/lines"
+n=$(wc -l <"$tmp/lines")
+[ $rc = 0 ] && [ "$n" -ge 2 ] && sort -n -c "$tmp/lines" && [ "$(tail -n 1 "$tmp/lines")" -gt "$(head -n 1 "$tmp/lines")" ] && ok ||
+	bad "progress: exit $rc, $n lines: $(tr '\r' '\n' <"$tmp/tty.out" | head -5)"
+
+# 6. --region: a name that exists nowhere is an error; one never called is 0 with a note
 out=$($RUN --source trace --region no_such_fn -- $TD/calib_fp addsd 1000 2>&1); rc=$?
 [ $rc = 125 ] && echo "$out" | grep -q "\-\-region no_such_fn: no function of that name in .*calib_fp or the libraries it loaded" &&
 	! echo "$out" | grep -q "FP_OPS" && ok || bad "--region no_such_fn: rc=$rc $out"

@@ -15,8 +15,11 @@
 #include <string.h>
 #include <unistd.h>
 #include <signal.h>
+#include <pthread.h>
+#include <time.h>
 #include <sys/personality.h>
 #include <sys/wait.h>
+#include <sys/mman.h>
 #include <cmocka.h>
 
 #include "pflops_trace.h"
@@ -536,6 +539,89 @@ static void test_progress(void **state)
 	assert_true(seen.last > 0 && seen.last <= pflops_mix_flops(&m, -1));
 }
 
+/* The waits while the program runs on without a stop (trace_wait.c),
+ * with the timer signal (opts.wait_signal, as papi_flops_run) and without
+ * (sigtimedwait): progress lines at their interval, the held CPU let go
+ * and taken again at the next stop (stats.pins), the signal's
+ * disposition and this thread's mask as they were afterwards; an
+ * interrupt flag that a thread sets, no signal sent, ends the run
+ * within a wait's timeout (250 ms). */
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static volatile sig_atomic_t quiet_flag;
+
+static void *flag_later(void *arg)
+{
+	(void)arg;
+	usleep(300000);
+	quiet_flag = SIGKILL | PFLOPS_INTERRUPT_FORWARD;
+	return NULL;
+}
+
+static void test_quiet_waits(void **state)
+{
+	(void)state;
+	for (int tick = 0; tick < 2; tick++) {
+		struct prog_seen seen = { 0 };
+		struct pflops_trace_opts o = { .engine = PFT_ENGINE_CACHE,
+					       .progress = on_progress,
+					       .progress_arg = &seen,
+					       .progress_ms = 20,
+					       .wait_signal = tick ? SIGRTMIN : 0 };
+		struct pflops_mix m;
+		struct pft_stats st;
+		struct sigaction before, after;
+		sigset_t mb, ma;
+		pthread_t th;
+		double t;
+
+		sigaction(SIGRTMIN, NULL, &before);
+		pthread_sigmask(SIG_SETMASK, NULL, &mb);
+		/* 800 million dependent adds: 0.3 s or more in the cache */
+		t = now_s();
+		trace(&m, &o, &st, prog("calib_fp"), "addsd", "800000000", NULL);
+		t = now_s() - t;
+		assert_int_equal(pflops_mix_flops(&m, -1), 800000000);
+		print_message("wait %s: %.3f s, %d progress calls, %llu stops, %llu holds\n", tick ? "tick" : "sigchld",
+			      t, seen.calls, (unsigned long long)st.stops, (unsigned long long)st.pins);
+		/* a line every 20 to 40 ms; a quarter of that at least */
+		assert_true(seen.calls >= (int)(t * 1000 / 80));
+		assert_false(seen.backwards);
+		if (st.pins) /* held (2 CPUs or more): let go, held again at the exit */
+			assert_true(st.pins >= 2);
+		sigaction(SIGRTMIN, NULL, &after);
+		pthread_sigmask(SIG_SETMASK, NULL, &ma);
+		assert_ptr_equal((void *)after.sa_handler, (void *)before.sa_handler);
+		/* (glibc adds SA_RESTORER to what it installs) */
+		assert_int_equal(after.sa_flags & ~0x04000000, before.sa_flags & ~0x04000000);
+		assert_int_equal(sigismember(&ma, SIGRTMIN), sigismember(&mb, SIGRTMIN));
+		assert_int_equal(sigismember(&ma, SIGCHLD), sigismember(&mb, SIGCHLD));
+
+		/* 30 billion: 15 s or more, ended by the flag after 0.3 s */
+		memset(&o, 0, sizeof o);
+		o.engine = PFT_ENGINE_CACHE;
+		o.interrupt = &quiet_flag;
+		o.wait_signal = tick ? SIGRTMIN : 0;
+		quiet_flag = 0;
+		assert_int_equal(pthread_create(&th, NULL, flag_later, NULL), 0);
+		t = now_s();
+		trace(&m, &o, &st, prog("calib_fp"), "addsd", "30000000000", NULL);
+		t = now_s() - t;
+		pthread_join(th, NULL);
+		print_message("wait %s: interrupted after %.3f s\n", tick ? "tick" : "sigchld", t);
+		assert_int_equal(st.interrupted, SIGKILL);
+		assert_true(t < 3.0);
+		assert_true(pflops_mix_flops(&m, -1) > 0);
+		assert_true(pflops_mix_flops(&m, -1) < 30000000000ull);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* region                                                              */
 
@@ -703,7 +789,7 @@ static void test_gap_near(void **state)
 		{ 0x7ffc00000000, 0x7ffc00100000, 0, 1, 1, 0, 0, 0, 0, NULL }, /* stack */
 		{ 0xffffffffff600000ULL, 0xffffffffff601000ULL, 0, 0, 0, 1, 0, 0, 0, NULL },
 	};
-	struct pft_maps m = { v, 5, 0 };
+	struct pft_maps m = { .v = v, .n = 5 };
 	const uint64_t size = 4 << 20, reach = (1ULL << 31) - (1 << 24);
 	uint64_t a;
 
@@ -718,7 +804,7 @@ static void test_gap_near(void **state)
 	assert_true(a + size - 0x400000 <= reach);
 	/* no room in reach: 0 */
 	struct pft_map full[] = { { 0x1000000, 0x7ffffffff000ULL, 0, 1, 0, 1, 0, 0, 0, NULL } };
-	struct pft_maps mf = { full, 1, 0 };
+	struct pft_maps mf = { .v = full, .n = 1 };
 	assert_int_equal(pft_maps_gap_near(&mf, 0x2000000, 0x2001000, size, reach), 0);
 }
 
@@ -983,6 +1069,59 @@ static void test_cache_stats(void **state)
  * page rewritten in place, a W^X JIT, a rewrite by another thread, code
  * and data on one page, a program catching its own write faults.  Both
  * engines count the true FLOPs; the cache runs the code from copies. */
+/* The map of a process (here this one) after its mapping calls
+ * (pft_maps_dirty, trace_maps.c): a lookup of an entry a call touched,
+ * or of an address the map lacks, reads the map again; a lookup
+ * elsewhere does not, and its answer is still right. */
+static void test_maps_dirty(void **state)
+{
+	struct pft_maps ms = { 0 };
+	const struct pft_map *e;
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *a = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *b;
+	unsigned long n;
+
+	(void)state;
+	assert_true(a != MAP_FAILED);
+	assert_non_null(e = pft_maps_find(&ms, getpid(), (uint64_t)(a + pg)));
+	assert_true(e->w && !e->x);
+	n = ms.loads;
+	/* a page of it read-only: the entry splits, its lookup reloads */
+	assert_int_equal(mprotect(a + pg, pg, PROT_READ), 0);
+	pft_maps_dirty(&ms, (uint64_t)(a + pg), (uint64_t)(a + 2 * pg));
+	assert_non_null(e = pft_maps_find(&ms, getpid(), (uint64_t)(a + pg)));
+	assert_true(!e->w && e->lo == (uint64_t)(a + pg) && e->hi == (uint64_t)(a + 2 * pg));
+	assert_int_equal(ms.loads, n + 1);
+	/* elsewhere (this function's code): no reload */
+	assert_non_null(e = pft_maps_find(&ms, getpid(), (uint64_t)(uintptr_t)test_maps_dirty));
+	assert_true(e->x);
+	pft_maps_dirty(&ms, (uint64_t)a, (uint64_t)(a + pg));
+	assert_non_null(e = pft_maps_find(&ms, getpid(), (uint64_t)(uintptr_t)test_maps_dirty));
+	assert_int_equal(ms.loads, n + 1);
+	/* a new mapping: not in the map, read again */
+	b = mmap(NULL, pg, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(b != MAP_FAILED);
+	pft_maps_dirty(&ms, (uint64_t)b, (uint64_t)(b + pg));
+	assert_non_null(e = pft_maps_find(&ms, getpid(), (uint64_t)b));
+	assert_true(e->x && !e->w);
+	assert_int_equal(ms.loads, n + 2);
+	/* unmapped, and a neighbour of a touched range: reloaded, gone */
+	assert_int_equal(munmap(a, 4 * pg), 0);
+	pft_maps_dirty(&ms, (uint64_t)a, (uint64_t)(a + 4 * pg));
+	e = pft_maps_find(&ms, getpid(), (uint64_t)(a + 3 * pg));
+	assert_true(!e || e->lo >= (uint64_t)(a + 4 * pg) || e->hi <= (uint64_t)(a + 3 * pg));
+	assert_int_equal(ms.loads, n + 3);
+	/* more ranges than it keeps: all stale */
+	for (int i = 0; i <= PFT_MAPS_DIRTY; i++)
+		pft_maps_dirty(&ms, (uint64_t)(i + 1) << 32, ((uint64_t)(i + 1) << 32) + 4096);
+	assert_int_equal(ms.stale, 1);
+	assert_non_null(pft_maps_find(&ms, getpid(), (uint64_t)(uintptr_t)test_maps_dirty));
+	assert_int_equal(ms.loads, n + 4);
+	munmap(b, pg);
+	pft_maps_free(&ms);
+}
+
 static void test_code_changes(void **state)
 {
 	static const struct {
@@ -1076,6 +1215,7 @@ int main(void)
 		cmocka_unit_test(test_signal_handler),
 		cmocka_unit_test(test_async_signals),
 		cmocka_unit_test(test_progress),
+		cmocka_unit_test(test_quiet_waits),
 		cmocka_unit_test(test_region),
 		cmocka_unit_test(test_region_native),
 		cmocka_unit_test(test_region_exits),
@@ -1086,6 +1226,7 @@ int main(void)
 		cmocka_unit_test(test_cache_ahead),
 		cmocka_unit_test(test_cache_far),
 		cmocka_unit_test(test_code_changes),
+		cmocka_unit_test(test_maps_dirty),
 	};
 
 	calib_prog_init();

@@ -227,7 +227,10 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 		     struct pf_mask_model *mm)
 {
 	struct pft_stats st;
-	struct pflops_trace_opts o = { .region = region, .stats = &st, .interrupt = &pf_interrupt };
+	/* this process is the tracer's: its waits may take a timer signal */
+	struct pflops_trace_opts o = {
+		.region = region, .stats = &st, .interrupt = &pf_interrupt, .wait_signal = SIGRTMIN
+	};
 	if (byfunc) {
 		o.block = pft_funcs_add;
 		o.block_arg = byfunc;

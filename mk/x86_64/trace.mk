@@ -20,13 +20,13 @@ CORE_SRCS += $(TRACE_CORE)/trace/trace_blocks.c \
              $(TRACE_CORE)/trace/trace_prof.c $(TRACE_CORE)/trace/trace_funcs.c \
              $(TRACE_CORE)/trace/trace_ovf.c \
              $(TRACE_CORE)/trace/trace_wprot.c $(TRACE_CORE)/trace/trace_hints.c \
-             $(TRACE_CORE)/trace/trace_pin.c
+             $(TRACE_CORE)/trace/trace_pin.c $(TRACE_CORE)/trace/trace_wait.c
 # ... and the instruction set behind core/trace/pft_arch.h (Zydis)
 CORE_SRCS += $(TRACE_CORE)/trace/x86_64/trace_decode.c $(TRACE_CORE)/trace/x86_64/trace_fastdec.c \
              $(TRACE_CORE)/trace/x86_64/trace_emul.c \
              $(TRACE_CORE)/trace/x86_64/trace_reloc.c $(TRACE_CORE)/trace/x86_64/trace_xstate.c \
              $(TRACE_CORE)/trace/x86_64/trace_ibl.c $(TRACE_CORE)/trace/x86_64/trace_gen.c \
-             $(TRACE_CORE)/trace/x86_64/trace_trap.c
+             $(TRACE_CORE)/trace/x86_64/trace_trap.c $(TRACE_CORE)/trace/x86_64/trace_wait.c
 CORE_LIBS += $(ZYDIS_LIBS)
 
 CHECK_PROGS += $(B)/ctests/test_trace $(B)/ctests/test_funcs

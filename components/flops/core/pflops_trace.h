@@ -321,6 +321,16 @@ struct pflops_trace_opts {
 	 * stats->interrupted says so.  Install the handler without
 	 * SA_RESTART. */
 	const volatile sig_atomic_t *interrupt;
+	/* With progress or interrupt: a signal the calling process gives
+	 * the tracer for the run (papi_flops_run and the bench:
+	 * SIGRTMIN).  The tracer then installs its handler (SA_RESTART)
+	 * and a timer of it directed at the calling thread, so that each
+	 * wait is one blocking waitpid that the timer ends; the old
+	 * disposition and mask are back when pft_run returns.  0: the
+	 * waits take three system calls (waitpid, sigtimedwait for
+	 * SIGCHLD, waitpid) and touch no disposition.  Only where the
+	 * process uses that signal for nothing else. */
+	int wait_signal;
 	/* Overflow (docs/trace-engine.md#overflow): each traced thread keeps
 	 * an exact running count of a FLOP weight, and `overflow` is called
 	 * at each FP instruction whose weight takes it across a multiple of

@@ -114,6 +114,15 @@ int pft_arch_is_syscall(const uint8_t *p, size_t n);
 int pft_arch_is_spin_hint(const uint8_t *p, size_t n);
 const char *pft_arch_foreign_mode(const struct user_regs_struct *r);
 
+/* The tracer's own wait (x86_64/trace_wait.c): wait4(pid, status,
+ * options, NULL) as a raw system call, -errno on failure, that returns
+ * -EINTR at once when *flag is set; a signal handler that sets *flag and
+ * calls pft_arch_wait_wake with its ucontext ends the wait wherever the
+ * signal lands (before the call: it is not made; in it: it ends with
+ * -EINTR, even under SA_RESTART), so no wake-up is lost. */
+long pft_arch_wait4(pid_t pid, int *status, int options, const volatile int *flag);
+void pft_arch_wait_wake(void *ucontext);
+
 /* Extended state (x86_64/trace_xstate.c): the opmask registers k0..k7
  * of a stopped thread (all 0 where the ISA has none in use). */
 int pft_read_kregs(pid_t tid, uint64_t k[8]);

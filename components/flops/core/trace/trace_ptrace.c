@@ -55,8 +55,6 @@
 #include <sys/wait.h>
 #include <sys/user.h>
 #include <sys/mman.h>
-#include <sys/signalfd.h>
-#include <poll.h>
 #include <pthread.h>
 
 #include "trace_internal.h"
@@ -108,11 +106,17 @@ static int after_syscall(struct pft_tracer *T, struct pft_thr *t, struct user_re
 		return 0;
 	switch (t->sys_nr) {
 	case SYS_mmap:
+		pft_maps_dirty(&sp->maps, (uint64_t)ret, (uint64_t)ret + len);
+		break;
+	case SYS_mremap: /* where it is now, and where it was */
+		pft_maps_dirty(&sp->maps, (uint64_t)ret, (uint64_t)ret + ((a[2] + 4095) & ~4095ULL));
+		/* fall through */
 	case SYS_munmap:
-	case SYS_mremap:
 	case SYS_mprotect:
 	case SYS_pkey_mprotect:
-	case SYS_brk:
+		pft_maps_dirty(&sp->maps, lo, lo + len);
+		break;
+	case SYS_brk: /* (from the stopping path only) */
 	case SYS_shmat:
 	case SYS_shmdt:
 		sp->maps.stale = 1;
@@ -206,7 +210,7 @@ static int after_syscall(struct pft_tracer *T, struct pft_thr *t, struct user_re
 	default:
 		return 0;
 	}
-	sp->maps.stale = 1;
+	pft_maps_dirty(&sp->maps, lo, lo + len);
 	if (pft_block_invalidate(sp, lo, lo + len)) {
 		T->st.invalidated++;
 		if (!forget) /* code still there: give the program its bytes */
@@ -534,39 +538,30 @@ static int interrupted(struct pft_tracer *T)
 }
 
 /* The next wait status.  With a progress callback or an interrupt flag,
- * waits are bounded (SIGCHLD through a signalfd): a program running in
- * the code cache may not stop for seconds, and the caller's signal
- * handler must be looked at.  -1 with EINTR: an interrupt to act on. */
+ * waits are bounded (trace_wait.c): a program running in the code cache
+ * may not stop for seconds, and the caller's signal handler must be
+ * looked at.  -1 with EINTR: an interrupt to act on. */
 static pid_t wait_next(struct pft_tracer *T, int *st)
 {
 	for (;;) {
-		struct pollfd pf = { T->sfd, POLLIN, 0 };
-		struct signalfd_siginfo si;
-		pid_t p = waitpid(-1, st, __WALL | (T->sfd >= 0 ? WNOHANG : 0));
-		int timeout = T->o->progress ? (int)T->progress_ms : 250, n;
+		pid_t p;
 
-		if (p != 0) {
-			pft_mem_fresh(); /* a new event: pages read are old */
-			return p;
-		}
 		if (T->o->interrupt && *T->o->interrupt &&
 		    (!T->st.interrupted || (*T->o->interrupt & PFLOPS_INTERRUPT_NOW) ||
 		     ms_since(&T->int_at) >= PFLOPS_INTERRUPT_GRACE_MS)) {
 			errno = EINTR;
 			return -1;
 		}
-		if (T->st.interrupted)
-			timeout = 100;
-		n = poll(&pf, 1, timeout);
-		if (n > 0) {
-			while (read(T->sfd, &si, sizeof si) == sizeof si)
-				;
-		} else if (n == 0) {
-			pft_pin_relax(T); /* running on its own: free */
-			progress(T, 1);
-		} else if (errno == EINTR) {
-			return -1;
+		p = pft_wait(T, st);
+		if (p > 0) {
+			pft_mem_fresh(); /* a new event: pages read are old */
+			return p;
 		}
+		if (p < 0)
+			return -1;
+		if (T->wait_quiet)
+			pft_pin_relax(T); /* running on its own: free */
+		progress(T, 1);
 	}
 }
 
@@ -750,17 +745,7 @@ int pft_run(char *const argv[], const struct pflops_trace_opts *opts, struct pfl
 	close(gofd[1]);
 
 	T.sfd = -1;
-	if (T.o->progress || T.o->interrupt) {
-		sigset_t chld;
-		sigemptyset(&chld);
-		sigaddset(&chld, SIGCHLD);
-		/* after the fork: the program keeps its own signal mask */
-		if (pthread_sigmask(SIG_BLOCK, &chld, &T.oldmask) == 0) {
-			T.sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
-			if (T.sfd < 0)
-				pthread_sigmask(SIG_SETMASK, &T.oldmask, NULL);
-		}
-	}
+	pft_wait_start(&T);
 	while (T.threads) {
 		pid_t p;
 		if (T.ndefer) {
@@ -797,10 +782,7 @@ out:
 	pft_pin_off(&T);
 	if (rc)
 		kill_all(&T);
-	if (T.sfd >= 0) {
-		close(T.sfd);
-		pthread_sigmask(SIG_SETMASK, &T.oldmask, NULL);
-	}
+	pft_wait_end(&T);
 	free(T.defer);
 	free(T.xbuf);
 	if (!T.threads) /* else spaces still point to it */

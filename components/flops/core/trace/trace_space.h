@@ -25,11 +25,16 @@ struct pft_map {
 	char *path;	    /* NULL for anonymous mappings */
 };
 
+#define PFT_MAPS_DIRTY 8
 struct pft_maps {
 	struct pft_map *v;
 	size_t n;
 	int stale;	     /* reload before the next lookup */
-	unsigned long loads; /* times read (trace_codemap.c) */
+	unsigned long loads; /* times read (trace_codemap.c, tests) */
+	/* ranges the program's mapping calls changed since the load
+	 * (pft_maps_dirty): a lookup whose entry touches one reloads */
+	int ndirty;
+	uint64_t dirty[PFT_MAPS_DIRTY][2];
 };
 
 /* An address space: shared by threads (and a vfork child until exec). */
@@ -108,6 +113,8 @@ void pft_bp_free(struct pft_space *sp);
 
 /* trace_maps.c */
 int pft_maps_load(struct pft_maps *m, pid_t pid);
+/* [lo, hi) may have changed (mmap, munmap, mprotect ... returned) */
+void pft_maps_dirty(struct pft_maps *m, uint64_t lo, uint64_t hi);
 void pft_maps_free(struct pft_maps *m);
 /* the mapping holding addr in the maps as last read, or NULL */
 const struct pft_map *pft_maps_at(const struct pft_maps *m, uint64_t addr);

@@ -120,8 +120,17 @@ struct pft_tracer {
 			* (PFLOPS_TRACE_AHEAD; pft_xlate_ahead) */
 	uint32_t max_ids; /* block ids a process gets (PFLOPS_TRACE_IDS) */
 	uint64_t ids_gen; /* grace sets of dropped copies (trace_ids.c) */
-	int sfd;	  /* signalfd of SIGCHLD (progress), or -1 */
+	int sfd;	  /* signalfd of SIGCHLD (pft_attach), or -1 */
 	sigset_t oldmask;
+	/* trace_wait.c: how pft_run's loop waits for the next stop */
+	int wait_mode;		   /* PFT_WAIT_* */
+	int wait_sig;		   /* PFT_WAIT_TICK: the timer's signal */
+	timer_t wait_timer;	   /* PFT_WAIT_TICK: the periodic timer */
+	struct sigaction wait_old; /* the signal's disposition before */
+	unsigned wait_tick_ms;	   /* PFT_WAIT_TICK: the timer's period */
+	unsigned wait_quiet_ms;	   /* ticks since the last stop, in ms */
+	uint64_t wait_stops;	   /* stops at the last tick */
+	int wait_quiet;		   /* the last timeout ended a while without an event */
 	/* wait statuses taken while injecting, handled by the main loop */
 	struct pft_deferred *defer;
 	size_t ndefer, defer_cap;
@@ -154,6 +163,15 @@ void pft_pin_update(struct pft_tracer *T);
 void pft_pin_relax(struct pft_tracer *T);
 void pft_pin_sys(struct pft_tracer *T, struct pft_thr *t, int entry);
 void pft_pin_off(struct pft_tracer *T);
+
+/* trace_wait.c: pft_run's waits for the next stop.  Without a progress
+ * callback or an interrupt flag a blocking waitpid; with them bounded
+ * (a timeout: 0, T->wait_quiet set when nothing came for the whole
+ * timeout), by a timer signal (opts.wait_signal) or sigtimedwait */
+enum { PFT_WAIT_BLOCK, PFT_WAIT_TICK, PFT_WAIT_SIGCHLD };
+void pft_wait_start(struct pft_tracer *T);
+pid_t pft_wait(struct pft_tracer *T, int *status);
+void pft_wait_end(struct pft_tracer *T);
 
 /* trace_thread.c: the thread list (drop harvests the thread's counts) */
 struct pft_thr *pft_thread_find(struct pft_tracer *T, pid_t tid);

@@ -139,7 +139,7 @@ static int map_prot(const struct pft_map *m)
 
 static const struct pft_maps *maps_now(struct pft_space *sp)
 {
-	if (sp->maps.stale || !sp->maps.n)
+	if (sp->maps.stale || sp->maps.ndirty || !sp->maps.n)
 		pft_maps_load(&sp->maps, sp->pid);
 	return &sp->maps;
 }

@@ -52,7 +52,7 @@ static int put_back(struct pft_tracer *T, struct pft_thr *t, int *trapped)
 	struct user_regs_struct r;
 	int dirty = 0, ex;
 
-	if (pft_getregs(t->tid, &r))
+	if (pft_freq_settle(T, t) < 0 || pft_getregs(t->tid, &r)) /* (in a request) */
 		return -1;
 	if (*trapped && pft_bp_has(t->sp, pft_arch_trap_brk(PFT_PC(&r)))) {
 		/* one of ours: the program's instruction is there */

@@ -19,6 +19,23 @@ int pft_detach_rest(struct pft_tracer *T);
 /* a SIGTRAP queued for the stopped thread tid (an int3 it just ran) */
 int pft_trap_queued(pid_t tid);
 
+/* trace_freq.c: translation requests through a futex (PFLOPS_TRACE_FUTEX) */
+int pft_freq_pick(struct pft_tracer *T, struct pflops_error *err);
+void pft_freq_start(struct pft_tracer *T); /* SIGCHLD handler, for the run */
+void pft_freq_stop(struct pft_tracer *T);
+int pft_freq_space_ok(const struct pft_tracer *T, const struct pft_space *sp);
+int pft_freq_bell(struct pft_arena *a);
+/* a stopped thread in the request path put back at its stub's int3
+ * (1), registers and all; 0: it was not there; -1: error */
+int pft_freq_settle(struct pft_tracer *T, struct pft_thr *t);
+/* a stopped thread seen at an int3 of the cache: not in a request */
+void pft_freq_outside(const struct pft_thr *t);
+/* the next wait status without sleeping, requests served meanwhile (0:
+ * none); then a sleep until an event, a request or timeout_ms (-1:
+ * none): 1 when it timed out */
+pid_t pft_freq_poll(struct pft_tracer *T, int *st);
+int pft_freq_sleep(struct pft_tracer *T, int timeout_ms);
+
 /* trace_enter.c (and trace_ptrace.c): the engine's steps */
 int pft_counting(const struct pft_tracer *T, const struct pft_thr *t);
 void pft_count_block(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, uint32_t n);

@@ -447,9 +447,21 @@ static int handle(struct pft_tracer *T, pid_t tid, int status)
 		pft_bp_insert(t->sp, t->tid, t->reinsert);
 		t->reinsert = 0;
 	}
+	int sig = WSTOPSIG(status);
+	if (T->freq && !(sig == SIGTRAP && !(status >> 16) && t->mode == PFT_M_CACHE && !t->roll_sig)) {
+		/* stopped in a request (not at an int3 of ours: there
+		 * pft_cache_sigtrap looks): back at its exit's int3 */
+		int moved = pft_freq_settle(T, t);
+		if (moved < 0)
+			return moved;
+		if (moved && sig == (SIGTRAP | 0x80)) {
+			/* our own futex call's stop: skipped, on to the int3 */
+			t->resume = pft_cache_resume(T);
+			return pft_restart(T, t, PTRACE_CONT, 0);
+		}
+	}
 	pft_ids_observe(t); /* where it stopped, before we move it */
 
-	int sig = WSTOPSIG(status);
 	if ((status >> 16) == PTRACE_EVENT_STOP) {
 		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
 			/* a job-control stop of the program: it stays stopped
@@ -509,6 +521,25 @@ static int interrupted(struct pft_tracer *T)
  * handler must be looked at.  -1 with EINTR: an interrupt to act on. */
 static pid_t wait_next(struct pft_tracer *T, int *st)
 {
+	while (T->freq_on) { /* requests through a futex, SIGCHLD wakes it */
+		pid_t p = pft_freq_poll(T, st);
+		int timeout = T->o->progress ? (int)T->progress_ms : 250;
+
+		if (p != 0)
+			return p;
+		if (T->o->interrupt && *T->o->interrupt &&
+		    (!T->st.interrupted || (*T->o->interrupt & PFLOPS_INTERRUPT_NOW) ||
+		     ms_since(&T->int_at) >= PFLOPS_INTERRUPT_GRACE_MS)) {
+			errno = EINTR;
+			return -1;
+		}
+		if (T->st.interrupted)
+			timeout = 100;
+		if (pft_freq_sleep(T, T->o->progress || T->o->interrupt ? timeout : -1)) {
+			pft_pin_relax(T); /* running on its own: free */
+			progress(T, 1);
+		}
+	}
 	for (;;) {
 		struct pollfd pf = { T->sfd, POLLIN, 0 };
 		struct signalfd_siginfo si;
@@ -650,6 +681,8 @@ int pft_run(char *const argv[], const struct pflops_trace_opts *opts, struct pfl
 		return rc;
 	T.st.engine = T.engine;
 	pft_sys_fast_pick(&T);
+	if ((rc = pft_freq_pick(&T, err)))
+		return rc;
 	T.mix = mix;
 	T.err = err;
 	T.progress_ms = T.o->progress_ms ? T.o->progress_ms : 500;
@@ -720,7 +753,8 @@ int pft_run(char *const argv[], const struct pflops_trace_opts *opts, struct pfl
 	close(gofd[1]);
 
 	T.sfd = -1;
-	if (T.o->progress || T.o->interrupt) {
+	pft_freq_start(&T); /* (then no signalfd: SIGCHLD wakes its wait) */
+	if ((T.o->progress || T.o->interrupt) && !T.freq_on) {
 		sigset_t chld;
 		sigemptyset(&chld);
 		sigaddset(&chld, SIGCHLD);
@@ -767,6 +801,7 @@ out:
 	pft_pin_off(&T);
 	if (rc)
 		kill_all(&T);
+	pft_freq_stop(&T);
 	if (T.sfd >= 0) {
 		close(T.sfd);
 		pthread_sigmask(SIG_SETMASK, &T.oldmask, NULL);

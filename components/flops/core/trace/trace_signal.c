@@ -410,7 +410,8 @@ static int is_trap(const struct pft_arena *a, uint64_t addr)
 	x = pft_xlate_find(a, addr, &pt);
 	if (x && x->mtrap && addr == x->addr + x->mtrap)
 		return 1;
-	return x && pt && pt->kind == PFT_XP_DONE && addr == x->addr + x->ex[pt->arg].stub;
+	return x && pt && pt->kind == PFT_XP_DONE &&
+	       addr == x->addr + x->ex[pt->arg].stub + (x->fstub ? PFT_FSTUB_TRAP : 0);
 }
 
 /* rt_sigreturn from the cache, at its trap: the address the frame
@@ -567,8 +568,14 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si)
 		 * thread gets there only by running it; masked copies stop
 		 * there at every run) */
 		if (a && !t->roll_sig && is_trap(a, at)) {
+			pft_freq_outside(t);
 			rc = resolve_trap(T, t, &r, &dirty);
 			return rc < 0 ? rc : pft_resume(T, t, &r, dirty, rc);
+		}
+		if (T->freq && (rc = pft_freq_settle(T, t))) { /* (a step, a kill) */
+			if (rc < 0 || pft_getregs(t->tid, &r))
+				return rc < 0 ? rc : 0;
+			at = pft_arch_trap_brk(PFT_PC(&r));
 		}
 		if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &own))
 			return 0;

@@ -122,6 +122,13 @@ struct pft_tracer {
 	uint64_t ids_gen; /* grace sets of dropped copies (trace_ids.c) */
 	int sfd;	  /* signalfd of SIGCHLD (progress), or -1 */
 	sigset_t oldmask;
+	/* requests through a futex (trace_freq.c) */
+	int freq;	   /* PFLOPS_TRACE_FUTEX=1 and the run allows it */
+	int freq_on;	   /* its SIGCHLD handler installed */
+	int noinject;	   /* serving one: no system call can be injected */
+	int inject_wanted; /* ... and one was needed (a new chunk) */
+	struct sigaction freq_oldact;
+	sigset_t freq_oldmask;
 	/* wait statuses taken while injecting, handled by the main loop */
 	struct pft_deferred *defer;
 	size_t ndefer, defer_cap;

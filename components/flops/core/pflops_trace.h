@@ -214,10 +214,11 @@ struct pft_stats {
 			       * was held on the tracer's CPU (trace_pin.c) */
 	uint64_t pin_fixes;   /* sched_getaffinity results given the
 			       * program's own mask while it was held */
-	/* PFLOPS_TRACE_FUTEX=1 (trace_freq.c): exits translated on a futex
-	 * request without a stop; requests answered the old way (the
-	 * exit's int3); threads stopped in a request put back at it */
-	uint64_t freq_served, freq_traps, freq_settled;
+	/* PFLOPS_TRACE_FUTEX=1 (trace_freq.c): exits and lookup misses
+	 * translated on a futex request without a stop (misses: of them);
+	 * requests answered the old way (the int3); threads stopped in a
+	 * request put back at it */
+	uint64_t freq_served, freq_misses, freq_traps, freq_settled;
 };
 
 enum pft_engine {

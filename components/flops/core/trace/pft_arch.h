@@ -141,7 +141,8 @@ int pft_read_kregs(pid_t tid, uint64_t k[8]);
 #define PFT_TABLE_OVER 1024
 #define PFT_TOMB 0x8000000000000001ULL /* removed table entry */
 /* Translation requests without a stop (PFLOPS_TRACE_FUTEX=1, trace_freq.c):
- * an exit stub stores its offset in its chunk (Q_ID, never 0: the marker
+ * an exit stub stores its offset in its chunk (Q_ID, never 0 nor 1, which
+ * is a lookup miss's: the marker
  * that the thread may be in the request path until the tracer sees it
  * elsewhere), the chunk's request routine saves the registers a futex
  * call clobbers, posts Q_STATE = 1, rings its process's bell (a word in
@@ -154,7 +155,8 @@ int pft_read_kregs(pid_t tid, uint64_t k[8]);
 #define PFT_SLOT_Q_SELF 152  /* tracee address of this slot's Q_STATE */
 #define PFT_SLOT_Q_BELL 160  /* tracee address of its process's bell */
 #define PFT_SLOT_Q_REGS 168  /* rax rcx rdx rsi rdi r10 r11, saved */
-#define PFT_SLOT_Q_END 224
+#define PFT_SLOT_Q_TGT 224   /* a lookup miss's target */
+#define PFT_SLOT_Q_END 232
 #define PFT_SLOT_BELL 256 /* slot 0 only: the process's bell (u32) */
 
 /* What each byte range of a block's copy in the cache stands for (the
@@ -282,14 +284,22 @@ struct pft_ibl {
 	uint64_t miss;	/* its traps: target not cached */
 	uint64_t exit;	/*            --region left (stack above) */
 	uint64_t end;
-	uint64_t req;	    /* the request routine (req asked), else 0 */
+	/* the request routines (req asked), else 0: an exit's ... */
+	uint64_t req;	    /* ... */
 	uint64_t req_saved; /* from here on the registers are in the slot */
+	uint64_t mreq;	    /* a lookup miss's (from miss) */
+	uint64_t mreq_saved;
+	uint64_t mtrap_pre; /* the old miss state back, then ... */
+	uint64_t mtrap;	    /* ... its int3 */
 	uint64_t req_end;
 };
 size_t pft_ibl_emit(uint8_t *mem, uint64_t addr, int region, int req, struct pft_ibl *out);
-/* A thread stopped in the request path (pc in [req_saved, req_end)):
- * the registers the routine borrows, back from the slot. */
-void pft_arch_req_restore(struct user_regs_struct *r, const uint8_t *slot);
+/* A thread stopped in a request routine past its saves (req_saved,
+ * mreq_saved): the registers it borrows, back from the slot (miss: those
+ * the lookup routine had not saved); _target: %rax the miss's target, as
+ * at the old miss's int3. */
+void pft_arch_req_restore(struct user_regs_struct *r, const uint8_t *slot, int miss);
+void pft_arch_req_target(struct user_regs_struct *r, const uint8_t *slot);
 /* Request stubs (gen.freq): each exit stub is PFT_FSTUB_BYTES long; its
  * int3, where the old way goes on, at PFT_FSTUB_TRAP; the request itself
  * from PFT_FSTUB_REQ on (before that the stub's far jump). */

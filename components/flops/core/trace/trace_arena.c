@@ -413,6 +413,10 @@ struct pft_chunk *pft_arena_chunk(struct pft_tracer *T, struct pft_thr *t, uint6
 	c->used = pft_ibl_emit(c->mem, c->addr, a->region, a->freq, &l);
 	c->req = l.req;
 	c->req_saved = l.req_saved;
+	c->mreq = l.mreq;
+	c->mreq_saved = l.mreq_saved;
+	c->mtrap_pre = l.mtrap_pre;
+	c->mtrap = l.mtrap;
 	c->req_end = l.req_end;
 	c->ibl = l.entry;
 	c->ibl_miss = l.miss;

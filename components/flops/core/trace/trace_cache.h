@@ -37,8 +37,9 @@ struct pft_chunk {
 	struct pft_xblock **xb; /* blocks in address order */
 	size_t nxb, xb_cap;
 	struct pft_space *sp; /* its space: its copies' links are in its pool */
-	/* the request routine (trace_freq.c; 0: none) */
-	uint64_t req, req_saved, req_end;
+	/* the request routines (trace_freq.c; 0: none): an exit's, a lookup
+	 * miss's, the old miss's state back (mtrap_pre) and its int3 */
+	uint64_t req, req_saved, mreq, mreq_saved, mtrap_pre, mtrap, req_end;
 };
 
 /* ch's bytes [0, hot) and [cold, size) present in the tracer before the

@@ -189,10 +189,17 @@ int pft_freq_settle(struct pft_tracer *T, struct pft_thr *t)
 		return 0;
 	pc = PFT_PC(&r);
 	ch = pft_arena_chunk_of(a, pc);
-	if (ch && ch->req && pc >= ch->req && pc < ch->req_end) {
-		/* in the routine: its stub is the one Q_ID names */
+	if (ch && ch->req && ((pc >= ch->ibl_miss && pc < ch->ibl_exit) || (pc >= ch->mreq && pc < ch->req_end))) {
+		/* a lookup miss's: back at the old miss (target in %rax) */
+		if (pc > ch->mreq && pc < ch->req_end)
+			pft_arch_req_target(&r, m);
+		if (pc >= ch->mreq_saved && pc < ch->req_end)
+			pft_arch_req_restore(&r, m, 1);
+		trap = ch->mtrap;
+	} else if (ch && ch->req && pc >= ch->req && pc < ch->mreq) {
+		/* an exit's: its stub is the one Q_ID names */
 		if (pc >= ch->req_saved)
-			pft_arch_req_restore(&r, m);
+			pft_arch_req_restore(&r, m, 0);
 		trap = ch->addr + *qword(m, PFT_SLOT_Q_ID) + PFT_FSTUB_TRAP;
 	} else if (ch && (x = pft_xlate_find(a, pc, &pt)) && x->fstub && pt && pt->kind == PFT_XP_DONE) {
 		uint64_t stub = x->addr + x->ex[pt->arg].stub;
@@ -211,27 +218,22 @@ int pft_freq_settle(struct pft_tracer *T, struct pft_thr *t)
 	return 1;
 }
 
-/* Where t's request (m) goes: the target's copy, made now, or 0 (the
- * stub's int3: the old way). */
-static uint64_t serve(struct pft_tracer *T, struct pft_thr *t, uint8_t *m, uint64_t stub)
+/* May t's request be served (the plain case)? */
+static int plain(const struct pft_tracer *T, const struct pft_thr *t)
+{
+	return t->mode == PFT_M_CACHE && t->resume == PTRACE_CONT && !t->roll_sig && !t->resend_sig &&
+	       t->state == PFT_TH_RUN && pft_counting(T, t);
+}
+
+/* target's copy, made now if it needs no system call injected into the
+ * process (t runs), or 0 */
+static uint64_t copy_of(struct pft_tracer *T, struct pft_thr *t, uint64_t target, struct pft_xblock **xp)
 {
 	struct pft_space *sp = t->sp;
-	struct pft_arena *a = sp->arena;
-	const struct pft_xpoint *pt;
-	struct pft_xblock *from = pft_xlate_find(a, stub, &pt);
 	struct pft_block *b;
-	uint64_t target, entry;
-	int k, was, fresh;
+	uint64_t entry;
+	int was, fresh;
 
-	(void)m;
-	if (t->mode != PFT_M_CACHE || t->resume != PTRACE_CONT || t->roll_sig || t->resend_sig ||
-	    t->state != PFT_TH_RUN || !from || !pt || pt->kind != PFT_XP_DONE || from->dead || from->masked ||
-	    !from->fstub || from->addr + from->ex[pt->arg].stub != stub || !pft_counting(T, t))
-		return 0;
-	k = (int)pt->arg;
-	if (from->ex[k].to) /* linked meanwhile (another thread asked) */
-		return from->ex[k].to->dead ? 0 : from->ex[k].to->addr;
-	target = from->ex[k].target;
 	pft_mem_fresh();
 	b = pft_block_get(sp, t->tid, target, 0, &T->st.blocks_decoded);
 	if (!b || b->nocache)
@@ -251,12 +253,46 @@ static uint64_t serve(struct pft_tracer *T, struct pft_thr *t, uint8_t *m, uint6
 	if (entry && fresh)
 		pft_xlate_ahead(T, t, b, pft_hints_touch(T, t, b, T->ahead));
 	T->noinject = 0;
-	if (!entry || !b->x || entry != b->x->addr)
+	*xp = b->x;
+	return entry && b->x && entry == b->x->addr ? entry : 0;
+}
+
+/* Where t's exit request goes: the target's copy (the exit linked to
+ * it), or 0 (the stub's int3: the old way). */
+static uint64_t serve_exit(struct pft_tracer *T, struct pft_thr *t, uint64_t stub)
+{
+	struct pft_arena *a = t->sp->arena;
+	const struct pft_xpoint *pt;
+	struct pft_xblock *from = pft_xlate_find(a, stub, &pt), *to;
+	uint64_t entry;
+	int k;
+
+	if (!plain(T, t) || !from || !pt || pt->kind != PFT_XP_DONE || from->dead || from->masked || !from->fstub ||
+	    from->addr + from->ex[pt->arg].stub != stub)
+		return 0;
+	k = (int)pt->arg;
+	if (from->ex[k].to) /* linked meanwhile (another thread asked) */
+		return from->ex[k].to->dead ? 0 : from->ex[k].to->addr;
+	if (!(entry = copy_of(T, t, from->ex[k].target, &to)))
 		return 0;
 	if (!from->dead && !from->ex[k].to) {
-		pft_xlate_link(from, k, b->x);
+		pft_xlate_link(from, k, to);
 		T->st.cache_links++;
 	}
+	return entry;
+}
+
+/* Where t's lookup miss goes: the target's copy (put in the lookup
+ * table), or 0 (the old miss's int3) */
+static uint64_t serve_miss(struct pft_tracer *T, struct pft_thr *t, uint64_t target)
+{
+	struct pft_xblock *x;
+	uint64_t entry;
+
+	if (!plain(T, t) || !(entry = copy_of(T, t, target, &x)))
+		return 0;
+	pft_table_insert(t->sp->arena, target, entry);
+	T->st.freq_misses++;
 	return entry;
 }
 
@@ -267,7 +303,7 @@ static int serve_all(struct pft_tracer *T)
 
 	for (struct pft_thr *t = T->threads; t; t = t->next) {
 		uint8_t *m = qslot(t);
-		uint64_t stub, to;
+		uint64_t stub, to, trap;
 		uint32_t *st;
 
 		if (!m)
@@ -275,12 +311,19 @@ static int serve_all(struct pft_tracer *T)
 		st = qword(m, PFT_SLOT_Q_STATE);
 		if (__atomic_load_n(st, __ATOMIC_ACQUIRE) != 1)
 			continue;
-		stub = *(uint64_t *)(m + PFT_SLOT_Q_CHUNK) + *qword(m, PFT_SLOT_Q_ID);
-		to = serve(T, t, m, stub);
+		if (*qword(m, PFT_SLOT_Q_ID) == 1) { /* a lookup miss */
+			uint64_t target = *(uint64_t *)(m + PFT_SLOT_Q_TGT);
+			to = serve_miss(T, t, target);
+			trap = t->sp->arena->chunks[0]->mtrap_pre; /* (any chunk's) */
+		} else {
+			stub = *(uint64_t *)(m + PFT_SLOT_Q_CHUNK) + *qword(m, PFT_SLOT_Q_ID);
+			to = serve_exit(T, t, stub);
+			trap = stub + PFT_FSTUB_TRAP;
+		}
 		if (to) {
 			T->st.freq_served++;
 		} else {
-			to = stub + PFT_FSTUB_TRAP;
+			to = trap;
 			T->st.freq_traps++;
 		}
 		memcpy(m + PFT_SLOT_Q_TO, &to, 8);

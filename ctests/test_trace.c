@@ -367,6 +367,75 @@ static void test_threads(void **state)
 	assert_true(st.threads >= 4);
 }
 
+/* Translation requests through a futex (PFLOPS_TRACE_FUTEX=1,
+ * trace_freq.c): 4 threads start 2,048 new call sites at once, through a
+ * table of pointers (lookup misses) and a chain of direct calls (exits),
+ * with SIGALRM every 200 us (threads stopped in a request); counted
+ * exactly either way; then a process detached while its threads are in
+ * their cold start finishes right, untraced. */
+static void test_futex(void **state)
+{
+	const int R = 3, T = 4;
+	const uint64_t want = (uint64_t)(T + 1) * R * 2048; /* (+1: its own check) */
+	struct pflops_mix m;
+	struct pft_stats st;
+	struct pflops_error err = { 0 };
+	char *argv[] = { (char *)prog("calib_freq"), "run", "4", "3", NULL };
+	char out[64], line[64], was[16] = "";
+	int status, s, oks = 0;
+
+	(void)state;
+	if (getenv("PFLOPS_TRACE_FUTEX"))
+		snprintf(was, sizeof was, "%s", getenv("PFLOPS_TRACE_FUTEX"));
+	for (int on = 0; on < 2; on++) {
+		setenv("PFLOPS_TRACE_FUTEX", on ? "1" : "0", 1);
+		s = trace(&m, NULL, &st, prog("calib_freq"), "run", "4", "3", NULL);
+		assert_true(WIFEXITED(s) && WEXITSTATUS(s) == 0);
+		assert_int_equal(pflops_mix_flops(&m, -1), want);
+		print_message("calib_freq run 4 3, futex %d: stops %llu, served %llu (misses %llu), answered "
+			      "the old way %llu, settled %llu, signals %llu\n",
+			      on, (unsigned long long)st.stops, (unsigned long long)st.freq_served,
+			      (unsigned long long)st.freq_misses, (unsigned long long)st.freq_traps,
+			      (unsigned long long)st.freq_settled, (unsigned long long)st.cache_signals);
+		if (on) {
+			assert_true(st.freq_served > 1000);
+			assert_true(st.freq_misses > 0 && st.freq_served > st.freq_misses);
+		} else {
+			assert_int_equal(st.freq_served + st.freq_traps + st.freq_settled, 0);
+		}
+	}
+	/* detached in its cold start: 3 runs */
+	snprintf(out, sizeof out, "/tmp/pft_freq_%d", (int)getpid());
+	setenv("PFLOPS_TRACE_FUTEX", "1", 1);
+	for (int i = 0; i < 3; i++) {
+		FILE *f;
+		unlink(out);
+		s = trace(&m, NULL, &st, prog("calib_freq"), "daemon", "4", "3", out, NULL);
+		assert_true(WIFEXITED(s) && WEXITSTATUS(s) == 0);
+		for (int w = 0; w < 200 && access(out, F_OK); w++)
+			usleep(50000);
+		usleep(50000);
+		f = fopen(out, "r");
+		if (f && fgets(line, sizeof line, f) && !strcmp(line, "ok 24576\n"))
+			oks++;
+		else
+			print_error("calib_freq daemon: %s", f ? line : "no result\n");
+		if (f)
+			fclose(f);
+	}
+	unlink(out);
+	assert_int_equal(oks, 3);
+	/* another value: an error naming it */
+	setenv("PFLOPS_TRACE_FUTEX", "yes", 1);
+	memset(&m, 0, sizeof m);
+	assert_int_equal(pft_run(argv, NULL, &m, &status, &err), PFLOPS_EINVAL);
+	assert_non_null(strstr(err.msg, "PFLOPS_TRACE_FUTEX"));
+	if (*was) /* (make check-futex runs every test with it on) */
+		setenv("PFLOPS_TRACE_FUTEX", was, 1);
+	else
+		unsetenv("PFLOPS_TRACE_FUTEX");
+}
+
 static void test_fork(void **state)
 {
 	struct pflops_mix m;
@@ -1073,6 +1142,7 @@ int main(void)
 		cmocka_unit_test(test_cannot_start),
 		cmocka_unit_test(test_c_kernels),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_futex),
 		cmocka_unit_test(test_region_pool),
 		cmocka_unit_test(test_fork),
 		cmocka_unit_test(test_crash),

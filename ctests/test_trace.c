@@ -371,8 +371,9 @@ static void test_threads(void **state)
  * trace_freq.c): 4 threads start 2,048 new call sites at once, through a
  * table of pointers (lookup misses) and a chain of direct calls (exits),
  * with SIGALRM every 200 us (threads stopped in a request); counted
- * exactly either way; then a process detached while its threads are in
- * their cold start finishes right, untraced. */
+ * exactly either way; under a seccomp filter that kills at our futex
+ * calls; then a process detached while its threads are in their cold
+ * start finishes right, untraced. */
 static void test_futex(void **state)
 {
 	const int R = 3, T = 4;
@@ -404,6 +405,14 @@ static void test_futex(void **state)
 			assert_int_equal(st.freq_served + st.freq_traps + st.freq_settled, 0);
 		}
 	}
+	/* a seccomp filter that kills at a shared FUTEX_WAIT/WAKE, set
+	 * while the switch is on: requests stop (pft_freq_off), counts
+	 * exact */
+	setenv("PFLOPS_TRACE_FUTEX", "1", 1);
+	s = trace(&m, NULL, &st, prog("calib_freq"), "seccomp", "4", "3", NULL);
+	assert_true(WIFEXITED(s) && WEXITSTATUS(s) == 0);
+	assert_int_equal(pflops_mix_flops(&m, -1), want);
+	assert_true(st.seccomp > 0 && st.cache_exits > 0);
 	/* detached in its cold start: 3 runs */
 	snprintf(out, sizeof out, "/tmp/pft_freq_%d", (int)getpid());
 	setenv("PFLOPS_TRACE_FUTEX", "1", 1);

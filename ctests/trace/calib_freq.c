@@ -8,6 +8,10 @@
  *
  *   calib_freq run T R      T threads (1..16), R rounds: T*R*2048 adds;
  *                           prints "adds A signals S"
+ *   calib_freq seccomp T R  the same under a seccomp filter that kills
+ *                           the process at a shared FUTEX_WAIT or
+ *                           FUTEX_WAKE (glibc's are private): a tracer
+ *                           must stop asking through its futex
  *   calib_freq daemon T R F  the same in a child that outlives its
  *                           parent (a tracer detaches it while its
  *                           threads may be in requests): it writes "ok
@@ -19,6 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <stddef.h>
+#include <linux/filter.h>
+#include <linux/futex.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 
 #define F1(i)                                                  \
@@ -36,7 +46,8 @@
 #define F64(i) F16(i##0) F16(i##1) F16(i##2) F16(i##3)
 #define F256(i) F64(i##0) F64(i##1) F64(i##2) F64(i##3)
 F256(10)
-F256(11) F256(12) F256(13)
+F256(11)
+F256(12) F256(13)
 
 #define P1(i) f##i,
 #define P4(i) P1(i##0) P1(i##1) P1(i##2) P1(i##3)
@@ -136,6 +147,23 @@ static int run(int nt, int quiet)
 	return bad;
 }
 
+/* kill at futex(addr, FUTEX_WAIT or FUTEX_WAKE, ...); allow the rest */
+static int strict_futex(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 0, 4),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAKE, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog p = { sizeof f / sizeof f[0], f };
+
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &p);
+}
+
 int main(int argc, char **argv)
 {
 	int nt = argc > 2 ? atoi(argv[2]) : 0;
@@ -145,6 +173,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (!strcmp(argv[1], "run"))
 		return run(nt, 0);
+	if (!strcmp(argv[1], "seccomp"))
+		return strict_futex() ? 4 : run(nt, 0);
 	if (!strcmp(argv[1], "daemon") && argc > 4) {
 		pid_t p = fork();
 		if (p < 0)

@@ -25,6 +25,9 @@ void pft_freq_start(struct pft_tracer *T); /* SIGCHLD handler, for the run */
 void pft_freq_stop(struct pft_tracer *T);
 int pft_freq_space_ok(const struct pft_tracer *T, const struct pft_space *sp);
 int pft_freq_bell(struct pft_arena *a);
+/* no more requests from sp (a seccomp filter): its stubs and lookup
+ * misses back to their int3s; requests under way are still answered */
+void pft_freq_off(struct pft_space *sp);
 /* a stopped thread in the request path put back at its stub's int3
  * (1), registers and all; 0: it was not there; -1: error */
 int pft_freq_settle(struct pft_tracer *T, struct pft_thr *t);

@@ -149,6 +149,29 @@ int pft_freq_bell(struct pft_arena *a)
 	return 0;
 }
 
+void pft_freq_off(struct pft_space *sp)
+{
+	struct pft_arena *a = sp->arena;
+
+	if (!a || !a->freq || a->freq_off)
+		return;
+	a->freq_off = 1;
+	for (size_t i = 0; i < a->nchunks; i++) {
+		struct pft_chunk *c = a->chunks[i];
+		if (!c->req)
+			continue;
+		/* one-byte and aligned two-byte stores: a thread running
+		 * there sees the old or the new instruction's first bytes */
+		__atomic_store_n(c->mem + (c->ibl_miss - c->addr), 0xcc, __ATOMIC_RELEASE);
+		for (size_t j = 0; j < c->nxb; j++) {
+			struct pft_xblock *x = c->xb[j];
+			for (int k = 0; x->fstub && k < x->nex; k++)
+				__atomic_store_n((uint16_t *)(c->mem + (x->addr + x->ex[k].stub - c->addr)), 0xcccc,
+						 __ATOMIC_RELEASE);
+		}
+	}
+}
+
 /* the request words of t's slot (NULL: t cannot ask) */
 static uint8_t *qslot(const struct pft_thr *t)
 {

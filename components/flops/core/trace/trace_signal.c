@@ -410,8 +410,11 @@ static int is_trap(const struct pft_arena *a, uint64_t addr)
 	x = pft_xlate_find(a, addr, &pt);
 	if (x && x->mtrap && addr == x->addr + x->mtrap)
 		return 1;
+	/* (a request stub's int3 is further on; at its start once
+	 * requests are off: pft_freq_off) */
 	return x && pt && pt->kind == PFT_XP_DONE &&
-	       addr == x->addr + x->ex[pt->arg].stub + (x->fstub ? PFT_FSTUB_TRAP : 0);
+	       (addr == x->addr + x->ex[pt->arg].stub ||
+		(x->fstub && addr == x->addr + x->ex[pt->arg].stub + PFT_FSTUB_TRAP));
 }
 
 /* rt_sigreturn from the cache, at its trap: the address the frame

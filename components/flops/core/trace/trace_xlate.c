@@ -252,7 +252,7 @@ static int generate(struct pft_gen *g, const struct pft_block *b, uint32_t id, s
 	g->sysfast = (uint8_t)sysfast;
 	g->ibl = x->ch->ibl;
 	/* masked copies keep their int3s: each run is counted there */
-	g->freq = x->ch->req && !g->no_count;
+	g->freq = x->ch->req && !x->ch->sp->arena->freq_off && !g->no_count;
 	g->req = x->ch->req;
 	g->chunk = x->ch->addr;
 	switch (pft_arch_gen_block(g)) {

@@ -18,6 +18,8 @@
 int pft_detach_rest(struct pft_tracer *T);
 /* a SIGTRAP queued for the stopped thread tid (an int3 it just ran) */
 int pft_trap_queued(pid_t tid);
+/* the number after "key:" in /proc/tid/status (0 or -1: none) */
+int pft_proc_status(pid_t tid, const char *key, int base, unsigned long long *v);
 
 /* trace_freq.c: translation requests through a futex (PFLOPS_TRACE_FUTEX) */
 int pft_freq_pick(struct pft_tracer *T, struct pflops_error *err);

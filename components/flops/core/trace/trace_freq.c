@@ -123,20 +123,9 @@ void pft_freq_stop(struct pft_tracer *T)
  * ours: the old way there. */
 int pft_freq_space_ok(const struct pft_tracer *T, const struct pft_space *sp)
 {
-	char fn[64], line[128];
-	int mode = -1;
-	FILE *f;
+	unsigned long long mode = 1;
 
-	if (!T->freq)
-		return 0;
-	snprintf(fn, sizeof fn, "/proc/%d/status", (int)sp->pid);
-	if (!(f = fopen(fn, "re")))
-		return 0;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "Seccomp: %d", &mode) == 1)
-			break;
-	fclose(f);
-	return mode == 0;
+	return T->freq && !pft_proc_status(sp->pid, "Seccomp", 10, &mode) && mode == 0;
 }
 
 int pft_freq_bell(struct pft_arena *a)

@@ -448,7 +448,8 @@ static int handle(struct pft_tracer *T, pid_t tid, int status)
 		t->reinsert = 0;
 	}
 	int sig = WSTOPSIG(status);
-	if (T->freq && !(sig == SIGTRAP && !(status >> 16) && t->mode == PFT_M_CACHE && !t->roll_sig)) {
+	if (T->freq && !(sig == SIGTRAP && !(status >> 16) && t->mode == PFT_M_CACHE && !t->roll_sig) &&
+	    (status >> 16) != PTRACE_EVENT_EXEC) { /* (exec: its old cache is gone) */
 		/* stopped in a request (not at an int3 of ours: there
 		 * pft_cache_sigtrap looks): back at its exit's int3 */
 		int moved = pft_freq_settle(T, t);
@@ -515,6 +516,21 @@ static int interrupted(struct pft_tracer *T)
 	return (v & PFLOPS_INTERRUPT_NOW) || ms_since(&T->int_at) >= PFLOPS_INTERRUPT_GRACE_MS;
 }
 
+/* An interrupt to act on now (errno EINTR); else the wait's timeout,
+ * shorter once interrupted. */
+static int interrupt_due(const struct pft_tracer *T, int *timeout)
+{
+	if (T->o->interrupt && *T->o->interrupt &&
+	    (!T->st.interrupted || (*T->o->interrupt & PFLOPS_INTERRUPT_NOW) ||
+	     ms_since(&T->int_at) >= PFLOPS_INTERRUPT_GRACE_MS)) {
+		errno = EINTR;
+		return 1;
+	}
+	if (T->st.interrupted)
+		*timeout = 100;
+	return 0;
+}
+
 /* The next wait status.  With a progress callback or an interrupt flag,
  * waits are bounded (SIGCHLD through a signalfd): a program running in
  * the code cache may not stop for seconds, and the caller's signal
@@ -527,14 +543,8 @@ static pid_t wait_next(struct pft_tracer *T, int *st)
 
 		if (p != 0)
 			return p;
-		if (T->o->interrupt && *T->o->interrupt &&
-		    (!T->st.interrupted || (*T->o->interrupt & PFLOPS_INTERRUPT_NOW) ||
-		     ms_since(&T->int_at) >= PFLOPS_INTERRUPT_GRACE_MS)) {
-			errno = EINTR;
+		if (interrupt_due(T, &timeout))
 			return -1;
-		}
-		if (T->st.interrupted)
-			timeout = 100;
 		if (pft_freq_sleep(T, T->o->progress || T->o->interrupt ? timeout : -1)) {
 			pft_pin_relax(T); /* running on its own: free */
 			progress(T, 1);
@@ -550,14 +560,8 @@ static pid_t wait_next(struct pft_tracer *T, int *st)
 			pft_mem_fresh(); /* a new event: pages read are old */
 			return p;
 		}
-		if (T->o->interrupt && *T->o->interrupt &&
-		    (!T->st.interrupted || (*T->o->interrupt & PFLOPS_INTERRUPT_NOW) ||
-		     ms_since(&T->int_at) >= PFLOPS_INTERRUPT_GRACE_MS)) {
-			errno = EINTR;
+		if (interrupt_due(T, &timeout))
 			return -1;
-		}
-		if (T->st.interrupted)
-			timeout = 100;
 		n = poll(&pf, 1, timeout);
 		if (n > 0) {
 			while (read(T->sfd, &si, sizeof si) == sizeof si)

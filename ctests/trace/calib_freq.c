@@ -45,9 +45,9 @@
 #define F16(i) F4(i##0) F4(i##1) F4(i##2) F4(i##3)
 #define F64(i) F16(i##0) F16(i##1) F16(i##2) F16(i##3)
 #define F256(i) F64(i##0) F64(i##1) F64(i##2) F64(i##3)
-F256(10)
-F256(11)
-F256(12) F256(13)
+/* clang-format off */
+F256(10) F256(11) F256(12) F256(13)
+/* clang-format on */
 
 #define P1(i) f##i,
 #define P4(i) P1(i##0) P1(i##1) P1(i##2) P1(i##3)

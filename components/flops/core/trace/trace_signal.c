@@ -576,7 +576,7 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si)
 			rc = resolve_trap(T, t, &r, &dirty);
 			return rc < 0 ? rc : pft_resume(T, t, &r, dirty, rc);
 		}
-		if (a && sys_trap(a, at)) /* at an int3 of ours: not in a request */
+		if (T->freq && a && sys_trap(a, at)) /* at an int3 of ours: not in a request */
 			pft_freq_outside(t);
 		else if (T->freq && (rc = pft_freq_settle(T, t))) { /* (a step, a kill) */
 			if (rc < 0 || pft_getregs(t->tid, &r))

@@ -4,7 +4,8 @@
  *
  * A copy's exit to a block not yet translated runs its stub, which,
  * instead of an int3, asks the tracer through the thread's slot (the
- * request routine, x86_64/trace_ibl.c): the registers a futex call
+ * request routine, x86_64/trace_ibl.c; a lookup miss has one of its
+ * own, with the target in Q_TGT): the registers a futex call
  * clobbers saved, Q_STATE = 1, its process's bell rung (FUTEX_WAKE), a
  * FUTEX_WAIT until the tracer writes Q_TO and Q_STATE = 2.  The tracer's
  * single thread waits on the bells and on a word its SIGCHLD handler
@@ -308,7 +309,8 @@ static uint64_t serve_miss(struct pft_tracer *T, struct pft_thr *t, uint64_t tar
 	return entry;
 }
 
-/* Serve every request of the threads of t's kind; 1 if any. */
+/* Answer every request posted (Q_STATE 1) in the traced threads' slots;
+ * 1 if there was one. */
 static int serve_all(struct pft_tracer *T)
 {
 	int n = 0;

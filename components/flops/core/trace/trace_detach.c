@@ -111,11 +111,6 @@ static int at_entry(const struct pft_thr *t, int status)
 	return WIFSTOPPED(status) && WSTOPSIG(status) == (SIGTRAP | 0x80) && !(status >> 16) && !t->in_syscall;
 }
 
-/* Is a SIGTRAP queued for the thread (not yet delivered)?  An int3 that
- * a thread ran just as it was interrupted: the interrupt's stop comes
- * first (the kernel reports it before dequeuing signals), the SIGTRAP
- * stays queued, the thread's pc just past the int3: once detached, it
- * kills the thread; moved elsewhere first, it is reported there. */
 int pft_proc_status(pid_t tid, const char *key, int base, unsigned long long *v)
 {
 	char fn[64], line[128];
@@ -135,6 +130,11 @@ int pft_proc_status(pid_t tid, const char *key, int base, unsigned long long *v)
 	return rc;
 }
 
+/* Is a SIGTRAP queued for the thread (not yet delivered)?  An int3 that
+ * a thread ran just as it was interrupted: the interrupt's stop comes
+ * first (the kernel reports it before dequeuing signals), the SIGTRAP
+ * stays queued, the thread's pc just past the int3: once detached, it
+ * kills the thread; moved elsewhere first, it is reported there. */
 int pft_trap_queued(pid_t tid)
 {
 	unsigned long long pend = 0;

@@ -382,23 +382,24 @@ struct done {
 static void stats_table(const struct done *d, int n)
 {
 	printf("\nwhere the tracer's time went (the traced run with the least CPU time):\n");
-	printf("%-38s %8s %8s %8s %8s %8s %8s %7s %7s %7s %6s %6s %6s %5s %6s %7s %7s\n",
+	printf("%-38s %8s %8s %8s %8s %8s %8s %7s %7s %7s %6s %6s %6s %5s %6s %7s %7s %7s\n",
 	       "program (*: stopped at the limit)", "tracer", "program", "stops", "blk-stop", "syscall", "decoded",
-	       "ahead", "exits", "ibl-mis", "inval", "nocach", "writbl", "thr", "us/stop", "MFLOP", "hinted");
+	       "ahead", "exits", "ibl-mis", "inval", "nocach", "writbl", "thr", "us/stop", "MFLOP", "hinted", "futex");
 	for (int i = 0; i < n; i++) {
 		const struct pft_stats *s = &d[i].t.st;
 		uint64_t nc = 0;
 
 		for (int k = 1; k < PFT_NC_N; k++)
 			nc += s->nocache[k];
-		printf("%-37.37s%c %7.3fs %7.3fs %8lu %8lu %8lu %8lu %7lu %7lu %7lu %6lu %6lu %6lu %5lu %6.1f %7.1f %7lu\n",
+		printf("%-37.37s%c %7.3fs %7.3fs %8lu %8lu %8lu %8lu %7lu %7lu %7lu %6lu %6lu %6lu %5lu %6.1f %7.1f %7lu "
+		       "%7lu\n",
 		       d[i].name, d[i].t.timed_out ? '*' : ' ', d[i].t.tracer_cpu, d[i].t.cpu - d[i].t.tracer_cpu,
 		       (unsigned long)s->stops, (unsigned long)s->block_stops, (unsigned long)s->syscalls,
 		       (unsigned long)s->blocks_decoded, (unsigned long)s->ahead_blocks, (unsigned long)s->cache_exits,
 		       (unsigned long)s->ibl_misses, (unsigned long)s->invalidated, (unsigned long)nc,
 		       (unsigned long)s->nocache[PFT_NC_WRITABLE], (unsigned long)s->threads,
 		       s->stops ? d[i].t.tracer_cpu * 1e6 / (double)s->stops : 0.0, (double)d[i].t.flops * 1e-6,
-		       (unsigned long)s->hint_blocks);
+		       (unsigned long)s->hint_blocks, (unsigned long)s->freq_served);
 	}
 	printf("tracer/program: CPU seconds of the tracer process and of the traced\n"
 	       "program (all its threads and children); stops: ptrace stops handled\n"
@@ -410,7 +411,9 @@ static void stats_table(const struct done *d, int n)
 	       "path, writbl: those on writable pages (JIT code); us/stop: tracer CPU\n"
 	       "per stop; MFLOP: counted (until the limit where stopped there);\n"
 	       "hinted: blocks translated from the hint store at their file's first\n"
-	       "touch (cold: an empty store; warm: the store the cold run left).\n");
+	       "touch (cold: an empty store; warm: the store the cold run left);\n"
+	       "futex: exits and lookup misses served by request without a stop\n"
+	       "(PFLOPS_TRACE_FUTEX=1).\n");
 }
 
 /* a fresh directory holding hpccinf.txt, made the current one; the

@@ -20,7 +20,8 @@ CORE_SRCS += $(TRACE_CORE)/trace/trace_blocks.c \
              $(TRACE_CORE)/trace/trace_prof.c $(TRACE_CORE)/trace/trace_funcs.c \
              $(TRACE_CORE)/trace/trace_ovf.c \
              $(TRACE_CORE)/trace/trace_wprot.c $(TRACE_CORE)/trace/trace_hints.c \
-             $(TRACE_CORE)/trace/trace_pin.c $(TRACE_CORE)/trace/trace_wait.c
+             $(TRACE_CORE)/trace/trace_pin.c $(TRACE_CORE)/trace/trace_wait.c \
+             $(TRACE_CORE)/trace/trace_freq.c
 # ... and the instruction set behind core/trace/pft_arch.h (Zydis)
 CORE_SRCS += $(TRACE_CORE)/trace/x86_64/trace_decode.c $(TRACE_CORE)/trace/x86_64/trace_fastdec.c \
              $(TRACE_CORE)/trace/x86_64/trace_emul.c \
@@ -76,7 +77,7 @@ TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
                $(TD)/calib_regioncxx $(TD)/calib_jit $(TD)/calib_gs $(TD)/calib_daemon \
                $(TD)/calib_fp_stripped $(TD)/libcalibe.so $(TD)/calib_entryp \
                $(TD)/calib_entryr $(TD)/calib_hook \
-               $(TD)/calib_alloc $(TD)/calib_smc $(TD)/calib_far
+               $(TD)/calib_alloc $(TD)/calib_smc $(TD)/calib_far $(TD)/calib_freq
 CHECK_DEPS += $(TRACE_CALIBS)
 # --region at an address inside an instruction: refused, program untouched
 CHECK_SCRIPTS += ctests/test_region_entry.sh
@@ -89,6 +90,8 @@ CHECK_SCRIPTS += ctests/test_region_pool.sh
 CHECK_DEPS += $(TD)/calib_pool $(BENCH_DGEMM)
 # code rewritten while executable (JIT, self-modifying): native vs traced
 CHECK_SCRIPTS += ctests/test_trace_smc.sh
+# the trace tests again with translation requests through a futex
+CHECK_SCRIPTS += ctests/test_trace_futex.sh
 
 $(TD)/calib_fp: ctests/trace/calib_fp.c ctests/trace/calib.h ctests/trace/calib_list.h components/flops/core/pflops_cpufeat.h
 	@mkdir -p $(dir $@)
@@ -126,6 +129,9 @@ $(TD)/calib_gs: ctests/trace/calib_gs.c
 $(TD)/calib_jit: ctests/trace/calib_jit.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@
+$(TD)/calib_freq: ctests/trace/calib_freq.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 $(CALIB_CFLAGS) $< -o $@ $(PTHREAD_LIBS)
 $(TD)/calib_smc: ctests/trace/calib_smc.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ $(PTHREAD_LIBS)

@@ -149,6 +149,24 @@ int pft_read_kregs(pid_t tid, uint64_t k[8]);
 #define PFT_TABLE_N 65536   /* lookup table buckets (+ overflow) */
 #define PFT_TABLE_OVER 1024
 #define PFT_TOMB 0x8000000000000001ULL /* removed table entry */
+/* Translation requests without a stop (PFLOPS_TRACE_FUTEX=1, trace_freq.c):
+ * an exit stub stores its offset in its chunk (Q_ID, never 0 nor 1, which
+ * is a lookup miss's: the marker
+ * that the thread may be in the request path until the tracer sees it
+ * elsewhere), the chunk's request routine saves the registers a futex
+ * call clobbers, posts Q_STATE = 1, rings its process's bell (a word in
+ * slot 0, Q_BELL its address) and waits on Q_STATE (Q_SELF: its address)
+ * until the tracer answers 2 with the address to go to in Q_TO. */
+#define PFT_SLOT_Q_ID 128    /* u32: the stub's offset in its chunk */
+#define PFT_SLOT_Q_STATE 132 /* u32 futex: 0 none, 1 asked, 2 answered */
+#define PFT_SLOT_Q_CHUNK 136 /* the chunk of the stub (its address) */
+#define PFT_SLOT_Q_TO 144    /* the answer: where the thread goes */
+#define PFT_SLOT_Q_SELF 152  /* tracee address of this slot's Q_STATE */
+#define PFT_SLOT_Q_BELL 160  /* tracee address of its process's bell */
+#define PFT_SLOT_Q_REGS 168  /* rax rcx rdx rsi rdi r10 r11, saved */
+#define PFT_SLOT_Q_TGT 224   /* a lookup miss's target */
+#define PFT_SLOT_Q_END 232
+#define PFT_SLOT_BELL 256 /* slot 0 only: the process's bell (u32) */
 
 /* What each byte range of a block's copy in the cache stands for (the
  * translator writes them; signals inside a copy are placed by them). */
@@ -236,6 +254,10 @@ struct pft_gen {
 	size_t ccap;
 	uint64_t cold_top; /* 8-aligned */
 	uint64_t ibl;	   /* its chunk's lookup routine */
+	uint64_t req;	   /* freq: its chunk's request routine ... */
+	uint64_t chunk;	   /* ... and the chunk's address */
+	uint8_t freq;	   /* exit stubs ask the tracer through a futex
+			    * first (PFT_FSTUB_*), int3 when it says so */
 	/* out */
 	uint32_t lead;	       /* the entry is base + lead (bytes before: unused) */
 	size_t len;	       /* hot bytes from the entry */
@@ -271,8 +293,29 @@ struct pft_ibl {
 	uint64_t miss;	/* its traps: target not cached */
 	uint64_t exit;	/*            --region left (stack above) */
 	uint64_t end;
+	/* the request routines (req asked), else 0: an exit's ... */
+	uint64_t req;	    /* ... */
+	uint64_t req_saved; /* from here on the registers are in the slot */
+	uint64_t mreq;	    /* a lookup miss's (from miss) */
+	uint64_t mreq_saved;
+	uint64_t mtrap_pre; /* the old miss state back, then ... */
+	uint64_t mtrap;	    /* ... its int3 */
+	uint64_t req_end;
 };
-size_t pft_ibl_emit(uint8_t *mem, uint64_t addr, int region, struct pft_ibl *out);
+size_t pft_ibl_emit(uint8_t *mem, uint64_t addr, int region, int req, struct pft_ibl *out);
+/* A thread stopped in a request routine past its saves (req_saved,
+ * mreq_saved): the registers it borrows, back from the slot (miss: those
+ * the lookup routine had not saved); _target: %rax the miss's target, as
+ * at the old miss's int3. */
+void pft_arch_req_restore(struct user_regs_struct *r, const uint8_t *slot, int miss);
+void pft_arch_req_target(struct user_regs_struct *r, const uint8_t *slot);
+/* Request stubs (gen.freq): each exit stub is PFT_FSTUB_BYTES long; its
+ * int3, where the old way goes on, at PFT_FSTUB_TRAP; the request itself
+ * from PFT_FSTUB_REQ on (before that the stub's far jump). */
+#define PFT_STUB_BYTES 16
+#define PFT_FSTUB_BYTES 40
+#define PFT_FSTUB_REQ 16
+#define PFT_FSTUB_TRAP 33
 uint32_t pft_table_hash(uint64_t orig);
 /* Links (x86_64/trace_ibl.c): point a copy's exit, whose branch
  * displacement is at `site` (mem: the tracer's view of it), at `to`;

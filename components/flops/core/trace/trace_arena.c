@@ -283,6 +283,7 @@ int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t)
 		goto fail;
 	a->slots = sl.addr;
 	a->slots_fd = sl.fd;
+	a->freq = pft_freq_space_ok(T, sp) && pft_freq_bell(a) == 0;
 	a->ids = calloc(PFT_MAX_IDS, sizeof *a->ids);
 	a->free_ids = malloc(PFT_MAX_IDS * sizeof *a->free_ids);
 	if (!a->ids || !a->free_ids) {
@@ -382,6 +383,10 @@ struct pft_chunk *pft_arena_chunk(struct pft_tracer *T, struct pft_thr *t, uint6
 	}
 	if (a->nchunks >= a->max_chunks || need > CHUNK_SIZE / 2)
 		return NULL;
+	if (T->noinject) { /* serving a request: the thread runs */
+		T->inject_wanted = 1;
+		return NULL;
+	}
 	if (pft_maps_load(&t->sp->maps, t->tid))
 		return NULL;
 	at = pft_maps_gap_near(&t->sp->maps, lo, hi, CHUNK_SIZE, REACH - (1u << 24));
@@ -405,7 +410,14 @@ struct pft_chunk *pft_arena_chunk(struct pft_tracer *T, struct pft_thr *t, uint6
 	c->mem = p.mem;
 	c->size = c->cold = CHUNK_SIZE;
 	struct pft_ibl l;
-	c->used = pft_ibl_emit(c->mem, c->addr, a->region, &l);
+	c->used = pft_ibl_emit(c->mem, c->addr, a->region, a->freq, &l);
+	c->req = l.req;
+	c->req_saved = l.req_saved;
+	c->mreq = l.mreq;
+	c->mreq_saved = l.mreq_saved;
+	c->mtrap_pre = l.mtrap_pre;
+	c->mtrap = l.mtrap;
+	c->req_end = l.req_end;
 	c->ibl = l.entry;
 	c->ibl_miss = l.miss;
 	c->ibl_exit = l.exit;
@@ -434,6 +446,12 @@ int pft_slot_init(struct pft_arena *a, int slot)
 	memset(m, 0, PFT_SLOT_HDR);
 	memcpy(m + PFT_SLOT_TABLE, &a->table, 8);
 	memcpy(m + PFT_SLOT_SYSMAP, &map, 8);
+	if (a->freq) {
+		uint64_t self = pft_slot_addr(a, slot) + PFT_SLOT_Q_STATE, bell = a->slots + PFT_SLOT_BELL;
+		memset(m + PFT_SLOT_Q_ID, 0, PFT_SLOT_Q_END - PFT_SLOT_Q_ID);
+		memcpy(m + PFT_SLOT_Q_SELF, &self, 8);
+		memcpy(m + PFT_SLOT_Q_BELL, &bell, 8);
+	}
 	return slot;
 }
 
@@ -493,6 +511,8 @@ int pft_arena_fork(struct pft_tracer *T, struct pft_thr *t, const struct pft_are
 		return rc;
 	a->slots = p.addr;
 	a->slots_fd = p.fd;
+	if (a->freq && pft_freq_bell(a))
+		return PFLOPS_ESYS;
 	for (size_t i = 0; i < a->nchunks; i++) {
 		struct pft_chunk *c = a->chunks[i];
 		rc = refork(T, t, c->addr, c->size, PROT_READ | PROT_EXEC, pa->chunks[i]->mem, 0, &p);

@@ -37,6 +37,9 @@ struct pft_chunk {
 	struct pft_xblock **xb; /* blocks in address order */
 	size_t nxb, xb_cap;
 	struct pft_space *sp; /* its space: its copies' links are in its pool */
+	/* the request routines (trace_freq.c; 0: none): an exit's, a lookup
+	 * miss's, the old miss's state back (mtrap_pre) and its int3 */
+	uint64_t req, req_saved, mreq, mreq_saved, mtrap_pre, mtrap, req_end;
 };
 
 /* ch's bytes [0, hot) and [cold, size) present in the tracer before the
@@ -57,6 +60,9 @@ struct pft_arena {
 	size_t max_chunks;
 	uint64_t as_limit;	/* that limit (0: none) */
 	int region;		/* lookup routine checks the region's stack */
+	int freq;		/* exits ask through a futex (trace_freq.c) */
+	int freq_off;		/* ... no more: a seccomp filter came */
+	uint32_t *bell;		/* that process's bell, in slot 0 (tracer) */
 	struct pft_block **ids; /* block of each counter id (NULL: free) */
 	uint32_t nids;		/* ids handed out so far (trace_ids.c) */
 	uint32_t max_ids;	/* of PFT_MAX_IDS (PFLOPS_TRACE_IDS) */
@@ -142,6 +148,7 @@ struct pft_xblock {
 	uint8_t masked; /* masked AVX-512 FP: no counter, no link out;
 			 * every run ends at a trap of the cache,
 			 * where the tracer counts it (opmasks read) */
+	uint8_t fstub;	/* its exit stubs ask through a futex first */
 };
 
 /* A new copy x joins the others (trace_link.c): exits that wait for

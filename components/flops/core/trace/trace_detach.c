@@ -52,7 +52,7 @@ static int put_back(struct pft_tracer *T, struct pft_thr *t, int *trapped)
 	struct user_regs_struct r;
 	int dirty = 0, ex;
 
-	if (pft_getregs(t->tid, &r))
+	if (pft_freq_settle(T, t) < 0 || pft_getregs(t->tid, &r)) /* (in a request) */
 		return -1;
 	if (*trapped && pft_bp_has(t->sp, pft_arch_trap_brk(PFT_PC(&r)))) {
 		/* one of ours: the program's instruction is there */
@@ -64,6 +64,10 @@ static int put_back(struct pft_tracer *T, struct pft_thr *t, int *trapped)
 		*trapped = 0;
 	}
 	for (int n = 0; t->sp->arena && pft_arena_chunk_of(t->sp->arena, PFT_PC(&r)); n++) {
+		/* a step from the lookup's miss into a request (trace_freq.c):
+		 * back at the miss's int3, never on to a FUTEX_WAIT */
+		if (n > 0 && pft_freq_settle(T, t) > 0 && pft_getregs(t->tid, &r))
+			return -1;
 		if (t->tramp && t->blk && PFT_PC(&r) == t->tramp) {
 			PFT_PC(&r) = t->blk->start;
 		} else if (t->tramp && t->blk && PFT_PC(&r) == t->tramp_back) {
@@ -107,6 +111,25 @@ static int at_entry(const struct pft_thr *t, int status)
 	return WIFSTOPPED(status) && WSTOPSIG(status) == (SIGTRAP | 0x80) && !(status >> 16) && !t->in_syscall;
 }
 
+int pft_proc_status(pid_t tid, const char *key, int base, unsigned long long *v)
+{
+	char fn[64], line[128];
+	size_t n = strlen(key);
+	int rc = -1;
+	FILE *f;
+
+	snprintf(fn, sizeof fn, "/proc/%d/status", (int)tid);
+	if (!(f = fopen(fn, "re")))
+		return -1;
+	while (rc && fgets(line, sizeof line, f))
+		if (!strncmp(line, key, n) && line[n] == ':') {
+			*v = strtoull(line + n + 1, NULL, base);
+			rc = 0;
+		}
+	fclose(f);
+	return rc;
+}
+
 /* Is a SIGTRAP queued for the thread (not yet delivered)?  An int3 that
  * a thread ran just as it was interrupted: the interrupt's stop comes
  * first (the kernel reports it before dequeuing signals), the SIGTRAP
@@ -114,18 +137,9 @@ static int at_entry(const struct pft_thr *t, int status)
  * kills the thread; moved elsewhere first, it is reported there. */
 int pft_trap_queued(pid_t tid)
 {
-	char fn[64], line[128];
 	unsigned long long pend = 0;
-	FILE *f;
 
-	snprintf(fn, sizeof fn, "/proc/%d/status", (int)tid);
-	if (!(f = fopen(fn, "re")))
-		return 0;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "SigPnd: %llx", &pend) == 1)
-			break;
-	fclose(f);
-	return (pend >> (SIGTRAP - 1)) & 1;
+	return !pft_proc_status(tid, "SigPnd", 16, &pend) && ((pend >> (SIGTRAP - 1)) & 1);
 }
 
 /* Let a stopped thread take its queued SIGTRAP as a signal stop, so that

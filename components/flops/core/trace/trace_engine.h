@@ -18,6 +18,28 @@
 int pft_detach_rest(struct pft_tracer *T);
 /* a SIGTRAP queued for the stopped thread tid (an int3 it just ran) */
 int pft_trap_queued(pid_t tid);
+/* the number after "key:" in /proc/tid/status (0 or -1: none) */
+int pft_proc_status(pid_t tid, const char *key, int base, unsigned long long *v);
+
+/* trace_freq.c: translation requests through a futex (PFLOPS_TRACE_FUTEX) */
+int pft_freq_pick(struct pft_tracer *T, struct pflops_error *err);
+void pft_freq_start(struct pft_tracer *T); /* SIGCHLD handler, for the run */
+void pft_freq_stop(struct pft_tracer *T);
+int pft_freq_space_ok(const struct pft_tracer *T, const struct pft_space *sp);
+int pft_freq_bell(struct pft_arena *a);
+/* no more requests from sp (a seccomp filter): its stubs and lookup
+ * misses back to their int3s; requests under way are still answered */
+void pft_freq_off(struct pft_space *sp);
+/* a stopped thread in the request path put back at its stub's int3
+ * (1), registers and all; 0: it was not there; -1: error */
+int pft_freq_settle(struct pft_tracer *T, struct pft_thr *t);
+/* a stopped thread seen at an int3 of the cache: not in a request */
+void pft_freq_outside(const struct pft_thr *t);
+/* the next wait status without sleeping, requests served meanwhile (0:
+ * none); then a sleep until an event, a request or timeout_ms (-1:
+ * none): 1 when it timed out */
+pid_t pft_freq_poll(struct pft_tracer *T, int *st);
+int pft_freq_sleep(struct pft_tracer *T, int timeout_ms);
 
 /* trace_enter.c (and trace_ptrace.c): the engine's steps */
 int pft_counting(const struct pft_tracer *T, const struct pft_thr *t);

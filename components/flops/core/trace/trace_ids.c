@@ -131,9 +131,14 @@ static int near_dead(const struct pft_arena *a, uint64_t pc)
 	 * read, or have written its copy's address in the frame */
 	if (x && x->sigret && pc >= x->addr + x->sigret)
 		return 1;
-	for (size_t i = 0; i < a->nchunks; i++) /* its traps hold no entry */
-		if (pc >= a->chunks[i]->ibl && pc < a->chunks[i]->ibl_miss)
+	for (size_t i = 0; i < a->nchunks; i++) { /* its traps hold no entry */
+		const struct pft_chunk *c = a->chunks[i];
+		if (pc >= c->ibl && pc < c->ibl_miss)
 			return 1;
+		/* in a request (trace_freq.c): its stub must stay findable */
+		if (c->req && pc >= c->req && pc < c->req_end)
+			return 1;
+	}
 	return 0;
 }
 

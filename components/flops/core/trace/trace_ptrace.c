@@ -481,9 +481,22 @@ static int handle(struct pft_tracer *T, pid_t tid, int status)
 		pft_bp_insert(t->sp, t->tid, t->reinsert);
 		t->reinsert = 0;
 	}
+	int sig = WSTOPSIG(status);
+	if (T->freq && !(sig == SIGTRAP && !(status >> 16) && t->mode == PFT_M_CACHE && !t->roll_sig) &&
+	    (status >> 16) != PTRACE_EVENT_EXEC) { /* (exec: its old cache is gone) */
+		/* stopped in a request (not at an int3 of ours: there
+		 * pft_cache_sigtrap looks): back at its exit's int3 */
+		int moved = pft_freq_settle(T, t);
+		if (moved < 0)
+			return moved;
+		if (moved && sig == (SIGTRAP | 0x80)) {
+			/* our own futex call's stop: skipped, on to the int3 */
+			t->resume = pft_cache_resume(T);
+			return pft_restart(T, t, PTRACE_CONT, 0);
+		}
+	}
 	pft_ids_observe(t); /* where it stopped, before we move it */
 
-	int sig = WSTOPSIG(status);
 	if ((status >> 16) == PTRACE_EVENT_STOP) {
 		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
 			/* a job-control stop of the program: it stays stopped
@@ -537,21 +550,42 @@ static int interrupted(struct pft_tracer *T)
 	return (v & PFLOPS_INTERRUPT_NOW) || ms_since(&T->int_at) >= PFLOPS_INTERRUPT_GRACE_MS;
 }
 
+/* An interrupt to act on now (errno EINTR) */
+static int interrupt_due(const struct pft_tracer *T)
+{
+	if (T->o->interrupt && *T->o->interrupt &&
+	    (!T->st.interrupted || (*T->o->interrupt & PFLOPS_INTERRUPT_NOW) ||
+	     ms_since(&T->int_at) >= PFLOPS_INTERRUPT_GRACE_MS)) {
+		errno = EINTR;
+		return 1;
+	}
+	return 0;
+}
+
 /* The next wait status.  With a progress callback or an interrupt flag,
  * waits are bounded (trace_wait.c): a program running in the code cache
  * may not stop for seconds, and the caller's signal handler must be
  * looked at.  -1 with EINTR: an interrupt to act on. */
 static pid_t wait_next(struct pft_tracer *T, int *st)
 {
+	while (T->freq_on) { /* requests through a futex, SIGCHLD wakes it */
+		pid_t p = pft_freq_poll(T, st);
+		int timeout = T->st.interrupted ? 100 : T->o->progress ? (int)T->progress_ms : 250;
+
+		if (p != 0)
+			return p;
+		if (interrupt_due(T))
+			return -1;
+		if (pft_freq_sleep(T, T->o->progress || T->o->interrupt ? timeout : -1)) {
+			pft_pin_relax(T); /* running on its own: free */
+			progress(T, 1);
+		}
+	}
 	for (;;) {
 		pid_t p;
 
-		if (T->o->interrupt && *T->o->interrupt &&
-		    (!T->st.interrupted || (*T->o->interrupt & PFLOPS_INTERRUPT_NOW) ||
-		     ms_since(&T->int_at) >= PFLOPS_INTERRUPT_GRACE_MS)) {
-			errno = EINTR;
+		if (interrupt_due(T))
 			return -1;
-		}
 		p = pft_wait(T, st);
 		if (p > 0) {
 			pft_mem_fresh(); /* a new event: pages read are old */
@@ -675,6 +709,8 @@ int pft_run(char *const argv[], const struct pflops_trace_opts *opts, struct pfl
 		return rc;
 	T.st.engine = T.engine;
 	pft_sys_fast_pick(&T);
+	if ((rc = pft_freq_pick(&T, err)))
+		return rc;
 	T.mix = mix;
 	T.err = err;
 	T.progress_ms = T.o->progress_ms ? T.o->progress_ms : 500;
@@ -745,7 +781,9 @@ int pft_run(char *const argv[], const struct pflops_trace_opts *opts, struct pfl
 	close(gofd[1]);
 
 	T.sfd = -1;
-	pft_wait_start(&T);
+	pft_freq_start(&T); /* (then SIGCHLD wakes its own wait) */
+	if (!T.freq_on)
+		pft_wait_start(&T);
 	while (T.threads) {
 		pid_t p;
 		if (T.ndefer) {
@@ -782,6 +820,7 @@ out:
 	pft_pin_off(&T);
 	if (rc)
 		kill_all(&T);
+	pft_freq_stop(&T);
 	pft_wait_end(&T);
 	free(T.defer);
 	free(T.xbuf);

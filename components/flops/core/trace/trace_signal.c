@@ -405,12 +405,16 @@ static int is_trap(const struct pft_arena *a, uint64_t addr)
 
 	if (!ch)
 		return 0;
-	if (addr == ch->ibl_miss || addr == ch->ibl_exit)
+	if (addr == ch->ibl_miss || addr == ch->ibl_exit || (ch->mtrap && addr == ch->mtrap))
 		return 1;
 	x = pft_xlate_find(a, addr, &pt);
 	if (x && x->mtrap && addr == x->addr + x->mtrap)
 		return 1;
-	return x && pt && pt->kind == PFT_XP_DONE && addr == x->addr + x->ex[pt->arg].stub;
+	/* (a request stub's int3 is further on; at its start once
+	 * requests are off: pft_freq_off) */
+	return x && pt && pt->kind == PFT_XP_DONE &&
+	       (addr == x->addr + x->ex[pt->arg].stub ||
+		(x->fstub && addr == x->addr + x->ex[pt->arg].stub + PFT_FSTUB_TRAP));
 }
 
 /* rt_sigreturn from the cache, at its trap: the address the frame
@@ -487,7 +491,8 @@ int pft_cache_trap_target(struct pft_tracer *T, struct pft_thr *t, struct user_r
 		return -1;
 	ch = pft_arena_chunk_of(a, at);
 	*exit = -1;
-	from = at == ch->ibl_miss || at == ch->ibl_exit ? NULL : pft_xlate_find(a, at, &pt);
+	from = at == ch->ibl_miss || at == ch->ibl_exit || (ch->mtrap && at == ch->mtrap) ? NULL
+											  : pft_xlate_find(a, at, &pt);
 	if (from && from->masked) /* its run ends here */
 		masked_done(T, t, from);
 	if (!from || (from->mtrap && at == from->addr + from->mtrap)) {
@@ -567,8 +572,16 @@ int pft_cache_sigtrap(struct pft_tracer *T, struct pft_thr *t, siginfo_t *si)
 		 * thread gets there only by running it; masked copies stop
 		 * there at every run) */
 		if (a && !t->roll_sig && is_trap(a, at)) {
+			pft_freq_outside(t);
 			rc = resolve_trap(T, t, &r, &dirty);
 			return rc < 0 ? rc : pft_resume(T, t, &r, dirty, rc);
+		}
+		if (T->freq && a && sys_trap(a, at)) /* at an int3 of ours: not in a request */
+			pft_freq_outside(t);
+		else if (T->freq && (rc = pft_freq_settle(T, t))) { /* (a step, a kill) */
+			if (rc < 0 || pft_getregs(t->tid, &r))
+				return rc < 0 ? rc : 0;
+			at = pft_arch_trap_brk(PFT_PC(&r));
 		}
 		if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &own))
 			return 0;

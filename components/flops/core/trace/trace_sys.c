@@ -603,6 +603,7 @@ void pft_sys_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 		if (!t->sp->no_inject)
 			T->st.seccomp++;
 		t->sp->no_inject = 1;
+		pft_freq_off(t->sp); /* its futex calls could be refused */
 	}
 }
 

@@ -131,6 +131,13 @@ struct pft_tracer {
 	unsigned wait_quiet_ms;	   /* ticks since the last stop, in ms */
 	uint64_t wait_stops;	   /* stops at the last tick */
 	int wait_quiet;		   /* the last timeout ended a while without an event */
+	/* requests through a futex (trace_freq.c) */
+	int freq;	   /* PFLOPS_TRACE_FUTEX=1 and the run allows it */
+	int freq_on;	   /* its SIGCHLD handler installed */
+	int noinject;	   /* serving one: no system call can be injected */
+	int inject_wanted; /* ... and one was needed (a new chunk) */
+	struct sigaction freq_oldact;
+	sigset_t freq_oldmask;
 	/* wait statuses taken while injecting, handled by the main loop */
 	struct pft_deferred *defer;
 	size_t ndefer, defer_cap;

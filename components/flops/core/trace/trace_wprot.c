@@ -308,6 +308,20 @@ int pft_wprot_code(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b,
 	return ok;
 }
 
+int pft_wprot_quiet(struct pft_space *sp, pid_t tid, const struct pft_block *b)
+{
+	for (uint64_t pg = b->start & ~(PG - 1); pg < b->end; pg += PG) {
+		const struct pft_wpage *w = wfind(sp, pg);
+		const struct pft_map *m = pft_maps_find(&sp->maps, tid, pg);
+
+		if (!m || (m->s && m->ino)) /* (shared: its other views) */
+			return 0;
+		if (w ? !w->on || w->hot : m->w)
+			return 0;
+	}
+	return 1;
+}
+
 /* trace_xlate.c's test for the pages of b: PFT_NC_WRITABLE while a
  * page of it is writable and not guarded (kept in b->nocache when the
  * page stays writable for good), else PFT_NC_NONE. */

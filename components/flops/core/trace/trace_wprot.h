@@ -24,6 +24,9 @@
 struct pft_wpage;
 int pft_wprot_code(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, const struct user_regs_struct *r);
 int pft_wprot_check(struct pft_space *sp, pid_t tid, struct pft_block *b);
+/* 1 when pft_wprot_code would change nothing for b (no page to guard:
+ * read-only private code, or guarded already) */
+int pft_wprot_quiet(struct pft_space *sp, pid_t tid, const struct pft_block *b);
 int pft_wprot_fault(struct pft_tracer *T, struct pft_thr *t, const siginfo_t *si);
 void pft_wprot_forget(struct pft_space *sp, uint64_t lo, uint64_t hi, int prot);
 void pft_wprot_moved(struct pft_tracer *T, struct pft_thr *t, uint64_t lo, uint64_t len, uint64_t dst);

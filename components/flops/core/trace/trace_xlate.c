@@ -251,6 +251,10 @@ static int generate(struct pft_gen *g, const struct pft_block *b, uint32_t id, s
 		return why;
 	g->sysfast = (uint8_t)sysfast;
 	g->ibl = x->ch->ibl;
+	/* masked copies keep their int3s: each run is counted there */
+	g->freq = x->ch->req && !x->ch->sp->arena->freq_off && !g->no_count;
+	g->req = x->ch->req;
+	g->chunk = x->ch->addr;
 	switch (pft_arch_gen_block(g)) {
 	case PFT_GEN_OK:
 		break;
@@ -268,6 +272,7 @@ static int generate(struct pft_gen *g, const struct pft_block *b, uint32_t id, s
 	x->sys_trap = g->sys_trap;
 	x->sys_trap2 = g->sys_trap2;
 	x->sigret = g->sigret;
+	x->fstub = g->freq;
 	return 0;
 }
 
@@ -346,6 +351,8 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 				hi = ii[i].r.rip_target + 64;
 		}
 	ch = pft_arena_chunk(T, t, lo, hi, len * 2 + 256);
+	if (!ch && T->noinject)
+		goto out; /* a new chunk needs a stopped thread: later */
 	if (!ch) {
 		b->nocache = hi - lo > (1u << 30) ? PFT_NC_REACH : PFT_NC_FULL;
 		goto out;

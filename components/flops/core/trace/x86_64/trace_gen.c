@@ -552,13 +552,31 @@ static int gen_at(struct pft_gen *g, uint64_t entry, int no_pad)
 	/* the cold part, 8-byte words below cold_top: exit stubs (int3,
 	 * then a far jump through the qword after it), the overflow
 	 * check's trap, the literal */
-	clen = 16u * (unsigned)g->nex + (g->ovf_w && !g->no_count ? 8 : 0) + (lit_fix ? 8 : 0);
+	clen = (g->freq ? PFT_FSTUB_BYTES : PFT_STUB_BYTES) * (unsigned)g->nex + (g->ovf_w && !g->no_count ? 8 : 0) +
+	       (lit_fix ? 8 : 0);
 	c.base = g->cold_top - clen;
 	for (int k = 0; k < g->nex; k++) {
-		g->stub[k] = (uint32_t)(here(&c) - entry);
-		cold_point(&e, here(&c), PFT_XP_DONE, (uint32_t)k);
-		put(&c, (uint8_t[]){ 0xcc, 0xcc, 0xff, 0x25, 0, 0, 0, 0 }, 8);
+		uint64_t stub = here(&c);
+		g->stub[k] = (uint32_t)(stub - entry);
+		cold_point(&e, stub, PFT_XP_DONE, (uint32_t)k);
+		if (!g->freq) {
+			put(&c, (uint8_t[]){ 0xcc, 0xcc, 0xff, 0x25, 0, 0, 0, 0 }, 8);
+			put64(&c, 0);
+			continue;
+		}
+		/* jmp to the request; the far jump (links beyond a rel32);
+		 * movl $stub-chunk, %gs:Q_ID; jmp req; int3 (the old way) */
+		put(&c, (uint8_t[]){ 0xeb, PFT_FSTUB_REQ - 2, 0xff, 0x25, 0, 0, 0, 0 }, 8);
 		put64(&c, 0);
+		put(&c, (uint8_t[]){ 0x65, 0xc7, 0x04, 0x25 }, 4);
+		put32(&c, PFT_SLOT_Q_ID);
+		put32(&c, (uint32_t)(stub - g->chunk));
+		put8(&c, 0xe9);
+		put32(&c, (uint32_t)(int32_t)((int64_t)g->req - (int64_t)(here(&c) + 4)));
+		if (!fits32((int64_t)g->req - (int64_t)here(&c)))
+			c.bad = 1;
+		while (here(&c) - stub < PFT_FSTUB_BYTES) /* PFT_FSTUB_TRAP first */
+			put8(&c, 0xcc);
 	}
 	if (g->ovf_w && !g->no_count) {
 		g->ovf_stub = (uint32_t)(here(&c) - entry);

@@ -66,11 +66,133 @@ void pft_emit_probe(struct emit *e, int key, size_t *j_miss, size_t *j_hit)
 /* In: %rcx = target, the program's %rcx in the slot.  Hit: registers
  * back, jump to the copy.  Miss: int3 with the target in %rax and %rax,
  * %rcx, %rdx in the slot. */
-size_t pft_ibl_emit(uint8_t *mem, uint64_t addr, int region, struct pft_ibl *out)
+/* The registers a futex call clobbers (and the routine uses), in the
+ * order of their words at PFT_SLOT_Q_REGS. */
+static const int q_regs[7] = { RAX, RCX, RDX, 6 /* rsi */, 7 /* rdi */, 10, R11 };
+
+static void mov_imm32(struct emit *e, int reg, uint32_t v)
 {
-	uint8_t buf[256];
+	if (reg >= 8)
+		put8(e, 0x41);
+	put8(e, (uint8_t)(0xb8 | (reg & 7)));
+	put32(e, v);
+}
+
+/* Ask and wait (both request routines): Q_STATE = 1, the process's bell
+ * rung (xchg; FUTEX_WAKE only when it was 0: else the tracer has not
+ * looked yet), FUTEX_WAIT while Q_STATE is 1.  Clobbers rax rcx rdx rsi
+ * rdi r10 r11; no flags. */
+static void emit_ask(struct emit *e)
+{
+	size_t j_wait, wait;
+
+	put(e, (uint8_t[]){ 0x65, 0xc7, 0x04, 0x25 }, 4); /* movl $1,%gs:Q_STATE */
+	put32(e, PFT_SLOT_Q_STATE);
+	put32(e, 1);
+	gs_mov(e, 0, 7, PFT_SLOT_Q_BELL);
+	mov_imm32(e, RAX, 1);
+	put(e, (uint8_t[]){ 0x87, 0x07 }, 2); /* xchg %eax,(%rdi) */
+	put(e, (uint8_t[]){ 0x89, 0xc1 }, 2); /* mov %eax,%ecx */
+	put(e, (uint8_t[]){ 0xe3, 0x02 }, 2); /* jrcxz wake */
+	put(e, (uint8_t[]){ 0xeb, 0x00 }, 2); /* jmp wait */
+	j_wait = e->n - 1;
+	mov_imm32(e, RAX, 202); /* wake: SYS_futex */
+	mov_imm32(e, 6, 1);	/* FUTEX_WAKE (shared: the tracer maps it too) */
+	mov_imm32(e, RDX, 1);
+	put(e, (uint8_t[]){ 0x0f, 0x05 }, 2);
+	e->buf[j_wait] = (uint8_t)(e->n - (j_wait + 1));
+	wait = e->n;
+	gs_mov(e, 0, 7, PFT_SLOT_Q_SELF);
+	mov_imm32(e, RAX, 202);
+	mov_imm32(e, 6, 0); /* FUTEX_WAIT while it is 1 */
+	mov_imm32(e, RDX, 1);
+	mov_imm32(e, 10, 0); /* no timeout */
+	put(e, (uint8_t[]){ 0x0f, 0x05 }, 2);
+	put(e, (uint8_t[]){ 0x65, 0x8b, 0x0c, 0x25 }, 4); /* mov %gs:Q_STATE,%ecx */
+	put32(e, PFT_SLOT_Q_STATE);
+	put(e, (uint8_t[]){ 0x48, 0x8d, 0x49, 0xff }, 4); /* lea -1(%rcx),%rcx */
+	put8(e, 0xe3);					  /* jrcxz wait */
+	put8(e, (uint8_t)(int8_t)((int64_t)wait - (int64_t)(e->n + 1)));
+}
+
+static void jmp_q_to(struct emit *e)
+{
+	put(e, (uint8_t[]){ 0x65, 0xff, 0x24, 0x25 }, 4); /* jmp *%gs:Q_TO */
+	put32(e, PFT_SLOT_Q_TO);
+}
+
+/* The request routines (trace_freq.c).  No flag is changed (tests by
+ * jrcxz, the bell rung by xchg), nothing goes below %rsp (the program's
+ * red zone).
+ *
+ * An exit's (req), from its stub, which stored its offset in Q_ID:
+ *	mov %rax..%r11, %gs:Q_REGS	 (req_saved: all in the slot)
+ *	lea chunk(%rip), %rax; mov %rax, %gs:Q_CHUNK
+ *	ask (emit_ask)
+ *	mov %gs:Q_REGS, %rax..%r11; jmp *%gs:Q_TO
+ * A lookup miss's (mreq), from the lookup routine's miss, which stored 1
+ * in Q_ID; the target in %rax, the program's rax rcx rdx in the slot:
+ *	mov %rax, %gs:Q_TGT
+ *	mov %rsi %rdi %r10 %r11, %gs:Q_REGS+24..  (mreq_saved)
+ *	ask
+ *	those back, rax rcx rdx from the lookup's words; jmp *%gs:Q_TO
+ *  mtrap_pre: mov %gs:Q_TGT, %rax; int3 (mtrap: the old miss, for
+ *	an answer "the old way")
+ * A thread stopped anywhere in them has its registers in them or in the
+ * slot (pft_arch_req_restore), so the tracer can always send it back to
+ * the int3 of the old way instead. */
+static void emit_req(struct emit *e, uint64_t chunk, struct pft_ibl *out)
+{
+	out->req = here(e);
+	for (int i = 0; i < 7; i++)
+		gs_mov(e, 1, q_regs[i], PFT_SLOT_Q_REGS + 8 * (uint32_t)i);
+	out->req_saved = here(e);
+	put(e, (uint8_t[]){ 0x48, 0x8d, 0x05 }, 3); /* lea chunk(%rip),%rax */
+	put32(e, (uint32_t)(int32_t)((int64_t)chunk - (int64_t)(here(e) + 4)));
+	gs_mov(e, 1, RAX, PFT_SLOT_Q_CHUNK);
+	emit_ask(e);
+	for (int i = 0; i < 7; i++)
+		gs_mov(e, 0, q_regs[i], PFT_SLOT_Q_REGS + 8 * (uint32_t)i);
+	jmp_q_to(e);
+
+	out->mreq = here(e);
+	gs_mov(e, 1, RAX, PFT_SLOT_Q_TGT);
+	for (int i = 3; i < 7; i++)
+		gs_mov(e, 1, q_regs[i], PFT_SLOT_Q_REGS + 8 * (uint32_t)i);
+	out->mreq_saved = here(e);
+	emit_ask(e);
+	for (int i = 3; i < 7; i++)
+		gs_mov(e, 0, q_regs[i], PFT_SLOT_Q_REGS + 8 * (uint32_t)i);
+	zero_reg(e, RAX);
+	gs_mov_b(e, 0, RCX, RAX, PFT_SLOT_RCX);
+	gs_mov_b(e, 0, RDX, RAX, PFT_SLOT_RDX);
+	gs_mov_b(e, 0, RAX, RAX, PFT_SLOT_RAX);
+	jmp_q_to(e);
+	out->mtrap_pre = here(e);
+	gs_mov(e, 0, RAX, PFT_SLOT_Q_TGT);
+	out->mtrap = here(e);
+	put8(e, 0xcc);
+	out->req_end = here(e);
+}
+
+void pft_arch_req_restore(struct user_regs_struct *r, const uint8_t *slot, int miss)
+{
+	unsigned long long *reg[7] = { &r->rax, &r->rcx, &r->rdx, &r->rsi, &r->rdi, &r->r10, &r->r11 };
+
+	for (int i = miss ? 3 : 0; i < 7; i++)
+		memcpy(reg[i], slot + PFT_SLOT_Q_REGS + 8 * i, 8);
+}
+
+void pft_arch_req_target(struct user_regs_struct *r, const uint8_t *slot)
+{
+	memcpy(&r->rax, slot + PFT_SLOT_Q_TGT, 8);
+}
+
+size_t pft_ibl_emit(uint8_t *mem, uint64_t addr, int region, int req, struct pft_ibl *out)
+{
+	uint8_t buf[1024];
 	struct emit e = { .buf = buf, .cap = sizeof buf, .base = addr };
-	size_t j_exit = 0, j_miss, j_hit;
+	size_t j_exit = 0, j_miss, j_hit, j_mreq = 0;
 
 	put(&e, (uint8_t[]){ 0x0f, 0x05 }, 2); /* syscall: for injection */
 	while (e.n < 16)
@@ -104,12 +226,29 @@ size_t pft_ibl_emit(uint8_t *mem, uint64_t addr, int region, struct pft_ibl *out
 	put32(&e, PFT_SLOT_TGT);
 	buf[j_miss] = (uint8_t)(e.n - (j_miss + 1));
 	out->miss = here(&e);
-	put8(&e, 0xcc);
+	if (req) { /* movl $1, %gs:Q_ID; jmp mreq (below) */
+		put(&e, (uint8_t[]){ 0x65, 0xc7, 0x04, 0x25 }, 4);
+		put32(&e, PFT_SLOT_Q_ID);
+		put32(&e, 1);
+		put8(&e, 0xe9);
+		j_mreq = e.n;
+		put32(&e, 0);
+	} else {
+		put8(&e, 0xcc);
+	}
 	out->exit = here(&e);
 	if (region)
 		buf[j_exit] = (uint8_t)(e.n - (j_exit + 1));
 	put8(&e, 0xcc);
 	out->end = here(&e);
+	out->req = out->req_saved = out->req_end = out->mreq = out->mreq_saved = out->mtrap_pre = out->mtrap = 0;
+	if (req) {
+		while (e.n & 15)
+			put8(&e, 0xcc);
+		emit_req(&e, addr, out);
+		int32_t rel = (int32_t)((int64_t)out->mreq - (int64_t)(addr + j_mreq + 4));
+		memcpy(buf + j_mreq, &rel, 4);
+	}
 	while (e.n & 15)
 		put8(&e, 0xcc);
 	memcpy(mem, buf, e.n);

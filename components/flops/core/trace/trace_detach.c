@@ -167,6 +167,78 @@ static int take_queued_trap(struct pft_tracer *T, struct pft_thr *t)
 	return 0;
 }
 
+/* Step 2 of pft_detach_rest for a stopped thread: back in the program's
+ * own code, with the signal it keeps. */
+static void settle(struct pft_tracer *T, struct pft_thr *t)
+{
+	int trapped = t->detach_sig == PFT_DETACH_TRAP;
+
+	if (t->detach_sig < 0 || !t->sp)
+		return;
+	if (put_back(T, t, &trapped)) {
+		fprintf(stderr, "papi-flops: thread %d could not be put back in its own code; it is stopped instead\n",
+			(int)t->tid);
+		t->detach_sig = SIGKILL;
+	} else if (t->detach_sig == PFT_DETACH_TRAP) {
+		t->detach_sig = trapped ? SIGTRAP : 0; /* the program's own int3 keeps its signal */
+	}
+}
+
+/* Step 3: our int3s out of its memory, the program's protections back */
+static void clean(struct pft_tracer *T, struct pft_thr *t)
+{
+	if (t->sp && t->detach_sig >= 0 && t->detach_sig != SIGKILL) {
+		pft_bp_clear(t->sp, t->tid, 1, UINT64_MAX);
+		pft_wprot_restore(T, t); /* its pages writable again */
+	}
+}
+
+/* Step 4: counted (harvested) and detached with its signal */
+static void let_go(struct pft_tracer *T, struct pft_thr *t)
+{
+	pid_t tid = t->tid;
+	int sig = t->detach_sig > 0 ? t->detach_sig : 0;
+
+	if (sig == SIGKILL) {
+		kill(tid, SIGKILL);
+		sig = 0;
+	}
+	if (t->detach_sig >= 0 && t->sp && t->sp->pid == tid) {
+		T->st.detached++;
+		T->st.detached_pid = tid;
+	}
+	pft_thread_drop(T, tid); /* harvests its counts */
+	ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+}
+
+/* The threads still to stop whose vfork child we hold stopped: such a
+ * parent stops only once its child has exec'd or exited (the kernel
+ * waits for that uninterruptibly), so the children go first. */
+static int vfork_held(struct pft_tracer *T, int release)
+{
+	int n = 0;
+
+	for (struct pft_thr *p = T->threads; p; p = p->next) {
+		struct pft_thr *c;
+		if (p->detach_sig >= 0)
+			continue;
+		for (c = T->threads; c && !(c->vfork_parent == p->tid && c->detach_sig >= 0); c = c->next)
+			;
+		if (!c)
+			continue;
+		n++;
+		if (release) { /* steps 2 to 4 for the child alone */
+			pid_t tid = c->tid;
+			if (take_queued_trap(T, c) || !pft_thread_find(T, tid))
+				continue; /* (it ended) */
+			settle(T, c);
+			clean(T, c);
+			let_go(T, c);
+		}
+	}
+	return n;
+}
+
 int pft_detach_rest(struct pft_tracer *T)
 {
 	int left = 0, st;
@@ -197,8 +269,11 @@ int pft_detach_rest(struct pft_tracer *T)
 		left++;
 	}
 	while (left > 0) {
-		pid_t p = waitpid(-1, &st, __WALL);
+		pid_t p;
 		struct pft_thr *t;
+		if (vfork_held(T, 0) == left)
+			vfork_held(T, 1);
+		p = waitpid(-1, &st, __WALL);
 		if (p < 0) {
 			if (errno == EINTR)
 				continue;
@@ -234,42 +309,15 @@ int pft_detach_rest(struct pft_tracer *T)
 		if (t->detach_sig >= 0)
 			take_queued_trap(T, t);
 	}
-	for (struct pft_thr *t = T->threads; t; t = t->next) {
-		int trapped = t->detach_sig == PFT_DETACH_TRAP;
-		if (t->detach_sig < 0 || !t->sp)
-			continue;
-		if (put_back(T, t, &trapped)) {
-			fprintf(stderr,
-				"papi-flops: thread %d could not be put back in its own code; it is stopped instead\n",
-				(int)t->tid);
-			t->detach_sig = SIGKILL;
-		} else if (t->detach_sig == PFT_DETACH_TRAP) {
-			t->detach_sig = trapped ? SIGTRAP : 0; /* the program's own int3 keeps its signal */
-		}
-	}
+	for (struct pft_thr *t = T->threads; t; t = t->next)
+		settle(T, t);
 	/* 3. our int3s out of each process's code and the program's page
 	 * protections back, through a stopped thread */
 	for (struct pft_thr *t = T->threads; t; t = t->next)
-		if (t->sp && t->detach_sig >= 0 && t->detach_sig != SIGKILL) {
-			pft_bp_clear(t->sp, t->tid, 1, UINT64_MAX);
-			pft_wprot_restore(T, t); /* its pages writable again */
-		}
+		clean(T, t);
 	/* 4. each thread counted and let go, with the signal it stopped for
 	 * (an int3 of the program's own gets its SIGTRAP back) */
-	while (T->threads) {
-		struct pft_thr *t = T->threads;
-		pid_t tid = t->tid;
-		int sig = t->detach_sig > 0 ? t->detach_sig : 0;
-		if (sig == SIGKILL) {
-			kill(tid, SIGKILL);
-			sig = 0;
-		}
-		if (t->detach_sig >= 0 && t->sp && t->sp->pid == tid) {
-			T->st.detached++;
-			T->st.detached_pid = tid;
-		}
-		pft_thread_drop(T, tid); /* harvests its counts */
-		ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
-	}
+	while (T->threads)
+		let_go(T, T->threads);
 	return 0;
 }

@@ -384,6 +384,8 @@ static int on_event(struct pft_tracer *T, struct pft_thr *t, int ev)
 			n->sp = t->sp;
 			t->sp->refs++;
 		}
+		if (ev == PTRACE_EVENT_VFORK)
+			n->vfork_parent = t->tid;
 		/* the parent waits until the child runs on its own memory */
 		if (first_stop(T, n) && n->state == PFT_TH_WAIT_PARENT) {
 			int rc = start_thread(T, n);
@@ -409,6 +411,7 @@ static int on_event(struct pft_tracer *T, struct pft_thr *t, int ev)
 			pft_thread_drop(T, (pid_t)msg); /* a non-leader exec'd */
 		pft_win_drop(T, t);
 		pft_signal_forget(t); /* (its tid may have changed) */
+		t->vfork_parent = 0;  /* (its parent goes on) */
 		pft_thread_harvest(T, t);
 		pft_space_release(T, t->sp);
 		t->sp = sp;

@@ -85,17 +85,19 @@ struct pft_thr {
 	uint64_t ovf_count;
 	int64_t ovf_rem;
 	uint64_t ovf_s;
-	int ovf_hold;	   /* left the cache near a crossing: stay out */
-	int ovf_stepping;  /* t->blk single-stepped to its crossing (its
+	int ovf_hold;	    /* left the cache near a crossing: stay out */
+	int ovf_stepping;   /* t->blk single-stepped to its crossing (its
 				 * instructions counted one by one) */
-	unsigned ovf_idle; /* blocks without weight run since on stops */
-	int detach_entry;  /* detaching: stopped at a syscall entry */
-	uint64_t ids_seen; /* the grace set of dropped copies it was seen
+	unsigned ovf_idle;  /* blocks without weight run since on stops */
+	int detach_entry;   /* detaching: stopped at a syscall entry */
+	pid_t vfork_parent; /* a vfork child until it execs: the thread
+				 * waiting for it (trace_detach.c) */
+	uint64_t ids_seen;  /* the grace set of dropped copies it was seen
 				* outside of (trace_ids.c) */
-	int ids_intr;	   /* interrupted to be seen (PTRACE_INTERRUPT) */
-	int status_fd;	   /* its /proc/TID/status, kept open + 1 (0:
+	int ids_intr;	    /* interrupted to be seen (PTRACE_INTERRUPT) */
+	int status_fd;	    /* its /proc/TID/status, kept open + 1 (0:
 				 * none; trace_signal.c's dispositions) */
-	int stat_fd;	   /* and its /proc/TID/stat, the same */
+	int stat_fd;	    /* and its /proc/TID/stat, the same */
 	struct pft_thr *next;
 };
 

@@ -17,7 +17,9 @@
 #include <signal.h>
 #include <pthread.h>
 #include <time.h>
+#include <errno.h>
 #include <sys/personality.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/mman.h>
 #include <cmocka.h>
@@ -30,6 +32,11 @@
 
 #include "calib_prog.h"
 #include "trace/calib_list.h"
+
+#ifndef SYS_futex_waitv
+#define SYS_futex_waitv 449
+#endif
+
 static int under_valgrind; /* PF_UNDER_VALGRIND, set by make check-valgrind */
 
 /* Trace argv; assert the tracer itself succeeded. */
@@ -388,7 +395,14 @@ static void test_futex(void **state)
 	char out[64], line[64], was[16] = "";
 	int status, s, oks = 0;
 
+	/* without futex_waitv (Linux before 5.16, valgrind) the switch
+	 * does nothing: exact counts, nothing served */
+	int waitv = !(syscall(SYS_futex_waitv, NULL, 0, 0, NULL, 0) < 0 && errno == ENOSYS);
+
 	(void)state;
+	if (!waitv)
+		print_message("SKIP: test_futex: no futex_waitv here (Linux before 5.16, or valgrind): "
+			      "requests through a futex are off, only the counts are checked\n");
 	if (getenv("PFLOPS_TRACE_FUTEX"))
 		snprintf(was, sizeof was, "%s", getenv("PFLOPS_TRACE_FUTEX"));
 	for (int on = 0; on < 2; on++) {
@@ -401,7 +415,9 @@ static void test_futex(void **state)
 			      on, (unsigned long long)st.stops, (unsigned long long)st.freq_served,
 			      (unsigned long long)st.freq_misses, (unsigned long long)st.freq_traps,
 			      (unsigned long long)st.freq_settled, (unsigned long long)st.cache_signals);
-		if (on) {
+		if (on && !waitv) {
+			assert_int_equal(st.freq_served, 0);
+		} else if (on) {
 			assert_true(st.freq_served > 1000);
 			assert_true(st.freq_misses > 0 && st.freq_served > st.freq_misses);
 		} else {

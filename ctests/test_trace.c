@@ -458,7 +458,7 @@ static void test_futex(void **state)
 	memset(&m, 0, sizeof m);
 	assert_int_equal(pft_run(argv, NULL, &m, &status, &err), PFLOPS_EINVAL);
 	assert_non_null(strstr(err.msg, "PFLOPS_TRACE_FUTEX"));
-	if (*was) /* (make check-futex runs every test with it on) */
+	if (*was) /* (PFLOPS_TRACE_FUTEX=1 make check: on for every test) */
 		setenv("PFLOPS_TRACE_FUTEX", was, 1);
 	else
 		unsetenv("PFLOPS_TRACE_FUTEX");

@@ -377,15 +377,16 @@ static struct pft_block *place(struct pft_space *sp, const struct pft_block *b)
 {
 	struct pft_block *p = pft_pool_alloc(sp, sizeof *p);
 	uint32_t *o = p ? pft_pool_alloc(sp, b->ninsts * sizeof *o) : NULL;
-	struct pft_fpent *f = o ? pft_pool_alloc(sp, (b->nfp ? b->nfp : 1) * sizeof *f) : NULL;
-	int pooled = f != NULL;
+	/* no FP entries (most blocks): no array (fp NULL) */
+	struct pft_fpent *f = o && b->nfp ? pft_pool_alloc(sp, b->nfp * sizeof *f) : NULL;
+	int pooled = o && (f || !b->nfp);
 
 	if (!pooled) {
 		sp->blk_heap = 1;
 		p = malloc(sizeof *p);
 		o = malloc(b->ninsts * sizeof *o);
-		f = malloc((b->nfp ? b->nfp : 1) * sizeof *f);
-		if (!p || !o || !f) {
+		f = b->nfp ? malloc(b->nfp * sizeof *f) : NULL;
+		if (!p || !o || (b->nfp && !f)) {
 			free(p);
 			free(o);
 			free(f);
@@ -394,7 +395,8 @@ static struct pft_block *place(struct pft_space *sp, const struct pft_block *b)
 	}
 	*p = *b;
 	memcpy(o, b->offs, b->ninsts * sizeof *o);
-	memcpy(f, b->fp, b->nfp * sizeof *f);
+	if (b->nfp)
+		memcpy(f, b->fp, b->nfp * sizeof *f);
 	p->offs = o;
 	p->fp = f;
 	p->pooled = (uint8_t)pooled;
@@ -635,13 +637,14 @@ struct pft_block *pft_block_fork(struct pft_space *sp, const struct pft_block *b
 		sp->blk_heap = 1;
 	if (!b->pooled) { /* the parent frees these: copies */
 		c->offs = pft_pool_alloc(sp, b->ninsts * sizeof *c->offs);
-		c->fp = pft_pool_alloc(sp, (b->nfp ? b->nfp : 1) * sizeof *c->fp);
-		if (!c->offs || !c->fp) {
+		c->fp = b->nfp ? pft_pool_alloc(sp, b->nfp * sizeof *c->fp) : NULL;
+		if (!c->offs || (b->nfp && !c->fp)) {
 			free(c->acc);
 			return NULL;
 		}
 		memcpy(c->offs, b->offs, b->ninsts * sizeof *c->offs);
-		memcpy(c->fp, b->fp, b->nfp * sizeof *c->fp);
+		if (b->nfp)
+			memcpy(c->fp, b->fp, b->nfp * sizeof *c->fp);
 	}
 	return c;
 }

@@ -135,10 +135,10 @@ struct pft_xblock {
 	int nex;
 	int npt;
 	struct pft_xpoint *pt;
-	struct {
-		struct pft_xblock *from;
-		int exit;
-	} * in; /* links, in its space's pool (trace_link.c) */
+	/* links, in its space's pool (trace_link.c): each the linked copy
+	 * with its exit's number in bit 0 (pft_in_*); 8 bytes, where a
+	 * pointer and an int were 16 (a cold numpy run's pool: 7 MB) */
+	uintptr_t *in;
 	int nin, in_cap;
 	uint8_t dead;
 	uint8_t gone;	/* dead and its id reused: out of ch->xb */
@@ -150,6 +150,22 @@ struct pft_xblock {
 			 * where the tracer counts it (opmasks read) */
 	uint8_t fstub;	/* its exit stubs ask through a futex first */
 };
+
+/* an incoming link of a copy: the copy whose exit it is, and which */
+static inline uintptr_t pft_in_make(const struct pft_xblock *from, int exit)
+{
+	return (uintptr_t)from | (uintptr_t)exit;
+}
+
+static inline struct pft_xblock *pft_in_from(uintptr_t e)
+{
+	return (struct pft_xblock *)(e & ~(uintptr_t)1);
+}
+
+static inline int pft_in_exit(uintptr_t e)
+{
+	return (int)(e & 1);
+}
 
 /* A new copy x joins the others (trace_link.c): exits that wait for
  * its start are linked to it, its own exits to copies already made;

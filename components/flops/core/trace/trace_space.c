@@ -191,7 +191,7 @@ int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
 			if (x->ex[k].to)
 				x->ex[k].to = a->ids[x->ex[k].to->id]->x;
 		for (int i = 0; i < x->nin; i++)
-			x->in[i].from = a->ids[x->in[i].from->id]->x;
+			x->in[i] = pft_in_make(a->ids[pft_in_from(x->in[i])->id]->x, pft_in_exit(x->in[i]));
 	}
 	/* chunk lists in address order, as in the parent */
 	for (size_t i = 0; i < pa->nchunks; i++)

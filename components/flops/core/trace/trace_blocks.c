@@ -435,7 +435,8 @@ const struct pft_reloc *pft_block_relocs(const struct pft_space *sp, const struc
 static int decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, struct pft_block *b)
 {
 	uint8_t buf[CHUNK];
-	size_t have = 0, pos = 0; /* buf holds [pc+base, pc+base+have) */
+	const uint8_t *src = buf; /* holds [pc+base, pc+base+have) */
+	size_t have = 0, pos = 0;
 	uint64_t base = 0, off = 0;
 	uint8_t kw = 0, ku = 0;
 	struct pft_recent *rc;
@@ -447,20 +448,31 @@ static int decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, 
 	b->start = pc;
 	b->offs = rc->offs;
 	b->fp = rc->fp;
+	/* code the tracer maps from its file: decoded there, up to its
+	 * page's end (a copy of 256 bytes a block, most of them never
+	 * decoded, was 4% of a cold numpy run's tracer) */
+	{
+		const uint8_t *v = pft_mem_view(sp, pc, &have);
+		if (v)
+			src = v;
+		else
+			have = 0;
+	}
 
 	for (;;) {
 		struct pft_insn in;
 
 		if (have - pos < 16) { /* refill so one insn always fits */
-			memmove(buf, buf + pos, have - pos);
+			memmove(buf, src + pos, have - pos);
+			src = buf;
 			base += pos;
 			have -= pos;
 			pos = 0;
 			have += pft_mem_read(sp, tid, pc + base + have, buf + have, CHUNK - have);
 		}
-		if (have == pos || pft_arch_decode(buf + pos, have - pos, pc + off, &in, &rc->r[b->ninsts]))
+		if (have == pos || pft_arch_decode(src + pos, have - pos, pc + off, &in, &rc->r[b->ninsts]))
 			break;
-		memcpy(rc->bytes + off, buf + pos, in.len);
+		memcpy(rc->bytes + off, src + pos, in.len);
 		b->offs[b->ninsts++] = (uint32_t)off;
 		if (in.fp) {
 			b->fp[b->nfp++] = (struct pft_fpent){ .idx = b->ninsts - 1,
@@ -475,7 +487,7 @@ static int decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, 
 				ku |= (uint8_t)(1u << in.mask_reg);
 			}
 		}
-		if (pft_arch_flagsop(buf + pos, in.len))
+		if (pft_arch_flagsop(src + pos, in.len))
 			b->has_flagsop = 1;
 		if (in.extra >= 0)
 			b->extra[in.extra]++;

@@ -142,12 +142,17 @@ struct pft_pnode {
 	uint32_t next; /* 0: the end (pnode[0] is never used) */
 };
 
+/* Neighbours in neighbouring slots (8 bytes of code a slot within each
+ * MiB, the MiBs scattered, as the block table's): a new copy's exits
+ * and the copies translated ahead after it are near each other, so
+ * their probes share cache lines; a hash that scattered every target
+ * cost a cache miss per probe (half of pft_link_new's own samples on a
+ * cold numpy run, the table 2 MB and more). */
 static size_t pend_slot(uint64_t a, size_t cap)
 {
-	a ^= a >> 29;
-	a *= 0xbf58476d1ce4e5b9ULL;
-	a ^= a >> 32;
-	return (size_t)a & (cap - 1);
+	uint64_t r = (a >> 20) * 0x9e3779b97f4a7c15ULL;
+
+	return (size_t)((a >> 3) + (r >> 40)) & (cap - 1);
 }
 
 static int pend_grow(struct pft_arena *a)

@@ -342,6 +342,7 @@ void pft_arena_free(struct pft_arena *a)
 		if (a->chunks[i]->mem)
 			munmap(a->chunks[i]->mem, a->chunks[i]->size);
 		free(a->chunks[i]->xb);
+		free(a->chunks[i]->xk);
 		free(a->chunks[i]);
 	}
 	free(a->chunks);

@@ -377,15 +377,16 @@ static struct pft_block *place(struct pft_space *sp, const struct pft_block *b)
 {
 	struct pft_block *p = pft_pool_alloc(sp, sizeof *p);
 	uint32_t *o = p ? pft_pool_alloc(sp, b->ninsts * sizeof *o) : NULL;
-	struct pft_fpent *f = o ? pft_pool_alloc(sp, (b->nfp ? b->nfp : 1) * sizeof *f) : NULL;
-	int pooled = f != NULL;
+	/* no FP entries (most blocks): no array (fp NULL) */
+	struct pft_fpent *f = o && b->nfp ? pft_pool_alloc(sp, b->nfp * sizeof *f) : NULL;
+	int pooled = o && (f || !b->nfp);
 
 	if (!pooled) {
 		sp->blk_heap = 1;
 		p = malloc(sizeof *p);
 		o = malloc(b->ninsts * sizeof *o);
-		f = malloc((b->nfp ? b->nfp : 1) * sizeof *f);
-		if (!p || !o || !f) {
+		f = b->nfp ? malloc(b->nfp * sizeof *f) : NULL;
+		if (!p || !o || (b->nfp && !f)) {
 			free(p);
 			free(o);
 			free(f);
@@ -394,7 +395,8 @@ static struct pft_block *place(struct pft_space *sp, const struct pft_block *b)
 	}
 	*p = *b;
 	memcpy(o, b->offs, b->ninsts * sizeof *o);
-	memcpy(f, b->fp, b->nfp * sizeof *f);
+	if (b->nfp)
+		memcpy(f, b->fp, b->nfp * sizeof *f);
 	p->offs = o;
 	p->fp = f;
 	p->pooled = (uint8_t)pooled;
@@ -433,7 +435,8 @@ const struct pft_reloc *pft_block_relocs(const struct pft_space *sp, const struc
 static int decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, struct pft_block *b)
 {
 	uint8_t buf[CHUNK];
-	size_t have = 0, pos = 0; /* buf holds [pc+base, pc+base+have) */
+	const uint8_t *src = buf; /* holds [pc+base, pc+base+have) */
+	size_t have = 0, pos = 0;
 	uint64_t base = 0, off = 0;
 	uint8_t kw = 0, ku = 0;
 	struct pft_recent *rc;
@@ -445,20 +448,31 @@ static int decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, 
 	b->start = pc;
 	b->offs = rc->offs;
 	b->fp = rc->fp;
+	/* code the tracer maps from its file: decoded there, up to its
+	 * page's end (a copy of 256 bytes a block, most of them never
+	 * decoded, was 4% of a cold numpy run's tracer) */
+	{
+		const uint8_t *v = pft_mem_view(sp, pc, &have);
+		if (v)
+			src = v;
+		else
+			have = 0;
+	}
 
 	for (;;) {
 		struct pft_insn in;
 
 		if (have - pos < 16) { /* refill so one insn always fits */
-			memmove(buf, buf + pos, have - pos);
+			memmove(buf, src + pos, have - pos);
+			src = buf;
 			base += pos;
 			have -= pos;
 			pos = 0;
 			have += pft_mem_read(sp, tid, pc + base + have, buf + have, CHUNK - have);
 		}
-		if (have == pos || pft_arch_decode(buf + pos, have - pos, pc + off, &in, &rc->r[b->ninsts]))
+		if (have == pos || pft_arch_decode(src + pos, have - pos, pc + off, &in, &rc->r[b->ninsts]))
 			break;
-		memcpy(rc->bytes + off, buf + pos, in.len);
+		memcpy(rc->bytes + off, src + pos, in.len);
 		b->offs[b->ninsts++] = (uint32_t)off;
 		if (in.fp) {
 			b->fp[b->nfp++] = (struct pft_fpent){ .idx = b->ninsts - 1,
@@ -473,7 +487,7 @@ static int decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, 
 				ku |= (uint8_t)(1u << in.mask_reg);
 			}
 		}
-		if (pft_arch_flagsop(buf + pos, in.len))
+		if (pft_arch_flagsop(src + pos, in.len))
 			b->has_flagsop = 1;
 		if (in.extra >= 0)
 			b->extra[in.extra]++;
@@ -635,13 +649,14 @@ struct pft_block *pft_block_fork(struct pft_space *sp, const struct pft_block *b
 		sp->blk_heap = 1;
 	if (!b->pooled) { /* the parent frees these: copies */
 		c->offs = pft_pool_alloc(sp, b->ninsts * sizeof *c->offs);
-		c->fp = pft_pool_alloc(sp, (b->nfp ? b->nfp : 1) * sizeof *c->fp);
-		if (!c->offs || !c->fp) {
+		c->fp = b->nfp ? pft_pool_alloc(sp, b->nfp * sizeof *c->fp) : NULL;
+		if (!c->offs || (b->nfp && !c->fp)) {
 			free(c->acc);
 			return NULL;
 		}
 		memcpy(c->offs, b->offs, b->ninsts * sizeof *c->offs);
-		memcpy(c->fp, b->fp, b->nfp * sizeof *c->fp);
+		if (b->nfp)
+			memcpy(c->fp, b->fp, b->nfp * sizeof *c->fp);
 	}
 	return c;
 }

@@ -273,8 +273,11 @@ int pft_id_reclaim(struct pft_tracer *T, struct pft_space *sp, int urgent)
 		struct pft_chunk *ch = a->chunks[c];
 		size_t k = 0;
 		for (size_t j = 0; j < ch->nxb; j++)
-			if (!ch->xb[j]->gone)
+			if (!ch->xb[j]->gone) {
+				ch->xk[k][0] = ch->xk[j][0];
+				ch->xk[k][1] = ch->xk[j][1];
 				ch->xb[k++] = ch->xb[j];
+			}
 		ch->nxb = k;
 	}
 	for (uint32_t i = 0; i < n; i++)

@@ -62,6 +62,10 @@ static uint8_t *tracer_addr(const struct pft_xblock *x, uint32_t off)
 	return x->ch->mem + (x->addr - x->ch->addr) + off;
 }
 
+/* an exit's number in bit 0 of the copy's address (pft_in_make) */
+_Static_assert(sizeof(((struct pft_xblock *)0)->ex) / sizeof(struct pft_xexit) <= 2, "one bit for an exit");
+_Static_assert(_Alignof(struct pft_xblock) >= 2, "bit 0 of a copy's address free");
+
 void pft_xlate_link(struct pft_xblock *from, int k, struct pft_xblock *to)
 {
 	struct pft_xexit *xe = &from->ex[k];
@@ -73,8 +77,8 @@ void pft_xlate_link(struct pft_xblock *from, int k, struct pft_xblock *to)
 		/* in the space's pool, freed with it: one malloc'ed per
 		 * copy was a malloc, a realloc and, when the space ended, a
 		 * free per copy; a grown array leaves the old one in the
-		 * pool (most copies keep their first 4) */
-		int nc = to->in_cap ? 2 * to->in_cap : 4;
+		 * pool (most copies have one link in: 1, then 2, 4 ...) */
+		int nc = to->in_cap ? 2 * to->in_cap : 1;
 		void *n = pft_pool_alloc(to->ch->sp, (size_t)nc * sizeof *to->in);
 		if (!n)
 			return;
@@ -83,9 +87,7 @@ void pft_xlate_link(struct pft_xblock *from, int k, struct pft_xblock *to)
 		to->in = n;
 		to->in_cap = nc;
 	}
-	to->in[to->nin].from = from;
-	to->in[to->nin].exit = k;
-	to->nin++;
+	to->in[to->nin++] = pft_in_make(from, k);
 	pft_arch_link(tracer_addr(from, xe->site), site, tracer_addr(from, xe->stub), from->addr + xe->stub, to->addr);
 	xe->to = to;
 }
@@ -99,7 +101,7 @@ static void unlink_exit(struct pft_xblock *from, int k)
 	 * live copies only (a dead one's id may belong to another block:
 	 * trace_ids.c, a forked child's copy maps links by id) */
 	for (int i = 0; i < to->nin; i++)
-		if (to->in[i].from == from && to->in[i].exit == k) {
+		if (to->in[i] == pft_in_make(from, k)) {
 			to->in[i] = to->in[--to->nin];
 			break;
 		}
@@ -113,7 +115,7 @@ void pft_xlate_detach(struct pft_space *sp, struct pft_xblock *x)
 		return;
 	x->dead = 1;
 	while (x->nin > 0) /* each takes itself out of x->in */
-		unlink_exit(x->in[x->nin - 1].from, x->in[x->nin - 1].exit);
+		unlink_exit(pft_in_from(x->in[x->nin - 1]), pft_in_exit(x->in[x->nin - 1]));
 	for (int k = 0; k < x->nex; k++)
 		if (x->ex[k].to)
 			unlink_exit(x, k);
@@ -140,12 +142,17 @@ struct pft_pnode {
 	uint32_t next; /* 0: the end (pnode[0] is never used) */
 };
 
+/* Neighbours in neighbouring slots (8 bytes of code a slot within each
+ * MiB, the MiBs scattered, as the block table's): a new copy's exits
+ * and the copies translated ahead after it are near each other, so
+ * their probes share cache lines; a hash that scattered every target
+ * cost a cache miss per probe (half of pft_link_new's own samples on a
+ * cold numpy run, the table 2 MB and more). */
 static size_t pend_slot(uint64_t a, size_t cap)
 {
-	a ^= a >> 29;
-	a *= 0xbf58476d1ce4e5b9ULL;
-	a ^= a >> 32;
-	return (size_t)a & (cap - 1);
+	uint64_t r = (a >> 20) * 0x9e3779b97f4a7c15ULL;
+
+	return (size_t)((a >> 3) + (r >> 40)) & (cap - 1);
 }
 
 static int pend_grow(struct pft_arena *a)

@@ -290,6 +290,17 @@ size_t pft_mem_read(struct pft_space *sp, pid_t tid, uint64_t addr, void *buf, s
 	return done;
 }
 
+const uint8_t *pft_mem_view(struct pft_space *sp, uint64_t addr, size_t *len)
+{
+	uint64_t pg = addr & ~(uint64_t)(PG - 1);
+	const uint8_t *v = pft_fview_page(sp, pg, __atomic_load_n(&rd_gen, __ATOMIC_RELAXED));
+
+	if (!v)
+		return NULL;
+	*len = PG - (size_t)(addr - pg);
+	return v + (addr - pg);
+}
+
 int pft_mem_write64(pid_t tid, uint64_t addr, uint64_t val)
 {
 	pft_mem_fresh();

@@ -161,8 +161,9 @@ int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
 		c->xb_cap = pa->chunks[i]->nxb + 1;
 		c->nxb = 0;
 		c->xb = malloc(c->xb_cap * sizeof *c->xb);
+		c->xk = malloc(c->xb_cap * sizeof *c->xk);
 		a->chunks[a->nchunks++] = c;
-		if (!c->xb)
+		if (!c->xb || !c->xk)
 			return PFLOPS_ENOMEM;
 	}
 	/* blocks with a cache copy, by id; links are remapped by id */
@@ -191,11 +192,11 @@ int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
 			if (x->ex[k].to)
 				x->ex[k].to = a->ids[x->ex[k].to->id]->x;
 		for (int i = 0; i < x->nin; i++)
-			x->in[i].from = a->ids[x->in[i].from->id]->x;
+			x->in[i] = pft_in_make(a->ids[pft_in_from(x->in[i])->id]->x, pft_in_exit(x->in[i]));
 	}
 	/* chunk lists in address order, as in the parent */
 	for (size_t i = 0; i < pa->nchunks; i++)
 		for (size_t j = 0; j < pa->chunks[i]->nxb; j++)
-			a->chunks[i]->xb[a->chunks[i]->nxb++] = a->ids[pa->chunks[i]->xb[j]->id]->x;
+			pft_chunk_xb_add(a->chunks[i], a->ids[pa->chunks[i]->xb[j]->id]->x);
 	return 0;
 }

@@ -95,6 +95,10 @@ void pft_space_put(struct pft_space *sp);
 /* trace_mem.c: memory and breakpoints */
 /* read len bytes of tracee memory with breakpoints undone; returns bytes read */
 size_t pft_mem_read(struct pft_space *sp, pid_t tid, uint64_t addr, void *buf, size_t len);
+/* the program's bytes at addr, to its page's end (*len), where they are
+ * read from the tracer's view of their file (trace_codemap.c: no int3 of
+ * ours there); valid until the next event or read; else NULL */
+const uint8_t *pft_mem_view(struct pft_space *sp, uint64_t addr, size_t *len);
 int pft_mem_write64(pid_t tid, uint64_t addr, uint64_t val);
 /* pages read before this are forgotten (trace_mem.c): a new event */
 void pft_mem_fresh(void);

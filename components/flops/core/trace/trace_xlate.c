@@ -281,12 +281,16 @@ static int add_xb(struct pft_chunk *ch, struct pft_xblock *x)
 	if (ch->nxb == ch->xb_cap) {
 		size_t nc = ch->xb_cap ? 2 * ch->xb_cap : 64;
 		struct pft_xblock **n = realloc(ch->xb, nc * sizeof *n);
+		uint32_t(*k)[2];
 		if (!n)
 			return -1;
 		ch->xb = n;
+		if (!(k = realloc(ch->xk, nc * sizeof *k)))
+			return -1;
+		ch->xk = k;
 		ch->xb_cap = nc;
 	}
-	ch->xb[ch->nxb++] = x;
+	pft_chunk_xb_add(ch, x);
 	return 0;
 }
 
@@ -466,10 +470,11 @@ uint64_t pft_xlate_tramp(struct pft_tracer *T, struct pft_thr *t, struct pft_blo
 static struct pft_xblock *find_cold(const struct pft_chunk *ch, uint64_t addr)
 {
 	size_t lo = 0, hi = ch->nxb;
+	uint64_t off = addr - ch->addr;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (ch->xb[mid]->addr + ch->xb[mid]->cold > addr)
+		if (ch->xk[mid][1] > off)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -496,17 +501,18 @@ struct pft_xblock *pft_xlate_find(const struct pft_arena *a, uint64_t addr, cons
 			return NULL;
 		goto points;
 	}
+	/* the last copy starting at or before addr, if addr is in it */
 	hi = ch->nxb;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (ch->xb[mid]->addr + ch->xb[mid]->size <= addr)
+		if (ch->xk[mid][0] <= addr - ch->addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == ch->nxb || ch->xb[lo]->addr > addr)
+	if (!lo || addr - ch->xb[lo - 1]->addr >= ch->xb[lo - 1]->size)
 		return NULL;
-	x = ch->xb[lo];
+	x = ch->xb[lo - 1];
 points:
 	off = (uint32_t)(addr - x->addr);
 	h = x->npt;

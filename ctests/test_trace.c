@@ -432,6 +432,28 @@ static void test_futex(void **state)
 	assert_true(WIFEXITED(s) && WEXITSTATUS(s) == 0);
 	assert_int_equal(pflops_mix_flops(&m, -1), want);
 	assert_true(st.seccomp > 0 && st.cache_exits > 0);
+	/* the same filter set by another thread on every thread at once
+	 * (SECCOMP_FILTER_FLAG_TSYNC) while the workers ask for new code:
+	 * those in a request are got out of it before the call runs, none
+	 * makes a futex call after it (else SIGSYS); 5 runs, some thread
+	 * running at the filter in at least one (not in all: they may all
+	 * be in ptrace stops then, settled there) */
+	uint64_t stopped = 0;
+	for (int i = 0; i < 5; i++) {
+		s = trace(&m, NULL, &st, prog("calib_freq"), "tsync", "4", "3", NULL);
+		print_message("calib_freq tsync 4 3: status 0x%x, served %llu, settled %llu, stopped at the "
+			      "filter %llu\n",
+			      s, (unsigned long long)st.freq_served, (unsigned long long)st.freq_settled,
+			      (unsigned long long)st.freq_stopped);
+		assert_true(WIFEXITED(s) && WEXITSTATUS(s) == 0);
+		assert_int_equal(pflops_mix_flops(&m, -1), want);
+		assert_true(st.seccomp > 0);
+		if (waitv)
+			assert_true(st.freq_served > 0);
+		stopped += st.freq_stopped;
+	}
+	if (waitv)
+		assert_true(stopped > 0);
 	/* detached in its cold start: 3 runs */
 	snprintf(out, sizeof out, "/tmp/pft_freq_%d", (int)getpid());
 	setenv("PFLOPS_TRACE_FUTEX", "1", 1);

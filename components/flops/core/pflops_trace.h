@@ -222,8 +222,9 @@ struct pft_stats {
 	/* PFLOPS_TRACE_FUTEX=1 (trace_freq.c): exits and lookup misses
 	 * translated on a futex request without a stop (misses: of them);
 	 * requests answered the old way (the int3); threads stopped in a
-	 * request put back at it */
-	uint64_t freq_served, freq_misses, freq_traps, freq_settled;
+	 * request put back at it; threads stopped when their process set
+	 * a seccomp filter (pft_freq_seccomp) */
+	uint64_t freq_served, freq_misses, freq_traps, freq_settled, freq_stopped;
 };
 
 enum pft_engine {

@@ -139,12 +139,12 @@ int pft_freq_bell(struct pft_arena *a)
 	return 0;
 }
 
-void pft_freq_off(struct pft_space *sp)
+int pft_freq_off(struct pft_space *sp)
 {
 	struct pft_arena *a = sp->arena;
 
 	if (!a || !a->freq || a->freq_off)
-		return;
+		return 0;
 	a->freq_off = 1;
 	for (size_t i = 0; i < a->nchunks; i++) {
 		struct pft_chunk *c = a->chunks[i];
@@ -159,6 +159,39 @@ void pft_freq_off(struct pft_space *sp)
 				__atomic_store_n((uint16_t *)(c->mem + (x->addr + x->ex[k].stub - c->addr)), 0xcccc,
 						 __ATOMIC_RELEASE);
 		}
+	}
+	return 1;
+}
+
+void pft_freq_seccomp(struct pft_tracer *T, struct pft_thr *t)
+{
+	struct pft_arena *a = t->sp ? t->sp->arena : NULL;
+
+	if (!pft_freq_off(t->sp))
+		return;
+	/* A filter set with SECCOMP_FILTER_FLAG_TSYNC holds for the other
+	 * threads as soon as the call runs: one between its stub and its
+	 * FUTEX_WAIT would make a futex call under it.  Each one running
+	 * now is stopped here and its stop left to the event loop
+	 * (pft_defer), whose pft_freq_settle puts it back at an int3
+	 * before it runs on.  One already in a ptrace stop is settled when
+	 * that stop is handled.  Stopping them all, not only those whose
+	 * Q_ID is set: one may have passed its stub's first bytes before
+	 * they became an int3, and not yet stored Q_ID. */
+	for (struct pft_thr *u = T->threads; u; u = u->next) {
+		struct user_regs_struct r;
+		int st;
+		pid_t p;
+
+		if (u == t || !u->sp || u->sp->arena != a || u->state != PFT_TH_RUN || u->detach_sig ||
+		    ptrace(PTRACE_GETREGS, u->tid, NULL, &r) == 0 || ptrace(PTRACE_INTERRUPT, u->tid, NULL, NULL))
+			continue;
+		while ((p = waitpid(u->tid, &st, __WALL)) < 0 && errno == EINTR)
+			;
+		if (p != u->tid)
+			continue;
+		pft_defer(T, p, st);
+		T->st.freq_stopped++;
 	}
 }
 

@@ -1,6 +1,7 @@
 /*
- * trace_freq.c: translation requests without a ptrace stop (a prototype,
- * PFLOPS_TRACE_FUTEX=1; docs/trace-engine.md, "Requests through a futex").
+ * trace_freq.c: translation requests without a ptrace stop (on by
+ * default, PFLOPS_TRACE_FUTEX=0 turns them off; docs/trace-engine.md,
+ * "Requests through a futex").
  *
  * A copy's exit to a block not yet translated runs its stub, which,
  * instead of an int3, asks the tracer through the thread's slot (the
@@ -75,10 +76,10 @@ int pft_freq_pick(struct pft_tracer *T, struct pflops_error *err)
 	const char *e = getenv("PFLOPS_TRACE_FUTEX");
 
 	T->freq = 0;
-	if (!e || !*e || !strcmp(e, "0"))
+	if (e && *e && strcmp(e, "0") && strcmp(e, "1"))
+		return pfc_err(err, PFLOPS_EINVAL, "PFLOPS_TRACE_FUTEX=%s: give 0 (off) or 1 (on, the default)", e);
+	if (e && !strcmp(e, "0"))
 		return 0;
-	if (strcmp(e, "1"))
-		return pfc_err(err, PFLOPS_EINVAL, "PFLOPS_TRACE_FUTEX=%s: give 0 (off, the default) or 1", e);
 	/* the plain cases only: no --region, overflow, single steps, and
 	 * system calls from the cache without stops */
 	if (T->engine != PFT_ENGINE_CACHE || !T->sysfast || T->o->region || T->o->single_step || pft_ovf_on(T))

@@ -462,6 +462,11 @@ static void test_futex(void **state)
 	}
 	if (waitv)
 		assert_true(stopped > 0);
+	/* the filter set by a vfork child while its parent waits in vfork
+	 * (not stopped: it could not stop before the child execs) */
+	s = trace(&m, NULL, &st, prog("calib_freq"), "vfork", "4", "3", NULL);
+	assert_true(WIFEXITED(s) && WEXITSTATUS(s) == 0);
+	assert_int_equal(pflops_mix_flops(&m, -1), want);
 	/* detached in its cold start: 3 runs */
 	snprintf(out, sizeof out, "/tmp/pft_freq_%d", (int)getpid());
 	setenv("PFLOPS_TRACE_FUTEX", "1", 1);

@@ -18,6 +18,10 @@
  *                           (SECCOMP_FILTER_FLAG_TSYNC): a tracer must
  *                           stop asking before the call runs, and get
  *                           the threads already asking out of it
+ *   calib_freq vfork T R    a vfork child sets that filter and execs
+ *                           /bin/true while its parent waits in vfork
+ *                           (a tracer must not wait for the parent to
+ *                           stop), then the run
  *   calib_freq daemon T R F  the same in a child that outlives its
  *                           parent (a tracer detaches it while its
  *                           threads may be in requests): it writes "ok
@@ -37,6 +41,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 
 #define F1(i)                                                  \
 	static __attribute__((noinline)) double f##i(double x) \
@@ -209,6 +214,18 @@ int main(int argc, char **argv)
 		return run(nt, 0);
 	if (!strcmp(argv[1], "seccomp"))
 		return strict_futex(0) ? 4 : run(nt, 0);
+	if (!strcmp(argv[1], "vfork")) {
+		int st;
+		pid_t p = vfork();
+		if (p == 0) {
+			if (!strict_futex(0))
+				execl("/bin/true", "true", (char *)NULL);
+			_exit(5);
+		}
+		if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st))
+			return 6;
+		return run(nt, 0);
+	}
 	if (!strcmp(argv[1], "tsync")) {
 		tsync_at = nt * NF / 4;
 		return run(nt, 0);

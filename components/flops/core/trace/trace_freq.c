@@ -164,6 +164,15 @@ int pft_freq_off(struct pft_space *sp)
 	return 1;
 }
 
+/* u is blocked in vfork until a child of its memory execs or exits */
+static int in_vfork(const struct pft_tracer *T, const struct pft_thr *u)
+{
+	for (const struct pft_thr *w = T->threads; w; w = w->next)
+		if (w->vfork_parent == u->tid)
+			return 1;
+	return 0;
+}
+
 void pft_freq_seccomp(struct pft_tracer *T, struct pft_thr *t)
 {
 	struct pft_arena *a = t->sp ? t->sp->arena : NULL;
@@ -178,14 +187,18 @@ void pft_freq_seccomp(struct pft_tracer *T, struct pft_thr *t)
 	 * before it runs on.  One already in a ptrace stop is settled when
 	 * that stop is handled.  Stopping them all, not only those whose
 	 * Q_ID is set: one may have passed its stub's first bytes before
-	 * they became an int3, and not yet stored Q_ID. */
+	 * they became an int3, and not yet stored Q_ID.  Not a vfork
+	 * parent: it runs none of its code until its child (maybe t,
+	 * stopped here) execs, and would not stop before (no wait could
+	 * end). */
 	for (struct pft_thr *u = T->threads; u; u = u->next) {
 		struct user_regs_struct r;
 		int st;
 		pid_t p;
 
 		if (u == t || !u->sp || u->sp->arena != a || u->state != PFT_TH_RUN || u->detach_sig ||
-		    ptrace(PTRACE_GETREGS, u->tid, NULL, &r) == 0 || ptrace(PTRACE_INTERRUPT, u->tid, NULL, NULL))
+		    in_vfork(T, u) || ptrace(PTRACE_GETREGS, u->tid, NULL, &r) == 0 ||
+		    ptrace(PTRACE_INTERRUPT, u->tid, NULL, NULL))
 			continue;
 		while ((p = waitpid(u->tid, &st, __WALL)) < 0 && errno == EINTR)
 			;

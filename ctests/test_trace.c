@@ -377,13 +377,14 @@ static void test_threads(void **state)
 	assert_true(st.threads >= 4);
 }
 
-/* Translation requests through a futex (PFLOPS_TRACE_FUTEX=1,
- * trace_freq.c): 4 threads start 2,048 new call sites at once, through a
- * table of pointers (lookup misses) and a chain of direct calls (exits),
- * with SIGALRM every 200 us (threads stopped in a request); counted
- * exactly either way; under a seccomp filter that kills at our futex
- * calls; then a process detached while its threads are in their cold
- * start finishes right, untraced. */
+/* Translation requests through a futex (trace_freq.c; on by default,
+ * PFLOPS_TRACE_FUTEX=0 turns them off): 4 threads start 2,048 new call
+ * sites at once, through a table of pointers (lookup misses) and a chain
+ * of direct calls (exits), with SIGALRM every 200 us (threads stopped in
+ * a request); counted exactly off, on and unset (on); under a seccomp
+ * filter that kills at our futex calls, set before the threads start or
+ * by one thread for all while the others ask; then a process detached
+ * while its threads are in their cold start finishes right, untraced. */
 static void test_futex(void **state)
 {
 	const int R = 3, T = 4;
@@ -405,14 +406,21 @@ static void test_futex(void **state)
 			      "requests through a futex are off, only the counts are checked\n");
 	if (getenv("PFLOPS_TRACE_FUTEX"))
 		snprintf(was, sizeof was, "%s", getenv("PFLOPS_TRACE_FUTEX"));
-	for (int on = 0; on < 2; on++) {
-		setenv("PFLOPS_TRACE_FUTEX", on ? "1" : "0", 1);
+	for (int k = 0; k < 3; k++) {
+		int on = k > 0; /* 0, 1, then unset: the default, on */
+		if (k < 2)
+			setenv("PFLOPS_TRACE_FUTEX", on ? "1" : "0", 1);
+		else
+			unsetenv("PFLOPS_TRACE_FUTEX");
 		s = trace(&m, NULL, &st, prog("calib_freq"), "run", "4", "3", NULL);
 		assert_true(WIFEXITED(s) && WEXITSTATUS(s) == 0);
 		assert_int_equal(pflops_mix_flops(&m, -1), want);
-		print_message("calib_freq run 4 3, futex %d: stops %llu, served %llu (misses %llu), answered "
+		print_message("calib_freq run 4 3, futex %s: stops %llu, served %llu (misses %llu), answered "
 			      "the old way %llu, settled %llu, signals %llu\n",
-			      on, (unsigned long long)st.stops, (unsigned long long)st.freq_served,
+			      k == 2 ? "unset"
+			      : on   ? "1"
+				     : "0",
+			      (unsigned long long)st.stops, (unsigned long long)st.freq_served,
 			      (unsigned long long)st.freq_misses, (unsigned long long)st.freq_traps,
 			      (unsigned long long)st.freq_settled, (unsigned long long)st.cache_signals);
 		if (on && !waitv) {
@@ -432,6 +440,33 @@ static void test_futex(void **state)
 	assert_true(WIFEXITED(s) && WEXITSTATUS(s) == 0);
 	assert_int_equal(pflops_mix_flops(&m, -1), want);
 	assert_true(st.seccomp > 0 && st.cache_exits > 0);
+	/* the same filter set by another thread on every thread at once
+	 * (SECCOMP_FILTER_FLAG_TSYNC) while the workers ask for new code:
+	 * those in a request are got out of it before the call runs, none
+	 * makes a futex call after it (else SIGSYS); 5 runs, some thread
+	 * running at the filter in at least one (not in all: they may all
+	 * be in ptrace stops then, settled there) */
+	uint64_t stopped = 0;
+	for (int i = 0; i < 5; i++) {
+		s = trace(&m, NULL, &st, prog("calib_freq"), "tsync", "4", "3", NULL);
+		print_message("calib_freq tsync 4 3: status 0x%x, served %llu, settled %llu, stopped at the "
+			      "filter %llu\n",
+			      s, (unsigned long long)st.freq_served, (unsigned long long)st.freq_settled,
+			      (unsigned long long)st.freq_stopped);
+		assert_true(WIFEXITED(s) && WEXITSTATUS(s) == 0);
+		assert_int_equal(pflops_mix_flops(&m, -1), want);
+		assert_true(st.seccomp > 0);
+		if (waitv)
+			assert_true(st.freq_served > 0);
+		stopped += st.freq_stopped;
+	}
+	if (waitv)
+		assert_true(stopped > 0);
+	/* the filter set by a vfork child while its parent waits in vfork
+	 * (not stopped: it could not stop before the child execs) */
+	s = trace(&m, NULL, &st, prog("calib_freq"), "vfork", "4", "3", NULL);
+	assert_true(WIFEXITED(s) && WEXITSTATUS(s) == 0);
+	assert_int_equal(pflops_mix_flops(&m, -1), want);
 	/* detached in its cold start: 3 runs */
 	snprintf(out, sizeof out, "/tmp/pft_freq_%d", (int)getpid());
 	setenv("PFLOPS_TRACE_FUTEX", "1", 1);
@@ -458,7 +493,7 @@ static void test_futex(void **state)
 	memset(&m, 0, sizeof m);
 	assert_int_equal(pft_run(argv, NULL, &m, &status, &err), PFLOPS_EINVAL);
 	assert_non_null(strstr(err.msg, "PFLOPS_TRACE_FUTEX"));
-	if (*was) /* (PFLOPS_TRACE_FUTEX=1 make check: on for every test) */
+	if (*was) /* (test_trace_futex.sh: PFLOPS_TRACE_FUTEX=0 for every test) */
 		setenv("PFLOPS_TRACE_FUTEX", was, 1);
 	else
 		unsetenv("PFLOPS_TRACE_FUTEX");
@@ -1076,7 +1111,7 @@ static void test_cache_ahead(void **state)
 		      (unsigned long long)s1.cache_exits, (unsigned long long)s0.ibl_misses,
 		      (unsigned long long)s1.ibl_misses, (unsigned long long)s1.ahead_blocks);
 	/* first runs of exits and lookup misses, with or without a stop
-	 * (PFLOPS_TRACE_FUTEX=1 serves them by request) */
+	 * (served by request unless PFLOPS_TRACE_FUTEX=0) */
 	assert_true(2 * (s1.cache_exits + s1.freq_served - s1.freq_misses) <
 		    s0.cache_exits + s0.freq_served - s0.freq_misses);
 	assert_true(s1.ibl_misses + s1.freq_misses < s0.ibl_misses + s0.freq_misses);

@@ -1,6 +1,6 @@
 /*
  * calib_freq: much new code at once, for translation requests without a
- * stop (PFLOPS_TRACE_FUTEX=1, trace_freq.c): threads that each call 1024
+ * stop (trace_freq.c, on unless PFLOPS_TRACE_FUTEX=0): threads that each call 1024
  * distinct functions (each a branch and one addsd or subsd: one DP
  * scalar add a call) through a table of pointers (lookup misses) and
  * from a chain of direct calls (exits), started together, while a real
@@ -12,12 +12,23 @@
  *                           the process at a shared FUTEX_WAIT or
  *                           FUTEX_WAKE (glibc's are private): a tracer
  *                           must stop asking through its futex
+ *   calib_freq tsync T R    the same while another thread, once the
+ *                           workers are a quarter into their first round,
+ *                           sets that filter on every thread at once
+ *                           (SECCOMP_FILTER_FLAG_TSYNC): a tracer must
+ *                           stop asking before the call runs, and get
+ *                           the threads already asking out of it
+ *   calib_freq vfork T R    a vfork child sets that filter and execs
+ *                           /bin/true while its parent waits in vfork
+ *                           (a tracer must not wait for the parent to
+ *                           stop), then the run
  *   calib_freq daemon T R F  the same in a child that outlives its
  *                           parent (a tracer detaches it while its
  *                           threads may be in requests): it writes "ok
  *                           A" to F when its own sum is right
  */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +41,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 
 #define F1(i)                                                  \
 	static __attribute__((noinline)) double f##i(double x) \
@@ -71,6 +83,8 @@ static __attribute__((noinline)) double chain(double x)
 static volatile sig_atomic_t nsig;
 static pthread_barrier_t go;
 static int rounds;
+static unsigned ncalls; /* the workers' calls so far (tsync) */
+static int tsync_at;	/* ... at which the filter comes, or 0 */
 
 static void on_prof(int s)
 {
@@ -89,8 +103,11 @@ static void *work(void *arg)
 
 	pthread_barrier_wait(&go);
 	for (int k = 0; k < rounds; k++) {
-		for (int i = 0; i < NF; i++)
+		for (int i = 0; i < NF; i++) {
 			x = tab[i](x);
+			if (tsync_at)
+				__atomic_add_fetch(&ncalls, 1, __ATOMIC_RELAXED);
+		}
 		x = chain(x);
 	}
 	r->x = x;
@@ -118,37 +135,8 @@ static double expect_x(void)
 	return x;
 }
 
-static int run(int nt, int quiet)
-{
-	pthread_t th[16];
-	struct res r[16];
-	struct itimerval it = { { 0, 200 }, { 0, 200 } };
-	struct sigaction sa;
-	double want = expect_x();
-	int bad = 0;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_prof;
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGALRM, &sa, NULL);
-	setitimer(ITIMER_REAL, &it, NULL);
-	pthread_barrier_init(&go, NULL, (unsigned)nt);
-	for (int t = 1; t < nt; t++)
-		pthread_create(&th[t], NULL, work, &r[t]);
-	work(&r[0]);
-	for (int t = 1; t < nt; t++)
-		pthread_join(th[t], NULL);
-	memset(&it, 0, sizeof it);
-	setitimer(ITIMER_REAL, &it, NULL);
-	for (int t = 0; t < nt; t++)
-		bad |= r[t].x != want;
-	if (!quiet)
-		printf("adds %lld signals %d%s\n", (long long)nt * rounds * 2 * NF, (int)nsig, bad ? " WRONG" : "");
-	return bad;
-}
-
 /* kill at futex(addr, FUTEX_WAIT or FUTEX_WAKE, ...); allow the rest */
-static int strict_futex(void)
+static int strict_futex(int tsync)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
@@ -161,7 +149,58 @@ static int strict_futex(void)
 	};
 	struct sock_fprog p = { sizeof f / sizeof f[0], f };
 
-	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &p);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	if (tsync) /* (it sets no_new_privs on the others too) */
+		return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &p);
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &p);
+}
+
+/* the filter on every thread, while the workers ask for new code */
+static void *tsync(void *arg)
+{
+	int *rc = arg;
+
+	pthread_barrier_wait(&go);
+	while (__atomic_load_n(&ncalls, __ATOMIC_RELAXED) < (unsigned)tsync_at)
+		sched_yield();
+	*rc = strict_futex(1);
+	return NULL;
+}
+
+static int run(int nt, int quiet)
+{
+	pthread_t th[17];
+	struct res r[16];
+	struct itimerval it = { { 0, 200 }, { 0, 200 } };
+	struct sigaction sa;
+	double want = expect_x();
+	int bad = 0, frc = -1;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_prof;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	pthread_barrier_init(&go, NULL, (unsigned)nt + !!tsync_at);
+	for (int t = 1; t < nt; t++)
+		pthread_create(&th[t], NULL, work, &r[t]);
+	if (tsync_at)
+		pthread_create(&th[nt], NULL, tsync, &frc);
+	work(&r[0]);
+	for (int t = 1; t < nt + !!tsync_at; t++)
+		pthread_join(th[t], NULL);
+	if (tsync_at && frc) {
+		printf("seccomp TSYNC failed: %d\n", frc);
+		return 1;
+	}
+	memset(&it, 0, sizeof it);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (int t = 0; t < nt; t++)
+		bad |= r[t].x != want;
+	if (!quiet)
+		printf("adds %lld signals %d%s\n", (long long)nt * rounds * 2 * NF, (int)nsig, bad ? " WRONG" : "");
+	return bad;
 }
 
 int main(int argc, char **argv)
@@ -174,7 +213,23 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "run"))
 		return run(nt, 0);
 	if (!strcmp(argv[1], "seccomp"))
-		return strict_futex() ? 4 : run(nt, 0);
+		return strict_futex(0) ? 4 : run(nt, 0);
+	if (!strcmp(argv[1], "vfork")) {
+		int st;
+		pid_t p = vfork();
+		if (p == 0) {
+			if (!strict_futex(0))
+				execl("/bin/true", "true", (char *)NULL);
+			_exit(5);
+		}
+		if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st))
+			return 6;
+		return run(nt, 0);
+	}
+	if (!strcmp(argv[1], "tsync")) {
+		tsync_at = nt * NF / 4;
+		return run(nt, 0);
+	}
 	if (!strcmp(argv[1], "daemon") && argc > 4) {
 		pid_t p = fork();
 		if (p < 0)

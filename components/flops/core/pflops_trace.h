@@ -219,11 +219,12 @@ struct pft_stats {
 	uint64_t code_view_pages; /* pages of the program's code read from the
 				   * tracer's mapping of their file, not through
 				   * process_vm_readv */
-	/* PFLOPS_TRACE_FUTEX=1 (trace_freq.c): exits and lookup misses
+	/* requests through a futex (trace_freq.c): exits and lookup misses
 	 * translated on a futex request without a stop (misses: of them);
 	 * requests answered the old way (the int3); threads stopped in a
-	 * request put back at it */
-	uint64_t freq_served, freq_misses, freq_traps, freq_settled;
+	 * request put back at it; threads stopped when their process set
+	 * a seccomp filter (pft_freq_seccomp) */
+	uint64_t freq_served, freq_misses, freq_traps, freq_settled, freq_stopped;
 };
 
 enum pft_engine {

@@ -149,7 +149,7 @@ int pft_read_kregs(pid_t tid, uint64_t k[8]);
 #define PFT_TABLE_N 65536   /* lookup table buckets (+ overflow) */
 #define PFT_TABLE_OVER 1024
 #define PFT_TOMB 0x8000000000000001ULL /* removed table entry */
-/* Translation requests without a stop (PFLOPS_TRACE_FUTEX=1, trace_freq.c):
+/* Translation requests without a stop (trace_freq.c, PFLOPS_TRACE_FUTEX):
  * an exit stub stores its offset in its chunk (Q_ID, never 0 nor 1, which
  * is a lookup miss's: the marker
  * that the thread may be in the request path until the tracer sees it

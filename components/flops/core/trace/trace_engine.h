@@ -28,8 +28,13 @@ void pft_freq_stop(struct pft_tracer *T);
 int pft_freq_space_ok(const struct pft_tracer *T, const struct pft_space *sp);
 int pft_freq_bell(struct pft_arena *a);
 /* no more requests from sp (a seccomp filter): its stubs and lookup
- * misses back to their int3s; requests under way are still answered */
-void pft_freq_off(struct pft_space *sp);
+ * misses back to their int3s (1: now; 0: they were, or never asked);
+ * requests under way are still answered */
+int pft_freq_off(struct pft_space *sp);
+/* t at the entry of a call that sets a seccomp filter: pft_freq_off,
+ * and every other running thread of its memory stopped, its stop
+ * deferred to the event loop, which settles it before it runs on */
+void pft_freq_seccomp(struct pft_tracer *T, struct pft_thr *t);
 /* a stopped thread in the request path put back at its stub's int3
  * (1), registers and all; 0: it was not there; -1: error */
 int pft_freq_settle(struct pft_tracer *T, struct pft_thr *t);

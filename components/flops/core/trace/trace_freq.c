@@ -1,6 +1,7 @@
 /*
- * trace_freq.c: translation requests without a ptrace stop (a prototype,
- * PFLOPS_TRACE_FUTEX=1; docs/trace-engine.md, "Requests through a futex").
+ * trace_freq.c: translation requests without a ptrace stop (on by
+ * default, PFLOPS_TRACE_FUTEX=0 turns them off; docs/trace-engine.md,
+ * "Requests through a futex").
  *
  * A copy's exit to a block not yet translated runs its stub, which,
  * instead of an int3, asks the tracer through the thread's slot (the
@@ -75,10 +76,10 @@ int pft_freq_pick(struct pft_tracer *T, struct pflops_error *err)
 	const char *e = getenv("PFLOPS_TRACE_FUTEX");
 
 	T->freq = 0;
-	if (!e || !*e || !strcmp(e, "0"))
+	if (e && *e && strcmp(e, "0") && strcmp(e, "1"))
+		return pfc_err(err, PFLOPS_EINVAL, "PFLOPS_TRACE_FUTEX=%s: give 0 (off) or 1 (on, the default)", e);
+	if (e && !strcmp(e, "0"))
 		return 0;
-	if (strcmp(e, "1"))
-		return pfc_err(err, PFLOPS_EINVAL, "PFLOPS_TRACE_FUTEX=%s: give 0 (off, the default) or 1", e);
 	/* the plain cases only: no --region, overflow, single steps, and
 	 * system calls from the cache without stops */
 	if (T->engine != PFT_ENGINE_CACHE || !T->sysfast || T->o->region || T->o->single_step || pft_ovf_on(T))
@@ -139,12 +140,12 @@ int pft_freq_bell(struct pft_arena *a)
 	return 0;
 }
 
-void pft_freq_off(struct pft_space *sp)
+int pft_freq_off(struct pft_space *sp)
 {
 	struct pft_arena *a = sp->arena;
 
 	if (!a || !a->freq || a->freq_off)
-		return;
+		return 0;
 	a->freq_off = 1;
 	for (size_t i = 0; i < a->nchunks; i++) {
 		struct pft_chunk *c = a->chunks[i];
@@ -159,6 +160,52 @@ void pft_freq_off(struct pft_space *sp)
 				__atomic_store_n((uint16_t *)(c->mem + (x->addr + x->ex[k].stub - c->addr)), 0xcccc,
 						 __ATOMIC_RELEASE);
 		}
+	}
+	return 1;
+}
+
+/* u is blocked in vfork until a child of its memory execs or exits */
+static int in_vfork(const struct pft_tracer *T, const struct pft_thr *u)
+{
+	for (const struct pft_thr *w = T->threads; w; w = w->next)
+		if (w->vfork_parent == u->tid)
+			return 1;
+	return 0;
+}
+
+void pft_freq_seccomp(struct pft_tracer *T, struct pft_thr *t)
+{
+	struct pft_arena *a = t->sp ? t->sp->arena : NULL;
+
+	if (!pft_freq_off(t->sp))
+		return;
+	/* A filter set with SECCOMP_FILTER_FLAG_TSYNC holds for the other
+	 * threads as soon as the call runs: one between its stub and its
+	 * FUTEX_WAIT would make a futex call under it.  Each one running
+	 * now is stopped here and its stop left to the event loop
+	 * (pft_defer), whose pft_freq_settle puts it back at an int3
+	 * before it runs on.  One already in a ptrace stop is settled when
+	 * that stop is handled.  Stopping them all, not only those whose
+	 * Q_ID is set: one may have passed its stub's first bytes before
+	 * they became an int3, and not yet stored Q_ID.  Not a vfork
+	 * parent: it runs none of its code until its child (maybe t,
+	 * stopped here) execs, and would not stop before (no wait could
+	 * end). */
+	for (struct pft_thr *u = T->threads; u; u = u->next) {
+		struct user_regs_struct r;
+		int st;
+		pid_t p;
+
+		if (u == t || !u->sp || u->sp->arena != a || u->state != PFT_TH_RUN || u->detach_sig ||
+		    in_vfork(T, u) || ptrace(PTRACE_GETREGS, u->tid, NULL, &r) == 0 ||
+		    ptrace(PTRACE_INTERRUPT, u->tid, NULL, NULL))
+			continue;
+		while ((p = waitpid(u->tid, &st, __WALL)) < 0 && errno == EINTR)
+			;
+		if (p != u->tid)
+			continue;
+		pft_defer(T, p, st);
+		T->st.freq_stopped++;
 	}
 }
 

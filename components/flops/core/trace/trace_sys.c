@@ -402,6 +402,15 @@ static void maps_lift(struct pft_tracer *T, struct pft_thr *t)
 	}
 }
 
+/* t's call turns seccomp on */
+static int sets_seccomp(const struct pft_thr *t)
+{
+	const uint64_t *a = t->sys_args;
+
+	return (t->sys_nr == SYS_seccomp && (a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER)) ||
+	       (t->sys_nr == SYS_prctl && a[0] == PR_SET_SECCOMP);
+}
+
 int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r)
 {
 	uint64_t flags;
@@ -445,6 +454,22 @@ int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 		return 0;
 	case SYS_ptrace:
 		T->st.prog_ptrace++;
+		return 0;
+	case SYS_seccomp:
+	case SYS_prctl:
+		if (!sets_seccomp(t))
+			return 0;
+		/* From its entry, not its exit: a TSYNC filter holds for the
+		 * other threads as soon as it runs, and the exit's work is
+		 * not done when a signal comes as the call returns (its
+		 * trap after the call not run).  A call that fails then only
+		 * slows the process down. */
+		if (!t->sp->no_inject)
+			T->st.seccomp++;
+		t->sp->no_inject = 1;
+		/* no futex calls of ours under the filter: requests off, the
+		 * threads inside one got out */
+		pft_freq_seccomp(T, t);
 		return 0;
 	case SYS_sched_setaffinity: /* the program's own wins */
 		pft_pin_off(T);
@@ -597,13 +622,6 @@ void pft_sys_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 		/* maybe a new writable view of shared memory holding code */
 		uint64_t lo = t->sys_nr == SYS_mmap ? (uint64_t)ret : a[0] & ~4095ULL;
 		pft_wprot_shared(T, t->sp, lo, lo + ((a[1] + (a[0] & 4095) + 4095) & ~4095ULL));
-	}
-	if ((t->sys_nr == SYS_seccomp && (a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER)) ||
-	    (t->sys_nr == SYS_prctl && a[0] == PR_SET_SECCOMP)) {
-		if (!t->sp->no_inject)
-			T->st.seccomp++;
-		t->sp->no_inject = 1;
-		pft_freq_off(t->sp); /* its futex calls could be refused */
 	}
 }
 

@@ -410,19 +410,7 @@ struct pft_chunk *pft_arena_chunk(struct pft_tracer *T, struct pft_thr *t, uint6
 	c->addr = p.addr;
 	c->mem = p.mem;
 	c->size = c->cold = CHUNK_SIZE;
-	struct pft_ibl l;
-	c->used = pft_ibl_emit(c->mem, c->addr, a->region, a->freq, &l);
-	c->req = l.req;
-	c->req_saved = l.req_saved;
-	c->mreq = l.mreq;
-	c->mreq_saved = l.mreq_saved;
-	c->mtrap_pre = l.mtrap_pre;
-	c->mtrap = l.mtrap;
-	c->req_end = l.req_end;
-	c->ibl = l.entry;
-	c->ibl_miss = l.miss;
-	c->ibl_exit = l.exit;
-	c->ibl_end = l.end;
+	c->used = pft_ibl_emit(c->mem, c->addr, a->region, a->freq, &c->ibl);
 	count_as(T, a);
 	/* its `syscall` is ours: injection no longer depends on the
 	 * program's code staying mapped */

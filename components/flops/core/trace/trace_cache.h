@@ -30,10 +30,9 @@ struct pft_chunk {
 	size_t cold;		      /* ... their cold parts down from the end (offsets) */
 	size_t ready_hot, ready_cold; /* present in the tracer: bytes from
 				       * the start, from the end */
-	uint64_t ibl;		      /* indirect-branch lookup routine */
-	uint64_t ibl_miss;	      /* its int3s: target not cached */
-	uint64_t ibl_exit;	      /*            --region left (stack above) */
-	uint64_t ibl_end;
+	/* where its start's lookup routine and request routines landed
+	 * (pft_ibl_emit: pft_arch.h) */
+	struct pft_ibl ibl;
 	struct pft_xblock **xb; /* blocks in address order */
 	/* beside each: where its copy and its cold part start, as offsets
 	 * in the chunk, so that pft_xlate_find's binary search reads one
@@ -42,9 +41,6 @@ struct pft_chunk {
 	uint32_t (*xk)[2];
 	size_t nxb, xb_cap;
 	struct pft_space *sp; /* its space: its copies' links are in its pool */
-	/* the request routines (trace_freq.c; 0: none): an exit's, a lookup
-	 * miss's, the old miss's state back (mtrap_pre) and its int3 */
-	uint64_t req, req_saved, mreq, mreq_saved, mtrap_pre, mtrap, req_end;
 };
 
 /* ch's bytes [0, hot) and [cold, size) present in the tracer before the

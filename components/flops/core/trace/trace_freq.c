@@ -149,11 +149,11 @@ int pft_freq_off(struct pft_space *sp)
 	a->freq_off = 1;
 	for (size_t i = 0; i < a->nchunks; i++) {
 		struct pft_chunk *c = a->chunks[i];
-		if (!c->req)
+		if (!c->ibl.req)
 			continue;
 		/* one-byte and aligned two-byte stores: a thread running
 		 * there sees the old or the new instruction's first bytes */
-		__atomic_store_n(c->mem + (c->ibl_miss - c->addr), 0xcc, __ATOMIC_RELEASE);
+		__atomic_store_n(c->mem + (c->ibl.miss - c->addr), 0xcc, __ATOMIC_RELEASE);
 		for (size_t j = 0; j < c->nxb; j++) {
 			struct pft_xblock *x = c->xb[j];
 			for (int k = 0; x->fstub && k < x->nex; k++)
@@ -249,16 +249,17 @@ int pft_freq_settle(struct pft_tracer *T, struct pft_thr *t)
 		return 0;
 	pc = PFT_PC(&r);
 	ch = pft_arena_chunk_of(a, pc);
-	if (ch && ch->req && ((pc >= ch->ibl_miss && pc < ch->ibl_exit) || (pc >= ch->mreq && pc < ch->req_end))) {
+	if (ch && ch->ibl.req &&
+	    ((pc >= ch->ibl.miss && pc < ch->ibl.exit) || (pc >= ch->ibl.mreq && pc < ch->ibl.req_end))) {
 		/* a lookup miss's: back at the old miss (target in %rax) */
-		if (pc > ch->mreq && pc < ch->req_end)
+		if (pc > ch->ibl.mreq && pc < ch->ibl.req_end)
 			pft_arch_req_target(&r, m);
-		if (pc >= ch->mreq_saved && pc < ch->req_end)
+		if (pc >= ch->ibl.mreq_saved && pc < ch->ibl.req_end)
 			pft_arch_req_restore(&r, m, 1);
-		trap = ch->mtrap;
-	} else if (ch && ch->req && pc >= ch->req && pc < ch->mreq) {
+		trap = ch->ibl.mtrap;
+	} else if (ch && ch->ibl.req && pc >= ch->ibl.req && pc < ch->ibl.mreq) {
 		/* an exit's: its stub is the one Q_ID names */
-		if (pc >= ch->req_saved)
+		if (pc >= ch->ibl.req_saved)
 			pft_arch_req_restore(&r, m, 0);
 		trap = ch->addr + *qword(m, PFT_SLOT_Q_ID) + PFT_FSTUB_TRAP;
 	} else if (ch && (x = pft_xlate_find(a, pc, &pt)) && x->fstub && pt && pt->kind == PFT_XP_DONE) {
@@ -375,7 +376,7 @@ static int serve_all(struct pft_tracer *T)
 		if (*qword(m, PFT_SLOT_Q_ID) == 1) { /* a lookup miss */
 			uint64_t target = *(uint64_t *)(m + PFT_SLOT_Q_TGT);
 			to = serve_miss(T, t, target);
-			trap = t->sp->arena->chunks[0]->mtrap_pre; /* (any chunk's) */
+			trap = t->sp->arena->chunks[0]->ibl.mtrap_pre; /* (any chunk's) */
 		} else {
 			stub = *(uint64_t *)(m + PFT_SLOT_Q_CHUNK) + *qword(m, PFT_SLOT_Q_ID);
 			to = serve_exit(T, t, stub);

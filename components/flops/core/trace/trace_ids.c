@@ -133,10 +133,10 @@ static int near_dead(const struct pft_arena *a, uint64_t pc)
 		return 1;
 	for (size_t i = 0; i < a->nchunks; i++) { /* its traps hold no entry */
 		const struct pft_chunk *c = a->chunks[i];
-		if (pc >= c->ibl && pc < c->ibl_miss)
+		if (pc >= c->ibl.entry && pc < c->ibl.miss)
 			return 1;
 		/* in a request (trace_freq.c): its stub must stay findable */
-		if (c->req && pc >= c->req && pc < c->req_end)
+		if (c->ibl.req && pc >= c->ibl.req && pc < c->ibl.req_end)
 			return 1;
 	}
 	return 0;

@@ -405,7 +405,7 @@ static int is_trap(const struct pft_arena *a, uint64_t addr)
 
 	if (!ch)
 		return 0;
-	if (addr == ch->ibl_miss || addr == ch->ibl_exit || (ch->mtrap && addr == ch->mtrap))
+	if (addr == ch->ibl.miss || addr == ch->ibl.exit || (ch->ibl.mtrap && addr == ch->ibl.mtrap))
 		return 1;
 	x = pft_xlate_find(a, addr, &pt);
 	if (x && x->mtrap && addr == x->addr + x->mtrap)
@@ -491,8 +491,9 @@ int pft_cache_trap_target(struct pft_tracer *T, struct pft_thr *t, struct user_r
 		return -1;
 	ch = pft_arena_chunk_of(a, at);
 	*exit = -1;
-	from = at == ch->ibl_miss || at == ch->ibl_exit || (ch->mtrap && at == ch->mtrap) ? NULL
-											  : pft_xlate_find(a, at, &pt);
+	from = at == ch->ibl.miss || at == ch->ibl.exit || (ch->ibl.mtrap && at == ch->ibl.mtrap)
+		       ? NULL
+		       : pft_xlate_find(a, at, &pt);
 	if (from && from->masked) /* its run ends here */
 		masked_done(T, t, from);
 	if (!from || (from->mtrap && at == from->addr + from->mtrap)) {

@@ -250,10 +250,10 @@ static int generate(struct pft_gen *g, const struct pft_block *b, uint32_t id, s
 	if (why)
 		return why;
 	g->sysfast = (uint8_t)sysfast;
-	g->ibl = x->ch->ibl;
+	g->ibl = x->ch->ibl.entry;
 	/* masked copies keep their int3s: each run is counted there */
-	g->freq = x->ch->req && !x->ch->sp->arena->freq_off && !g->no_count;
-	g->req = x->ch->req;
+	g->freq = x->ch->ibl.req && !x->ch->sp->arena->freq_off && !g->no_count;
+	g->req = x->ch->ibl.req;
 	g->chunk = x->ch->addr;
 	switch (pft_arch_gen_block(g)) {
 	case PFT_GEN_OK:

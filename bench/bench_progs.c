@@ -413,7 +413,7 @@ static void stats_table(const struct done *d, int n)
 	       "hinted: blocks translated from the hint store at their file's first\n"
 	       "touch (cold: an empty store; warm: the store the cold run left);\n"
 	       "futex: exits and lookup misses served by request without a stop\n"
-	       "(on by default; PFLOPS_TRACE_FUTEX=0: off).\n");
+	       "(PFLOPS_TRACE_FUTEX=1; off by default).\n");
 }
 
 /* a fresh directory holding hpccinf.txt, made the current one; the

@@ -377,11 +377,11 @@ static void test_threads(void **state)
 	assert_true(st.threads >= 4);
 }
 
-/* Translation requests through a futex (trace_freq.c; on by default,
- * PFLOPS_TRACE_FUTEX=0 turns them off): 4 threads start 2,048 new call
+/* Translation requests through a futex (trace_freq.c; off by default,
+ * PFLOPS_TRACE_FUTEX=1 turns them on): 4 threads start 2,048 new call
  * sites at once, through a table of pointers (lookup misses) and a chain
  * of direct calls (exits), with SIGALRM every 200 us (threads stopped in
- * a request); counted exactly off, on and unset (on); under a seccomp
+ * a request); counted exactly off, on and unset (off); under a seccomp
  * filter that kills at our futex calls, set before the threads start or
  * by one thread for all while the others ask; then a process detached
  * while its threads are in their cold start finishes right, untraced. */
@@ -407,7 +407,7 @@ static void test_futex(void **state)
 	if (getenv("PFLOPS_TRACE_FUTEX"))
 		snprintf(was, sizeof was, "%s", getenv("PFLOPS_TRACE_FUTEX"));
 	for (int k = 0; k < 3; k++) {
-		int on = k > 0; /* 0, 1, then unset: the default, on */
+		int on = k == 1; /* 0, 1, then unset: the default, off */
 		if (k < 2)
 			setenv("PFLOPS_TRACE_FUTEX", on ? "1" : "0", 1);
 		else
@@ -493,7 +493,7 @@ static void test_futex(void **state)
 	memset(&m, 0, sizeof m);
 	assert_int_equal(pft_run(argv, NULL, &m, &status, &err), PFLOPS_EINVAL);
 	assert_non_null(strstr(err.msg, "PFLOPS_TRACE_FUTEX"));
-	if (*was) /* (test_trace_futex.sh: PFLOPS_TRACE_FUTEX=0 for every test) */
+	if (*was) /* (test_trace_futex.sh: PFLOPS_TRACE_FUTEX=1 for every test) */
 		setenv("PFLOPS_TRACE_FUTEX", was, 1);
 	else
 		unsetenv("PFLOPS_TRACE_FUTEX");
@@ -1111,7 +1111,7 @@ static void test_cache_ahead(void **state)
 		      (unsigned long long)s1.cache_exits, (unsigned long long)s0.ibl_misses,
 		      (unsigned long long)s1.ibl_misses, (unsigned long long)s1.ahead_blocks);
 	/* first runs of exits and lookup misses, with or without a stop
-	 * (served by request unless PFLOPS_TRACE_FUTEX=0) */
+	 * (PFLOPS_TRACE_FUTEX=1 serves them by request) */
 	assert_true(2 * (s1.cache_exits + s1.freq_served - s1.freq_misses) <
 		    s0.cache_exits + s0.freq_served - s0.freq_misses);
 	assert_true(s1.ibl_misses + s1.freq_misses < s0.ibl_misses + s0.freq_misses);

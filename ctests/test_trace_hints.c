@@ -197,7 +197,7 @@ static void test_hints_warm(void **state)
 		assert_string_equal(sw.hint_note, "");
 		same_mix("cold vs warm", &cold, &warm, 1);
 		same_mix("warm vs the stopping engine", &warm, &stop, 0);
-		/* (first runs served by request, unless PFLOPS_TRACE_FUTEX=0, count
+		/* (first runs served by request, PFLOPS_TRACE_FUTEX=1, count
 		 * as the stops they replace) */
 		assert_true(2 * (sw.stops + sw.freq_served) < sc.stops + sc.freq_served);
 	}

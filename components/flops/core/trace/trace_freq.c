@@ -1,7 +1,7 @@
 /*
- * trace_freq.c: translation requests without a ptrace stop (on by
- * default, PFLOPS_TRACE_FUTEX=0 turns them off; docs/trace-engine.md,
- * "Requests through a futex").
+ * trace_freq.c: translation requests without a ptrace stop (off by
+ * default, PFLOPS_TRACE_FUTEX=1 turns them on: javac ran 2.5 times the
+ * CPU with them; docs/trace-engine.md, "Requests through a futex").
  *
  * A copy's exit to a block not yet translated runs its stub, which,
  * instead of an int3, asks the tracer through the thread's slot (the
@@ -77,8 +77,8 @@ int pft_freq_pick(struct pft_tracer *T, struct pflops_error *err)
 
 	T->freq = 0;
 	if (e && *e && strcmp(e, "0") && strcmp(e, "1"))
-		return pfc_err(err, PFLOPS_EINVAL, "PFLOPS_TRACE_FUTEX=%s: give 0 (off) or 1 (on, the default)", e);
-	if (e && !strcmp(e, "0"))
+		return pfc_err(err, PFLOPS_EINVAL, "PFLOPS_TRACE_FUTEX=%s: give 0 (off, the default) or 1 (on)", e);
+	if (!e || strcmp(e, "1"))
 		return 0;
 	/* the plain cases only: no --region, overflow, single steps, and
 	 * system calls from the cache without stops */

@@ -108,6 +108,20 @@ run() {	# run LIBDIR PROGRAM [ENV...] -> prints the outcome
 	else echo "passed"; fi
 }
 rank() { case "$1" in passed*) echo 2 ;; skipped*) echo 1 ;; *) echo 0 ;; esac; }
+# flops_validation's last check compares its two kernels' MFLOPS, that
+# is their run times: under the trace source each run of a one-block
+# loop pays its counter's chain through memory (docs/trace-engine.md,
+# "Cheaper counting"), and on some CPUs (an Intel Xeon here) the swapped
+# kernel, 1.5 times faster natively, is then the slower one.  Its run
+# (OUT of run()) failed on that alone (or on the same comparison of the
+# run times themselves) when that is its one failure and
+# both its FP Operations lines are the exact 2 x 1000^3.
+speed_only() {
+	[ "$(grep -c 'FAILED' "$1")" = 1 ] &&
+		grep -Eq '^Line # [0-9]+ Error: (FLOPS|time) should be better when swapped$' "$1" &&
+		[ "$(grep -c '^FP Operations: *2000000000$' "$1")" = 2 ] &&
+		[ "$(grep -c '^FP Operations:' "$1")" = 2 ]
+}
 
 progs=""
 if [ $# -gt 0 ]; then
@@ -126,7 +140,7 @@ case "$(loads "$deb" "$1")" in "$deb"/*) ;; *) echo "papi-suite: $1 does not loa
 case "$(realpath "$(loads "$ours" "$1")")" in "$ours"/*) ;; *) echo "papi-suite: $1 does not load our libpapi"; exit 1 ;; esac
 avail_deb=$(avail "$deb" PAPI_FLOPS_SOURCE=hw ${FORCE_PMU:+LIBPFM_FORCE_PMU=$FORCE_PMU})
 avail_ours=$(avail "$ours" PAPI_FLOPS_SOURCE=trace ${FORCE_PMU:+LIBPFM_FORCE_PMU=$FORCE_PMU})
-n=0 worse=0 better=0; dp=0 ds=0 df=0 op=0 os=0 of=0 dn=0 on=0
+n=0 worse=0 better=0 speed=0; dp=0 ds=0 df=0 op=0 os=0 of=0 dn=0 on=0
 {
 	echo "# PAPI's own tests: Debian's libpapi and ours (PAPI_FLOPS_SOURCE=trace)"
 	echo
@@ -146,6 +160,9 @@ n=0 worse=0 better=0; dp=0 ds=0 df=0 op=0 os=0 of=0 dn=0 on=0
 	echo "component is not active). A signal, a timeout or any other error stays a failure."
 	echo "Tests marked \"limit ${SLOW_TIMEOUT} s\" run with that limit (${TIMEOUT} s for the others), for both libraries:"
 	echo "under the trace source their signals or FP-spinning threads stop the process often (slow, not stuck)."
+	echo "\"speed check only\": flops_validation failed only on its comparison of its two kernels' MFLOPS or run"
+	echo "times: the trace source slows a one-block loop more than a longer one, and the swapped kernel, natively"
+	echo "1.5 times faster, can then be the slower), with both its FLOP counts exact (2 x 1000^3); not counted worse."
 	echo
 	echo "| test | Debian's libpapi | ours, PAPI_FLOPS_SOURCE=trace | |"
 	echo "|---|---|---|---|"
@@ -172,7 +189,14 @@ for p in $progs; do
 		b="$b2 (run again; first: $b)"
 		rb=$(rank "$b2")
 	fi
-	[ "$rb" -lt "$ra" ] && { mark="**worse**"; worse=$((worse + 1)); }
+	if [ "$rb" -lt "$ra" ] && [ "$name" = validation_tests/flops_validation ] && speed_only "$S/run.out"; then
+		b="$b: speed check only (FLOPs exact)"
+		mark="speed check only"
+		speed=$((speed + 1))
+	elif [ "$rb" -lt "$ra" ]; then
+		mark="**worse**"
+		worse=$((worse + 1))
+	fi
 	[ "$rb" -gt "$ra" ] && { mark="better"; better=$((better + 1)); }
 	case $ra in 2) dp=$((dp + 1)) ;; 1) ds=$((ds + 1)) ;; *) df=$((df + 1)) ;; esac
 	case $rb in 2) op=$((op + 1)) ;; 1) os=$((os + 1)) ;; *) of=$((of + 1)) ;; esac
@@ -186,7 +210,9 @@ done
 	echo
 	echo "$n tests. Debian's: $dp passed, $ds skipped ($dn needing an event not available here), $df failed."
 	echo "Ours: $op passed, $os skipped ($on needing an event not available here), $of failed;"
-	echo "$better better, $worse worse."
+	sp=""
+	[ $speed = 0 ] || sp=", $speed failed on its speed check only"
+	echo "$better better, $worse worse$sp."
 } >> "$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
 echo "papi-suite: $n tests; Debian's $dp passed / $ds skipped / $df failed; ours $op / $os / $of; $better better, $worse worse (table: $OUT)"

@@ -202,6 +202,9 @@ struct pft_stats {
 				 * stop; in syscalls_fast) or at its trap
 				 * (one stop, no syscall stops; in
 				 * syscall_traps) */
+	uint64_t sys_exit_signals; /* watched calls whose exit's work was
+				    * done at a signal that came as they
+				    * returned (their trap not run) */
 	/* the hint store (trace_hints.c, PFLOPS_TRACE_HINTS*) */
 	uint64_t hint_files;  /* file mappings with hints read */
 	uint64_t hint_blocks; /* blocks translated from them at first touch */

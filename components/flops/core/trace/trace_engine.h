@@ -80,6 +80,10 @@ int pft_cache_resume(const struct pft_tracer *T);
  * the trap; trace_signal.c finds them) */
 int pft_sys_trapped_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r);
 int pft_sys_trapped_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r);
+/* ... a signal stopped t at the trap after its finished call, before it
+ * ran: the exit's work now (the signal takes t elsewhere); *dirty: r
+ * changed; <0 an error */
+int pft_sys_exit_at_signal(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *dirty);
 /* trace_signal.c: a thread stopped on a copy's trap after its system
  * call (at it, not run) moves past it: 1 when r changed */
 int pft_cache_past_exit_trap(const struct pft_thr *t, struct user_regs_struct *r);

@@ -289,6 +289,13 @@ int pft_sys_trapped_exit(struct pft_tracer *T, struct pft_thr *t, struct user_re
 	return pft_go(T, t, r, dirty);
 }
 
+int pft_sys_exit_at_signal(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *dirty)
+{
+	int rc = sys_end(T, t, r, dirty);
+
+	return rc < 0 ? rc : 0;
+}
+
 static int on_syscall(struct pft_tracer *T, struct pft_thr *t)
 {
 	struct user_regs_struct r;

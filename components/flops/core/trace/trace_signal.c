@@ -272,6 +272,8 @@ static int deliver(struct pft_tracer *T, struct pft_thr *t, struct user_regs_str
 	return pft_restart(T, t, PTRACE_CONT, sig);
 }
 
+static int sys_trap(const struct pft_arena *a, uint64_t addr);
+
 static int cache_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginfo_t *si, int unread)
 {
 	struct user_regs_struct r;
@@ -283,6 +285,16 @@ static int cache_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginf
 		return pft_restart(T, t, t->resume, sig);
 	if (pft_getregs(t->tid, &r))
 		return 0;
+	if (t->in_syscall && t->sp->arena && sys_trap(t->sp->arena, PFT_PC(&r)) == 2 && !pft_sys_restarting(&r)) {
+		/* the signal came as a watched call returned, before the trap
+		 * after it ran: its exit's work now (a munmap's copies
+		 * dropped, maps marked ...), else it is lost (calib_smc
+		 * sigremap: old code's copies run for new code) */
+		int dirty = 0, rc = pft_sys_exit_at_signal(T, t, &r, &dirty);
+		if (rc < 0 || (dirty && (rc = pft_setregs(T, t, &r))))
+			return rc;
+		T->st.sys_exit_signals++;
+	}
 	x = t->sp->arena ? pft_xlate_find(t->sp->arena, PFT_PC(&r), &pt) : NULL;
 	T->st.cache_signals++;
 	if (x && (clean(pt) || (sync && pt && pt->kind == PFT_XP_RCX))) {

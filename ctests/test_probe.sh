@@ -62,8 +62,11 @@ done
 
 # Bad input: a clear error naming the file, never a crash.
 printf '<?xml version="1.0"?>\n<topology><object type="Machine"' > "$tmp/bad.xml"
+# (hwloc's libxml2 backend, libhwloc-plugins, refuses it when the file is
+# set; its own minimal parser, the one an arm64 build here has, at load)
 out=$("$B"/ctests/probe_summary "$tmp/bad.xml" 2>&1); rc=$?
-if [ $rc = 1 ] && echo "$out" | grep -q "bad.xml: hwloc cannot read it as topology XML"; then pass=$((pass + 1)); else
+if [ $rc = 1 ] && echo "$out" | grep -qE "bad.xml: hwloc (cannot read it as topology XML|failed to load the topology).*lstopo"; then
+	pass=$((pass + 1)); else
 	echo "FAIL: malformed XML: rc=$rc: $out"; fail=$((fail + 1)); fi
 out=$("$B"/ctests/probe_summary "$tmp/nonexistent.xml" 2>&1); rc=$?
 if [ $rc = 1 ] && echo "$out" | grep -q "nonexistent.xml: cannot read topology"; then pass=$((pass + 1)); else
@@ -82,6 +85,9 @@ if [ $rc = 0 ] && echo "$out" | grep -q "why=unknown CPU: vendor intel family 6 
 # matches what the kernel exposes.
 out=$("$B"/ctests/probe_summary 2>&1)
 fam_model=$(awk -F': ' '/^cpu family/{f=$2} /^model\t/{m=$2} END{print f "/" m}' /proc/cpuinfo)
+# (not for a build run under an emulator, TEST_WRAPPER: /proc/cpuinfo is
+# the host's, an x86 CPU an aarch64 probe does not read)
+[ -n "$TEST_WRAPPER" ] && fam_model=emulated
 case "$fam_model" in
 6/207|6/143) echo "$out" | grep -q "pmu=spr " && pass=$((pass + 1)) || { echo "FAIL: this machine ($fam_model) is not spr: $out"; fail=$((fail + 1)); } ;;
 esac

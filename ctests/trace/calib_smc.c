@@ -343,22 +343,32 @@ static void code_unlink(void)
 	unlink(code_fn);
 }
 
+/* a new file in $TMPDIR (its name in fn) holding the n bytes of buf */
+static int tmp_code(char *fn, size_t size, const void *buf, size_t n)
+{
+	const char *d = getenv("TMPDIR");
+	int fd;
+
+	snprintf(fn, size, "%s/calib_smc.XXXXXX", d && *d ? d : "/tmp");
+	if ((fd = mkstemp(fn)) < 0) {
+		perror("mkstemp");
+		exit(3);
+	}
+	if (write(fd, buf, n) != (ssize_t)n) {
+		perror("write");
+		exit(3);
+	}
+	return fd;
+}
+
 /* a file of two pages in $TMPDIR (removed at exit: a file still there,
  * as a library's, not a deleted one): the loop at offset 0; at
  * 2048 `test %rsi,%rsi; jnz` to the second page (int3s), then the loop */
 static int code_file(void)
 {
-	const char *d = getenv("TMPDIR");
-	char *fn = code_fn;
 	unsigned char buf[8192];
 	int fd;
 
-	snprintf(fn, sizeof code_fn, "%s/calib_smc.XXXXXX", d && *d ? d : "/tmp");
-	if ((fd = mkstemp(fn)) < 0) {
-		perror("mkstemp");
-		exit(3);
-	}
-	atexit(code_unlink);
 	memset(buf, 0xcc, sizeof buf);
 	emit(buf, 1, ADD);
 	{
@@ -369,10 +379,8 @@ static int code_file(void)
 		memcpy(q + 5, &rel, 4);
 		emit(q + 9, 1, ADD);
 	}
-	if (write(fd, buf, sizeof buf) != (ssize_t)sizeof buf) {
-		perror("write");
-		exit(3);
-	}
+	fd = tmp_code(code_fn, sizeof code_fn, buf, sizeof buf);
+	atexit(code_unlink);
 	return fd;
 }
 
@@ -439,23 +447,14 @@ static void on_alarm(int sig)
 /* a file of one page holding emit(k, ADD), mapped and closed; its name gone */
 static int loop_file(int k)
 {
-	const char *d = getenv("TMPDIR");
 	char fn[4096];
 	unsigned char buf[4096];
 	int fd;
 
-	snprintf(fn, sizeof fn, "%s/calib_smc.XXXXXX", d && *d ? d : "/tmp");
-	if ((fd = mkstemp(fn)) < 0) {
-		perror("mkstemp");
-		exit(3);
-	}
-	unlink(fn);
 	memset(buf, 0xcc, sizeof buf);
 	emit(buf, k, ADD);
-	if (write(fd, buf, sizeof buf) != (ssize_t)sizeof buf) {
-		perror("write");
-		exit(3);
-	}
+	fd = tmp_code(fn, sizeof fn, buf, sizeof buf);
+	unlink(fn);
 	return fd;
 }
 

@@ -95,8 +95,11 @@ run() {	# run LIBDIR PROGRAM [ENV...] -> prints the outcome
 	lib=$1 prog=$2; shift 2
 	# output to a file: a test's stopped or traced children must not
 	# hold a pipe open; timeout signals the whole group, KILL after 5 s
-	# (a test's own libraries in lib/ beside it, as PAPI's run_tests.sh)
-	(cd "$(dirname "$prog")" && env "$@" LD_LIBRARY_PATH="$lib:$PWD/lib" timeout -k 5 "$T" "./$(basename "$prog")" TESTS_QUIET) \
+	# (a test's own libraries in lib/ beside it, as PAPI's run_tests.sh);
+	# flops_validation not quiet: speed_only reads its FP Operations lines
+	q=TESTS_QUIET
+	case "$prog" in */validation_tests/flops_validation) q="" ;; esac
+	(cd "$(dirname "$prog")" && env "$@" LD_LIBRARY_PATH="$lib:$PWD/lib" timeout -k 5 "$T" "./$(basename "$prog")" $q) \
 		> "$S/run.out" 2>&1 < /dev/null
 	rc=$?
 	if [ $rc = 124 ] || [ $rc = 137 ]; then echo "failed (timeout ${T} s)"

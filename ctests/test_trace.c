@@ -719,8 +719,10 @@ static void test_quiet_waits(void **state)
 		assert_int_equal(pflops_mix_flops(&m, -1), 800000000);
 		print_message("wait %s: %.3f s, %d progress calls, %llu stops, %llu holds\n", tick ? "tick" : "sigchld",
 			      t, seen.calls, (unsigned long long)st.stops, (unsigned long long)st.pins);
-		/* a line every 20 to 40 ms; a quarter of that at least */
-		assert_true(seen.calls >= (int)(t * 1000 / 80));
+		/* a line every 20 to 40 ms; an eighth of that at least (a
+		 * CI run at load 10 to 20 on 2 CPUs: the tracer waits its
+		 * turn for the CPU) */
+		assert_true(seen.calls >= (int)(t * 1000 / 160));
 		assert_false(seen.backwards);
 		if (st.pins) /* held (2 CPUs or more): let go, held again at the exit */
 			assert_true(st.pins >= 2);
@@ -732,7 +734,8 @@ static void test_quiet_waits(void **state)
 		assert_int_equal(sigismember(&ma, SIGRTMIN), sigismember(&mb, SIGRTMIN));
 		assert_int_equal(sigismember(&ma, SIGCHLD), sigismember(&mb, SIGCHLD));
 
-		/* 30 billion: 15 s or more, ended by the flag after 0.3 s */
+		/* 30 billion: 15 s or more, ended by the flag after 0.3 s
+		 * (within 8 s: a loaded machine) */
 		memset(&o, 0, sizeof o);
 		o.engine = PFT_ENGINE_CACHE;
 		o.interrupt = &quiet_flag;
@@ -745,7 +748,7 @@ static void test_quiet_waits(void **state)
 		pthread_join(th, NULL);
 		print_message("wait %s: interrupted after %.3f s\n", tick ? "tick" : "sigchld", t);
 		assert_int_equal(st.interrupted, SIGKILL);
-		assert_true(t < 3.0);
+		assert_true(t < 8.0);
 		assert_true(pflops_mix_flops(&m, -1) > 0);
 		assert_true(pflops_mix_flops(&m, -1) < 30000000000ull);
 	}

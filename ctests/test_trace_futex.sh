@@ -8,7 +8,8 @@ B=${B:-build}
 
 for t in test_trace test_trace_sys test_trace_hints test_funcs; do
 	PFLOPS_TRACE_FUTEX=1 ./$B/ctests/$t >"$tmp/$t.log" 2>&1 && ok ||
-		{ grep -v '^\[ *OK\|^\[ RUN\|^SKIP' "$tmp/$t.log" | tail -20; bad "$t with PFLOPS_TRACE_FUTEX=1"; }
+		{ grep -E '^\[ *(ERROR|LINE) *\]' "$tmp/$t.log"; grep -v '^\[ *OK\|^\[ RUN\|^SKIP' "$tmp/$t.log" | tail -20
+		  bad "$t with PFLOPS_TRACE_FUTEX=1"; }
 done
 echo "test_trace_futex: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -200,21 +200,31 @@ static int run_many(long n)
 
 /* ---- unrelated concurrent FP work --------------------------------- */
 static atomic_int busy_on, busy_stop;
+static atomic_long busy_turns;
 
 static void *busy(void *p)
 {
 	double *y = p;
 
 	atomic_store(&busy_on, 1);
-	while (!atomic_load(&busy_stop))
+	while (!atomic_load(&busy_stop)) {
 		outside(y, 1000);
+		atomic_fetch_add(&busy_turns, 1);
+	}
 	return NULL;
 }
 
+/* The other thread runs meanwhile: the call lasts until it has done
+ * two whole turns of FP work inside it (a fixed nap was not enough on
+ * a loaded machine under the stopping engine: one CI run saw none), or
+ * 60 s. */
 __attribute__((noinline)) void busy_kernel(long n)
 {
+	long t0 = atomic_load(&busy_turns);
+
 	axpb(xs, n);
-	nap(20); /* the other thread runs meanwhile */
+	for (int i = 0; i < 60000 && atomic_load(&busy_turns) < t0 + 2; i++)
+		nap(1);
 }
 
 static int run_busy(long n)

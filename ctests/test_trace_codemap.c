@@ -5,7 +5,12 @@
  * them); and no page through it where the program's bytes may not be
  * the file's: a range made writable, written, mapped afresh writable,
  * anonymous memory, the stack, [vdso]; a forked child's space keeps
- * those marks.  (The traced runs: test_trace_smc.sh's filemap and trunc.)
+ * those marks; a file truncated under a view: the read that meets the
+ * SIGBUS is done as before, any other SIGBUS goes to the handler that
+ * was there, which is back once the views are gone; and read in place
+ * (pft_mem_view, the decoder's way), a guard nested inside (the
+ * decoder's refill): the read past the end is void, not a SIGBUS.
+ * (The traced runs: test_trace_smc.sh's filemap, trunc and truncrun.)
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -16,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -54,6 +60,14 @@ static int vm_page(pid_t pid, uint64_t pg, uint8_t *buf)
 	return process_vm_readv(pid, &l, 1, &r, 1, 0) == PG ? 0 : -1;
 }
 
+/* the page at pg through a view, or NULL */
+static const uint8_t *fview_page(struct pft_space *sp, uint64_t pg, unsigned gen)
+{
+	static uint8_t b[PG];
+
+	return pft_fview_read(sp, pg, b, PG, gen) == PG ? b : NULL;
+}
+
 /* the code mappings of sp's maps compared page by page; returns the
  * pages read through a view (*libc: libc's among them) */
 static size_t compare_all(struct pft_space *sp, unsigned gen, int *libc)
@@ -66,7 +80,7 @@ static size_t compare_all(struct pft_space *sp, unsigned gen, int *libc)
 	for (size_t i = 0; i < sp->maps.n; i++) {
 		const struct pft_map m = sp->maps.v[i];
 		for (uint64_t pg = m.lo; pg < m.hi; pg += PG) {
-			const uint8_t *v = pft_fview_page(sp, pg, gen);
+			const uint8_t *v = fview_page(sp, pg, gen);
 			if (!v)
 				continue;
 			/* only code of files, never writable */
@@ -105,7 +119,7 @@ static void test_same_bytes(void **state)
 	assert_non_null(sp);
 	/* off until the space is started (an attached one never is) */
 	assert_int_equal(pft_maps_load(&sp->maps, child), 0);
-	assert_null(pft_fview_page(sp, libc_code(sp)->lo, 1));
+	assert_null(fview_page(sp, libc_code(sp)->lo, 1));
 	assert_int_equal(pft_fview_start(sp), 0);
 	n = compare_all(sp, 1, &libc);
 	print_message("pages read through views: %zu\n", n);
@@ -140,27 +154,27 @@ static void test_not_the_file(void **state)
 	m = libc_code(sp);
 	assert_non_null(m);
 	lo = m->lo;
-	assert_non_null(pft_fview_page(sp, lo, 1));
-	assert_non_null(pft_fview_page(sp, lo + PG, 1));
-	assert_non_null(pft_fview_page(sp, lo + 2 * PG, 1));
+	assert_non_null(fview_page(sp, lo, 1));
+	assert_non_null(fview_page(sp, lo + PG, 1));
+	assert_non_null(fview_page(sp, lo + 2 * PG, 1));
 	/* made writable (a text relocation), even if read-only again */
 	pft_fview_protect(sp, lo, lo + PG, PROT_READ | PROT_WRITE);
 	pft_fview_protect(sp, lo, lo + PG, PROT_READ | PROT_EXEC);
 	/* written through /proc/PID/mem */
 	pft_fview_written(sp, lo + PG + 10, lo + PG + 11);
 	/* changed mappings: not before the maps are read again */
-	assert_null(pft_fview_page(sp, lo + 2 * PG, 2));
+	assert_null(fview_page(sp, lo + 2 * PG, 2));
 	assert_int_equal(pft_maps_load(&sp->maps, child), 0);
-	assert_null(pft_fview_page(sp, lo, 3));
-	assert_null(pft_fview_page(sp, lo + PG, 3));
-	assert_non_null(pft_fview_page(sp, lo + 2 * PG, 3));
+	assert_null(fview_page(sp, lo, 3));
+	assert_null(fview_page(sp, lo + PG, 3));
+	assert_non_null(fview_page(sp, lo + 2 * PG, 3));
 	/* a forked child's space keeps the marks */
 	fk = pft_space_fork(sp, child, NULL);
 	assert_non_null(fk);
 	assert_int_equal(pft_maps_load(&fk->maps, child), 0);
-	assert_null(pft_fview_page(fk, lo, 4));
-	assert_null(pft_fview_page(fk, lo + PG, 4));
-	assert_non_null(pft_fview_page(fk, lo + 2 * PG, 4));
+	assert_null(fview_page(fk, lo, 4));
+	assert_null(fview_page(fk, lo + PG, 4));
+	assert_non_null(fview_page(fk, lo + 2 * PG, 4));
 	compare_all(fk, 4, &libc);
 	assert_true(libc);
 	pft_space_put(fk);
@@ -168,12 +182,12 @@ static void test_not_the_file(void **state)
 	 * file's again */
 	pft_fview_mapped(sp, lo + 2 * PG, lo + 3 * PG, PROT_READ | PROT_WRITE | PROT_EXEC);
 	assert_int_equal(pft_maps_load(&sp->maps, child), 0);
-	assert_null(pft_fview_page(sp, lo + 2 * PG, 5));
+	assert_null(fview_page(sp, lo + 2 * PG, 5));
 	pft_fview_mapped(sp, lo, lo + 3 * PG, -1);
 	pft_fview_mapped(sp, lo, lo + 3 * PG, PROT_READ | PROT_EXEC);
 	assert_int_equal(pft_maps_load(&sp->maps, child), 0);
-	assert_non_null(pft_fview_page(sp, lo, 6));
-	assert_non_null(pft_fview_page(sp, lo + 2 * PG, 6));
+	assert_non_null(fview_page(sp, lo, 6));
+	assert_non_null(fview_page(sp, lo + 2 * PG, 6));
 	/* anonymous memory, the stack, [vdso] */
 	for (size_t i = 0; i < sp->maps.n; i++) {
 		const struct pft_map *e = &sp->maps.v[i];
@@ -185,15 +199,215 @@ static void test_not_the_file(void **state)
 			heap = e->lo;
 	}
 	assert_true(stack);
-	assert_null(pft_fview_page(sp, stack, 6));
+	assert_null(fview_page(sp, stack, 6));
 	if (vdso) /* (none under valgrind) */
-		assert_null(pft_fview_page(sp, vdso, 6));
+		assert_null(fview_page(sp, vdso, 6));
 	if (heap)
-		assert_null(pft_fview_page(sp, heap, 6));
+		assert_null(fview_page(sp, heap, 6));
 	/* once off, never again */
 	pft_fview_off(sp);
-	assert_null(pft_fview_page(sp, lo + 2 * PG, 7));
+	assert_null(fview_page(sp, lo + 2 * PG, 7));
 	pft_space_put(sp);
+}
+
+static sigjmp_buf bus_jmp;
+static volatile sig_atomic_t bus_seen;
+
+static void on_bus(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)si, (void)uc;
+	bus_seen++;
+	siglongjmp(bus_jmp, 1);
+}
+
+static void test_truncated(void **state)
+{
+	char fn[] = "/tmp/test_trace_codemap.XXXXXX";
+	int fd = mkstemp(fn), ready[2], hold[2];
+	uint8_t file[2 * PG], got[PG];
+	struct sigaction sa, now;
+	struct pft_space *sp;
+	volatile uint8_t *own;
+	uint64_t lo = 0;
+	pid_t c;
+
+	(void)state;
+	assert_true(fd >= 0);
+	for (size_t i = 0; i < sizeof file; i++)
+		file[i] = (uint8_t)(i * 7 + i / PG);
+	assert_int_equal(write(fd, file, sizeof file), sizeof file);
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(hold), 0);
+	/* a process with the file's two pages mapped as code, until we
+	 * end (a failed check included) */
+	if ((c = fork()) == 0) {
+		void *p = mmap(NULL, 2 * PG, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		char x;
+		close(hold[1]);
+		if (p == MAP_FAILED || write(ready[1], &p, sizeof p) != sizeof p)
+			_exit(1);
+		_exit(read(hold[0], &x, 1) < 0);
+	}
+	close(hold[0]);
+	assert_true(c > 0);
+	{
+		void *p;
+		assert_int_equal(read(ready[0], &p, sizeof p), sizeof p);
+		lo = (uint64_t)(uintptr_t)p;
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_bus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGBUS, &sa, NULL), 0);
+
+	sp = pft_space_new(c, NULL);
+	assert_non_null(sp);
+	assert_int_equal(pft_fview_start(sp), 0);
+	assert_non_null(fview_page(sp, lo + PG, 1));
+	assert_memory_equal(fview_page(sp, lo + PG, 1), file + PG, PG);
+	/* the guard is there while a view is open */
+	assert_int_equal(sigaction(SIGBUS, NULL, &now), 0);
+	assert_true(now.sa_sigaction != on_bus);
+
+	/* cut to one page under the view (the same event: no check of the
+	 * file would see it) */
+	assert_int_equal(ftruncate(fd, PG), 0);
+	assert_null(fview_page(sp, lo + PG, 1));
+	assert_int_equal(sp->fv_bus, 1);
+	assert_null(fview_page(sp, lo, 1)); /* that view no more */
+	assert_int_equal(pft_mem_read(sp, c, lo, got, PG), PG);
+	assert_memory_equal(got, file, PG);
+	assert_int_equal(pft_mem_read(sp, c, lo + PG, got, PG), 0);
+	assert_int_equal(bus_seen, 0);
+
+	/* a SIGBUS of ours elsewhere: our handler gets it */
+	own = mmap(NULL, 2 * PG, PROT_READ, MAP_PRIVATE, fd, 0);
+	assert_true(own != MAP_FAILED);
+	if (!sigsetjmp(bus_jmp, 1))
+		(void)own[PG];
+	assert_int_equal(bus_seen, 1);
+
+	/* the views gone: our handler is back */
+	pft_space_put(sp);
+	assert_int_equal(sigaction(SIGBUS, NULL, &now), 0);
+	assert_true(now.sa_sigaction == on_bus);
+	if (!sigsetjmp(bus_jmp, 1))
+		(void)own[PG];
+	assert_int_equal(bus_seen, 2);
+
+	munmap((void *)own, 2 * PG);
+	signal(SIGBUS, SIG_DFL);
+	kill(c, SIGKILL);
+	waitpid(c, NULL, 0);
+	close(fd);
+	unlink(fn); /* (not before: a deleted file gets no view) */
+	close(ready[0]);
+	close(ready[1]);
+	close(hold[1]);
+}
+
+/* a read in place under the guard (pft_mem_view, as the decoder reads):
+ * the file cut to one page by fn itself, fn then reads the first page
+ * (a guard of its own inside this one) and its own bytes, past the end */
+struct inplace {
+	struct pft_space *sp;
+	pid_t pid;
+	int fd;
+	uint64_t lo;
+	const uint8_t *file;
+	int cut, inner_ok, done;
+	unsigned sum;
+};
+
+static void read_in_place(void *arg, const uint8_t *p, size_t n)
+{
+	struct inplace *a = arg;
+	uint8_t first[16];
+
+	assert_int_equal(n, PG);
+	assert_memory_equal(p, a->file + PG, PG);
+	if (a->cut) {
+		assert_int_equal(ftruncate(a->fd, PG), 0);
+		a->inner_ok = pft_mem_read(a->sp, a->pid, a->lo, first, sizeof first) == sizeof first &&
+			      !memcmp(first, a->file, sizeof first);
+	}
+	for (size_t i = 0; i < n; i++)
+		a->sum += p[i];
+	a->done = 1;
+}
+
+static void test_truncated_in_place(void **state)
+{
+	char fn[] = "/tmp/test_trace_codemap.XXXXXX";
+	int fd = mkstemp(fn), ready[2], hold[2];
+	uint8_t file[2 * PG];
+	struct sigaction sa;
+	struct inplace a = { 0 };
+	pid_t c;
+
+	(void)state;
+	assert_true(fd >= 0);
+	for (size_t i = 0; i < sizeof file; i++)
+		file[i] = (uint8_t)(i * 7 + i / PG);
+	assert_int_equal(write(fd, file, sizeof file), sizeof file);
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(hold), 0);
+	if ((c = fork()) == 0) {
+		void *p = mmap(NULL, 2 * PG, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		char x;
+		close(hold[1]);
+		if (p == MAP_FAILED || write(ready[1], &p, sizeof p) != sizeof p)
+			_exit(1);
+		_exit(read(hold[0], &x, 1) < 0);
+	}
+	close(hold[0]);
+	assert_true(c > 0);
+	{
+		void *p;
+		assert_int_equal(read(ready[0], &p, sizeof p), sizeof p);
+		a.lo = (uint64_t)(uintptr_t)p;
+	}
+	/* a SIGBUS the guard misses: the test's handler, the test fails */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_bus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGBUS, &sa, NULL), 0);
+	bus_seen = 0;
+
+	a.sp = pft_space_new(c, NULL);
+	assert_non_null(a.sp);
+	assert_int_equal(pft_fview_start(a.sp), 0);
+	a.pid = c;
+	a.fd = fd;
+	a.file = file;
+	/* whole: fn runs on the view */
+	assert_int_equal(pft_mem_view(a.sp, a.lo + PG, read_in_place, &a), 1);
+	assert_true(a.done);
+	/* cut inside fn: its read past the end is void, not a crash */
+	a.cut = 1;
+	a.done = 0;
+	if (!sigsetjmp(bus_jmp, 1))
+		assert_int_equal(pft_mem_view(a.sp, a.lo + PG, read_in_place, &a), 0);
+	assert_int_equal(bus_seen, 0);
+	assert_true(a.inner_ok);
+	assert_false(a.done);
+	assert_int_equal(a.sp->fv_bus, 1);
+	/* the view not used again */
+	a.cut = 0;
+	assert_int_equal(pft_mem_view(a.sp, a.lo, read_in_place, &a), 0);
+	assert_false(a.done);
+
+	pft_space_put(a.sp);
+	signal(SIGBUS, SIG_DFL);
+	kill(c, SIGKILL);
+	waitpid(c, NULL, 0);
+	close(fd);
+	unlink(fn);
+	close(ready[0]);
+	close(ready[1]);
+	close(hold[1]);
 }
 
 int main(void)
@@ -201,6 +415,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_bytes),
 		cmocka_unit_test(test_not_the_file),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_truncated_in_place),
 	};
 	return cmocka_run_group_tests(tests, start, stop);
 }

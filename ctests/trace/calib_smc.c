@@ -50,6 +50,18 @@
  *               a loop run, the file truncated to one page (its second
  *               page would raise SIGBUS), a second loop that may branch
  *               to the second page (never taken) run: 2 N vaddpd ymm
+ *   truncrun N  code in a file of two pages, a loop on each, mapped
+ *               private read-only: the first page's loop run, the file
+ *               cut to one page, the second page's loop called (a SIGBUS
+ *               natively, caught: its address printed), the first's run
+ *               again: 2 N vaddpd ymm (the tracer decodes that second
+ *               page in place from its own view of the file, cut under
+ *               it since: its SIGBUS guarded, trace_codemap.c)
+ *   truncrerun N  the same, the second page's loop also run N times
+ *               before the cut (its copies in the tracer's cache must
+ *               not run after): 3 N vaddpd ymm
+ *   truncdie N  as truncrun, no handler: the program dies of the SIGBUS
+ *               after N vaddpd ymm
  *   sigremap N  two files of code, a loop of one vaddpd ymm and one of
  *               two, mapped read-only in turn (the kernel gives the
  *               same address back), run 4 times and unmapped, N rounds,
@@ -59,6 +71,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -436,6 +449,58 @@ static int trunc_run(long n)
 	return 0;
 }
 
+static sigjmp_buf cut_jmp;
+static void *volatile cut_addr;
+
+static void on_cut(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)uc;
+	cut_addr = si->si_addr;
+	siglongjmp(cut_jmp, 1);
+}
+
+/* a loop on each of a file's two pages; the file cut to one page between
+ * runs (rerun: the second page's loop run before too; die: no handler) */
+static int trunc_code(long n, int rerun, int die)
+{
+	unsigned char buf[8192];
+	unsigned char *p;
+	int fd;
+
+	memset(buf, 0xcc, sizeof buf);
+	emit(buf, 1, ADD);
+	emit(buf + 4096, 1, ADD);
+	fd = tmp_code(code_fn, sizeof code_fn, buf, sizeof buf);
+	atexit(code_unlink);
+	p = map_code(fd, PROT_READ | PROT_EXEC);
+	((fn)p)(n);
+	if (rerun)
+		((fn)(p + 4096))(n);
+	if (ftruncate(fd, 4096))
+		return 3;
+	if (die) {
+		printf("truncdie: cut\n");
+		fflush(stdout);
+		((fn)(p + 4096))(n);
+		printf("truncdie: no SIGBUS\n");
+		return 1;
+	}
+	{
+		struct sigaction sa = { .sa_sigaction = on_cut, .sa_flags = SA_SIGINFO };
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGBUS, &sa, NULL);
+	}
+	if (!sigsetjmp(cut_jmp, 1))
+		((fn)(p + 4096))(n);
+	if (!cut_addr) {
+		printf("trunc%srun: no SIGBUS\n", rerun ? "re" : "");
+		return 1;
+	}
+	printf("trunc%srun: SIGBUS at +%ld\n", rerun ? "re" : "", (long)((unsigned char *)cut_addr - p));
+	((fn)p)(n);
+	return 0;
+}
+
 static volatile sig_atomic_t alarms;
 
 static void on_alarm(int sig)
@@ -494,7 +559,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2 || n < 1) {
 		fprintf(stderr,
-			"usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv|text|filemap|trunc|sigremap N, detach N FILE\n");
+			"usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv|text|filemap|trunc|truncrun|truncrerun|truncdie|sigremap N, detach N FILE\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "inplace"))
@@ -521,5 +586,11 @@ int main(int argc, char **argv)
 		return sigremap(n);
 	if (!strcmp(argv[1], "trunc"))
 		return trunc_run(n);
+	if (!strcmp(argv[1], "truncrun"))
+		return trunc_code(n, 0, 0);
+	if (!strcmp(argv[1], "truncrerun"))
+		return trunc_code(n, 1, 0);
+	if (!strcmp(argv[1], "truncdie"))
+		return trunc_code(n, 0, 1);
 	return 2;
 }

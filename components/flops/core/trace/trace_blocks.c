@@ -428,36 +428,28 @@ const struct pft_reloc *pft_block_relocs(const struct pft_space *sp, const struc
 	return rc->r;
 }
 
-/* Decode the block at pc into b (zeroed; its arrays: the space's
- * scratch, sp->recent).  Never fails except for memory: unreadable or
- * undecodable bytes give a one-instruction block that is single-stepped
- * (the program will fault there, as it would untraced). */
-static int decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, struct pft_block *b)
-{
-	uint8_t buf[CHUNK];
-	const uint8_t *src = buf; /* holds [pc+base, pc+base+have) */
-	size_t have = 0, pos = 0;
-	uint64_t base = 0, off = 0;
-	uint8_t kw = 0, ku = 0;
-	struct pft_recent *rc;
+/* one decode's state, for decode_at */
+struct dec {
+	struct pft_space *sp;
+	pid_t tid;
+	uint64_t pc;
+	struct pft_block *b;
+	uint8_t kw, ku; /* mask registers written, used */
+};
 
-	if (!sp->recent && !(sp->recent = malloc(sizeof *sp->recent)))
-		return PFLOPS_ENOMEM;
-	rc = sp->recent;
-	rc->n = 0;
-	b->start = pc;
-	b->offs = rc->offs;
-	b->fp = rc->fp;
-	/* code the tracer maps from its file: decoded there, up to its
-	 * page's end (a copy of 256 bytes a block, most of them never
-	 * decoded, was 4% of a cold numpy run's tracer) */
-	{
-		const uint8_t *v = pft_mem_view(sp, pc, &have);
-		if (v)
-			src = v;
-		else
-			have = 0;
-	}
+/* the decode proper, from view (the program's bytes at pc, vlen of
+ * them, read in place: under the SIGBUS guard, pft_mem_view) or NULL,
+ * then from copies (pft_mem_read) */
+static void decode_at(void *arg, const uint8_t *view, size_t vlen)
+{
+	struct dec *d = arg;
+	struct pft_block *b = d->b;
+	struct pft_recent *rc = d->sp->recent;
+	uint64_t pc = d->pc;
+	uint8_t buf[CHUNK];
+	const uint8_t *src = view ? view : buf; /* holds [pc+base, pc+base+have) */
+	size_t have = view ? vlen : 0, pos = 0;
+	uint64_t base = 0, off = 0;
 
 	for (;;) {
 		struct pft_insn in;
@@ -468,7 +460,7 @@ static int decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, 
 			base += pos;
 			have -= pos;
 			pos = 0;
-			have += pft_mem_read(sp, tid, pc + base + have, buf + have, CHUNK - have);
+			have += pft_mem_read(d->sp, d->tid, pc + base + have, buf + have, CHUNK - have);
 		}
 		if (have == pos || pft_arch_decode(src + pos, have - pos, pc + off, &in, &rc->r[b->ninsts]))
 			break;
@@ -484,14 +476,14 @@ static int decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, 
 							      .lanes_per_bit = in.lanes_per_bit };
 			if (in.mask_reg) {
 				b->has_mask = 1;
-				ku |= (uint8_t)(1u << in.mask_reg);
+				d->ku |= (uint8_t)(1u << in.mask_reg);
 			}
 		}
 		if (pft_arch_flagsop(src + pos, in.len))
 			b->has_flagsop = 1;
 		if (in.extra >= 0)
 			b->extra[in.extra]++;
-		kw |= in.kwrites;
+		d->kw |= in.kwrites;
 		b->last = pc + off;
 		pos += in.len;
 		off += in.len;
@@ -502,10 +494,38 @@ static int decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, 
 		if (b->ninsts == MAX_INSTS)
 			break;
 	}
-
 	b->end = pc + off;
+}
+
+/* Decode the block at pc into b (zeroed; its arrays: the space's
+ * scratch, sp->recent).  Never fails except for memory: unreadable or
+ * undecodable bytes give a one-instruction block that is single-stepped
+ * (the program will fault there, as it would untraced). */
+static int decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, struct pft_block *b)
+{
+	struct dec d = { .sp = sp, .tid = tid, .pc = pc, .b = b };
+	struct pft_recent *rc;
+
+	if (!sp->recent && !(sp->recent = malloc(sizeof *sp->recent)))
+		return PFLOPS_ENOMEM;
+	rc = sp->recent;
+	rc->n = 0;
+	b->start = pc;
+	b->offs = rc->offs;
+	b->fp = rc->fp;
+	/* code the tracer maps from its file: decoded there, up to its
+	 * page's end (a copy of 256 bytes a block, most of them never
+	 * decoded, was 4% of a cold numpy run's tracer), under the guard
+	 * against a file cut short under the view (a SIGBUS): then the
+	 * decode is done again from copies, from a clean block */
+	if (!pft_mem_view(sp, pc, decode_at, &d)) {
+		*b = (struct pft_block){ .start = pc, .offs = rc->offs, .fp = rc->fp };
+		d.kw = d.ku = 0;
+		decode_at(&d, NULL, 0);
+	}
+
 	rc->start = pc;
-	rc->len = (uint32_t)off;
+	rc->len = (uint32_t)(b->end - pc);
 	rc->n = b->ninsts;
 	if (b->ninsts == 0) { /* nothing decodable at pc */
 		b->ninsts = 1;
@@ -523,7 +543,7 @@ static int decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, 
 		b->mode = PFT_BLK_STEP;
 	/* A mask register written inside the block has another value at the
 	 * masked instruction than at the block's end, where we read it. */
-	if ((kw & ku) || (force_step && b->mode == PFT_BLK_BP))
+	if ((d.kw & d.ku) || (force_step && b->mode == PFT_BLK_BP))
 		b->mode = PFT_BLK_STEP;
 	return 0;
 }

@@ -24,14 +24,24 @@
  * opened a file named mem (its writes there by calls not watched:
  * splice, io_uring).
  *
- * A view's file is checked once per event (fstat): a file truncated
- * (the mapping past its end would raise SIGBUS in the tracer) or
- * written since it was opened (the program's pages that hold our
- * int3s were copied before) is read as before from then on.  A
- * truncation between that check and the read is not guarded.
+ * A file truncated under a view (a read past its new end raises
+ * SIGBUS) is caught by a SIGBUS handler around every read of a view,
+ * copies and the decode in place alike (pft_fview_with, the one way in;
+ * the handler installed while views are open, any other SIGBUS passed
+ * on to the handler before it): that read is void and done as before,
+ * and so are the view's later ones.  A file
+ * written in place changes the view and the program's pages alike,
+ * since both share the page cache, but for pages the program holds a
+ * copy of: those it wrote are marked, and those where we planted an
+ * int3 are a view's `poked` ones: only such a view checks its file
+ * (fstat, once per event) and is read as before once the file changed.
+ * The cache engine plants none in most runs: no system call then.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -54,6 +64,8 @@ struct fview { /* a part of a file, mapped by us */
 	uint64_t dev, ino;
 	int fd;
 	int bad;       /* truncated or written: not used again */
+	int poked;     /* an int3 of ours in the program's pages: the
+			* file checked each event (gen) */
 	unsigned gen;  /* the event at which the file was last checked */
 	uint64_t size; /* its size then */
 	struct timespec mtime, ctime;
@@ -78,6 +90,70 @@ struct pft_fviews {
 	unsigned long chg_load, tick;
 };
 
+/*
+ * The SIGBUS guard.  While some view is open (any space, any tracer
+ * thread) our handler is installed; a SIGBUS inside the bytes a thread
+ * is reading from a view (pft_fview_with) jumps back there, any other goes to the
+ * handler there was before (the default action: reset and raised
+ * again).  SA_NODEFER: the jump back leaves SIGBUS unblocked without
+ * saving the signal mask at each copy (a system call).
+ */
+static __thread sigjmp_buf *volatile bus_jmp __attribute__((tls_model("initial-exec")));
+static __thread const uint8_t *volatile bus_lo __attribute__((tls_model("initial-exec")));
+static __thread const uint8_t *volatile bus_hi __attribute__((tls_model("initial-exec")));
+static pthread_mutex_t bus_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sigaction bus_old;
+static int bus_views; /* views open in this process */
+
+static void on_bus(int sig, siginfo_t *si, void *uc)
+{
+	sigjmp_buf *j = bus_jmp;
+	const uint8_t *at = si->si_addr;
+
+	if (j && at >= bus_lo && at < bus_hi) {
+		bus_jmp = NULL;
+		siglongjmp(*j, 1);
+	}
+	if ((bus_old.sa_flags & SA_SIGINFO) && bus_old.sa_sigaction)
+		bus_old.sa_sigaction(sig, si, uc);
+	else if (bus_old.sa_handler == SIG_IGN && si->si_code <= 0)
+		return; /* sent, and ignored before us */
+	else if (bus_old.sa_handler != SIG_DFL && bus_old.sa_handler != SIG_IGN)
+		bus_old.sa_handler(sig);
+	else {
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof dfl);
+		dfl.sa_handler = SIG_DFL;
+		sigaction(SIGBUS, &dfl, NULL);
+		raise(SIGBUS); /* (a fault again on return, if it was one) */
+	}
+}
+
+/* a view opened (+1) or dropped (-1); 0, or -1: no handler, no view
+ * (nor where this thread blocks SIGBUS: a fault would kill) */
+static int bus_views_add(int d)
+{
+	sigset_t cur;
+	int rc = 0;
+
+	if (d > 0 && (pthread_sigmask(SIG_BLOCK, NULL, &cur) || sigismember(&cur, SIGBUS)))
+		return -1;
+	pthread_mutex_lock(&bus_lock);
+	if (d > 0 && bus_views == 0) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = on_bus;
+		sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		rc = sigaction(SIGBUS, &sa, &bus_old) ? -1 : 0;
+	} else if (d < 0 && bus_views == 1)
+		sigaction(SIGBUS, &bus_old, NULL);
+	if (!rc)
+		bus_views += d;
+	pthread_mutex_unlock(&bus_lock);
+	return rc;
+}
+
 static int overlaps(uint64_t alo, uint64_t ahi, uint64_t blo, uint64_t bhi)
 {
 	return alo < bhi && blo < ahi;
@@ -85,8 +161,10 @@ static int overlaps(uint64_t alo, uint64_t ahi, uint64_t blo, uint64_t bhi)
 
 static void view_drop(struct fview *w)
 {
-	if (w->base)
+	if (w->base) {
 		munmap(w->base, w->len);
+		bus_views_add(-1);
+	}
 	if (w->fd >= 0)
 		close(w->fd);
 	w->base = NULL;
@@ -299,7 +377,7 @@ static int same_file(const struct stat *st, const struct pft_map *m)
 	       ((uint64_t)major(st->st_dev) << 32 | minor(st->st_dev)) == m->dev;
 }
 
-static int view_open(struct pft_fviews *f, const struct pft_map *m)
+static int view_open(struct pft_fviews *f, const struct pft_map *m, int sp_has_bps)
 {
 	struct fview *w;
 	struct stat st;
@@ -319,6 +397,11 @@ static int view_open(struct pft_fviews *f, const struct pft_map *m)
 	}
 	p = mmap(NULL, m->hi - m->lo, PROT_READ, MAP_PRIVATE, fd, (off_t)m->off);
 	if (p == MAP_FAILED) {
+		close(fd);
+		return -1;
+	}
+	if (bus_views_add(1)) {
+		munmap(p, m->hi - m->lo);
 		close(fd);
 		return -1;
 	}
@@ -346,6 +429,8 @@ static int view_open(struct pft_fviews *f, const struct pft_map *m)
 	w->mtime = st.st_mtim;
 	w->ctime = st.st_ctim;
 	w->gen = 0;
+	/* (evicted before: our int3s may be in the program's copies) */
+	w->poked = sp_has_bps;
 	return k;
 }
 
@@ -392,12 +477,13 @@ static const struct fseg *seg_of(struct pft_space *sp, uint64_t pg)
 			    f->v[i].ino == m->ino && f->v[i].dev == m->dev)
 				s->view = i;
 		if (s->view < 0)
-			s->view = view_open(f, m);
+			s->view = view_open(f, m, sp->bp_n > 0);
 	}
 	return s;
 }
 
-const uint8_t *pft_fview_page(struct pft_space *sp, uint64_t pg, unsigned gen)
+/* the view's bytes of the page at pg, or NULL */
+static const uint8_t *view_page(struct pft_space *sp, uint64_t pg, unsigned gen, struct fview **wp)
 {
 	const struct fseg *s;
 	struct fview *w;
@@ -408,7 +494,7 @@ const uint8_t *pft_fview_page(struct pft_space *sp, uint64_t pg, unsigned gen)
 	w = &sp->fv->v[s->view];
 	if (w->bad || (s->partial && tainted(sp->fv, pg, pg + PG)))
 		return NULL;
-	if (w->gen != gen) { /* the file as it is now */
+	if (w->poked && w->gen != gen) { /* written since it was opened? */
 		struct stat st;
 		if (fstat(w->fd, &st) || st.st_mtim.tv_sec != w->mtime.tv_sec ||
 		    st.st_mtim.tv_nsec != w->mtime.tv_nsec || st.st_ctim.tv_sec != w->ctime.tv_sec ||
@@ -419,9 +505,73 @@ const uint8_t *pft_fview_page(struct pft_space *sp, uint64_t pg, unsigned gen)
 		w->gen = gen;
 	}
 	at = pg - s->lo;
-	if (w->off + at >= w->size) /* past its end: SIGBUS */
+	if (w->off + at >= w->size) /* past its end when opened */
 		return NULL;
+	*wp = w;
+	return w->base + at;
+}
+
+int pft_fview_with(struct pft_space *sp, uint64_t addr, unsigned gen, pft_fview_fn fn, void *arg)
+{
+	struct fview *w = NULL;
+	const uint8_t *p = view_page(sp, addr & ~(PG - 1), gen, &w);
+	/* the guard this one is inside of (fn may read views too) */
+	sigjmp_buf j, *const ojmp = bus_jmp;
+	const uint8_t *const olo = bus_lo, *const ohi = bus_hi;
+	size_t n;
+
+	if (!p)
+		return 0;
+	p += addr & (PG - 1);
+	n = PG - (addr & (PG - 1));
+	if (sigsetjmp(j, 0)) { /* truncated under us: SIGBUS */
+		bus_lo = olo;
+		bus_hi = ohi;
+		bus_jmp = ojmp;
+		w->bad = 1;
+		sp->fv_bus++;
+		return 0;
+	}
+	bus_jmp = NULL;
+	bus_lo = p;
+	bus_hi = p + n;
+	bus_jmp = &j;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	fn(arg, p, n);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	bus_jmp = NULL;
+	bus_lo = olo;
+	bus_hi = ohi;
+	bus_jmp = ojmp;
 	w->use = ++sp->fv->tick;
 	sp->fv_pages++;
-	return w->base + at;
+	return 1;
+}
+
+struct copy {
+	void *buf;
+	size_t n;
+};
+
+static void copy_out(void *arg, const uint8_t *p, size_t n)
+{
+	const struct copy *c = arg;
+
+	(void)n; /* c->n <= n: within the page */
+	memcpy(c->buf, p, c->n);
+}
+
+size_t pft_fview_read(struct pft_space *sp, uint64_t addr, void *buf, size_t n, unsigned gen)
+{
+	struct copy c = { buf, n };
+
+	return pft_fview_with(sp, addr, gen, copy_out, &c) ? n : 0;
+}
+
+void pft_fview_poked(struct pft_space *sp, uint64_t addr)
+{
+	const struct fseg *s;
+
+	if (sp->fv && (s = seg_of(sp, addr & ~(PG - 1))) && s->view >= 0)
+		sp->fv->v[s->view].poked = 1;
 }

@@ -135,6 +135,7 @@ int pft_bp_insert(struct pft_space *sp, pid_t tid, uint64_t addr)
 	rc = patch_brk(tid, addr, brk, orig, NULL);
 	if (rc)
 		return rc;
+	pft_fview_poked(sp, addr); /* the program's page is a copy now */
 	rc = bp_put(sp, addr, orig);
 	if (rc)
 		patch_brk(tid, addr, orig, NULL, NULL);
@@ -255,16 +256,16 @@ size_t pft_mem_read(struct pft_space *sp, pid_t tid, uint64_t addr, void *buf, s
 	while (done < len) {
 		uint64_t a = addr + done;
 		size_t n = PG - (a & (PG - 1));
-		const uint8_t *pg = pft_fview_page(sp, a & ~(uint64_t)(PG - 1), gen);
+		const uint8_t *pg;
 		struct iovec l, r;
 		ssize_t got;
 
 		if (n > len - done)
 			n = len - done;
-		if (pg) { /* the file's bytes: no int3 of ours to undo */
+		if (pft_fview_read(sp, a, (char *)buf + done, n, gen)) {
+			/* the file's bytes: no int3 of ours to undo */
 			if (sp->bp_n && done > raw)
 				undo_brk(sp, addr + raw, (uint8_t *)buf + raw, done - raw);
-			memcpy((char *)buf + done, pg + (a & (PG - 1)), n);
 			done += n;
 			raw = done;
 			continue;
@@ -290,15 +291,9 @@ size_t pft_mem_read(struct pft_space *sp, pid_t tid, uint64_t addr, void *buf, s
 	return done;
 }
 
-const uint8_t *pft_mem_view(struct pft_space *sp, uint64_t addr, size_t *len)
+int pft_mem_view(struct pft_space *sp, uint64_t addr, pft_fview_fn fn, void *arg)
 {
-	uint64_t pg = addr & ~(uint64_t)(PG - 1);
-	const uint8_t *v = pft_fview_page(sp, pg, __atomic_load_n(&rd_gen, __ATOMIC_RELAXED));
-
-	if (!v)
-		return NULL;
-	*len = PG - (size_t)(addr - pg);
-	return v + (addr - pg);
+	return pft_fview_with(sp, addr, __atomic_load_n(&rd_gen, __ATOMIC_RELAXED), fn, arg);
 }
 
 int pft_mem_write64(pid_t tid, uint64_t addr, uint64_t val)

@@ -86,6 +86,7 @@ struct pft_space {
 	struct pft_fviews *fv;	  /* its code read from our mappings of its
 				   * files; NULL: never (trace_codemap.c) */
 	uint64_t fv_pages;	  /* pages read so */
+	uint64_t fv_bus;	  /* reads that met a SIGBUS (file truncated) */
 };
 
 /* trace_space.c: an address space's life */
@@ -95,10 +96,12 @@ void pft_space_put(struct pft_space *sp);
 /* trace_mem.c: memory and breakpoints */
 /* read len bytes of tracee memory with breakpoints undone; returns bytes read */
 size_t pft_mem_read(struct pft_space *sp, pid_t tid, uint64_t addr, void *buf, size_t len);
-/* the program's bytes at addr, to its page's end (*len), where they are
- * read from the tracer's view of their file (trace_codemap.c: no int3 of
- * ours there); valid until the next event or read; else NULL */
-const uint8_t *pft_mem_view(struct pft_space *sp, uint64_t addr, size_t *len);
+/* fn(arg, p, n) on the program's bytes at addr, to its page's end (n),
+ * where they are read from the tracer's view of their file (no int3 of
+ * ours there), under the SIGBUS guard (pft_fview_with); 1: done; 0: not
+ * (no view; or its file cut under fn: what fn did is void) */
+typedef void (*pft_fview_fn)(void *arg, const uint8_t *p, size_t n);
+int pft_mem_view(struct pft_space *sp, uint64_t addr, pft_fview_fn fn, void *arg);
 int pft_mem_write64(pid_t tid, uint64_t addr, uint64_t val);
 /* pages read before this are forgotten (trace_mem.c): a new event */
 void pft_mem_fresh(void);
@@ -131,16 +134,23 @@ uint64_t pft_maps_gap_near(const struct pft_maps *m, uint64_t lo, uint64_t hi, u
 /* trace_codemap.c: the program's code read from the tracer's own
  * read-only mapping of its file where it is provably the file's.
  * start: at exec (what is writable then is marked); copy: a forked
- * child's marks; page: the 4 KiB at pg as the program sees them (int3s
- * of ours never there), NULL: read it through process_vm_readv (gen:
- * the event, pft_mem_fresh); mapped: [lo, hi) unmapped (prot < 0) or
+ * child's marks; with: fn(arg, p, n), p the view's bytes at addr to its
+ * page's end (n), as the program sees them (int3s of ours never there),
+ * under a SIGBUS guard (the only way a view is read: a file truncated
+ * under it), returns 1; 0: no view, or the file cut under fn (fn's work
+ * void, the view not used again): read them through process_vm_readv
+ * (gen: the event, pft_mem_fresh); read: the n bytes at addr (within one
+ * 4 KiB page) into buf through with, returns n or 0;
+ * poked: an int3 of ours planted at addr; mapped: [lo, hi) unmapped (prot < 0) or
  * mapped anew with prot; protect: given prot (mprotect); written:
  * written by the program (/proc/PID/mem, process_vm_writev);
  * changed_all: some mapping changed, where unknown; off: never again
  * for sp */
 int pft_fview_start(struct pft_space *sp);
 int pft_fview_copy(struct pft_space *sp, const struct pft_space *parent);
-const uint8_t *pft_fview_page(struct pft_space *sp, uint64_t pg, unsigned gen);
+int pft_fview_with(struct pft_space *sp, uint64_t addr, unsigned gen, pft_fview_fn fn, void *arg);
+size_t pft_fview_read(struct pft_space *sp, uint64_t addr, void *buf, size_t n, unsigned gen);
+void pft_fview_poked(struct pft_space *sp, uint64_t addr);
 void pft_fview_mapped(struct pft_space *sp, uint64_t lo, uint64_t hi, int prot);
 void pft_fview_protect(struct pft_space *sp, uint64_t lo, uint64_t hi, int prot);
 void pft_fview_written(struct pft_space *sp, uint64_t lo, uint64_t hi);

@@ -1020,6 +1020,87 @@ static void engines_agree(const char *region, int threaded, ...)
 	assert_true(sc.cache_runs > 0 || region);
 }
 
+/* One-block loops, whose copies are emitted twice, one count per two
+ * runs (trace_gen.c, emit_unrolled): each form of the count, odd and
+ * even trip counts (the loop left from either half), the flags kept on
+ * the way out (else calib_loop exits 1); the same as the stopping engine
+ * and as by hand, and under a 100 us timer that interrupts either half
+ * (the signal's correction: trace_signal.c). */
+static uint64_t loop_runs(long reps, long n0)
+{
+	uint64_t runs = 0;
+
+	for (long r = 0; r < reps; r++)
+		runs += (uint64_t)(n0 + r % 5);
+	return runs;
+}
+
+static void test_unrolled_loops(void **state)
+{
+	static const char *const kinds[] = { "cmp", "store", "shl" };
+	struct pflops_trace_opts cache = { .engine = PFT_ENGINE_CACHE };
+	const char *reps = under_valgrind ? "20000" : "400000";
+	struct pflops_mix m;
+	struct pft_stats st;
+	int s, pers = personality(0xffffffff);
+
+	(void)state;
+	/* the same addresses in both engines' runs: libc's start-up
+	 * instructions follow them (engines_agree compares every one) */
+	assert_true(pers != -1 && personality((unsigned long)pers | ADDR_NO_RANDOMIZE) != -1);
+	for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+		char out[] = "/tmp/pflops_loopXXXXXX";
+		long alarms = -1;
+		int fd;
+		FILE *f;
+
+		engines_agree(NULL, 0, prog("calib_loop"), kinds[k], "2000", "7", NULL);
+		s = trace(&m, &cache, &st, prog("calib_loop"), kinds[k], "2000", "8", NULL);
+		assert_true(WIFEXITED(s) && WEXITSTATUS(s) == 0);
+		assert_int_equal(m.insts[DP][X][ADD], loop_runs(2000, 8));
+		assert_true(st.cache_unrolled > 0); /* else nothing here was unrolled */
+
+		assert_true((fd = mkstemp(out)) >= 0);
+		close(fd);
+		s = trace(&m, &cache, &st, prog("calib_loop"), kinds[k], reps, "7", out, NULL);
+		assert_true(WIFEXITED(s) && WEXITSTATUS(s) == 0);
+		assert_non_null(f = fopen(out, "r"));
+		assert_int_equal(fscanf(f, "%ld", &alarms), 1);
+		fclose(f);
+		unlink(out);
+		assert_int_equal(m.insts[DP][X][ADD], loop_runs(atol(reps), 7));
+		assert_int_equal(pflops_mix_flops(&m, -1), 2 * loop_runs(atol(reps), 7));
+		assert_true(st.cache_unrolled > 0);
+		if (!under_valgrind)
+			assert_true(alarms >= 20 && st.cache_signals > 0); /* else it proved little */
+	}
+	/* the shape of PAPI's flops_validation kernel (single precision) */
+	engines_agree(NULL, 0, prog("calib_loop"), "axpy", "2000", "7", NULL);
+	s = trace(&m, &cache, &st, prog("calib_loop"), "axpy", "2000", "8", NULL);
+	assert_true(WIFEXITED(s) && WEXITSTATUS(s) == 0);
+	assert_int_equal(m.insts[SP][X][MUL], loop_runs(2000, 8));
+	assert_int_equal(m.insts[SP][X][ADD], loop_runs(2000, 8));
+	assert_true(st.cache_unrolled > 0);
+	/* PFLOPS_TRACE_UNROLL=0: none unrolled, the same count; a bad value
+	 * is an error that names it */
+	setenv("PFLOPS_TRACE_UNROLL", "0", 1);
+	s = trace(&m, &cache, &st, prog("calib_loop"), "cmp", "2000", "8", NULL);
+	assert_true(WIFEXITED(s) && WEXITSTATUS(s) == 0);
+	assert_int_equal(m.insts[DP][X][ADD], loop_runs(2000, 8));
+	assert_int_equal(st.cache_unrolled, 0);
+	setenv("PFLOPS_TRACE_UNROLL", "2", 1);
+	{
+		char *argv[] = { (char *)prog("calib_loop"), "cmp", "10", "8", NULL };
+		struct pflops_trace_opts o = cache;
+		struct pflops_error err = { 0 };
+		int status = -1;
+		o.stats = &st;
+		assert_int_equal(pft_run(argv, &o, &m, &status, &err), PFLOPS_EINVAL);
+		assert_non_null(strstr(err.msg, "PFLOPS_TRACE_UNROLL='2'"));
+	}
+	unsetenv("PFLOPS_TRACE_UNROLL");
+}
+
 static void test_engines_agree(void **state)
 {
 	static const char *const more[] = { "intloop",	      "vinsertf128",  "vandpd_y",   "bench16",
@@ -1287,10 +1368,17 @@ static void test_code_changes(void **state)
 		assert_int_equal(trace(&a, &os, &ss, prog("calib_smc"), v[i].mode, n, NULL), 0);
 		assert_int_equal(trace(&b, &oc, &sc, prog("calib_smc"), v[i].mode, n, NULL), 0);
 		print_message(
-			"calib_smc %s: wprot pages %llu, faults %llu, hot %llu; cache runs %llu; stops %llu (stop engine %llu)\n",
+			"calib_smc %s: wprot pages %llu, faults %llu, hot %llu; cache runs %llu; stops %llu (stop engine %llu); "
+			"unrolled %llu\n",
 			v[i].mode, (unsigned long long)sc.wprot_pages, (unsigned long long)sc.wprot_faults,
 			(unsigned long long)sc.wprot_hot, (unsigned long long)sc.cache_runs,
-			(unsigned long long)sc.stops, (unsigned long long)ss.stops);
+			(unsigned long long)sc.stops, (unsigned long long)ss.stops,
+			(unsigned long long)sc.cache_unrolled);
+		/* its loops (but selfpage's) are unrolled copies, dropped as
+		 * the code changes (trace_gen.c, emit_unrolled): writers'
+		 * 40 rounds each a new one (libc's loops: about 28 more) */
+		if (!strcmp(v[i].mode, "writers"))
+			assert_true(sc.cache_unrolled >= 40);
 		for (int e = 0; e < 2; e++) {
 			struct pflops_mix *m = e ? &b : &a;
 			assert_int_equal(m->insts[DP][Y][ADD], v[i].add);
@@ -1358,6 +1446,7 @@ int main(void)
 		cmocka_unit_test(test_region_storm),
 		cmocka_unit_test(test_gap_near),
 		cmocka_unit_test(test_engines_agree),
+		cmocka_unit_test(test_unrolled_loops),
 		cmocka_unit_test(test_cache_stats),
 		cmocka_unit_test(test_cache_ahead),
 		cmocka_unit_test(test_cache_far),

@@ -88,7 +88,9 @@ enum { ADD = 0x58, MUL = 0x59 };
 enum { SD = 0xeb }; /* the VEX byte that makes vaddpd ymm a vaddsd xmm */
 typedef void (*fn)(long);
 
-/* K x vOPpd %ymm1,%ymm2,%ymm0; dec %rdi; jnz top; ret */
+/* K x vOPpd %ymm1,%ymm2,%ymm0; sub $1, %rdi; jnz top; ret (sub, which
+ * sets CF: the tracer's copy is unrolled, trace_gen.c; selfpage's loop
+ * keeps a dec) */
 static size_t emit(unsigned char *p, int k, int op)
 {
 	size_t n = 0;
@@ -98,8 +100,8 @@ static size_t emit(unsigned char *p, int k, int op)
 		memcpy(p + n, v, 4);
 		n += 4;
 	}
-	p[n++] = 0x48, p[n++] = 0xff, p[n++] = 0xcf;	    /* dec %rdi */
-	p[n++] = 0x75, p[n] = (unsigned char)-(int)(n + 1); /* jnz top */
+	p[n++] = 0x48, p[n++] = 0x83, p[n++] = 0xef, p[n++] = 1; /* sub $1,%rdi */
+	p[n++] = 0x75, p[n] = (unsigned char)-(int)(n + 1);	 /* jnz top */
 	n++;
 	p[n++] = 0xc3;
 	return n;

@@ -77,7 +77,8 @@ TRACE_CALIBS = $(TD)/calib_fp $(TD)/calib_daxpy_O2 $(TD)/calib_daxpy_O3 \
                $(TD)/calib_regioncxx $(TD)/calib_jit $(TD)/calib_gs $(TD)/calib_daemon \
                $(TD)/calib_fp_stripped $(TD)/libcalibe.so $(TD)/calib_entryp \
                $(TD)/calib_entryr $(TD)/calib_hook \
-               $(TD)/calib_alloc $(TD)/calib_smc $(TD)/calib_far $(TD)/calib_freq
+               $(TD)/calib_alloc $(TD)/calib_smc $(TD)/calib_far $(TD)/calib_freq \
+               $(TD)/calib_loop
 CHECK_DEPS += $(TRACE_CALIBS)
 # --region at an address inside an instruction: refused, program untouched
 CHECK_SCRIPTS += ctests/test_region_entry.sh
@@ -136,6 +137,9 @@ $(TD)/calib_smc: ctests/trace/calib_smc.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@ $(PTHREAD_LIBS)
 $(TD)/calib_fork: ctests/trace/calib_fork.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@
+$(TD)/calib_loop: ctests/trace/calib_loop.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(CALIB_CFLAGS) $< -o $@
 $(TD)/calib_signal: ctests/trace/calib_signal.c

@@ -86,6 +86,7 @@ struct pft_stats {
 	uint64_t cache_runs;	     /* block executions counted in the cache */
 	uint64_t cache_exits;	     /* stops at a copy's exit not yet linked */
 	uint64_t cache_links;	     /* exits linked copy to copy */
+	uint64_t cache_unrolled;     /* one-block loops' copies emitted twice */
 	uint64_t ibl_misses;	     /* indirect branches to a target not found */
 	uint64_t mask_exits;	     /* runs of masked AVX-512 copies, counted
 				 * at the trap that ends each (opmasks read) */

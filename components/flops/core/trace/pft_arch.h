@@ -190,6 +190,10 @@ enum {
 	PFT_XP_SYS,	/* at the system call instruction (insn arg),
 				 * not yet run; the registers the look-up
 				 * before it borrows in the slot */
+	PFT_XP_INC2,	/* an unrolled loop's second half: as INC, and
+				 * the first half's run not counted either */
+	PFT_XP_OWED,	/* as DONE, one run not yet counted (an
+				 * unrolled loop's first half left) */
 };
 
 /* Code emission for a block's copy (x86_64/trace_gen.c).  The engine
@@ -227,6 +231,10 @@ struct pft_gen {
 			    * "The counter's load"); the incq form borrows
 			    * register cnt_base - 1, which the block leaves
 			    * alone */
+	uint8_t unroll;	   /* a one-block jcc loop, emitted twice: the
+			    * first half uncounted, the second adding 2,
+			    * the first's way out adding 1 (flag-free;
+			    * docs/trace-engine.md, "Cheaper counting") */
 	uint32_t ovf_w;	   /* overflow: lower the slot's word by this
 			    * before the count (0: no check) ... */
 	uint8_t ovf_cf;	   /* ... and keep the carry flag around it */

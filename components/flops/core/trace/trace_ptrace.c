@@ -656,17 +656,24 @@ static int env_number(const char *name, long lo, long hi, long def, long *v, con
 /* PFLOPS_TRACE_AHEAD=N: blocks translated ahead per new block (0: none,
  * each block's first run stops; for comparing and measuring);
  * PFLOPS_TRACE_IDS=N: block ids a process gets (at most PFT_MAX_IDS):
- * fewer make small programs reuse them (trace_ids.c; for tests) */
+ * fewer make small programs reuse them (trace_ids.c; for tests);
+ * PFLOPS_TRACE_UNROLL=0: one-block loops' copies not unrolled (for
+ * comparing and measuring: trace_gen.c) */
 static int pick_numbers(struct pft_tracer *T, struct pflops_error *err)
 {
-	long ahead, ids;
+	long ahead, ids, unroll;
+	const char *e;
 	int rc = env_number("PFLOPS_TRACE_AHEAD", 0, PFT_AHEAD_MAX, PFT_AHEAD, &ahead, "blocks", err);
 
 	if (!rc)
 		rc = env_number("PFLOPS_TRACE_IDS", 16, PFT_MAX_IDS, PFT_MAX_IDS, &ids, "block ids", err);
 	if (rc)
 		return rc;
+	unroll = !(e = getenv("PFLOPS_TRACE_UNROLL")) || !*e || !strcmp(e, "1");
+	if (!unroll && strcmp(e, "0"))
+		return fail(err, PFLOPS_EINVAL, "PFLOPS_TRACE_UNROLL='%s': give 0 (off) or 1 (on, the default)", e);
 	T->ahead = (int)ahead;
+	T->unroll = (int)unroll;
 	T->max_ids = (uint32_t)ids;
 	return 0;
 }

@@ -131,7 +131,8 @@ static int synchronous(int sig, const siginfo_t *si)
 static int clean(const struct pft_xpoint *pt)
 {
 	return pt && (pt->kind == PFT_XP_INC || pt->kind == PFT_XP_BODY || pt->kind == PFT_XP_DONE ||
-		      pt->kind == PFT_XP_OVF || pt->kind == PFT_XP_OVFSTUB || pt->kind == PFT_XP_SYS);
+		      pt->kind == PFT_XP_OVF || pt->kind == PFT_XP_OVFSTUB || pt->kind == PFT_XP_SYS ||
+		      pt->kind == PFT_XP_INC2 || pt->kind == PFT_XP_OWED);
 }
 
 /* A masked copy ran to its end: counted now, the opmasks read (those
@@ -153,10 +154,16 @@ static int translate(struct pft_tracer *T, struct pft_thr *t, struct user_regs_s
 	struct pft_block *b = x->b;
 	struct pft_arena *a = t->sp->arena;
 	uint8_t *m = t->slot >= 0 ? pft_slot_mem(a, t->slot) : NULL;
+	uint64_t *c = m ? (uint64_t *)(m + PFT_SLOT_CNT) + x->id : NULL;
 	uint32_t i;
 	int inc, ovf;
 
 	switch (pt ? pt->kind : -1) {
+	case PFT_XP_OWED: /* an unrolled loop's first half left: its run */
+		if (c)
+			(*c)++;
+		PFT_PC(r) = x->ex[pt->arg].target;
+		return 0;
 	case PFT_XP_DONE:
 		if (x->masked) /* ran, not yet counted (at its exit's trap) */
 			masked_done(T, t, x);
@@ -170,6 +177,13 @@ static int translate(struct pft_tracer *T, struct pft_thr *t, struct user_regs_s
 		pft_arch_term_restore(r, m);
 		i = b->ninsts - 1;
 		inc = ovf = 1;
+		break;
+	case PFT_XP_INC2: /* an unrolled loop's second half: the first
+			   * half's run too, which its count would add */
+		if (c)
+			(*c)++;
+		i = pt->arg;
+		inc = ovf = 0;
 		break;
 	case PFT_XP_INC:
 		i = pt->arg;
@@ -203,8 +217,7 @@ static int translate(struct pft_tracer *T, struct pft_thr *t, struct user_regs_s
 	}
 	if (x->ovf_cf && m && pt && (pt->kind == PFT_XP_OVF || pt->kind == PFT_XP_OVFSTUB))
 		PFT_FLAGS(r) = (PFT_FLAGS(r) & ~1ULL) | (m[PFT_SLOT_CF] & 1);
-	if (inc && m && !x->masked) {
-		uint64_t *c = (uint64_t *)(m + PFT_SLOT_CNT) + x->id;
+	if (inc && c && !x->masked) {
 		if (*c)
 			(*c)--;
 	}

@@ -120,6 +120,7 @@ struct pft_tracer {
 	uint8_t *xbuf;	  /* trace_xlate.c's code buffer */
 	int ahead;	  /* blocks translated ahead per new block
 			* (PFLOPS_TRACE_AHEAD; pft_xlate_ahead) */
+	int unroll;	  /* one-block jcc loops emitted twice (PFLOPS_TRACE_UNROLL) */
 	uint32_t max_ids; /* block ids a process gets (PFLOPS_TRACE_IDS) */
 	uint64_t ids_gen; /* grace sets of dropped copies (trace_ids.c) */
 	int sfd;	  /* signalfd of SIGCHLD (pft_attach), or -1 */

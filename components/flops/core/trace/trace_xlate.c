@@ -132,6 +132,20 @@ static uint8_t loop_base(const struct pft_gen *g, const struct pft_block *b, con
 	return 0;
 }
 
+/* A one-block jcc loop's copy emitted twice, one count per two runs
+ * (docs/trace-engine.md, "Cheaper counting"): not a masked block (no
+ * count) nor under overflow (one check a run), and the second half's
+ * `addq $2` only where the instruction after it rewrites CF as well
+ * (the flag-free forms add 2 with `lea`). */
+static uint8_t unroll_loop(const struct pft_gen *g, const struct pft_block *b, const struct pft_xblock *x, int seq)
+{
+	const struct pft_insn *t = &b->term;
+
+	if (x->masked || x->ovf_w || t->ind || t->term != PFT_T_JCC || t->target != b->start || b->ninsts < 2)
+		return 0;
+	return (uint8_t)(seq || g->inc_reg || g->ii[x->inc_at].r.kills_cf);
+}
+
 /* What b's copy does (into g and x: the count's place, the overflow
  * check, the exits; the arch writes it); 0 or a PFT_NC_* reason. */
 static int plan(struct pft_gen *g, const struct pft_block *b, uint32_t id, struct pft_xblock *x, int ovf)
@@ -233,6 +247,7 @@ static int plan(struct pft_gen *g, const struct pft_block *b, uint32_t id, struc
 	g->cnt = PFT_SLOT_CNT + 8 * id;
 	g->inc_first = (uint8_t)seq;
 	g->cnt_base = loop_base(g, b, x, seq);
+	g->unroll = (uint8_t)(g->unroll && unroll_loop(g, b, x, seq));
 	g->inc_at = x->inc_at;
 	g->ovf_w = x->ovf_w;
 	g->ovf_cf = x->ovf_cf;
@@ -341,6 +356,7 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	g.cbuf = cold;
 	g.ccap = sizeof cold;
 	g.ii = ii;
+	g.unroll = (uint8_t)T->unroll;
 	if (!code || !ii)
 		goto out;
 	if (read_insns(sp, t->tid, b, code, ii)) {
@@ -354,7 +370,8 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 			if (ii[i].r.rip_target + 64 > hi)
 				hi = ii[i].r.rip_target + 64;
 		}
-	ch = pft_arena_chunk(T, t, lo, hi, len * 2 + 256);
+	/* (an unrolled loop's copy: twice the block, twice the count) */
+	ch = pft_arena_chunk(T, t, lo, hi, len * (b->term.target == b->start ? 4 : 2) + 256);
 	if (!ch && T->noinject)
 		goto out; /* a new chunk needs a stopped thread: later */
 	if (!ch) {
@@ -415,6 +432,7 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	b->x = x;
 	pft_link_new(sp, x, &T->st.cache_links);
 	T->st.cache_blocks++;
+	T->st.cache_unrolled += g.unroll;
 	T->st.cache_bytes += g.lead + g.len + g.clen;
 out:
 	if (id >= 0) /* no copy counts with it */

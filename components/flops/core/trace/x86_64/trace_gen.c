@@ -12,7 +12,10 @@
  * counter through a base register set to 0: on Zen 5 a load from
  * %gs:disp32 waits for the store to the same word before it, which made
  * the counter a chain of about 1.6 ns a turn.  (The incq form borrows a
- * register the block leaves alone, kept in the slot meanwhile.)  The
+ * register the block leaves alone, kept in the slot meanwhile.)  A
+ * one-block jcc loop's copy is the block twice, one count (adding 2) per
+ * two runs (unroll, emit_unrolled): on an Intel Xeon the counter's
+ * chain through memory kept such loops at about 2.3 ns a run.  The
  * branch at its end becomes:
  *
  *   jcc/jmp/call rel   jumps to 16-byte exit stubs (int3: "not yet
@@ -259,7 +262,7 @@ static void emit_fast_syscall(struct emit *e, struct pft_gen *g, uint32_t idx, s
  * From the load until i has run, r holds no value of the program's: a
  * signal there is held until i is done (PFT_XP_ROLL; i cannot fault),
  * so no handler sees r's old value replaced, nor changes it in vain. */
-static void emit_count_reg(struct emit *e, const struct pft_gen *g, uint32_t i)
+static void emit_count_reg(struct emit *e, const struct pft_gen *g, uint32_t i, uint8_t step)
 {
 	int r = g->inc_reg - 1;
 	uint8_t rex = (uint8_t)(0x48 | (r >= 8 ? 5 : 0)), rm = (uint8_t)(0x40 | ((r & 7) << 3) | (r & 7));
@@ -276,15 +279,20 @@ static void emit_count_reg(struct emit *e, const struct pft_gen *g, uint32_t i)
 	put(e, (uint8_t[]){ rex, 0x8d, rm }, 3); /* lea 1(%r),%r */
 	if ((r & 7) == 4)
 		put8(e, 0x24); /* %r12: a SIB byte */
-	put8(e, 1);
+	put8(e, step);
 	gs_mov(e, 1, r, g->cnt);
 }
 
-/* the count, and the overflow check before it, ahead of instruction i */
-static void emit_count(struct emit *e, const struct pft_gen *g, uint32_t i, size_t *ovf_site)
+/* the count (step runs: 1, or 2 in an unrolled loop's second half,
+ * where `addq $2` replaces `incq` only before an instruction that
+ * rewrites CF too), and the overflow check before it, ahead of
+ * instruction i */
+static void emit_count(struct emit *e, const struct pft_gen *g, uint32_t i, size_t *ovf_site, uint8_t step)
 {
+	uint8_t op = step == 1 ? 0xff : 0x83; /* incq, or addq $imm8 */
+
 	if (g->inc_reg) {
-		emit_count_reg(e, g, i);
+		emit_count_reg(e, g, i, step);
 		return;
 	}
 	point(e, PFT_XP_INC, i);
@@ -318,15 +326,19 @@ static void emit_count(struct emit *e, const struct pft_gen *g, uint32_t i, size
 		gs_mov(e, 1, r, PFT_SLOT_SCR);
 		point(e, PFT_XP_ROLL, i);
 		zero_reg(e, r);
-		put(e, (uint8_t[]){ 0x65, (uint8_t)(0x48 | (r >= 8 ? 1 : 0)), 0xff, (uint8_t)(0x80 | (r & 7)) }, 4);
+		put(e, (uint8_t[]){ 0x65, (uint8_t)(0x48 | (r >= 8 ? 1 : 0)), op, (uint8_t)(0x80 | (r & 7)) }, 4);
 		if ((r & 7) == 4)
 			put8(e, 0x24); /* %r12: a SIB byte */
 		put32(e, g->cnt);
+		if (step != 1)
+			put8(e, step);
 		gs_mov_b(e, 0, r, r, PFT_SLOT_SCR);
 		return;
 	}
-	put(e, (uint8_t[]){ 0x65, 0x48, 0xff, 0x04, 0x25 }, 5);
+	put(e, (uint8_t[]){ 0x65, 0x48, op, 0x04, 0x25 }, 5);
 	put32(e, g->cnt);
+	if (step != 1)
+		put8(e, step);
 }
 
 /* The target in %rcx, the program's %rcx in the slot: on to the lookup
@@ -498,6 +510,114 @@ static void put_rel(struct emit *e, size_t site, uint64_t to)
 	memcpy(e->buf + site, &rel, 4);
 }
 
+/* The block's instructions but its branch, counted step times (0: not
+ * counted, no point past a count). */
+static void emit_insns(struct emit *e, const struct pft_gen *g, uint8_t step, size_t *ovf_site)
+{
+	uint32_t n = g->n;
+
+	if (g->inc_first && step) { /* no flag writer in the block: leave the flags alone */
+		point(e, PFT_XP_INC, 0);
+		gs_mov(e, 1, RAX, PFT_SLOT_RAX);
+		point(e, PFT_XP_ROLL, 0);
+		if (g->cnt_base) { /* the loads through a zeroed %rax */
+			zero_reg(e, RAX);
+			gs_mov_b(e, 0, RAX, RAX, g->cnt);
+		} else
+			gs_mov(e, 0, RAX, g->cnt);
+		put(e, (uint8_t[]){ 0x48, 0x8d, 0x40, step }, 4); /* lea step(%rax),%rax */
+		gs_mov(e, 1, RAX, g->cnt);
+		if (g->cnt_base) {
+			zero_reg(e, RAX);
+			gs_mov_b(e, 0, RAX, RAX, PFT_SLOT_RAX);
+		} else
+			gs_mov(e, 0, RAX, PFT_SLOT_RAX);
+	}
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		int counted_here = !g->inc_first && step && i == g->inc_at;
+		if (counted_here)
+			emit_count(e, g, i, ovf_site, step);
+		if (!counted_here || !g->inc_reg) /* else still rolled over */
+			point(e, PFT_XP_BODY, i);
+		emit_body(e, &g->ii[i]);
+	}
+}
+
+/* points [from, npt) that say "not yet counted" become `kind`, up to
+ * the first that says the count is done */
+static void mark_uncounted(struct emit *e, int from, int kind, uint32_t inc_at)
+{
+	for (int p = from; p < e->npt && !e->bad; p++) {
+		struct pft_xpoint *pt = &e->pt[p];
+		if (pt->kind == PFT_XP_INC) {
+			pt->kind = (uint32_t)kind & 0xffu;
+			if (kind == PFT_XP_INC2) /* the count's own point */
+				return;
+		} else if (pt->kind == PFT_XP_BODY) {
+			if (kind == PFT_XP_INC2 && pt->arg >= inc_at)
+				return;
+			pt->kind = (uint32_t)kind & 0xffu;
+		}
+	}
+}
+
+/*
+ * A one-block jcc loop (unroll): its counter's increment waits for the
+ * previous one's store, a chain through memory of about 2.3 ns a run
+ * on an Intel Xeon; emitted twice, one count per two runs halves it.
+ *
+ *  A:	the block's instructions, no count
+ *	j<not cc> out			(the loop left from A)
+ *  B:	the block's instructions, the count adding 2 (A's run and B's)
+ *	jcc exit 0			(linked to A: the copy's entry)
+ *  t:	jmp exit 1
+ *  out: mov %rax, %gs:RAX; mov %gs:CNT, %rax; lea 1(%rax), %rax
+ *	mov %rax, %gs:CNT; mov %gs:RAX, %rax	(A's run, flags kept)
+ *	jmp t
+ *
+ * The exits are B's, so links and unlinking are a plain copy's: with
+ * exit 0 unlinked a thread leaves at B's end, its runs counted.  A's
+ * points are INC (nothing counted of this run), B's before its count
+ * INC2 (A's run not counted either), out's first OWED (as DONE, one
+ * run owed); trace_signal.c corrects each.
+ */
+static int emit_unrolled(struct emit *e, const struct pft_gen *g, struct exit_fix *fix, int *nf)
+{
+	size_t ovf_site = 0, j_out, tail;
+	uint32_t n = g->n;
+	int p0 = e->npt;
+
+	emit_insns(e, g, 0, &ovf_site);
+	point(e, PFT_XP_BODY, n - 1);
+	mark_uncounted(e, p0, PFT_XP_INC, 0);
+	put8(e, 0x0f);
+	put8(e, (uint8_t)(0x80 | (g->term->cc ^ 1)));
+	j_out = e->n;
+	put32(e, 0);
+	p0 = e->npt;
+	emit_insns(e, g, 2, &ovf_site);
+	point(e, PFT_XP_BODY, n - 1);
+	mark_uncounted(e, p0, PFT_XP_INC2, g->inc_first ? 0 : g->inc_at);
+	if (emit_term(e, (struct pft_gen *)g, fix, nf, NULL) || *nf != 2 || fix[1].exit != 1)
+		return PFT_GEN_MODE;
+	tail = fix[1].site - 1; /* the e9 of exit 1's jmp */
+	if (!e->bad) {
+		int32_t rel = (int32_t)(e->n - (j_out + 4));
+		memcpy(e->buf + j_out, &rel, 4);
+	}
+	point(e, PFT_XP_OWED, 1);
+	gs_mov(e, 1, RAX, PFT_SLOT_RAX);
+	point(e, PFT_XP_ROLL, 0);
+	gs_mov(e, 0, RAX, g->cnt);
+	put(e, (uint8_t[]){ 0x48, 0x8d, 0x40, 0x01 }, 4); /* lea 1(%rax),%rax */
+	gs_mov(e, 1, RAX, g->cnt);
+	gs_mov(e, 0, RAX, PFT_SLOT_RAX);
+	point(e, PFT_XP_DONE, 1);
+	put8(e, 0xe9);
+	put32(e, (uint32_t)(int32_t)((int64_t)tail - (int64_t)(e->n + 4)));
+	return 0;
+}
+
 /* The copy with its entry at `entry`: the hot part there, the cold part
  * (exit stubs, the overflow trap, the return-address literal) in g->cbuf
  * for g->cold_top - g->clen. */
@@ -516,37 +636,19 @@ static int gen_at(struct pft_gen *g, uint64_t entry, int no_pad)
 	g->ovf_stub = g->sys_trap = g->sys_trap2 = g->ind_trap_at = g->sigret = 0;
 	if (g->no_count && g->ovf_near)
 		emit_near_check(&e, g);
-	if (g->inc_first && !g->no_count) { /* no flag writer in the block: leave the flags alone */
-		point(&e, PFT_XP_INC, 0);
-		gs_mov(&e, 1, RAX, PFT_SLOT_RAX);
-		point(&e, PFT_XP_ROLL, 0);
-		if (g->cnt_base) { /* the loads through a zeroed %rax */
-			zero_reg(&e, RAX);
-			gs_mov_b(&e, 0, RAX, RAX, g->cnt);
-		} else
-			gs_mov(&e, 0, RAX, g->cnt);
-		put(&e, (uint8_t[]){ 0x48, 0x8d, 0x40, 0x01 }, 4); /* lea 1(%rax),%rax */
-		gs_mov(&e, 1, RAX, g->cnt);
-		if (g->cnt_base) {
-			zero_reg(&e, RAX);
-			gs_mov_b(&e, 0, RAX, RAX, PFT_SLOT_RAX);
-		} else
-			gs_mov(&e, 0, RAX, PFT_SLOT_RAX);
-	}
-	for (uint32_t i = 0; i + 1 < n; i++) {
-		int counted_here = !g->inc_first && !g->no_count && i == g->inc_at;
-		if (counted_here)
-			emit_count(&e, g, i, &ovf_site);
-		if (!counted_here || !g->inc_reg) /* else still rolled over */
-			point(&e, PFT_XP_BODY, i);
-		emit_body(&e, &g->ii[i]);
-	}
-
-	/* the terminator */
-	point(&e, PFT_XP_BODY, n - 1);
-	if ((rc = emit_term(&e, g, fix, &nf, &lit_fix))) {
-		free(e.pt);
-		return rc;
+	if (g->unroll) {
+		if ((rc = emit_unrolled(&e, g, fix, &nf))) {
+			free(e.pt);
+			return rc;
+		}
+	} else {
+		emit_insns(&e, g, g->no_count ? 0 : 1, &ovf_site);
+		/* the terminator */
+		point(&e, PFT_XP_BODY, n - 1);
+		if ((rc = emit_term(&e, g, fix, &nf, &lit_fix))) {
+			free(e.pt);
+			return rc;
+		}
 	}
 
 	/* the cold part, 8-byte words below cold_top: exit stubs (int3,

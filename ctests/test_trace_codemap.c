@@ -220,47 +220,74 @@ static void on_bus(int sig, siginfo_t *si, void *uc)
 	siglongjmp(bus_jmp, 1);
 }
 
-static void test_truncated(void **state)
-{
-	char fn[] = "/tmp/test_trace_codemap.XXXXXX";
-	int fd = mkstemp(fn), ready[2], hold[2];
-	uint8_t file[2 * PG], got[PG];
-	struct sigaction sa, now;
-	struct pft_space *sp;
-	volatile uint8_t *own;
-	uint64_t lo = 0;
+/* Two pages of a temporary file (the bytes in `file`), mapped as code
+ * in a child that holds them until the test ends; the test's SIGBUS
+ * handler (on_bus) installed.  Returns the child, the mapping's start
+ * in *lo; end_mapped() ends both. */
+struct mapped {
+	char fn[64];
+	int fd, ready[2], hold[2];
 	pid_t c;
+};
 
-	(void)state;
-	assert_true(fd >= 0);
-	for (size_t i = 0; i < sizeof file; i++)
+static uint64_t map_in_child(struct mapped *mp, uint8_t *file)
+{
+	struct sigaction sa;
+	void *p;
+
+	snprintf(mp->fn, sizeof mp->fn, "/tmp/test_trace_codemap.XXXXXX");
+	mp->fd = mkstemp(mp->fn);
+	assert_true(mp->fd >= 0);
+	for (size_t i = 0; i < 2 * PG; i++)
 		file[i] = (uint8_t)(i * 7 + i / PG);
-	assert_int_equal(write(fd, file, sizeof file), sizeof file);
-	assert_int_equal(pipe(ready), 0);
-	assert_int_equal(pipe(hold), 0);
-	/* a process with the file's two pages mapped as code, until we
-	 * end (a failed check included) */
-	if ((c = fork()) == 0) {
-		void *p = mmap(NULL, 2 * PG, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	assert_int_equal(write(mp->fd, file, 2 * PG), 2 * PG);
+	assert_int_equal(pipe(mp->ready), 0);
+	assert_int_equal(pipe(mp->hold), 0);
+	/* until we end (a failed check included) */
+	if ((mp->c = fork()) == 0) {
 		char x;
-		close(hold[1]);
-		if (p == MAP_FAILED || write(ready[1], &p, sizeof p) != sizeof p)
+		p = mmap(NULL, 2 * PG, PROT_READ | PROT_EXEC, MAP_PRIVATE, mp->fd, 0);
+		close(mp->hold[1]);
+		if (p == MAP_FAILED || write(mp->ready[1], &p, sizeof p) != sizeof p)
 			_exit(1);
-		_exit(read(hold[0], &x, 1) < 0);
+		_exit(read(mp->hold[0], &x, 1) < 0);
 	}
-	close(hold[0]);
-	assert_true(c > 0);
-	{
-		void *p;
-		assert_int_equal(read(ready[0], &p, sizeof p), sizeof p);
-		lo = (uint64_t)(uintptr_t)p;
-	}
+	close(mp->hold[0]);
+	assert_true(mp->c > 0);
+	assert_int_equal(read(mp->ready[0], &p, sizeof p), sizeof p);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_bus;
 	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	assert_int_equal(sigaction(SIGBUS, &sa, NULL), 0);
+	bus_seen = 0;
+	return (uint64_t)(uintptr_t)p;
+}
 
+static void end_mapped(struct mapped *mp)
+{
+	signal(SIGBUS, SIG_DFL);
+	kill(mp->c, SIGKILL);
+	waitpid(mp->c, NULL, 0);
+	close(mp->fd);
+	unlink(mp->fn); /* (not before: a deleted file gets no view) */
+	close(mp->ready[0]);
+	close(mp->ready[1]);
+	close(mp->hold[1]);
+}
+
+static void test_truncated(void **state)
+{
+	uint8_t file[2 * PG], got[PG];
+	struct sigaction now;
+	struct pft_space *sp;
+	volatile uint8_t *own;
+	struct mapped mp;
+	uint64_t lo = map_in_child(&mp, file);
+	int fd = mp.fd;
+	pid_t c = mp.c;
+
+	(void)state;
 	sp = pft_space_new(c, NULL);
 	assert_non_null(sp);
 	assert_int_equal(pft_fview_start(sp), 0);
@@ -297,14 +324,7 @@ static void test_truncated(void **state)
 	assert_int_equal(bus_seen, 2);
 
 	munmap((void *)own, 2 * PG);
-	signal(SIGBUS, SIG_DFL);
-	kill(c, SIGKILL);
-	waitpid(c, NULL, 0);
-	close(fd);
-	unlink(fn); /* (not before: a deleted file gets no view) */
-	close(ready[0]);
-	close(ready[1]);
-	close(hold[1]);
+	end_mapped(&mp);
 }
 
 /* a read in place under the guard (pft_mem_view, as the decoder reads):
@@ -339,48 +359,20 @@ static void read_in_place(void *arg, const uint8_t *p, size_t n)
 
 static void test_truncated_in_place(void **state)
 {
-	char fn[] = "/tmp/test_trace_codemap.XXXXXX";
-	int fd = mkstemp(fn), ready[2], hold[2];
 	uint8_t file[2 * PG];
-	struct sigaction sa;
 	struct inplace a = { 0 };
+	struct mapped mp;
 	pid_t c;
 
 	(void)state;
-	assert_true(fd >= 0);
-	for (size_t i = 0; i < sizeof file; i++)
-		file[i] = (uint8_t)(i * 7 + i / PG);
-	assert_int_equal(write(fd, file, sizeof file), sizeof file);
-	assert_int_equal(pipe(ready), 0);
-	assert_int_equal(pipe(hold), 0);
-	if ((c = fork()) == 0) {
-		void *p = mmap(NULL, 2 * PG, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-		char x;
-		close(hold[1]);
-		if (p == MAP_FAILED || write(ready[1], &p, sizeof p) != sizeof p)
-			_exit(1);
-		_exit(read(hold[0], &x, 1) < 0);
-	}
-	close(hold[0]);
-	assert_true(c > 0);
-	{
-		void *p;
-		assert_int_equal(read(ready[0], &p, sizeof p), sizeof p);
-		a.lo = (uint64_t)(uintptr_t)p;
-	}
 	/* a SIGBUS the guard misses: the test's handler, the test fails */
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_bus;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	assert_int_equal(sigaction(SIGBUS, &sa, NULL), 0);
-	bus_seen = 0;
-
+	a.lo = map_in_child(&mp, file);
+	c = mp.c;
+	a.fd = mp.fd;
 	a.sp = pft_space_new(c, NULL);
 	assert_non_null(a.sp);
 	assert_int_equal(pft_fview_start(a.sp), 0);
 	a.pid = c;
-	a.fd = fd;
 	a.file = file;
 	/* whole: fn runs on the view */
 	assert_int_equal(pft_mem_view(a.sp, a.lo + PG, read_in_place, &a), 1);
@@ -400,14 +392,7 @@ static void test_truncated_in_place(void **state)
 	assert_false(a.done);
 
 	pft_space_put(a.sp);
-	signal(SIGBUS, SIG_DFL);
-	kill(c, SIGKILL);
-	waitpid(c, NULL, 0);
-	close(fd);
-	unlink(fn);
-	close(ready[0]);
-	close(ready[1]);
-	close(hold[1]);
+	end_mapped(&mp);
 }
 
 int main(void)

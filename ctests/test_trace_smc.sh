@@ -16,19 +16,27 @@ if ! grep -qw avx /proc/cpuinfo; then
 	exit 77
 fi
 n=3000
+# traced MODE ENGINE VEC [DP]: MODE traced by ENGINE against its native
+# run (nrc, $tmp/native.out): exit status, output, VEC_DP (and DP_OPS)
+traced() {
+	TMPDIR=$tmp PFLOPS_TRACE_ENGINE=$2 "$RUN" --source trace --json -o "$tmp/r.json" -- "$SMC" "$1" $n \
+		> "$tmp/traced.out" 2>"$tmp/err"; rc=$?
+	[ $rc = $nrc ] && ok || bad "$1 $2: exit $rc, natively $nrc: $(cat "$tmp/err")"
+	cmp -s "$tmp/native.out" "$tmp/traced.out" && ok ||
+		bad "$1 $2: output '$(cat "$tmp/traced.out")', natively '$(cat "$tmp/native.out")'"
+	got=$(jq -r .metrics.VEC_DP "$tmp/r.json")
+	[ "$got" = "$3" ] && ok || bad "$1 $2: VEC_DP $got, expected $3"
+	if [ -n "$4" ]; then
+		got=$(jq -r .metrics.DP_OPS "$tmp/r.json")
+		[ "$got" = "$4" ] && ok || bad "$1 $2: DP_OPS $got, expected $4"
+	fi
+}
 # mode and its vector DP instructions (4 lanes each)
 for mv in inplace:15 wx:2 threads:6 writers:40 fork:3 selfpage:1 segv:3; do
 	mode=${mv%%:*} vec=$((${mv#*:} * n))
 	"$SMC" "$mode" $n > "$tmp/native.out"; nrc=$?
 	for engine in cache stop; do
-		PFLOPS_TRACE_ENGINE=$engine "$RUN" --source trace --json -o "$tmp/r.json" -- "$SMC" "$mode" $n \
-			> "$tmp/traced.out" 2>"$tmp/err"; rc=$?
-		[ $rc = $nrc ] && ok || bad "$mode $engine: exit $rc, natively $nrc: $(cat "$tmp/err")"
-		cmp -s "$tmp/native.out" "$tmp/traced.out" && ok ||
-			bad "$mode $engine: output '$(cat "$tmp/traced.out")', natively '$(cat "$tmp/native.out")'"
-		got=$(jq -r .metrics.VEC_DP "$tmp/r.json")
-		[ "$got" = $vec ] && ok || bad "$mode $engine: VEC_DP $got, expected $vec"
-		[ "$(jq -r .metrics.DP_OPS "$tmp/r.json")" = $((4 * vec)) ] && ok || bad "$mode $engine: DP_OPS $(jq -r .metrics.DP_OPS "$tmp/r.json")"
+		traced "$mode" $engine $vec $((4 * vec))
 		case $mode:$engine in
 		inplace:*)
 			jq -r '.caveats[]?' "$tmp/r.json" | grep -q "page.* write-protected by the tracer" && ok ||
@@ -55,16 +63,9 @@ done
 for mv in filemap:2:11 trunc:2:8 truncrun:2:8 sigremap:12:48; do
 	mode=${mv%%:*} v=${mv#*:} vec=$((${v%%:*} * n)) dp=$((${v#*:} * n))
 	TMPDIR=$tmp "$SMC" "$mode" $n > "$tmp/native.out"; nrc=$?
+	[ $nrc = 0 ] && ok || bad "$mode: natively exit $nrc"
 	for engine in cache stop; do
-		TMPDIR=$tmp PFLOPS_TRACE_ENGINE=$engine "$RUN" --source trace --json -o "$tmp/r.json" -- "$SMC" "$mode" $n \
-			> "$tmp/traced.out" 2>"$tmp/err"; rc=$?
-		[ $rc = $nrc ] && [ $rc = 0 ] && ok || bad "$mode $engine: exit $rc, natively $nrc: $(cat "$tmp/err")"
-		cmp -s "$tmp/native.out" "$tmp/traced.out" && ok ||
-			bad "$mode $engine: output '$(cat "$tmp/traced.out")', natively '$(cat "$tmp/native.out")'"
-		got=$(jq -r .metrics.VEC_DP "$tmp/r.json")
-		[ "$got" = $vec ] && ok || bad "$mode $engine: VEC_DP $got, expected $vec"
-		got=$(jq -r .metrics.DP_OPS "$tmp/r.json")
-		[ "$got" = $dp ] && ok || bad "$mode $engine: DP_OPS $got, expected $dp"
+		traced "$mode" $engine $vec $dp
 	done
 done
 # code run from a file's part cut off, the program not catching the
@@ -75,13 +76,7 @@ done
 for me in truncdie:1:cache truncdie:1:stop truncrerun:3:stop; do
 	mode=${me%%:*} e=${me#*:} vec=$((${e%%:*} * n)) engine=${e#*:}
 	TMPDIR=$tmp "$SMC" "$mode" $n > "$tmp/native.out" 2>/dev/null; nrc=$?
-	TMPDIR=$tmp PFLOPS_TRACE_ENGINE=$engine "$RUN" --source trace --json -o "$tmp/r.json" -- "$SMC" "$mode" $n \
-		> "$tmp/traced.out" 2>"$tmp/err"; rc=$?
-	[ $rc = $nrc ] && ok || bad "$mode $engine: exit $rc, natively $nrc: $(cat "$tmp/err")"
-	cmp -s "$tmp/native.out" "$tmp/traced.out" && ok ||
-		bad "$mode $engine: output '$(cat "$tmp/traced.out")', natively '$(cat "$tmp/native.out")'"
-	got=$(jq -r .metrics.VEC_DP "$tmp/r.json")
-	[ "$got" = $vec ] && ok || bad "$mode $engine: VEC_DP $got, expected $vec"
+	traced "$mode" $engine $vec
 	[ $mode != truncdie ] || { [ $nrc = 135 ] && [ "$(cat "$tmp/native.out")" = "truncdie: cut" ]; } && ok ||
 		bad "$mode: natively exit $nrc, '$(cat "$tmp/native.out")': not killed by SIGBUS after the cut"
 done

@@ -715,6 +715,10 @@ void pft_xlate_ahead(struct pft_tracer *T, struct pft_thr *t, struct pft_block *
 			continue;
 		if (c.k >= 0 && x->ex[c.k].to)
 			continue; /* linked meanwhile (the target's copy came) */
+		/* the waiting exits' slot and a return site's lookup-table
+		 * bucket (a miss each: the 1 MiB table is probed at random),
+		 * asked for before the decode and translation */
+		pft_link_prefetch(t->sp->arena, c.pc, c.k < 0);
 		if (!(to = ahead_one(T, t, c.pc, &fresh)))
 			continue;
 		if (c.k >= 0 && !x->masked) { /* (a masked copy's exits trap) */

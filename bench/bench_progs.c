@@ -44,8 +44,11 @@
 #include "pflops_trace.h"
 #include "bench_progs.h"
 
-#define NATIVE_REPS 3
-#define TRACED_REPS 2
+/* rounds per program (BENCH_REPS): each runs it natively, traced cold
+ * and traced warm, one after the other, so that a slower spell of a
+ * shared machine falls on the three alike */
+#define REPS 3
+#define REPS_MAX 20
 
 /* what the tracer's child sends back through a pipe */
 struct report {
@@ -347,25 +350,76 @@ static void hints_clear(int and_dir)
 	}
 }
 
-/* best of n cold runs (each from an empty store), then of n warm ones
- * (the store the last cold run left) */
-static int bench_cold_warm(char *const argv[], int n, double limit, struct bench_run *cold, struct bench_run *warm)
+static int reps(void)
 {
-	struct bench_run m;
+	const char *e = getenv("BENCH_REPS");
+	int n = e && *e ? atoi(e) : REPS;
 
-	for (int i = 0; i < n; i++) {
+	return n < 1 ? 1 : n > REPS_MAX ? REPS_MAX : n;
+}
+
+/* the least wall time and the least CPU time of n runs (and the stats of
+ * the run with the least CPU time) */
+static void keep_best(struct bench_run *best, const struct bench_run *m, int first)
+{
+	if (first || m->cpu < best->cpu) {
+		double w = !first && best->wall < m->wall ? best->wall : m->wall;
+
+		*best = *m;
+		best->wall = w;
+	} else if (m->wall < best->wall)
+		best->wall = m->wall;
+}
+
+static int by_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, by_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* n rounds of a native run, a cold traced one (from an empty store) and
+ * a warm one (the store that cold run left): the best of each (keep_best)
+ * and the median CPU times in med[0..2].  -1: a run failed or passed its
+ * limit (native: *nat says why; traced: *cold, or *warm with *cold good) */
+static int bench_rounds(char *const argv[], int n, double limit, struct bench_run *nat, struct bench_run *cold,
+			struct bench_run *warm, double med[3])
+{
+	double cpu[3][REPS_MAX];
+	struct bench_run m;
+	int i, rc = 0;
+
+	for (i = 0; i < n; i++) {
+		if ((rc = bench_best(argv, BENCH_NATIVE, 1, 5 * limit, &m))) {
+			*nat = m;
+			break;
+		}
+		keep_best(nat, &m, i == 0);
+		cpu[0][i] = m.cpu;
 		hints_clear(0);
-		if (bench_best(argv, PFT_ENGINE_AUTO, 1, limit, &m)) {
+		if ((rc = bench_best(argv, PFT_ENGINE_AUTO, 1, limit, &m))) {
 			*cold = m;
-			return -1;
+			break;
 		}
-		if (i == 0 || m.cpu < cold->cpu) {
-			double w = i && cold->wall < m.wall ? cold->wall : m.wall;
-			*cold = m;
-			cold->wall = w;
+		keep_best(cold, &m, i == 0);
+		cpu[1][i] = m.cpu;
+		if ((rc = bench_best(argv, PFT_ENGINE_AUTO, 1, limit, &m))) {
+			*warm = m;
+			break;
 		}
+		keep_best(warm, &m, i == 0);
+		cpu[2][i] = m.cpu;
 	}
-	return bench_best(argv, PFT_ENGINE_AUTO, n, limit, warm);
+	/* i: the rounds done whole; none: 0 (not printed) */
+	for (int k = 0; k < 3; k++)
+		med[k] = i > 0 ? median(cpu[k], i) : 0;
+	return rc;
 }
 
 static void ratio(char *buf, size_t n, const struct bench_run *t, double native)
@@ -570,10 +624,11 @@ void bench_programs(const char *dgemm, const char *cfile)
 	char skipped[2048] = "";
 
 	printf("\nreal programs, native and traced (code cache): time and CPU-time ratio\n"
-	       "(tracer + program), best of %d native and %d traced runs, limit %.0f s\n",
-	       NATIVE_REPS, TRACED_REPS, limit);
-	printf("%-38s %8s %8s %9s %8s %8s %7s %5s %8s %8s %8s %5s\n", "program", "nat wall", "nat CPU", "trc wall",
-	       "trc CPU", "CPU x", "target", "", "trc RSS", "warm CPU", "warm x", "");
+	       "(tracer + program), best of %d rounds (a native, a cold and a warm run\n"
+	       "each, BENCH_REPS), limit %.0f s\n",
+	       reps(), limit);
+	printf("%-38s %8s %8s %9s %8s %8s %6s %7s %5s %8s %8s %8s %6s %5s\n", "program", "nat wall", "nat CPU",
+	       "trc wall", "trc CPU", "CPU x", "med x", "target", "", "trc RSS", "warm CPU", "warm x", "med x", "");
 	bench_hints(1);
 	for (int i = 0; i < np; i++) {
 		struct prog *p = &progs[i];
@@ -581,6 +636,7 @@ void bench_programs(const char *dgemm, const char *cfile)
 		int in_dir = 0;
 		const char *exe = p->argv[0] ? which(p->argv[0], path, sizeof path) : NULL;
 		struct bench_run n, t, w;
+		double med[3] = { 0, 0, 0 };
 
 		if (!wanted(p->name))
 			continue;
@@ -604,12 +660,20 @@ void bench_programs(const char *dgemm, const char *cfile)
 				setenv("OPENBLAS_NUM_THREADS", p->threads, 1);
 			else
 				unsetenv("OPENBLAS_NUM_THREADS");
-			if (bench_best(p->argv, BENCH_NATIVE, NATIVE_REPS, 5 * limit, &n))
+			fflush(stdout);
+			memset(&n, 0, sizeof n);
+			memset(&t, 0, sizeof t);
+			memset(&w, 0, sizeof w);
+			/* what failed, if one did, is in its bench_run */
+			(void)bench_rounds(p->argv, reps(), limit, &n, &t, &w, med);
+			if (n.failed || n.timed_out)
 				snprintf(why, sizeof why, "native run: %s", n.timed_out ? "over 5 x the limit" : n.err);
 			else if (WEXITSTATUS(n.status))
 				snprintf(why, sizeof why, "native run: exit status %d", WEXITSTATUS(n.status));
+			else if (t.failed || t.timed_out)
+				w = t; /* no warm run */
 		}
-		if (in_dir && why[0])
+		if (in_dir)
 			leave_input_dir(dir, old);
 		if (why[0]) {
 			printf("%-38s skipped: %s\n", p->name, why);
@@ -617,11 +681,6 @@ void bench_programs(const char *dgemm, const char *cfile)
 				 skipped[0] ? ", " : "", p->name);
 			continue;
 		}
-		fflush(stdout);
-		if (bench_cold_warm(p->argv, TRACED_REPS, limit, &t, &w) && (t.failed || t.timed_out))
-			w = t; /* no warm run */
-		if (in_dir)
-			leave_input_dir(dir, old);
 		if (!t.failed && t.status != n.status)
 			snprintf(t.err, sizeof t.err, "exit status %d, native 0", WEXITSTATUS(t.status)), t.failed = 1;
 		if (t.failed && !t.timed_out) {
@@ -633,11 +692,12 @@ void bench_programs(const char *dgemm, const char *cfile)
 			char w[32];
 
 			snprintf(w, sizeof w, ">%.0fs", limit);
-			printf("%-38s %7.3fs %7.3fs %8s %7.1fs %8s %6s%.0fx %5s", p->name, n.wall, n.cpu, w, t.cpu, r,
-			       "<=", p->target, "unfin");
+			printf("%-38s %7.3fs %7.3fs %8s %7.1fs %8s %6s %6s%.0fx %5s", p->name, n.wall, n.cpu, w, t.cpu,
+			       r, "-", "<=", p->target, "unfin");
 		} else
-			printf("%-38s %7.3fs %7.3fs %8.3fs %7.3fs %8s %6s%.0fx %5s", p->name, n.wall, n.cpu, t.wall,
-			       t.cpu, r, "<=", p->target, t.cpu / n.cpu <= p->target ? "ok" : "OVER");
+			printf("%-38s %7.3fs %7.3fs %8.3fs %7.3fs %8s %5.1fx %6s%.0fx %5s", p->name, n.wall, n.cpu,
+			       t.wall, t.cpu, r, med[0] > 0 ? med[1] / med[0] : 0.0, "<=", p->target,
+			       t.cpu / n.cpu <= p->target ? "ok" : "OVER");
 		if (t.rss_kb)
 			printf(" %5.0f MiB", (double)t.rss_kb / 1024);
 		else
@@ -646,7 +706,7 @@ void bench_programs(const char *dgemm, const char *cfile)
 		if (w.failed && !w.timed_out)
 			printf("  warm run failed: %s\n", w.err);
 		else
-			printf(" %7.3fs %8s %5s\n", w.cpu, r,
+			printf(" %7.3fs %8s %5.1fx %5s\n", w.cpu, r, med[0] > 0 ? med[2] / med[0] : 0.0,
 			       w.timed_out		    ? "unfin"
 			       : w.cpu / n.cpu <= p->target ? "ok"
 							    : "OVER");
@@ -665,8 +725,10 @@ void bench_programs(const char *dgemm, const char *cfile)
 	unsetenv("OPENBLAS_NUM_THREADS");
 	hints_clear(1);
 	bench_hints(0);
-	printf("CPU x: traced CPU time / native CPU time, cold (an empty hint store); warm: the\n"
-	       "same with the hints the cold run left; target: issue 19's; ok/OVER: within/over it;\n"
+	printf("CPU x: traced CPU time / native CPU time, the least of each, cold (an empty hint\n"
+	       "store); warm: the same with the hints the cold run left; med x: the medians' ratio\n"
+	       "(a timed-out or failed round: the rounds before it); target: issue 19's;\n"
+	       "ok/OVER: CPU x within/over it;\n"
 	       ">Ns, unfin: stopped after BENCH_LIMIT=%.0f s of wall time, CPU time counted until then\n",
 	       limit);
 	if (skipped[0])

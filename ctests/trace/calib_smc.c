@@ -62,6 +62,20 @@
  *               not run after): 3 N vaddpd ymm
  *   truncdie N  as truncrun, no handler: the program dies of the SIGBUS
  *               after N vaddpd ymm
+ *   truncpath N, truncopen N  as truncrerun, the file cut by truncate
+ *               (a path relative to the working directory), or by an
+ *               open with O_TRUNC and its first page written back: 3 N
+ *               vaddpd ymm
+ *   trunchole N  as truncrerun, the second page punched out
+ *               (fallocate) and written back as a vaddsd loop, run
+ *               (no SIGBUS), then the first: 3 N vaddpd ymm, N vaddsd
+ *   trunccollapse N  the second page's loop a vaddsd one, each page's
+ *               loop run, the first page collapsed away (fallocate: the
+ *               second moves to offset 0), the second page called
+ *               (SIGBUS), the first run (now vaddsd): N vaddpd ymm, 2 N
+ *               vaddsd (exit 77 where the file system cannot collapse)
+ * (after the cut or change the tracer's copies of that code must not
+ * run: trace_sys.c drops them)
  *   sigremap N  two files of code, a loop of one vaddpd ymm and one of
  *               two, mapped read-only in turn (the kernel gives the
  *               same address back), run 4 times and unmapped, N rounds,
@@ -81,6 +95,7 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 
@@ -503,6 +518,60 @@ static int trunc_code(long n, int rerun, int die)
 	return 0;
 }
 
+/* a loop on each of a file's two pages, both run, then the file cut or
+ * changed by `how` (truncate by a relative path, O_TRUNC, a hole
+ * punched, a range collapsed), the second page called under a SIGBUS
+ * handler, then the first */
+static int trunc_how(const char *mode, long n)
+{
+	unsigned char buf[8192], *p;
+	char dir[4096], *base;
+	int fd, fd2, rc = 0;
+
+	memset(buf, 0xcc, sizeof buf);
+	emit(buf, 1, ADD);
+	emit(buf + 4096, 1, ADD);
+	if (!strcmp(mode, "trunccollapse"))
+		buf[4096 + 1] = SD;
+	fd = tmp_code(code_fn, sizeof code_fn, buf, sizeof buf);
+	atexit(code_unlink);
+	p = map_code(fd, PROT_READ | PROT_EXEC);
+	((fn)p)(n);
+	((fn)(p + 4096))(n);
+	if (!strcmp(mode, "truncpath")) {
+		snprintf(dir, sizeof dir, "%s", code_fn);
+		base = strrchr(dir, '/');
+		*base++ = 0;
+		rc = chdir(dir) || truncate(base, 4096);
+	} else if (!strcmp(mode, "truncopen")) {
+		rc = (fd2 = open(code_fn, O_WRONLY | O_TRUNC)) < 0 || pwrite(fd2, buf, 4096, 0) != 4096;
+	} else if (!strcmp(mode, "trunchole")) {
+		buf[4096 + 1] = SD;
+		rc = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 4096, 4096) ||
+		     pwrite(fd, buf + 4096, 4096, 4096) != 4096;
+	} else if (fallocate(fd, FALLOC_FL_COLLAPSE_RANGE, 0, 4096)) {
+		printf("%s: %s\n", mode, strerror(errno));
+		return errno == EOPNOTSUPP || errno == EINVAL ? 77 : 3;
+	}
+	if (rc) {
+		perror(mode);
+		return 3;
+	}
+	{
+		struct sigaction sa = { .sa_sigaction = on_cut, .sa_flags = SA_SIGINFO };
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGBUS, &sa, NULL);
+	}
+	if (!sigsetjmp(cut_jmp, 1))
+		((fn)(p + 4096))(n);
+	if (cut_addr)
+		printf("%s: SIGBUS at +%ld\n", mode, (long)((unsigned char *)cut_addr - p));
+	else
+		printf("%s: no SIGBUS\n", mode);
+	((fn)p)(n);
+	return 0;
+}
+
 static volatile sig_atomic_t alarms;
 
 static void on_alarm(int sig)
@@ -561,7 +630,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2 || n < 1) {
 		fprintf(stderr,
-			"usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv|text|filemap|trunc|truncrun|truncrerun|truncdie|sigremap N, detach N FILE\n");
+			"usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv|text|filemap|trunc|truncrun|truncrerun|truncdie|truncpath|truncopen|trunchole|trunccollapse|sigremap N, detach N FILE\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "inplace"))
@@ -594,5 +663,8 @@ int main(int argc, char **argv)
 		return trunc_code(n, 1, 0);
 	if (!strcmp(argv[1], "truncdie"))
 		return trunc_code(n, 0, 1);
+	if (!strcmp(argv[1], "truncpath") || !strcmp(argv[1], "truncopen") || !strcmp(argv[1], "trunchole") ||
+	    !strcmp(argv[1], "trunccollapse"))
+		return trunc_how(argv[1], n);
 	return 2;
 }

@@ -72,10 +72,11 @@ done
 # SIGBUS (truncdie: it dies of it, N vaddpd before, as natively); and run
 # there before the cut too (truncrerun: 3 N vaddpd; the cache engine's
 # copies of that code are dropped at the ftruncate's exit, else they ran
-# on: no SIGBUS), the file cut by truncate with a relative path or by an
-# O_TRUNC open (truncpath, truncopen: 3 N vaddpd)
+# on: no SIGBUS), the file cut by truncate with a relative path, by an
+# O_TRUNC open, or by a forked child, in another address space
+# (truncpath, truncopen, truncfork: 3 N vaddpd)
 for me in truncdie:1:cache truncdie:1:stop truncrerun:3:cache truncrerun:3:stop truncpath:3:cache \
-	truncpath:3:stop truncopen:3:cache truncopen:3:stop; do
+	truncpath:3:stop truncopen:3:cache truncopen:3:stop truncfork:3:cache truncfork:3:stop; do
 	mode=${me%%:*} e=${me#*:} vec=$((${e%%:*} * n)) engine=${e#*:}
 	TMPDIR=$tmp "$SMC" "$mode" $n > "$tmp/native.out" 2>/dev/null; nrc=$?
 	traced "$mode" $engine $vec

@@ -62,10 +62,11 @@
  *               not run after): 3 N vaddpd ymm
  *   truncdie N  as truncrun, no handler: the program dies of the SIGBUS
  *               after N vaddpd ymm
- *   truncpath N, truncopen N  as truncrerun, the file cut by truncate
- *               (a path relative to the working directory), or by an
- *               open with O_TRUNC and its first page written back: 3 N
- *               vaddpd ymm
+ *   truncpath N, truncopen N, truncfork N  as truncrerun, the file cut
+ *               by truncate (a path relative to the working directory),
+ *               by an open with O_TRUNC and its first page written back,
+ *               or by a forked child's ftruncate (the tracer drops the
+ *               parent's copies too): 3 N vaddpd ymm
  *   trunchole N  as truncrerun, the second page punched out
  *               (fallocate) and written back as a vaddsd loop, run
  *               (no SIGBUS), then the first: 3 N vaddpd ymm, N vaddsd
@@ -543,6 +544,12 @@ static int trunc_how(const char *mode, long n)
 		base = strrchr(dir, '/');
 		*base++ = 0;
 		rc = chdir(dir) || truncate(base, 4096);
+	} else if (!strcmp(mode, "truncfork")) { /* a child cuts it */
+		pid_t c = fork();
+		int st;
+		if (c == 0)
+			_exit(ftruncate(fd, 4096) ? 1 : 0);
+		rc = c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st);
 	} else if (!strcmp(mode, "truncopen")) {
 		rc = (fd2 = open(code_fn, O_WRONLY | O_TRUNC)) < 0 || pwrite(fd2, buf, 4096, 0) != 4096;
 	} else if (!strcmp(mode, "trunchole")) {
@@ -630,7 +637,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2 || n < 1) {
 		fprintf(stderr,
-			"usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv|text|filemap|trunc|truncrun|truncrerun|truncdie|truncpath|truncopen|trunchole|trunccollapse|sigremap N, detach N FILE\n");
+			"usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv|text|filemap|trunc|truncrun|truncrerun|truncdie|truncpath|truncopen|truncfork|trunchole|trunccollapse|sigremap N, detach N FILE\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "inplace"))
@@ -663,8 +670,8 @@ int main(int argc, char **argv)
 		return trunc_code(n, 1, 0);
 	if (!strcmp(argv[1], "truncdie"))
 		return trunc_code(n, 0, 1);
-	if (!strcmp(argv[1], "truncpath") || !strcmp(argv[1], "truncopen") || !strcmp(argv[1], "trunchole") ||
-	    !strcmp(argv[1], "trunccollapse"))
+	if (!strcmp(argv[1], "truncpath") || !strcmp(argv[1], "truncopen") || !strcmp(argv[1], "truncfork") ||
+	    !strcmp(argv[1], "trunchole") || !strcmp(argv[1], "trunccollapse"))
 		return trunc_how(argv[1], n);
 	return 2;
 }

@@ -477,6 +477,17 @@ static void on_cut(int sig, siginfo_t *si, void *uc)
 	siglongjmp(cut_jmp, 1);
 }
 
+/* f(n) with a SIGBUS handler: where it met one, in cut_addr */
+static void run_cut(fn f, long n)
+{
+	struct sigaction sa = { .sa_sigaction = on_cut, .sa_flags = SA_SIGINFO };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+	if (!sigsetjmp(cut_jmp, 1))
+		f(n);
+}
+
 /* a loop on each of a file's two pages; the file cut to one page between
  * runs (rerun: the second page's loop run before too; die: no handler) */
 static int trunc_code(long n, int rerun, int die)
@@ -503,13 +514,7 @@ static int trunc_code(long n, int rerun, int die)
 		printf("truncdie: no SIGBUS\n");
 		return 1;
 	}
-	{
-		struct sigaction sa = { .sa_sigaction = on_cut, .sa_flags = SA_SIGINFO };
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGBUS, &sa, NULL);
-	}
-	if (!sigsetjmp(cut_jmp, 1))
-		((fn)(p + 4096))(n);
+	run_cut((fn)(p + 4096), n);
 	if (!cut_addr) {
 		printf("trunc%srun: no SIGBUS\n", rerun ? "re" : "");
 		return 1;
@@ -564,13 +569,7 @@ static int trunc_how(const char *mode, long n)
 		perror(mode);
 		return 3;
 	}
-	{
-		struct sigaction sa = { .sa_sigaction = on_cut, .sa_flags = SA_SIGINFO };
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGBUS, &sa, NULL);
-	}
-	if (!sigsetjmp(cut_jmp, 1))
-		((fn)(p + 4096))(n);
+	run_cut((fn)(p + 4096), n);
 	if (cut_addr)
 		printf("%s: SIGBUS at +%ld\n", mode, (long)((unsigned char *)cut_addr - p));
 	else

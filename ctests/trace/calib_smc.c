@@ -62,6 +62,21 @@
  *               not run after): 3 N vaddpd ymm
  *   truncdie N  as truncrun, no handler: the program dies of the SIGBUS
  *               after N vaddpd ymm
+ *   truncpath N, truncopen N, truncfork N  as truncrerun, the file cut
+ *               by truncate (a path relative to the working directory),
+ *               by an open with O_TRUNC and its first page written back,
+ *               or by a forked child's ftruncate (the tracer drops the
+ *               parent's copies too): 3 N vaddpd ymm
+ *   trunchole N  as truncrerun, the second page punched out
+ *               (fallocate) and written back as a vaddsd loop, run
+ *               (no SIGBUS), then the first: 3 N vaddpd ymm, N vaddsd
+ *   trunccollapse N  the second page's loop a vaddsd one, each page's
+ *               loop run, the first page collapsed away (fallocate: the
+ *               second moves to offset 0), the second page called
+ *               (SIGBUS), the first run (now vaddsd): N vaddpd ymm, 2 N
+ *               vaddsd (exit 77 where the file system cannot collapse)
+ * (after the cut or change the tracer's copies of that code must not
+ * run: trace_sys.c drops them)
  *   sigremap N  two files of code, a loop of one vaddpd ymm and one of
  *               two, mapped read-only in turn (the kernel gives the
  *               same address back), run 4 times and unmapped, N rounds,
@@ -81,6 +96,7 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 
@@ -461,6 +477,17 @@ static void on_cut(int sig, siginfo_t *si, void *uc)
 	siglongjmp(cut_jmp, 1);
 }
 
+/* f(n) with a SIGBUS handler: where it met one, in cut_addr */
+static void run_cut(fn f, long n)
+{
+	struct sigaction sa = { .sa_sigaction = on_cut, .sa_flags = SA_SIGINFO };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+	if (!sigsetjmp(cut_jmp, 1))
+		f(n);
+}
+
 /* a loop on each of a file's two pages; the file cut to one page between
  * runs (rerun: the second page's loop run before too; die: no handler) */
 static int trunc_code(long n, int rerun, int die)
@@ -487,18 +514,66 @@ static int trunc_code(long n, int rerun, int die)
 		printf("truncdie: no SIGBUS\n");
 		return 1;
 	}
-	{
-		struct sigaction sa = { .sa_sigaction = on_cut, .sa_flags = SA_SIGINFO };
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGBUS, &sa, NULL);
-	}
-	if (!sigsetjmp(cut_jmp, 1))
-		((fn)(p + 4096))(n);
+	run_cut((fn)(p + 4096), n);
 	if (!cut_addr) {
 		printf("trunc%srun: no SIGBUS\n", rerun ? "re" : "");
 		return 1;
 	}
 	printf("trunc%srun: SIGBUS at +%ld\n", rerun ? "re" : "", (long)((unsigned char *)cut_addr - p));
+	((fn)p)(n);
+	return 0;
+}
+
+/* a loop on each of a file's two pages, both run, then the file cut or
+ * changed by `how` (truncate by a relative path, O_TRUNC, a hole
+ * punched, a range collapsed), the second page called under a SIGBUS
+ * handler, then the first */
+static int trunc_how(const char *mode, long n)
+{
+	unsigned char buf[8192], *p;
+	char dir[4096], *base;
+	int fd, fd2, rc = 0;
+
+	memset(buf, 0xcc, sizeof buf);
+	emit(buf, 1, ADD);
+	emit(buf + 4096, 1, ADD);
+	if (!strcmp(mode, "trunccollapse"))
+		buf[4096 + 1] = SD;
+	fd = tmp_code(code_fn, sizeof code_fn, buf, sizeof buf);
+	atexit(code_unlink);
+	p = map_code(fd, PROT_READ | PROT_EXEC);
+	((fn)p)(n);
+	((fn)(p + 4096))(n);
+	if (!strcmp(mode, "truncpath")) {
+		snprintf(dir, sizeof dir, "%s", code_fn);
+		base = strrchr(dir, '/');
+		*base++ = 0;
+		rc = chdir(dir) || truncate(base, 4096);
+	} else if (!strcmp(mode, "truncfork")) { /* a child cuts it */
+		pid_t c = fork();
+		int st;
+		if (c == 0)
+			_exit(ftruncate(fd, 4096) ? 1 : 0);
+		rc = c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st);
+	} else if (!strcmp(mode, "truncopen")) {
+		rc = (fd2 = open(code_fn, O_WRONLY | O_TRUNC)) < 0 || pwrite(fd2, buf, 4096, 0) != 4096;
+	} else if (!strcmp(mode, "trunchole")) {
+		buf[4096 + 1] = SD;
+		rc = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 4096, 4096) ||
+		     pwrite(fd, buf + 4096, 4096, 4096) != 4096;
+	} else if (fallocate(fd, FALLOC_FL_COLLAPSE_RANGE, 0, 4096)) {
+		printf("%s: %s\n", mode, strerror(errno));
+		return errno == EOPNOTSUPP || errno == EINVAL ? 77 : 3;
+	}
+	if (rc) {
+		perror(mode);
+		return 3;
+	}
+	run_cut((fn)(p + 4096), n);
+	if (cut_addr)
+		printf("%s: SIGBUS at +%ld\n", mode, (long)((unsigned char *)cut_addr - p));
+	else
+		printf("%s: no SIGBUS\n", mode);
 	((fn)p)(n);
 	return 0;
 }
@@ -561,7 +636,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2 || n < 1) {
 		fprintf(stderr,
-			"usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv|text|filemap|trunc|truncrun|truncrerun|truncdie|sigremap N, detach N FILE\n");
+			"usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv|text|filemap|trunc|truncrun|truncrerun|truncdie|truncpath|truncopen|truncfork|trunchole|trunccollapse|sigremap N, detach N FILE\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "inplace"))
@@ -594,5 +669,8 @@ int main(int argc, char **argv)
 		return trunc_code(n, 1, 0);
 	if (!strcmp(argv[1], "truncdie"))
 		return trunc_code(n, 0, 1);
+	if (!strcmp(argv[1], "truncpath") || !strcmp(argv[1], "truncopen") || !strcmp(argv[1], "truncfork") ||
+	    !strcmp(argv[1], "trunchole") || !strcmp(argv[1], "trunccollapse"))
+		return trunc_how(argv[1], n);
 	return 2;
 }

@@ -120,6 +120,8 @@ int pft_block_adopt(struct pft_space *sp, struct pft_block *b);
 /* Drop every block with a byte in [lo, hi) from the cache (their code
  * changed); cached copies are detached.  Returns how many. */
 size_t pft_block_invalidate(struct pft_space *sp, uint64_t lo, uint64_t hi);
+/* some block may lie in [lo, hi) (a page of it holds decoded code) */
+int pft_block_in(const struct pft_space *sp, uint64_t lo, uint64_t hi);
 
 /* trace_blocks.c: emulate the terminator of blk on regs (pft_arch_emulate);
  * 0 or negative */

@@ -316,6 +316,11 @@ static size_t invalidate_pages(struct pft_space *sp, uint64_t lo, uint64_t hi)
 	return n;
 }
 
+int pft_block_in(const struct pft_space *sp, uint64_t lo, uint64_t hi)
+{
+	return hi > lo && sp->blk_n && range_has_code(sp, lo, hi);
+}
+
 size_t pft_block_invalidate(struct pft_space *sp, uint64_t lo, uint64_t hi)
 {
 	size_t n = 0;

@@ -87,6 +87,8 @@ struct pft_space {
 				   * files; NULL: never (trace_codemap.c) */
 	uint64_t fv_pages;	  /* pages read so */
 	uint64_t fv_bus;	  /* reads that met a SIGBUS (file truncated) */
+	unsigned long cut_gen;	  /* the last file cut it was looked at for
+				   * (trace_sys.c) */
 };
 
 /* trace_space.c: an address space's life */

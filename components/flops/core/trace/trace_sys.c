@@ -32,6 +32,14 @@
  *             be decoded afresh.  process_vm_writev honours page
  *             protections: one that meets a page we guard is skipped at
  *             entry and made at exit, after the guard is lifted.
+ *   ftruncate, truncate, creat, open, openat, openat2 with O_TRUNC,
+ *             fallocate that punches, zeroes, collapses or inserts:
+ *             the file's bytes there are gone (a fetch past the new end
+ *             raises SIGBUS) or changed; the blocks on those pages of
+ *             its executable mappings, in every traced space, are
+ *             dropped at the call's exit (file_cut), so that the next
+ *             run there is decoded afresh and meets what the program
+ *             would (their copies ran on before).
  *   open, openat, openat2 of /proc/.../maps or smaps, and reads of it
  *             the guards of the process lifted first (reads: skipped
  *             at entry, made at exit), so that the program sees its own
@@ -73,6 +81,10 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <linux/falloc.h>
 #include <linux/seccomp.h>
 
 #include "trace_internal.h"
@@ -134,6 +146,10 @@ int pft_sys_watched(long nr)
 	case SYS_openat:
 	case SYS_openat2:
 	case SYS_process_vm_writev: /* code written in another way */
+	case SYS_ftruncate:	    /* a file of code cut, or its bytes moved */
+	case SYS_truncate:
+	case SYS_fallocate:
+	case SYS_creat:
 	case SYS_sched_getaffinity: /* while held on one CPU (trace_pin.c) */
 	case SYS_sched_setaffinity:
 	case SYS_wait4: /* waiting, not running */
@@ -586,6 +602,170 @@ static void sys_kind_exit(struct pft_tracer *T, struct pft_thr *t, struct user_r
 	t->sys_kind = K_NONE;
 }
 
+/* A file's bytes gone or changed under its mappings: the file (device
+ * and inode, and its path where a file system shows the maps another
+ * device: overlayfs), the file offsets [lo, hi) changed, and those from
+ * `gone` on dropped from memory with the private copies of their pages
+ * (truncation: our int3s there went with them; UINT64_MAX: none) */
+struct cut {
+	uint64_t dev, ino, lo, hi, gone;
+	char path[PATH_MAX];
+};
+
+/* fn, a /proc/TID/fd link (link) or a path, names a regular file: c's */
+static int cut_file(struct cut *c, const char *fn, int link)
+{
+	struct stat st;
+	ssize_t n;
+
+	if (stat(fn, &st) || !S_ISREG(st.st_mode))
+		return -1;
+	c->dev = (uint64_t)major(st.st_dev) << 32 | minor(st.st_dev);
+	c->ino = (uint64_t)st.st_ino;
+	c->path[0] = 0;
+	if (link) {
+		if ((n = readlink(fn, c->path, sizeof c->path - 1)) > 0)
+			c->path[n] = 0;
+	} else if (!realpath(fn, c->path))
+		c->path[0] = 0;
+	return 0;
+}
+
+/* a string of the program's, read up to each page's end (the next page
+ * may be unmapped) */
+static int read_str(pid_t tid, uint64_t addr, char *buf, size_t cap)
+{
+	for (size_t n = 0; n + 1 < cap;) {
+		size_t k = 4096 - ((addr + n) & 4095);
+		if (k > cap - 1 - n)
+			k = cap - 1 - n;
+		if (read_mem(tid, addr + n, buf + n, k))
+			return -1;
+		if (memchr(buf + n, 0, k))
+			return 0;
+		n += k;
+	}
+	return -1;
+}
+
+/* sp's maps as they are where it has code: read again only where a
+ * mapping call touched a range holding blocks since (an O_TRUNC open
+ * needs no read of the maps in most runs) */
+static int cut_maps(struct pft_space *sp)
+{
+	struct pft_maps *m = &sp->maps;
+	int load = m->stale || !m->n;
+
+	for (int i = 0; i < m->ndirty && !load; i++)
+		load = pft_block_in(sp, m->dirty[i][0], m->dirty[i][1]);
+	return load ? pft_maps_load(m, sp->pid) : 0;
+}
+
+/* the blocks of sp on pages of c's file that changed: dropped */
+static size_t cut_space(struct pft_space *sp, const struct cut *c)
+{
+	size_t n = 0;
+
+	if (!sp->blk_n || cut_maps(sp))
+		return 0;
+	for (size_t i = 0; i < sp->maps.n; i++) {
+		const struct pft_map *e = &sp->maps.v[i];
+		uint64_t end = e->off + (e->hi - e->lo), a = c->lo & ~4095ULL, b = c->hi < end ? c->hi : end;
+		if (!e->x || !((e->ino && e->ino == c->ino && e->dev == c->dev) ||
+			       (e->path && c->path[0] && !strcmp(e->path, c->path))))
+			continue;
+		if (a < e->off)
+			a = e->off;
+		if (a < b)
+			n += pft_block_invalidate(sp, e->lo + (a - e->off), e->lo + (b - e->off));
+		if (c->gone == UINT64_MAX)
+			continue;
+		a = (c->gone + 4095) & ~4095ULL;
+		if (a < e->off)
+			a = e->off;
+		if (a < end) /* those pages are gone: our int3s with them */
+			pft_bp_clear(sp, 0, e->lo + (a - e->off), e->hi);
+	}
+	return n;
+}
+
+/* t's successful call cut a file, or moved or zeroed its bytes: the
+ * blocks on those pages of its executable mappings, in every traced
+ * space, dropped (their copies unlinked), so that the next run there is
+ * decoded afresh from the program's memory and meets what it would
+ * natively (SIGBUS past the end, zeros in a hole) */
+static __attribute__((noinline)) void file_cut(struct pft_tracer *T, struct pft_thr *t, int64_t ret)
+{
+	const uint64_t *a = t->sys_args;
+	char fn[PATH_MAX + 64], path[PATH_MAX];
+	struct cut c;
+	uint64_t fd = (uint64_t)ret, flags = O_TRUNC;
+	size_t n = 0;
+
+	c.lo = c.gone = 0;
+	c.hi = UINT64_MAX;
+	switch (t->sys_nr) {
+	case SYS_ftruncate:
+		fd = a[0];
+		c.lo = c.gone = a[1];
+		break;
+	case SYS_fallocate:
+		fd = a[0];
+		if (a[1] & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) { /* zeros there */
+			c.lo = a[2];
+			c.hi = a[2] + a[3] < a[2] ? UINT64_MAX : a[2] + a[3];
+			c.gone = UINT64_MAX; /* private copies of its pages stay */
+		} else if (a[1] & (FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE))
+			c.lo = c.gone = a[2]; /* what follows moved */
+		else
+			return;
+		break;
+	case SYS_truncate:
+		if (read_str(t->tid, a[0], path, sizeof path))
+			return;
+		if (path[0] == '/')
+			snprintf(fn, sizeof fn, "%s", path);
+		else
+			snprintf(fn, sizeof fn, "/proc/%d/cwd/%s", (int)t->tid, path);
+		if (cut_file(&c, fn, 0))
+			return;
+		c.lo = c.gone = a[1];
+		fd = UINT64_MAX;
+		break;
+	case SYS_creat:
+		break;
+	case SYS_open:
+		flags = a[1];
+		break;
+	case SYS_openat:
+		flags = a[2];
+		break;
+	case SYS_openat2: /* struct open_how starts with the flags */
+		if (a[3] < 8 || read_mem(t->tid, a[2], &flags, 8))
+			return;
+		break;
+	default:
+		return;
+	}
+	if (!(flags & O_TRUNC))
+		return;
+	if (fd != UINT64_MAX) {
+		snprintf(fn, sizeof fn, "/proc/%d/fd/%llu", (int)t->tid, (unsigned long long)fd);
+		if (cut_file(&c, fn, 1))
+			return;
+	}
+	T->cut_gen++;
+	for (struct pft_thr *o = T->threads; o; o = o->next)
+		if (o->sp && o->sp->cut_gen != T->cut_gen) { /* each space once */
+			o->sp->cut_gen = T->cut_gen;
+			n += cut_space(o->sp, &c);
+		}
+	if (n) {
+		T->st.invalidated += n;
+		pft_mem_fresh(); /* pages read before: not what is there now */
+	}
+}
+
 void pft_sys_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r, int *dirty)
 {
 	const uint64_t *a = t->sys_args;
@@ -608,6 +788,19 @@ void pft_sys_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 	}
 	if (ret < 0 && ret > -4096)
 		return;
+	switch (t->sys_nr) { /* (file_cut's frame, 12 KiB, only here) */
+	case SYS_ftruncate:
+	case SYS_truncate:
+	case SYS_fallocate:
+	case SYS_creat:
+	case SYS_open:
+	case SYS_openat:
+	case SYS_openat2:
+		file_cut(T, t, ret);
+		break;
+	default:
+		break;
+	}
 	if (t->sys_nr == SYS_sched_getaffinity && T->pin == PFT_PIN_HELD &&
 	    (a[0] == 0 || a[0] == (uint64_t)t->tid || a[0] == (uint64_t)t->sp->pid)) {
 		/* held on one CPU: the program's own mask, as untraced (the

@@ -153,6 +153,7 @@ struct pft_tracer {
 				 * untraced before (its rseq may be set) */
 	int procmem;			/* a /proc/PID/mem was opened: writes
 				 * are looked at (trace_sys.c) */
+	unsigned long cut_gen;		/* files cut by the program (trace_sys.c) */
 	int sysfast;			/* system calls from the cache run without a stop
 				 * unless watched (trace_sys.c) */
 	char hints_dir[1024];		/* the hint store ("": off; trace_hints.c) */

@@ -219,6 +219,10 @@ static void trace_notes(struct pf_report *r, const struct pft_stats *st)
 			       "beyond the code cache %s had ran on the stopping path (same counts, slower)",
 			       (unsigned long long)st->seccomp, st->seccomp == 1 ? "" : "es",
 			       st->seccomp == 1 ? "it" : "them", st->seccomp == 1 ? "it" : "they");
+	count_note(r, st->seccomp_failed,
+		   "%llu seccomp call%s failed (seccomp was not turned on): the tracer stopped injecting system "
+		   "calls at the call all the same, so code beyond that process's code cache ran on the stopping "
+		   "path (same counts, slower)");
 	if (st->hint_note[0]) /* the hint store (docs/trace-engine.md#the-hint-store) */
 		pf_report_note(r, "%s", st->hint_note);
 }

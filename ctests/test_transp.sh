@@ -83,6 +83,7 @@ caveat cache "1 process turned seccomp on"
 same "seccomp call failing" 44000 "cache stop" $TP/tp_seccomp fail
 caveat cache "^1 seccomp call failed (seccomp was not turned on)"
 caveat stop "^1 seccomp call failed (seccomp was not turned on)"
+jq_is "$tmp/cache.json" '.engine | "\(.seccomp_processes) \(.seccomp_failed_calls)"' "0 1"
 jq -r '.caveats[]' "$tmp/cache.json" | grep -q "turned seccomp on" &&
 	bad "$name: a failed call reported as seccomp on: $(jq -c .caveats "$tmp/cache.json")" || ok
 # and attached with --pid once in strict mode (seen in /proc: Seccomp)

@@ -509,7 +509,9 @@ static void json_region(FILE *o, const struct pf_report *r)
  * OUTPUT): those of both engines, then the code cache's */
 static void json_engine(FILE *o, const struct pf_report *r)
 {
-	/* by enum PFT_NC_* (PFT_NC_NONE: no reason) */
+	/* by enum PFT_NC_* (PFT_NC_NONE: no reason); a new reason needs
+	 * its key here and in the man page */
+	_Static_assert(PFT_NC_N == 10, "a key for each PFT_NC_* reason");
 	static const char *const why[PFT_NC_N] = {
 		[PFT_NC_MASK] = "masked_syscall", [PFT_NC_MODE] = "stepped",	   [PFT_NC_GS] = "gs",
 		[PFT_NC_WRITABLE] = "writable",	  [PFT_NC_REACH] = "out_of_reach", [PFT_NC_FULL] = "cache_full",

@@ -29,6 +29,29 @@ jq_is "$tmp/r.json" '.gflop_per_second | length' 0     # a traced run's time giv
 jq_is "$tmp/r.json" '.caveats | length > 0' true
 [ ! -s "$tmp/out" ] && [ ! -s "$tmp/err" ] && ok || bad "-o: something besides the file: [$(cat "$tmp/out" "$tmp/err")]"
 
+# the engine's own figures: the code cache runs the 4000 iterations
+# without a stop each, the stopping engine stops at every one
+PFLOPS_TRACE_ENGINE=cache $RUN --source trace --json -o "$tmp/ec.json" -- $K vfmadd213pd_x 4000 2>/dev/null
+PFLOPS_TRACE_ENGINE=stop $RUN --source trace --json -o "$tmp/es.json" -- $K vfmadd213pd_x 4000 2>/dev/null
+python3 -m json.tool "$tmp/ec.json" >/dev/null && python3 -m json.tool "$tmp/es.json" >/dev/null && ok ||
+	bad "engine: not valid JSON: $(cat "$tmp/ec.json" "$tmp/es.json")"
+jq_is "$tmp/ec.json" .engine.name cache
+jq_is "$tmp/ec.json" '.engine | keys_unsorted | join(",")' \
+	name,tracer_cpu_seconds,threads,stops,block_stops,syscall_stops,single_steps,blocks_decoded,blocks_invalidated,pins,blocks_translated,blocks_ahead,blocks_hinted,loops_unrolled,cache_exits,lookup_misses,links,futex_served,syscalls_fast,syscall_traps,code_cache_bytes,address_space_bytes,stopping_path_processes,stopping_path_threads,seccomp_processes,seccomp_failed_calls,stopping_path_blocks
+jq_is "$tmp/ec.json" '.engine.stopping_path_blocks | keys_unsorted | join(",")' \
+	masked_syscall,stepped,gs,writable,out_of_reach,cache_full,loader_hook,overflow,region_entry
+jq_is "$tmp/ec.json" '.engine | .threads == 1 and .blocks_decoded > 0 and .stops > 0 and .stops < 4000 and
+	.blocks_translated > 0 and .blocks_translated <= .blocks_decoded and .code_cache_bytes > 0 and
+	.tracer_cpu_seconds >= 0 and .stopping_path_processes == 0' true
+jq_is "$tmp/ec.json" .engine.blocks_hinted 0	# PFLOPS_TRACE_HINTS=0 (testlib.sh)
+jq_is "$tmp/es.json" .metrics.DP_OPS 16000
+jq_is "$tmp/es.json" '.engine | keys_unsorted | join(",")' \
+	name,tracer_cpu_seconds,threads,stops,block_stops,syscall_stops,single_steps,blocks_decoded,blocks_invalidated,pins
+jq_is "$tmp/es.json" '.engine | .name == "stop" and .block_stops >= 4000 and .stops >= .block_stops and
+	.blocks_decoded > 0' true
+$RUN --source model:skx --json -o "$tmp/em.json" -- $K vfmadd213pd_x 400 2>/dev/null
+jq_is "$tmp/em.json" '.engine.blocks_decoded > 0' true
+
 # stdout is the program's: byte-identical with and without the tool, with the
 # report on stderr (default) or in a file
 "$EX" >"$tmp/plain"
@@ -112,6 +135,7 @@ $RUN --source perf-stat:$PS/snb_full.csv --arch snb --json -o "$tmp/p.json"
 jq_is "$tmp/p.json" .metrics.SP_OPS 156781396204
 jq_is "$tmp/p.json" '.gflop_per_second | length' 0
 jq_is "$tmp/p.json" '.caveats | map(select(test("no wall time"))) | length' 1
+jq_is "$tmp/p.json" 'has("engine")' false	# nothing traced
 $RUN --source perf-stat:$PS/snb_duration.csv --arch snb --json -o "$tmp/p.json"
 jq_is "$tmp/p.json" .wall_seconds 2.5
 jq_is "$tmp/p.json" .gflop_per_second.SP_OPS 62.712558      # 156781396204 FLOP / 2.5 s

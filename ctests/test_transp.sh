@@ -78,6 +78,14 @@ same "pushf, popf stepped" 40000 "cache stop" $TP/tp_regs flags
 # 4. strict seccomp: no system call may be injected after it
 same "seccomp strict" 44000 "cache stop" $TP/tp_seccomp
 caveat cache "1 process turned seccomp on"
+# a seccomp call that fails: injection stays off (the safe side) and the
+# report says the call failed, not that seccomp was turned on
+same "seccomp call failing" 44000 "cache stop" $TP/tp_seccomp fail
+caveat cache "^1 seccomp call failed (seccomp was not turned on)"
+caveat stop "^1 seccomp call failed (seccomp was not turned on)"
+jq_is "$tmp/cache.json" '.engine | "\(.seccomp_processes) \(.seccomp_failed_calls)"' "0 1"
+jq -r '.caveats[]' "$tmp/cache.json" | grep -q "turned seccomp on" &&
+	bad "$name: a failed call reported as seccomp on: $(jq -c .caveats "$tmp/cache.json")" || ok
 # and attached with --pid once in strict mode (seen in /proc: Seccomp)
 name="seccomp strict, --pid"
 rm -f "$tmp/fifo"; mkfifo "$tmp/fifo"

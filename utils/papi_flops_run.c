@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,6 +99,16 @@ static double now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* this process's CPU seconds, its threads' included (the tracer's:
+ * the traced program is another process); -1: unknown */
+static double self_cpu(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru))
+		return -1;
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 /* wall-clock time (seconds since 1970): comparable between the ranks of
@@ -219,6 +230,10 @@ static void trace_notes(struct pf_report *r, const struct pft_stats *st)
 			       "beyond the code cache %s had ran on the stopping path (same counts, slower)",
 			       (unsigned long long)st->seccomp, st->seccomp == 1 ? "" : "es",
 			       st->seccomp == 1 ? "it" : "them", st->seccomp == 1 ? "it" : "they");
+	count_note(r, st->seccomp_failed,
+		   "%llu seccomp call%s failed (seccomp was not turned on): the tracer stopped injecting system "
+		   "calls at the call all the same, so code beyond that process's code cache ran on the stopping "
+		   "path (same counts, slower)");
 	if (st->hint_note[0]) /* the hint store (docs/trace-engine.md#the-hint-store) */
 		pf_report_note(r, "%s", st->hint_note);
 }
@@ -244,13 +259,15 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 	if (!quiet && isatty(2))
 		o.progress = progress;
 	struct pflops_error err = { 0 };
-	double t0 = now();
+	double t0 = now(), c0 = self_cpu();
 	int rc, detached = 0;
+	memset(&st, 0, sizeof st);
 	if (attach_pid)
 		rc = pft_attach(attach_pid, &o, NULL, mix, &r->status, &detached, &err);
 	else
 		rc = pft_run(argv, &o, mix, &r->status, &err);
 	r->wall = now() - t0;
+	r->engine.tracer_cpu = c0 < 0 ? -1 : self_cpu() - c0;
 	if (o.progress)
 		fprintf(stderr, "\r%60s\r", "");
 	if (rc) {
@@ -355,6 +372,8 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 			       (unsigned long long)st.as_too_small, st.as_too_small == 1 ? " was" : "es were",
 			       st.as_limit / 1048576.0);
 	trace_notes(r, &st);
+	r->engine.st = st;
+	r->engine.have = 1;
 	pf_report_note(r,
 		       "wall time is that of the traced run (the tracer's own work included); GFLOP/s are not given");
 	pflops_mix_widths(mix, r->widths);

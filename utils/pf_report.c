@@ -505,6 +505,74 @@ static void json_region(FILE *o, const struct pf_report *r)
 		(unsigned long long)g->more_threads, (unsigned long long)g->more_flops);
 }
 
+/* "engine": the trace engine's figures (docs/man/papi_flops_run.1,
+ * OUTPUT): those of both engines, then the code cache's */
+static void json_engine(FILE *o, const struct pf_report *r)
+{
+	/* by enum PFT_NC_* (PFT_NC_NONE: no reason); a new reason needs
+	 * its key here and in the man page */
+	_Static_assert(PFT_NC_N == 10, "a key for each PFT_NC_* reason");
+	static const char *const why[PFT_NC_N] = {
+		[PFT_NC_MASK] = "masked_syscall", [PFT_NC_MODE] = "stepped",	   [PFT_NC_GS] = "gs",
+		[PFT_NC_WRITABLE] = "writable",	  [PFT_NC_REACH] = "out_of_reach", [PFT_NC_FULL] = "cache_full",
+		[PFT_NC_NOTIFY] = "loader_hook",  [PFT_NC_OVF] = "overflow",	   [PFT_NC_REGION] = "region_entry",
+	};
+	const struct pft_stats *s = &r->engine.st;
+	const struct {
+		const char *key;
+		uint64_t v;
+	} both[] = {
+		{ "threads", s->threads },
+		{ "stops", s->stops },
+		{ "block_stops", s->block_stops },
+		{ "syscall_stops", s->syscalls },
+		{ "single_steps", s->steps },
+		{ "blocks_decoded", s->blocks_decoded },
+		{ "blocks_invalidated", s->invalidated },
+		{ "pins", s->pins },
+	}, cache[] = {
+		{ "blocks_translated", s->cache_blocks },
+		{ "blocks_ahead", s->ahead_blocks },
+		{ "blocks_hinted", s->hint_blocks },
+		{ "loops_unrolled", s->cache_unrolled },
+		{ "cache_exits", s->cache_exits },
+		{ "lookup_misses", s->ibl_misses },
+		{ "links", s->cache_links },
+		{ "futex_served", s->freq_served },
+		{ "syscalls_fast", s->syscalls_fast },
+		{ "syscall_traps", s->syscall_traps },
+		{ "code_cache_bytes", s->cache_bytes },
+		{ "address_space_bytes", s->cache_as_bytes },
+		{ "stopping_path_processes", s->cache_setup_failed },
+		{ "stopping_path_threads", s->slotless_threads },
+		{ "seccomp_processes", s->seccomp },
+		{ "seccomp_failed_calls", s->seccomp_failed },
+	};
+	int is_cache = s->engine == PFT_ENGINE_CACHE;
+
+	if (!r->engine.have)
+		return;
+	fprintf(o, ", \"engine\": {");
+	pf_json_kv(o, "name", is_cache ? "cache" : "stop", 0);
+	if (r->engine.tracer_cpu >= 0)
+		fprintf(o, ", \"tracer_cpu_seconds\": %.6f", r->engine.tracer_cpu);
+	for (size_t i = 0; i < sizeof both / sizeof both[0]; i++)
+		fprintf(o, ", \"%s\": %llu", both[i].key, (unsigned long long)both[i].v);
+	if (is_cache) {
+		for (size_t i = 0; i < sizeof cache / sizeof cache[0]; i++)
+			fprintf(o, ", \"%s\": %llu", cache[i].key, (unsigned long long)cache[i].v);
+		fprintf(o, ", \"stopping_path_blocks\": {");
+		for (int k = 0, first = 1; k < PFT_NC_N; k++)
+			if (why[k]) {
+				fprintf(o, "%s\"%s\": %llu", first ? "" : ", ", why[k],
+					(unsigned long long)s->nocache[k]);
+				first = 0;
+			}
+		fprintf(o, "}");
+	}
+	fprintf(o, "}");
+}
+
 /* in an MPI job: "rank", "size" (null: unknown), "host", "launcher",
  * "killed_by" (the program's signal), "started", "ended" */
 static void json_job(FILE *o, const struct pf_report *r)
@@ -561,6 +629,7 @@ static void json_write(FILE *o, const struct pf_report *r)
 		r->sample_json(o, r->sample);
 	}
 	json_region(o, r);
+	json_engine(o, r);
 	fprintf(o, ", \"caveats\": [");
 	int first = 1;
 	for (int m = 0; m < PFLOPS_NMETRIC; m++)

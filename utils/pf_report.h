@@ -59,6 +59,15 @@ struct pf_region_threads {
 	uint64_t more_threads, more_flops; /* threads not listed */
 };
 
+/* The trace engine's own figures (trace and model sources): why a run
+ * was slow or fell back to the stopping path; JSON's "engine". */
+struct pf_engine {
+	int have;	   /* 0: no trace ran, no "engine" */
+	double tracer_cpu; /* the tracer's CPU seconds (this process, user and
+			    * system, over the run); < 0: unknown */
+	struct pft_stats st;
+};
+
 struct pf_report {
 	const char *program; /* argv[0]; NULL when no program ran (perf-stat) */
 	int status;	     /* its wait status; -1: no program run */
@@ -80,6 +89,7 @@ struct pf_report {
 	struct pf_mask mask;
 	struct pf_byfunc byfunc;
 	struct pf_region_threads region;
+	struct pf_engine engine;
 	int interrupted;	  /* the signal that ended the run early (0: none):
 				 * every count is partial */
 	unsigned scaled;	  /* metrics extrapolated from multiplexed counters:

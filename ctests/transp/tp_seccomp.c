@@ -9,8 +9,13 @@
  *   tp_seccomp wait FIFO   reads a byte from FIFO once in strict mode,
  *                          before the far code (papi_flops_run --pid
  *                          attaches meanwhile): DP_OPS 4000 from then on.
+ *   tp_seccomp fail        a seccomp filter call that fails instead
+ *                          (a NULL filter: EFAULT, as root too, with
+ *                          no_new_privs set first): seccomp stays off,
+ *                          the tracer injects nothing all the same.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
@@ -41,10 +46,16 @@ int main(int argc, char **argv)
 	far = (void (*)(long))p;
 	tp_work(10000);
 	len = snprintf(msg, sizeof msg, "seccomp: far code ran\n");
-	if (argc > 2 && (fd = open(argv[2], O_RDONLY)) < 0)
-		return 2;
-	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT))
-		return 3;
+	if (argc > 1 && !strcmp(argv[1], "fail")) {
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, NULL) != -1 || errno != EFAULT)
+			return 3;
+	} else {
+		if (argc > 2 && (fd = open(argv[2], O_RDONLY)) < 0)
+			return 2;
+		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT))
+			return 3;
+	}
 	if (fd >= 0 && read(fd, &c, 1) != 1)
 		syscall(SYS_exit, 5);
 	far(1000);

@@ -193,6 +193,10 @@ struct pft_stats {
 				 * call is injected in them from then on; new
 				 * code beyond the cache they have runs on the
 				 * stopping path */
+	uint64_t seccomp_failed;   /* seccomp/prctl(PR_SET_SECCOMP) calls that
+				 * failed in a process that had not turned it
+				 * on: injection stayed off there all the same
+				 * (not in seccomp) */
 	uint64_t syscalls_fast;	   /* system calls run from the code cache
 				 * without a ptrace stop (trace_sys.c) */
 	uint64_t syscall_traps;	   /* system calls of the cache the tracer

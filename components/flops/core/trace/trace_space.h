@@ -37,6 +37,10 @@ struct pft_maps {
 	uint64_t dirty[PFT_MAPS_DIRTY][2];
 };
 
+/* pft_space.no_inject: seccomp on (1), or asked for by calls that all
+ * failed so far */
+#define PFT_NOINJ_FAILED 2
+
 /* An address space: shared by threads (and a vfork child until exec). */
 struct pft_space {
 	int refs;
@@ -60,7 +64,9 @@ struct pft_space {
 	struct pft_arena *arena; /* code cache; NULL until needed */
 	int arena_failed;	 /* setup failed: stopping path only */
 	int no_inject;		 /* it turned on seccomp: no system call
-					 * may be injected (trace_sys.c) */
+					 * may be injected (trace_sys.c);
+					 * PFT_NOINJ_FAILED: only calls that
+					 * failed asked for it */
 	struct pft_prof *prof;	 /* per-block counts asked (opts.block) */
 	uint64_t ovf_maxpre;	 /* overflow: the most weight a copy runs
 				 * before its check (<= PFT_OVF_GUARD) */

@@ -221,7 +221,7 @@ static int status_path(const char *p)
 	return !strncmp(p, "/proc/", 6) && n > 7 && !strcmp(p + n - 7, "/status");
 }
 
-enum { K_NONE, K_MEMW, K_VMW, K_MAPS_OPEN, K_MAPS_READ };
+enum { K_NONE, K_MEMW, K_VMW, K_MAPS_OPEN, K_MAPS_READ, K_SECCOMP };
 
 #define IOV_CAP 1024 /* the kernel's UIO_MAXIOV */
 
@@ -479,9 +479,12 @@ int pft_sys_entry(struct pft_tracer *T, struct pft_thr *t, struct user_regs_stru
 		 * other threads as soon as it runs, and the exit's work is
 		 * not done when a signal comes as the call returns (its
 		 * trap after the call not run).  A call that fails then only
-		 * slows the process down. */
-		if (!t->sp->no_inject)
+		 * slows the process down: its exit moves the count to
+		 * seccomp_failed, so the report says what happened. */
+		if (t->sp->no_inject != 1) {
 			T->st.seccomp++;
+			t->sys_kind = K_SECCOMP;
+		}
 		t->sp->no_inject = 1;
 		/* no futex calls of ours under the filter: requests off, the
 		 * threads inside one got out */
@@ -595,6 +598,13 @@ static void sys_kind_exit(struct pft_tracer *T, struct pft_thr *t, struct user_r
 		pft_sys_map_refresh(T, t->sp);
 		if (!t->sp->no_inject)
 			maps_lift(T, t);
+		break;
+	case K_SECCOMP: /* failed: seccomp is not on, injection stays off */
+		if (ret >= 0 || ret <= -4096 || t->sp->no_inject != 1)
+			break;
+		T->st.seccomp--;
+		T->st.seccomp_failed++;
+		t->sp->no_inject = PFT_NOINJ_FAILED;
 		break;
 	default:
 		break;

@@ -33,7 +33,7 @@ jq_is "$tmp/r.json" '.caveats | length > 0' true
 # without a stop each, the stopping engine stops at every one
 PFLOPS_TRACE_ENGINE=cache $RUN --source trace --json -o "$tmp/ec.json" -- $K vfmadd213pd_x 4000 2>/dev/null
 PFLOPS_TRACE_ENGINE=stop $RUN --source trace --json -o "$tmp/es.json" -- $K vfmadd213pd_x 4000 2>/dev/null
-python3 -m json.tool "$tmp/ec.json" >/dev/null && python3 -m json.tool "$tmp/es.json" >/dev/null && ok ||
+jq -e . "$tmp/ec.json" >/dev/null && jq -e . "$tmp/es.json" >/dev/null && ok ||
 	bad "engine: not valid JSON: $(cat "$tmp/ec.json" "$tmp/es.json")"
 jq_is "$tmp/ec.json" .engine.name cache
 jq_is "$tmp/ec.json" '.engine | keys_unsorted | join(",")' \

@@ -167,6 +167,7 @@ static void test_single_step_agrees(void **state)
 	static const char *const k[] = { "vaddpd_z_k1", "vfmulcph_z_k1", "fmul", "kmask_in_block", "calls" };
 	struct pflops_mix a, b;
 	struct pflops_trace_opts o = { .single_step = 1 };
+	struct pflops_trace_opts all = { .count_all = 1 }; /* the instruction total too */
 	struct pft_stats sa, sb;
 
 	(void)state;
@@ -178,7 +179,7 @@ static void test_single_step_agrees(void **state)
 	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
 		if (!calib_runs("test_single_step_agrees", k[i]))
 			continue;
-		trace(&a, NULL, &sa, prog("calib_fp"), k[i], "300", NULL);
+		trace(&a, &all, &sa, prog("calib_fp"), k[i], "300", NULL);
 		trace(&b, &o, &sb, prog("calib_fp"), k[i], "300", NULL);
 		assert_memory_equal(&a, &b, sizeof a);
 		/* and the block mode really stopped less often (not where
@@ -274,21 +275,51 @@ static void test_calls_and_extras(void **state)
 
 /* Integer SIMD, moves, logic, compares, conversions: no FLOP.  The loop
  * body is 8 instructions + dec + jnz, so N more iterations retire 10N
- * more instructions. */
+ * more instructions (count_all); by default its copy has no count, so
+ * they add none (and the stats say the total is partial). */
 static void test_zero_flops_and_total(void **state)
 {
+	struct pflops_trace_opts all = { .count_all = 1 };
 	struct pflops_mix a, b;
 	struct pft_stats st;
 
 	(void)state;
 	if (!calib_runs("test_zero_flops_and_total", "intloop"))
 		skip();
-	trace(&a, NULL, &st, prog("calib_fp"), "intloop", "1000", NULL);
-	trace(&b, NULL, &st, prog("calib_fp"), "intloop", "2000", NULL);
+	trace(&a, &all, &st, prog("calib_fp"), "intloop", "1000", NULL);
+	assert_int_equal(st.cache_nocount, 0);
+	trace(&b, &all, &st, prog("calib_fp"), "intloop", "2000", NULL);
 	assert_int_equal(total(a.insts), 0);
 	assert_int_equal(total(b.insts), 0);
 	assert_int_equal(pflops_mix_flops(&b, -1), 0);
 	assert_int_equal(b.total_insts - a.total_insts, 10 * N);
+
+	trace(&a, NULL, &st, prog("calib_fp"), "intloop", "1000", NULL);
+	trace(&b, NULL, &st, prog("calib_fp"), "intloop", "2000", NULL);
+	assert_true(st.cache_nocount > 0);
+	assert_true(st.cache_runs < N); /* (the loop's runs are not among them) */
+	assert_int_equal(pflops_mix_flops(&b, -1), 0);
+	assert_true(b.total_insts < a.total_insts + 10 * N);
+
+	/* PFLOPS_TRACE_COUNT=all as count_all; a bad value is an error
+	 * that names it */
+	setenv("PFLOPS_TRACE_COUNT", "all", 1);
+	trace(&a, NULL, &st, prog("calib_fp"), "intloop", "1000", NULL);
+	trace(&b, NULL, &st, prog("calib_fp"), "intloop", "2000", NULL);
+	unsetenv("PFLOPS_TRACE_COUNT");
+	assert_int_equal(st.cache_nocount, 0);
+	assert_int_equal(b.total_insts - a.total_insts, 10 * N);
+	setenv("PFLOPS_TRACE_COUNT", "some", 1);
+	{
+		char *argv[] = { (char *)prog("calib_fp"), "intloop", "10", NULL };
+		struct pflops_trace_opts o = { .stats = &st };
+		struct pflops_error err = { 0 };
+		int status = -1;
+		int rc = pft_run(argv, &o, &b, &status, &err);
+		unsetenv("PFLOPS_TRACE_COUNT");
+		assert_int_equal(rc, PFLOPS_EINVAL);
+		assert_non_null(strstr(err.msg, "PFLOPS_TRACE_COUNT='some'"));
+	}
 }
 
 static void test_exit_status(void **state)
@@ -761,7 +792,7 @@ static void test_region(void **state)
 {
 	struct pflops_mix m;
 	struct pft_stats st;
-	struct pflops_trace_opts o = { 0 };
+	struct pflops_trace_opts o = { .count_all = 1 }; /* (total_insts too) */
 
 	(void)state;
 	/* in libcalibk.so, called twice: 2N vaddpd ymm + 2N vmulpd xmm from
@@ -988,9 +1019,10 @@ static int report_diff(const char *what, const struct pflops_mix *a, const struc
 static void engines_agree(const char *region, int threaded, ...)
 {
 	struct pflops_trace_opts os = { .engine = PFT_ENGINE_STOP, .region = region };
-	struct pflops_trace_opts oc = { .engine = PFT_ENGINE_CACHE, .region = region };
-	struct pft_stats ss, sc;
-	struct pflops_mix a, b;
+	struct pflops_trace_opts oc = { .engine = PFT_ENGINE_CACHE, .region = region, .count_all = 1 };
+	struct pflops_trace_opts of = { .engine = PFT_ENGINE_CACHE, .region = region };
+	struct pft_stats ss, sc, sf;
+	struct pflops_mix a, b, f;
 	char *argv[16], what[256];
 	int n = 0, sa, sb;
 	size_t at = 0;
@@ -1007,6 +1039,16 @@ static void engines_agree(const char *region, int threaded, ...)
 	sa = vtrace(&a, &os, &ss, argv);
 	sb = vtrace(&b, &oc, &sc, argv);
 	assert_int_equal(sa, sb);
+	/* counting only what FLOPs need (the default): the same but the
+	 * instruction total, which is then partial */
+	assert_int_equal(vtrace(&f, &of, &sf, argv), sa);
+	assert_int_equal(sc.cache_nocount, 0);
+	assert_true(sf.cache_nocount > 0 || !sf.cache_blocks);
+	f.total_insts = a.total_insts;
+	snprintf(what + at, sizeof what - at, " (fp)");
+	if (report_diff(what, &a, &f))
+		fail_msg("%s: the engines disagree", what);
+	what[at] = 0;
 	assert_int_equal(ss.engine, PFT_ENGINE_STOP);
 	assert_int_equal(sc.engine, PFT_ENGINE_CACHE);
 	assert_int_equal(ss.region_calls, sc.region_calls);
@@ -1038,7 +1080,8 @@ static uint64_t loop_runs(long reps, long n0)
 static void test_unrolled_loops(void **state)
 {
 	static const char *const kinds[] = { "cmp", "store", "shl" };
-	struct pflops_trace_opts cache = { .engine = PFT_ENGINE_CACHE };
+	/* (count_all: these loops have no FP, and the count is what is tested) */
+	struct pflops_trace_opts cache = { .engine = PFT_ENGINE_CACHE, .count_all = 1 };
 	const char *reps = under_valgrind ? "20000" : "400000";
 	struct pflops_mix m;
 	struct pft_stats st;
@@ -1221,7 +1264,7 @@ static void test_cache_ahead(void **state)
 static void test_cache_far(void **state)
 {
 	struct pflops_trace_opts os = { .engine = PFT_ENGINE_STOP };
-	struct pflops_trace_opts oc = { .engine = PFT_ENGINE_CACHE };
+	struct pflops_trace_opts oc = { .engine = PFT_ENGINE_CACHE, .count_all = 1 };
 	struct pft_stats sf, sn, ss;
 	struct pflops_mix mf, mn, ms;
 	const char *far[] = { "far", "near" };
@@ -1353,7 +1396,7 @@ static void test_code_changes(void **state)
 		{ "segv", 2 * N, N },
 	};
 	struct pflops_trace_opts os = { .engine = PFT_ENGINE_STOP };
-	struct pflops_trace_opts oc = { .engine = PFT_ENGINE_CACHE };
+	struct pflops_trace_opts oc = { .engine = PFT_ENGINE_CACHE, .count_all = 1 };
 	struct pft_stats ss, sc;
 	struct pflops_mix a, b;
 	char n[32];

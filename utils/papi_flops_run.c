@@ -122,8 +122,12 @@ static double epoch_now(void)
 
 static void progress(void *arg, const struct pflops_mix *m, const struct pft_stats *st)
 {
-	fprintf(stderr, "\rpapi_flops_run: traced %llu instructions, %llu FLOPs so far ",
-		(unsigned long long)m->total_insts, (unsigned long long)pflops_mix_flops(m, -1));
+	if (st && st->cache_nocount) /* the instruction total is partial */
+		fprintf(stderr, "\rpapi_flops_run: traced %llu FLOPs so far ",
+			(unsigned long long)pflops_mix_flops(m, -1));
+	else
+		fprintf(stderr, "\rpapi_flops_run: traced %llu instructions, %llu FLOPs so far ",
+			(unsigned long long)m->total_insts, (unsigned long long)pflops_mix_flops(m, -1));
 }
 
 static unsigned parse_metrics(const char *list)
@@ -389,9 +393,13 @@ static int source_trace(char **prog, const char *region, int quiet, struct pf_re
 	if (!rc) {
 		pflops_mix_metrics(&mix, r->v);
 		r->got = (1u << PFLOPS_NMETRIC) - 1;
-		snprintf(r->source_detail, sizeof(r->source_detail),
-			 "exact: every executed instruction decoded (%llu instructions)",
-			 (unsigned long long)mix.total_insts);
+		if (r->engine.st.cache_nocount) /* PFLOPS_TRACE_COUNT=all counts them all */
+			snprintf(r->source_detail, sizeof(r->source_detail),
+				 "exact: every executed instruction decoded, FP instructions counted");
+		else
+			snprintf(r->source_detail, sizeof(r->source_detail),
+				 "exact: every executed instruction decoded (%llu instructions)",
+				 (unsigned long long)mix.total_insts);
 	}
 	if (!r->asked)
 		r->asked = r->got;

@@ -535,6 +535,7 @@ static void json_engine(FILE *o, const struct pf_report *r)
 		{ "blocks_ahead", s->ahead_blocks },
 		{ "blocks_hinted", s->hint_blocks },
 		{ "loops_unrolled", s->cache_unrolled },
+		{ "blocks_uncounted", s->cache_nocount },
 		{ "cache_exits", s->cache_exits },
 		{ "lookup_misses", s->ibl_misses },
 		{ "links", s->cache_links },

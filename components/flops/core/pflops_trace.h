@@ -87,6 +87,10 @@ struct pft_stats {
 	uint64_t cache_exits;	     /* stops at a copy's exit not yet linked */
 	uint64_t cache_links;	     /* exits linked copy to copy */
 	uint64_t cache_unrolled;     /* one-block loops' copies emitted twice */
+	uint64_t cache_nocount;	     /* copies that count nothing (no FP
+				      * instruction, count_all off): while
+				      * non-zero, mix->total_insts holds only
+				      * part of the instructions */
 	uint64_t ibl_misses;	     /* indirect branches to a target not found */
 	uint64_t mask_exits;	     /* runs of masked AVX-512 copies, counted
 				 * at the trap that ends each (opmasks read) */
@@ -306,6 +310,14 @@ struct pflops_trace_opts {
 	 * benchmarks and cross-checks; implies the stop engine). */
 	int single_step;
 	int engine; /* enum pft_engine */
+	/* 1: every code-cache copy counts its runs, so mix->total_insts
+	 * holds every instruction (as PFLOPS_TRACE_COUNT=all).  0: copies
+	 * of blocks with no FP instruction (nothing in the mix but the
+	 * instruction total) count nothing, which saves the program 10-20%
+	 * of its time in the cache (docs/trace-engine.md, "Counting only
+	 * what FLOPs need"); stats->cache_nocount then says the total is
+	 * partial.  FLOPs are exact either way. */
+	int count_all;
 	pft_progress_fn progress;
 	void *progress_arg;
 	unsigned progress_ms; /* 0: 500 ms */

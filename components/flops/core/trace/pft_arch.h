@@ -241,7 +241,8 @@ struct pft_gen {
 	uint8_t sysfast;   /* system calls look up the slot's map first:
 			    * run at once, or trap before and after */
 	uint8_t no_count;  /* no count at all (a masked block: the tracer
-			    * counts each run at the trap that ends it);
+			    * counts each run at the trap that ends it; a
+			    * block without FP: not counted);
 			    * inc_* and ovf_w unused */
 	uint32_t ovf_near; /* no_count, overflow: trap first (ovf_stub)
 			    * when the slot's word is at most this,

@@ -150,6 +150,9 @@ struct pft_xblock {
 			 * every run ends at a trap of the cache,
 			 * where the tracer counts it (opmasks read) */
 	uint8_t fstub;	/* its exit stubs ask through a futex first */
+	uint8_t nocnt;	/* no count: nothing of it is in the mix but
+			 * instructions (no FP, count_all off); its runs
+			 * are unknown */
 };
 
 /* an incoming link of a copy: the copy whose exit it is, and which */

@@ -3,7 +3,8 @@
  * a translation per new block; most of a big program's blocks (python,
  * numpy, gcc) are in a few shared files that run the same code every
  * time.  So when an address space goes, the file offsets of the blocks
- * that ran (a non-zero count) are written per file, keyed by the file's
+ * that ran (a non-zero count; a copy without a count, translated) are
+ * written per file, keyed by the file's
  * build id and size (no build id: device, inode, size and mtime); the
  * first new block of such a file in a later run has all of them
  * translated, linked to each other and put in the lookup table in that
@@ -770,7 +771,10 @@ void pft_hints_save(struct pft_tracer *T, struct pft_space *sp)
 		}
 		if (id + PREFETCH < a->nids && a->ids[id + PREFETCH] && a->ids[id + PREFETCH]->x)
 			__builtin_prefetch(&a->ids[id + PREFETCH]->x->dead);
-		if (!b || !b->execs || b->dead || !b->x || b->x->dead)
+		/* a copy without a count (no FP: trace_xlate.c) may have
+		 * run or not: kept, at the least heat (a hint costs time
+		 * only) */
+		if (!b || b->dead || !b->x || b->x->dead || (!b->execs && !b->x->nocnt))
 			continue;
 		while (lo < hi) { /* the last mapping starting at or below */
 			size_t mid = (lo + hi) / 2;
@@ -785,7 +789,7 @@ void pft_hints_save(struct pft_tracer *T, struct pft_space *sp)
 		gr = &g[lo - 1];
 		if (!h->key[0] || b->start >= h->hi)
 			continue;
-		e = PFT_HINT_ENT(b->start - h->lo + h->off, 64 - __builtin_clzll(b->execs), ind[id]);
+		e = PFT_HINT_ENT(b->start - h->lo + h->off, b->execs ? 64 - __builtin_clzll(b->execs) : 1, ind[id]);
 		if (gr->n == gr->cap) {
 			size_t nc = gr->cap ? 2 * gr->cap : 256;
 			uint64_t *v = realloc(gr->v, nc * sizeof *v);

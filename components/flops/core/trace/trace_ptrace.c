@@ -658,7 +658,10 @@ static int env_number(const char *name, long lo, long hi, long def, long *v, con
  * PFLOPS_TRACE_IDS=N: block ids a process gets (at most PFT_MAX_IDS):
  * fewer make small programs reuse them (trace_ids.c; for tests);
  * PFLOPS_TRACE_UNROLL=0: one-block loops' copies not unrolled (for
- * comparing and measuring: trace_gen.c) */
+ * comparing and measuring: trace_gen.c);
+ * PFLOPS_TRACE_COUNT=all: every copy counts its runs, for the
+ * instruction total (opts->count_all; fp, the default: only copies with
+ * something for the mix) */
 static int pick_numbers(struct pft_tracer *T, struct pflops_error *err)
 {
 	long ahead, ids, unroll;
@@ -672,6 +675,13 @@ static int pick_numbers(struct pft_tracer *T, struct pflops_error *err)
 	unroll = !(e = getenv("PFLOPS_TRACE_UNROLL")) || !*e || !strcmp(e, "1");
 	if (!unroll && strcmp(e, "0"))
 		return fail(err, PFLOPS_EINVAL, "PFLOPS_TRACE_UNROLL='%s': give 0 (off) or 1 (on, the default)", e);
+	e = getenv("PFLOPS_TRACE_COUNT");
+	if (e && *e && strcmp(e, "all") && strcmp(e, "fp"))
+		return fail(err, PFLOPS_EINVAL,
+			    "PFLOPS_TRACE_COUNT='%s': give fp (FP instructions only, the default) or all (every "
+			    "instruction too)",
+			    e);
+	T->count_all = e && !strcmp(e, "all");
 	T->ahead = (int)ahead;
 	T->unroll = (int)unroll;
 	T->max_ids = (uint32_t)ids;
@@ -872,6 +882,7 @@ int pft_engine_pick(const struct pflops_trace_opts *o, struct pft_tracer *T, str
 {
 	int rc = pick_numbers(T, err);
 
+	T->count_all |= o->count_all;
 	rc = rc ? rc : pick_engine(o, &T->engine, err);
 	rc = rc ? rc : pft_pin_init(T, err);
 	return rc || T->engine != PFT_ENGINE_CACHE ? rc : pft_hints_init(T, err);

@@ -121,6 +121,7 @@ struct pft_tracer {
 	int ahead;	  /* blocks translated ahead per new block
 			* (PFLOPS_TRACE_AHEAD; pft_xlate_ahead) */
 	int unroll;	  /* one-block jcc loops emitted twice (PFLOPS_TRACE_UNROLL) */
+	int count_all;	  /* every copy counts (opts, PFLOPS_TRACE_COUNT=all) */
 	uint32_t max_ids; /* block ids a process gets (PFLOPS_TRACE_IDS) */
 	uint64_t ids_gen; /* grace sets of dropped copies (trace_ids.c) */
 	int sfd;	  /* signalfd of SIGCHLD (pft_attach), or -1 */

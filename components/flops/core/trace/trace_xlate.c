@@ -9,7 +9,11 @@
  * right before an instruction that overwrites the flags the count
  * changes, or, when the block has none, first, through the slot's
  * scratch word.  With overflow asked (trace_ovf.c) a check of the slot's
- * overflow word goes before the count.  Its branch leaves through exits
+ * overflow word goes before the count.  A block with nothing for the
+ * mix but its instructions (no FP instruction, no extra) has no count
+ * unless every instruction is to be counted (T->count_all): its runs
+ * are not known then (nocnt; the hint store keeps it as translated).
+ * Its branch leaves through exits
  * (0: taken, 1: falls through) that trap until their target has a copy,
  * then are linked to it (trace_link.c); indirect branches and returns go
  * to the chunk's lookup routine.  A system call runs from the copy, with
@@ -146,9 +150,17 @@ static uint8_t unroll_loop(const struct pft_gen *g, const struct pft_block *b, c
 	return (uint8_t)(seq || g->inc_reg || g->ii[x->inc_at].r.kills_cf);
 }
 
+static int has_extra(const struct pft_block *b)
+{
+	for (int k = 0; k < PFLOPS_NEXTRA; k++)
+		if (b->extra[k])
+			return 1;
+	return 0;
+}
+
 /* What b's copy does (into g and x: the count's place, the overflow
  * check, the exits; the arch writes it); 0 or a PFT_NC_* reason. */
-static int plan(struct pft_gen *g, const struct pft_block *b, uint32_t id, struct pft_xblock *x, int ovf)
+static int plan(struct pft_gen *g, const struct pft_block *b, uint32_t id, struct pft_xblock *x, int ovf, int all)
 {
 	const struct pft_insn *t = &b->term;
 	const struct pft_gen_insn *ii = g->ii;
@@ -159,10 +171,19 @@ static int plan(struct pft_gen *g, const struct pft_block *b, uint32_t id, struc
 	x->inc_at = 0;
 	x->ovf_w = 0;
 	x->masked = b->has_mask;
-	g->no_count = g->ind_trap = x->masked;
+	/* nothing of it in the mix but instructions: no count, unless all
+	 * are asked for (the count's bytes cost the program more than its
+	 * memory operation: docs/trace-engine.md, "Counting only what
+	 * FLOPs need") */
+	x->nocnt = !x->masked && !all && !b->nfp && !has_extra(b);
+	g->no_count = x->masked || x->nocnt;
+	g->ind_trap = x->masked;
 	g->ovf_near = 0;
 	g->inc_reg = 0;
-	if (x->masked) { /* counted by the tracer at the end of each run */
+	if (x->nocnt) {
+		x->inc_at = n; /* (a signal's correction takes nothing back) */
+		seq = 0;
+	} else if (x->masked) { /* counted by the tracer at the end of each run */
 		x->inc_at = n;
 		seq = 0;
 		if (ovf && b->ovf_sum >= INT32_MAX)
@@ -246,8 +267,8 @@ static int plan(struct pft_gen *g, const struct pft_block *b, uint32_t id, struc
 	g->next = next;
 	g->cnt = PFT_SLOT_CNT + 8 * id;
 	g->inc_first = (uint8_t)seq;
-	g->cnt_base = loop_base(g, b, x, seq);
-	g->unroll = (uint8_t)(g->unroll && unroll_loop(g, b, x, seq));
+	g->cnt_base = x->nocnt ? 0 : loop_base(g, b, x, seq);
+	g->unroll = (uint8_t)(g->unroll && !x->nocnt && unroll_loop(g, b, x, seq));
 	g->inc_at = x->inc_at;
 	g->ovf_w = x->ovf_w;
 	g->ovf_cf = x->ovf_cf;
@@ -258,16 +279,16 @@ static int plan(struct pft_gen *g, const struct pft_block *b, uint32_t id, struc
 /* The copy of b at g->base into g->buf, its parts into x; 0 or a
  * PFT_NC_* reason. */
 static int generate(struct pft_gen *g, const struct pft_block *b, uint32_t id, struct pft_xblock *x, int ovf,
-		    int sysfast)
+		    int sysfast, int all)
 {
-	int why = plan(g, b, id, x, ovf);
+	int why = plan(g, b, id, x, ovf, all);
 
 	if (why)
 		return why;
 	g->sysfast = (uint8_t)sysfast;
 	g->ibl = x->ch->ibl.entry;
 	/* masked copies keep their int3s: each run is counted there */
-	g->freq = x->ch->ibl.req && !x->ch->sp->arena->freq_off && !g->no_count;
+	g->freq = x->ch->ibl.req && !x->ch->sp->arena->freq_off && !x->masked;
 	g->req = x->ch->ibl.req;
 	g->chunk = x->ch->addr;
 	switch (pft_arch_gen_block(g)) {
@@ -383,7 +404,7 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	x->id = (uint32_t)id;
 	g.base = ch->addr + ch->used;
 	g.cold_top = ch->addr + ch->cold;
-	why = generate(&g, b, x->id, x, pft_ovf_on(T) && pft_ovf_block(T, sp, b), T->sysfast);
+	why = generate(&g, b, x->id, x, pft_ovf_on(T) && pft_ovf_block(T, sp, b), T->sysfast, T->count_all);
 	if (why || g.lead + g.len + g.clen > ch->cold - ch->used) {
 		b->nocache = why ? why : PFT_NC_FULL;
 		goto out;
@@ -433,6 +454,7 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	pft_link_new(sp, x, &T->st.cache_links);
 	T->st.cache_blocks++;
 	T->st.cache_unrolled += g.unroll;
+	T->st.cache_nocount += x->nocnt;
 	T->st.cache_bytes += g.lead + g.len + g.clen;
 out:
 	if (id >= 0) /* no copy counts with it */

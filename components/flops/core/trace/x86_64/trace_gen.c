@@ -32,7 +32,8 @@
  *                      with fast system calls (trace_sys.c) a look-up
  *                      first: run at once, or trap to the tracer.
  *
- * A masked block's copy (no_count) has no count: the tracer counts each
+ * A copy with no_count has no count: a block with no FP instruction
+ * (trace_xlate.c) is not counted at all; for a masked block the tracer counts each
  * run at the trap that ends it, an exit stub never linked or, for an
  * indirect branch, an int3 in the lookup routine's miss state
  * (ind_trap); under overflow it first checks, flag-free, how far the

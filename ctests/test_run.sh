@@ -44,6 +44,13 @@ jq_is "$tmp/ec.json" '.engine | .threads == 1 and .blocks_decoded > 0 and .stops
 	.blocks_translated > 0 and .blocks_translated <= .blocks_decoded and .code_cache_bytes > 0 and
 	.tracer_cpu_seconds >= 0 and .stopping_path_processes == 0' true
 jq_is "$tmp/ec.json" .engine.blocks_hinted 0	# PFLOPS_TRACE_HINTS=0 (testlib.sh)
+# copies of blocks without FP count nothing, so no instruction total
+# (PFLOPS_TRACE_COUNT=all: every copy counts, the total said)
+jq_is "$tmp/ec.json" '.engine.blocks_uncounted > 0 and .engine.blocks_uncounted < .engine.blocks_translated and .metrics.DP_OPS == 16000' true
+jq_is "$tmp/ec.json" .source_detail "exact: every executed instruction decoded, FP instructions counted"
+PFLOPS_TRACE_COUNT=all PFLOPS_TRACE_ENGINE=cache $RUN --source trace --json -o "$tmp/ea.json" -- $K vfmadd213pd_x 4000 2>/dev/null
+jq_is "$tmp/ea.json" '.engine.blocks_uncounted == 0 and .metrics.DP_OPS == 16000 and
+	(.source_detail | test("^exact: every executed instruction decoded \\([0-9]+ instructions\\)$"))' true
 jq_is "$tmp/es.json" .metrics.DP_OPS 16000
 jq_is "$tmp/es.json" '.engine | keys_unsorted | join(",")' \
 	name,tracer_cpu_seconds,threads,stops,block_stops,syscall_stops,single_steps,blocks_decoded,blocks_invalidated,pins

@@ -217,7 +217,7 @@ static int translate(struct pft_tracer *T, struct pft_thr *t, struct user_regs_s
 	}
 	if (x->ovf_cf && m && pt && (pt->kind == PFT_XP_OVF || pt->kind == PFT_XP_OVFSTUB))
 		PFT_FLAGS(r) = (PFT_FLAGS(r) & ~1ULL) | (m[PFT_SLOT_CF] & 1);
-	if (inc && c && !x->masked) {
+	if (inc && c && !x->masked && !x->nocnt) { /* (those have no count) */
 		if (*c)
 			(*c)--;
 	}

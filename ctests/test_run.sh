@@ -12,52 +12,56 @@ EX=$B/papi_flops_example
 need_jq
 # runs KERNEL: this CPU runs it, or a SKIP line with calib_fp's reason
 runs() { why=$($K --needs "$1" 2>&1) && return 0; echo "SKIP: test_run: ${why#calib_fp: }"; return 1; }
+# avx PROGRAM: this CPU runs PROGRAM's ymm code (as calib_fp's vaddpd_y), or a SKIP line
+avx() { why=$($K --needs vaddpd_y 2>&1) && return 0; echo "SKIP: test_run: $1: ${why#*vaddpd_y: }"; return 1; }
 
 # trace: 4000 x vfmadd213pd xmm = 16000 DP FLOPs; exit status 3 passed through; JSON to -o
-$RUN --source trace --json -o "$tmp/r.json" -- $K vfmadd213pd_x 4000 3 >"$tmp/out" 2>"$tmp/err"; rc=$?
-[ $rc = 3 ] && ok || bad "trace: exit status $rc, expected 3"
-jq -e . "$tmp/r.json" >/dev/null && ok || bad "--json -o: not valid JSON: $(cat "$tmp/r.json")"
-jq_is "$tmp/r.json" .metrics.DP_OPS 16000
-jq_is "$tmp/r.json" .metrics.FP_OPS 16000
-jq_is "$tmp/r.json" .units.DP_OPS FLOP
-jq_is "$tmp/r.json" .units.VEC_DP instructions
-jq_is "$tmp/r.json" .accuracy.DP_OPS exact
-jq_is "$tmp/r.json" .source trace
-jq_is "$tmp/r.json" .exit_status 3
-jq_is "$tmp/r.json" .wall_is_native false
-jq_is "$tmp/r.json" '.gflop_per_second | length' 0     # a traced run's time gives no rate
-jq_is "$tmp/r.json" '.caveats | length > 0' true
-[ ! -s "$tmp/out" ] && [ ! -s "$tmp/err" ] && ok || bad "-o: something besides the file: [$(cat "$tmp/out" "$tmp/err")]"
+if runs vfmadd213pd_x; then
+	$RUN --source trace --json -o "$tmp/r.json" -- $K vfmadd213pd_x 4000 3 >"$tmp/out" 2>"$tmp/err"; rc=$?
+	[ $rc = 3 ] && ok || bad "trace: exit status $rc, expected 3"
+	jq -e . "$tmp/r.json" >/dev/null && ok || bad "--json -o: not valid JSON: $(cat "$tmp/r.json")"
+	jq_is "$tmp/r.json" .metrics.DP_OPS 16000
+	jq_is "$tmp/r.json" .metrics.FP_OPS 16000
+	jq_is "$tmp/r.json" .units.DP_OPS FLOP
+	jq_is "$tmp/r.json" .units.VEC_DP instructions
+	jq_is "$tmp/r.json" .accuracy.DP_OPS exact
+	jq_is "$tmp/r.json" .source trace
+	jq_is "$tmp/r.json" .exit_status 3
+	jq_is "$tmp/r.json" .wall_is_native false
+	jq_is "$tmp/r.json" '.gflop_per_second | length' 0     # a traced run's time gives no rate
+	jq_is "$tmp/r.json" '.caveats | length > 0' true
+	[ ! -s "$tmp/out" ] && [ ! -s "$tmp/err" ] && ok || bad "-o: something besides the file: [$(cat "$tmp/out" "$tmp/err")]"
 
-# the engine's own figures: the code cache runs the 4000 iterations
-# without a stop each, the stopping engine stops at every one
-PFLOPS_TRACE_ENGINE=cache $RUN --source trace --json -o "$tmp/ec.json" -- $K vfmadd213pd_x 4000 2>/dev/null
-PFLOPS_TRACE_ENGINE=stop $RUN --source trace --json -o "$tmp/es.json" -- $K vfmadd213pd_x 4000 2>/dev/null
-jq -e . "$tmp/ec.json" >/dev/null && jq -e . "$tmp/es.json" >/dev/null && ok ||
-	bad "engine: not valid JSON: $(cat "$tmp/ec.json" "$tmp/es.json")"
-jq_is "$tmp/ec.json" .engine.name cache
-jq_is "$tmp/ec.json" '.engine | keys_unsorted | join(",")' \
-	name,tracer_cpu_seconds,threads,stops,block_stops,syscall_stops,single_steps,blocks_decoded,blocks_invalidated,pins,blocks_translated,blocks_ahead,blocks_hinted,loops_unrolled,blocks_uncounted,cache_exits,lookup_misses,links,futex_served,syscalls_fast,syscall_traps,code_cache_bytes,address_space_bytes,stopping_path_processes,stopping_path_threads,seccomp_processes,seccomp_failed_calls,stopping_path_blocks
-jq_is "$tmp/ec.json" '.engine.stopping_path_blocks | keys_unsorted | join(",")' \
-	masked_syscall,stepped,gs,writable,out_of_reach,cache_full,loader_hook,overflow,region_entry
-jq_is "$tmp/ec.json" '.engine | .threads == 1 and .blocks_decoded > 0 and .stops > 0 and .stops < 4000 and
-	.blocks_translated > 0 and .blocks_translated <= .blocks_decoded and .code_cache_bytes > 0 and
-	.tracer_cpu_seconds >= 0 and .stopping_path_processes == 0' true
-jq_is "$tmp/ec.json" .engine.blocks_hinted 0	# PFLOPS_TRACE_HINTS=0 (testlib.sh)
-# copies of blocks without FP count nothing, so no instruction total
-# (PFLOPS_TRACE_COUNT=all: every copy counts, the total said)
-jq_is "$tmp/ec.json" '.engine.blocks_uncounted > 0 and .engine.blocks_uncounted < .engine.blocks_translated and .metrics.DP_OPS == 16000' true
-jq_is "$tmp/ec.json" .source_detail "exact: every executed instruction decoded, FP instructions counted"
-PFLOPS_TRACE_COUNT=all PFLOPS_TRACE_ENGINE=cache $RUN --source trace --json -o "$tmp/ea.json" -- $K vfmadd213pd_x 4000 2>/dev/null
-jq_is "$tmp/ea.json" '.engine.blocks_uncounted == 0 and .metrics.DP_OPS == 16000 and
-	(.source_detail | test("^exact: every executed instruction decoded \\([0-9]+ instructions\\)$"))' true
-jq_is "$tmp/es.json" .metrics.DP_OPS 16000
-jq_is "$tmp/es.json" '.engine | keys_unsorted | join(",")' \
-	name,tracer_cpu_seconds,threads,stops,block_stops,syscall_stops,single_steps,blocks_decoded,blocks_invalidated,pins
-jq_is "$tmp/es.json" '.engine | .name == "stop" and .block_stops >= 4000 and .stops >= .block_stops and
-	.blocks_decoded > 0' true
-$RUN --source model:skx --json -o "$tmp/em.json" -- $K vfmadd213pd_x 400 2>/dev/null
-jq_is "$tmp/em.json" '.engine.blocks_decoded > 0' true
+	# the engine's own figures: the code cache runs the 4000 iterations
+	# without a stop each, the stopping engine stops at every one
+	PFLOPS_TRACE_ENGINE=cache $RUN --source trace --json -o "$tmp/ec.json" -- $K vfmadd213pd_x 4000 2>/dev/null
+	PFLOPS_TRACE_ENGINE=stop $RUN --source trace --json -o "$tmp/es.json" -- $K vfmadd213pd_x 4000 2>/dev/null
+	jq -e . "$tmp/ec.json" >/dev/null && jq -e . "$tmp/es.json" >/dev/null && ok ||
+		bad "engine: not valid JSON: $(cat "$tmp/ec.json" "$tmp/es.json")"
+	jq_is "$tmp/ec.json" .engine.name cache
+	jq_is "$tmp/ec.json" '.engine | keys_unsorted | join(",")' \
+		name,tracer_cpu_seconds,threads,stops,block_stops,syscall_stops,single_steps,blocks_decoded,blocks_invalidated,pins,blocks_translated,blocks_ahead,blocks_hinted,loops_unrolled,blocks_uncounted,cache_exits,lookup_misses,links,futex_served,syscalls_fast,syscall_traps,code_cache_bytes,address_space_bytes,stopping_path_processes,stopping_path_threads,seccomp_processes,seccomp_failed_calls,stopping_path_blocks
+	jq_is "$tmp/ec.json" '.engine.stopping_path_blocks | keys_unsorted | join(",")' \
+		masked_syscall,stepped,gs,writable,out_of_reach,cache_full,loader_hook,overflow,region_entry,no_injection
+	jq_is "$tmp/ec.json" '.engine | .threads == 1 and .blocks_decoded > 0 and .stops > 0 and .stops < 4000 and
+		.blocks_translated > 0 and .blocks_translated <= .blocks_decoded and .code_cache_bytes > 0 and
+		.tracer_cpu_seconds >= 0 and .stopping_path_processes == 0' true
+	jq_is "$tmp/ec.json" .engine.blocks_hinted 0	# PFLOPS_TRACE_HINTS=0 (testlib.sh)
+	# copies of blocks without FP count nothing, so no instruction total
+	# (PFLOPS_TRACE_COUNT=all: every copy counts, the total said)
+	jq_is "$tmp/ec.json" '.engine.blocks_uncounted > 0 and .engine.blocks_uncounted < .engine.blocks_translated and .metrics.DP_OPS == 16000' true
+	jq_is "$tmp/ec.json" .source_detail "exact: every executed instruction decoded, FP instructions counted"
+	PFLOPS_TRACE_COUNT=all PFLOPS_TRACE_ENGINE=cache $RUN --source trace --json -o "$tmp/ea.json" -- $K vfmadd213pd_x 4000 2>/dev/null
+	jq_is "$tmp/ea.json" '.engine.blocks_uncounted == 0 and .metrics.DP_OPS == 16000 and
+		(.source_detail | test("^exact: every executed instruction decoded \\([0-9]+ instructions\\)$"))' true
+	jq_is "$tmp/es.json" .metrics.DP_OPS 16000
+	jq_is "$tmp/es.json" '.engine | keys_unsorted | join(",")' \
+		name,tracer_cpu_seconds,threads,stops,block_stops,syscall_stops,single_steps,blocks_decoded,blocks_invalidated,pins
+	jq_is "$tmp/es.json" '.engine | .name == "stop" and .block_stops >= 4000 and .stops >= .block_stops and
+		.blocks_decoded > 0' true
+	$RUN --source model:skx --json -o "$tmp/em.json" -- $K vfmadd213pd_x 400 2>/dev/null
+	jq_is "$tmp/em.json" '.engine.blocks_decoded > 0' true
+fi
 
 # stdout is the program's: byte-identical with and without the tool, with the
 # report on stderr (default) or in a file
@@ -74,21 +78,23 @@ $RUN --source trace --csv -o "$tmp/r.csv" -- "$EX" >"$tmp/traced" 2>&1
 cmp -s "$tmp/plain" "$tmp/traced" && ok || bad "stdout differs with --csv -o"
 
 # text: units, FLOP metrics apart from the VEC_* instruction counts
-$RUN --source trace -- $K vfmadd213pd_x 400 2>"$tmp/t" >/dev/null
-grep -q '^  FP_OPS  *1,600 FLOP  *exact$' "$tmp/t" && ok || bad "text FP_OPS line: $(cat "$tmp/t")"
-grep -q '^  VEC_DP  *800 instructions  *exact$' "$tmp/t" && ok || bad "text VEC_DP line: $(cat "$tmp/t")"
-awk '/^Floating-point operations/ {f=NR} /^Packed vector instructions/ {v=NR} /VEC_DP/ {d=NR} /DP_OPS/ {o=NR}
-     END {exit !(f && v && f < o && o < v && v < d)}' "$tmp/t" && ok || bad "text sections: $(cat "$tmp/t")"
-grep -q "[0-9] GFLOP/s" "$tmp/t" && bad "trace text gives GFLOP/s" || ok
+if runs vfmadd213pd_x; then
+	$RUN --source trace -- $K vfmadd213pd_x 400 2>"$tmp/t" >/dev/null
+	grep -q '^  FP_OPS  *1,600 FLOP  *exact$' "$tmp/t" && ok || bad "text FP_OPS line: $(cat "$tmp/t")"
+	grep -q '^  VEC_DP  *800 instructions  *exact$' "$tmp/t" && ok || bad "text VEC_DP line: $(cat "$tmp/t")"
+	awk '/^Floating-point operations/ {f=NR} /^Packed vector instructions/ {v=NR} /VEC_DP/ {d=NR} /DP_OPS/ {o=NR}
+	     END {exit !(f && v && f < o && o < v && v < d)}' "$tmp/t" && ok || bad "text sections: $(cat "$tmp/t")"
+	grep -q "[0-9] GFLOP/s" "$tmp/t" && bad "trace text gives GFLOP/s" || ok
 
-# CSV: a header, one row per metric, perf's -x separator
-$RUN --source trace --csv -- $K vfmadd213pd_x 400 2>"$tmp/c" >/dev/null
-[ "$(head -1 "$tmp/c")" = "metric,value,unit,source,accuracy,caveat" ] && ok || bad "csv header: $(head -1 "$tmp/c")"
-grep -qx 'DP_OPS,1600,FLOP,trace,exact,' "$tmp/c" && ok || bad "csv DP_OPS row: $(cat "$tmp/c")"
-grep -qx 'VEC_DP,800,instructions,trace,exact,' "$tmp/c" && ok || bad "csv VEC_DP row: $(cat "$tmp/c")"
-grep -qx 'FLOP_128bit,1600,FLOP,trace,exact,"all precisions, by vector width"' "$tmp/c" && ok || bad "csv width row (quoted): $(cat "$tmp/c")"
-$RUN --source trace -x';' -- $K vfmadd213pd_x 400 2>"$tmp/c" >/dev/null
-grep -qx 'DP_OPS;1600;FLOP;trace;exact;' "$tmp/c" && ok || bad "-x';' row: $(cat "$tmp/c")"
+	# CSV: a header, one row per metric, perf's -x separator
+	$RUN --source trace --csv -- $K vfmadd213pd_x 400 2>"$tmp/c" >/dev/null
+	[ "$(head -1 "$tmp/c")" = "metric,value,unit,source,accuracy,caveat" ] && ok || bad "csv header: $(head -1 "$tmp/c")"
+	grep -qx 'DP_OPS,1600,FLOP,trace,exact,' "$tmp/c" && ok || bad "csv DP_OPS row: $(cat "$tmp/c")"
+	grep -qx 'VEC_DP,800,instructions,trace,exact,' "$tmp/c" && ok || bad "csv VEC_DP row: $(cat "$tmp/c")"
+	grep -qx 'FLOP_128bit,1600,FLOP,trace,exact,"all precisions, by vector width"' "$tmp/c" && ok || bad "csv width row (quoted): $(cat "$tmp/c")"
+	$RUN --source trace -x';' -- $K vfmadd213pd_x 400 2>"$tmp/c" >/dev/null
+	grep -qx 'DP_OPS;1600;FLOP;trace;exact;' "$tmp/c" && ok || bad "-x';' row: $(cat "$tmp/c")"
+fi
 out=$($RUN --source trace -x ab -- $K addsd 1 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q -- "-x takes one character" && ok || bad "-x ab: rc=$rc $out"
 
@@ -116,16 +122,20 @@ if runs vaddpd_z_k1; then
 	jq_is "$tmp/m.json" .metrics.FP_OPS 4000
 fi
 # Haswell counts vinsertf128 as a 256-bit compute instruction (seed 004)
-$RUN --source model:hsw --json -o "$tmp/m.json" --metrics DP_OPS -- $K vinsertf128 100
-jq_is "$tmp/m.json" .metrics.DP_OPS 400
+if runs vinsertf128; then
+	$RUN --source model:hsw --json -o "$tmp/m.json" --metrics DP_OPS -- $K vinsertf128 100
+	jq_is "$tmp/m.json" .metrics.DP_OPS 400
+fi
 # DPPS: FP_ARITH counts "DPP and FM(N)ADD/SUB instructions ... twice"
 # (Intel perfmon SKX/events/skylakex_core.json): 1000 dpps xmm = 8000 on
 # skx; the trace counts one FLOP per element (SDE's DPP): 4000
-$RUN --source model:skx --json -o "$tmp/d.json" --metrics SP_OPS,VEC_SP -- $K dpps 1000
-jq_is "$tmp/d.json" .metrics.SP_OPS 8000
-jq_is "$tmp/d.json" .metrics.VEC_SP 2000
-$RUN --source trace --json -o "$tmp/t.json" --metrics SP_OPS -- $K dpps 1000
-jq_is "$tmp/t.json" .metrics.SP_OPS 4000
+if runs dpps; then
+	$RUN --source model:skx --json -o "$tmp/d.json" --metrics SP_OPS,VEC_SP -- $K dpps 1000
+	jq_is "$tmp/d.json" .metrics.SP_OPS 8000
+	jq_is "$tmp/d.json" .metrics.VEC_SP 2000
+	$RUN --source trace --json -o "$tmp/t.json" --metrics SP_OPS -- $K dpps 1000
+	jq_is "$tmp/t.json" .metrics.SP_OPS 4000
+fi
 out=$($RUN --source model:nosuchpmu -- $K addsd 1 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "no PMU 'nosuchpmu' in the table" && ok || bad "unknown PMU: $rc $out"
 
@@ -230,53 +240,65 @@ done
 # main_kernel() 8N in the executable, calib_kernel() 2 x 4N and calib_helper()
 # 2 x 2N in libcalibk.so; the rows add up to the totals
 R=$B/ctests/trace/calib_region
-jq_is "$tmp/r.json" 'has("by_function")' false      # only when asked
-$RUN --source trace --by-function --json -o "$tmp/f.json" -- $R 1000 >/dev/null 2>&1
-jq_is "$tmp/f.json" '.by_function | "\(.values) \(.sorted_by) \(.functions) \(.listed)"' "exact FP_OPS 4 4"
-jq_is "$tmp/f.json" '[.by_function.rows[] | "\(.function)=\(.FP_OPS)"] | join(" ")' \
-	"calib_kernel=8000 main_kernel=8000 calib_helper=4000 outside=2000"
-jq_is "$tmp/f.json" '[.by_function.rows[] | .object | split("/") | last] | join(" ")' \
-	"libcalibk.so calib_region libcalibk.so calib_region"
-jq_is "$tmp/f.json" '.by_function.rows[0] | keys_unsorted | join(",")' \
-	"function,object,symbol,address,share,FP_OPS,DP_OPS,SP_OPS,HP_OPS,BF16_OPS"
-jq_is "$tmp/f.json" '.by_function.rows | all(.symbol and (.address | test("^0x[0-9a-f]+$")))' true
-jq_is "$tmp/f.json" '.by_function.rows[0].share' 0.363636
-jq_is "$tmp/f.json" '.by_function.rows | map(.FP_OPS) | add' 22000
-jq_is "$tmp/f.json" '. as $r | [.by_function.rows[]] as $f | ["FP_OPS","DP_OPS","SP_OPS","HP_OPS","BF16_OPS"] |
-	all(. as $m | ($f | map(.[$m]) | add) == $r.metrics[$m])' true
-# --by-function=N: the N with most FLOPs, the others summed
-$RUN --source trace --by-function=1 --json -o "$tmp/f1.json" -- $R 1000 >/dev/null 2>&1
-jq_is "$tmp/f1.json" '.by_function | "\(.functions) \(.listed) \(.rows[0].function) \(.rest.functions) \(.rest.FP_OPS) \(.rest.share)"' \
-	"4 1 calib_kernel 3 14000 0.636364"
-$RUN --source trace --by-function=2 -- $R 1000 2>"$tmp/t" >/dev/null
-grep -qx 'FLOPs by function (exact; top 2 of 4)' "$tmp/t" &&
-	grep -qE '^ +FP_OPS +share +DP_OPS +SP_OPS +HP_OPS  function$' "$tmp/t" &&
-	grep -qE '^ +8,000 +36\.4% +8,000 +0 +0  calib_kernel \(libcalibk\.so\)$' "$tmp/t" &&
-	grep -qE '^ +6,000 +27\.3% +6,000 +0 +0  \(2 more functions\)$' "$tmp/t" && ok || bad "--by-function text: $(cat "$tmp/t")"
-# CSV: two more columns, function and object, empty on the whole-program rows
-$RUN --source trace --by-function --csv -- $R 1000 2>"$tmp/c" >/dev/null
-[ "$(head -1 "$tmp/c")" = "metric,value,unit,source,accuracy,caveat,function,object" ] && ok || bad "--by-function csv header: $(head -1 "$tmp/c")"
-grep -qx 'DP_OPS,22000,FLOP,trace,exact,,,' "$tmp/c" && grep -qx "FP_OPS,8000,FLOP,trace,exact,,calib_kernel,$(cd "$(dirname "$R")" && pwd)/libcalibk.so" "$tmp/c" &&
-	grep -q '^FP_OPS.share,0.181818,fraction,trace,exact,,calib_helper,' "$tmp/c" && ok || bad "--by-function csv rows: $(cat "$tmp/c")"
-awk -F, '$1 == "FP_OPS" && $7 != "" {s += $2} $1 == "FP_OPS" && $7 == "" {t = $2} END {exit !(s == t && t == 22000)}' "$tmp/c" &&
-	ok || bad "--by-function csv: the functions do not add up: $(cat "$tmp/c")"
+jq_is "$tmp/q.json" 'has("by_function")' false      # only when asked
+if avx calib_region; then
+	$RUN --source trace --by-function --json -o "$tmp/f.json" -- $R 1000 >/dev/null 2>&1
+	jq_is "$tmp/f.json" '.by_function | "\(.values) \(.sorted_by) \(.functions) \(.listed)"' "exact FP_OPS 4 4"
+	jq_is "$tmp/f.json" '[.by_function.rows[] | "\(.function)=\(.FP_OPS)"] | join(" ")' \
+		"calib_kernel=8000 main_kernel=8000 calib_helper=4000 outside=2000"
+	jq_is "$tmp/f.json" '[.by_function.rows[] | .object | split("/") | last] | join(" ")' \
+		"libcalibk.so calib_region libcalibk.so calib_region"
+	jq_is "$tmp/f.json" '.by_function.rows[0] | keys_unsorted | join(",")' \
+		"function,object,symbol,address,share,FP_OPS,DP_OPS,SP_OPS,HP_OPS,BF16_OPS"
+	jq_is "$tmp/f.json" '.by_function.rows | all(.symbol and (.address | test("^0x[0-9a-f]+$")))' true
+	jq_is "$tmp/f.json" '.by_function.rows[0].share' 0.363636
+	jq_is "$tmp/f.json" '.by_function.rows | map(.FP_OPS) | add' 22000
+	jq_is "$tmp/f.json" '. as $r | [.by_function.rows[]] as $f | ["FP_OPS","DP_OPS","SP_OPS","HP_OPS","BF16_OPS"] |
+		all(. as $m | ($f | map(.[$m]) | add) == $r.metrics[$m])' true
+	# --by-function=N: the N with most FLOPs, the others summed
+	$RUN --source trace --by-function=1 --json -o "$tmp/f1.json" -- $R 1000 >/dev/null 2>&1
+	jq_is "$tmp/f1.json" '.by_function | "\(.functions) \(.listed) \(.rows[0].function) \(.rest.functions) \(.rest.FP_OPS) \(.rest.share)"' \
+		"4 1 calib_kernel 3 14000 0.636364"
+	$RUN --source trace --by-function=2 -- $R 1000 2>"$tmp/t" >/dev/null
+	grep -qx 'FLOPs by function (exact; top 2 of 4)' "$tmp/t" &&
+		grep -qE '^ +FP_OPS +share +DP_OPS +SP_OPS +HP_OPS  function$' "$tmp/t" &&
+		grep -qE '^ +8,000 +36\.4% +8,000 +0 +0  calib_kernel \(libcalibk\.so\)$' "$tmp/t" &&
+		grep -qE '^ +6,000 +27\.3% +6,000 +0 +0  \(2 more functions\)$' "$tmp/t" && ok || bad "--by-function text: $(cat "$tmp/t")"
+	# CSV: two more columns, function and object, empty on the whole-program rows
+	$RUN --source trace --by-function --csv -- $R 1000 2>"$tmp/c" >/dev/null
+	[ "$(head -1 "$tmp/c")" = "metric,value,unit,source,accuracy,caveat,function,object" ] && ok || bad "--by-function csv header: $(head -1 "$tmp/c")"
+	grep -qx 'DP_OPS,22000,FLOP,trace,exact,,,' "$tmp/c" && grep -qx "FP_OPS,8000,FLOP,trace,exact,,calib_kernel,$(cd "$(dirname "$R")" && pwd)/libcalibk.so" "$tmp/c" &&
+		grep -q '^FP_OPS.share,0.181818,fraction,trace,exact,,calib_helper,' "$tmp/c" && ok || bad "--by-function csv rows: $(cat "$tmp/c")"
+	awk -F, '$1 == "FP_OPS" && $7 != "" {s += $2} $1 == "FP_OPS" && $7 == "" {t = $2} END {exit !(s == t && t == 22000)}' "$tmp/c" &&
+		ok || bad "--by-function csv: the functions do not add up: $(cat "$tmp/c")"
+fi
 # model: what skx's formulas read for each function's mix (masked lanes in full)
 if runs vaddpd_z_k1; then
 	$RUN --source model:skx --by-function --json -o "$tmp/fm.json" -- $K vaddpd_z_k1 1000 >/dev/null 2>&1
 	jq_is "$tmp/fm.json" '.by_function | "\(.values) \(.rows[0].function) \(.rows[0].FP_OPS) \(.rows[0] | has("HP_OPS"))"' "model vaddpd_z_k1 8000 false"
 fi
-$RUN --source model:skx --by-function --json -o "$tmp/fm.json" -- $R 1000 >/dev/null 2>&1
-jq_is "$tmp/fm.json" '(.by_function.rows | map(.DP_OPS) | add) == .metrics.DP_OPS and .metrics.DP_OPS == 22000' true
+if avx calib_region; then
+	$RUN --source model:skx --by-function --json -o "$tmp/fm.json" -- $R 1000 >/dev/null 2>&1
+	jq_is "$tmp/fm.json" '(.by_function.rows | map(.DP_OPS) | add) == .metrics.DP_OPS and .metrics.DP_OPS == 22000' true
+fi
 # Haswell's event counts vinsertf128 as compute: a function with no FLOP is listed
-$RUN --source model:hsw --by-function --json -o "$tmp/fm.json" -- $K vinsertf128 100 >/dev/null 2>&1
-jq_is "$tmp/fm.json" '.by_function | "\(.sorted_by) \(.rows[0].function) \(.rows[0].DP_OPS)"' "DP_OPS vinsertf128 400"
+if runs vinsertf128; then
+	$RUN --source model:hsw --by-function --json -o "$tmp/fm.json" -- $K vinsertf128 100 >/dev/null 2>&1
+	jq_is "$tmp/fm.json" '.by_function | "\(.sorted_by) \(.rows[0].function) \(.rows[0].DP_OPS)"' "DP_OPS vinsertf128 400"
+fi
 # code without symbols: JIT code in anonymous memory, grouped by mapping
-$RUN --source trace --by-function --json -o "$tmp/fj.json" -- $B/ctests/trace/calib_jit 1000 >/dev/null 2>&1
-jq_is "$tmp/fj.json" '.by_function.rows[0] | (.function | test("^\\[anon 0x[0-9a-f]+\\]$")) and .object == null and .symbol == false and .FP_OPS == 12000' true
-$RUN --source trace --by-function -- $B/ctests/trace/calib_fp_stripped vaddpd_y 200 2>"$tmp/t" >/dev/null
-grep -qE '^ +800 +100\.0% +800 +0 +0  calib_fp_stripped\+0x[0-9a-f]+ \(no symbol\)$' "$tmp/t" && ok || bad "stripped: $(cat "$tmp/t")"
-$RUN --source trace --by-function -- $K vandpd_y 100 2>"$tmp/t" >/dev/null
-grep -A1 -x 'FLOPs by function (exact)' "$tmp/t" | grep -qx '  no function did any' && ok || bad "no FLOPs: $(cat "$tmp/t")"
+if avx calib_jit; then
+	$RUN --source trace --by-function --json -o "$tmp/fj.json" -- $B/ctests/trace/calib_jit 1000 >/dev/null 2>&1
+	jq_is "$tmp/fj.json" '.by_function.rows[0] | (.function | test("^\\[anon 0x[0-9a-f]+\\]$")) and .object == null and .symbol == false and .FP_OPS == 12000' true
+fi
+if runs vaddpd_y; then
+	$RUN --source trace --by-function -- $B/ctests/trace/calib_fp_stripped vaddpd_y 200 2>"$tmp/t" >/dev/null
+	grep -qE '^ +800 +100\.0% +800 +0 +0  calib_fp_stripped\+0x[0-9a-f]+ \(no symbol\)$' "$tmp/t" && ok || bad "stripped: $(cat "$tmp/t")"
+fi
+if runs vandpd_y; then
+	$RUN --source trace --by-function -- $K vandpd_y 100 2>"$tmp/t" >/dev/null
+	grep -A1 -x 'FLOPs by function (exact)' "$tmp/t" | grep -qx '  no function did any' && ok || bad "no FLOPs: $(cat "$tmp/t")"
+fi
 # refused where it cannot apply
 out=$($RUN --by-function -- $K addsd 1 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q -- "--by-function needs --source trace or model:PMU" && ok || bad "--by-function with hw: rc=$rc $out"
@@ -288,9 +310,11 @@ out=$($RUN --source trace --by-function -m VEC_DP -- $K addsd 1 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q -- "add FP_OPS" && ok || bad "--by-function -m VEC_DP: rc=$rc $out"
 
 # JIT code: what the tracer dropped and decoded again is said in the report
-out=$($RUN --source trace -- $B/ctests/trace/calib_jit 2>&1)
-echo "$out" | grep -q "decoded blocks were dropped when their code was unmapped or made writable (JIT, dlclose)" && ok ||
-	bad "JIT: no note on the dropped blocks: $out"
+if avx calib_jit; then
+	out=$($RUN --source trace -- $B/ctests/trace/calib_jit 2>&1)
+	echo "$out" | grep -q "decoded blocks were dropped when their code was unmapped or made writable (JIT, dlclose)" && ok ||
+		bad "JIT: no note on the dropped blocks: $out"
+fi
 
 echo "test_run: $pass passed, $fail failed"
 [ $fail = 0 ]

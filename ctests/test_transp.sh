@@ -78,12 +78,22 @@ same "pushf, popf stepped" 40000 "cache stop" $TP/tp_regs flags
 # 4. strict seccomp: no system call may be injected after it
 same "seccomp strict" 44000 "cache stop" $TP/tp_seccomp
 caveat cache "1 process turned seccomp on"
+# the far code's blocks: kept on the stopping path for want of injection,
+# not for a full cache
+noinj() {
+	caveat cache "[1-9][0-9]* needing a new code cache chunk after a seccomp call"
+	jq_is "$tmp/cache.json" '.engine.stopping_path_blocks | .no_injection > 0 and .cache_full == 0' true
+	jq -r '.caveats[]' "$tmp/cache.json" | grep -q "code cache full" &&
+		bad "$name: reported as code cache full: $(jq -c .caveats "$tmp/cache.json")" || ok
+}
+noinj
 # a seccomp call that fails: injection stays off (the safe side) and the
 # report says the call failed, not that seccomp was turned on
 same "seccomp call failing" 44000 "cache stop" $TP/tp_seccomp fail
 caveat cache "^1 seccomp call failed (seccomp was not turned on)"
 caveat stop "^1 seccomp call failed (seccomp was not turned on)"
 jq_is "$tmp/cache.json" '.engine | "\(.seccomp_processes) \(.seccomp_failed_calls)"' "0 1"
+noinj
 jq -r '.caveats[]' "$tmp/cache.json" | grep -q "turned seccomp on" &&
 	bad "$name: a failed call reported as seccomp on: $(jq -c .caveats "$tmp/cache.json")" || ok
 # and attached with --pid once in strict mode (seen in /proc: Seccomp)

@@ -511,11 +511,12 @@ static void json_engine(FILE *o, const struct pf_report *r)
 {
 	/* by enum PFT_NC_* (PFT_NC_NONE: no reason); a new reason needs
 	 * its key here and in the man page */
-	_Static_assert(PFT_NC_N == 10, "a key for each PFT_NC_* reason");
+	_Static_assert(PFT_NC_N == 11, "a key for each PFT_NC_* reason");
 	static const char *const why[PFT_NC_N] = {
 		[PFT_NC_MASK] = "masked_syscall", [PFT_NC_MODE] = "stepped",	   [PFT_NC_GS] = "gs",
 		[PFT_NC_WRITABLE] = "writable",	  [PFT_NC_REACH] = "out_of_reach", [PFT_NC_FULL] = "cache_full",
 		[PFT_NC_NOTIFY] = "loader_hook",  [PFT_NC_OVF] = "overflow",	   [PFT_NC_REGION] = "region_entry",
+		[PFT_NC_NOINJ] = "no_injection",
 	};
 	const struct pft_stats *s = &r->engine.st;
 	const struct {

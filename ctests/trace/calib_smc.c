@@ -70,11 +70,24 @@
  *   trunchole N  as truncrerun, the second page punched out
  *               (fallocate) and written back as a vaddsd loop, run
  *               (no SIGBUS), then the first: 3 N vaddpd ymm, N vaddsd
+ *   trunccreat N, truncopenat2 N  as truncopen, the file cut by creat,
+ *               or by openat2 with O_TRUNC (exit 77 without openat2):
+ *               3 N vaddpd ymm
+ *   trunczero N  as trunchole, the second page zeroed (fallocate
+ *               FALLOC_FL_ZERO_RANGE; exit 77 where the file system
+ *               cannot): 3 N vaddpd ymm, N vaddsd
  *   trunccollapse N  the second page's loop a vaddsd one, each page's
  *               loop run, the first page collapsed away (fallocate: the
  *               second moves to offset 0), the second page called
  *               (SIGBUS), the first run (now vaddsd): N vaddpd ymm, 2 N
  *               vaddsd (exit 77 where the file system cannot collapse)
+ *   truncinsert N  the second page's loop a vaddsd one, each page's loop
+ *               run, a page inserted at offset 0 (fallocate
+ *               FALLOC_FL_INSERT_RANGE: the first page's vaddpd loop
+ *               moves to the second page, a hole before it), the second
+ *               page run (now vaddpd), the first page written as a loop
+ *               of two vaddpd and run: 4 N vaddpd ymm, N vaddsd (exit
+ *               77 where the file system cannot insert)
  * (after the cut or change the tracer's copies of that code must not
  * run: trace_sys.c drops them)
  *   sigremap N  two files of code, a loop of one vaddpd ymm and one of
@@ -98,6 +111,8 @@
 #include <unistd.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <stdint.h>
 
 enum { ADD = 0x58, MUL = 0x59 };
@@ -537,7 +552,7 @@ static int trunc_how(const char *mode, long n)
 	memset(buf, 0xcc, sizeof buf);
 	emit(buf, 1, ADD);
 	emit(buf + 4096, 1, ADD);
-	if (!strcmp(mode, "trunccollapse"))
+	if (!strcmp(mode, "trunccollapse") || !strcmp(mode, "truncinsert"))
 		buf[4096 + 1] = SD;
 	fd = tmp_code(code_fn, sizeof code_fn, buf, sizeof buf);
 	atexit(code_unlink);
@@ -557,17 +572,45 @@ static int trunc_how(const char *mode, long n)
 		rc = c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st);
 	} else if (!strcmp(mode, "truncopen")) {
 		rc = (fd2 = open(code_fn, O_WRONLY | O_TRUNC)) < 0 || pwrite(fd2, buf, 4096, 0) != 4096;
-	} else if (!strcmp(mode, "trunchole")) {
+	} else if (!strcmp(mode, "trunccreat")) {
+		rc = (fd2 = creat(code_fn, 0600)) < 0 || pwrite(fd2, buf, 4096, 0) != 4096;
+	} else if (!strcmp(mode, "truncopenat2")) {
+		struct open_how how = { .flags = O_WRONLY | O_TRUNC };
+		fd2 = (int)syscall(SYS_openat2, AT_FDCWD, code_fn, &how, sizeof how);
+		if (fd2 < 0 && errno == ENOSYS) { /* Linux < 5.6, or refused */
+			printf("%s: %s\n", mode, strerror(errno));
+			return 77;
+		}
+		rc = fd2 < 0 || pwrite(fd2, buf, 4096, 0) != 4096;
+	} else if (!strcmp(mode, "trunchole") || !strcmp(mode, "trunczero")) {
+		int zero = !strcmp(mode, "trunczero");
 		buf[4096 + 1] = SD;
-		rc = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 4096, 4096) ||
-		     pwrite(fd, buf + 4096, 4096, 4096) != 4096;
-	} else if (fallocate(fd, FALLOC_FL_COLLAPSE_RANGE, 0, 4096)) {
+		if (fallocate(fd, zero ? FALLOC_FL_ZERO_RANGE : FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 4096,
+			      4096)) {
+			printf("%s: %s\n", mode, strerror(errno));
+			return errno == EOPNOTSUPP ? 77 : 3;
+		}
+		rc = pwrite(fd, buf + 4096, 4096, 4096) != 4096;
+	} else if (fallocate(fd, !strcmp(mode, "truncinsert") ? FALLOC_FL_INSERT_RANGE : FALLOC_FL_COLLAPSE_RANGE, 0,
+			     4096)) {
 		printf("%s: %s\n", mode, strerror(errno));
 		return errno == EOPNOTSUPP || errno == EINVAL ? 77 : 3;
 	}
 	if (rc) {
 		perror(mode);
 		return 3;
+	}
+	if (!strcmp(mode, "truncinsert")) { /* no SIGBUS: the code moved on */
+		((fn)(p + 4096))(n);
+		memset(buf, 0xcc, 4096); /* unlike any loop run before */
+		emit(buf, 2, ADD);
+		if (pwrite(fd, buf, 4096, 0) != 4096) {
+			perror(mode);
+			return 3;
+		}
+		((fn)p)(n);
+		printf("%s: moved\n", mode);
+		return 0;
 	}
 	run_cut((fn)(p + 4096), n);
 	if (cut_addr)
@@ -636,7 +679,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2 || n < 1) {
 		fprintf(stderr,
-			"usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv|text|filemap|trunc|truncrun|truncrerun|truncdie|truncpath|truncopen|truncfork|trunchole|trunccollapse|sigremap N, detach N FILE\n");
+			"usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv|text|filemap|trunc|truncrun|truncrerun|truncdie|truncpath|truncopen|truncfork|trunccreat|truncopenat2|trunchole|trunczero|trunccollapse|truncinsert|sigremap N, detach N FILE\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "inplace"))
@@ -670,7 +713,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "truncdie"))
 		return trunc_code(n, 0, 1);
 	if (!strcmp(argv[1], "truncpath") || !strcmp(argv[1], "truncopen") || !strcmp(argv[1], "truncfork") ||
-	    !strcmp(argv[1], "trunchole") || !strcmp(argv[1], "trunccollapse"))
+	    !strcmp(argv[1], "trunccreat") || !strcmp(argv[1], "truncopenat2") || !strcmp(argv[1], "trunchole") ||
+	    !strcmp(argv[1], "trunczero") || !strcmp(argv[1], "trunccollapse") || !strcmp(argv[1], "truncinsert"))
 		return trunc_how(argv[1], n);
 	return 2;
 }

@@ -42,6 +42,9 @@ enum {
 				 * rewrites the flags, or none there */
 	PFT_NC_REGION,	 /* --region: the function's entry (each call
 				 * stops there: its thread joins the window) */
+	PFT_NC_NOINJ,	 /* no room in the cache's chunks, and no new one:
+				 * the program called seccomp, no system call
+				 * may be injected (trace_sys.c) */
 	PFT_NC_N
 };
 

@@ -397,6 +397,9 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 		goto out; /* a new chunk needs a stopped thread: later */
 	if (!ch) {
 		b->nocache = hi - lo > (1u << 30) ? PFT_NC_REACH : PFT_NC_FULL;
+		/* a new chunk is injected: none after seccomp */
+		if (b->nocache == PFT_NC_FULL && sp->no_inject && a->nchunks < a->max_chunks)
+			b->nocache = PFT_NC_NOINJ;
 		goto out;
 	}
 	x->ch = ch;

@@ -153,6 +153,8 @@ struct pft_xblock {
 	uint8_t nocnt;	/* no count: nothing of it is in the mix but
 			 * instructions (no FP, count_all off); its runs
 			 * are unknown */
+	uint8_t learn;	/* of a hint whose runs were unknown: counted
+			 * anyway, so the hint store learns them */
 };
 
 /* an incoming link of a copy: the copy whose exit it is, and which */

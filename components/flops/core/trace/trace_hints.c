@@ -371,7 +371,24 @@ static void load_again(struct pft_tracer *T, const struct hmap *h, const char *p
 
 /* ent (this run's, sorted) merged with the store's and written for hm's
  * file */
-static void store(struct pft_tracer *T, const struct hmap *hm, uint64_t *ent, size_t n)
+/* old[0..*nold) less the offsets of drop[0..ndrop) (both ascending) */
+static void drop_old(uint64_t *old, size_t *nold, const uint64_t *drop, size_t ndrop)
+{
+	size_t j = 0, k = 0;
+
+	for (size_t i = 0; i < *nold; i++) {
+		while (j < ndrop && PFT_HINT_OFF(drop[j]) < PFT_HINT_OFF(old[i]))
+			j++;
+		if (j == ndrop || PFT_HINT_OFF(drop[j]) != PFT_HINT_OFF(old[i]))
+			old[k++] = old[i];
+	}
+	*nold = k;
+}
+
+/* drop: entries whose blocks were counted this run to learn their runs
+ * and did not run, taken out of the store's */
+static void store(struct pft_tracer *T, const struct hmap *hm, uint64_t *ent, size_t n, const uint64_t *drop,
+		  size_t ndrop)
 {
 	const char *key = hm->key;
 	uint64_t *old, *all;
@@ -384,6 +401,8 @@ static void store(struct pft_tracer *T, const struct hmap *hm, uint64_t *ent, si
 
 	snprintf(path, sizeof path, "%s/%s", T->hints_dir, key);
 	load_again(T, hm, path, &old, &nold);
+	if (old && ndrop)
+		drop_old(old, &nold, drop, ndrop);
 	nold0 = nold;
 	/* this run's, merged with the store's (both sorted); past the
 	 * bound, this run's first */
@@ -410,7 +429,7 @@ static void store(struct pft_tracer *T, const struct hmap *hm, uint64_t *ent, si
 	for (size_t i = 0, j = 0; i < n || j < nold;)
 		all[cnt++] = j == nold || (i < n && ent[i] <= old[j]) ? ent[i++] : old[j++];
 	cnt = fold(all, cnt);
-	if (old && cnt == nold0 && !memcmp(all, old, cnt * sizeof *all)) {
+	if (old && !ndrop && cnt == nold0 && !memcmp(all, old, cnt * sizeof *all)) {
 		free(old); /* nothing new: the file stays as it is */
 		free(all);
 		return;
@@ -612,8 +631,14 @@ static void apply(struct pft_tracer *T, struct pft_thr *t, const struct hmap *h,
 		if (!d)
 			continue;
 		if (!d->x) {
+			uint64_t got;
 			was = d->nocache;
-			if (!pft_xlate(T, t, d)) {
+			/* runs unknown (a copy without a count made it):
+			 * counted this time, to learn them */
+			T->hint_learn = !PFT_HINT_HEAT(ent[i]);
+			got = pft_xlate(T, t, d);
+			T->hint_learn = 0;
+			if (!got) {
 				if (!was && d->nocache)
 					T->st.nocache[d->nocache]++;
 				continue;
@@ -698,9 +723,24 @@ int pft_hints_touch(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b
 /* Saving.                                                              */
 
 struct hgroup {
-	uint64_t *v;
+	uint64_t *v; /* this run's entries */
 	size_t n, cap;
+	uint64_t *d; /* and the entries to drop (learnt: not run) */
+	size_t nd, dcap;
 };
+
+static void push(uint64_t **v, size_t *n, size_t *cap, uint64_t e)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 256;
+		uint64_t *w = realloc(*v, nc * sizeof *w);
+		if (!w)
+			return;
+		*v = w;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = e;
+}
 
 /* Every entry of v[0..n) (sorted, folded) is in what h's file held when
  * the run read it, with its flag and at least its heat: the store's
@@ -772,9 +812,10 @@ void pft_hints_save(struct pft_tracer *T, struct pft_space *sp)
 		if (id + PREFETCH < a->nids && a->ids[id + PREFETCH] && a->ids[id + PREFETCH]->x)
 			__builtin_prefetch(&a->ids[id + PREFETCH]->x->dead);
 		/* a copy without a count (no FP: trace_xlate.c) may have
-		 * run or not: kept, at the least heat (a hint costs time
-		 * only) */
-		if (!b || b->dead || !b->x || b->x->dead || (!b->execs && !b->x->nocnt))
+		 * run or not: kept at heat 0, runs unknown (a hint costs
+		 * time only); one counted to learn that did not run: its
+		 * entry dropped */
+		if (!b || b->dead || !b->x || b->x->dead || (!b->execs && !b->x->nocnt && !b->x->learn))
 			continue;
 		while (lo < hi) { /* the last mapping starting at or below */
 			size_t mid = (lo + hi) / 2;
@@ -789,24 +830,22 @@ void pft_hints_save(struct pft_tracer *T, struct pft_space *sp)
 		gr = &g[lo - 1];
 		if (!h->key[0] || b->start >= h->hi)
 			continue;
-		e = PFT_HINT_ENT(b->start - h->lo + h->off, b->execs ? 64 - __builtin_clzll(b->execs) : 1, ind[id]);
-		if (gr->n == gr->cap) {
-			size_t nc = gr->cap ? 2 * gr->cap : 256;
-			uint64_t *v = realloc(gr->v, nc * sizeof *v);
-			if (!v)
-				continue;
-			gr->v = v;
-			gr->cap = nc;
-		}
-		gr->v[gr->n++] = e;
+		e = PFT_HINT_ENT(b->start - h->lo + h->off, b->execs ? 64 - __builtin_clzll(b->execs) : 0, ind[id]);
+		if (b->execs || b->x->nocnt)
+			push(&gr->v, &gr->n, &gr->cap, e);
+		else
+			push(&gr->d, &gr->nd, &gr->dcap, PFT_HINT_ENT(PFT_HINT_OFF(e), 0, 0));
 	}
 	for (size_t i = 0; i < hs->n; i++) {
-		if (g[i].n && !pft_hints_sort(g[i].v, g[i].n)) {
-			size_t n = fold(g[i].v, g[i].n);
-			if (!known(&hs->v[i], g[i].v, n))
-				store(T, &hs->v[i], g[i].v, n);
+		size_t n = g[i].n;
+		int ok = (!n || !pft_hints_sort(g[i].v, n)) && (!g[i].nd || !pft_hints_sort(g[i].d, g[i].nd));
+		if (ok && (n || g[i].nd)) {
+			n = n ? fold(g[i].v, n) : 0;
+			if (g[i].nd || !known(&hs->v[i], g[i].v, n))
+				store(T, &hs->v[i], g[i].v, n, g[i].d, g[i].nd);
 		}
 		free(g[i].v);
+		free(g[i].d);
 	}
 	free(g);
 	free(ind);

@@ -37,7 +37,9 @@ void pft_hints_free(struct pft_space *sp);
  *   key (K bytes, no NUL), zero-padded to 8  count N u64
  *   N entries u64: file offset << 8 | heat << 1 | 1 when an indirect
  *     branch reached it (lookup-table entry); heat: the bit length of
- *     the block's run count (1..64); offsets strictly ascending
+ *     the block's run count (1..64), 0 when its copy had no count (runs
+ *     unknown: the next run counts it, and drops it if it does not run);
+ *     offsets strictly ascending
  *   FNV-1a 64 of all the bytes before it.
  * pft_hints_parse: 0 with *ent (malloc'ed) and *n, or -1 with why[] a
  * phrase; key: the file the hints must be of. */

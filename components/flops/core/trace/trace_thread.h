@@ -122,6 +122,8 @@ struct pft_tracer {
 			* (PFLOPS_TRACE_AHEAD; pft_xlate_ahead) */
 	int unroll;	  /* one-block jcc loops emitted twice (PFLOPS_TRACE_UNROLL) */
 	int count_all;	  /* every copy counts (opts, PFLOPS_TRACE_COUNT=all) */
+	int hint_learn;	  /* the copy being made is of a hint whose runs
+			   * are unknown: counted, to learn them (trace_hints.c) */
 	uint32_t max_ids; /* block ids a process gets (PFLOPS_TRACE_IDS) */
 	uint64_t ids_gen; /* grace sets of dropped copies (trace_ids.c) */
 	int sfd;	  /* signalfd of SIGCHLD (pft_attach), or -1 */

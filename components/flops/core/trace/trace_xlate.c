@@ -407,7 +407,8 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	x->id = (uint32_t)id;
 	g.base = ch->addr + ch->used;
 	g.cold_top = ch->addr + ch->cold;
-	why = generate(&g, b, x->id, x, pft_ovf_on(T) && pft_ovf_block(T, sp, b), T->sysfast, T->count_all);
+	why = generate(&g, b, x->id, x, pft_ovf_on(T) && pft_ovf_block(T, sp, b), T->sysfast,
+		       T->count_all || T->hint_learn);
 	if (why || g.lead + g.len + g.clen > ch->cold - ch->used) {
 		b->nocache = why ? why : PFT_NC_FULL;
 		goto out;
@@ -418,6 +419,7 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	x->cold = (uint32_t)(g.cold_top - g.clen - x->addr);
 	x->csize = (uint32_t)g.clen;
 	x->npt = g.npt;
+	x->learn = (uint8_t)T->hint_learn;
 	/* into the space's pool with the block, its points to their size */
 	px = pft_pool_alloc(sp, sizeof *px);
 	pt = px ? pft_pool_alloc(sp, (size_t)(g.npt ? g.npt : 1) * sizeof *pt) : NULL;

@@ -17,9 +17,11 @@
  * timed test: it prints, it does not fail.
  *
  * Each program is traced cold (an empty hint store: what a first run
- * costs) and warm (the store its cold run left: a run of the same
- * files again), in a store of the bench's own, so no earlier run or
- * ~/.cache changes a figure (docs/trace-engine.md#the-hint-store).
+ * costs), warm (the store its cold run left: a run of the same files
+ * again, which counts the copies the cold run left without a count, to
+ * learn which ran) and hot (the store the warm run left: every run
+ * after), in a store of the bench's own, so no earlier run or ~/.cache
+ * changes a figure (docs/trace-engine.md#the-hint-store).
  *
  * Environment: BENCH_LIMIT (seconds), BENCH_PROGS (comma-separated words:
  * only the rows whose name holds one), PFLOPS_TRACE_ENGINE (stop|cache).
@@ -44,9 +46,9 @@
 #include "pflops_trace.h"
 #include "bench_progs.h"
 
-/* rounds per program (BENCH_REPS): each runs it natively, traced cold
- * and traced warm, one after the other, so that a slower spell of a
- * shared machine falls on the three alike */
+/* rounds per program (BENCH_REPS): each runs it natively, traced cold,
+ * warm and hot, one after the other, so that a slower spell of a shared
+ * machine falls on the four alike */
 #define REPS 3
 #define REPS_MAX 20
 
@@ -384,14 +386,17 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* n rounds of a native run, a cold traced one (from an empty store) and
- * a warm one (the store that cold run left): the best of each (keep_best)
- * and the median CPU times in med[0..2].  -1: a run failed or passed its
- * limit (native: *nat says why; traced: *cold, or *warm with *cold good) */
+/* n rounds of a native run, a cold traced one (from an empty store), a
+ * warm one (the store that cold run left) and a hot one (the store the
+ * warm run left: copies without a count are learnt in the warm run,
+ * docs/trace-engine.md): the best of each (keep_best) and the median
+ * CPU times in med[0..3].  -1: a run failed or passed its limit
+ * (native: *nat says why; traced: the first of *cold, *warm, *hot that
+ * did) */
 static int bench_rounds(char *const argv[], int n, double limit, struct bench_run *nat, struct bench_run *cold,
-			struct bench_run *warm, double med[3])
+			struct bench_run *warm, struct bench_run *hot, double med[4])
 {
-	double cpu[3][REPS_MAX];
+	double cpu[4][REPS_MAX];
 	struct bench_run m;
 	int i, rc = 0;
 
@@ -415,9 +420,15 @@ static int bench_rounds(char *const argv[], int n, double limit, struct bench_ru
 		}
 		keep_best(warm, &m, i == 0);
 		cpu[2][i] = m.cpu;
+		if ((rc = bench_best(argv, PFT_ENGINE_AUTO, 1, limit, &m))) {
+			*hot = m;
+			break;
+		}
+		keep_best(hot, &m, i == 0);
+		cpu[3][i] = m.cpu;
 	}
 	/* i: the rounds done whole; none: 0 (not printed) */
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 4; k++)
 		med[k] = i > 0 ? median(cpu[k], i) : 0;
 	return rc;
 }
@@ -465,7 +476,8 @@ static void stats_table(const struct done *d, int n)
 	       "path, writbl: those on writable pages (JIT code); us/stop: tracer CPU\n"
 	       "per stop; MFLOP: counted (until the limit where stopped there);\n"
 	       "hinted: blocks translated from the hint store at their file's first\n"
-	       "touch (cold: an empty store; warm: the store the cold run left);\n"
+	       "touch (cold: an empty store; warm: the store the cold run left; hot:\n"
+	       "the store the warm run left);\n"
 	       "futex: exits and lookup misses served by request without a stop\n"
 	       "(PFLOPS_TRACE_FUTEX=1; off by default).\n");
 }
@@ -620,23 +632,24 @@ void bench_programs(const char *dgemm, const char *cfile)
 		  .pkg = "pypy3" },
 	};
 	int np = (int)(sizeof progs / sizeof progs[0]), nd = 0;
-	struct done d[2 * sizeof progs / sizeof progs[0]];
+	struct done d[3 * sizeof progs / sizeof progs[0]];
 	char skipped[2048] = "";
 
 	printf("\nreal programs, native and traced (code cache): time and CPU-time ratio\n"
-	       "(tracer + program), best of %d rounds (a native, a cold and a warm run\n"
-	       "each, BENCH_REPS), limit %.0f s\n",
+	       "(tracer + program), best of %d rounds (a native, a cold, a warm and a hot\n"
+	       "run each, BENCH_REPS), limit %.0f s\n",
 	       reps(), limit);
-	printf("%-38s %8s %8s %9s %8s %8s %6s %7s %5s %8s %8s %8s %6s %5s\n", "program", "nat wall", "nat CPU",
-	       "trc wall", "trc CPU", "CPU x", "med x", "target", "", "trc RSS", "warm CPU", "warm x", "med x", "");
+	printf("%-38s %8s %8s %9s %8s %8s %6s %7s %5s %8s %8s %8s %6s %5s %6s %6s\n", "program", "nat wall", "nat CPU",
+	       "trc wall", "trc CPU", "CPU x", "med x", "target", "", "trc RSS", "warm CPU", "warm x", "med x", "",
+	       "hot x", "med x");
 	bench_hints(1);
 	for (int i = 0; i < np; i++) {
 		struct prog *p = &progs[i];
 		char path[1024], r[32], why[1400] = "", dir[64], old[1024];
 		int in_dir = 0;
 		const char *exe = p->argv[0] ? which(p->argv[0], path, sizeof path) : NULL;
-		struct bench_run n, t, w;
-		double med[3] = { 0, 0, 0 };
+		struct bench_run n, t, w, h;
+		double med[4] = { 0, 0, 0, 0 };
 
 		if (!wanted(p->name))
 			continue;
@@ -664,14 +677,17 @@ void bench_programs(const char *dgemm, const char *cfile)
 			memset(&n, 0, sizeof n);
 			memset(&t, 0, sizeof t);
 			memset(&w, 0, sizeof w);
+			memset(&h, 0, sizeof h);
 			/* what failed, if one did, is in its bench_run */
-			(void)bench_rounds(p->argv, reps(), limit, &n, &t, &w, med);
+			(void)bench_rounds(p->argv, reps(), limit, &n, &t, &w, &h, med);
 			if (n.failed || n.timed_out)
 				snprintf(why, sizeof why, "native run: %s", n.timed_out ? "over 5 x the limit" : n.err);
 			else if (WEXITSTATUS(n.status))
 				snprintf(why, sizeof why, "native run: exit status %d", WEXITSTATUS(n.status));
 			else if (t.failed || t.timed_out)
-				w = t; /* no warm run */
+				h = w = t; /* no warm run */
+			else if (w.failed || w.timed_out)
+				h = w; /* no hot run */
 		}
 		if (in_dir)
 			leave_input_dir(dir, old);
@@ -705,11 +721,17 @@ void bench_programs(const char *dgemm, const char *cfile)
 		ratio(r, sizeof r, &w, n.cpu);
 		if (w.failed && !w.timed_out)
 			printf("  warm run failed: %s\n", w.err);
-		else
-			printf(" %7.3fs %8s %5.1fx %5s\n", w.cpu, r, med[0] > 0 ? med[2] / med[0] : 0.0,
+		else {
+			printf(" %7.3fs %8s %5.1fx %5s", w.cpu, r, med[0] > 0 ? med[2] / med[0] : 0.0,
 			       w.timed_out		    ? "unfin"
 			       : w.cpu / n.cpu <= p->target ? "ok"
 							    : "OVER");
+			ratio(r, sizeof r, &h, n.cpu);
+			if (h.failed && !h.timed_out)
+				printf("  hot run failed: %s\n", h.err);
+			else
+				printf(" %6s %5.1fx\n", r, med[0] > 0 ? med[3] / med[0] : 0.0);
+		}
 		fflush(stdout);
 		if (t.st.threads) { /* stats came back */
 			snprintf(d[nd].name, sizeof d[nd].name, "%s", p->name);
@@ -721,12 +743,19 @@ void bench_programs(const char *dgemm, const char *cfile)
 			d[nd].t = w;
 			d[nd++].native_cpu = n.cpu;
 		}
+		if (h.st.threads && !w.timed_out && !t.timed_out) {
+			snprintf(d[nd].name, sizeof d[nd].name, "%.31s, hot", p->name);
+			d[nd].t = h;
+			d[nd++].native_cpu = n.cpu;
+		}
 	}
 	unsetenv("OPENBLAS_NUM_THREADS");
 	hints_clear(1);
 	bench_hints(0);
 	printf("CPU x: traced CPU time / native CPU time, the least of each, cold (an empty hint\n"
-	       "store); warm: the same with the hints the cold run left; med x: the medians' ratio\n"
+	       "store); warm: the same with the hints the cold run left (it counts the copies the\n"
+	       "cold run left uncounted, to learn which ran); hot: with the hints the warm run left;\n"
+	       "med x: the medians' ratio\n"
 	       "(a timed-out or failed round: the rounds before it); target: issue 19's;\n"
 	       "ok/OVER: CPU x within/over it;\n"
 	       ">Ns, unfin: stopped after BENCH_LIMIT=%.0f s of wall time, CPU time counted until then\n",

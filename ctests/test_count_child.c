@@ -238,8 +238,11 @@ static void test_count_program(void **state)
 	double wsum = 0;
 	for (int k = 0; k < c.plan[0].ncounters; k++) {
 		double ns = c.slots[c.counter_slot[0][k]], w = 0;
-		/* every slot holds the program's CPU time (task-clock), within 10% */
-		if (ns < 0.9 * cpu || ns > 1.1 * cpu)
+		/* every slot holds the program's CPU time (task-clock), within
+		 * 25%: the two accounts of a KVM guest's busy child differ by
+		 * up to 10% (task-clock 375 ms, wait4 341 ms, in a CI run
+		 * 2026-11-27); a wrong slot is 0 or a multiple */
+		if (ns < 0.75 * cpu || ns > 1.25 * cpu)
 			fail_msg("slot of %s: %.0f ns, the program's CPU time (wait4) %.0f ns",
 				 c.plan[0].counter[k].spec, ns, cpu);
 		for (size_t i = 0; i < sizeof(skx_fp_ops) / sizeof(skx_fp_ops[0]); i++)

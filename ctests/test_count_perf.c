@@ -414,7 +414,9 @@ static void test_uncovered_share(void **state)
 	pfc_perf_sum(s, v, &slot, 1, &st);
 	if (st.uncovered_share < 0.6 || st.uncovered_share > 0.9)
 		fail_msg("uncovered share %.2f, expected about 0.75", st.uncovered_share);
-	if (slot < 15e6 || slot > 30e6)
+	/* about 20 ms; up to 50 (a CI run on the KVM guest had 38 ms: the
+	 * move to CPU 1 came late), never the whole 80 */
+	if (slot < 15e6 || slot > 50e6)
 		fail_msg("time on CPU 0: %.0f ns, expected about 20 ms (raw %llu run %llu en %llu)", slot,
 			 (unsigned long long)v[1].raw, (unsigned long long)v[1].running,
 			 (unsigned long long)v[1].enabled);

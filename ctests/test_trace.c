@@ -1328,6 +1328,32 @@ static void test_cache_stats(void **state)
  * page rewritten in place, a W^X JIT, a rewrite by another thread, code
  * and data on one page, a program catching its own write faults.  Both
  * engines count the true FLOPs; the cache runs the code from copies. */
+/* A JIT that drops its code all the time (calib_smc churn): every
+ * dropped copy leaves a tombstone in the lookup table, which is built
+ * anew once they are many (trace_link.c), while a second thread looks
+ * its own target up all the while and checks each call's result.
+ * Before, the table filled with tombstones after about 66,000 dropped
+ * entries; every insert failed from then on, and each of the helper's
+ * calls stopped (99,000 lookup misses for 5 rounds, 4.9 s against
+ * 0.9 s). */
+static void test_table_renew(void **state)
+{
+	struct pflops_trace_opts o = { .engine = PFT_ENGINE_CACHE };
+	struct pft_stats st;
+	struct pflops_mix m;
+	const char *rounds = under_valgrind ? "2" : "5";
+	uint64_t r = (uint64_t)atoi(rounds);
+
+	(void)state;
+	assert_int_equal(trace(&m, &o, &st, prog("calib_smc"), "churn", rounds, NULL), 0);
+	assert_int_equal(m.insts[DP][Y][ADD], 32768 * ((r + 1) / 2));
+	assert_int_equal(m.insts[DP][Y][MUL], 32768 * (r / 2));
+	assert_true(st.table_renewed >= 1);
+	assert_int_equal(st.table_full, 0);
+	/* a miss per function a round, a few for libc and the helper */
+	assert_true(st.ibl_misses < r * 16384 + 2000);
+}
+
 /* The map of a process (here this one) after its mapping calls
  * (pft_maps_dirty, trace_maps.c): a lookup of an entry a call touched,
  * or of an address the map lacks, reads the map again; a lookup
@@ -1494,6 +1520,7 @@ int main(void)
 		cmocka_unit_test(test_cache_ahead),
 		cmocka_unit_test(test_cache_far),
 		cmocka_unit_test(test_code_changes),
+		cmocka_unit_test(test_table_renew),
 		cmocka_unit_test(test_maps_dirty),
 	};
 

@@ -351,9 +351,15 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 	if (st.invalidated)
 		pf_report_note(
 			r,
-			"%llu decoded blocks were dropped when their code was unmapped or made writable (JIT, dlclose) and decoded again if run (%llu block ids reused%s)",
+			"%llu decoded blocks were dropped when their code was unmapped or made writable (JIT, dlclose) and decoded again if run (%llu block ids reused%s%s)",
 			(unsigned long long)st.invalidated, (unsigned long long)st.ids_reused,
+			st.table_renewed ? ", the lookup table built anew" : "",
 			st.ids_interrupts ? ", threads running code interrupted for that" : "");
+	if (st.table_full)
+		pf_report_note(
+			r,
+			"%llu indirect-branch targets found no room in the code cache's lookup table: each of their runs stopped (same counts, slower)",
+			(unsigned long long)st.table_full);
 	if (st.detached && !attach_pid)
 		pf_report_note(
 			r,

@@ -539,6 +539,8 @@ static void json_engine(FILE *o, const struct pf_report *r)
 		{ "blocks_uncounted", s->cache_nocount },
 		{ "cache_exits", s->cache_exits },
 		{ "lookup_misses", s->ibl_misses },
+		{ "table_renewed", s->table_renewed },
+		{ "table_full", s->table_full },
 		{ "links", s->cache_links },
 		{ "futex_served", s->freq_served },
 		{ "syscalls_fast", s->syscalls_fast },

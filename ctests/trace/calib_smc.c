@@ -90,6 +90,14 @@
  *               77 where the file system cannot insert)
  * (after the cut or change the tracer's copies of that code must not
  * run: trace_sys.c drops them)
+ *   churn N     a JIT that drops its code all the time: 16384 functions
+ *               of one vaddpd (odd rounds: vmulpd) ymm on 64 pages made
+ *               executable, each called twice through a pointer, the
+ *               pages made writable again (their copies and lookup
+ *               entries dropped), N rounds; a second thread calls an
+ *               integer function through a pointer all the while and
+ *               checks its results (lookups while the table is built
+ *               anew): 32768 vaddpd and vmulpd ymm a round
  *   sigremap N  two files of code, a loop of one vaddpd ymm and one of
  *               two, mapped read-only in turn (the kernel gives the
  *               same address back), run 4 times and unmapped, N rounds,
@@ -673,13 +681,64 @@ static int sigremap(long n)
 	return 0;
 }
 
+enum { CH_PAGES = 64, CH_FN = 16 /* bytes a function */ };
+static atomic_int churn_done;
+
+static void *churn_helper(void *arg)
+{
+	long (*inc)(long) = (long (*)(long))arg;
+	long s = 0, k = 0;
+
+	while (!atomic_load(&churn_done) || k < 1000)
+		s = inc(s), k++;
+	return (void *)(intptr_t)(s == k);
+}
+
+static int churn(long rounds)
+{
+	/* lea 1(%rdi),%rax; ret */
+	static const unsigned char inc[] = { 0x48, 0x8d, 0x47, 0x01, 0xc3 };
+	size_t sz = CH_PAGES * 4096, nf = sz / CH_FN;
+	unsigned char *p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *q = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pthread_t th;
+	void *ok;
+
+	if (p == MAP_FAILED || q == MAP_FAILED)
+		return 3;
+	memcpy(q, inc, sizeof inc);
+	if (mprotect(q, 4096, PROT_READ | PROT_EXEC) || pthread_create(&th, NULL, churn_helper, q))
+		return 3;
+	for (long r = 0; r < rounds; r++) {
+		for (size_t f = 0; f < nf; f++) {
+			/* vOPpd %ymm1,%ymm2,%ymm0; ret */
+			const unsigned char v[] = { 0xc5, 0xed, r & 1 ? MUL : ADD, 0xc1, 0xc3 };
+			memcpy(p + f * CH_FN, v, sizeof v);
+		}
+		if (mprotect(p, sz, PROT_READ | PROT_EXEC))
+			return 3;
+		for (int twice = 0; twice < 2; twice++)
+			for (size_t f = 0; f < nf; f++)
+				((fn)(p + f * CH_FN))(0);
+		if (mprotect(p, sz, PROT_READ | PROT_WRITE))
+			return 3;
+	}
+	atomic_store(&churn_done, 1);
+	if (pthread_join(th, &ok) || !ok) {
+		fprintf(stderr, "churn: the helper's calls went wrong\n");
+		return 4;
+	}
+	printf("churn: %ld rounds of %zu functions\n", rounds, nf);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 2 ? atol(argv[2]) : 1000;
 
 	if (argc < 2 || n < 1) {
 		fprintf(stderr,
-			"usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv|text|filemap|trunc|truncrun|truncrerun|truncdie|truncpath|truncopen|truncfork|trunccreat|truncopenat2|trunchole|trunczero|trunccollapse|truncinsert|sigremap N, detach N FILE\n");
+			"usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv|text|filemap|trunc|truncrun|truncrerun|truncdie|truncpath|truncopen|truncfork|trunccreat|truncopenat2|trunchole|trunczero|trunccollapse|truncinsert|sigremap|churn N, detach N FILE\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "inplace"))
@@ -704,6 +763,8 @@ int main(int argc, char **argv)
 		return filemap(n);
 	if (!strcmp(argv[1], "sigremap"))
 		return sigremap(n);
+	if (!strcmp(argv[1], "churn"))
+		return churn(n);
 	if (!strcmp(argv[1], "trunc"))
 		return trunc_run(n);
 	if (!strcmp(argv[1], "truncrun"))

@@ -110,6 +110,10 @@ struct pft_stats {
 				 * ones (trace_ids.c) */
 	uint64_t ids_interrupts;     /* threads interrupted so that those ids
 				 * could be reused */
+	uint64_t table_renewed;	     /* lookup tables built anew without the
+				      * tombstones of dropped copies */
+	uint64_t table_full;	     /* lookup misses whose target found no room
+				      * in the table: its next runs stop too */
 	uint64_t wprot_pages;	     /* code on writable pages (JIT): pages the
 				 * tracer write-protected while it held
 				 * decoded code there */

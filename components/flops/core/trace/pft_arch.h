@@ -326,6 +326,10 @@ void pft_arch_req_target(struct user_regs_struct *r, const uint8_t *slot);
 #define PFT_FSTUB_REQ 16
 #define PFT_FSTUB_TRAP 33
 uint32_t pft_table_hash(uint64_t orig);
+/* A thread stopped inside a probe of the lookup table (pft_emit_probe)
+ * with registers r: does it hold an address in [lo, hi) (the table's,
+ * loaded from its slot, or a bucket's)? */
+int pft_arch_probe_holds(const struct user_regs_struct *r, uint64_t lo, uint64_t hi);
 /* Links (x86_64/trace_ibl.c): point a copy's exit, whose branch
  * displacement is at `site` (mem: the tracer's view of it), at `to`;
  * through its stub's far jump (stub, stub_mem) when `to` is out of

@@ -8,7 +8,8 @@
  * process (an exec, a crash, SIGKILL).  The process keeps no descriptor.
  *
  *   table   the indirect-branch lookup table (read-only in the tracee),
- *           then the map of system calls that trap (trace_sys.c)
+ *           the map of system calls that trap (trace_sys.c), then room
+ *           for the table built anew (trace_link.c)
  *   slots   one slot per thread, at the thread's %gs base: scratch words
  *           for the cache's code and one 64-bit counter per block id
  *   chunks  translated code, each within +-2 GiB of the code it copies
@@ -47,7 +48,8 @@ _Static_assert(CHUNK_SIZE <= (1u << 24), "a chunk wider than pft_xpoint's offset
 #define MAX_CHUNKS 64
 #define REACH ((uint64_t)1 << 31)
 #define TABLE_BYTES (((PFT_TABLE_N + PFT_TABLE_OVER) * 16 + 4095) & ~4095)
-#define TABLE_PIECE (TABLE_BYTES + PFT_SYSMAP_BYTES)
+#define TABLE_PIECE (2 * TABLE_BYTES + PFT_SYSMAP_BYTES)
+#define TABLE_B (TABLE_BYTES + PFT_SYSMAP_BYTES) /* offset of the second */
 /* Under an RLIMIT_AS (ulimit -v) the cache takes at most this share of
  * it: fewer slots (threads at once) and chunks (code); the rest of the
  * limit is the program's.  Below one slot and one chunk, the process is
@@ -275,8 +277,8 @@ int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t)
 	rc = piece_new(T, t, TABLE_PIECE, PROT_READ, 0, 0, 1, 0, NULL, &tab);
 	if (rc)
 		goto fail;
-	a->table = tab.addr;
-	a->table_mem = tab.mem;
+	a->tpiece = a->table = tab.addr;
+	a->tpiece_mem = a->table_mem = tab.mem;
 	pft_sys_map_fill(T, sp, tab.mem + TABLE_BYTES);
 	rc = piece_new(T, t, (size_t)a->nslots * PFT_SLOT_BYTES, PROT_READ | PROT_WRITE, 0, 0, 0, 1, NULL, &sl);
 	if (rc)
@@ -331,8 +333,8 @@ void pft_arena_free(struct pft_arena *a)
 {
 	if (!a)
 		return;
-	if (a->table_mem)
-		munmap(a->table_mem, TABLE_PIECE);
+	if (a->tpiece_mem)
+		munmap(a->tpiece_mem, TABLE_PIECE);
 	for (int i = 0; i < PFT_MAX_SLOTS; i++)
 		if (a->slot_mem[i])
 			munmap(a->slot_mem[i], PFT_SLOT_BYTES);
@@ -421,13 +423,21 @@ struct pft_chunk *pft_arena_chunk(struct pft_tracer *T, struct pft_thr *t, uint6
 
 uint8_t *pft_arena_sysmap(struct pft_arena *a)
 {
-	return a->table_mem ? a->table_mem + TABLE_BYTES : NULL;
+	return a->tpiece_mem ? a->tpiece_mem + TABLE_BYTES : NULL;
+}
+
+uint8_t *pft_arena_table_spare(const struct pft_arena *a, uint64_t *addr)
+{
+	size_t off = a->table == a->tpiece ? TABLE_B : 0;
+
+	*addr = a->tpiece + off;
+	return a->tpiece_mem + off;
 }
 
 int pft_slot_init(struct pft_arena *a, int slot)
 {
 	uint8_t *m = pft_slot_mem(a, slot);
-	uint64_t map = a->table + TABLE_BYTES;
+	uint64_t map = a->tpiece + TABLE_BYTES;
 
 	if (!m)
 		return -1;
@@ -485,16 +495,25 @@ static int refork(struct pft_tracer *T, struct pft_thr *t, uint64_t addr, size_t
 int pft_arena_fork(struct pft_tracer *T, struct pft_thr *t, const struct pft_arena *pa)
 {
 	struct pft_arena *a = t->sp->arena;
+	size_t cur = (size_t)(pa->table - pa->tpiece);
 	struct piece p;
 	int rc;
 
 	/* table and code: copies; slots: fresh (the parent's counts stay
-	 * the parent's) */
-	rc = refork(T, t, pa->table, TABLE_PIECE, PROT_READ, pa->table_mem, 0, &p);
+	 * the parent's).  Of the table's piece, the table in use and the
+	 * system-call map: the child's one thread is in its fork, reading
+	 * no table, and the spare is written whole before it is used. */
+	rc = piece_new(T, t, TABLE_PIECE, PROT_READ, pa->tpiece, 2, 1, 0, NULL, &p);
 	if (rc)
 		return rc;
-	a->table = p.addr;
-	a->table_mem = p.mem;
+	memcpy(p.mem + cur, pa->table_mem, TABLE_BYTES);
+	memcpy(p.mem + TABLE_BYTES, pa->tpiece_mem + TABLE_BYTES, PFT_SYSMAP_BYTES);
+	a->tpiece = p.addr;
+	a->tpiece_mem = p.mem;
+	a->table = p.addr + cur;
+	a->table_mem = p.mem + cur;
+	a->tab_live = pa->tab_live;
+	a->tab_tombs = pa->tab_tombs;
 	rc = refork(T, t, pa->slots, (size_t)pa->nslots * PFT_SLOT_BYTES, PROT_READ | PROT_WRITE, NULL, 1, &p);
 	if (rc)
 		return rc;

@@ -48,8 +48,18 @@ struct pft_chunk {
 void pft_chunk_ready(struct pft_chunk *ch, size_t hot, size_t cold);
 
 struct pft_arena {
-	uint64_t table; /* tracee address of the lookup table */
+	/* The lookup table's piece: table A, the system-call map, table B.
+	 * One of the two tables is in use (every thread's PFT_SLOT_TABLE);
+	 * the other is where it is built again without its tombstones
+	 * (pft_table_renew, trace_link.c). */
+	uint64_t tpiece; /* tracee address of the piece */
+	uint8_t *tpiece_mem;
+	uint64_t table; /* tracee address of the table in use */
 	uint8_t *table_mem;
+	uint32_t tab_live, tab_tombs;	  /* its entries, its tombstones */
+	int tab_want;			  /* renew it at the next chance */
+	int tab_stuck;			  /* full of entries looked up: renewed
+				       * again only for tombstones */
 	uint64_t slots;			  /* tracee address of the counter slots */
 	int slots_fd;			  /* tracer's descriptor of the slots memfd */
 	uint8_t *slot_mem[PFT_MAX_SLOTS]; /* tracer mappings, lazily */
@@ -85,6 +95,8 @@ struct pft_arena {
 };
 
 int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t);
+/* the table not in use: *addr in the tracee, returns the tracer's view */
+uint8_t *pft_arena_table_spare(const struct pft_arena *a, uint64_t *addr);
 /* the address space the arena takes in its process (bytes) */
 uint64_t pft_arena_as_bytes(const struct pft_arena *a);
 void pft_arena_free(struct pft_arena *a);
@@ -145,16 +157,19 @@ struct pft_xblock {
 	uint8_t gone;	/* dead and its id reused: out of ch->xb */
 	uint8_t pooled; /* it and pt are in a pool (trace_blocks.c) */
 	/* (the bytes last: no holes, 160 bytes a copy) */
-	uint8_t ovf_cf; /* CF saved in the slot around the check */
-	uint8_t masked; /* masked AVX-512 FP: no counter, no link out;
+	uint8_t ovf_cf;	    /* CF saved in the slot around the check */
+	uint8_t masked;	    /* masked AVX-512 FP: no counter, no link out;
 			 * every run ends at a trap of the cache,
 			 * where the tracer counts it (opmasks read) */
-	uint8_t fstub;	/* its exit stubs ask through a futex first */
-	uint8_t nocnt;	/* no count: nothing of it is in the mix but
+	uint8_t fstub;	    /* its exit stubs ask through a futex first */
+	uint8_t nocnt;	    /* no count: nothing of it is in the mix but
 			 * instructions (no FP, count_all off); its runs
 			 * are unknown */
-	uint8_t learn;	/* of a hint whose runs were unknown: counted
-			 * anyway, so the hint store learns them */
+	uint8_t learn : 1;  /* of a hint whose runs were unknown: counted
+			     * anyway, so the hint store learns them */
+	uint8_t looked : 1; /* entered in the lookup table at a miss (not
+			     * ahead): kept when a full table is built
+			     * anew (trace_link.c) */
 };
 
 /* an incoming link of a copy: the copy whose exit it is, and which */
@@ -213,7 +228,14 @@ uint64_t pft_xlate_tramp(struct pft_tracer *T, struct pft_thr *t, struct pft_blo
 struct pft_xblock *pft_xlate_find(const struct pft_arena *a, uint64_t addr, const struct pft_xpoint **pt);
 void pft_xlate_link(struct pft_xblock *from, int exit, struct pft_xblock *to);
 void pft_xlate_detach(struct pft_space *sp, struct pft_xblock *x);
-void pft_table_insert(struct pft_arena *a, uint64_t orig, uint64_t entry);
+/* orig's copy at entry in the lookup table; -1: no room (the lookup
+ * stops, and the table is to be renewed) */
+int pft_table_insert(struct pft_arena *a, uint64_t orig, uint64_t entry);
+/* the same for the target of a lookup that missed (x: its copy) */
+int pft_table_insert_looked(struct pft_arena *a, uint64_t orig, struct pft_xblock *x, uint64_t entry);
+/* the table built anew without its tombstones, when they are many and
+ * no thread is inside a lookup (trace_link.c); 1: done */
+int pft_table_renew(struct pft_tracer *T, struct pft_space *sp);
 /* trace_harvest.c: add the counts of one thread's slot to m (zero them
  * when `take`); of ids[0..n) only, taken */
 uint64_t pft_harvest(struct pft_arena *a, int slot, struct pflops_mix *m, int take);
@@ -234,5 +256,9 @@ int pft_id_reclaim(struct pft_tracer *T, struct pft_space *sp, int urgent);
 /* a thread at a ptrace stop: seen outside the dropped copies? */
 void pft_ids_observe(struct pft_thr *t);
 uint32_t pft_ids_used(const struct pft_arena *a);
+/* no thread of sp's address space holds an address in its spare lookup
+ * table (a probe begun before the last renewal)?  Those running are
+ * interrupted to be seen. */
+int pft_ids_spare_free(struct pft_tracer *T, struct pft_space *sp);
 
 #endif

@@ -352,7 +352,9 @@ static uint64_t serve_miss(struct pft_tracer *T, struct pft_thr *t, uint64_t tar
 
 	if (!plain(T, t) || !(entry = copy_of(T, t, target, &x)))
 		return 0;
-	pft_table_insert(t->sp->arena, target, entry);
+	pft_table_renew(T, t->sp);
+	if (pft_table_insert_looked(t->sp->arena, target, x, entry))
+		T->st.table_full++;
 	T->st.freq_misses++;
 	return entry;
 }
@@ -439,6 +441,15 @@ pid_t pft_freq_poll(struct pft_tracer *T, int *st)
 		bells(T, w, &rung, &over);
 		if (!serve_all(T) && !rung)
 			return 0;
+		if (T->ndefer) {
+			/* a stop taken while serving (a thread interrupted to
+			 * renew the lookup table, trace_ids.c): handled now, or
+			 * that thread waits for as long as requests come */
+			struct pft_deferred d = T->defer[--T->ndefer];
+			*st = d.status;
+			pft_mem_fresh();
+			return d.pid;
+		}
 	}
 }
 

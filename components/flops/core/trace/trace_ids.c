@@ -194,6 +194,79 @@ static int interrupted(struct pft_tracer *T, const struct pft_arena *a, struct p
 	return see(a, u) > 0;
 }
 
+/* Is a thread at pc inside a lookup of the table (the routine's probe,
+ * rt_sigreturn's look-up)? */
+static int in_lookup(const struct pft_arena *a, uint64_t pc)
+{
+	const struct pft_xpoint *pt;
+	struct pft_xblock *x = pft_xlate_find(a, pc, &pt);
+
+	if (x && x->sigret && pc >= x->addr + x->sigret)
+		return 1;
+	for (size_t i = 0; i < a->nchunks; i++)
+		if (pc >= a->chunks[i]->ibl.entry && pc < a->chunks[i]->ibl.miss)
+			return 1;
+	return 0;
+}
+
+/* Does a thread with registers r hold an address in the spare table (a
+ * lookup that began before the last renewal)?  Before its probe loads
+ * the table's address off the slot it holds none, and it reads the slot
+ * afresh; a thread stopped in a probe on the table in use is no matter:
+ * that one is not written. */
+static int holds_spare(const struct pft_arena *a, const struct user_regs_struct *r)
+{
+	uint64_t lo;
+
+	if (!in_lookup(a, PFT_PC(r)))
+		return 0;
+	pft_arena_table_spare(a, &lo);
+	return pft_arch_probe_holds(r, lo, lo + (PFT_TABLE_N + PFT_TABLE_OVER) * 16);
+}
+
+int pft_ids_spare_free(struct pft_tracer *T, struct pft_space *sp)
+{
+	const struct pft_arena *a = sp->arena;
+	struct user_regs_struct r;
+	uint64_t pc;
+
+	for (struct pft_thr *u = T->threads; u; u = u->next) {
+		int rc, st;
+		pid_t p;
+
+		if (!u->sp || u->sp->arena != a)
+			continue;
+		if (ptrace(PTRACE_GETREGS, u->tid, NULL, &r) == 0) {
+			if (holds_spare(a, &r))
+				return 0;
+			continue;
+		}
+		if ((rc = blocked_pc(u->tid, &pc)) > 0)
+			continue; /* gone */
+		if (rc == 0) {	  /* in the kernel: its registers unknown */
+			if (in_lookup(a, pc))
+				return 0;
+			continue;
+		}
+		/* it runs: seen at a stop of its own, then */
+		if (u->ids_intr || u->state != PFT_TH_RUN || u->detach_sig ||
+		    ptrace(PTRACE_INTERRUPT, u->tid, NULL, NULL))
+			return 0;
+		u->ids_intr = 1;
+		T->st.ids_interrupts++;
+		while ((p = waitpid(u->tid, &st, __WALL)) < 0 && errno == EINTR)
+			;
+		if (p != u->tid)
+			return 0;
+		pft_defer(T, p, st);
+		if (!WIFSTOPPED(st))
+			continue;
+		if (ptrace(PTRACE_GETREGS, u->tid, NULL, &r) || holds_spare(a, &r))
+			return 0;
+	}
+	return 1;
+}
+
 /* u's counts of the grace set: into the run's mix (and u's published
  * record), or dropped where u does not count (--region outside a
  * window); zeroed */

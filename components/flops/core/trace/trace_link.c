@@ -16,28 +16,121 @@
 
 #include "trace_cache.h"
 #include "trace_block.h"
+#include "trace_thread.h"
 
-void pft_table_insert(struct pft_arena *a, uint64_t orig, uint64_t entry)
+#define TABLE_SLOTS (PFT_TABLE_N + PFT_TABLE_OVER)
+
+/* orig's entry into table t (probe from its bucket; the last slot always
+ * stays empty: the routine's probe ends there); 1: a new key, 0: its
+ * value replaced, -1: no room */
+static int put(uint64_t *t, uint64_t orig, uint64_t entry)
 {
-	uint64_t *t = (uint64_t *)a->table_mem;
 	size_t h = pft_table_hash(orig) & (PFT_TABLE_N - 1);
 
-	/* the last slot always stays empty: the routine's probe ends */
-	for (size_t i = h; i < PFT_TABLE_N + PFT_TABLE_OVER - 1; i++) {
+	for (size_t i = h; i < TABLE_SLOTS - 1; i++) {
 		uint64_t o = __atomic_load_n(&t[2 * i], __ATOMIC_ACQUIRE);
 		if (o == orig) {
 			__atomic_store_n(&t[2 * i + 1], entry, __ATOMIC_RELEASE);
-			return;
+			return 0;
 		}
 		if (o == 0) {
 			/* the copy's address first: a reader that sees the
 			 * key sees its value */
 			__atomic_store_n(&t[2 * i + 1], entry, __ATOMIC_RELEASE);
 			__atomic_store_n(&t[2 * i], orig, __ATOMIC_RELEASE);
-			return;
+			return 1;
 		}
 	}
-	/* full run: not inserted, the lookup traps, which is only slower */
+	return -1;
+}
+
+/* Tombstones this many, or an insert that found no room: the table is
+ * built anew (pft_table_renew); with this many entries, of those looked
+ * up only */
+#define TOMBS_RENEW (PFT_TABLE_N / 8)
+#define LIVE_EVICT (PFT_TABLE_N - PFT_TABLE_N / 8)
+
+static void want_renew(struct pft_arena *a, int full)
+{
+	if (a->tab_tombs >= TOMBS_RENEW || (full && !a->tab_stuck))
+		a->tab_want = 1;
+}
+
+int pft_table_insert(struct pft_arena *a, uint64_t orig, uint64_t entry)
+{
+	int rc = put((uint64_t *)a->table_mem, orig, entry);
+
+	if (rc > 0)
+		a->tab_live++;
+	if (rc < 0) /* not inserted: the lookup traps, which is only slower */
+		want_renew(a, 1);
+
+	return rc < 0 ? -1 : 0;
+}
+
+int pft_table_insert_looked(struct pft_arena *a, uint64_t orig, struct pft_xblock *x, uint64_t entry)
+{
+	x->looked = 1;
+	return pft_table_insert(a, orig, entry);
+}
+
+/* Was orig's entry made at a lookup miss? */
+static int looked(const struct pft_space *sp, uint64_t orig)
+{
+	const struct pft_block *b = pft_block_find(sp, orig);
+
+	return b && b->x && b->x->looked;
+}
+
+/* A tombstone is never made a bucket again in place: a thread may be
+ * between reading its old key and its value, and would take the new
+ * value for the old key.  So the table fills with them where a JIT drops
+ * code all the time (javac: 24,000 tombstones beside 42,000 entries,
+ * then every insert failed and each first run of a target stopped,
+ * 500,000 times, probing the whole table each time).  Here the live
+ * entries are copied into the piece's other table and every thread's
+ * slot is pointed at it; the old one stays as it was for a thread still
+ * in a probe, and is written again only at the next renewal, when no
+ * thread holds its address or a bucket's from a probe begun before the
+ * switch (pft_ids_spare_free): a lookup reads the table's address from
+ * the slot at its start.
+ *
+ * A table full of live entries (javac with C2: 66,000, most of them the
+ * return sites of calls translated ahead, which may never return) keeps
+ * those that a lookup missed since their copy was made; the others come
+ * back at their next miss.  If those alone fill it, it is renewed again
+ * only for tombstones. */
+int pft_table_renew(struct pft_tracer *T, struct pft_space *sp)
+{
+	struct pft_arena *a = sp->arena;
+	const uint64_t *old;
+	uint64_t *t, addr;
+	uint32_t n = 0;
+	int evict;
+
+	if (!a || !a->tab_want || !pft_ids_spare_free(T, sp))
+		return 0;
+	old = (const uint64_t *)a->table_mem;
+	t = (uint64_t *)pft_arena_table_spare(a, &addr);
+	memset(t, 0, TABLE_SLOTS * 16);
+	evict = a->tab_live >= LIVE_EVICT;
+	for (size_t i = 0; i < TABLE_SLOTS; i++)
+		if (old[2 * i] && old[2 * i] != PFT_TOMB && (!evict || looked(sp, old[2 * i])) &&
+		    put(t, old[2 * i], old[2 * i + 1]) > 0)
+			n++;
+	a->tab_stuck = n >= LIVE_EVICT;
+	a->table = addr;
+	a->table_mem = (uint8_t *)t;
+	a->tab_live = n;
+	a->tab_tombs = 0;
+	a->tab_want = 0;
+	for (int i = 0; i < a->nslots; i++) {
+		uint8_t *m = a->slot_used[i] ? pft_slot_mem(a, i) : NULL;
+		if (m)
+			__atomic_store_n((uint64_t *)(m + PFT_SLOT_TABLE), addr, __ATOMIC_RELEASE);
+	}
+	T->st.table_renewed++;
+	return 1;
 }
 
 /* The entry for orig, if it still goes to `entry`: every entry is keyed
@@ -48,12 +141,16 @@ static void table_remove(struct pft_arena *a, uint64_t orig, uint64_t entry)
 {
 	uint64_t *t = (uint64_t *)a->table_mem;
 
-	for (size_t i = pft_table_hash(orig) & (PFT_TABLE_N - 1); i < PFT_TABLE_N + PFT_TABLE_OVER; i++) {
+	for (size_t i = pft_table_hash(orig) & (PFT_TABLE_N - 1); i < TABLE_SLOTS; i++) {
 		uint64_t o = t[2 * i];
 		if (o == 0)
 			return;
-		if (o == orig && t[2 * i + 1] == entry)
+		if (o == orig && t[2 * i + 1] == entry) {
 			__atomic_store_n(&t[2 * i], PFT_TOMB, __ATOMIC_RELEASE);
+			a->tab_live--;
+			a->tab_tombs++;
+			want_renew(a, 0);
+		}
 	}
 }
 

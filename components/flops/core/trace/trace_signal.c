@@ -473,7 +473,7 @@ static int fast_sigreturn(struct pft_tracer *T, struct pft_thr *t, const struct 
 	/* the next return there is looked up in the copy itself
 	 * (trace_gen.c): no stop */
 	if (b->x && entry == b->x->addr)
-		pft_table_insert(t->sp->arena, v[0], entry);
+		pft_table_insert_looked(t->sp->arena, v[0], b->x, entry);
 	T->st.fast_sigreturns++;
 	return 0;
 }
@@ -558,7 +558,9 @@ static int resolve_trap(struct pft_tracer *T, struct pft_thr *t, struct user_reg
 		struct pft_block *b = pft_block_get(t->sp, t->tid, target, 0, NULL);
 		if (b && b->x && PFT_PC(r) == b->x->addr) {
 			if (!from) {
-				pft_table_insert(a, target, b->x->addr);
+				pft_table_renew(T, t->sp);
+				if (pft_table_insert_looked(a, target, b->x, b->x->addr))
+					T->st.table_full++;
 			} else if (!from->dead && !from->masked && !from->ex[k].to) {
 				pft_xlate_link(from, k, b->x);
 				T->st.cache_links++;

@@ -130,6 +130,7 @@ int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
 	a->slots_fd = -1;
 	a->region = pa->region;
 	a->freq = pa->freq; /* its copies' stubs are the parent's */
+	a->tpiece = pa->tpiece;
 	a->table = pa->table;
 	a->slots = pa->slots;
 	a->nslots = pa->nslots; /* its RLIMIT_AS is the parent's */

@@ -60,6 +60,12 @@ void pft_emit_probe(struct emit *e, int key, size_t *j_miss, size_t *j_hit)
 	put8(e, (uint8_t)(int8_t)((int64_t)probe - (int64_t)(e->n + 1)));
 }
 
+int pft_arch_probe_holds(const struct user_regs_struct *r, uint64_t lo, uint64_t hi)
+{
+	/* %rcx: the table from its load off the slot; %rdx: a bucket */
+	return (r->rcx >= lo && r->rcx < hi) || (r->rdx >= lo && r->rdx < hi);
+}
+
 /* In: %rcx = target, the program's %rcx in the slot.  Hit: registers
  * back, jump to the copy.  Miss: int3 with the target in %rax and %rax,
  * %rcx, %rdx in the slot. */

@@ -1354,6 +1354,26 @@ static void test_table_renew(void **state)
 	assert_true(st.ibl_misses < r * 16384 + 2000);
 }
 
+/* A page left writable for its writes (calib_smc hotdata: data beside
+ * code, written 100 times) whose code then runs 20,000 times: its blocks
+ * ran stepped, a stop per instruction, for good (javac: 2.4 million
+ * steps in some runs); now the page is guarded again after 256 such
+ * runs, and the rest run from the cache. */
+static void test_hot_page_cools(void **state)
+{
+	struct pflops_trace_opts o = { .engine = PFT_ENGINE_CACHE };
+	struct pft_stats st;
+	struct pflops_mix m;
+
+	(void)state;
+	assert_int_equal(trace(&m, &o, &st, prog("calib_smc"), "hotdata", "20000", NULL), 0);
+	assert_int_equal(m.insts[DP][Y][ADD], 20100);
+	assert_true(st.wprot_hot >= 1);
+	assert_true(st.wprot_cooled >= 1);
+	/* without it: about 4 stops a call */
+	assert_true(st.stops < 10000);
+}
+
 /* The map of a process (here this one) after its mapping calls
  * (pft_maps_dirty, trace_maps.c): a lookup of an entry a call touched,
  * or of an address the map lacks, reads the map again; a lookup
@@ -1521,6 +1541,7 @@ int main(void)
 		cmocka_unit_test(test_cache_far),
 		cmocka_unit_test(test_code_changes),
 		cmocka_unit_test(test_table_renew),
+		cmocka_unit_test(test_hot_page_cools),
 		cmocka_unit_test(test_maps_dirty),
 	};
 

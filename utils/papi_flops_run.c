@@ -345,9 +345,10 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 	if (st.nocache[PFT_NC_WRITABLE])
 		pf_report_note(
 			r,
-			"%llu blocks ran from %llu writable page%s left writable (code and data on one page, written too often, a stack): counted stop by stop, exactly but slower (docs/trace-engine.md)",
+			"%llu blocks ran from %llu writable page%s left writable (code and data on one page, written too often, a stack): counted stop by stop, exactly but slower (docs/trace-engine.md)%s",
 			(unsigned long long)st.nocache[PFT_NC_WRITABLE], (unsigned long long)st.wprot_hot,
-			st.wprot_hot == 1 ? "" : "s");
+			st.wprot_hot == 1 ? "" : "s",
+			st.wprot_cooled ? "; pages guarded again after many such runs" : "");
 	if (st.invalidated)
 		pf_report_note(
 			r,

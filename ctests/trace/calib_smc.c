@@ -90,6 +90,11 @@
  *               77 where the file system cannot insert)
  * (after the cut or change the tracer's copies of that code must not
  * run: trace_sys.c drops them)
+ *   hotdata N   code and data on one RWX page, the data written from
+ *               elsewhere 100 times with the code run between writes (the
+ *               tracer leaves such a page writable after 64 faults), then
+ *               the code called N times: 100 + N vaddpd ymm (the page is
+ *               guarded again once its code has run stepped a while)
  *   churn N     a JIT that drops its code all the time: 16384 functions
  *               of one vaddpd (odd rounds: vmulpd) ymm on 64 pages made
  *               executable, each called twice through a pointer, the
@@ -681,6 +686,22 @@ static int sigremap(long n)
 	return 0;
 }
 
+static int hotdata(long n)
+{
+	unsigned char *p = rwx();
+	volatile unsigned char *data = p + 2048;
+
+	emit(p, 1, ADD);
+	for (int i = 0; i < 100; i++) {
+		data[i] = (unsigned char)i;
+		((fn)p)(1);
+	}
+	for (long i = 0; i < n; i++)
+		((fn)p)(1);
+	printf("hotdata: 100 writes, %ld calls\n", n);
+	return 0;
+}
+
 enum { CH_PAGES = 64, CH_FN = 16 /* bytes a function */ };
 static atomic_int churn_done;
 
@@ -738,7 +759,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2 || n < 1) {
 		fprintf(stderr,
-			"usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv|text|filemap|trunc|truncrun|truncrerun|truncdie|truncpath|truncopen|truncfork|trunccreat|truncopenat2|trunchole|trunczero|trunccollapse|truncinsert|sigremap|churn N, detach N FILE\n");
+			"usage: calib_smc inplace|wx|threads|writers|fork|selfpage|segv|text|filemap|trunc|truncrun|truncrerun|truncdie|truncpath|truncopen|truncfork|trunccreat|truncopenat2|trunchole|trunczero|trunccollapse|truncinsert|sigremap|churn|hotdata N, detach N FILE\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "inplace"))
@@ -765,6 +786,8 @@ int main(int argc, char **argv)
 		return sigremap(n);
 	if (!strcmp(argv[1], "churn"))
 		return churn(n);
+	if (!strcmp(argv[1], "hotdata"))
+		return hotdata(n);
 	if (!strcmp(argv[1], "trunc"))
 		return trunc_run(n);
 	if (!strcmp(argv[1], "truncrun"))

@@ -125,6 +125,8 @@ struct pft_stats {
 	uint64_t wprot_hot;	     /* writable pages left writable, their blocks
 				 * on the stopping path: written from code
 				 * on the page itself or too often, stacks */
+	uint64_t wprot_cooled;	     /* of those, guarded again after many stepped
+				      * runs of their blocks */
 	uint64_t injected;	     /* system calls run on the program's behalf */
 	uint64_t cache_setup_failed; /* processes left on the stopping path */
 	uint64_t cache_as_bytes;     /* the most address space the cache took

@@ -304,6 +304,8 @@ int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *
 				t->slotless = 1; /* no counter slot free */
 				T->st.slotless_threads++;
 			}
+			if (!entry && b->nocache == PFT_NC_WRITABLE && pft_wprot_cool(T, t, b))
+				continue; /* its page guarded again: decoded afresh */
 		}
 		if (pft_set_mode(T, t, r, PFT_M_STOP, dirty))
 			return fail(T->err, PFLOPS_ESYS, "cannot set the %%gs base");

@@ -16,7 +16,12 @@
  * A page whose writer runs on the page itself (code and data on one
  * page), or that faults more than WP_HOT times, stays writable and its
  * blocks on the stopping path (stats.wprot_hot; nocache[WRITABLE]), as
- * do stack pages.  A program mprotect, munmap, mremap or mmap(MAP_FIXED)
+ * do stack pages.  Stepped, a hot loop there costs a stop per
+ * instruction (javac: 2.4 million steps in some runs, 35 s against 5),
+ * so after COOL_FIRST runs of its blocks such a page is guarded again
+ * with half its faults left, and after twice as many the next time
+ * (pft_wprot_cool, stats.wprot_cooled): a page written all the time pays
+ * at most 32 faults per round of stepped runs.  A program mprotect, munmap, mremap or mmap(MAP_FIXED)
  * over such a page replaces the tracer's protection with its own; the
  * tracer forgets the page then.  Before processes are detached the
  * program's protections are restored.
@@ -42,14 +47,21 @@
 #include "trace_internal.h"
 
 #define WP_HOT 64 /* write faults after which a page stays writable */
+/* stepped runs of its blocks after which such a page is guarded again
+ * (pft_wprot_cool), doubled each time, up to COOL_MAX */
+#define COOL_FIRST 256
+#define COOL_MAX (1u << 20)
 #define PG 4096ULL
 
 struct pft_wpage {
-	uint64_t pg;	       /* page address, 0: empty slot */
-	uint32_t faults;       /* writes caught */
-	uint8_t prot;	       /* the program's own protection */
-	uint8_t on;	       /* our protection is in place */
-	uint8_t hot;	       /* left writable for good */
+	uint64_t pg;	  /* page address, 0: empty slot */
+	uint32_t faults;  /* writes caught */
+	uint8_t prot;	  /* the program's own protection */
+	uint8_t on;	  /* our protection is in place */
+	uint8_t hot;	  /* left writable for good */
+	uint8_t coolable; /* ... for its writes: guarded again after
+				* cool_at runs of its blocks (stepped) */
+	uint32_t runs, cool_at;
 	uint8_t dead;	       /* removed (a tombstone) */
 	uint8_t view;	       /* a writable view of code elsewhere (no code) */
 	uint64_t dev, ino, fo; /* shared memory: its file and offset, ino 0: none */
@@ -437,12 +449,38 @@ int pft_wprot_fault(struct pft_tracer *T, struct pft_thr *t, const siginfo_t *si
 		 * view of shared memory is guarded again: its code may be
 		 * anywhere else) */
 		w->hot = 1;
+		w->coolable = 1;
+		w->runs = 0;
+		if (!w->cool_at)
+			w->cool_at = COOL_FIRST;
 		T->st.wprot_hot++;
 	}
 	t->blk = NULL;
 	t->in_syscall = 0;
 	rc = pft_go(T, t, &r, dirty);
 	return rc < 0 ? rc : 1;
+}
+
+int pft_wprot_cool(struct pft_tracer *T, struct pft_thr *t, const struct pft_block *b)
+{
+	struct pft_space *sp = t->sp;
+
+	for (uint64_t pg = b->start & ~(PG - 1); pg < b->end; pg += PG) {
+		struct pft_wpage *w = wfind(sp, pg);
+
+		if (!w || !w->hot || !w->coolable || ++w->runs < w->cool_at)
+			continue;
+		/* guarded again when its code is decoded next */
+		w->hot = w->coolable = 0;
+		w->runs = 0;
+		w->faults = WP_HOT / 2;
+		w->cool_at = w->cool_at < COOL_MAX ? 2 * w->cool_at : COOL_MAX;
+		T->st.invalidated += pft_block_invalidate(sp, pg, pg + PG);
+		pft_bp_clear(sp, t->tid, pg, pg + PG);
+		T->st.wprot_cooled++;
+		return 1;
+	}
+	return 0;
 }
 
 int pft_wprot_prog_writable(const struct pft_space *sp, const struct pft_block *b)

@@ -28,6 +28,9 @@ int pft_wprot_check(struct pft_space *sp, pid_t tid, struct pft_block *b);
  * read-only private code, or guarded already) */
 int pft_wprot_quiet(struct pft_space *sp, pid_t tid, const struct pft_block *b);
 int pft_wprot_fault(struct pft_tracer *T, struct pft_thr *t, const siginfo_t *si);
+/* b, on a page left writable for its writes, runs stepped once more:
+ * 1 when that page is to be guarded again (its blocks dropped) */
+int pft_wprot_cool(struct pft_tracer *T, struct pft_thr *t, const struct pft_block *b);
 void pft_wprot_forget(struct pft_space *sp, uint64_t lo, uint64_t hi, int prot);
 void pft_wprot_moved(struct pft_tracer *T, struct pft_thr *t, uint64_t lo, uint64_t len, uint64_t dst);
 void pft_wprot_restore(struct pft_tracer *T, struct pft_thr *t);

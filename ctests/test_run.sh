@@ -267,7 +267,7 @@ if avx calib_region; then
 	# CSV: two more columns, function and object, empty on the whole-program rows
 	$RUN --source trace --by-function --csv -- $R 1000 2>"$tmp/c" >/dev/null
 	[ "$(head -1 "$tmp/c")" = "metric,value,unit,source,accuracy,caveat,function,object" ] && ok || bad "--by-function csv header: $(head -1 "$tmp/c")"
-	grep -qx 'DP_OPS,22000,FLOP,trace,exact,,,' "$tmp/c" && grep -qx "FP_OPS,8000,FLOP,trace,exact,,calib_kernel,$(cd "$(dirname "$R")" && pwd)/libcalibk.so" "$tmp/c" &&
+	grep -qx 'DP_OPS,22000,FLOP,trace,exact,,,' "$tmp/c" && grep -qx "FP_OPS,8000,FLOP,trace,exact,,calib_kernel,$(cd "$(dirname "$R")" && pwd -P)/libcalibk.so" "$tmp/c" &&
 		grep -q '^FP_OPS.share,0.181818,fraction,trace,exact,,calib_helper,' "$tmp/c" && ok || bad "--by-function csv rows: $(cat "$tmp/c")"
 	awk -F, '$1 == "FP_OPS" && $7 != "" {s += $2} $1 == "FP_OPS" && $7 == "" {t = $2} END {exit !(s == t && t == 22000)}' "$tmp/c" &&
 		ok || bad "--by-function csv: the functions do not add up: $(cat "$tmp/c")"

@@ -64,14 +64,15 @@ struct report {
 
 struct prog {
 	const char *name;
-	double target;	     /* the CPU-time ratio target */
-	const char *threads; /* OPENBLAS_NUM_THREADS */
-	char *argv[12];	     /* argv[0]: a name looked up in PATH or a path */
-	const char *need;    /* a Python module the program imports */
-	const char *pkg;     /* what installs it */
-	const char *absent;  /* known missing already: why */
-	const char *input;   /* hpcc: its hpccinf.txt, written to a fresh
+	double target;		/* the CPU-time ratio target */
+	const char *threads;	/* OPENBLAS_NUM_THREADS */
+	char *argv[12];		/* argv[0]: a name looked up in PATH or a path */
+	const char *need;	/* a Python module the program imports */
+	const char *pkg;	/* what installs it */
+	const char *absent;	/* known missing already: why */
+	const char *input;	/* hpcc: its hpccinf.txt, written to a fresh
 				 * directory that the program runs in */
+	const char *input_name; /* that file's name (NULL: hpccinf.txt) */
 };
 
 static double now(void)
@@ -484,7 +485,7 @@ static void stats_table(const struct done *d, int n)
 
 /* a fresh directory holding hpccinf.txt, made the current one; the
  * previous one in old.  -1: could not. */
-static int enter_input_dir(const char *input, char *dir, size_t dn, char *old, size_t on)
+static int enter_input_dir(const char *input, const char *name, char *dir, size_t dn, char *old, size_t on)
 {
 	char f[1100];
 	FILE *fp;
@@ -492,7 +493,7 @@ static int enter_input_dir(const char *input, char *dir, size_t dn, char *old, s
 	snprintf(dir, dn, "/tmp/pflops-bench.XXXXXX");
 	if (!getcwd(old, on) || !mkdtemp(dir))
 		return -1;
-	snprintf(f, sizeof f, "%s/hpccinf.txt", dir);
+	snprintf(f, sizeof f, "%s/%s", dir, name ? name : "hpccinf.txt");
 	if (!(fp = fopen(f, "w")) || fputs(input, fp) < 0 || fclose(fp) || chdir(dir)) {
 		if (fp)
 			fclose(fp);
@@ -572,6 +573,15 @@ void bench_programs(const char *dgemm, const char *cfile)
 	static char pyimport[] = "import json, email, http.client, asyncio";
 	static char jsloop[] = "let s = 0; for (let i = 0; i < 1e8; i++) s += i * 0.5 + Math.sqrt(i); console.log(s)";
 	static char lualoop[] = "local s = 0 for i = 1, 1e8 do s = s + i * 0.5 + math.sqrt(i) end print(s)";
+	/* javac compiles it with HotSpot's JIT (C1 and C2) running: code
+	 * written, patched and dropped all the time (docs/trace-engine.md,
+	 * HotSpot) */
+	static const char javasrc[] =
+		"import java.util.*;\npublic class Loop {\n\tstatic double f(double x) { return x * 0.5 + 1.0; }\n"
+		"\tpublic static void main(String[] a) {\n\t\tdouble s = 0;\n"
+		"\t\tMap<String, Integer> m = new HashMap<>();\n"
+		"\t\tfor (int i = 0; i < 200000; i++) { s += f(i); m.merge(\"k\" + (i % 100), 1, Integer::sum); }\n"
+		"\t\tSystem.out.println(\"sum \" + s + \" keys \" + m.size());\n\t}\n}\n";
 	static char pypyloop[] = "s = 0.0\nfor i in range(10**7):\n    s += i * 0.5 + i ** 0.5\nprint(s)";
 	const char *nodgemm = dgemm ? NULL
 				    : "bench_dgemm not built "
@@ -630,6 +640,12 @@ void bench_programs(const char *dgemm, const char *cfile)
 		  .target = 20,
 		  .argv = { "pypy3", "-c", pypyloop },
 		  .pkg = "pypy3" },
+		{ .name = "javac, one class (HotSpot JIT)",
+		  .target = 20,
+		  .argv = { "javac", "-d", ".", "Loop.java" },
+		  .pkg = "openjdk-17-jdk-headless",
+		  .input = javasrc,
+		  .input_name = "Loop.java" },
 	};
 	int np = (int)(sizeof progs / sizeof progs[0]), nd = 0;
 	struct done d[3 * sizeof progs / sizeof progs[0]];
@@ -662,7 +678,7 @@ void bench_programs(const char *dgemm, const char *cfile)
 			snprintf(why, sizeof why, "%s cannot import %s (%s: scripts/install-deps.sh --bench)", exe,
 				 p->need, p->pkg);
 		if (!why[0] && p->input) {
-			if (enter_input_dir(p->input, dir, sizeof dir, old, sizeof old))
+			if (enter_input_dir(p->input, p->input_name, dir, sizeof dir, old, sizeof old))
 				snprintf(why, sizeof why, "cannot make its input directory: %s", strerror(errno));
 			else
 				in_dir = 1;

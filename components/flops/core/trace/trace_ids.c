@@ -175,23 +175,26 @@ void pft_ids_observe(struct pft_thr *t)
 		a->seen_new = 1; /* the grace set may be over: look again */
 }
 
-/* u, just interrupted, at its stop now (the main loop handles that
- * stop later, pft_defer: its interrupt's stop carries on); 1: seen */
-static int interrupted(struct pft_tracer *T, const struct pft_arena *a, struct pft_thr *u)
+/* Stop u, which runs program code, to look at it: PTRACE_INTERRUPT, then
+ * its stop waited for here (the main loop handles that stop later,
+ * pft_defer: the interrupt's stop carries on).  1: stopped now, 0: gone,
+ * -1: not interrupted (once per stop; not running, detaching, or no
+ * longer there). */
+static int stop_now(struct pft_tracer *T, struct pft_thr *u)
 {
 	int st;
 	pid_t p;
 
+	if (u->ids_intr || u->state != PFT_TH_RUN || u->detach_sig || ptrace(PTRACE_INTERRUPT, u->tid, NULL, NULL))
+		return -1;
+	u->ids_intr = 1;
+	T->st.ids_interrupts++;
 	while ((p = waitpid(u->tid, &st, __WALL)) < 0 && errno == EINTR)
 		;
 	if (p != u->tid)
-		return 0;
+		return -1;
 	pft_defer(T, p, st);
-	if (!WIFSTOPPED(st)) { /* gone */
-		u->ids_seen = a->gen;
-		return 1;
-	}
-	return see(a, u) > 0;
+	return WIFSTOPPED(st) ? 1 : 0;
 }
 
 /* Is a thread at pc inside a lookup of the table (the routine's probe,
@@ -231,8 +234,7 @@ int pft_ids_spare_free(struct pft_tracer *T, struct pft_space *sp)
 	uint64_t pc;
 
 	for (struct pft_thr *u = T->threads; u; u = u->next) {
-		int rc, st;
-		pid_t p;
+		int rc;
 
 		if (!u->sp || u->sp->arena != a)
 			continue;
@@ -248,20 +250,10 @@ int pft_ids_spare_free(struct pft_tracer *T, struct pft_space *sp)
 				return 0;
 			continue;
 		}
-		/* it runs: seen at a stop of its own, then */
-		if (u->ids_intr || u->state != PFT_TH_RUN || u->detach_sig ||
-		    ptrace(PTRACE_INTERRUPT, u->tid, NULL, NULL))
+		/* it runs: looked at in a stop of its own */
+		if ((rc = stop_now(T, u)) < 0)
 			return 0;
-		u->ids_intr = 1;
-		T->st.ids_interrupts++;
-		while ((p = waitpid(u->tid, &st, __WALL)) < 0 && errno == EINTR)
-			;
-		if (p != u->tid)
-			return 0;
-		pft_defer(T, p, st);
-		if (!WIFSTOPPED(st))
-			continue;
-		if (ptrace(PTRACE_GETREGS, u->tid, NULL, &r) || holds_spare(a, &r))
+		if (rc > 0 && (ptrace(PTRACE_GETREGS, u->tid, NULL, &r) || holds_spare(a, &r)))
 			return 0;
 	}
 	return 1;
@@ -322,11 +314,11 @@ int pft_id_reclaim(struct pft_tracer *T, struct pft_space *sp, int urgent)
 		int s;
 		if (!u->sp || u->sp->arena != a || (s = see(a, u)) > 0)
 			continue;
-		if (s < 0 && urgent && !u->ids_intr && u->state == PFT_TH_RUN && !u->detach_sig &&
-		    ptrace(PTRACE_INTERRUPT, u->tid, NULL, NULL) == 0) {
-			u->ids_intr = 1;
-			T->st.ids_interrupts++;
-			if (interrupted(T, a, u))
+		if (s < 0 && urgent) {
+			int k = stop_now(T, u);
+			if (k == 0) /* gone: it runs nothing */
+				u->ids_seen = a->gen;
+			if (k == 0 || (k > 0 && see(a, u) > 0))
 				continue;
 		}
 		wait = 1;

@@ -21,8 +21,9 @@
  * so after COOL_FIRST runs of its blocks such a page is guarded again
  * with half its faults left, and after twice as many the next time
  * (pft_wprot_cool, stats.wprot_cooled): a page written all the time pays
- * at most 32 faults per round of stepped runs.  A program mprotect, munmap, mremap or mmap(MAP_FIXED)
- * over such a page replaces the tracer's protection with its own; the
+ * at most 32 faults per round of stepped runs.  A program mprotect,
+ * munmap, mremap or mmap(MAP_FIXED) over such a page replaces the
+ * tracer's protection with its own; the
  * tracer forgets the page then.  Before processes are detached the
  * program's protections are restored.
  *
@@ -54,17 +55,17 @@
 #define PG 4096ULL
 
 struct pft_wpage {
-	uint64_t pg;	  /* page address, 0: empty slot */
-	uint32_t faults;  /* writes caught */
-	uint8_t prot;	  /* the program's own protection */
-	uint8_t on;	  /* our protection is in place */
-	uint8_t hot;	  /* left writable for good */
-	uint8_t coolable; /* ... for its writes: guarded again after
-				* cool_at runs of its blocks (stepped) */
-	uint32_t runs, cool_at;
-	uint8_t dead;	       /* removed (a tombstone) */
-	uint8_t view;	       /* a writable view of code elsewhere (no code) */
-	uint64_t dev, ino, fo; /* shared memory: its file and offset, ino 0: none */
+	uint64_t pg;		/* page address, 0: empty slot */
+	uint32_t faults;	/* writes caught */
+	uint32_t runs, cool_at; /* its blocks' stepped runs while hot */
+	uint8_t prot;		/* the program's own protection */
+	uint8_t on;		/* our protection is in place */
+	uint8_t hot;		/* left writable (until cooled, below) */
+	uint8_t coolable;	/* ... for its writes: guarded again after
+				  * cool_at runs of its blocks */
+	uint8_t dead;		/* removed (a tombstone) */
+	uint8_t view;		/* a writable view of code elsewhere (no code) */
+	uint64_t dev, ino, fo;	/* shared memory: its file and offset, ino 0: none */
 };
 
 static size_t wslot(uint64_t pg, size_t cap)

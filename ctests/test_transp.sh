@@ -70,6 +70,10 @@ same "count's borrowed register, signals" 80000000 cache $TP/tp_regs dead
 # block leaves alone, kept in the slot; a flag-free one's dead
 # register): the same
 same "loop count's base register, signals" 40000000 cache $TP/tp_regs loop
+# returns and indirect calls, looked up in the copy with %rax, %rcx,
+# %rdx borrowed: a signal inside a look-up sees the program's registers
+# and flags, and the program finds them after the return
+same "look-up's registers, signals" 40000000 cache $TP/tp_regs ind
 same "count's borrowed register, fault before it" 12000 "cache stop" $TP/tp_regs fault
 # pushf/popf stepped (code on a writable page runs stepped on the
 # stopping path): the flags pushed do not show the tracer's TF

@@ -37,6 +37,15 @@
  *        (vaddpd; mov %r12, %r10; lea (%r13,%r10), %r13; loop) has no
  *        flag writer and borrows %r10 before the mov, checked and set
  *        as in dead.  Prints "loop: ok".
+ *   ind  10,000,000 turns (40,000,000 DP_OPS) of an indirect call to a
+ *        function that runs one vaddpd and returns, %rax, %rdx and CF
+ *        set before the call and checked after the return, under the
+ *        same signals as dead: the code cache looks both branches up in
+ *        its table with %rax, %rcx (the turns left) and %rdx borrowed,
+ *        so a signal in a look-up is held while the thread steps out of
+ *        it.  The handler checks the three registers and CF wherever the
+ *        program is between the sets and the checks (at the function,
+ *        at the return site).  Prints "ind: ok".
  *   fault  1000 turns of a block with no flag writer: vaddpd, a load
  *        from address 0, vaddpd, `mov %r12, %r10` (the count, borrowing
  *        %r10, goes before it), vaddpd; the SIGSEGV handler skips the
@@ -336,6 +345,60 @@ static int loop(void)
 	return 0;
 }
 
+/* the turns whose registers or CF were wrong after the return */
+long tp_ind_loop(long n);
+extern const char tp_ind_live[], tp_ind_cmp[], tp_ind_f[], tp_ind_f_end[];
+__asm__(".text\n.globl tp_ind_loop\n.type tp_ind_loop,@function\n"
+	"tp_ind_loop:\n push %r12\n push %r13\n lea tp_ind_f(%rip), %r12\n xor %r13d, %r13d\n mov %rdi, %rcx\n"
+	"2: mov $0x1111, %eax\n mov $0x2222, %edx\n stc\n"
+	".globl tp_ind_live\ntp_ind_live:\n call *%r12\n jnc 1f\n"
+	".globl tp_ind_cmp\ntp_ind_cmp:\n cmp $0x1111, %rax\n jne 1f\n cmp $0x2222, %rdx\n je 3f\n"
+	"1: inc %r13\n3: dec %rcx\n jnz 2b\n"
+	" mov %r13, %rax\n pop %r13\n pop %r12\n vzeroupper\n ret\n"
+	".size tp_ind_loop, .-tp_ind_loop\n"
+	".globl tp_ind_f\n.type tp_ind_f,@function\n"
+	"tp_ind_f:\n vaddpd %ymm1, %ymm2, %ymm0\n ret\n"
+	".globl tp_ind_f_end\ntp_ind_f_end:\n"
+	".size tp_ind_f, .-tp_ind_f\n");
+
+static volatile long ind_in, ind_bad;
+
+static void on_alrm_ind(int sig, siginfo_t *si, void *uc)
+{
+	greg_t *g = ((ucontext_t *)uc)->uc_mcontext.gregs;
+	unsigned long pc = (unsigned long)g[REG_RIP];
+
+	(void)sig;
+	(void)si;
+	dead_rearm((long)g[REG_RCX]);
+	/* from the call to the first compare: the three as set (the jnc
+	 * reads only CF) */
+	if ((pc >= (unsigned long)tp_ind_live && pc < (unsigned long)tp_ind_cmp) ||
+	    (pc >= (unsigned long)tp_ind_f && pc < (unsigned long)tp_ind_f_end)) {
+		ind_in++;
+		ind_bad += g[REG_RAX] != 0x1111 || g[REG_RDX] != 0x2222 || !(g[REG_EFL] & 1);
+	}
+}
+
+static int ind(void)
+{
+	long n = 10000000, wrong;
+
+	if (alrm_start(on_alrm_ind))
+		return 2;
+	wrong = tp_ind_loop(n);
+	alrm_stop();
+	fprintf(stderr, "ind: %ld signals in the calls, %ld saw a wrong register, %ld turns wrong\n", ind_in, ind_bad,
+		wrong);
+	if (wrong || ind_bad) {
+		printf("ind: %ld turns came back with a wrong %%rax, %%rdx or CF, %ld of %ld signals saw one\n", wrong,
+		       ind_bad, ind_in);
+		return 1;
+	}
+	printf("ind: ok\n");
+	return 0;
+}
+
 long tp_fault_loop(long n);
 extern const char tp_fault_load[];
 __asm__(".text\n.globl tp_fault_loop\n.type tp_fault_loop,@function\n"
@@ -379,7 +442,8 @@ int main(int argc, char **argv)
 	const char *m = argc > 1 ? argv[1] : "rcx";
 
 	/* these run vaddpd ymm */
-	if ((!strcmp(m, "tf") || !strcmp(m, "dead") || !strcmp(m, "loop") || !strcmp(m, "fault")) &&
+	if ((!strcmp(m, "tf") || !strcmp(m, "dead") || !strcmp(m, "loop") || !strcmp(m, "ind") ||
+	     !strcmp(m, "fault")) &&
 	    !__builtin_cpu_supports("avx")) {
 		printf("SKIP: tp_regs %s: this CPU lacks AVX\n", m);
 		return 0;
@@ -397,6 +461,8 @@ int main(int argc, char **argv)
 		return dead();
 	if (!strcmp(m, "loop"))
 		return loop();
+	if (!strcmp(m, "ind"))
+		return ind();
 	if (!strcmp(m, "fault"))
 		return fault();
 	return 2;

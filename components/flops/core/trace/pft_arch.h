@@ -262,7 +262,11 @@ struct pft_gen {
 	uint8_t *cbuf; /* the tracer's buffer (ccap bytes) for the cold part */
 	size_t ccap;
 	uint64_t cold_top; /* 8-aligned */
-	uint64_t ibl;	   /* its chunk's lookup routine */
+	uint64_t ibl;	   /* its chunk's lookup routine ... */
+	uint64_t ibl_miss; /* ... and the trap of its miss: with one, an
+			    * indirect branch probes the table in its
+			    * copy, the routine's miss its way out (0: the
+			    * routine does it all, a --region's) */
 	uint64_t req;	   /* freq: its chunk's request routine ... */
 	uint64_t chunk;	   /* ... and the chunk's address */
 	uint8_t freq;	   /* exit stubs ask the tracer through a futex
@@ -279,7 +283,7 @@ struct pft_gen {
 	uint32_t ind_trap_at;	   /* ind_trap's trap, 0: none */
 	uint32_t sys_trap;	   /* the trap before its system call, 0: none */
 	uint32_t sys_trap2;	   /* the one after it, 0: none */
-	uint32_t sigret;	   /* rt_sigreturn's look-up (trace_gen.c), 0: none */
+	uint32_t lookup;	   /* its look-up of the table (trace_gen.c), 0: none */
 };
 enum {
 	PFT_GEN_OK = 0,

@@ -140,8 +140,9 @@ struct pft_xblock {
 				 * (one the tracer must see), 0: none */
 	uint32_t sys_trap2; /* and of the int3 after it, 0: none (int 0x80:
 				 * syscall stops instead) */
-	uint32_t sigret;    /* rt_sigreturn looked up in the copy: offset
-				 * of the look-up (trace_gen.c), 0: none */
+	uint32_t lookup;    /* the copy looks up the table from this
+				 * offset on (rt_sigreturn's target, an
+				 * indirect branch's: trace_gen.c), 0: never */
 	uint32_t mtrap;	    /* masked: offset of the int3 that ends its
 				 * indirect branch (lookup-miss state), 0: none */
 	struct pft_xexit ex[2];

@@ -127,9 +127,10 @@ static int near_dead(const struct pft_arena *a, uint64_t pc)
 
 	if ((x = pft_xlate_find(a, pc, &pt)) && x->dead)
 		return 1;
-	/* in rt_sigreturn's look-up (trace_gen.c): it may hold an entry
-	 * read, or have written its copy's address in the frame */
-	if (x && x->sigret && pc >= x->addr + x->sigret)
+	/* in a copy's look-up (rt_sigreturn's, an indirect branch's:
+	 * trace_gen.c): it may hold an entry read, or have written its
+	 * copy's address in the frame or the slot */
+	if (x && x->lookup && pc >= x->addr + x->lookup)
 		return 1;
 	for (size_t i = 0; i < a->nchunks; i++) { /* its traps hold no entry */
 		const struct pft_chunk *c = a->chunks[i];
@@ -198,13 +199,13 @@ static int stop_now(struct pft_tracer *T, struct pft_thr *u)
 }
 
 /* Is a thread at pc inside a lookup of the table (the routine's probe,
- * rt_sigreturn's look-up)? */
+ * a copy's look-up)? */
 static int in_lookup(const struct pft_arena *a, uint64_t pc)
 {
 	const struct pft_xpoint *pt;
 	struct pft_xblock *x = pft_xlate_find(a, pc, &pt);
 
-	if (x && x->sigret && pc >= x->addr + x->sigret)
+	if (x && x->lookup && pc >= x->addr + x->lookup)
 		return 1;
 	for (size_t i = 0; i < a->nchunks; i++)
 		if (pc >= a->chunks[i]->ibl.entry && pc < a->chunks[i]->ibl.miss)

@@ -287,6 +287,7 @@ static int generate(struct pft_gen *g, const struct pft_block *b, uint32_t id, s
 		return why;
 	g->sysfast = (uint8_t)sysfast;
 	g->ibl = x->ch->ibl.entry;
+	g->ibl_miss = x->ch->sp->arena->region ? 0 : x->ch->ibl.miss;
 	/* masked copies keep their int3s: each run is counted there */
 	g->freq = x->ch->ibl.req && !x->ch->sp->arena->freq_off && !x->masked;
 	g->req = x->ch->ibl.req;
@@ -307,7 +308,7 @@ static int generate(struct pft_gen *g, const struct pft_block *b, uint32_t id, s
 	x->mtrap = g->ind_trap_at;
 	x->sys_trap = g->sys_trap;
 	x->sys_trap2 = g->sys_trap2;
-	x->sigret = g->sigret;
+	x->lookup = g->lookup;
 	x->fstub = g->freq;
 	return 0;
 }

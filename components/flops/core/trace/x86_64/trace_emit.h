@@ -121,7 +121,9 @@ static inline void zero_reg(struct emit *e, int reg)
 
 enum { RAX = 0, RCX = 1, RDX = 2, R11 = 11 };
 
-/* trace_ibl.c: the lookup table's probe, shared by the lookup routine
- * and a copy's rt_sigreturn */
+/* trace_ibl.c: the lookup table's probe and its hit's way on, shared by
+ * the lookup routine and a copy's indirect branch (rt_sigreturn's
+ * look-up: the probe) */
 void pft_emit_probe(struct emit *e, int key, size_t *j_miss, size_t *j_hit);
+void pft_emit_hit(struct emit *e);
 #endif

@@ -60,6 +60,23 @@ void pft_emit_probe(struct emit *e, int key, size_t *j_miss, size_t *j_hit)
 	put8(e, (uint8_t)(int8_t)((int64_t)probe - (int64_t)(e->n + 1)));
 }
 
+/* A probe's hit (%rdx at the bucket): on to the copy, the program's
+ * %rax, %rcx, %rdx back from the slot. */
+void pft_emit_hit(struct emit *e)
+{
+	put(e, (uint8_t[]){ 0x48, 0x8b, 0x4a, 0x08 }, 4); /* mov 8(%rdx),%rcx */
+	gs_mov(e, 1, RCX, PFT_SLOT_TGT);
+	/* the program's registers back through a zeroed base: a load
+	 * from %gs:disp32 right after a store there waits for it (about
+	 * 1.6 ns on Zen 5), through a base register it does not */
+	zero_reg(e, RAX);
+	gs_mov_b(e, 0, RCX, RAX, PFT_SLOT_RCX);
+	gs_mov_b(e, 0, RDX, RAX, PFT_SLOT_RDX);
+	gs_mov_b(e, 0, RAX, RAX, PFT_SLOT_RAX);
+	put(e, (uint8_t[]){ 0x65, 0xff, 0x24, 0x25 }, 4); /* jmp *%gs:TGT */
+	put32(e, PFT_SLOT_TGT);
+}
+
 int pft_arch_probe_holds(const struct user_regs_struct *r, uint64_t lo, uint64_t hi)
 {
 	/* %rcx: the table from its load off the slot; %rdx: a bucket */
@@ -216,17 +233,7 @@ size_t pft_ibl_emit(uint8_t *mem, uint64_t addr, int region, int req, struct pft
 	}
 	pft_emit_probe(&e, RAX, &j_miss, &j_hit);
 	buf[j_hit] = (uint8_t)(e.n - (j_hit + 1));
-	put(&e, (uint8_t[]){ 0x48, 0x8b, 0x4a, 0x08 }, 4); /* mov 8(%rdx),%rcx */
-	gs_mov(&e, 1, RCX, PFT_SLOT_TGT);
-	/* the program's registers back through a zeroed base: a load
-	 * from %gs:disp32 right after a store there waits for it (about
-	 * 1.6 ns on Zen 5), through a base register it does not */
-	zero_reg(&e, RAX);
-	gs_mov_b(&e, 0, RCX, RAX, PFT_SLOT_RCX);
-	gs_mov_b(&e, 0, RDX, RAX, PFT_SLOT_RDX);
-	gs_mov_b(&e, 0, RAX, RAX, PFT_SLOT_RAX);
-	put(&e, (uint8_t[]){ 0x65, 0xff, 0x24, 0x25 }, 4); /* jmp *%gs:TGT */
-	put32(&e, PFT_SLOT_TGT);
+	pft_emit_hit(&e);
 	buf[j_miss] = (uint8_t)(e.n - (j_miss + 1));
 	out->miss = here(&e);
 	if (req) { /* movl $1, %gs:Q_ID; jmp mreq (below) */

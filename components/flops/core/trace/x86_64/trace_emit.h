@@ -126,4 +126,5 @@ enum { RAX = 0, RCX = 1, RDX = 2, R11 = 11 };
  * look-up: the probe) */
 void pft_emit_probe(struct emit *e, int key, size_t *j_miss, size_t *j_hit);
 void pft_emit_hit(struct emit *e);
+void pft_emit_miss_state(struct emit *e);
 #endif

@@ -348,38 +348,35 @@ static void emit_count(struct emit *e, const struct pft_gen *g, uint32_t i, size
 /* The target in %rcx, the program's %rcx in the slot: on to its copy
  * through the lookup table, probed here as the lookup routine does (one
  * indirect jump per branch of the program, not one for all: the
- * predictor tells them apart, as it does the program's own: recursive
- * calls took 22% less CPU, python3's and node's loops 10 to 12%), on to the routine's miss if it is not
- * there; or to the routine itself (g->ibl_miss 0).  With ind_trap (a
- * masked copy) a trap here instead, in the routine's miss state (target
- * in %rax; %rax, %rcx, %rdx in the slot), so the engine resolves it as
- * a miss. */
+ * predictor tells them apart, as it does the program's own; recursive
+ * calls took 22% less CPU, python3's and node's loops 10 to 12%), on
+ * to the routine's miss if it is not there.  Under --region (no
+ * g->ibl_miss) to the routine itself, which checks the stack first.
+ * With ind_trap (a masked copy) a trap in the routine's miss state
+ * instead, so the engine resolves it as a miss. */
 static void emit_ind_exit(struct emit *e, struct pft_gen *g)
 {
-	if (!g->ind_trap && g->ibl_miss) {
-		size_t j_miss, j_hit;
-		g->lookup = (uint32_t)e->n;
-		gs_mov(e, 1, RDX, PFT_SLOT_RDX);
-		gs_mov(e, 1, RAX, PFT_SLOT_RAX);
-		put(e, (uint8_t[]){ 0x48, 0x89, 0xc8 }, 3); /* mov %rcx,%rax */
-		pft_emit_probe(e, RAX, &j_miss, &j_hit);
-		e->buf[j_hit] = (uint8_t)(e->n - (j_hit + 1));
-		pft_emit_hit(e);
-		e->buf[j_miss] = (uint8_t)(e->n - (j_miss + 1));
-		put8(e, 0xe9);
-		put32(e, (uint32_t)(int32_t)(g->ibl_miss - (here(e) + 4)));
-		return;
-	}
-	if (!g->ind_trap) {
+	size_t j_miss, j_hit;
+
+	if (!g->ind_trap && !g->ibl_miss) {
 		put8(e, 0xe9);
 		put32(e, (uint32_t)(int32_t)(g->ibl - (here(e) + 4)));
 		return;
 	}
-	gs_mov(e, 1, RDX, PFT_SLOT_RDX);
-	gs_mov(e, 1, RAX, PFT_SLOT_RAX);
-	put(e, (uint8_t[]){ 0x48, 0x89, 0xc8 }, 3); /* mov %rcx,%rax */
-	g->ind_trap_at = (uint32_t)e->n;
-	put8(e, 0xcc);
+	if (!g->ind_trap)
+		g->lookup = (uint32_t)e->n;
+	pft_emit_miss_state(e);
+	if (g->ind_trap) {
+		g->ind_trap_at = (uint32_t)e->n;
+		put8(e, 0xcc);
+		return;
+	}
+	pft_emit_probe(e, RAX, &j_miss, &j_hit);
+	e->buf[j_hit] = (uint8_t)(e->n - (j_hit + 1));
+	pft_emit_hit(e);
+	e->buf[j_miss] = (uint8_t)(e->n - (j_miss + 1));
+	put8(e, 0xe9);
+	put32(e, (uint32_t)(int32_t)(g->ibl_miss - (here(e) + 4)));
 }
 
 /*

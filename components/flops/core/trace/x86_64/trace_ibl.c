@@ -60,6 +60,15 @@ void pft_emit_probe(struct emit *e, int key, size_t *j_miss, size_t *j_hit)
 	put8(e, (uint8_t)(int8_t)((int64_t)probe - (int64_t)(e->n + 1)));
 }
 
+/* The target from %rcx into %rax, the program's %rax, %rdx into the slot
+ * beside its %rcx: the state a probe starts in, and its miss's trap. */
+void pft_emit_miss_state(struct emit *e)
+{
+	gs_mov(e, 1, RDX, PFT_SLOT_RDX);
+	gs_mov(e, 1, RAX, PFT_SLOT_RAX);
+	put(e, (uint8_t[]){ 0x48, 0x89, 0xc8 }, 3); /* mov %rcx,%rax */
+}
+
 /* A probe's hit (%rdx at the bucket): on to the copy, the program's
  * %rax, %rcx, %rdx back from the slot. */
 void pft_emit_hit(struct emit *e)
@@ -218,9 +227,7 @@ size_t pft_ibl_emit(uint8_t *mem, uint64_t addr, int region, int req, struct pft
 	while (e.n < 16)
 		put8(&e, 0xcc);
 	out->entry = here(&e);
-	gs_mov(&e, 1, RDX, PFT_SLOT_RDX);
-	gs_mov(&e, 1, RAX, PFT_SLOT_RAX);
-	put(&e, (uint8_t[]){ 0x48, 0x89, 0xc8 }, 3); /* mov %rcx,%rax */
+	pft_emit_miss_state(&e);
 	if (region) {
 		/* leave when %rsp > rsp0: the top byte of rsp - rsp0 - 1 is 0 */
 		gs_mov(&e, 0, RDX, PFT_SLOT_RSP0);

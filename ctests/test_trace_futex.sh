@@ -1,7 +1,8 @@
 #!/bin/sh
-# The code cache's translation requests through a futex (trace_freq.c,
-# PFLOPS_TRACE_FUTEX=1, off by default): the trace tests run again with
-# them on; every count must be the stopping engine's and the program's
+# The code cache's translation requests through a futex (trace_freq.c;
+# by default only in a process while it has one thread): the trace tests
+# run again with PFLOPS_TRACE_FUTEX=1, requests in every process, threads
+# included; every count must be the stopping engine's and the program's
 # own either way (docs/trace-engine.md, "Requests through a futex").
 B=${B:-build}
 . "$(dirname "$0")/testlib.sh"

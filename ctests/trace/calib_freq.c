@@ -1,6 +1,6 @@
 /*
  * calib_freq: much new code at once, for translation requests without a
- * stop (trace_freq.c, PFLOPS_TRACE_FUTEX=1): threads that each call 1024
+ * stop (trace_freq.c): threads that each call 1024
  * distinct functions (each a branch and one addsd or subsd: one DP
  * scalar add a call) through a table of pointers (lookup misses) and
  * from a chain of direct calls (exits), started together, while a real

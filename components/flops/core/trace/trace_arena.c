@@ -412,7 +412,9 @@ struct pft_chunk *pft_arena_chunk(struct pft_tracer *T, struct pft_thr *t, uint6
 	c->addr = p.addr;
 	c->mem = p.mem;
 	c->size = c->cold = CHUNK_SIZE;
-	c->used = pft_ibl_emit(c->mem, c->addr, a->region, a->freq, &c->ibl);
+	/* no request routine once requests are off (pft_freq_off): its
+	 * copies' lookup misses would ask through a futex */
+	c->used = pft_ibl_emit(c->mem, c->addr, a->region, a->freq && !a->freq_off, &c->ibl);
 	count_as(T, a);
 	/* its `syscall` is ours: injection no longer depends on the
 	 * program's code staying mapped */

@@ -72,7 +72,7 @@ struct pft_arena {
 	uint64_t as_limit;	/* that limit (0: none) */
 	int region;		/* lookup routine checks the region's stack */
 	int freq;		/* exits ask through a futex (trace_freq.c) */
-	int freq_off;		/* ... no more: a seccomp filter came */
+	int freq_off;		/* ... no more: a seccomp filter or a second thread came */
 	uint32_t *bell;		/* that process's bell, in slot 0 (tracer) */
 	struct pft_block **ids; /* block of each counter id (NULL: free) */
 	uint32_t nids;		/* ids handed out so far (trace_ids.c) */

@@ -22,12 +22,15 @@ int pft_trap_queued(pid_t tid);
 int pft_proc_status(pid_t tid, const char *key, int base, unsigned long long *v);
 
 /* trace_freq.c: translation requests through a futex (PFLOPS_TRACE_FUTEX) */
+#define PFT_FREQ_OFF 0
+#define PFT_FREQ_ALL 1 /* every process (PFLOPS_TRACE_FUTEX=1) */
+#define PFT_FREQ_ONE 2 /* a process while it has one thread (the default) */
 int pft_freq_pick(struct pft_tracer *T, struct pflops_error *err);
 void pft_freq_start(struct pft_tracer *T); /* SIGCHLD handler, for the run */
 void pft_freq_stop(struct pft_tracer *T);
 int pft_freq_space_ok(const struct pft_tracer *T, const struct pft_space *sp);
 int pft_freq_bell(struct pft_arena *a);
-/* no more requests from sp (a seccomp filter): its stubs and lookup
+/* no more requests from sp (a seccomp filter, a second thread): its stubs and lookup
  * misses back to their int3s (1: now; 0: they were, or never asked);
  * requests under way are still answered */
 int pft_freq_off(struct pft_space *sp);
@@ -35,6 +38,10 @@ int pft_freq_off(struct pft_space *sp);
  * and every other running thread of its memory stopped, its stop
  * deferred to the event loop, which settles it before it runs on */
 void pft_freq_seccomp(struct pft_tracer *T, struct pft_thr *t);
+/* sp's first thread made a second one (stopped at the event, so no
+ * thread of sp is in a request): PFT_FREQ_ONE turns sp's requests off,
+ * and the run's when no process asks any more */
+void pft_freq_thread(struct pft_tracer *T, struct pft_space *sp);
 /* a stopped thread in the request path put back at its stub's int3
  * (1), registers and all; 0: it was not there; -1: error */
 int pft_freq_settle(struct pft_tracer *T, struct pft_thr *t);

@@ -390,6 +390,8 @@ static int on_event(struct pft_tracer *T, struct pft_thr *t, int ev)
 		} else { /* thread, vfork or CLONE_VM child until it execs */
 			n->sp = t->sp;
 			t->sp->refs++;
+			if (ev != PTRACE_EVENT_VFORK) /* (a vfork parent runs none of its code) */
+				pft_freq_thread(T, t->sp);
 		}
 		if (ev == PTRACE_EVENT_VFORK)
 			n->vfork_parent = t->tid;

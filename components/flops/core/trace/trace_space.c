@@ -129,7 +129,8 @@ int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
 	sp->ovf_maxpre = parent->ovf_maxpre;
 	a->slots_fd = -1;
 	a->region = pa->region;
-	a->freq = pa->freq; /* its copies' stubs are the parent's */
+	a->freq = pa->freq;	    /* its copies' stubs are the parent's */
+	a->freq_off = pa->freq_off; /* (and int3s where the parent's are) */
 	a->tpiece = pa->tpiece;
 	a->table = pa->table;
 	a->slots = pa->slots;

@@ -70,6 +70,8 @@ struct pft_space {
 	struct pft_prof *prof;	 /* per-block counts asked (opts.block) */
 	uint64_t ovf_maxpre;	 /* overflow: the most weight a copy runs
 				 * before its check (<= PFT_OVF_GUARD) */
+	int threaded;		 /* a second thread shares it (no vfork
+				  * child): PFT_FREQ_ONE's requests off */
 	int win_calls;		 /* --region: threads inside the function (the
 				 * window is open while > 0: trace_window.c) */
 	struct pft_wpage *wp;	 /* pages write-protected by us (trace_wprot.c) */

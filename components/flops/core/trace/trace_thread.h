@@ -138,7 +138,7 @@ struct pft_tracer {
 	uint64_t wait_stops;	   /* stops at the last tick */
 	int wait_quiet;		   /* the last timeout ended a while without an event */
 	/* requests through a futex (trace_freq.c) */
-	int freq;	   /* PFLOPS_TRACE_FUTEX=1 and the run allows it */
+	int freq;	   /* PFT_FREQ_*: where the run allows them */
 	int freq_on;	   /* its SIGCHLD handler installed */
 	int noinject;	   /* serving one: no system call can be injected */
 	int inject_wanted; /* ... and one was needed (a new chunk) */

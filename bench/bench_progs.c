@@ -480,7 +480,7 @@ static void stats_table(const struct done *d, int n)
 	       "touch (cold: an empty store; warm: the store the cold run left; hot:\n"
 	       "the store the warm run left);\n"
 	       "futex: exits and lookup misses served by request without a stop\n"
-	       "(PFLOPS_TRACE_FUTEX=1; off by default).\n");
+	       "(by default while a process has one thread; PFLOPS_TRACE_FUTEX).\n");
 }
 
 /* a fresh directory holding hpccinf.txt, made the current one; the

@@ -1,7 +1,7 @@
 /*
  * trace_freq.c: translation requests without a ptrace stop, by default
- * in a process while it has one thread (a cold numpy run 5% less CPU
- * with them; javac, dozens of threads, 20% more): PFLOPS_TRACE_FUTEX=1
+ * in a process while it has one thread (a cold numpy run 2 to 5% less
+ * CPU with them; javac, dozens of threads, 20% more): PFLOPS_TRACE_FUTEX=1
  * for every process, 0 for none (docs/trace-engine.md, "Requests
  * through a futex").
  *
@@ -146,8 +146,8 @@ void pft_freq_thread(struct pft_tracer *T, struct pft_space *sp)
 		if (u->sp && u->sp->arena && u->sp->arena->freq && !u->sp->arena->freq_off)
 			return; /* a process that asks still */
 	/* None can ask now, and none will (pft_freq_space_ok): the tracer
-	 * waits for stops alone again.  A SIGCHLD handler's wake-up at
-	 * every stop cost javac (300,000 stops) about 10% more CPU. */
+	 * waits for stops alone again, not woken by its SIGCHLD handler
+	 * at each (javac: 100,000 to 170,000 stops) */
 	T->freq = PFT_FREQ_OFF;
 	pft_freq_stop(T);
 	pft_wait_start(T);

@@ -62,6 +62,9 @@ struct futex_waitv {
 #define MAX_BELLS 64 /* processes whose bells one wait watches */
 
 static uint32_t chld_word; /* set by the SIGCHLD handler */
+/* the last waitpid found no event, and no SIGCHLD came after it began:
+ * none waits (a request's turn then saves its waitpid) */
+static int drained;
 
 static void on_chld(int sig)
 {
@@ -114,6 +117,7 @@ void pft_freq_start(struct pft_tracer *T)
 		return;
 	}
 	pthread_sigmask(SIG_UNBLOCK, &chld, &T->freq_oldmask);
+	drained = 0; /* (stops before the handler came: waitpid first) */
 	T->freq_on = 1;
 }
 
@@ -454,12 +458,16 @@ pid_t pft_freq_poll(struct pft_tracer *T, int *st)
 		int rung = 0, over = 0;
 		pid_t p;
 
-		__atomic_store_n(&chld_word, 0, __ATOMIC_RELEASE);
-		p = waitpid(-1, st, __WALL | WNOHANG);
-		if (p != 0) {
-			if (p > 0)
-				pft_mem_fresh();
-			return p;
+		/* (an event after the exchange rings again: the next turn,
+		 * or the sleep, sees the word set) */
+		if (__atomic_exchange_n(&chld_word, 0, __ATOMIC_ACQ_REL) || !drained) {
+			p = waitpid(-1, st, __WALL | WNOHANG);
+			drained = p == 0;
+			if (p != 0) {
+				if (p > 0)
+					pft_mem_fresh();
+				return p;
+			}
 		}
 		bells(T, w, &rung, &over);
 		if (!serve_all(T) && !rung)

@@ -12,6 +12,8 @@
  * and the common integer forms decoded without Zydis give what Zydis
  * gives (pft_arch_decode_fast).  And the lookup table's hash: the
  * crc32q the lookup routine runs, as the tracer computes it to insert.
+ * And links (pft_arch_link): a jump to a copy right after it made one
+ * nop, only within one aligned word, undone back to the jump.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -340,11 +342,71 @@ static void t_table_hash(void **state)
 	}
 }
 
+/* A copy's last jump, `jmp rel32` (its opcode at byte `at` of a 32-byte
+ * buffer whose address is 8-aligned as a chunk's is), linked to a copy
+ * d bytes after it (int3s between, as a lead leaves them): one nop over
+ * the jump and those bytes when they lie in one aligned 8-byte word, a
+ * jump there otherwise; unlinked, the jump to its stub and the int3s
+ * back; no byte outside them touched. */
+static void t_link_nop(void **state)
+{
+	(void)state;
+	ZydisDecoderInit(&zd, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	for (int at = 0; at < 16; at++)
+		for (int d = 0; d < 8; d++) {
+			_Alignas(8) uint8_t m[32], was[32];
+			uint64_t base = 0x7f0000010000ull, site = base + (uint64_t)at + 1, stub = base + 0x1000;
+			uint64_t to = site + 4 + (uint64_t)d;
+			int32_t rel = (int32_t)(stub - (site + 4));
+			int fits = (at & 7) + 5 + d <= 8 && d <= 3, r;
+			ZydisDecodedInstruction in;
+			ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+
+			memset(m, 0xcc, sizeof m);
+			m[at] = 0xe9;
+			memcpy(m + at + 1, &rel, 4);
+			memcpy(was, m, sizeof m);
+			r = pft_arch_link(m + at + 1, site, m, stub, to);
+			assert_int_equal(r, fits);
+			assert_true(ZYAN_SUCCESS(ZydisDecoderDecodeFull(&zd, m + at, 16, &in, ops)));
+			if (fits) {
+				if (in.mnemonic != ZYDIS_MNEMONIC_NOP || in.length != 5 + d)
+					fail_msg("at %d, %d after: %s of %u bytes, not one nop of %d", at, d,
+						 ZydisMnemonicGetString(in.mnemonic), in.length, 5 + d);
+			} else {
+				int32_t v;
+				assert_int_equal(in.mnemonic, ZYDIS_MNEMONIC_JMP);
+				assert_int_equal(in.length, 5);
+				memcpy(&v, m + at + 1, 4);
+				assert_int_equal((int64_t)v, (int64_t)d);
+			}
+			assert_memory_equal(m, was, (size_t)at);
+			assert_memory_equal(m + at + 5 + d, was + at + 5 + d, sizeof m - (size_t)(at + 5 + d));
+			pft_arch_unlink(m + at + 1, site, stub);
+			assert_memory_equal(m, was, sizeof m);
+		}
+	/* a jcc (0f 8x rel32) is never made a nop, nor a jump further on */
+	{
+		_Alignas(8) uint8_t m[16];
+		int32_t v;
+		memset(m, 0xcc, sizeof m);
+		m[0] = 0x0f, m[1] = 0x84;
+		assert_int_equal(pft_arch_link(m + 2, 0x1002, m, 0x2000, 0x1006), 0);
+		assert_int_equal(m[1], 0x84);
+		memcpy(&v, m + 2, 4);
+		assert_int_equal(v, 0);
+		m[1] = 0xe9;
+		assert_int_equal(pft_arch_link(m + 2, 0x1002, m, 0x2000, 0x100a), 0);
+		memcpy(&v, m + 2, 4);
+		assert_int_equal(v, 4);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_dead_reg), cmocka_unit_test(t_gprs),	      cmocka_unit_test(t_operands),
-		cmocka_unit_test(t_fast),     cmocka_unit_test(t_table_hash),
+		cmocka_unit_test(t_fast),     cmocka_unit_test(t_table_hash), cmocka_unit_test(t_link_nop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

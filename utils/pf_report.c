@@ -542,6 +542,7 @@ static void json_engine(FILE *o, const struct pf_report *r)
 		{ "table_renewed", s->table_renewed },
 		{ "table_full", s->table_full },
 		{ "links", s->cache_links },
+		{ "links_fall_through", s->cache_falls },
 		{ "futex_served", s->freq_served },
 		{ "syscalls_fast", s->syscalls_fast },
 		{ "syscall_traps", s->syscall_traps },

@@ -89,6 +89,8 @@ struct pft_stats {
 	uint64_t cache_runs;	     /* block executions counted in the cache */
 	uint64_t cache_exits;	     /* stops at a copy's exit not yet linked */
 	uint64_t cache_links;	     /* exits linked copy to copy */
+	uint64_t cache_falls;	     /* of them, jumps to the copy right after
+				      * made nops: the copies fall through */
 	uint64_t cache_unrolled;     /* one-block loops' copies emitted twice */
 	uint64_t cache_nocount;	     /* copies that count nothing (no FP
 				      * instruction, count_all off): while

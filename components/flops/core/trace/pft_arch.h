@@ -271,6 +271,9 @@ struct pft_gen {
 	uint64_t chunk;	   /* ... and the chunk's address */
 	uint8_t freq;	   /* exit stubs ask the tracer through a futex
 			    * first (PFT_FSTUB_*), int3 when it says so */
+	uint8_t room;	   /* the previous copy's last jump goes here:
+			    * a lead under room lets its link be a nop
+			    * (pft_arch_link); 0: it does not */
 	/* out */
 	uint32_t lead;	       /* the entry is base + lead (bytes before: unused) */
 	size_t len;	       /* hot bytes from the entry */
@@ -337,8 +340,10 @@ int pft_arch_probe_holds(const struct user_regs_struct *r, uint64_t lo, uint64_t
 /* Links (x86_64/trace_ibl.c): point a copy's exit, whose branch
  * displacement is at `site` (mem: the tracer's view of it), at `to`;
  * through its stub's far jump (stub, stub_mem) when `to` is out of
- * reach.  Unlink: back to the stub. */
-void pft_arch_link(uint8_t *site_mem, uint64_t site, uint8_t *stub_mem, uint64_t stub, uint64_t to);
+ * reach; a jump to a copy that starts right after it (at most 3 dead
+ * bytes between) becomes a nop, where one word holds it: returns 1 then,
+ * else 0.  Unlink: back to the stub. */
+int pft_arch_link(uint8_t *site_mem, uint64_t site, uint8_t *stub_mem, uint64_t stub, uint64_t to);
 void pft_arch_unlink(uint8_t *site_mem, uint64_t site, uint64_t stub);
 /* The registers the emitted code borrows, given back to a thread stopped
  * in it (x86_64/trace_ibl.c; slot: the thread's slot in the tracer):

@@ -201,7 +201,7 @@ static inline void pft_chunk_xb_add(struct pft_chunk *ch, struct pft_xblock *x)
  * its start are linked to it, its own exits to copies already made;
  * the rest wait.  Each such link saves the stop at that exit's first
  * run.  Adds the links made to *links. */
-void pft_link_new(struct pft_space *sp, struct pft_xblock *x, uint64_t *links);
+void pft_link_new(struct pft_space *sp, struct pft_xblock *x, struct pft_stats *st);
 /* the memory pft_link_new (and, with table, pft_table_insert) will read
  * for a copy of the block at start, asked for ahead: translations in a
  * row (the hint store's) each missed the cache there */
@@ -227,7 +227,8 @@ void pft_xlate_ahead(struct pft_tracer *T, struct pft_thr *t, struct pft_block *
 uint64_t pft_xlate_tramp(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, uint64_t *back);
 /* the block and point of a tracee address in the cache */
 struct pft_xblock *pft_xlate_find(const struct pft_arena *a, uint64_t addr, const struct pft_xpoint **pt);
-void pft_xlate_link(struct pft_xblock *from, int exit, struct pft_xblock *to);
+/* links and falls counted in st */
+void pft_xlate_link(struct pft_stats *st, struct pft_xblock *from, int exit, struct pft_xblock *to);
 void pft_xlate_detach(struct pft_space *sp, struct pft_xblock *x);
 /* orig's copy at entry in the lookup table; -1: no room (the lookup
  * stops, and the table is to be renewed) */

@@ -364,8 +364,7 @@ static uint64_t serve_exit(struct pft_tracer *T, struct pft_thr *t, uint64_t stu
 	if (!(entry = copy_of(T, t, from->ex[k].target, &to)))
 		return 0;
 	if (!from->dead && !from->ex[k].to) {
-		pft_xlate_link(from, k, to);
-		T->st.cache_links++;
+		pft_xlate_link(&T->st, from, k, to);
 	}
 	return entry;
 }

@@ -610,10 +610,11 @@ static void apply(struct pft_tracer *T, struct pft_thr *t, const struct hmap *h,
 
 	pft_block_reserve(sp, sp->blk_n + n); /* the table grown once */
 
-	/* from the top: a block's fall-through and forward targets have
-	 * their copies already, so its exits are linked at once instead of
-	 * waiting (trace_link.c) */
-	for (size_t i = n; i-- > 0;) {
+	/* in address order: a block's fall-through is made right after it,
+	 * so the jump between them becomes a nop (pft_arch_link: hot numpy
+	 * solve 30,000 of 86,000 links, 130 from the top down, which linked
+	 * more exits at once instead of waiting, trace_link.c) */
+	for (size_t i = 0; i < n; i++) {
 		uint64_t off = PFT_HINT_OFF(ent[i]), addr;
 		struct pft_block *d;
 		int was;
@@ -622,8 +623,8 @@ static void apply(struct pft_tracer *T, struct pft_thr *t, const struct hmap *h,
 			continue;
 		if (!sp->arena || pft_ids_used(sp->arena) >= HINT_IDS(sp->arena))
 			break;
-		if (i >= PREFETCH) {
-			uint64_t o = PFT_HINT_OFF(ent[i - PREFETCH]);
+		if (i + PREFETCH < n) {
+			uint64_t o = PFT_HINT_OFF(ent[i + PREFETCH]);
 			pft_link_prefetch(sp->arena, h->lo + (o - h->off), 0);
 		}
 		addr = h->lo + (off - h->off);

@@ -163,7 +163,7 @@ static uint8_t *tracer_addr(const struct pft_xblock *x, uint32_t off)
 _Static_assert(sizeof(((struct pft_xblock *)0)->ex) / sizeof(struct pft_xexit) <= 2, "one bit for an exit");
 _Static_assert(_Alignof(struct pft_xblock) >= 2, "bit 0 of a copy's address free");
 
-void pft_xlate_link(struct pft_xblock *from, int k, struct pft_xblock *to)
+void pft_xlate_link(struct pft_stats *st, struct pft_xblock *from, int k, struct pft_xblock *to)
 {
 	struct pft_xexit *xe = &from->ex[k];
 	uint64_t site = from->addr + xe->site;
@@ -185,7 +185,9 @@ void pft_xlate_link(struct pft_xblock *from, int k, struct pft_xblock *to)
 		to->in_cap = nc;
 	}
 	to->in[to->nin++] = pft_in_make(from, k);
-	pft_arch_link(tracer_addr(from, xe->site), site, tracer_addr(from, xe->stub), from->addr + xe->stub, to->addr);
+	st->cache_falls += (uint64_t)pft_arch_link(tracer_addr(from, xe->site), site, tracer_addr(from, xe->stub),
+						   from->addr + xe->stub, to->addr);
+	st->cache_links++;
 	xe->to = to;
 }
 
@@ -348,7 +350,7 @@ void pft_link_prefetch(const struct pft_arena *a, uint64_t start, int table)
 		__builtin_prefetch((const uint64_t *)a->table_mem + 2 * (pft_table_hash(start) & (PFT_TABLE_N - 1)), 1);
 }
 
-void pft_link_new(struct pft_space *sp, struct pft_xblock *x, uint64_t *links)
+void pft_link_new(struct pft_space *sp, struct pft_xblock *x, struct pft_stats *st)
 {
 	struct pft_arena *a = sp->arena;
 
@@ -356,8 +358,7 @@ void pft_link_new(struct pft_space *sp, struct pft_xblock *x, uint64_t *links)
 		struct pft_pnode *p = &a->pnode[i];
 		n = p->next;
 		if (!p->from->dead && !p->from->ex[p->exit].to) {
-			pft_xlate_link(p->from, p->exit, x);
-			(*links)++;
+			pft_xlate_link(st, p->from, p->exit, x);
 		}
 		p->next = a->pnode_free;
 		a->pnode_free = i;
@@ -365,8 +366,7 @@ void pft_link_new(struct pft_space *sp, struct pft_xblock *x, uint64_t *links)
 	for (int k = 0; k < x->nex && !x->masked; k++) { /* (its exits trap) */
 		struct pft_block *d = pft_block_find(sp, x->ex[k].target);
 		if (d && d->x && !d->x->dead) {
-			pft_xlate_link(x, k, d->x);
-			(*links)++;
+			pft_xlate_link(st, x, k, d->x);
 		} else {
 			pend_add(a, x->ex[k].target, x, k);
 		}

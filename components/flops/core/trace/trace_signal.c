@@ -562,8 +562,7 @@ static int resolve_trap(struct pft_tracer *T, struct pft_thr *t, struct user_reg
 				if (pft_table_insert_looked(a, target, b->x, b->x->addr))
 					T->st.table_full++;
 			} else if (!from->dead && !from->masked && !from->ex[k].to) {
-				pft_xlate_link(from, k, b->x);
-				T->st.cache_links++;
+				pft_xlate_link(&T->st, from, k, b->x);
 			}
 		}
 	}

@@ -733,14 +733,41 @@ static int sites_ok(const struct pft_gen *g, uint64_t entry, int d)
 	return 1;
 }
 
+/* Where the copy's last jump's opcode falls in its 8-byte word when the
+ * entry is at `entry` (8: no such jump): at 0 to 3 its link to a copy
+ * right after can be a nop (pft_arch_link); rel_ok leaves 7 to 3 */
+static unsigned tail_word(const struct pft_gen *g, uint64_t entry)
+{
+	for (int k = 0; k < g->nex; k++)
+		if (g->site[k] + 4 == g->len && g->buf[g->site[k] - 1] == 0xe9)
+			return (unsigned)((entry + g->site[k] - 1) & 7);
+	return 8;
+}
+
 /* How far past g->base the entry goes (0-7) for every patched rel32 of
- * a copy made at g->base without padding to be patchable; -1: none. */
+ * a copy made at g->base without padding to be patchable; -1: none.
+ * Of those: within the previous copy's room (g->room: its jump to this
+ * one then becomes a nop), then with this copy's own last jump where it
+ * can become one, then the least. */
 static int lead_for(const struct pft_gen *g)
 {
-	for (int d = 0; d < 8; d++)
-		if (sites_ok(g, g->base, d))
-			return d;
-	return -1;
+	unsigned o = tail_word(g, g->base), bs = ~0u;
+	int best = -1;
+
+	for (int d = 0; d < 8; d++) {
+		unsigned sc;
+		if (!sites_ok(g, g->base, d))
+			continue;
+		sc = (g->room && d >= g->room ? 1000u : 0u) + (o < 8 && ((o + (unsigned)d) & 7) > 3 ? 100u : 0u) +
+		     (unsigned)d;
+		if (sc < 8)
+			return d; /* (the least lead of all the best) */
+		if (sc < bs) {
+			bs = sc;
+			best = d;
+		}
+	}
+	return best;
 }
 
 int pft_arch_gen_block(struct pft_gen *g)

@@ -5,7 +5,8 @@
  * to another copy: one aligned 8-byte store in the tracer's mapping of
  * the word that holds the rel32 (trace_gen.c places every patched rel32
  * within one: rel_ok), so threads running the copy see the old or the
- * new jump, both valid; beyond a rel32, through the exit stub's far jump.
+ * new jump, both valid; beyond a rel32, through the exit stub's far jump;
+ * to the copy right after, a nop in place of the jump.
  */
 #include <stdint.h>
 #include <string.h>
@@ -290,20 +291,71 @@ static void store_rel(uint8_t *site_mem, int32_t rel)
 	__atomic_store_n(w, v, __ATOMIC_RELEASE);
 }
 
-void pft_arch_link(uint8_t *site_mem, uint64_t site, uint8_t *stub_mem, uint64_t stub, uint64_t to)
+/* A linked `jmp rel32` whose target's copy starts at most 3 bytes after
+ * it (dead bytes between: the target's lead) becomes one nop over the
+ * jump and those bytes, so the path falls through instead of taking a
+ * jump; one store of the aligned word that holds it all, so a thread
+ * fetching it sees the jump or the nop.  Unlinking puts the jump back. */
+static const uint8_t nops[4][8] = {
+	{ 0x0f, 0x1f, 0x44, 0x00, 0x00 },
+	{ 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00 },
+	{ 0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00 },
+	{ 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 },
+};
+
+static void store_ins(uint8_t *op, const uint8_t *ins, size_t n)
+{
+	uint64_t *w = (uint64_t *)((uintptr_t)op & ~(uintptr_t)7), v;
+
+	v = __atomic_load_n(w, __ATOMIC_RELAXED);
+	memcpy((uint8_t *)&v + (op - (uint8_t *)w), ins, n);
+	__atomic_store_n(w, v, __ATOMIC_RELEASE);
+}
+
+/* the nop's length at a linked jump's site (site_mem - 1), or 0 */
+static size_t nop_len(const uint8_t *site_mem)
+{
+	if (site_mem[-1] == 0x66)
+		return 6;
+	if (site_mem[-1] != 0x0f || site_mem[0] != 0x1f) /* (a jcc's: 0f 8x) */
+		return 0;
+	return site_mem[1] == 0x44 ? 5 : site_mem[1] == 0x80 ? 7 : 8;
+}
+
+int pft_arch_link(uint8_t *site_mem, uint64_t site, uint8_t *stub_mem, uint64_t stub, uint64_t to)
 {
 	int64_t rel = (int64_t)(to - (site + 4));
 
+	if (rel >= 0 && rel <= 3 && site_mem[-1] == 0xe9 && ((site - 1) & 7) + 5 + (uint64_t)rel <= 8) {
+		int dead = 1;
+		for (int i = 0; i < rel; i++)
+			dead &= site_mem[4 + i] == 0xcc;
+		if (dead) {
+			store_ins(site_mem - 1, nops[rel], 5 + (size_t)rel);
+			return 1;
+		}
+	}
 	if (!fits32(rel)) { /* through the stub's far jump */
 		__atomic_store_n((uint64_t *)(stub_mem + 8), to, __ATOMIC_RELEASE);
 		rel = (int64_t)(stub + 2 - (site + 4));
 	}
 	store_rel(site_mem, (int32_t)rel);
+	return 0;
 }
 
 void pft_arch_unlink(uint8_t *site_mem, uint64_t site, uint64_t stub)
 {
-	store_rel(site_mem, (int32_t)(stub - (site + 4)));
+	size_t n = nop_len(site_mem);
+	int32_t rel = (int32_t)(stub - (site + 4));
+
+	if (n) {
+		uint8_t j[8] = { 0xe9, 0, 0, 0, 0, 0xcc, 0xcc, 0xcc };
+
+		memcpy(j + 1, &rel, 4);
+		store_ins(site_mem - 1, j, n);
+		return;
+	}
+	store_rel(site_mem, rel);
 }
 
 /* the miss and exit traps: the target in %rax, %rax %rcx %rdx in the slot */

@@ -10,6 +10,8 @@ trap 'rm -rf "$tmp"' EXIT
 # the tracer's hint store off (as make check sets it): no count or stop
 # may depend on an earlier run or on ~/.cache
 export PFLOPS_TRACE_HINTS=0
+# every code-cache copy moved to its place checked against one made there
+export PFLOPS_TRACE_CHECK_MOVE=1
 pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }

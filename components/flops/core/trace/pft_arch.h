@@ -213,6 +213,7 @@ struct pft_gen_insn {
 	uint64_t addr;	      /* where the program has them */
 };
 
+#define PFT_GEN_EXT 32 /* rel32s out of a copy a move can fix (more: made again) */
 struct pft_gen {
 	/* in: the block (n instructions, the last its branch: term) */
 	const struct pft_gen_insn *ii;
@@ -287,6 +288,9 @@ struct pft_gen {
 	uint32_t sys_trap;	   /* the trap before its system call, 0: none */
 	uint32_t sys_trap2;	   /* the one after it, 0: none */
 	uint32_t lookup;	   /* its look-up of the table (trace_gen.c), 0: none */
+	/* (the arch's own: what moving the copy on changes, trace_gen.c) */
+	uint32_t ext[PFT_GEN_EXT];
+	int n_ext, cold_pt;
 };
 enum {
 	PFT_GEN_OK = 0,

@@ -22,6 +22,11 @@ struct emit {
 	int bad;
 	int no_pad; /* leave patch sites where they fall (trace_gen.c
 		     * moves the whole copy instead) */
+	/* where its rel32s to code outside buf are (trace_gen.c, move_by:
+	 * the copy moved on has them that much shorter); n_ext -1: more
+	 * than ext_cap, not movable */
+	uint32_t *ext;
+	int n_ext, ext_cap;
 };
 
 static inline void put(struct emit *e, const void *p, size_t n)
@@ -49,6 +54,17 @@ static inline void put64(struct emit *e, uint64_t v)
 static inline uint64_t here(const struct emit *e)
 {
 	return e->base + e->n;
+}
+
+/* the rel32 at buf[at] is to code outside buf */
+static inline void ext_rel(struct emit *e, size_t at)
+{
+	if (!e->ext || e->n_ext < 0)
+		return;
+	if (e->n_ext == e->ext_cap)
+		e->n_ext = -1;
+	else
+		e->ext[e->n_ext++] = (uint32_t)at;
 }
 
 static inline void point(struct emit *e, int kind, uint32_t arg)

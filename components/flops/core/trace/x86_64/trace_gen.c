@@ -55,6 +55,7 @@
  * Links and the lookup routine: trace_ibl.c.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +72,7 @@ static void emit_body(struct emit *e, const struct pft_gen_insn *ii)
 		if (!fits32(d))
 			e->bad = 1;
 		memcpy(e->buf + at + ii->r.disp_off, &d32, 4);
+		ext_rel(e, at + ii->r.disp_off);
 	}
 }
 
@@ -94,6 +96,7 @@ static void emit_ind_operand(struct emit *e, const struct pft_gen_insn *ii)
 		if (!fits32(d))
 			e->bad = 1;
 		memcpy(e->buf + doff, &d32, 4);
+		ext_rel(e, doff);
 	}
 }
 
@@ -360,6 +363,7 @@ static void emit_ind_exit(struct emit *e, struct pft_gen *g)
 
 	if (!g->ind_trap && !g->ibl_miss) {
 		put8(e, 0xe9);
+		ext_rel(e, e->n);
 		put32(e, (uint32_t)(int32_t)(g->ibl - (here(e) + 4)));
 		return;
 	}
@@ -376,6 +380,7 @@ static void emit_ind_exit(struct emit *e, struct pft_gen *g)
 	pft_emit_hit(e);
 	e->buf[j_miss] = (uint8_t)(e->n - (j_miss + 1));
 	put8(e, 0xe9);
+	ext_rel(e, e->n);
 	put32(e, (uint32_t)(int32_t)(g->ibl_miss - (here(e) + 4)));
 }
 
@@ -528,6 +533,7 @@ static void put_rel(struct emit *e, size_t site, uint64_t to)
 	if (!fits32(d))
 		e->bad = 1;
 	memcpy(e->buf + site, &rel, 4);
+	ext_rel(e, site);
 }
 
 /* The block's instructions but its branch, counted step times (0: not
@@ -643,7 +649,9 @@ static int emit_unrolled(struct emit *e, const struct pft_gen *g, struct exit_fi
  * for g->cold_top - g->clen. */
 static int gen_at(struct pft_gen *g, uint64_t entry, int no_pad)
 {
-	struct emit e = { .buf = g->buf, .cap = g->cap, .base = entry, .no_pad = no_pad };
+	struct emit e = {
+		.buf = g->buf, .cap = g->cap, .base = entry, .no_pad = no_pad, .ext = g->ext, .ext_cap = PFT_GEN_EXT
+	};
 	struct emit c = { .buf = g->cbuf, .cap = g->ccap };
 	uint32_t n = g->n;
 	struct exit_fix fix[2];
@@ -677,6 +685,7 @@ static int gen_at(struct pft_gen *g, uint64_t entry, int no_pad)
 	clen = (g->freq ? PFT_FSTUB_BYTES : PFT_STUB_BYTES) * (unsigned)g->nex + (g->ovf_w && !g->no_count ? 8 : 0) +
 	       (lit_fix ? 8 : 0);
 	c.base = g->cold_top - clen;
+	g->cold_pt = e.npt; /* (points from here on are in the cold part) */
 	for (int k = 0; k < g->nex; k++) {
 		uint64_t stub = here(&c);
 		g->stub[k] = (uint32_t)(stub - entry);
@@ -720,7 +729,61 @@ static int gen_at(struct pft_gen *g, uint64_t entry, int no_pad)
 	g->clen = c.n;
 	g->pt = e.pt;
 	g->npt = e.npt;
+	g->n_ext = e.n_ext;
 	return e.bad || c.bad || c.n != clen ? PFT_GEN_REACH : 0;
+}
+
+/* The copy just made (without padding) moved d bytes on, where only
+ * its rel32s to code outside it (g->ext) and its offsets to its cold
+ * part change: what making it again there gives (half the copies move,
+ * and the making was a fifth of a cold run's tracer).  -1: one of them
+ * would no longer reach, or too many to know (make it again then). */
+static int move_by(struct pft_gen *g, int d)
+{
+	if (g->n_ext < 0)
+		return -1;
+	for (int i = 0; i < g->n_ext; i++) {
+		int32_t v;
+		memcpy(&v, g->buf + g->ext[i], 4);
+		if (!fits32((int64_t)v - d))
+			return -1;
+	}
+	for (int i = 0; i < g->n_ext; i++) {
+		int32_t v;
+		memcpy(&v, g->buf + g->ext[i], 4);
+		v -= d;
+		memcpy(g->buf + g->ext[i], &v, 4);
+	}
+	for (int k = 0; k < g->nex; k++)
+		g->stub[k] -= (uint32_t)d;
+	if (g->ovf_w && !g->no_count) /* (else a trap in the hot part, or none) */
+		g->ovf_stub -= (uint32_t)d;
+	for (int i = g->cold_pt; i < g->npt; i++)
+		g->pt[i].off -= (uint32_t)d;
+	return 0;
+}
+
+/* PFLOPS_TRACE_CHECK_MOVE=1 (the test suite): every moved copy made
+ * again at its place too, and any difference fatal */
+static void check_move(struct pft_gen *g, uint64_t entry)
+{
+	struct pft_gen m = *g;
+	uint8_t *buf = malloc(g->len ? g->len : 1);
+
+	if (!buf)
+		return;
+	memcpy(buf, g->buf, g->len);
+	if (gen_at(g, entry, 1) || g->len != m.len || g->clen != m.clen || g->npt != m.npt ||
+	    memcmp(buf, g->buf, g->len) || memcmp(g->pt, m.pt, (size_t)g->npt * sizeof *g->pt) ||
+	    memcmp(g->stub, m.stub, sizeof g->stub) || memcmp(g->site, m.site, sizeof g->site) ||
+	    g->ovf_stub != m.ovf_stub || g->lookup != m.lookup || g->ind_trap_at != m.ind_trap_at ||
+	    g->sys_trap != m.sys_trap || g->sys_trap2 != m.sys_trap2) {
+		fprintf(stderr, "papi_flops: trace_gen.c: a copy moved by %u bytes differs from one made there\n",
+			g->lead);
+		abort();
+	}
+	free(m.pt);
+	free(buf);
 }
 
 /* the copy's patched rel32s, made with its entry at `entry`, each
@@ -748,7 +811,7 @@ static unsigned tail_word(const struct pft_gen *g, uint64_t entry)
  * a copy made at g->base without padding to be patchable; -1: none.
  * Of those: within the previous copy's room (g->room: its jump to this
  * one then becomes a nop), then with this copy's own last jump where it
- * can become one, then the least. */
+ * can become one, then the least (each lead but 0 makes the copy twice). */
 static int lead_for(const struct pft_gen *g)
 {
 	unsigned o = tail_word(g, g->base), bs = ~0u;
@@ -781,6 +844,15 @@ int pft_arch_gen_block(struct pft_gen *g)
 	g->lead = 0;
 	if ((rc = gen_at(g, g->base, 1)) || (d = lead_for(g)) == 0)
 		return rc;
+	if (d > 0 && !move_by(g, d)) {
+		static int check = -1;
+		if (check < 0)
+			check = getenv("PFLOPS_TRACE_CHECK_MOVE") && !strcmp(getenv("PFLOPS_TRACE_CHECK_MOVE"), "1");
+		g->lead = (uint32_t)d;
+		if (check)
+			check_move(g, g->base + (uint64_t)d);
+		return 0;
+	}
 	free(g->pt);
 	if (d < 0) /* (no such shift: nops before the jumps) */
 		return gen_at(g, g->base, 0);

@@ -279,9 +279,11 @@ struct pft_gen {
 	uint32_t lead;	       /* the entry is base + lead (bytes before: unused) */
 	size_t len;	       /* hot bytes from the entry */
 	size_t clen;	       /* cold bytes, at cold_top - clen */
-	struct pft_xpoint *pt; /* malloc'd: the caller frees it; offsets
-				* from the entry (the cold part's beyond) */
-	int npt;
+	struct pft_xpoint *pt; /* offsets from the entry (the cold part's
+				* beyond); in and out: malloc'd, pt_cap of
+				* them, grown as needed, the caller's to keep
+				* for its next copy and to free */
+	int npt, pt_cap;
 	uint32_t site[2], stub[2]; /* each exit's patch site and stub */
 	uint32_t ovf_stub;	   /* the overflow check's trap */
 	uint32_t ind_trap_at;	   /* ind_trap's trap, 0: none */

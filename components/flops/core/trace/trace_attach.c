@@ -310,7 +310,7 @@ int pft_attach(pid_t pid, const struct pflops_trace_opts *opts, const struct pft
 	}
 	free(pd.v);
 	free(T.defer);
-	free(T.xbuf);
+	pft_xlate_free(&T);
 	if (!T.threads)
 		pft_prof_free(T.prof);
 	if (exit_status)

@@ -130,12 +130,20 @@ static int touched(const struct pft_maps *m, const struct pft_map *e)
 
 const struct pft_map *pft_maps_find(struct pft_maps *m, pid_t pid, uint64_t addr)
 {
-	const struct pft_map *e = m->stale ? NULL : lookup(m, addr);
+	const struct pft_map *e = NULL;
 
+	/* the last one first: a block's pages, the next block's, are
+	 * mostly in the same mapping (mappings do not overlap, so the one
+	 * that holds addr is the answer) */
+	if (!m->stale)
+		e = m->last < m->n && m->v[m->last].lo <= addr && addr < m->v[m->last].hi ? &m->v[m->last]
+											  : lookup(m, addr);
 	if (e && touched(m, e))
 		e = NULL;
 	if (!e && pft_maps_load(m, pid) == 0)
 		e = lookup(m, addr);
+	if (e)
+		m->last = (size_t)(e - m->v);
 	return e;
 }
 

@@ -852,7 +852,7 @@ out:
 	pft_freq_stop(&T);
 	pft_wait_end(&T);
 	free(T.defer);
-	free(T.xbuf);
+	pft_xlate_free(&T);
 	if (!T.threads) /* else spaces still point to it */
 		pft_prof_free(T.prof);
 	if (read(pfd[0], &child_errno, sizeof child_errno) == sizeof child_errno && !rc) {

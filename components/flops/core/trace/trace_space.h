@@ -31,6 +31,7 @@ struct pft_maps {
 	size_t n;
 	int stale;	     /* reload before the next lookup */
 	unsigned long loads; /* times read (trace_codemap.c, tests) */
+	size_t last;	     /* the entry pft_maps_find found last */
 	/* ranges the program's mapping calls changed since the load
 	 * (pft_maps_dirty): a lookup whose entry touches one reloads */
 	int ndirty;

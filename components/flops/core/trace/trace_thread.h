@@ -117,7 +117,7 @@ struct pft_tracer {
 	int root_status, root_done;
 	struct timespec last;
 	unsigned progress_ms;
-	uint8_t *xbuf;	  /* trace_xlate.c's code buffer */
+	uint8_t *xbuf;	  /* trace_xlate.c's buffers (pft_xlate_free) */
 	int ahead;	  /* blocks translated ahead per new block
 			* (PFLOPS_TRACE_AHEAD; pft_xlate_ahead) */
 	int unroll;	  /* one-block jcc loops emitted twice (PFLOPS_TRACE_UNROLL) */

@@ -359,14 +359,29 @@ struct xscratch {
 	uint8_t out[XLATE_MAX];
 	uint8_t code[XS_INSTS * PFT_INSN_MAX + 16];
 	struct pft_gen_insn ii[XS_INSTS];
+	/* the copy's points (pft_gen.pt): copied into the pool, the array
+	 * kept (a malloc, a realloc and a free a copy were 3% of a cold
+	 * run's tracer) */
+	struct pft_xpoint *pt;
+	int pt_cap;
 };
+
+void pft_xlate_free(struct pft_tracer *T)
+{
+	struct xscratch *xs = (struct xscratch *)(void *)T->xbuf;
+
+	if (xs)
+		free(xs->pt);
+	free(xs);
+	T->xbuf = NULL;
+}
 
 uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 {
 	struct pft_space *sp = t->sp;
 	struct pft_arena *a = sp->arena;
 	size_t len = (size_t)(b->end - b->start);
-	struct xscratch *xs;
+	struct xscratch *xs = NULL;
 	uint8_t *code = NULL;
 	struct pft_gen_insn *ii = NULL;
 	struct pft_xblock xb = { 0 }, *x = &xb, *px;
@@ -386,9 +401,15 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 		b->nocache = PFT_NC_FULL;
 		return 0;
 	}
-	if (!T->xbuf && !(T->xbuf = malloc(sizeof *xs)))
+	if (!T->xbuf && (T->xbuf = malloc(sizeof *xs))) {
+		((struct xscratch *)(void *)T->xbuf)->pt = NULL;
+		((struct xscratch *)(void *)T->xbuf)->pt_cap = 0;
+	}
+	if (!T->xbuf)
 		goto out;
 	xs = (struct xscratch *)(void *)T->xbuf;
+	g.pt = xs->pt;
+	g.pt_cap = xs->pt_cap;
 	big = b->ninsts > XS_INSTS || len > sizeof xs->code - 16;
 	code = big ? malloc(len + 16) : xs->code;
 	ii = big ? malloc(b->ninsts * sizeof *ii) : xs->ii;
@@ -489,7 +510,12 @@ out:
 		free(code);
 		free(ii);
 	}
-	free(g.pt);
+	if (xs) { /* (NULL: given to the copy) */
+		xs->pt = g.pt;
+		xs->pt_cap = g.pt ? g.pt_cap : 0;
+	} else {
+		free(g.pt);
+	}
 	return b->x ? b->x->addr : 0;
 }
 

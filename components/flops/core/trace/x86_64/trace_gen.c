@@ -649,9 +649,14 @@ static int emit_unrolled(struct emit *e, const struct pft_gen *g, struct exit_fi
  * for g->cold_top - g->clen. */
 static int gen_at(struct pft_gen *g, uint64_t entry, int no_pad)
 {
-	struct emit e = {
-		.buf = g->buf, .cap = g->cap, .base = entry, .no_pad = no_pad, .ext = g->ext, .ext_cap = PFT_GEN_EXT
-	};
+	struct emit e = { .buf = g->buf,
+			  .cap = g->cap,
+			  .base = entry,
+			  .pt = g->pt,
+			  .pt_cap = g->pt_cap,
+			  .no_pad = no_pad,
+			  .ext = g->ext,
+			  .ext_cap = PFT_GEN_EXT };
 	struct emit c = { .buf = g->cbuf, .cap = g->ccap };
 	uint32_t n = g->n;
 	struct exit_fix fix[2];
@@ -659,14 +664,13 @@ static int gen_at(struct pft_gen *g, uint64_t entry, int no_pad)
 	size_t lit_fix = 0, ovf_site = 0, clen;
 
 	g->len = g->clen = 0;
-	g->pt = NULL;
 	g->npt = 0;
 	g->ovf_stub = g->sys_trap = g->sys_trap2 = g->ind_trap_at = g->lookup = 0;
 	if (g->no_count && g->ovf_near)
 		emit_near_check(&e, g);
 	if (g->unroll) {
 		if ((rc = emit_unrolled(&e, g, fix, &nf))) {
-			free(e.pt);
+			g->pt = e.pt, g->pt_cap = e.pt_cap;
 			return rc;
 		}
 	} else {
@@ -674,7 +678,7 @@ static int gen_at(struct pft_gen *g, uint64_t entry, int no_pad)
 		/* the terminator */
 		point(&e, PFT_XP_BODY, n - 1);
 		if ((rc = emit_term(&e, g, fix, &nf, &lit_fix))) {
-			free(e.pt);
+			g->pt = e.pt, g->pt_cap = e.pt_cap;
 			return rc;
 		}
 	}
@@ -728,6 +732,7 @@ static int gen_at(struct pft_gen *g, uint64_t entry, int no_pad)
 	g->len = e.n;
 	g->clen = c.n;
 	g->pt = e.pt;
+	g->pt_cap = e.pt_cap;
 	g->npt = e.npt;
 	g->n_ext = e.n_ext;
 	return e.bad || c.bad || c.n != clen ? PFT_GEN_REACH : 0;
@@ -770,9 +775,14 @@ static void check_move(struct pft_gen *g, uint64_t entry)
 	struct pft_gen m = *g;
 	uint8_t *buf = malloc(g->len ? g->len : 1);
 
-	if (!buf)
+	m.pt = malloc((size_t)(g->npt ? g->npt : 1) * sizeof *m.pt);
+	if (!buf || !m.pt) {
+		free(buf);
+		free(m.pt);
 		return;
+	}
 	memcpy(buf, g->buf, g->len);
+	memcpy(m.pt, g->pt, (size_t)g->npt * sizeof *m.pt);
 	if (gen_at(g, entry, 1) || g->len != m.len || g->clen != m.clen || g->npt != m.npt ||
 	    memcmp(buf, g->buf, g->len) || memcmp(g->pt, m.pt, (size_t)g->npt * sizeof *g->pt) ||
 	    memcmp(g->stub, m.stub, sizeof g->stub) || memcmp(g->site, m.site, sizeof g->site) ||
@@ -853,14 +863,12 @@ int pft_arch_gen_block(struct pft_gen *g)
 			check_move(g, g->base + (uint64_t)d);
 		return 0;
 	}
-	free(g->pt);
 	if (d < 0) /* (no such shift: nops before the jumps) */
 		return gen_at(g, g->base, 0);
 	g->lead = (uint32_t)d;
 	if ((rc = gen_at(g, g->base + (uint64_t)d, 1)) || sites_ok(g, g->base + (uint64_t)d, 0))
 		return rc;
-	free(g->pt); /* (never: the same bytes, moved) */
-	g->lead = 0;
+	g->lead = 0; /* (never: the same bytes, moved) */
 	return gen_at(g, g->base, 0);
 }
 

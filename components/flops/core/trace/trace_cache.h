@@ -200,7 +200,7 @@ static inline void pft_chunk_xb_add(struct pft_chunk *ch, struct pft_xblock *x)
 /* A new copy x joins the others (trace_link.c): exits that wait for
  * its start are linked to it, its own exits to copies already made;
  * the rest wait.  Each such link saves the stop at that exit's first
- * run.  Adds the links made to *links. */
+ * run.  Counts them in st (pft_xlate_link). */
 void pft_link_new(struct pft_space *sp, struct pft_xblock *x, struct pft_stats *st);
 /* the memory pft_link_new (and, with table, pft_table_insert) will read
  * for a copy of the block at start, asked for ahead: translations in a

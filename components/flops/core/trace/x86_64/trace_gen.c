@@ -773,7 +773,7 @@ static int move_by(struct pft_gen *g, int d)
 static void check_move(struct pft_gen *g, uint64_t entry)
 {
 	struct pft_gen m = *g;
-	uint8_t *buf = malloc(g->len ? g->len : 1);
+	uint8_t *buf = malloc(g->len + g->clen + 1);
 
 	m.pt = malloc((size_t)(g->npt ? g->npt : 1) * sizeof *m.pt);
 	if (!buf || !m.pt) {
@@ -782,12 +782,13 @@ static void check_move(struct pft_gen *g, uint64_t entry)
 		return;
 	}
 	memcpy(buf, g->buf, g->len);
+	memcpy(buf + g->len, g->cbuf, g->clen);
 	memcpy(m.pt, g->pt, (size_t)g->npt * sizeof *m.pt);
 	if (gen_at(g, entry, 1) || g->len != m.len || g->clen != m.clen || g->npt != m.npt ||
-	    memcmp(buf, g->buf, g->len) || memcmp(g->pt, m.pt, (size_t)g->npt * sizeof *g->pt) ||
-	    memcmp(g->stub, m.stub, sizeof g->stub) || memcmp(g->site, m.site, sizeof g->site) ||
-	    g->ovf_stub != m.ovf_stub || g->lookup != m.lookup || g->ind_trap_at != m.ind_trap_at ||
-	    g->sys_trap != m.sys_trap || g->sys_trap2 != m.sys_trap2) {
+	    memcmp(buf, g->buf, g->len) || memcmp(buf + g->len, g->cbuf, g->clen) ||
+	    memcmp(g->pt, m.pt, (size_t)g->npt * sizeof *g->pt) || memcmp(g->stub, m.stub, sizeof g->stub) ||
+	    memcmp(g->site, m.site, sizeof g->site) || g->ovf_stub != m.ovf_stub || g->lookup != m.lookup ||
+	    g->ind_trap_at != m.ind_trap_at || g->sys_trap != m.sys_trap || g->sys_trap2 != m.sys_trap2) {
 		fprintf(stderr, "papi_flops: trace_gen.c: a copy moved by %u bytes differs from one made there\n",
 			g->lead);
 		abort();
@@ -821,7 +822,7 @@ static unsigned tail_word(const struct pft_gen *g, uint64_t entry)
  * a copy made at g->base without padding to be patchable; -1: none.
  * Of those: within the previous copy's room (g->room: its jump to this
  * one then becomes a nop), then with this copy's own last jump where it
- * can become one, then the least (each lead but 0 makes the copy twice). */
+ * can become one, then the least (a lead but 0 moves the copy: move_by). */
 static int lead_for(const struct pft_gen *g)
 {
 	unsigned o = tail_word(g, g->base), bs = ~0u;

@@ -294,8 +294,12 @@ static void store_rel(uint8_t *site_mem, int32_t rel)
 /* A linked `jmp rel32` whose target's copy starts at most 3 bytes after
  * it (dead bytes between: the target's lead) becomes one nop over the
  * jump and those bytes, so the path falls through instead of taking a
- * jump; one store of the aligned word that holds it all, so a thread
- * fetching it sees the jump or the nop.  Unlinking puts the jump back. */
+ * jump; one store of the aligned word that holds it all.  Unlike a
+ * rel32's patch this changes an opcode and a length, so it assumes a
+ * little more of a thread fetching the word meanwhile: that it sees the
+ * whole old word or the whole new one, as it does the store's data (no
+ * thread is ever inside the nop or the dead bytes: only at its start or
+ * at the next copy).  Unlinking puts the jump back. */
 static const uint8_t nops[4][8] = {
 	{ 0x0f, 0x1f, 0x44, 0x00, 0x00 },
 	{ 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00 },
@@ -317,7 +321,7 @@ static size_t nop_len(const uint8_t *site_mem)
 {
 	if (site_mem[-1] == 0x66)
 		return 6;
-	if (site_mem[-1] != 0x0f || site_mem[0] != 0x1f) /* (a jcc's: 0f 8x) */
+	if (site_mem[-1] != 0x0f || site_mem[0] != 0x1f) /* (a jcc's: 8x, a jmp's: e9) */
 		return 0;
 	return site_mem[1] == 0x44 ? 5 : site_mem[1] == 0x80 ? 7 : 8;
 }

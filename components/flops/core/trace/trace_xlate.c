@@ -276,6 +276,16 @@ static int plan(struct pft_gen *g, const struct pft_block *b, uint32_t id, struc
 	return 0;
 }
 
+/* The exit whose jump ends copy x's hot part, not yet linked; -1: none
+ * (its last jump is then linked, or not an exit's) */
+static int last_jump(const struct pft_xblock *x)
+{
+	for (int k = 0; k < x->nex; k++)
+		if (x->ex[k].site + 4 == x->size)
+			return x->ex[k].to ? -1 : k;
+	return -1;
+}
+
 /* When the chunk's last copy ends in a jump to start, not yet linked:
  * 1 + the most dead bytes before start's copy that its link can turn
  * into one nop with the jump (pft_arch_link: the opcode at byte o of
@@ -284,15 +294,13 @@ static int plan(struct pft_gen *g, const struct pft_block *b, uint32_t id, struc
 static uint8_t falls_here(const struct pft_chunk *ch, uint64_t start)
 {
 	const struct pft_xblock *p = ch->nxb ? ch->xb[ch->nxb - 1] : NULL;
+	int k = p ? last_jump(p) : -1;
+	unsigned o;
 
-	if (!p || p->dead || p->masked || p->addr + p->size != ch->addr + ch->used)
+	if (k < 0 || p->dead || p->masked || p->addr + p->size != ch->addr + ch->used || p->ex[k].target != start)
 		return 0;
-	for (int k = 0; k < p->nex; k++)
-		if (p->ex[k].site + 4 == p->size && p->ex[k].target == start && !p->ex[k].to) {
-			unsigned o = (unsigned)((p->addr + p->ex[k].site - 1) & 7);
-			return o <= 3 ? (uint8_t)(4 - o) : 0;
-		}
-	return 0;
+	o = (unsigned)((p->addr + p->ex[k].site - 1) & 7);
+	return o <= 3 ? (uint8_t)(4 - o) : 0;
 }
 
 /* The copy of b at g->base into g->buf, its parts into x; 0 or a
@@ -401,11 +409,7 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 		b->nocache = PFT_NC_FULL;
 		return 0;
 	}
-	if (!T->xbuf && (T->xbuf = malloc(sizeof *xs))) {
-		((struct xscratch *)(void *)T->xbuf)->pt = NULL;
-		((struct xscratch *)(void *)T->xbuf)->pt_cap = 0;
-	}
-	if (!T->xbuf)
+	if (!T->xbuf && !(T->xbuf = calloc(1, sizeof *xs)))
 		goto out;
 	xs = (struct xscratch *)(void *)T->xbuf;
 	g.pt = xs->pt;
@@ -765,14 +769,10 @@ static void ahead_push(struct pft_thr *t, struct pft_block *c, uint32_t p, struc
 static struct ahead_cand ahead_next(struct pft_block *c, uint32_t p)
 {
 	const struct pft_xblock *x = c->x;
+	int k = last_jump(x);
+	uint32_t q = k < 0 ? 0 : p * edge_chance(c, k, x->ex[k].target) / 256;
 
-	for (int k = 0; k < x->nex; k++)
-		if (!x->ex[k].to && x->ex[k].site + 4 == x->size) {
-			uint32_t q = p * edge_chance(c, k, x->ex[k].target) / 256;
-			if (q >= AHEAD_MIN)
-				return (struct ahead_cand){ q, k, c, x->ex[k].target };
-		}
-	return (struct ahead_cand){ 0 };
+	return q >= AHEAD_MIN ? (struct ahead_cand){ q, k, c, x->ex[k].target } : (struct ahead_cand){ 0 };
 }
 
 void pft_xlate_ahead(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, int budget)

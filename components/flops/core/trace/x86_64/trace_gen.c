@@ -789,7 +789,9 @@ static void check_move(struct pft_gen *g, uint64_t entry)
 	    memcmp(g->pt, m.pt, (size_t)g->npt * sizeof *g->pt) || memcmp(g->stub, m.stub, sizeof g->stub) ||
 	    memcmp(g->site, m.site, sizeof g->site) || g->ovf_stub != m.ovf_stub || g->lookup != m.lookup ||
 	    g->ind_trap_at != m.ind_trap_at || g->sys_trap != m.sys_trap || g->sys_trap2 != m.sys_trap2) {
-		fprintf(stderr, "papi_flops: trace_gen.c: a copy moved by %u bytes differs from one made there\n",
+		fprintf(stderr,
+			"papi_flops: PFLOPS_TRACE_CHECK_MOVE: a code-cache copy moved by %u bytes differs from "
+			"one made there (a bug in trace_gen.c's move_by: please report it with the program traced)\n",
 			g->lead);
 		abort();
 	}
@@ -857,8 +859,9 @@ int pft_arch_gen_block(struct pft_gen *g)
 		return rc;
 	if (d > 0 && !move_by(g, d)) {
 		static int check = -1;
+		const char *e = check < 0 ? getenv("PFLOPS_TRACE_CHECK_MOVE") : NULL;
 		if (check < 0)
-			check = getenv("PFLOPS_TRACE_CHECK_MOVE") && !strcmp(getenv("PFLOPS_TRACE_CHECK_MOVE"), "1");
+			check = e && !strcmp(e, "1");
 		g->lead = (uint32_t)d;
 		if (check)
 			check_move(g, g->base + (uint64_t)d);

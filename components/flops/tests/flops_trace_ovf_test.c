@@ -11,6 +11,12 @@
  *                                  per-thread sets, PAPI_overflow with a
  *                                  handler, start, stop): each gets
  *                                  floor(its FLOPs / P) calls, its own
+ *   flops_trace_ovf_test storm     the overflowing event switched between
+ *                                  DP_OPS and SP_OPS 100 times (each switch
+ *                                  drops and re-translates every copy) while
+ *                                  3 threads run library code in the cache:
+ *                                  every set's value and calls exact, every
+ *                                  worker round's checksum the same
  *   flops_trace_ovf_test refuse    a status event, two overflowing events in
  *                                  one set: an error, never PAPI_OK
  *   flops_trace_ovf_test preset    PAPI_DP_OPS (where PAPI's presets load:
@@ -212,6 +218,78 @@ static void threads(void)
 	}
 }
 
+/* storm: workers sort and print the same numbers round after round
+ * (qsort, snprintf: many small blocks linked in the cache, jumps to the
+ * next copy made nops) while main's weight switches unlink them all */
+static volatile int storm_stop;
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+struct stormer {
+	unsigned first, bad;
+	long rounds;
+};
+
+static void *storm_worker(void *arg)
+{
+	struct stormer *w = arg;
+	while (!storm_stop) {
+		double v[256];
+		char buf[48];
+		unsigned s = 12345, sum = 0;
+		for (int i = 0; i < 256; i++) {
+			s = s * 1103515245u + 12345u;
+			v[i] = (double)(s >> 8) * 1e-3;
+		}
+		qsort(v, 256, sizeof v[0], cmp_dbl);
+		for (int i = 0; i < 256; i += 8) {
+			int n = snprintf(buf, sizeof buf, "%.6g:%d", v[i], i);
+			for (int j = 0; j < n; j++)
+				sum = sum * 31u + (unsigned char)buf[j];
+		}
+		if (!w->rounds++)
+			w->first = sum;
+		else if (sum != w->first)
+			w->bad++;
+	}
+	return NULL;
+}
+
+static void storm(void)
+{
+	pthread_t th[3];
+	struct stormer w[3];
+	long bad = 0, first_bad = -1;
+	for (int i = 0; i < 3; i++) {
+		w[i] = (struct stormer){ 0 };
+		pthread_create(&th[i], NULL, storm_worker, &w[i]);
+	}
+	for (int it = 0; it < 100; it++) {
+		struct tally t;
+		long long v = -1;
+		/* 5000 runs: DP_OPS 10000 (10 calls), SP_OPS 20000 (20) */
+		int sp = it & 1, rc = run(sp ? "flops:::SP_OPS" : "flops:::DP_OPS", 1000, 5000, &v, &t);
+		if (rc != PAPI_OK || v != (sp ? 20000 : 10000) || t.calls != (sp ? 20 : 10) || t.in_loop != t.calls) {
+			if (!bad++)
+				first_bad = it;
+			printf("note: storm switch %d (%s): %s, read %lld, %ld calls, %ld in the loop\n", it,
+			       sp ? "SP_OPS" : "DP_OPS", PAPI_strerror(rc), v, t.calls, t.in_loop);
+		}
+	}
+	storm_stop = 1;
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	CHECK(bad == 0, "100 switches of the overflowing event with 3 threads in the cache: %ld wrong (first: %ld)",
+	      bad, first_bad);
+	for (int i = 0; i < 3; i++)
+		CHECK(w[i].rounds > 0 && w[i].bad == 0, "storm worker %d: %ld rounds, %u checksums unlike the first", i,
+		      w[i].rounds, w[i].bad);
+}
+
 static void refuse(void)
 {
 	int set = PAPI_NULL, a, b, rc;
@@ -247,6 +325,8 @@ int main(int argc, char **argv)
 		loop();
 	else if (!strcmp(mode, "threads"))
 		threads();
+	else if (!strcmp(mode, "storm"))
+		storm();
 	else if (!strcmp(mode, "refuse"))
 		refuse();
 	else if (!strcmp(mode, "preset")) {

@@ -73,6 +73,18 @@ static void helper_path(char *out, size_t len)
 
 static void detach_at_exit(void);
 
+/* read/write n bytes, again after a signal: a program's timer (a sampling
+ * tool's SIGALRM or SIGPROF without SA_RESTART) must not fail the start */
+static int xfer(int fd, void *buf, size_t n, int out)
+{
+	ssize_t r;
+
+	do
+		r = out ? write(fd, buf, n) : read(fd, buf, n);
+	while (r < 0 && errno == EINTR);
+	return r == (ssize_t)n ? 0 : -1;
+}
+
 static int fail(char *why, size_t len, const char *fmt, const char *arg)
 {
 	snprintf(why, len, fmt, arg);
@@ -130,7 +142,7 @@ int pfc_pub_helper_start(struct pfc_pub **out, char *why, size_t len)
 			fcntl(sv[1], F_SETFD, 0);
 			fcntl(memfd, F_SETFD, 0);
 			/* attach only once the process has named us its tracer */
-			if (read(sv[1], &c, 1) == 1 && c == 'g') {
+			if (!xfer(sv[1], &c, 1, 0) && c == 'g') {
 				if (strchr(path, '/'))
 					execv(path, argv);
 				else
@@ -138,13 +150,13 @@ int pfc_pub_helper_start(struct pfc_pub **out, char *why, size_t len)
 			}
 			_exit(127);
 		}
-		if (write(pp[1], &h, sizeof(h)) != sizeof(h))
+		if (xfer(pp[1], &h, sizeof(h), 1))
 			_exit(1);
 		_exit(0);
 	}
 	close(pp[1]);
 	pp[1] = -1;
-	if (read(pp[0], &helper, sizeof(helper)) != sizeof(helper) || helper < 0)
+	if (xfer(pp[0], &helper, sizeof(helper), 0) || helper < 0)
 		helper = -1;
 	while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
 		;
@@ -155,7 +167,8 @@ int pfc_pub_helper_start(struct pfc_pub **out, char *why, size_t len)
 		goto out;
 	}
 	prctl(PR_SET_PTRACER, (unsigned long)helper, 0, 0, 0); /* Yama; harmless elsewhere */
-	if (write(sv[0], "g", 1) != 1 || read(sv[0], &c, 1) != 1 || c != 'r') {
+	c = 'g';
+	if (xfer(sv[0], &c, 1, 1) || xfer(sv[0], &c, 1, 0) || c != 'r') {
 		if (p->state == PFC_PUB_FAILED && p->msg[0])
 			snprintf(why, len, "%s", p->msg);
 		else
@@ -191,13 +204,17 @@ out:
  * detaches; its end closes the socket. */
 static void detach(void)
 {
-	char c;
+	char c = 'd';
+	ssize_t r;
 
 	if (sock < 0 || owner != getpid())
 		return;
-	if (write(sock, "d", 1) == 1)
-		while (read(sock, &c, 1) > 0 || errno == EINTR)
-			;
+	/* until the helper's end closes it (errno only where read failed:
+	 * an EINTR left from before made this loop for ever) */
+	if (!xfer(sock, &c, 1, 1))
+		do
+			r = read(sock, &c, 1);
+		while (r > 0 || (r < 0 && errno == EINTR));
 	close(sock);
 	sock = -1;
 }

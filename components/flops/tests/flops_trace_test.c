@@ -21,6 +21,10 @@
  *                               does): no crash, untraced
  *   flops_trace_test reinit     the same 3 times, PAPI_library_init
  *                               between, then an exact count in main
+ *   flops_trace_test itimer     a SIGALRM handler without SA_RESTART
+ *                               every 100 us (a sampling tool's timer)
+ *                               while the first PAPI_start starts the
+ *                               helper: it starts, DP_OPS exact
  *   flops_trace_test crash      SIGSEGV while counting
  *   flops_trace_test exec       execs sh (exit 4) while counting
  *   flops_trace_test late S     no PAPI: once traced, sleeps S s, runs the kernels, exits 3
@@ -45,6 +49,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include "papi.h"
 
@@ -516,6 +521,41 @@ static int case_exec(void)
 /* not NULL: UBSan would report a null store instead of the fault */
 static volatile int *volatile nowhere = (volatile int *)16;
 
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+/* Tools that sample by timer (TAU, HPCToolkit, Score-P) keep one
+ * running; its signal must not make PAPI_start fail (an interrupted
+ * wait for the helper: EINTR) */
+static int case_itimer(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm; /* no SA_RESTART: system calls end with EINTR */
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it = { { 0, 100 }, { 0, 100 } };
+	setitimer(ITIMER_REAL, &it, NULL);
+	const long N = 1000003;
+	long long v = -1;
+	int set = new_set();
+	add(set, "flops:::DP_OPS");
+	int rc = PAPI_start(set);
+	if (rc == PAPI_OK) {
+		kernel_dp(N);
+		rc = PAPI_stop(set, &v);
+	}
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	setitimer(ITIMER_REAL, &off, NULL);
+	CHECK(rc == PAPI_OK && v == N && alarms > 0, "SIGALRM every 100 us: %s, DP_OPS %lld (%ld), %d alarms",
+	      PAPI_strerror(rc), v, N, (int)alarms);
+	return 0;
+}
+
 static int case_crash(void)
 {
 	int set = new_set();
@@ -660,6 +700,8 @@ int main(int argc, char **argv)
 		rc = case_shutdown_threads();
 	else if (!strcmp(c, "reinit"))
 		rc = case_reinit();
+	else if (!strcmp(c, "itimer"))
+		rc = case_itimer();
 	else if (!strcmp(c, "crash"))
 		rc = case_crash();
 	else if (!strcmp(c, "exec"))

@@ -592,8 +592,13 @@ static int model_layout(struct fl_control *ctl)
 
 /* PAPI_overflow under trace (core/pflops_pub.h): the period goes to the
  * helper through this thread's record, at the system call that ends
- * here (the helper restarts the thread's count at its stop). */
+ * here (the helper restarts the thread's count at its stop).  The check
+ * of the process's one weight and the count of its users are one step
+ * under fl_ovf_lock: threads starting their sets at once (PAPI's
+ * overflow_pthreads) each saw the other's users before its weight, and
+ * one was refused as if it overflowed another event. */
 static int fl_ovf_users; /* sets whose period the helper holds */
+static pthread_mutex_t fl_ovf_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int trace_ovf_arm(struct fl_control *ctl, int on)
 {
@@ -618,9 +623,10 @@ static int trace_ovf_arm(struct fl_control *ctl, int on)
 			 PFC_PUB_THREADS);
 		return PAPI_ENOMEM;
 	}
+	pthread_mutex_lock(&fl_ovf_lock);
 	if (on) {
-		uint32_t cur = __atomic_load_n(&fl.pub->ovf_sel, __ATOMIC_ACQUIRE);
-		if (cur != ctl->ovf_sel && __atomic_load_n(&fl_ovf_users, __ATOMIC_ACQUIRE) > 0) {
+		if (fl.pub->ovf_sel != ctl->ovf_sel && fl_ovf_users > 0) {
+			pthread_mutex_unlock(&fl_ovf_lock);
 			say_once(
 				"PAPI_overflow under PAPI_FLOPS_SOURCE=trace: another running event set of this process "
 				"overflows on another flops event; the trace overflows one kind of FLOP at a time: stop it first");
@@ -631,15 +637,18 @@ static int trace_ovf_arm(struct fl_control *ctl, int on)
 		r->tail = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 		r->period = (uint64_t)ctl->ovf.threshold[pos];
 		if (!ctl->ovf_armed) /* else PAPI_reset: the count restarts */
-			__atomic_add_fetch(&fl_ovf_users, 1, __ATOMIC_ACQ_REL);
+			fl_ovf_users++;
 		ctl->ovf_armed = 1;
 	} else {
-		if (!ctl->ovf_armed)
+		if (!ctl->ovf_armed) {
+			pthread_mutex_unlock(&fl_ovf_lock);
 			return PAPI_OK;
+		}
 		r->period = 0;
-		__atomic_sub_fetch(&fl_ovf_users, 1, __ATOMIC_ACQ_REL);
+		fl_ovf_users--;
 		ctl->ovf_armed = 0;
 	}
+	pthread_mutex_unlock(&fl_ovf_lock);
 	__atomic_add_fetch(&r->gen, 1, __ATOMIC_RELEASE);
 	syscall(PFLOPS_TRACE_REARM_SYSCALL); /* the helper takes the period at this stop */
 	return PAPI_OK;

@@ -11,6 +11,9 @@
  *                                  per-thread sets, PAPI_overflow with a
  *                                  handler, start, stop): each gets
  *                                  floor(its FLOPs / P) calls, its own
+ *   flops_trace_ovf_test together  4 threads start their sets at the same
+ *                                  moment (a barrier), 25 times: none
+ *                                  refused, each count and its calls exact
  *   flops_trace_ovf_test storm     the overflowing event switched between
  *                                  DP_OPS and SP_OPS 100 times (each switch
  *                                  drops and re-translates every copy) while
@@ -218,6 +221,48 @@ static void threads(void)
 	}
 }
 
+/* together: the arming of 4 threads' sets at once (PAPI's
+ * overflow_pthreads starts its threads' sets so) */
+static pthread_barrier_t together_bar;
+
+static void *together_worker(void *arg)
+{
+	struct thr *w = arg;
+	struct tally t;
+	PAPI_register_thread();
+	for (int r = 0; r < 25 && !w->rc; r++) {
+		long long v = -1;
+		pthread_barrier_wait(&together_bar);
+		w->rc = run("flops:::DP_OPS", 10007, 50000, &v, &t);
+		if (!w->rc && (v != 100000 || t.calls != 100000 / 10007 || t.in_loop != t.calls)) {
+			w->value = v;
+			w->calls = t.calls;
+			w->in_loop = r + 1; /* (the round that went wrong) */
+			break;
+		}
+	}
+	PAPI_unregister_thread();
+	return NULL;
+}
+
+static void together(void)
+{
+	pthread_t th[4];
+	struct thr w[4];
+	pthread_barrier_init(&together_bar, NULL, 4);
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct thr){ .idx = i };
+		pthread_create(&th[i], NULL, together_worker, &w[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 4; i++)
+		CHECK(w[i].rc == PAPI_OK && w[i].in_loop == 0,
+		      "thread %d, 25 starts at once with 3 others: %s, first wrong round %ld (0: none; %lld FLOPs, %ld calls)",
+		      i, PAPI_strerror(w[i].rc), w[i].in_loop, w[i].value, w[i].calls);
+	pthread_barrier_destroy(&together_bar);
+}
+
 /* storm: workers sort and print the same numbers round after round
  * (qsort, snprintf: many small blocks linked in the cache, jumps to the
  * next copy made nops) while main's weight switches unlink them all */
@@ -325,6 +370,8 @@ int main(int argc, char **argv)
 		loop();
 	else if (!strcmp(mode, "threads"))
 		threads();
+	else if (!strcmp(mode, "together"))
+		together();
 	else if (!strcmp(mode, "storm"))
 		storm();
 	else if (!strcmp(mode, "refuse"))

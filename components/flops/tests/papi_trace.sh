@@ -94,7 +94,7 @@ grep -E '^(FAIL|SKIP|note)' "$out"
 
 # PAPI_overflow every P exact FLOPs, at the instruction (flops_trace_ovf_test).
 O=$B/flops_trace_ovf_test
-for c in loop threads storm refuse; do
+for c in loop threads together storm refuse; do
 	PAPI_FLOPS_SOURCE=trace timeout 120 $O $c > "$out" 2>&1
 	rc=$?
 	grep -E '^(FAIL|SKIP)' "$out"

@@ -318,11 +318,17 @@ static int cache_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginf
 				       sig);
 		return deliver(T, t, &r, sig, disp);
 	}
-	if (sync) /* only program instructions fault */
+	if (sync) { /* only program instructions fault: say where, for a report */
+		if (unread && ptrace(PTRACE_GETSIGINFO, t->tid, NULL, si))
+			memset(si, 0, sizeof *si);
 		return pfc_err(T->err, PFLOPS_ESYS,
-			       "internal: signal %d "
-			       "raised by the code cache's own code at 0x%llx",
-			       sig, (unsigned long long)PFT_PC(&r));
+			       "internal: signal %d (code %d, address 0x%llx) raised by the code cache's own code at "
+			       "0x%llx (%s, point kind %d at +%u; the block at 0x%llx)",
+			       sig, si->si_code, (unsigned long long)(uintptr_t)si->si_addr,
+			       (unsigned long long)PFT_PC(&r), x ? "in a copy" : "outside every copy",
+			       pt ? (int)pt->kind : -1, x ? (unsigned)(PFT_PC(&r) - x->addr) : 0,
+			       x ? (unsigned long long)x->b->start : 0ULL);
+	}
 	/* in our own code: step out of it, hold the signal meanwhile (with
 	 * its siginfo: it is delivered with it) */
 	if (unread && ptrace(PTRACE_GETSIGINFO, t->tid, NULL, si))

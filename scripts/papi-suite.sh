@@ -21,6 +21,7 @@ TIMEOUT=${TIMEOUT:-60}
 # (named in the table)
 SLOW=${SLOW-"ctests/overflow3_pthreads ctests/overflow_force_software"}
 SLOW_TIMEOUT=${SLOW_TIMEOUT:-300}
+LOUD=	# run(): set only for the log's third run of a test that does worse
 ours=$(cd "$B/papi/src" 2>/dev/null && pwd)
 [ -f "$B/papi/.built" ] && [ -n "$ours" ] || { echo "SKIP: papi-suite: libpapi with flops not built"; exit 77; }
 # Debian's, of this machine's architecture (others may be installed)

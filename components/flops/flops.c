@@ -592,13 +592,27 @@ static int model_layout(struct fl_control *ctl)
 
 /* PAPI_overflow under trace (core/pflops_pub.h): the period goes to the
  * helper through this thread's record, at the system call that ends
- * here (the helper restarts the thread's count at its stop).  The check
- * of the process's one weight and the count of its users are one step
- * under fl_ovf_lock: threads starting their sets at once (PAPI's
- * overflow_pthreads) each saw the other's users before its weight, and
- * one was refused as if it overflowed another event. */
-static int fl_ovf_users; /* sets whose period the helper holds */
-static pthread_mutex_t fl_ovf_lock = PTHREAD_MUTEX_INITIALIZER;
+ * here (the helper restarts the thread's count at its stop).  The
+ * process's one weight and the number of sets overflowing on it are one
+ * word, changed by compare-and-swap: as two words, threads starting
+ * their sets at once (PAPI's overflow_pthreads) saw each other's count
+ * before the weight, and one was refused as if it overflowed another
+ * event.  (No lock: PAPI_stop may come from a signal handler.) */
+static uint64_t fl_ovf_word; /* weight << 32 | sets overflowing on it */
+
+/* one more (+1) or one fewer (-1) set overflowing on sel; 0, or -1
+ * when another weight has sets */
+static int ovf_users_add(uint32_t sel, int d)
+{
+	uint64_t old = __atomic_load_n(&fl_ovf_word, __ATOMIC_ACQUIRE), nw;
+	do {
+		uint32_t n = (uint32_t)old;
+		if (d > 0 && n > 0 && (uint32_t)(old >> 32) != sel)
+			return -1;
+		nw = (uint64_t)sel << 32 | (uint32_t)(n + (uint32_t)d);
+	} while (!__atomic_compare_exchange_n(&fl_ovf_word, &old, nw, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	return 0;
+}
 
 static int trace_ovf_arm(struct fl_control *ctl, int on)
 {
@@ -623,10 +637,8 @@ static int trace_ovf_arm(struct fl_control *ctl, int on)
 			 PFC_PUB_THREADS);
 		return PAPI_ENOMEM;
 	}
-	pthread_mutex_lock(&fl_ovf_lock);
 	if (on) {
-		if (fl.pub->ovf_sel != ctl->ovf_sel && fl_ovf_users > 0) {
-			pthread_mutex_unlock(&fl_ovf_lock);
+		if (ovf_users_add(ctl->ovf_sel, ctl->ovf_armed ? 0 : 1)) {
 			say_once(
 				"PAPI_overflow under PAPI_FLOPS_SOURCE=trace: another running event set of this process "
 				"overflows on another flops event; the trace overflows one kind of FLOP at a time: stop it first");
@@ -636,19 +648,14 @@ static int trace_ovf_arm(struct fl_control *ctl, int on)
 		fl.pub->ovf_signal = FL_OVF_SIGNAL;
 		r->tail = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 		r->period = (uint64_t)ctl->ovf.threshold[pos];
-		if (!ctl->ovf_armed) /* else PAPI_reset: the count restarts */
-			fl_ovf_users++;
-		ctl->ovf_armed = 1;
+		ctl->ovf_armed = 1; /* (armed already: PAPI_reset, the count restarts) */
 	} else {
-		if (!ctl->ovf_armed) {
-			pthread_mutex_unlock(&fl_ovf_lock);
+		if (!ctl->ovf_armed)
 			return PAPI_OK;
-		}
 		r->period = 0;
-		fl_ovf_users--;
+		ovf_users_add(ctl->ovf_sel, -1);
 		ctl->ovf_armed = 0;
 	}
-	pthread_mutex_unlock(&fl_ovf_lock);
 	__atomic_add_fetch(&r->gen, 1, __ATOMIC_RELEASE);
 	syscall(PFLOPS_TRACE_REARM_SYSCALL); /* the helper takes the period at this stop */
 	return PAPI_OK;

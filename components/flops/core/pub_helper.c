@@ -73,8 +73,9 @@ static void helper_path(char *out, size_t len)
 
 static void detach_at_exit(void);
 
-/* read/write n bytes, again after a signal: a program's timer (a sampling
- * tool's SIGALRM or SIGPROF without SA_RESTART) must not fail the start */
+/* read/write n bytes in one call (a byte, a pid_t on a pipe), again after
+ * EINTR: a program's timer (a sampling tool's SIGALRM or SIGPROF without
+ * SA_RESTART) must not fail the start */
 static int xfer(int fd, void *buf, size_t n, int out)
 {
 	ssize_t r;

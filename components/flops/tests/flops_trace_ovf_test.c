@@ -11,9 +11,10 @@
  *                                  per-thread sets, PAPI_overflow with a
  *                                  handler, start, stop): each gets
  *                                  floor(its FLOPs / P) calls, its own
- *   flops_trace_ovf_test together  4 threads start their sets at the same
- *                                  moment (a barrier), 25 times: none
- *                                  refused, each count and its calls exact
+ *   flops_trace_ovf_test together  4 threads start DP_OPS sets at the same
+ *                                  moment (a barrier) after one SP_OPS set,
+ *                                  25 times: none refused, each count and
+ *                                  its calls exact
  *   flops_trace_ovf_test storm     the overflowing event switched between
  *                                  DP_OPS and SP_OPS 100 times (each switch
  *                                  drops and re-translates every copy) while
@@ -222,23 +223,36 @@ static void threads(void)
 }
 
 /* together: the arming of 4 threads' sets at once (PAPI's
- * overflow_pthreads starts its threads' sets so) */
+ * overflow_pthreads starts its threads' sets so).  Each round thread 0
+ * first overflows SP_OPS alone, so that the 4 DP_OPS sets change the
+ * process's weight as they start (the race was in that change).  Every
+ * thread goes through every barrier, failed or not. */
 static pthread_barrier_t together_bar;
 
 static void *together_worker(void *arg)
 {
 	struct thr *w = arg;
 	struct tally t;
+	long long v;
 	PAPI_register_thread();
-	for (int r = 0; r < 25 && !w->rc; r++) {
-		long long v = -1;
+	for (int r = 1; r <= 25; r++) {
 		pthread_barrier_wait(&together_bar);
+		if (w->idx == 0 && !w->rc && !w->in_loop) {
+			w->rc = run("flops:::SP_OPS", 10007, 5000, &v, &t);
+			if (!w->rc && v != 20000) {
+				w->value = v;
+				w->in_loop = r;
+			}
+		}
+		pthread_barrier_wait(&together_bar);
+		if (w->rc || w->in_loop)
+			continue; /* failed: only the barriers */
+		v = -1;
 		w->rc = run("flops:::DP_OPS", 10007, 50000, &v, &t);
 		if (!w->rc && (v != 100000 || t.calls != 100000 / 10007 || t.in_loop != t.calls)) {
 			w->value = v;
 			w->calls = t.calls;
-			w->in_loop = r + 1; /* (the round that went wrong) */
-			break;
+			w->in_loop = r; /* (the round that went wrong) */
 		}
 	}
 	PAPI_unregister_thread();
@@ -258,7 +272,8 @@ static void together(void)
 		pthread_join(th[i], NULL);
 	for (int i = 0; i < 4; i++)
 		CHECK(w[i].rc == PAPI_OK && w[i].in_loop == 0,
-		      "thread %d, 25 starts at once with 3 others: %s, first wrong round %ld (0: none; %lld FLOPs, %ld calls)",
+		      "thread %d, 25 starts at once with 3 others, each after a change of weight: %s, first wrong round "
+		      "%ld (0: none; %lld FLOPs, %ld calls)",
 		      i, PAPI_strerror(w[i].rc), w[i].in_loop, w[i].value, w[i].calls);
 	pthread_barrier_destroy(&together_bar);
 }

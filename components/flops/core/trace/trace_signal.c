@@ -318,9 +318,7 @@ static int cache_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginf
 				       sig);
 		return deliver(T, t, &r, sig, disp);
 	}
-	if (sync) { /* only program instructions fault: say where, for a report */
-		if (unread && ptrace(PTRACE_GETSIGINFO, t->tid, NULL, si))
-			memset(si, 0, sizeof *si);
+	if (sync) /* only program instructions fault: say where, for a report */
 		return pfc_err(T->err, PFLOPS_ESYS,
 			       "internal: signal %d (code %d, address 0x%llx) raised by the code cache's own code at "
 			       "0x%llx (%s, point kind %d at +%u; the block at 0x%llx)",
@@ -328,7 +326,6 @@ static int cache_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginf
 			       (unsigned long long)PFT_PC(&r), x ? "in a copy" : "outside every copy",
 			       pt ? (int)pt->kind : -1, x ? (unsigned)(PFT_PC(&r) - x->addr) : 0,
 			       x ? (unsigned long long)x->b->start : 0ULL);
-	}
 	/* in our own code: step out of it, hold the signal meanwhile (with
 	 * its siginfo: it is delivered with it) */
 	if (unread && ptrace(PTRACE_GETSIGINFO, t->tid, NULL, si))

@@ -25,6 +25,11 @@
  *                               every 100 us (a sampling tool's timer)
  *                               while the first PAPI_start starts the
  *                               helper: it starts, DP_OPS exact
+ *   flops_trace_test restart    the main thread waits in pthread_join
+ *                               (futex) while signals it ignores wake it
+ *                               (SIGWINCH, tgkill) 2000 times: the kernel
+ *                               restarts the wait each time; a counting
+ *                               thread's DP_OPS exact, no crash
  *   flops_trace_test crash      SIGSEGV while counting
  *   flops_trace_test exec       execs sh (exit 4) while counting
  *   flops_trace_test late S     no PAPI: once traced, sleeps S s, runs the kernels, exits 3
@@ -559,6 +564,60 @@ static int case_itimer(void)
 	return 0;
 }
 
+static volatile int restart_done;
+
+static void *restart_worker(void *arg)
+{
+	long long *v = arg;
+	PAPI_register_thread();
+	int set = new_set();
+	add(set, "flops:::DP_OPS");
+	if (PAPI_start(set) == PAPI_OK) {
+		for (int i = 0; i < 200; i++)
+			kernel_dp(50000);
+		PAPI_stop(set, v);
+	}
+	PAPI_unregister_thread();
+	return NULL;
+}
+
+static void *restart_kicker(void *arg)
+{
+	pid_t main_tid = *(pid_t *)arg;
+	int n = 0;
+	while (!__atomic_load_n(&restart_done, __ATOMIC_ACQUIRE) && n < 2000) {
+		syscall(SYS_tgkill, getpid(), main_tid, SIGWINCH);
+		n++;
+		usleep(20);
+	}
+	return (void *)(long)n;
+}
+
+/* A signal that runs no handler (ignored by default, but passed to the
+ * tracer) wakes a futex wait; the kernel restarts the call as the thread
+ * resumes, backing rip up over the `syscall`: the tracer must not move
+ * it then (it did, into a copy: the two bytes before it ran; SIGSEGV,
+ * SIGILL or SIGTRAP under a SIGPROF timer, 6 runs in 100) */
+static int case_restart(void)
+{
+	int rc = PAPI_thread_init((unsigned long (*)(void))pthread_self);
+	CHECK(rc == PAPI_OK, "PAPI_thread_init");
+	signal(SIGWINCH, SIG_DFL);
+	pid_t me = (pid_t)syscall(SYS_gettid);
+	long long v = -1;
+	void *kicks = NULL;
+	pthread_t w, k;
+	pthread_create(&w, NULL, restart_worker, &v);
+	pthread_create(&k, NULL, restart_kicker, &me);
+	pthread_join(w, NULL); /* woken and restarted at each SIGWINCH */
+	__atomic_store_n(&restart_done, 1, __ATOMIC_RELEASE);
+	pthread_join(k, &kicks);
+	CHECK(v == 200LL * 50000 && (long)kicks > 0,
+	      "pthread_join woken by %ld ignored signals: the worker's DP_OPS %lld (%lld)", (long)kicks, v,
+	      200LL * 50000);
+	return 0;
+}
+
 static int case_crash(void)
 {
 	int set = new_set();
@@ -705,6 +764,8 @@ int main(int argc, char **argv)
 		rc = case_reinit();
 	else if (!strcmp(c, "itimer"))
 		rc = case_itimer();
+	else if (!strcmp(c, "restart"))
+		rc = case_restart();
 	else if (!strcmp(c, "crash"))
 		rc = case_crash();
 	else if (!strcmp(c, "exec"))

@@ -67,8 +67,9 @@ if grep -A1 '^Name: *flops' "$out" | grep -q 'counting impossible'; then
 fi
 
 # Exact counts of known loops through PAPI_read/reset/accum/stop, threads,
-# fork+exec, PAPI_shutdown, a timer signal while the helper starts.
-for c in exact threads fork shutdown shutdown-threads reinit preset itimer; do
+# fork+exec, PAPI_shutdown, a timer signal while the helper starts, a
+# futex wait the kernel restarts.
+for c in exact threads fork shutdown shutdown-threads reinit preset itimer restart; do
 	# shutdown-threads, reinit: PAPI_shutdown frees only the calling
 	# thread's event sets (PAPI 7.0 by design: the others' are still
 	# running), which LeakSanitizer reports under make check-asan; what

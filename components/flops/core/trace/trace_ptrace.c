@@ -323,9 +323,15 @@ static int on_syscall(struct pft_tracer *T, struct pft_thr *t)
 			dirty = 1;
 		return cache_sys_done(T, t, &r, dirty);
 	}
-	if (t->mode == PFT_M_NATIVE && pft_sys_restarting(&r)) {
-		/* --region: a thread sent to join a window, in a system
-		 * call that the kernel restarts (rip must not move) */
+	if (pft_sys_restarting(&r)) {
+		/* a call the kernel restarts (a signal woke it, taken by
+		 * another thread or not to be handled): as the thread
+		 * resumes it backs rip up over the `syscall`, so rip must
+		 * not move; a copy's entry there ran the two bytes before
+		 * it (SIGSEGV, SIGILL, SIGTRAP in a futex wait under a
+		 * SIGPROF timer).  The restarted call is seen again, the
+		 * thread goes on from its exit. */
+		t->resume = PTRACE_SYSCALL;
 		if (dirty && (rc = pft_setregs(T, t, &r)))
 			return rc;
 		return pft_restart(T, t, PTRACE_SYSCALL, 0);

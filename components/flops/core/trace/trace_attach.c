@@ -114,14 +114,6 @@ static int seize_pass(struct pft_tracer *T, pid_t pid, struct pft_space *sp, str
 	return 0;
 }
 
-/* The kernel's internal "restart this system call" codes, which a
- * thread stopped inside a call shows in rax until it is resumed. */
-static int restarting(const struct user_regs_struct *r)
-{
-	long ax = (long)PFT_SYSRET(r);
-	return (long)PFT_SYSNR(r) >= 0 && (ax == -512 || ax == -513 || ax == -514 || ax == -516);
-}
-
 /* A thread at its first (interrupt) stop starts counting. */
 static int start_counting(struct pft_tracer *T, struct pft_thr *t)
 {
@@ -131,7 +123,7 @@ static int start_counting(struct pft_tracer *T, struct pft_thr *t)
 		return 0; /* gone: its exit comes */
 	t->prog_gs = PFT_CACHE_BASE(&r);
 	pft_sys_rseq_check(T, t); /* (its system calls may not stop) */
-	if (restarting(&r)) {
+	if (pft_sys_restarting(&r)) {
 		t->in_syscall = 0; /* the restarted call's entry stop comes next */
 		return pft_restart(T, t, PTRACE_SYSCALL, 0);
 	}
@@ -170,6 +162,18 @@ static pid_t wait_or_detach(struct pft_tracer *T, const struct pft_attach_opts *
 				return 0;
 		}
 	}
+}
+
+/* The engine failed at a thread's stop: a thread it left stopped there
+ * reports no further stop, so the detach would wait for it for ever (it
+ * hung); its stop is kept for pft_detach_rest.  (One it had resumed
+ * stops again for the detach's interrupt.) */
+static void keep_stop(struct pft_tracer *T, pid_t p, int st)
+{
+	struct user_regs_struct r;
+
+	if (WIFSTOPPED(st) && pft_getregs(p, &r) == 0) /* (ESRCH: it runs) */
+		pft_defer(T, p, st);
 }
 
 static void pub_end(struct pfc_pub *p, int state, const char *msg)
@@ -263,8 +267,10 @@ int pft_attach(pid_t pid, const struct pflops_trace_opts *opts, const struct pft
 			struct pft_deferred d = T.defer[--T.ndefer];
 			if (WIFEXITED(d.status) || WIFSIGNALED(d.status))
 				pft_pub_forget(&T, d.pid);
-			if ((rc = pft_engine_handle(&T, d.pid, d.status)))
+			if ((rc = pft_engine_handle(&T, d.pid, d.status))) {
+				keep_stop(&T, d.pid, d.status);
 				break;
+			}
 			continue;
 		}
 		if (T.root_done || detach) {
@@ -290,14 +296,18 @@ int pft_attach(pid_t pid, const struct pflops_trace_opts *opts, const struct pft
 		t = thread_of(&T, p);
 		if (t && WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_STOP && WSTOPSIG(st) == SIGTRAP &&
 		    pending_take(&pd, p) && t->mode == PFT_M_STOP && !t->blk) {
-			if ((rc = start_counting(&T, t)))
+			if ((rc = start_counting(&T, t))) {
+				keep_stop(&T, p, st);
 				break;
+			}
 			continue;
 		}
 		if (t && WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_EXEC && t->sp == T.pub_sp)
 			T.pub_sp = NULL; /* a new image: nobody reads it */
-		if ((rc = pft_engine_handle(&T, p, st)))
+		if ((rc = pft_engine_handle(&T, p, st))) {
+			keep_stop(&T, p, st);
 			break;
+		}
 	}
 	if (rc) {
 		pub_end(T.pub, PFC_PUB_FAILED, err ? err->msg : "the tracer failed");

@@ -124,7 +124,8 @@ static int start_counting(struct pft_tracer *T, struct pft_thr *t)
 	t->prog_gs = PFT_CACHE_BASE(&r);
 	pft_sys_rseq_check(T, t); /* (its system calls may not stop) */
 	if (pft_sys_restarting(&r)) {
-		t->in_syscall = 0; /* the restarted call's entry stop comes next */
+		t->in_syscall = 0;	    /* the restarted call's entry stop comes next */
+		t->resume = PTRACE_SYSCALL; /* (also past a signal before it) */
 		return pft_restart(T, t, PTRACE_SYSCALL, 0);
 	}
 	return pft_go(T, t, &r, 0);

@@ -239,8 +239,9 @@ int pft_ovf_rearm(struct pft_tracer *T, struct pft_thr *t)
 	t->ovf_hold = 0;
 	if (t->mode != PFT_M_CACHE)
 		return 0;
-	if (!pft_ovf_cache_ok(T, t))
-		return 1;
+	/* the slot's word from the new period either way: a thread that
+	 * must leave but cannot yet (its call restarts in the copy) traps
+	 * at its next weighted copy */
 	pft_ovf_sync(T, t, 1);
-	return 0;
+	return !pft_ovf_cache_ok(T, t);
 }

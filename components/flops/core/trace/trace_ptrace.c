@@ -330,7 +330,9 @@ static int on_syscall(struct pft_tracer *T, struct pft_thr *t)
 		 * not move; a copy's entry there ran the two bytes before
 		 * it (SIGSEGV, SIGILL, SIGTRAP in a futex wait under a
 		 * SIGPROF timer).  The restarted call is seen again, the
-		 * thread goes on from its exit. */
+		 * thread goes on from its exit; its block was counted at
+		 * the first entry (sys_begin, the stopping path), not again */
+		t->blk = NULL;
 		t->resume = PTRACE_SYSCALL;
 		if (dirty && (rc = pft_setregs(T, t, &r)))
 			return rc;

@@ -416,8 +416,8 @@ int pft_on_signal(struct pft_tracer *T, struct pft_thr *t, int sig, siginfo_t *s
 			return rc < 0 ? rc : 0;
 	}
 	switch (t->mode) {
-	case PFT_M_NATIVE:
-		return pft_restart(T, t, PTRACE_CONT, sig);
+	case PFT_M_NATIVE: /* (PTRACE_SYSCALL to a restarted call's exit) */
+		return pft_restart(T, t, t->resume, sig);
 	case PFT_M_CACHE:
 		return cache_signal(T, t, sig, si, unread);
 	default:

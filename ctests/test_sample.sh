@@ -59,15 +59,16 @@ fi
 # task-clock also runs while the host holds its vCPU (steal time): on a
 # loaded host one run in a few gives kern_b as many samples as kern_a
 # (seen: 25,939 against 24,936, where 24,106 against 11,912 is usual),
-# so up to 3 runs, the checks on the first where kern_a leads by that ratio
+# so up to 5 runs, the checks on the first where kern_a leads by that ratio
 # (or the last; seen 2026-11-27: kern_b 1.3 times kern_a's, which the ratio
-# alone took for a good run)
+# alone took for a good run; 2026-11-28: 3 such runs in a row in CI's
+# check-nofp16 pass, while 3 runs alone right after passed)
 try=0
 while :; do
 	try=$((try + 1))
 	PAPI_FLOPS_TEST_SWEVENT=task-clock $RUN --sample 200000 --json -o "$tmp/tc.json" -- $S 20000000 >"$tmp/out" 2>"$tmp/err"
 	rc=$?
-	[ $rc = 0 ] && [ $try -lt 3 ] &&
+	[ $rc = 0 ] && [ $try -lt 5 ] &&
 		[ "$(jq -r '.sample.by_function[0].function == "kern_a" and
 			.sample.by_function[0].samples > 1.3 * .sample.by_function[1].samples' "$tmp/tc.json")" != true ] ||
 		break

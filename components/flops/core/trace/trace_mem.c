@@ -200,6 +200,11 @@ void pft_mem_fresh(void)
 	__atomic_add_fetch(&rd_gen, 1, __ATOMIC_RELAXED);
 }
 
+unsigned pft_mem_gen(void)
+{
+	return __atomic_load_n(&rd_gen, __ATOMIC_RELAXED);
+}
+
 /* the whole page at pg, read at most once per event; NULL: unreadable */
 static const uint8_t *rd_page(struct pft_space *sp, pid_t tid, uint64_t pg)
 {

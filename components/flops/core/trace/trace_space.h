@@ -116,6 +116,7 @@ int pft_mem_view(struct pft_space *sp, uint64_t addr, pft_fview_fn fn, void *arg
 int pft_mem_write64(pid_t tid, uint64_t addr, uint64_t val);
 /* pages read before this are forgotten (trace_mem.c): a new event */
 void pft_mem_fresh(void);
+unsigned pft_mem_gen(void); /* the event pages read now belong to */
 /* one word, as it is (breakpoints not undone) */
 int pft_mem_read64(pid_t tid, uint64_t addr, uint64_t *val);
 int pft_bp_has(const struct pft_space *sp, uint64_t addr);

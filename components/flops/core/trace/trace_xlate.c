@@ -87,7 +87,7 @@ static int read_insns(struct pft_space *sp, pid_t tid, const struct pft_block *b
 	size_t len = (size_t)(b->end - b->start);
 	const struct pft_reloc *kept;
 
-	if (pft_mem_read(sp, tid, b->start, code, len) != len)
+	if (!pft_block_bytes(sp, b, code) && pft_mem_read(sp, tid, b->start, code, len) != len)
 		return -1;
 	kept = pft_block_relocs(sp, b, code); /* its decode's, or decode again */
 	for (uint32_t i = 0; i < b->ninsts; i++) {

@@ -498,12 +498,12 @@ static int cmp64(const void *a, const void *b)
  * shape against qsort, at the sizes around where the rules change. */
 static void test_hints_sort(void **state)
 {
-	static const size_t sizes[] = { 1, 2, 3, 7, 8, 9, 15, 16, 17, 100, 4096, 4097, 20000 };
+	static const size_t sizes[] = { 1, 2, 3, 7, 8, 9, 15, 16, 17, 100, 256, 257, 4096, 4097, 20000 };
 	uint64_t seed = 12345;
 
 	(void)state;
 	for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
-		for (int shape = 0; shape < 6; shape++) {
+		for (int shape = 0; shape < 7; shape++) {
 			size_t n = sizes[si], cut = n / 3;
 			uint64_t *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w);
 			assert_non_null(v);
@@ -527,8 +527,12 @@ static void test_hints_sort(void **state)
 					v[i] = i < n - n / 16 ? (uint64_t)(2 * (n - i)) << 8
 							      : (seed >> 20) & 0xffffff00;
 					break;
-				default: /* two runs of a third and two thirds */
+				case 5: /* two runs of a third and two thirds */
 					v[i] = i < cut ? (uint64_t)(cut - i) << 9 : (uint64_t)(n - i) << 8 | 1;
+					break;
+				default: /* random, high in a big file: the top digits
+					  * all the same (a radix pass with nothing to move) */
+					v[i] = (1ULL << 40 | (seed >> 40)) << 8 | (seed >> 62);
 					break;
 				}
 			}

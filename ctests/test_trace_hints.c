@@ -503,7 +503,7 @@ static void test_hints_sort(void **state)
 
 	(void)state;
 	for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
-		for (int shape = 0; shape < 7; shape++) {
+		for (int shape = 0; shape < 8; shape++) {
 			size_t n = sizes[si], cut = n / 3;
 			uint64_t *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w);
 			assert_non_null(v);
@@ -530,9 +530,13 @@ static void test_hints_sort(void **state)
 				case 5: /* two runs of a third and two thirds */
 					v[i] = i < cut ? (uint64_t)(cut - i) << 9 : (uint64_t)(n - i) << 8 | 1;
 					break;
-				default: /* random, high in a big file: the top digits
-					  * all the same (a radix pass with nothing to move) */
+				case 6: /* random, high in a big file: the top digits
+					 * all the same (a radix pass with nothing to move) */
 					v[i] = (1ULL << 40 | (seed >> 40)) << 8 | (seed >> 62);
+					break;
+				default: /* any 64 bits: the last pass's digit (bits 55
+					  * to 63) short of 11 bits */
+					v[i] = seed ^ (seed << 17);
 					break;
 				}
 			}

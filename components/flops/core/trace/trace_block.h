@@ -94,12 +94,12 @@ struct pft_block *pft_block_get(struct pft_space *sp, pid_t tid, uint64_t pc, in
 /* n zeroed bytes that live as long as sp (NULL: out of memory) */
 void *pft_pool_alloc(struct pft_space *sp, size_t n);
 void pft_pool_free(struct pft_space *sp);
-/* The relocation facts of b's instructions (b->ninsts of them) kept from
- * its decode, where b is the block sp decoded last and code (b's bytes
- * as they are now) is what that decode read; else NULL. */
 /* b's bytes into code from its decode, when that was the space's last
  * one, in this event, read in place from a file's view (1); else 0 */
 int pft_block_bytes(const struct pft_space *sp, const struct pft_block *b, uint8_t *code);
+/* The relocation facts of b's instructions (b->ninsts of them) kept from
+ * its decode, where b is the block sp decoded last and code (b's bytes
+ * as they are now) is what that decode read; else NULL. */
 const struct pft_reloc *pft_block_relocs(const struct pft_space *sp, const struct pft_block *b, const uint8_t *code);
 /* the block decoded at pc, or NULL (nothing decoded) */
 struct pft_block *pft_block_find(const struct pft_space *sp, uint64_t pc);

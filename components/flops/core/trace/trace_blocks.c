@@ -529,6 +529,7 @@ static int decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, 
 {
 	struct dec d = { .sp = sp, .tid = tid, .pc = pc, .b = b };
 	struct pft_recent *rc;
+	unsigned gen;
 
 	if (!sp->recent && !(sp->recent = malloc(sizeof *sp->recent)))
 		return PFLOPS_ENOMEM;
@@ -542,6 +543,9 @@ static int decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, 
 	 * decoded, was 4% of a cold numpy run's tracer), under the guard
 	 * against a file cut short under the view (a SIGBUS): then the
 	 * decode is done again from copies, from a clean block */
+	/* the event before the view is checked: one that begins meanwhile
+	 * (another tracer thread) only makes pft_block_bytes read again */
+	gen = pft_mem_gen();
 	if (!pft_mem_view(sp, pc, decode_at, &d)) {
 		*b = (struct pft_block){ .start = pc, .offs = rc->offs, .fp = rc->fp };
 		d.kw = d.ku = 0;
@@ -549,7 +553,7 @@ static int decode(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, 
 		decode_at(&d, NULL, 0);
 	}
 
-	rc->gen = pft_mem_gen();
+	rc->gen = gen;
 	rc->viewed = !d.copied;
 	rc->start = pc;
 	rc->len = (uint32_t)(b->end - pc);

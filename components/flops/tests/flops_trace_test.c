@@ -566,6 +566,7 @@ static int case_itimer(void)
 }
 
 static volatile int restart_started, restart_done;
+static int restart_start_rc; /* the worker's PAPI_start */
 
 static void *restart_worker(void *arg)
 {
@@ -573,7 +574,7 @@ static void *restart_worker(void *arg)
 	PAPI_register_thread();
 	int set = new_set();
 	add(set, "flops:::DP_OPS");
-	if (PAPI_start(set) == PAPI_OK) {
+	if ((restart_start_rc = PAPI_start(set)) == PAPI_OK) {
 		/* traced from here (the first PAPI_start attached the tracer) */
 		__atomic_store_n(&restart_started, 1, __ATOMIC_RELEASE);
 		for (int i = 0; i < 200; i++) {
@@ -621,6 +622,7 @@ static int case_restart(void)
 	pthread_join(w, NULL); /* woken and restarted at each SIGWINCH */
 	__atomic_store_n(&restart_done, 1, __ATOMIC_RELEASE);
 	pthread_join(k, &kicks);
+	CHECK(restart_start_rc == PAPI_OK, "the worker's PAPI_start: %s", PAPI_strerror(restart_start_rc));
 	CHECK(v == 200LL * 50000 && (long)kicks >= 100,
 	      "pthread_join woken by %ld ignored signals while traced (100 or more): the worker's DP_OPS %lld (%lld)",
 	      (long)kicks, v, 200LL * 50000);

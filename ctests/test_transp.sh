@@ -216,10 +216,10 @@ else
 	echo "SKIP: test_transp java: no java/javac (openjdk-17-jdk-headless)"
 fi
 
-# 10. JIT churn: 300,000 distinct kernels written and run, more than the
-#     code cache's 262144 block ids a process; the ids of dropped copies
-#     are reused (trace_ids.c): every kernel runs from the cache, none on
-#     the stopping path for want of an id.  On RWX pages rewritten in
+# 10. JIT churn: 300,000 distinct kernels written and run; the ids of
+#     dropped copies are reused (trace_ids.c, once a 16th of the ids wait
+#     in limbo): every kernel runs from the cache, none on the stopping
+#     path for want of an id.  On RWX pages rewritten in
 #     place (the tracer's write protection catches each page's first
 #     write) and through mprotect (W^X).  DP_OPS: 10 per kernel (1 to 4
 #     vaddpd ymm in turn)
@@ -241,6 +241,23 @@ else
 			ok || bad "$name: exit $rc (natively $nrc), '$(cat "$tmp/cache.out")', DP_OPS $(jq -r .metrics.DP_OPS "$tmp/cache.json" 2>&1); $(tail -3 "$tmp/cache.err")"
 		nofull
 	done
+	#     Kernels kept, none dropped: tp_jit chain 300,000 (each jumps to
+	#     the next: more live blocks than the 262,144 ids a process had
+	#     before 2026-11-28, the rest then ran on the stopping path, said
+	#     as "code cache full")
+	for spec in "chain 300000 code cache full"; do
+		m=${spec%% *} rest=${spec#* }
+		k=${rest%% *} what=${rest#* }
+		name="JIT $m $k"
+		$TP/tp_jit $m $k >"$tmp/native.out"; nrc=$?
+		PFLOPS_TRACE_ENGINE=cache timeout 300 $RUN --source trace --json -o "$tmp/cache.json" -- $TP/tp_jit $m $k \
+			>"$tmp/cache.out" 2>"$tmp/cache.err"; rc=$?
+		[ $rc = 0 ] && [ $nrc = 0 ] && cmp -s "$tmp/native.out" "$tmp/cache.out" &&
+			[ "$(jq -r .metrics.DP_OPS "$tmp/cache.json")" = $((k * 10)) ] &&
+			ok || bad "$name: exit $rc (natively $nrc), '$(cat "$tmp/cache.out")', DP_OPS $(jq -r .metrics.DP_OPS "$tmp/cache.json" 2>&1); $(tail -3 "$tmp/cache.err")"
+		jq -r '.caveats[]?' "$tmp/cache.json" | grep -q "$what" &&
+			bad "$name: $what: $(jq -c .caveats "$tmp/cache.json")" || ok
+	done
 	#     The same with 8192 ids a process (PFLOPS_TRACE_IDS), 20,000 kernels
 	#     on 32 pages, so that ids are reused in a forked child (which
 	#     inherits the dropped copies) and while another thread computes
@@ -254,7 +271,7 @@ else
 fi
 name="PFLOPS_TRACE_IDS out of range"
 PFLOPS_TRACE_IDS=3 $RUN --source trace -- true 2>"$tmp/ids.err"; rc=$?
-[ $rc != 0 ] && grep -q "PFLOPS_TRACE_IDS='3' is not a number of block ids from 16 to 262144" "$tmp/ids.err" && ok ||
+[ $rc != 0 ] && grep -q "PFLOPS_TRACE_IDS='3' is not a number of block ids from 16 to 524288" "$tmp/ids.err" && ok ||
 	bad "$name: exit $rc, '$(cat "$tmp/ids.err")'"
 
 # 11. masked AVX-512 (tp_mask: opmasks changing every turn, a function

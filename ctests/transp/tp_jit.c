@@ -1,6 +1,6 @@
 /*
- * tp_jit.c MODE [N [PAGES]]: JIT churn, more distinct pieces of code than the code
- * cache has block ids (262144 a process): N small FP kernels, each
+ * tp_jit.c MODE [N [PAGES]]: JIT churn, many distinct pieces of code
+ * (the code cache has 524,288 block ids a process): N small FP kernels, each
  * written once and run once, 16 to a page at a time, as a JIT replaces
  * its compiled code; the pages in turn, 512 of them by default (a page
  * the tracer sees written more than 64 times stays writable, on its
@@ -16,6 +16,12 @@
  *   threads  rwx while one thread spins (integer work, never a system
  *            call: it must be interrupted for the dropped code's ids to
  *            be reused) and another waits in read()
+ *   keep  all N kernels kept, 32 bytes apart, written then made
+ *         read-execute once, each called through a pointer: N live
+ *         blocks and N lookup-table entries at once (PAGES unused)
+ *   chain  the same N kernels, each `inc %eax` and a jump to the next
+ *          instead of `mov $i, %eax; ret`, one call runs them all: N
+ *          live blocks, one lookup-table entry (PAGES unused)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -77,6 +83,7 @@ int main(int argc, char **argv)
 	long n = argc > 2 ? atol(argv[2]) : 300000, bad = 0;
 	unsigned long long flops = 0;
 	int wx = !strcmp(mode, "wx"), thr = !strcmp(mode, "threads"), frk = !strcmp(mode, "fork");
+	int keep = !strcmp(mode, "keep"), chain = !strcmp(mode, "chain");
 	long half = n / 2 / PER_PAGE * PER_PAGE, pages = argc > 3 ? atol(argv[3]) : 512;
 	pid_t child = -1;
 	unsigned char *mem;
@@ -87,9 +94,46 @@ int main(int argc, char **argv)
 		printf("SKIP: tp_jit: this CPU lacks AVX\n");
 		return 0;
 	}
-	if ((!wx && !thr && !frk && strcmp(mode, "rwx")) || n < 0 || pages < 1) {
-		fprintf(stderr, "usage: tp_jit rwx|wx|fork|threads [N [PAGES]]\n");
+	if ((!wx && !thr && !frk && !keep && !chain && strcmp(mode, "rwx")) || n < 0 || pages < 1) {
+		fprintf(stderr, "usage: tp_jit rwx|wx|fork|threads|keep|chain [N [PAGES]]\n");
 		return 2;
+	}
+	if (keep || chain) {
+		/* chain: first `xor %eax,%eax; jmp` to kernel 0 */
+		size_t at = chain ? 32 : 0, len = (at + (size_t)n * 32 + 1 + PG - 1) / PG * PG;
+		unsigned char *k;
+		mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (mem == MAP_FAILED)
+			return perror("mmap"), 2;
+		k = mem + at;
+		for (long i = 0; i < n; i++) {
+			size_t m = emit(k + 32 * i, i);
+			if (chain) { /* mov $i, %eax; ret -> inc %eax; jmp next */
+				unsigned char *p = k + 32 * i + m - 6;
+				int32_t rel = (int32_t)(32 - (m - 6 + 7));
+				p[0] = 0xff;
+				p[1] = 0xc0;
+				p[2] = 0xe9;
+				memcpy(p + 3, &rel, 4);
+			}
+		}
+		if (chain) {
+			const unsigned char pro[] = { 0x31, 0xc0, 0xe9, 25, 0, 0, 0 }; /* xor; jmp +25 */
+			memcpy(mem, pro, sizeof pro);
+			k[32 * n] = 0xc3; /* ret after the last */
+		}
+		if (mprotect(mem, len, PROT_READ | PROT_EXEC))
+			return perror("mprotect"), 2;
+		for (long i = 0; i < n; i++) {
+			flops += 4 * (unsigned long long)(1 + i % 4);
+			if (!chain && ((fn_t)(void *)(k + 32 * i))() != (int)i)
+				bad++;
+		}
+		if (chain && ((fn_t)(void *)mem)() != (int)n) /* %eax: the kernels run */
+			bad++;
+		printf("%s %ld kernels: %llu FLOPs, %ld stale\n", mode, n, flops, bad);
+		printf("flops %llu\n", flops);
+		return bad != 0;
 	}
 	if (thr && (pipe(pfd) || pthread_create(&a, NULL, spin, &spun) || pthread_create(&b, NULL, wait_pipe, NULL))) {
 		perror("threads");

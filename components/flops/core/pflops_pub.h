@@ -37,7 +37,7 @@ extern "C" {
 
 #define PFC_PUB_MAGIC 0x31627570736c6670ULL /* "pflspub1" */
 #define PFC_PUB_THREADS 1024
-#define PFC_PUB_BLOCKS 262144 /* = the code cache's PFT_MAX_IDS */
+#define PFC_PUB_BLOCKS 524288 /* = the code cache's PFT_MAX_IDS */
 #define PFC_PUB_FPS (4u << 20)
 #define PFC_PUB_SLOT_CNT 4096 /* = PFT_SLOT_CNT: counters in a slot */
 

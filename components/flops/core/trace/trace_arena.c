@@ -199,26 +199,35 @@ static int cpu_ok(void)
 
 uint64_t pft_arena_as_bytes(const struct pft_arena *a)
 {
-	return TABLE_PIECE + (uint64_t)a->nslots * PFT_SLOT_BYTES + (uint64_t)a->nchunks * CHUNK_SIZE;
+	return TABLE_PIECE + (uint64_t)a->nslots * a->slot_bytes + (uint64_t)a->nchunks * CHUNK_SIZE;
 }
 
-/* Slots and chunks for a process whose RLIMIT_AS is lim (0: none);
- * -1 when its share of the limit holds less than one of each. */
-static int size_to_limit(uint64_t lim, int *nslots, size_t *max_chunks)
+/* Slots, chunks and block ids for a process whose RLIMIT_AS is lim (0:
+ * none); -1 when its share of the limit holds less than one of each.
+ * Without a limit a slot holds PFT_MAX_IDS counters (4 MiB, 1 GiB of
+ * address space for the 256, untouched pages taking no memory): numba's
+ * first compile (LLVM) translates 400,000 blocks.  Not more: with 8 MiB
+ * slots the 2 GiB taken next to the libraries left javac's C2 no room
+ * for new chunks within a rel32 of its code (19,000 blocks on the
+ * stopping path).  Under a limit, PFT_AS_IDS (2 MiB a slot): twice the
+ * threads in its share. */
+static int size_to_limit(uint64_t lim, int *nslots, size_t *max_chunks, uint32_t *ids)
 {
-	uint64_t budget = lim / AS_SHARE, s, c;
+	uint64_t budget = lim / AS_SHARE, s, c, sb;
 
 	*nslots = PFT_MAX_SLOTS;
 	*max_chunks = MAX_CHUNKS;
 	if (!lim)
 		return 0;
-	if (budget < TABLE_PIECE + PFT_SLOT_BYTES + CHUNK_SIZE)
+	*ids = *ids < PFT_AS_IDS ? *ids : PFT_AS_IDS;
+	sb = PFT_SLOT_BYTES(*ids);
+	if (budget < TABLE_PIECE + sb + CHUNK_SIZE)
 		return -1;
 	budget -= TABLE_PIECE;
 	/* half for slots, the rest for code */
-	s = budget / 2 / PFT_SLOT_BYTES;
+	s = budget / 2 / sb;
 	s = s < 1 ? 1 : s > PFT_MAX_SLOTS ? PFT_MAX_SLOTS : s;
-	c = (budget - s * PFT_SLOT_BYTES) / CHUNK_SIZE;
+	c = (budget - s * sb) / CHUNK_SIZE;
 	if (!c)
 		return -1;
 	*nslots = (int)s;
@@ -242,6 +251,7 @@ int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t)
 	uint64_t lim = 0;
 	int nslots;
 	size_t max_chunks;
+	uint32_t ids = T->max_ids ? T->max_ids : PFT_MAX_IDS;
 	struct pft_space *sp = t->sp;
 	struct pft_arena *a;
 	struct piece tab, sl;
@@ -262,7 +272,7 @@ int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t)
 		if (!T->st.as_limit || lim < T->st.as_limit)
 			T->st.as_limit = lim;
 	}
-	if (size_to_limit(lim, &nslots, &max_chunks)) {
+	if (size_to_limit(lim, &nslots, &max_chunks, &ids)) {
 		sp->arena_failed = 1;
 		T->st.cache_setup_failed++;
 		T->st.as_too_small++;
@@ -276,7 +286,8 @@ int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t)
 	a->max_chunks = max_chunks;
 	a->as_limit = lim;
 	a->region = T->o->region != NULL;
-	a->max_ids = T->max_ids ? T->max_ids : PFT_MAX_IDS;
+	a->max_ids = ids;
+	a->slot_bytes = PFT_SLOT_BYTES(ids);
 	rc = piece_new(T, t, TABLE_PIECE, PROT_READ, 0, 0, 1, 0, NULL, &tab);
 	if (rc)
 		goto fail;
@@ -287,14 +298,14 @@ int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t)
 	 * tracing /bin/true) */
 	madvise(tab.mem, TABLE_BYTES, MADV_POPULATE_WRITE);
 	pft_sys_map_fill(T, sp, tab.mem + TABLE_BYTES);
-	rc = piece_new(T, t, (size_t)a->nslots * PFT_SLOT_BYTES, PROT_READ | PROT_WRITE, 0, 0, 0, 1, NULL, &sl);
+	rc = piece_new(T, t, (size_t)a->nslots * a->slot_bytes, PROT_READ | PROT_WRITE, 0, 0, 0, 1, NULL, &sl);
 	if (rc)
 		goto fail;
 	a->slots = sl.addr;
 	a->slots_fd = sl.fd;
 	a->freq = pft_freq_space_ok(T, sp) && pft_freq_bell(a) == 0;
-	a->ids = calloc(PFT_MAX_IDS, sizeof *a->ids);
-	a->free_ids = malloc(PFT_MAX_IDS * sizeof *a->free_ids);
+	a->ids = calloc(a->max_ids, sizeof *a->ids);
+	a->free_ids = malloc(a->max_ids * sizeof *a->free_ids);
 	if (!a->ids || !a->free_ids) {
 		rc = PFLOPS_ENOMEM;
 		goto fail;
@@ -341,7 +352,7 @@ void pft_arena_free(struct pft_arena *a)
 		munmap(a->tpiece_mem, TABLE_PIECE);
 	for (int i = 0; i < PFT_MAX_SLOTS; i++)
 		if (a->slot_mem[i])
-			munmap(a->slot_mem[i], PFT_SLOT_BYTES);
+			munmap(a->slot_mem[i], a->slot_bytes);
 	if (a->slots_fd >= 0)
 		close(a->slots_fd);
 	for (size_t i = 0; i < a->nchunks; i++) {
@@ -477,8 +488,8 @@ void pft_slot_free(struct pft_arena *a, int slot)
 uint8_t *pft_slot_mem(struct pft_arena *a, int slot)
 {
 	if (!a->slot_mem[slot]) {
-		void *m = mmap(NULL, PFT_SLOT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, a->slots_fd,
-			       (off_t)slot * PFT_SLOT_BYTES);
+		void *m = mmap(NULL, a->slot_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, a->slots_fd,
+			       (off_t)((uint64_t)slot * a->slot_bytes));
 		if (m == MAP_FAILED)
 			return NULL;
 		a->slot_mem[slot] = m;
@@ -488,7 +499,7 @@ uint8_t *pft_slot_mem(struct pft_arena *a, int slot)
 
 uint64_t pft_slot_addr(const struct pft_arena *a, int slot)
 {
-	return a->slots + (uint64_t)slot * PFT_SLOT_BYTES;
+	return a->slots + (uint64_t)slot * a->slot_bytes;
 }
 
 /* Replace one shared mapping of the child with a private copy. */
@@ -520,7 +531,7 @@ int pft_arena_fork(struct pft_tracer *T, struct pft_thr *t, const struct pft_are
 	a->table_mem = p.mem + cur;
 	a->tab_live = pa->tab_live;
 	a->tab_tombs = pa->tab_tombs;
-	rc = refork(T, t, pa->slots, (size_t)pa->nslots * PFT_SLOT_BYTES, PROT_READ | PROT_WRITE, NULL, 1, &p);
+	rc = refork(T, t, pa->slots, (size_t)pa->nslots * pa->slot_bytes, PROT_READ | PROT_WRITE, NULL, 1, &p);
 	if (rc)
 		return rc;
 	a->slots = p.addr;

@@ -17,9 +17,13 @@ struct pft_thr;
 
 /* trace_arena.c: the code cache's memory in one traced process (the
  * slot layout: pft_arch.h). */
-#define PFT_MAX_IDS 262144
+#define PFT_MAX_IDS 524288
+/* under a ulimit -v: fewer ids, smaller slots, more of them in the
+ * limit's share (pft_arena_setup) */
+#define PFT_AS_IDS 262144
 #define PFT_MAX_SLOTS 256
-#define PFT_SLOT_BYTES (PFT_SLOT_CNT + 8 * PFT_MAX_IDS)
+/* a slot's bytes with n counters: its stride in the slots' piece */
+#define PFT_SLOT_BYTES(n) (((uint64_t)PFT_SLOT_CNT + 8 * (uint64_t)(n) + 4095) & ~(uint64_t)4095)
 
 struct pft_chunk {
 	size_t index;  /* in its arena's list */
@@ -61,6 +65,7 @@ struct pft_arena {
 	int tab_stuck;			  /* full of entries looked up: renewed
 				       * again only for tombstones */
 	uint64_t slots;			  /* tracee address of the counter slots */
+	uint64_t slot_bytes;		  /* each slot's: PFT_SLOT_BYTES(max_ids) */
 	int slots_fd;			  /* tracer's descriptor of the slots memfd */
 	uint8_t *slot_mem[PFT_MAX_SLOTS]; /* tracer mappings, lazily */
 	uint8_t slot_used[PFT_MAX_SLOTS];
@@ -76,8 +81,8 @@ struct pft_arena {
 	uint32_t *bell;		/* that process's bell, in slot 0 (tracer) */
 	struct pft_block **ids; /* block of each counter id (NULL: free) */
 	uint32_t nids;		/* ids handed out so far (trace_ids.c) */
-	uint32_t max_ids;	/* of PFT_MAX_IDS (PFLOPS_TRACE_IDS) */
-	uint32_t *free_ids;	/* ids free again, PFT_MAX_IDS room */
+	uint32_t max_ids;	/* of PFT_MAX_IDS (PFLOPS_TRACE_IDS, a ulimit -v) */
+	uint32_t *free_ids;	/* ids free again, max_ids room */
 	uint32_t nfree;
 	uint32_t *limbo; /* ids of dropped copies, not yet free */
 	uint32_t nlimbo, limbo_cap;

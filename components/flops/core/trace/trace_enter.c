@@ -122,7 +122,7 @@ int pft_set_mode(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struc
 	 * have set with wrgsbase (run on the stopping path): keep it.  Not a
 	 * slot's (a new thread or child has its parent's). */
 	if (t->mode != PFT_M_CACHE && !(sa && PFT_CACHE_BASE(r) >= sa->slots &&
-					PFT_CACHE_BASE(r) < sa->slots + (uint64_t)sa->nslots * PFT_SLOT_BYTES))
+					PFT_CACHE_BASE(r) < sa->slots + (uint64_t)sa->nslots * sa->slot_bytes))
 		t->prog_gs = PFT_CACHE_BASE(r);
 	gs = t->prog_gs;
 	if (t->mode == PFT_M_CACHE && mode != PFT_M_CACHE)

@@ -138,8 +138,9 @@ int pft_xlate_fork(struct pft_space *sp, const struct pft_space *parent)
 	a->max_chunks = pa->max_chunks;
 	a->as_limit = pa->as_limit;
 	a->max_ids = pa->max_ids;
-	a->ids = calloc(PFT_MAX_IDS, sizeof *a->ids);
-	a->free_ids = malloc(PFT_MAX_IDS * sizeof *a->free_ids);
+	a->slot_bytes = pa->slot_bytes;
+	a->ids = calloc(a->max_ids, sizeof *a->ids);
+	a->free_ids = malloc(a->max_ids * sizeof *a->free_ids);
 	a->nlimbo = a->limbo_cap = pa->nlimbo + pa->ngrace;
 	a->limbo = a->nlimbo ? malloc(a->nlimbo * sizeof *a->limbo) : NULL;
 	a->chunks = calloc(pa->nchunks ? pa->nchunks : 1, sizeof *a->chunks);

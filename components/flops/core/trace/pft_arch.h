@@ -146,7 +146,10 @@ int pft_read_kregs(pid_t tid, uint64_t k[8]);
 #define PFT_SLOT_NSIGRET 96 /* rt_sigreturns sent into the cache unstopped */
 #define PFT_SLOT_HDR 104    /* header bytes cleared at a slot's start */
 #define PFT_SLOT_CNT 4096   /* counters: 8 bytes per block id */
-#define PFT_TABLE_N 65536   /* lookup table buckets (+ overflow) */
+/* lookup table buckets (+ overflow): 65,536 groups of 4 (one cache line),
+ * a key's probe starting at its group's first (pft_table_bucket) */
+#define PFT_TABLE_N 262144
+#define PFT_TABLE_GROUP 4
 #define PFT_TABLE_OVER 1024
 #define PFT_TOMB 0x8000000000000001ULL /* removed table entry */
 /* Translation requests without a stop (trace_freq.c, PFLOPS_TRACE_FUTEX):
@@ -308,7 +311,7 @@ size_t pft_arch_gen_tramp(uint8_t *buf, size_t cap, uint64_t base, const struct 
 /* Code emission (x86_64/trace_ibl.c): the start of a code-cache chunk,
  * written to mem (its tracee address addr): a system call instruction
  * (injection), then the indirect-branch lookup routine, which probes the
- * lookup table at bucket pft_table_hash(target) & (PFT_TABLE_N - 1).
+ * lookup table from bucket pft_table_bucket(target) on.
  * Returns the bytes used; *out: where its parts are. */
 struct pft_ibl {
 	uint64_t entry; /* the lookup routine */
@@ -339,6 +342,8 @@ void pft_arch_req_target(struct user_regs_struct *r, const uint8_t *slot);
 #define PFT_FSTUB_REQ 16
 #define PFT_FSTUB_TRAP 33
 uint32_t pft_table_hash(uint64_t orig);
+/* the bucket orig's probe starts at: its group's first */
+size_t pft_table_bucket(uint64_t orig);
 /* A thread stopped inside a probe of the lookup table (pft_emit_probe)
  * with registers r: does it hold an address in [lo, hi) (the table's,
  * loaded from its slot, or a bucket's)? */

@@ -25,7 +25,7 @@
  * value replaced, -1: no room */
 static int put(uint64_t *t, uint64_t orig, uint64_t entry)
 {
-	size_t h = pft_table_hash(orig) & (PFT_TABLE_N - 1);
+	size_t h = pft_table_bucket(orig);
 
 	for (size_t i = h; i < TABLE_SLOTS - 1; i++) {
 		uint64_t o = __atomic_load_n(&t[2 * i], __ATOMIC_ACQUIRE);
@@ -47,7 +47,7 @@ static int put(uint64_t *t, uint64_t orig, uint64_t entry)
 /* Tombstones this many, or an insert that found no room: the table is
  * built anew (pft_table_renew); with this many entries, of those looked
  * up only */
-#define TOMBS_RENEW (PFT_TABLE_N / 8)
+#define TOMBS_RENEW (PFT_TABLE_N / 32)
 #define LIVE_EVICT (PFT_TABLE_N - PFT_TABLE_N / 8)
 
 static void want_renew(struct pft_arena *a, int full)
@@ -141,7 +141,7 @@ static void table_remove(struct pft_arena *a, uint64_t orig, uint64_t entry)
 {
 	uint64_t *t = (uint64_t *)a->table_mem;
 
-	for (size_t i = pft_table_hash(orig) & (PFT_TABLE_N - 1); i < TABLE_SLOTS; i++) {
+	for (size_t i = pft_table_bucket(orig); i < TABLE_SLOTS; i++) {
 		uint64_t o = t[2 * i];
 		if (o == 0)
 			return;
@@ -347,7 +347,7 @@ void pft_link_prefetch(const struct pft_arena *a, uint64_t start, int table)
 	if (a->pend_cap)
 		__builtin_prefetch(&a->pend[pend_slot(start, a->pend_cap)]);
 	if (table)
-		__builtin_prefetch((const uint64_t *)a->table_mem + 2 * (pft_table_hash(start) & (PFT_TABLE_N - 1)), 1);
+		__builtin_prefetch((const uint64_t *)a->table_mem + 2 * pft_table_bucket(start), 1);
 }
 
 void pft_link_new(struct pft_space *sp, struct pft_xblock *x, struct pft_stats *st)

@@ -13,7 +13,8 @@
 
 #include "trace_emit.h"
 
-_Static_assert(PFT_TABLE_N == 1 << 16, "the lookup routine indexes the table with a 16-bit hash (movzwl)");
+_Static_assert(PFT_TABLE_N == PFT_TABLE_GROUP << 16 && PFT_TABLE_GROUP == 4,
+	       "the lookup routine picks a group of 4 buckets with a 16-bit hash (movzwl, times 64 bytes)");
 
 /* ------------------------------------------------------------------ */
 /* The lookup routine (one per chunk).                                 */
@@ -28,8 +29,14 @@ __attribute__((target("sse4.2"))) uint32_t pft_table_hash(uint64_t v)
 	return (uint32_t)__builtin_ia32_crc32di(0, v);
 }
 
+size_t pft_table_bucket(uint64_t orig)
+{
+	return (size_t)(pft_table_hash(orig) & 0xffff) * PFT_TABLE_GROUP;
+}
+
 /* The lookup table's probe for the target in register key (RAX or R11):
- * hash it (%rdx, zeroed first), then walk the buckets from there (%rcx:
+ * hash it (%rdx, zeroed first), then walk the buckets from its group's
+ * first (16 bits of hash times 64 bytes: no flag-free way masks 18) on (%rcx:
  * a bucket's key, 0: empty; compared without flags, ~k + key + 1 is 0
  * when k is key).  Clobbers %rcx and %rdx, leaves the flags alone; at a
  * hit %rdx points at the bucket.
@@ -42,9 +49,9 @@ void pft_emit_probe(struct emit *e, int key, size_t *j_miss, size_t *j_hit)
 
 	put(e, (uint8_t[]){ 0xba, 0, 0, 0, 0 }, 5); /* mov $0,%edx */
 	put(e, (uint8_t[]){ 0xf2, (uint8_t)(0x48 | hi), 0x0f, 0x38, 0xf1, (uint8_t)(0xd0 | lo) },
-	    6);						  /* crc32q %key,%rdx */
-	put(e, (uint8_t[]){ 0x0f, 0xb7, 0xd2 }, 3);	  /* movzwl %dx,%edx */
-	put(e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0x12 }, 4); /* lea (%rdx,%rdx),%rdx */
+	    6);							      /* crc32q %key,%rdx */
+	put(e, (uint8_t[]){ 0x0f, 0xb7, 0xd2 }, 3);		      /* movzwl %dx,%edx */
+	put(e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0xd5, 0, 0, 0, 0 }, 8); /* lea 0(,%rdx,8),%rdx */
 	gs_mov(e, 0, RCX, PFT_SLOT_TABLE);
 	put(e, (uint8_t[]){ 0x48, 0x8d, 0x14, 0xd1 }, 4); /* lea (%rcx,%rdx,8),%rdx */
 	probe = e->n;

@@ -583,6 +583,11 @@ void bench_programs(const char *dgemm, const char *cfile)
 		"\t\tfor (int i = 0; i < 200000; i++) { s += f(i); m.merge(\"k\" + (i % 100), 1, Integer::sum); }\n"
 		"\t\tSystem.out.println(\"sum \" + s + \" keys \" + m.size());\n\t}\n}\n";
 	static char pypyloop[] = "s = 0.0\nfor i in range(10**7):\n    s += i * 0.5 + i ** 0.5\nprint(s)";
+	/* numba compiles it with LLVM at the call: about 430,000 blocks of
+	 * LLVM's and CPython's code, once (docs/trace-engine.md, Big
+	 * programs); OpenBLAS (numpy's) on one thread: its worker spins */
+	static char nbloop[] = "import numba\n@numba.njit\ndef f(n):\n    s = 0.0\n    for i in range(n):\n"
+			       "        s += i * 0.5 + i ** 0.5\n    return s\nprint(f(10**7))";
 	const char *nodgemm = dgemm ? NULL
 				    : "bench_dgemm not built "
 				      "(libopenblas-dev: scripts/install-deps.sh --bench, then ./configure)";
@@ -640,6 +645,12 @@ void bench_programs(const char *dgemm, const char *cfile)
 		  .target = 20,
 		  .argv = { "pypy3", "-c", pypyloop },
 		  .pkg = "pypy3" },
+		{ .name = "numba float loop 1e7 (LLVM JIT)",
+		  .target = 20,
+		  .threads = "1",
+		  .argv = { (char *)py, "-c", nbloop },
+		  .need = "numba",
+		  .pkg = "python3-numba" },
 		{ .name = "javac, one class (HotSpot JIT)",
 		  .target = 20,
 		  .argv = { "javac", "-d", ".", "Loop.java" },

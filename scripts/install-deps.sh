@@ -26,7 +26,7 @@ TESTS="g++ clang-format jq groff-base valgrind clang libclang-rt-14-dev libopenb
 # OpenBLAS, numpy (Debian's python3), hpcc (HPL, one MPI process), node,
 # LuaJIT and PyPy (JITs); gcc is in MAIN.  Any missing one is skipped by
 # the bench, with the reason.
-BENCH="libopenblas-dev python3 python3-numpy hpcc nodejs luajit pypy3 openjdk-17-jdk-headless"
+BENCH="libopenblas-dev python3 python3-numpy python3-numba hpcc nodejs luajit pypy3 openjdk-17-jdk-headless"
 PKGS=$MAIN
 missing_only=0
 for a in "$@"; do

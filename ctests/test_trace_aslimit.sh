@@ -35,5 +35,23 @@ $RUN --source trace --json -o "$tmp/s.json" -- sh -c "ulimit -v 32768; exec $TD/
 notes "$tmp/s.json" | grep -q "^1 process was traced by the stopping engine (same counts, a stop per block: slower): 1/8 of a ulimit -v of 32 MiB is too small for the code cache" &&
 	ok || bad "32 MiB: no note of the stopping engine: $(notes "$tmp/s.json")"
 
+# 4. a shell that lowers its own ulimit -v below what its cache took
+#    (1 GiB of counter slots since 2026-11-28, made before the limit),
+#    then forks (bash's $(...)): the fork's own cache does not fit; the
+#    error says so and what to set, and with that set it runs
+if ! bash -c 'x=$(echo hi); echo $x' >/dev/null 2>&1; then
+	echo "SKIP: test_trace_aslimit 4: no bash"
+else
+	$RUN --source trace -o /dev/null -- bash -c 'ulimit -v 1048576; x=$(echo hi); echo $x' >"$tmp/o" 2>"$tmp/err"; rc=$?
+	if [ $rc = 0 ]; then
+		grep -qx hi "$tmp/o" && ok || bad "shell's own 1 GiB limit: rc 0 but '$(cat "$tmp/o")'"
+	else
+		grep -q "its ulimit -v (1024 MiB) was set below the [0-9]* MiB of address space the cache had taken before; rerun with PFLOPS_TRACE_IDS=65536" "$tmp/err" &&
+			ok || bad "shell's own 1 GiB limit: rc $rc, no clear error: $(cat "$tmp/err")"
+	fi
+	PFLOPS_TRACE_IDS=65536 $RUN --source trace -o /dev/null -- bash -c 'ulimit -v 1048576; x=$(echo hi); echo $x' >"$tmp/o" 2>"$tmp/err"; rc=$?
+	[ $rc = 0 ] && grep -qx hi "$tmp/o" && ok || bad "shell's own 1 GiB limit, PFLOPS_TRACE_IDS=65536: rc $rc '$(cat "$tmp/o")' $(cat "$tmp/err")"
+fi
+
 echo "test_trace_aslimit: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -202,6 +202,11 @@ uint64_t pft_arena_as_bytes(const struct pft_arena *a)
 	return TABLE_PIECE + (uint64_t)a->nslots * a->slot_bytes + (uint64_t)a->nchunks * CHUNK_SIZE;
 }
 
+uint64_t pft_arena_as_need(uint32_t ids)
+{
+	return TABLE_PIECE + (uint64_t)PFT_MAX_SLOTS * PFT_SLOT_BYTES(ids) + CHUNK_SIZE;
+}
+
 /* Slots, chunks and block ids for a process whose RLIMIT_AS is lim (0:
  * none); -1 when its share of the limit holds less than one of each.
  * Without a limit a slot holds PFT_MAX_IDS counters (4 MiB, 1 GiB of

@@ -55,6 +55,7 @@
 #include <sys/wait.h>
 #include <sys/user.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <pthread.h>
 
 #include "trace_internal.h"
@@ -77,7 +78,23 @@ static int start_thread(struct pft_tracer *T, struct pft_thr *t)
 		if (!rc && t->slot >= 0 && pft_slot_init(t->sp->arena, t->slot) < 0)
 			rc = PFLOPS_ENOMEM;
 		if (rc) {
+			struct rlimit rl;
+			uint64_t took = pft_arena_as_bytes(t->sp->arena) >> 20;
+			int low = !prlimit(t->tid, RLIMIT_AS, NULL, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+				  (rl.rlim_cur >> 20) <= took + 64;
 			kill(t->tid, SIGKILL);
+			/* the limit is read when a process's cache is made: a
+			 * shell that lowers its own ulimit -v below what the
+			 * cache took, then forks (bash's $(...)) */
+			if (low)
+				return fail(T->err, PFLOPS_ESYS,
+					    "could not give the forked process %d its own code cache: its ulimit -v "
+					    "(%llu MiB) was set below the %llu MiB of address space the cache had "
+					    "taken before; rerun with PFLOPS_TRACE_IDS=65536 (about %llu MiB), or "
+					    "PFLOPS_TRACE_ENGINE=stop",
+					    (int)t->tid, (unsigned long long)(rl.rlim_cur >> 20),
+					    (unsigned long long)took,
+					    (unsigned long long)(pft_arena_as_need(65536) >> 20));
 			return fail(T->err, PFLOPS_ESYS,
 				    "could not give the forked "
 				    "process %d its own code cache (%d); rerun with "

@@ -402,11 +402,63 @@ static void t_link_nop(void **state)
 	}
 }
 
+/* A chunk's lookup routine (pft_ibl_emit), with and without the region
+ * check and the request routines: every relative branch in it lands on
+ * one of its instructions, and the region check's jrcxz on its exit.
+ * Its rel8s are written without a range check: a routine grown past
+ * 127 bytes between a jrcxz and its target would jump elsewhere (the
+ * probe's 8-byte lea of 2026-11-28 left the exit's 4 bytes to spare). */
+static void t_ibl_jumps(void **state)
+{
+	(void)state;
+	ZydisDecoderInit(&zd, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	for (int region = 0; region < 2; region++)
+		for (int req = 0; req < 2; req++) {
+			static uint8_t m[4096];
+			static char start[4096];
+			uint64_t addr = 0x7f0000100000ull;
+			struct pft_ibl out;
+			size_t n, at = 0;
+			int first_jrcxz = 1;
+
+			memset(m, 0, sizeof m);
+			memset(start, 0, sizeof start);
+			n = pft_ibl_emit(m, addr, region, req, &out);
+			assert_true(n > 16 && n < sizeof m);
+			while (at < n) { /* int3 padding and code only */
+				ZydisDecodedInstruction in;
+				assert_true(
+					ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&zd, NULL, m + at, n - at, &in)));
+				start[at] = 1;
+				at += in.length;
+			}
+			assert_int_equal(at, n);
+			start[n] = 1; /* (the next copy) */
+			for (at = 0; at < n;) {
+				ZydisDecodedInstruction in;
+				ZydisDecoderDecodeInstruction(&zd, NULL, m + at, n - at, &in);
+				if (in.attributes & ZYDIS_ATTRIB_IS_RELATIVE && in.raw.imm[0].is_relative) {
+					int64_t to = (int64_t)at + in.length + in.raw.imm[0].value.s;
+					if (to >= 0 && to <= (int64_t)n) /* (a rel32 to a request routine's end) */
+						assert_true(start[to]);
+					if (in.mnemonic == ZYDIS_MNEMONIC_JRCXZ && addr + at >= out.entry &&
+					    first_jrcxz) {
+						first_jrcxz = 0;
+						if (region) /* the region check's, first */
+							assert_int_equal(addr + (uint64_t)to, out.exit);
+					}
+				}
+				at += in.length;
+			}
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(t_dead_reg), cmocka_unit_test(t_gprs),	      cmocka_unit_test(t_operands),
-		cmocka_unit_test(t_fast),     cmocka_unit_test(t_table_hash), cmocka_unit_test(t_link_nop),
+		cmocka_unit_test(t_dead_reg),  cmocka_unit_test(t_gprs),       cmocka_unit_test(t_operands),
+		cmocka_unit_test(t_fast),      cmocka_unit_test(t_table_hash), cmocka_unit_test(t_link_nop),
+		cmocka_unit_test(t_ibl_jumps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

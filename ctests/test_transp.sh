@@ -139,7 +139,7 @@ fi
 
 # 6. fallbacks to the stopping path are said, with the same counts:
 #    blocks using %gs (the cache owns it), and threads beyond the counter
-#    slots (31 under a 1 GiB ulimit -v: 40 threads at a barrier)
+#    slots (29 under a 1 GiB ulimit -v: 40 threads at a barrier)
 name="fallback notes"
 PFLOPS_TRACE_ENGINE=cache $RUN --source trace --json -o "$tmp/cache.json" -- $TP/tp_regs gs >/dev/null 2>&1
 if $TP/tp_regs gs | grep -q SKIP; then echo "SKIP: test_transp: %gs fallback note: no FSGSBASE"
@@ -216,10 +216,10 @@ else
 	echo "SKIP: test_transp java: no java/javac (openjdk-17-jdk-headless)"
 fi
 
-# 10. JIT churn: 300,000 distinct kernels written and run; the ids of
-#     dropped copies are reused (trace_ids.c, once a 16th of the ids wait
-#     in limbo): every kernel runs from the cache, none on the stopping
-#     path for want of an id.  On RWX pages rewritten in
+# 10. JIT churn: 300,000 distinct kernels written and run, more than the
+#     262,144 block ids given (PFLOPS_TRACE_IDS; 524,288 by default); the
+#     ids of dropped copies are reused (trace_ids.c): every kernel runs
+#     from the cache, none on the stopping path for want of an id.  On RWX pages rewritten in
 #     place (the tracer's write protection catches each page's first
 #     write) and through mprotect (W^X).  DP_OPS: 10 per kernel (1 to 4
 #     vaddpd ymm in turn)
@@ -235,7 +235,7 @@ else
 	for m in rwx wx; do
 		name="JIT churn $m"
 		$TP/tp_jit $m 300000 >"$tmp/native.out"; nrc=$?
-		PFLOPS_TRACE_ENGINE=cache timeout 300 $RUN --source trace --json -o "$tmp/cache.json" -- $TP/tp_jit $m 300000 \
+		PFLOPS_TRACE_IDS=262144 PFLOPS_TRACE_ENGINE=cache timeout 300 $RUN --source trace --json -o "$tmp/cache.json" -- $TP/tp_jit $m 300000 \
 			>"$tmp/cache.out" 2>"$tmp/cache.err"; rc=$?
 		[ $rc = 0 ] && [ $nrc = 0 ] && cmp -s "$tmp/native.out" "$tmp/cache.out" && [ "$(jq -r .metrics.DP_OPS "$tmp/cache.json")" = 3000000 ] &&
 			ok || bad "$name: exit $rc (natively $nrc), '$(cat "$tmp/cache.out")', DP_OPS $(jq -r .metrics.DP_OPS "$tmp/cache.json" 2>&1); $(tail -3 "$tmp/cache.err")"

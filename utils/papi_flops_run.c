@@ -178,7 +178,8 @@ static void trace_notes(struct pf_report *r, const struct pft_stats *st)
 		[PFT_NC_MODE] = "stepped or undecodable",
 		[PFT_NC_GS] = "using %gs",
 		[PFT_NC_REACH] = "no cache memory within 2 GiB",
-		[PFT_NC_FULL] = "code cache full (262144 blocks or 256 MiB of copies a process)",
+		[PFT_NC_FULL] =
+			"code cache full (524288 blocks, 262144 under a ulimit -v, or 256 MiB of copies a process)",
 		[PFT_NC_NOINJ] = "needing a new code cache chunk after a seccomp call (no system call injected since)",
 	};
 	char buf[PF_REPORT_NOTE_LEN];

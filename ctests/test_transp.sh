@@ -343,5 +343,19 @@ sigs=$(sed -n 's/^tp_ret signal: \([0-9]*\) signals.*/\1/p' "$tmp/cache.err")
 	[ "$(jq -r .metrics.DP_OPS "$tmp/cache.json")" = "$want" ] && ok ||
 	bad "$name: exit $rc, '$(cat "$tmp/cache.out")' (natively '$(cat "$tmp/native.out")'), $sigs signals, DP_OPS $(jq -r .metrics.DP_OPS "$tmp/cache.json" 2>&1), the program's $want"
 
+# 13. fork from the cache: a shell's command substitutions, each a fork
+#     whose child runs on in the parent's copies (pft_arena_fork copies
+#     the parts of each chunk the parent wrote; with the start of a
+#     chunk left out the traced bash hung)
+if command -v bash >/dev/null; then
+	name="fork: bash command substitutions"
+	loop='i=0; while [ $i -lt 40 ]; do x=$(echo $i); i=$((i+1)); done; echo $x'
+	PFLOPS_TRACE_ENGINE=cache timeout -s KILL 60 $RUN --source trace -o /dev/null -- bash -c "$loop" >"$tmp/fk.out" 2>"$tmp/fk.err"; rc=$?
+	[ $rc = 0 ] && [ "$(cat "$tmp/fk.out")" = "$(bash -c "$loop")" ] && ok ||
+		bad "$name: exit $rc (137: killed after 60 s), '$(cat "$tmp/fk.out")': $(tail -3 "$tmp/fk.err")"
+else
+	echo "SKIP: test_transp fork: no bash"
+fi
+
 echo "test_transp: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -121,10 +121,11 @@ struct piece {
 
 /* Create a memfd of `size` bytes in t's process, map it there at `hint`
  * (exactly, when fixed: 1 = must not replace, 2 = replaces) with prot,
- * and in the tracer when map_here, filled from init (if not NULL) before
- * the process sees it. */
+ * and in the tracer when map_here, filled from init (if not NULL: its
+ * first init_hot and last init_cold bytes, the rest zeros) before the
+ * process sees it. */
 static int piece_new(struct pft_tracer *T, struct pft_thr *t, size_t size, int prot, uint64_t hint, int fixed,
-		     int map_here, int keep_fd, const uint8_t *init, struct piece *p)
+		     int map_here, int keep_fd, const uint8_t *init, size_t init_hot, size_t init_cold, struct piece *p)
 {
 	int64_t fd = -1, addr = -1, ign;
 	char path[64];
@@ -152,8 +153,12 @@ static int piece_new(struct pft_tracer *T, struct pft_thr *t, size_t size, int p
 			p->mem = NULL;
 			goto out;
 		}
-		if (init) /* the gadget may be in what this replaces */
+		if (init && init_hot + init_cold >= size) /* the gadget may be in what this replaces */
 			memcpy(p->mem, init, size);
+		else if (init) {
+			memcpy(p->mem, init, init_hot);
+			memcpy(p->mem + size - init_cold, init + size - init_cold, init_cold);
+		}
 	}
 	if (fixed == 1)
 		flags |= MAP_FIXED_NOREPLACE;
@@ -293,7 +298,7 @@ int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t)
 	a->region = T->o->region != NULL;
 	a->max_ids = ids;
 	a->slot_bytes = PFT_SLOT_BYTES(ids);
-	rc = piece_new(T, t, TABLE_PIECE, PROT_READ, 0, 0, 1, 0, NULL, &tab);
+	rc = piece_new(T, t, TABLE_PIECE, PROT_READ, 0, 0, 1, 0, NULL, 0, 0, &tab);
 	if (rc)
 		goto fail;
 	a->tpiece = a->table = tab.addr;
@@ -303,7 +308,7 @@ int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t)
 	 * tracing /bin/true) */
 	madvise(tab.mem, TABLE_BYTES, MADV_POPULATE_WRITE);
 	pft_sys_map_fill(T, sp, tab.mem + TABLE_BYTES);
-	rc = piece_new(T, t, (size_t)a->nslots * a->slot_bytes, PROT_READ | PROT_WRITE, 0, 0, 0, 1, NULL, &sl);
+	rc = piece_new(T, t, (size_t)a->nslots * a->slot_bytes, PROT_READ | PROT_WRITE, 0, 0, 0, 1, NULL, 0, 0, &sl);
 	if (rc)
 		goto fail;
 	a->slots = sl.addr;
@@ -415,7 +420,7 @@ struct pft_chunk *pft_arena_chunk(struct pft_tracer *T, struct pft_thr *t, uint6
 	at = pft_maps_gap_near(&t->sp->maps, lo, hi, CHUNK_SIZE, REACH - (1u << 24));
 	if (!at)
 		return NULL;
-	if (piece_new(T, t, CHUNK_SIZE, PROT_READ | PROT_EXEC, at, 1, 1, 0, NULL, &p))
+	if (piece_new(T, t, CHUNK_SIZE, PROT_READ | PROT_EXEC, at, 1, 1, 0, NULL, 0, 0, &p))
 		return NULL;
 	nc = realloc(a->chunks, (a->nchunks + 1) * sizeof *nc);
 	c = calloc(1, sizeof *c);
@@ -507,11 +512,31 @@ uint64_t pft_slot_addr(const struct pft_arena *a, int slot)
 	return a->slots + (uint64_t)slot * a->slot_bytes;
 }
 
-/* Replace one shared mapping of the child with a private copy. */
+/* Replace one shared mapping of the child with a private copy (of src's
+ * first hot and last cold bytes, zeros between). */
 static int refork(struct pft_tracer *T, struct pft_thr *t, uint64_t addr, size_t size, int prot, const uint8_t *src,
-		  int keep_fd, struct piece *p)
+		  size_t hot, size_t cold, int keep_fd, struct piece *p)
 {
-	return piece_new(T, t, size, prot, addr, 2, src != NULL, keep_fd, src, p);
+	return piece_new(T, t, size, prot, addr, 2, src != NULL, keep_fd, src, hot, cold, p);
+}
+
+/* dst = src, len bytes, whole pages; dst is a fresh memfd's mapping (zeros
+ * where nothing is written: a page not written is never faulted in) */
+static void copy_nonzero(uint8_t *dst, const uint8_t *src, size_t len)
+{
+	for (size_t at = 0; at < len; at += 4096) {
+		const uint64_t *w = (const uint64_t *)(const void *)(src + at);
+		size_t n = len - at < 4096 ? len - at : 4096, k = 0;
+		while (k < n / 8 && !w[k])
+			k++;
+		if (k < n / 8 || n % 8)
+			memcpy(dst + at, src + at, n);
+	}
+}
+
+static size_t page_up(size_t n)
+{
+	return (n + 4095) & ~(size_t)4095;
 }
 
 int pft_arena_fork(struct pft_tracer *T, struct pft_thr *t, const struct pft_arena *pa)
@@ -525,10 +550,11 @@ int pft_arena_fork(struct pft_tracer *T, struct pft_thr *t, const struct pft_are
 	 * the parent's).  Of the table's piece, the table in use and the
 	 * system-call map: the child's one thread is in its fork, reading
 	 * no table, and the spare is written whole before it is used. */
-	rc = piece_new(T, t, TABLE_PIECE, PROT_READ, pa->tpiece, 2, 1, 0, NULL, &p);
+	rc = piece_new(T, t, TABLE_PIECE, PROT_READ, pa->tpiece, 2, 1, 0, NULL, 0, 0, &p);
 	if (rc)
 		return rc;
-	memcpy(p.mem + cur, pa->table_mem, TABLE_BYTES);
+	/* (4 MiB, its keys hashed over it: a small process's mostly zeros) */
+	copy_nonzero(p.mem + cur, pa->table_mem, TABLE_BYTES);
 	memcpy(p.mem + TABLE_BYTES, pa->tpiece_mem + TABLE_BYTES, PFT_SYSMAP_BYTES);
 	a->tpiece = p.addr;
 	a->tpiece_mem = p.mem;
@@ -536,7 +562,7 @@ int pft_arena_fork(struct pft_tracer *T, struct pft_thr *t, const struct pft_are
 	a->table_mem = p.mem + cur;
 	a->tab_live = pa->tab_live;
 	a->tab_tombs = pa->tab_tombs;
-	rc = refork(T, t, pa->slots, (size_t)pa->nslots * pa->slot_bytes, PROT_READ | PROT_WRITE, NULL, 1, &p);
+	rc = refork(T, t, pa->slots, (size_t)pa->nslots * pa->slot_bytes, PROT_READ | PROT_WRITE, NULL, 0, 0, 1, &p);
 	if (rc)
 		return rc;
 	a->slots = p.addr;
@@ -545,7 +571,14 @@ int pft_arena_fork(struct pft_tracer *T, struct pft_thr *t, const struct pft_are
 		return PFLOPS_ESYS;
 	for (size_t i = 0; i < a->nchunks; i++) {
 		struct pft_chunk *c = a->chunks[i];
-		rc = refork(T, t, c->addr, c->size, PROT_READ | PROT_EXEC, pa->chunks[i]->mem, 0, &p);
+		const struct pft_chunk *pc = pa->chunks[i];
+		/* what the parent wrote: its routine and copies from the start,
+		 * cold parts from the end (pft_chunk_ready made those pages
+		 * present before any write); a whole 4 MiB chunk copied was
+		 * 20 ms a fork of bash (most of it the faults of both sides) */
+		size_t hot = page_up(pc->used > pc->ready_hot ? pc->used : pc->ready_hot);
+		size_t cold = page_up(pc->size - pc->cold > pc->ready_cold ? pc->size - pc->cold : pc->ready_cold);
+		rc = refork(T, t, c->addr, c->size, PROT_READ | PROT_EXEC, pc->mem, hot, cold, 0, &p);
 		if (rc)
 			return rc;
 		c->mem = p.mem;

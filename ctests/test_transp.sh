@@ -276,6 +276,10 @@ name="PFLOPS_TRACE_IDS out of range"
 PFLOPS_TRACE_IDS=3 $RUN --source trace -- true 2>"$tmp/ids.err"; rc=$?
 [ $rc != 0 ] && grep -q "PFLOPS_TRACE_IDS='3' is not a number of block ids from 16 to 524288" "$tmp/ids.err" && ok ||
 	bad "$name: exit $rc, '$(cat "$tmp/ids.err")'"
+# ids used up: the rest on the stopping path, counts exact, and the
+# report names the process's own number of ids (not the default's)
+PFLOPS_TRACE_IDS=16 same "16 block ids" 80 cache $TP/tp_restart
+caveat cache "[1-9][0-9]* code cache full (its 16 block ids used)"
 
 # 11. masked AVX-512 (tp_mask: opmasks changing every turn, a function
 #    that checksums its own bytes while it runs): the cache runs masked

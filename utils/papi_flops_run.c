@@ -173,18 +173,29 @@ static void count_note(struct pf_report *r, uint64_t n, const char *fmt)
  * path (same counts, slower): docs/trace-engine.md#transparency. */
 static void trace_notes(struct pf_report *r, const struct pft_stats *st)
 {
-	static const char *const why[PFT_NC_N] = {
+	char full[96];
+	const char *const why[PFT_NC_N] = {
 		[PFT_NC_MASK] = "masked AVX-512 ending at a system call",
 		[PFT_NC_MODE] = "stepped or undecodable",
 		[PFT_NC_GS] = "using %gs",
 		[PFT_NC_REACH] = "no cache memory within 2 GiB",
-		[PFT_NC_FULL] =
-			"code cache full (524288 blocks, 262144 under a ulimit -v, or 256 MiB of copies a process)",
+		[PFT_NC_FULL] = full,
 		[PFT_NC_NOINJ] = "needing a new code cache chunk after a seccomp call (no system call injected since)",
 	};
 	char buf[PF_REPORT_NOTE_LEN];
 	size_t n = 0;
 
+	/* what filled: the process's block ids (PFLOPS_TRACE_IDS, fewer
+	 * under a ulimit -v) or its chunks of copies */
+	if (st->full_ids && st->full_copy_mib)
+		snprintf(full, sizeof full, "code cache full (its %llu block ids used, or its %llu MiB of copies)",
+			 (unsigned long long)st->full_ids, (unsigned long long)st->full_copy_mib);
+	else if (st->full_copy_mib)
+		snprintf(full, sizeof full, "code cache full (its %llu MiB of copies used)",
+			 (unsigned long long)st->full_copy_mib);
+	else
+		snprintf(full, sizeof full, "code cache full (its %llu block ids used)",
+			 (unsigned long long)st->full_ids);
 	for (int i = 0; i < PFT_NC_N; i++)
 		if (why[i] && st->nocache[i] && n < sizeof buf)
 			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%llu %s", n ? ", " : "",

@@ -207,6 +207,11 @@ uint64_t pft_arena_as_bytes(const struct pft_arena *a)
 	return TABLE_PIECE + (uint64_t)a->nslots * a->slot_bytes + (uint64_t)a->nchunks * CHUNK_SIZE;
 }
 
+uint64_t pft_arena_copy_bytes(const struct pft_arena *a)
+{
+	return (uint64_t)a->max_chunks * CHUNK_SIZE;
+}
+
 uint64_t pft_arena_as_need(uint32_t ids)
 {
 	return TABLE_PIECE + (uint64_t)PFT_MAX_SLOTS * PFT_SLOT_BYTES(ids) + CHUNK_SIZE;

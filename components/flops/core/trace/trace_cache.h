@@ -104,6 +104,8 @@ int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t);
 uint8_t *pft_arena_table_spare(const struct pft_arena *a, uint64_t *addr);
 /* the address space the arena takes in its process (bytes) */
 uint64_t pft_arena_as_bytes(const struct pft_arena *a);
+/* the most bytes of copies the arena may hold (its chunks) */
+uint64_t pft_arena_copy_bytes(const struct pft_arena *a);
 /* what an arena with `ids` block ids takes without a limit, one chunk */
 uint64_t pft_arena_as_need(uint32_t ids);
 void pft_arena_free(struct pft_arena *a);

@@ -286,6 +286,14 @@ static int last_jump(const struct pft_xblock *x)
 	return -1;
 }
 
+/* a process's cache filled with n (ids, MiB): the report names the
+ * fewest (st.full_ids, st.full_copy_mib) */
+static void note_full(uint64_t *least, uint64_t n)
+{
+	if (!*least || n < *least)
+		*least = n;
+}
+
 /* When the chunk's last copy ends in a jump to start, not yet linked:
  * 1 + the most dead bytes before start's copy that its link can turn
  * into one nop with the jump (pft_arch_link: the opcode at byte o of
@@ -407,6 +415,7 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 		return 0;
 	if ((id = pft_id_alloc(T, sp)) < 0) {
 		b->nocache = PFT_NC_FULL;
+		note_full(&T->st.full_ids, a->max_ids);
 		return 0;
 	}
 	if (!T->xbuf && !(T->xbuf = calloc(1, sizeof *xs)))
@@ -445,6 +454,8 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 		/* a new chunk is injected: none after seccomp */
 		if (b->nocache == PFT_NC_FULL && sp->no_inject && a->nchunks < a->max_chunks)
 			b->nocache = PFT_NC_NOINJ;
+		if (b->nocache == PFT_NC_FULL && a->nchunks >= a->max_chunks)
+			note_full(&T->st.full_copy_mib, pft_arena_copy_bytes(a) >> 20);
 		goto out;
 	}
 	x->ch = ch;

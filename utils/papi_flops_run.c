@@ -173,7 +173,7 @@ static void count_note(struct pf_report *r, uint64_t n, const char *fmt)
  * path (same counts, slower): docs/trace-engine.md#transparency. */
 static void trace_notes(struct pf_report *r, const struct pft_stats *st)
 {
-	char full[96];
+	char full[128];
 	const char *const why[PFT_NC_N] = {
 		[PFT_NC_MASK] = "masked AVX-512 ending at a system call",
 		[PFT_NC_MODE] = "stepped or undecodable",

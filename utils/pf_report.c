@@ -534,6 +534,7 @@ static void json_engine(FILE *o, const struct pf_report *r)
 	}, cache[] = {
 		{ "blocks_translated", s->cache_blocks },
 		{ "blocks_ahead", s->ahead_blocks },
+		{ "blocks_fork_given", s->fork_given },
 		{ "blocks_hinted", s->hint_blocks },
 		{ "loops_unrolled", s->cache_unrolled },
 		{ "blocks_uncounted", s->cache_nocount },

@@ -19,7 +19,7 @@ CORE_SRCS += $(TRACE_CORE)/trace/trace_blocks.c \
              $(TRACE_CORE)/trace/trace_elf.c $(TRACE_CORE)/trace/trace_cfi.c \
              $(TRACE_CORE)/trace/trace_prof.c $(TRACE_CORE)/trace/trace_funcs.c \
              $(TRACE_CORE)/trace/trace_ovf.c \
-             $(TRACE_CORE)/trace/trace_wprot.c $(TRACE_CORE)/trace/trace_hints.c \
+             $(TRACE_CORE)/trace/trace_wprot.c $(TRACE_CORE)/trace/trace_forkwant.c $(TRACE_CORE)/trace/trace_hints.c \
              $(TRACE_CORE)/trace/trace_pin.c $(TRACE_CORE)/trace/trace_wait.c \
              $(TRACE_CORE)/trace/trace_freq.c
 # ... and the instruction set behind core/trace/pft_arch.h (Zydis)

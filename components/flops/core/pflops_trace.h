@@ -142,6 +142,8 @@ struct pft_stats {
 				 * 1/8 of their RLIMIT_AS holds no cache */
 	uint64_t nocache[PFT_NC_N];  /* blocks kept on the stopping path,
 				 * by reason (PFLOPS_NC_*) */
+	uint64_t fork_given;	     /* blocks translated in a parent at its fork
+				 * because an earlier child ran them */
 	uint64_t full_ids;	     /* PFT_NC_FULL: the block ids of a process
 				 * that used them up (the fewest; 0: none did) */
 	uint64_t full_copy_mib;	     /* PFT_NC_FULL: the MiB of copies of a

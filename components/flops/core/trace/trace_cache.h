@@ -231,6 +231,8 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 #define PFT_AHEAD 48
 #define PFT_AHEAD_MAX 128
 void pft_xlate_ahead(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b, int budget);
+/* t's space at its fork event: its children's blocks (trace_forkwant.c) */
+void pft_want_take(struct pft_tracer *T, struct pft_thr *t);
 /* the buffers translation keeps from copy to copy (T->xbuf), freed */
 void pft_xlate_free(struct pft_tracer *T);
 /* A displaced copy of the instruction at addr followed by a jump back to

@@ -396,10 +396,13 @@ static int on_event(struct pft_tracer *T, struct pft_thr *t, int ev)
 			return fail(T->err, PFLOPS_ENOMEM, "out of memory");
 		n->prog_gs = t->prog_gs;
 		if (!pft_sys_shares_vm(T, t, ev)) {
+			/* what its earlier children ran, for this one to inherit */
+			pft_want_take(T, t);
 			/* its own copy of the memory, int3s and cache included */
 			n->sp = pft_space_fork(t->sp, n->tid, T->o->region);
 			if (!n->sp)
 				return fail(T->err, PFLOPS_ENOMEM, "out of memory");
+			pft_want_fork(n->sp, t->sp);
 			n->in_region = t->in_region;
 			n->region_ret = t->region_ret;
 			n->region_sp = t->region_sp;

@@ -69,6 +69,7 @@ void pft_space_put(struct pft_space *sp)
 	if (!sp || --sp->refs > 0)
 		return;
 	pft_prof_report(sp);
+	pft_want_free(sp);
 	pft_block_free_all(sp);
 	pft_arena_free(sp->arena);
 	pft_pool_free(sp); /* after the blocks: they live there */

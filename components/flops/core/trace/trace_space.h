@@ -91,19 +91,26 @@ struct pft_space {
 	int wp_shared;	/* code was decoded on shared memory */
 	int maps_fd[8]; /* fds open on its /proc/.../maps, smaps */
 	int n_maps_fd;
-	struct pft_hspace *hints; /* its file mappings met (trace_hints.c) */
-	struct pft_fviews *fv;	  /* its code read from our mappings of its
+	struct pft_hspace *hints;  /* its file mappings met (trace_hints.c) */
+	struct pft_fviews *fv;	   /* its code read from our mappings of its
 				   * files; NULL: never (trace_codemap.c) */
-	uint64_t fv_pages;	  /* pages read so */
-	uint64_t fv_bus;	  /* reads that met a SIGBUS (file truncated) */
-	unsigned long cut_gen;	  /* the last file cut it was looked at for
+	uint64_t fv_pages;	   /* pages read so */
+	uint64_t fv_bus;	   /* reads that met a SIGBUS (file truncated) */
+	unsigned long cut_gen;	   /* the last file cut it was looked at for
 				   * (trace_sys.c) */
+	struct pft_want *want_in;  /* blocks its forked children translated */
+	struct pft_want *want_out; /* its parent's (a forked child) */
 };
 
 /* trace_space.c: an address space's life */
 struct pft_space *pft_space_new(pid_t pid, const char *region);
 struct pft_space *pft_space_fork(const struct pft_space *parent, pid_t child, const char *region);
 void pft_space_put(struct pft_space *sp);
+/* trace_forkwant.c: blocks a forked child translates, made in its parent
+ * at its next fork (pft_want_take: at the fork event, before the copy) */
+void pft_want_fork(struct pft_space *child, struct pft_space *parent);
+void pft_want_note(struct pft_space *sp, pid_t tid, uint64_t addr);
+void pft_want_free(struct pft_space *sp);
 /* trace_mem.c: memory and breakpoints */
 /* read len bytes of tracee memory with breakpoints undone; returns bytes read */
 size_t pft_mem_read(struct pft_space *sp, pid_t tid, uint64_t addr, void *buf, size_t len);

@@ -514,6 +514,8 @@ uint64_t pft_xlate(struct pft_tracer *T, struct pft_thr *t, struct pft_block *b)
 	id = -1;
 	b->x = x;
 	pft_link_new(sp, x, &T->st);
+	if (sp->want_out)
+		pft_want_note(sp, t->tid, b->start);
 	T->st.cache_blocks++;
 	T->st.cache_unrolled += g.unroll;
 	T->st.cache_nocount += x->nocnt;

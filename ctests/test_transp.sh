@@ -351,6 +351,10 @@ sigs=$(sed -n 's/^tp_ret signal: \([0-9]*\) signals.*/\1/p' "$tmp/cache.err")
 #     whose child runs on in the parent's copies (pft_arena_fork copies
 #     the parts of each chunk the parent wrote; with the start of a
 #     chunk left out the traced bash hung)
+#     A kernel run once in the parent, then in 20 children one after
+#     another, each from the copy it inherits (and the blocks of the
+#     children's exit given back to the parent at each next fork)
+same "fork: 20 children run an inherited copy" 84000 "cache stop" $TP/tp_fork children 20 1000
 if command -v bash >/dev/null; then
 	name="fork: bash command substitutions"
 	loop='i=0; while [ $i -lt 40 ]; do x=$(echo $i); i=$((i+1)); done; echo $x'

@@ -40,7 +40,7 @@ if runs vfmadd213pd_x; then
 		bad "engine: not valid JSON: $(cat "$tmp/ec.json" "$tmp/es.json")"
 	jq_is "$tmp/ec.json" .engine.name cache
 	jq_is "$tmp/ec.json" '.engine | keys_unsorted | join(",")' \
-		name,tracer_cpu_seconds,threads,stops,block_stops,syscall_stops,single_steps,blocks_decoded,blocks_invalidated,pins,blocks_translated,blocks_ahead,blocks_hinted,loops_unrolled,blocks_uncounted,cache_exits,lookup_misses,table_renewed,table_full,links,links_fall_through,futex_served,syscalls_fast,syscall_traps,code_cache_bytes,address_space_bytes,stopping_path_processes,stopping_path_threads,seccomp_processes,seccomp_failed_calls,stopping_path_blocks
+		name,tracer_cpu_seconds,threads,stops,block_stops,syscall_stops,single_steps,blocks_decoded,blocks_invalidated,pins,blocks_translated,blocks_ahead,blocks_fork_given,blocks_hinted,loops_unrolled,blocks_uncounted,cache_exits,lookup_misses,table_renewed,table_full,links,links_fall_through,futex_served,syscalls_fast,syscall_traps,code_cache_bytes,address_space_bytes,stopping_path_processes,stopping_path_threads,seccomp_processes,seccomp_failed_calls,stopping_path_blocks
 	jq_is "$tmp/ec.json" '.engine.stopping_path_blocks | keys_unsorted | join(",")' \
 		masked_syscall,stepped,gs,writable,out_of_reach,cache_full,loader_hook,overflow,region_entry,no_injection
 	jq_is "$tmp/ec.json" '.engine | .threads == 1 and .blocks_decoded > 0 and .stops > 0 and .stops < 4000 and

@@ -355,6 +355,10 @@ sigs=$(sed -n 's/^tp_ret signal: \([0-9]*\) signals.*/\1/p' "$tmp/cache.err")
 #     another, each from the copy it inherits (and the blocks of the
 #     children's exit given back to the parent at each next fork)
 same "fork: 20 children run an inherited copy" 84000 "cache stop" $TP/tp_fork children 20 1000
+#     The same kernel first run in a child: the parent makes its copy at
+#     its next fork, from the child's note, and the other 19 run that
+same "fork: the parent makes the copy its first child ran" 80000 "cache stop" $TP/tp_fork fresh 20 1000
+jq_is "$tmp/cache.json" '.engine.blocks_fork_given > 0' true
 if command -v bash >/dev/null; then
 	name="fork: bash command substitutions"
 	loop='i=0; while [ $i -lt 40 ]; do x=$(echo $i); i=$((i+1)); done; echo $x'

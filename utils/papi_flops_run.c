@@ -193,9 +193,12 @@ static void trace_notes(struct pf_report *r, const struct pft_stats *st)
 	else if (st->full_copy_mib)
 		snprintf(full, sizeof full, "code cache full (its %llu MiB of copies used)",
 			 (unsigned long long)st->full_copy_mib);
-	else
+	else if (st->full_ids)
 		snprintf(full, sizeof full, "code cache full (its %llu block ids used)",
 			 (unsigned long long)st->full_ids);
+	else /* no chunk could be mapped within reach, or grown */
+		snprintf(full, sizeof full,
+			 "code cache full (no more copies could be placed within reach of the code)");
 	for (int i = 0; i < PFT_NC_N; i++)
 		if (why[i] && st->nocache[i] && n < sizeof buf)
 			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%llu %s", n ? ", " : "",

@@ -5,6 +5,9 @@
  * ("children"), or runs it k more times itself ("parent"): DP_OPS
  * (k + 1) * 4 * n either way.  A child whose count is lost, lands in its
  * parent's, or is taken under another block's id shows as a difference.
+ * "fresh": the parent never runs it, k children do: the first translates
+ * it and gives it to the parent (trace_forkwant.c), the others run the
+ * copy the parent made for them: DP_OPS k * 4 * n.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,11 +32,13 @@ int main(int argc, char **argv)
 	int k = argc > 2 ? atoi(argv[2]) : 0;
 	long n = argc > 3 ? atol(argv[3]) : 1000;
 
-	if (argc < 3 || (strcmp(argv[1], "children") && strcmp(argv[1], "parent")) || k < 0 || n < 1) {
-		fprintf(stderr, "usage: tp_fork children|parent K [N]\n");
+	if (argc < 3 || (strcmp(argv[1], "children") && strcmp(argv[1], "parent") && strcmp(argv[1], "fresh")) ||
+	    k < 0 || n < 1) {
+		fprintf(stderr, "usage: tp_fork children|parent|fresh K [N]\n");
 		return 2;
 	}
-	kernel(n);
+	if (argv[1][0] != 'f')
+		kernel(n);
 	for (int i = 0; i < k; i++) {
 		if (argv[1][0] == 'p') {
 			kernel(n);
@@ -54,6 +59,6 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	printf("%d runs of %ld\n", k + 1, n);
+	printf("%d runs of %ld\n", k + (argv[1][0] != 'f'), n);
 	return 0;
 }

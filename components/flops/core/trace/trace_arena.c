@@ -153,9 +153,14 @@ static int piece_new(struct pft_tracer *T, struct pft_thr *t, size_t size, int p
 			p->mem = NULL;
 			goto out;
 		}
-		if (init && init_hot + init_cold >= size) /* the gadget may be in what this replaces */
+		/* (the pages to be written made present first: a fault
+		 * each was most of a fork's copy, trapped in this VM) */
+		if (init && init_hot + init_cold >= size) { /* the gadget may be in what this replaces */
+			madvise(p->mem, size, MADV_POPULATE_WRITE);
 			memcpy(p->mem, init, size);
-		else if (init) {
+		} else if (init) {
+			madvise(p->mem, init_hot, MADV_POPULATE_WRITE);
+			madvise(p->mem + size - init_cold, init_cold, MADV_POPULATE_WRITE);
 			memcpy(p->mem, init, init_hot);
 			memcpy(p->mem + size - init_cold, init + size - init_cold, init_cold);
 		}
@@ -559,6 +564,8 @@ int pft_arena_fork(struct pft_tracer *T, struct pft_thr *t, const struct pft_are
 	if (rc)
 		return rc;
 	/* (4 MiB, its keys hashed over it: a small process's mostly zeros) */
+	if (pa->tab_live > TABLE_BYTES / 4096) /* then most pages hold one */
+		madvise(p.mem + cur, TABLE_BYTES, MADV_POPULATE_WRITE);
 	copy_nonzero(p.mem + cur, pa->table_mem, TABLE_BYTES);
 	memcpy(p.mem + TABLE_BYTES, pa->tpiece_mem + TABLE_BYTES, PFT_SYSMAP_BYTES);
 	a->tpiece = p.addr;

@@ -72,12 +72,18 @@ void pft_want_take(struct pft_tracer *T, struct pft_thr *t)
 
 	if (!w || !w->n || !sp->arena || sp->region)
 		return;
+	/* the maps read once: a child's library the parent lacks would
+	 * reload them at every entry (pft_maps_find) */
+	if ((sp->maps.stale || sp->maps.ndirty) && pft_maps_load(&sp->maps, t->tid)) {
+		w->n = 0;
+		return;
+	}
 	/* (no system call injected: the thread is at its fork event; a
 	 * block needing a new chunk waits for a child that runs it) */
 	T->noinject = 1;
 	for (size_t i = 0; i < w->n && pft_ids_used(sp->arena) < room; i++) {
 		const struct want_ent *e = &w->v[i];
-		const struct pft_map *m = pft_maps_find(&sp->maps, t->tid, e->addr);
+		const struct pft_map *m = pft_maps_at(&sp->maps, e->addr);
 		struct pft_block *d;
 
 		/* the same file's code at the same place, or nothing */

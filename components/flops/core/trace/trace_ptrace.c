@@ -402,7 +402,8 @@ static int on_event(struct pft_tracer *T, struct pft_thr *t, int ev)
 			n->sp = pft_space_fork(t->sp, n->tid, T->o->region);
 			if (!n->sp)
 				return fail(T->err, PFLOPS_ENOMEM, "out of memory");
-			pft_want_fork(n->sp, t->sp);
+			if (!T->o->region) /* (which runs native code too) */
+				pft_want_fork(n->sp, t->sp);
 			n->in_region = t->in_region;
 			n->region_ret = t->region_ret;
 			n->region_sp = t->region_sp;

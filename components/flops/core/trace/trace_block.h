@@ -91,8 +91,7 @@ static inline uint64_t pft_fp_active(const struct pft_fpent *e, const uint64_t *
 
 /* trace_blocks.c */
 struct pft_block *pft_block_get(struct pft_space *sp, pid_t tid, uint64_t pc, int force_step, uint64_t *decoded);
-/* n zeroed bytes that live as long as sp (NULL: out of memory) */
-void *pft_pool_alloc(struct pft_space *sp, size_t n);
+/* sp's pool (pft_pool_alloc: trace_space.h) let go */
 void pft_pool_free(struct pft_space *sp);
 /* b's bytes into code from its decode, when that was the space's last
  * one, in this event, read in place from a file's view (1); else 0 */

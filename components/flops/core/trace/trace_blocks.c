@@ -62,7 +62,7 @@ static void block_free(struct pft_block *b)
 
 struct pft_pool {
 	struct pft_pool *next;
-	size_t used, size;
+	size_t size;
 	_Alignas(16) unsigned char mem[];
 };
 
@@ -111,7 +111,6 @@ static struct pft_pool *piece_new(size_t size)
 			return NULL;
 	}
 	q->next = NULL;
-	q->used = 0;
 	q->size = len - sizeof *q;
 	return q;
 }
@@ -133,34 +132,30 @@ static void piece_free(struct pft_pool *q)
 	munmap(q, sizeof *q + q->size);
 }
 
-void *pft_pool_alloc(struct pft_space *sp, size_t n)
+void *pft_pool_piece(struct pft_space *sp, size_t n)
 {
-	struct pft_pool *p;
+	struct pft_pool *p, *q;
+	size_t size = n > POOL_PIECE / 4 ? n : POOL_PIECE;
 
 	if (!sp->pool && !(sp->pool = calloc(1, sizeof *sp->pool)))
 		return NULL;
 	if (!sp->pool->refs)
 		sp->pool->refs = 1;
 	p = sp->pool->head;
-	/* 8 bytes: nothing kept here needs more (blocks, copies, their
-	 * arrays), and a 16-byte step was 4% of the pool */
-	n = (n + 7) & ~(size_t)7;
-	if (!p || p->size - p->used < n) {
-		size_t size = n > POOL_PIECE / 4 ? n : POOL_PIECE;
-		struct pft_pool *q = piece_new(size);
-		if (!q)
-			return NULL;
-		if (p && size != POOL_PIECE) { /* a big one: behind the current */
-			q->next = p->next;
-			p->next = q;
-			q->used = n;
-			return q->mem;
-		}
-		q->next = p;
-		sp->pool->head = p = q;
+	if (!(q = piece_new(size)))
+		return NULL;
+	if (p && size != POOL_PIECE) { /* a big one: behind the current */
+		q->next = p->next;
+		p->next = q;
+		return q->mem;
 	}
-	p->used += n;
-	return p->mem + p->used - n;
+	/* the current piece's rest is left unused (at most a quarter of
+	 * a piece, as before) */
+	q->next = p;
+	sp->pool->head = q;
+	sp->pool_at = q->mem + n;
+	sp->pool_end = q->mem + q->size;
+	return q->mem;
 }
 
 static void pools_put(struct pft_pools *o)
@@ -181,6 +176,7 @@ void pft_pool_free(struct pft_space *sp)
 		pools_put(sp->pool_held[i]);
 	free(sp->pool_held);
 	sp->pool = NULL;
+	sp->pool_at = sp->pool_end = NULL;
 	sp->pool_held = NULL;
 	sp->npool_held = 0;
 }

@@ -77,9 +77,10 @@ struct pft_space {
 				 * window is open while > 0: trace_window.c) */
 	struct pft_wpage *wp;	 /* pages write-protected by us (trace_wprot.c) */
 	size_t wp_cap, wp_used;
-	struct pft_pools *pool;	      /* blocks and their copies' records, freed
+	struct pft_pools *pool;		   /* blocks and their copies' records, freed
 				* with the space (trace_blocks.c) */
-	struct pft_pools **pool_held; /* its parents' pools, which its blocks
+	unsigned char *pool_at, *pool_end; /* its current piece's free bytes */
+	struct pft_pools **pool_held;	   /* its parents' pools, which its blocks
 				* share (a forked child) */
 	size_t npool_held;
 	struct pft_recent *recent; /* the block decoded last (trace_blocks.c) */
@@ -176,6 +177,23 @@ void pft_fview_written(struct pft_space *sp, uint64_t lo, uint64_t hi);
 void pft_fview_changed_all(struct pft_space *sp);
 void pft_fview_off(struct pft_space *sp);
 void pft_fview_free(struct pft_space *sp);
+
+/* trace_blocks.c: n bytes that live as long as sp, 8-aligned, not
+ * zeroed (a piece is reused as it was left: every caller writes what it
+ * takes); NULL: out of memory.  The current piece's bump inline (called
+ * several times a block: as a call it was 4% of a cold tracer's
+ * instructions), a new piece or a big request in pft_pool_piece. */
+void *pft_pool_piece(struct pft_space *sp, size_t n);
+static inline void *pft_pool_alloc(struct pft_space *sp, size_t n)
+{
+	unsigned char *p = sp->pool_at;
+
+	n = (n + 7) & ~(size_t)7;
+	if ((size_t)(sp->pool_end - p) <= n) /* (<=: never NULL for 0 bytes) */
+		return pft_pool_piece(sp, n);
+	sp->pool_at = p + n;
+	return p;
+}
 
 /* trace_space.c: sp (a forked child's new space) gets copies of parent's
  * cached blocks and of its arena's layout; pft_arena_fork then gives it

@@ -392,6 +392,11 @@ static int run_trace(char **argv, const char *region, int quiet, struct pflops_m
 			       "the code cache took %.0f MiB of the program's address space (virtual memory, not RAM; "
 			       "under a ulimit -v it takes at most 1/8 of the limit)",
 			       st.cache_as_bytes / 1048576.0);
+	if (st.cache_as_fit)
+		pf_report_note(r,
+			       "the program lowered its own ulimit -v while traced (%llu time%s): the code cache "
+			       "then gave back the address space of the thread slots no thread held",
+			       (unsigned long long)st.cache_as_fit, st.cache_as_fit == 1 ? "" : "s");
 	if (st.as_too_small)
 		pf_report_note(r,
 			       "%llu process%s traced by the stopping engine (same counts, a stop per block: slower): "

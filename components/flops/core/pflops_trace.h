@@ -140,6 +140,8 @@ struct pft_stats {
 				 * (0: none) */
 	uint64_t as_too_small;	     /* processes on the stopping path because
 				 * 1/8 of their RLIMIT_AS holds no cache */
+	uint64_t cache_as_fit;	     /* times a process lowered its own RLIMIT_AS
+				 * and its cache gave back unused slots */
 	uint64_t nocache[PFT_NC_N];  /* blocks kept on the stopping path,
 				 * by reason (PFLOPS_NC_*) */
 	uint64_t fork_given;	     /* blocks translated in a parent at its fork

@@ -265,6 +265,60 @@ static void count_as(struct pft_tracer *T, const struct pft_arena *a)
 		T->st.cache_as_limited = n;
 }
 
+/* The process lowered its own RLIMIT_AS to lim (setrlimit, prlimit:
+ * a shell's `ulimit -v`): the cache was sized before, without a limit
+ * (1 GiB of slots), and over the limit the process could map nothing
+ * more, nor could its forks be given their own cache.  The slots past
+ * the last one a thread holds are unmapped, down to what its share of
+ * the limit holds, and fewer chunks are allowed from now on (those made
+ * stay).  0, or the injected munmap's error. */
+int pft_arena_fit(struct pft_tracer *T, struct pft_thr *t, uint64_t lim)
+{
+	struct pft_arena *a = t->sp->arena;
+	uint64_t budget = lim / AS_SHARE, keep_b;
+	int64_t ret;
+	int keep = 1, rc;
+	size_t chunks;
+
+	if (!a || !lim || (a->as_limit && lim >= a->as_limit))
+		return 0;
+	for (int i = 0; i < a->nslots; i++)
+		if (a->slot_used[i])
+			keep = i + 1;
+	/* as pft_arena_setup sizes it: half the share for slots, the rest
+	 * for code, at the slot size the ids already fixed */
+	keep_b = budget > TABLE_PIECE ? (budget - TABLE_PIECE) / 2 / a->slot_bytes : 0;
+	if ((uint64_t)keep < keep_b)
+		keep = keep_b < (uint64_t)a->nslots ? (int)keep_b : a->nslots;
+	chunks = budget > TABLE_PIECE + (uint64_t)keep * a->slot_bytes
+			 ? (size_t)((budget - TABLE_PIECE - (uint64_t)keep * a->slot_bytes) / CHUNK_SIZE)
+			 : 0;
+	if (chunks < a->nchunks)
+		chunks = a->nchunks;
+	if (chunks < a->max_chunks)
+		a->max_chunks = chunks ? chunks : 1;
+	a->as_limit = lim;
+	if (!T->st.as_limit || lim < T->st.as_limit)
+		T->st.as_limit = lim;
+	if (keep < a->nslots) {
+		rc = pft_inject(T, t, SYS_munmap, pft_slot_addr(a, keep), (uint64_t)(a->nslots - keep) * a->slot_bytes,
+				0, 0, 0, 0, &ret);
+		if (rc)
+			return rc;
+		if (ret < 0)
+			return PFLOPS_ESYS;
+		for (int i = keep; i < a->nslots; i++)
+			if (a->slot_mem[i]) {
+				munmap(a->slot_mem[i], a->slot_bytes);
+				a->slot_mem[i] = NULL;
+			}
+		a->nslots = keep;
+		T->st.cache_as_fit++;
+	}
+	count_as(T, a);
+	return 0;
+}
+
 int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t)
 {
 	struct rlimit rl;

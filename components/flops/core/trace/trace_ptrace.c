@@ -187,6 +187,18 @@ static int after_syscall(struct pft_tracer *T, struct pft_thr *t, struct user_re
 			break;
 		}
 	}
+	/* the program's own RLIMIT_AS lowered (pid 0: itself; another
+	 * process's limit waits for its next cache) */
+	if (sp->arena && ((t->sys_nr == SYS_setrlimit && a[0] == RLIMIT_AS && a[1]) ||
+			  (t->sys_nr == SYS_prlimit64 && a[1] == RLIMIT_AS && a[2] &&
+			   (a[0] == 0 || (pid_t)a[0] == sp->pid || (pid_t)a[0] == t->tid)))) {
+		struct rlimit rl;
+		if (!prlimit(t->tid, RLIMIT_AS, NULL, &rl) && rl.rlim_cur != RLIM_INFINITY) {
+			int rc = pft_arena_fit(T, t, rl.rlim_cur);
+			if (rc == PFLOPS_ECHILD)
+				return rc;
+		}
+	}
 	switch (pft_arch_base_call(t->sys_nr, a, &v)) {
 	case PFT_BASE_SET:
 		t->prog_gs = v;

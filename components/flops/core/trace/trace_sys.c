@@ -154,6 +154,8 @@ int pft_sys_watched(long nr)
 	case SYS_sched_setaffinity:
 	case SYS_wait4: /* waiting, not running */
 	case SYS_waitid:
+	case SYS_setrlimit: /* RLIMIT_AS lowered: the cache made to fit */
+	case SYS_prlimit64:
 		return 1;
 	default:
 		/* brk too: the heap only grows into free space or shrinks

@@ -453,8 +453,6 @@ static int bells(struct pft_tracer *T, struct futex_waitv *w, int *rung, int *ov
 pid_t pft_freq_poll(struct pft_tracer *T, int *st)
 {
 	for (;;) {
-		struct futex_waitv w[MAX_BELLS + 1];
-		int rung = 0, over = 0;
 		pid_t p;
 
 		/* (an event after the exchange rings again: the next turn,
@@ -468,8 +466,9 @@ pid_t pft_freq_poll(struct pft_tracer *T, int *st)
 				return p;
 			}
 		}
-		bells(T, w, &rung, &over);
-		if (!serve_all(T) && !rung)
+		/* (the bells are left rung while awake: a request then makes
+		 * no FUTEX_WAKE, pft_freq_sleep clears them) */
+		if (!serve_all(T))
 			return 0;
 		if (T->ndefer) {
 			/* a stop taken while serving (a thread interrupted to
@@ -483,11 +482,34 @@ pid_t pft_freq_poll(struct pft_tracer *T, int *st)
 	}
 }
 
+/* a request posted and not yet answered */
+static int asked(const struct pft_tracer *T)
+{
+	for (const struct pft_thr *t = T->threads; t; t = t->next) {
+		uint8_t *m = qslot(t);
+		if (m && __atomic_load_n(qword(m, PFT_SLOT_Q_STATE), __ATOMIC_ACQUIRE) == 1)
+			return 1;
+	}
+	return 0;
+}
+
+/* The bells are cleared only here, before the tracer sleeps: while it
+ * is awake (serving, or held back by the program it woke, which runs on
+ * its CPU) a bell stays rung and a request makes one system call, its
+ * FUTEX_WAIT, not two (a cold numpy solve: 8,300 requests, the tracer
+ * asleep at 200 of them).  A request posted before the clear is seen
+ * by the look at the slots after it (the program's Q_STATE store comes
+ * before its xchg of the bell, the tracer's xchg before its look); one
+ * after it finds the bell 0 and wakes the tracer, or its futex_waitv
+ * finds the bell rung and returns at once. */
 int pft_freq_sleep(struct pft_tracer *T, int timeout_ms)
 {
 	struct futex_waitv w[MAX_BELLS + 1];
 	struct timespec until, *tp = NULL;
-	int over = 0, nw = bells(T, w, NULL, &over);
+	int over = 0, rung = 0, nw = bells(T, w, &rung, &over); /* (cleared) */
+
+	if (asked(T))
+		return 0;
 
 	if (over && (timeout_ms < 0 || timeout_ms > 10))
 		timeout_ms = 10; /* more processes than one wait watches */

@@ -52,6 +52,15 @@ tc=${1:-0} tp=${2:-0}
 	bad "own 1 GiB limit: child and parent got '$traced' MiB traced, '$native' natively (rc=$rc, engine $(jq -r .engine.name "$tmp/l.json" 2>&1)): $(cat "$tmp/err")"
 notes "$tmp/l.json" | grep -q "^the program lowered its own ulimit -v while traced (1 time): the code cache then gave back the address space of the thread slots no thread held" &&
 	ok || bad "own 1 GiB limit: no note of the cache made smaller: $(notes "$tmp/l.json")"
+# under --region the lowering runs outside the function, unseen: the
+# fork's child is fitted at its start, the parent at its first entry
+# (before: the same error, then 'no code-cache memory near it')
+traced=$($RUN --source trace --region grab --json -o "$tmp/r.json" -- $TD/calib_alloc limit 1024 fork 2>"$tmp/err" | tr '\n' ' '); rc=$?
+set -- $traced
+tc=${1:-0} tp=${2:-0}
+[ $rc = 0 ] && [ $((tc * 8)) -ge $((nc * 7)) ] && [ $((tp * 8)) -ge $((np * 7)) ] &&
+	notes "$tmp/r.json" | grep -q "^the program lowered its own ulimit -v while traced (2 times)" && ok ||
+	bad "own 1 GiB limit, --region grab: got '$traced' MiB traced, '$native' natively (rc=$rc): $(cat "$tmp/err") $(notes "$tmp/r.json" 2>&1)"
 if ! bash -c 'x=$(echo hi); echo $x' >/dev/null 2>&1; then
 	echo "SKIP: test_trace_aslimit 4 (bash): no bash"
 else

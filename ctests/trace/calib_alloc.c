@@ -16,7 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static long grab(void)
+/* (a function of its own: --region grab in test_trace_aslimit.sh) */
+__attribute__((noinline)) long grab(void);
+__attribute__((noinline)) long grab(void)
 {
 	long n = 0;
 

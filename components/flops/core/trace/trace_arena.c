@@ -319,6 +319,22 @@ int pft_arena_fit(struct pft_tracer *T, struct pft_thr *t, uint64_t lim)
 	return 0;
 }
 
+/* The same for a limit lowered where it was not seen (under --region,
+ * outside the function; by another process's prlimit): read now.  1:
+ * made smaller, 0: nothing to do, or the injected munmap's error. */
+int pft_arena_refit(struct pft_tracer *T, struct pft_thr *t)
+{
+	struct pft_arena *a = t->sp->arena;
+	struct rlimit rl;
+	uint64_t fit0 = T->st.cache_as_fit;
+	int rc;
+
+	if (!a || prlimit(t->tid, RLIMIT_AS, NULL, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return 0;
+	rc = pft_arena_fit(T, t, rl.rlim_cur);
+	return rc < 0 ? rc : T->st.cache_as_fit > fit0;
+}
+
 int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t)
 {
 	struct rlimit rl;
@@ -628,7 +644,9 @@ int pft_arena_fork(struct pft_tracer *T, struct pft_thr *t, const struct pft_are
 	a->table_mem = p.mem + cur;
 	a->tab_live = pa->tab_live;
 	a->tab_tombs = pa->tab_tombs;
-	rc = refork(T, t, pa->slots, (size_t)pa->nslots * pa->slot_bytes, PROT_READ | PROT_WRITE, NULL, 0, 0, 1, &p);
+	/* (the child's own count: fewer than the parent's when fitted to
+	 * a limit, pft_arena_fit) */
+	rc = refork(T, t, pa->slots, (size_t)a->nslots * pa->slot_bytes, PROT_READ | PROT_WRITE, NULL, 0, 0, 1, &p);
 	if (rc)
 		return rc;
 	a->slots = p.addr;

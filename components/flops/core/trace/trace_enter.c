@@ -348,6 +348,9 @@ int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *
 			/* an int3 of ours on its first instruction (a region
 			 * entry): that instruction runs displaced */
 			uint64_t back, tr = pft_xlate_tramp(T, t, b, &back);
+			/* (no room: a limit lowered outside the function?) */
+			if (!tr && pft_arena_refit(T, t) > 0)
+				tr = pft_xlate_tramp(T, t, b, &back);
 			if (!tr)
 				return fail(T->err, PFLOPS_EUNAVAIL,
 					    "cannot run the "

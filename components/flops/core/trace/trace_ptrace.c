@@ -68,8 +68,17 @@ static int start_thread(struct pft_tracer *T, struct pft_thr *t)
 
 	t->state = PFT_TH_RUN;
 	if (t->fork_pending) {
+		struct pft_arena *a = t->sp->arena;
 		int rc;
 		t->fork_pending = 0;
+		/* a limit lowered where it was not seen (--region: outside
+		 * the function; another process's prlimit): the child's
+		 * cache fitted to it first, its thread's slot kept */
+		if (a && t->slot >= 0 && t->slot < a->nslots)
+			a->slot_used[t->slot] = 1;
+		rc = pft_arena_refit(T, t);
+		if (rc == PFLOPS_ECHILD)
+			return 0; /* gone already */
 		rc = pft_arena_fork(T, t, t->fork_from);
 		t->fork_from = NULL;
 		if (rc == PFLOPS_ECHILD)

@@ -42,7 +42,8 @@ notes "$tmp/s.json" | grep -q "^1 process was traced by the stopping engine (sam
 #    they get natively (before 2026-11-28: malloc failed at once, and the
 #    fork ended the run with an error naming PFLOPS_TRACE_IDS=65536)
 native=$($TD/calib_alloc limit 1024 fork | tr '\n' ' ')
-traced=$($RUN --source trace --json -o "$tmp/l.json" -- $TD/calib_alloc limit 1024 fork 2>"$tmp/err" | tr '\n' ' '); rc=$?
+$RUN --source trace --json -o "$tmp/l.json" -- $TD/calib_alloc limit 1024 fork >"$tmp/lo" 2>"$tmp/err"; rc=$?
+traced=$(tr '\n' ' ' <"$tmp/lo")
 set -- $native
 nc=${1:-0} np=${2:-0}
 set -- $traced
@@ -55,7 +56,8 @@ notes "$tmp/l.json" | grep -q "^the program lowered its own ulimit -v while trac
 # under --region the lowering runs outside the function, unseen: the
 # fork's child is fitted at its start, the parent at its first entry
 # (before: the same error, then 'no code-cache memory near it')
-traced=$($RUN --source trace --region grab --json -o "$tmp/r.json" -- $TD/calib_alloc limit 1024 fork 2>"$tmp/err" | tr '\n' ' '); rc=$?
+$RUN --source trace --region grab --json -o "$tmp/r.json" -- $TD/calib_alloc limit 1024 fork >"$tmp/lo" 2>"$tmp/err"; rc=$?
+traced=$(tr '\n' ' ' <"$tmp/lo")
 set -- $traced
 tc=${1:-0} tp=${2:-0}
 [ $rc = 0 ] && [ $((tc * 8)) -ge $((nc * 7)) ] && [ $((tp * 8)) -ge $((np * 7)) ] &&

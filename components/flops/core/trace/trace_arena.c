@@ -295,16 +295,11 @@ int pft_arena_fit(struct pft_tracer *T, struct pft_thr *t, uint64_t lim)
 			 : 0;
 	if (chunks < a->nchunks)
 		chunks = a->nchunks;
-	if (chunks < a->max_chunks)
-		a->max_chunks = chunks ? chunks : 1;
-	a->as_limit = lim;
-	if (!T->st.as_limit || lim < T->st.as_limit)
-		T->st.as_limit = lim;
 	if (keep < a->nslots) {
 		rc = pft_inject(T, t, SYS_munmap, pft_slot_addr(a, keep), (uint64_t)(a->nslots - keep) * a->slot_bytes,
 				0, 0, 0, 0, &ret);
 		if (rc)
-			return rc;
+			return rc; /* (nothing recorded: tried again later) */
 		if (ret < 0)
 			return PFLOPS_ESYS;
 		for (int i = keep; i < a->nslots; i++)
@@ -315,6 +310,11 @@ int pft_arena_fit(struct pft_tracer *T, struct pft_thr *t, uint64_t lim)
 		a->nslots = keep;
 		T->st.cache_as_fit++;
 	}
+	if (chunks < a->max_chunks)
+		a->max_chunks = chunks ? chunks : 1;
+	a->as_limit = lim;
+	if (!T->st.as_limit || lim < T->st.as_limit)
+		T->st.as_limit = lim;
 	count_as(T, a);
 	return 0;
 }

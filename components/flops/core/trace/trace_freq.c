@@ -497,7 +497,7 @@ static int asked(const struct pft_tracer *T)
  * is awake (serving, or held back by the program it woke, which runs on
  * its CPU) a bell stays rung and a request makes one system call, its
  * FUTEX_WAIT, not two (a cold numpy solve: 8,300 requests, the tracer
- * asleep at 200 of them).  A request posted before the clear is seen
+ * asleep at about half of them).  A request posted before the clear is seen
  * by the look at the slots after it (the program's Q_STATE store comes
  * before its xchg of the bell, the tracer's xchg before its look); one
  * after it finds the bell 0 and wakes the tracer, or its futex_waitv

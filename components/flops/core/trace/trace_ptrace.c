@@ -196,18 +196,12 @@ static int after_syscall(struct pft_tracer *T, struct pft_thr *t, struct user_re
 			break;
 		}
 	}
-	/* the program's own RLIMIT_AS lowered (pid 0: itself; another
-	 * process's limit waits for its next cache) */
+	/* an RLIMIT_AS set (its own, or another's: the fit reads the
+	 * process's own): fitted at this stop's end, not here, where a
+	 * signal may be pending (an injected call would lose it) */
 	if (sp->arena && ((t->sys_nr == SYS_setrlimit && a[0] == RLIMIT_AS && a[1]) ||
-			  (t->sys_nr == SYS_prlimit64 && a[1] == RLIMIT_AS && a[2] &&
-			   (a[0] == 0 || (pid_t)a[0] == sp->pid || (pid_t)a[0] == t->tid)))) {
-		struct rlimit rl;
-		if (!prlimit(t->tid, RLIMIT_AS, NULL, &rl) && rl.rlim_cur != RLIM_INFINITY) {
-			int rc = pft_arena_fit(T, t, rl.rlim_cur);
-			if (rc == PFLOPS_ECHILD)
-				return rc;
-		}
-	}
+			  (t->sys_nr == SYS_prlimit64 && a[1] == RLIMIT_AS && a[2])))
+		sp->as_refit = 1;
 	switch (pft_arch_base_call(t->sys_nr, a, &v)) {
 	case PFT_BASE_SET:
 		t->prog_gs = v;
@@ -313,6 +307,18 @@ static int sys_end(struct pft_tracer *T, struct pft_thr *t, struct user_regs_str
 	       pft_arena_chunk_of(t->sp->arena, PFT_PC(r)) && (pft_counting(T, t) || pft_sys_restarting(r));
 }
 
+/* An RLIMIT_AS set by the call just ended: the cache fitted to the
+ * process's limit now (pft_arena_refit), at a stop where no signal is
+ * pending.  Not a vfork child's: its limit is its own, the space its
+ * parent's.  A failure leaves the cache as it was (a fork's error says
+ * so later, if it matters). */
+static void refit(struct pft_tracer *T, struct pft_thr *t)
+{
+	t->sp->as_refit = 0;
+	if (!t->vfork_parent)
+		(void)pft_arena_refit(T, t);
+}
+
 /* The copy's trap after a watched system call: its exit stop's work. */
 int pft_sys_trapped_exit(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *r)
 {
@@ -322,6 +328,8 @@ int pft_sys_trapped_exit(struct pft_tracer *T, struct pft_thr *t, struct user_re
 		return pft_restart(T, t, t->resume = pft_cache_resume(T), 0);
 	if ((rc = sys_end(T, t, r, &dirty)) < 0)
 		return rc;
+	if (t->sp->as_refit)
+		refit(T, t);
 	if (rc)
 		return cache_sys_done(T, t, r, dirty);
 	return pft_go(T, t, r, dirty);
@@ -353,6 +361,8 @@ static int on_syscall(struct pft_tracer *T, struct pft_thr *t)
 		return 0;
 	if ((rc = sys_end(T, t, &r, &dirty)) < 0)
 		return rc;
+	if (t->sp->as_refit)
+		refit(T, t);
 	if (rc) {
 		/* back in the copy, after its syscall (past the trap that
 		 * follows it: its work is done); a call the kernel restarts

@@ -80,6 +80,7 @@ struct pft_space {
 	struct pft_pools *pool;		   /* blocks and their copies' records, freed
 				* with the space (trace_blocks.c) */
 	unsigned char *pool_at, *pool_end; /* its current piece's free bytes */
+	int as_refit;			   /* an RLIMIT_AS was set: fit the cache (trace_ptrace.c) */
 	struct pft_pools **pool_held;	   /* its parents' pools, which its blocks
 				* share (a forked child) */
 	size_t npool_held;

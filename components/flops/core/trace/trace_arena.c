@@ -265,23 +265,30 @@ static void count_as(struct pft_tracer *T, const struct pft_arena *a)
 		T->st.cache_as_limited = n;
 }
 
-/* The process lowered its own RLIMIT_AS to lim (setrlimit, prlimit:
- * a shell's `ulimit -v`): the cache was sized before, without a limit
- * (1 GiB of slots), and over the limit the process could map nothing
- * more, nor could its forks be given their own cache.  The slots past
- * the last one a thread holds are unmapped, down to what its share of
- * the limit holds, and fewer chunks are allowed from now on (those made
- * stay).  0, or the injected munmap's error. */
-int pft_arena_fit(struct pft_tracer *T, struct pft_thr *t, uint64_t lim)
+/* The process's RLIMIT_AS (read now) lowered below what its cache was
+ * sized for (setrlimit, prlimit: a shell's `ulimit -v`): the cache was
+ * sized before, without a limit (1 GiB of slots), and over the limit the
+ * process could map nothing more, nor could its forks be given their own
+ * cache.  The slots past the last one a thread holds are unmapped, down
+ * to what its share of the limit holds, and fewer chunks are allowed
+ * from now on (those made stay).  1: slots unmapped; 0: nothing to do;
+ * or the injected munmap's error (nothing recorded: tried again at the
+ * next call). */
+int pft_arena_fit(struct pft_tracer *T, struct pft_thr *t)
 {
 	struct pft_arena *a = t->sp->arena;
-	uint64_t budget = lim / AS_SHARE, keep_b;
+	struct rlimit rl;
+	uint64_t lim, budget, keep_b;
 	int64_t ret;
-	int keep = 1, rc;
+	int keep = 1, fit = 0, rc;
 	size_t chunks;
 
-	if (!a || !lim || (a->as_limit && lim >= a->as_limit))
+	if (!a || prlimit(t->tid, RLIMIT_AS, NULL, &rl) || rl.rlim_cur == RLIM_INFINITY)
 		return 0;
+	lim = rl.rlim_cur;
+	if (!lim || (a->as_limit && lim >= a->as_limit))
+		return 0;
+	budget = lim / AS_SHARE;
 	for (int i = 0; i < a->nslots; i++)
 		if (a->slot_used[i])
 			keep = i + 1;
@@ -299,7 +306,7 @@ int pft_arena_fit(struct pft_tracer *T, struct pft_thr *t, uint64_t lim)
 		rc = pft_inject(T, t, SYS_munmap, pft_slot_addr(a, keep), (uint64_t)(a->nslots - keep) * a->slot_bytes,
 				0, 0, 0, 0, &ret);
 		if (rc)
-			return rc; /* (nothing recorded: tried again later) */
+			return rc;
 		if (ret < 0)
 			return PFLOPS_ESYS;
 		for (int i = keep; i < a->nslots; i++)
@@ -309,6 +316,7 @@ int pft_arena_fit(struct pft_tracer *T, struct pft_thr *t, uint64_t lim)
 			}
 		a->nslots = keep;
 		T->st.cache_as_fit++;
+		fit = 1;
 	}
 	if (chunks < a->max_chunks)
 		a->max_chunks = chunks ? chunks : 1;
@@ -316,23 +324,7 @@ int pft_arena_fit(struct pft_tracer *T, struct pft_thr *t, uint64_t lim)
 	if (!T->st.as_limit || lim < T->st.as_limit)
 		T->st.as_limit = lim;
 	count_as(T, a);
-	return 0;
-}
-
-/* The same for a limit lowered where it was not seen (under --region,
- * outside the function; by another process's prlimit): read now.  1:
- * made smaller, 0: nothing to do, or the injected munmap's error. */
-int pft_arena_refit(struct pft_tracer *T, struct pft_thr *t)
-{
-	struct pft_arena *a = t->sp->arena;
-	struct rlimit rl;
-	uint64_t fit0 = T->st.cache_as_fit;
-	int rc;
-
-	if (!a || prlimit(t->tid, RLIMIT_AS, NULL, &rl) || rl.rlim_cur == RLIM_INFINITY)
-		return 0;
-	rc = pft_arena_fit(T, t, rl.rlim_cur);
-	return rc < 0 ? rc : T->st.cache_as_fit > fit0;
+	return fit;
 }
 
 int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t)

@@ -100,11 +100,9 @@ struct pft_arena {
 };
 
 int pft_arena_setup(struct pft_tracer *T, struct pft_thr *t);
-/* the process lowered its own RLIMIT_AS to lim: the cache made smaller
- * to fit its share (t stopped, in that process) */
-int pft_arena_fit(struct pft_tracer *T, struct pft_thr *t, uint64_t lim);
-/* the same with the limit t's process has now: 1 when made smaller */
-int pft_arena_refit(struct pft_tracer *T, struct pft_thr *t);
+/* the cache made smaller to fit its share of the RLIMIT_AS t's process
+ * has now, if that was lowered (t stopped): 1 when it was, 0, or <0 */
+int pft_arena_fit(struct pft_tracer *T, struct pft_thr *t);
 /* the table not in use: *addr in the tracee, returns the tracer's view */
 uint8_t *pft_arena_table_spare(const struct pft_arena *a, uint64_t *addr);
 /* the address space the arena takes in its process (bytes) */

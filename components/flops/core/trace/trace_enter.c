@@ -349,7 +349,7 @@ int pft_enter(struct pft_tracer *T, struct pft_thr *t, struct user_regs_struct *
 			 * entry): that instruction runs displaced */
 			uint64_t back, tr = pft_xlate_tramp(T, t, b, &back);
 			/* (no room: a limit lowered outside the function?) */
-			if (!tr && pft_arena_refit(T, t) > 0)
+			if (!tr && pft_arena_fit(T, t) > 0)
 				tr = pft_xlate_tramp(T, t, b, &back);
 			if (!tr)
 				return fail(T->err, PFLOPS_EUNAVAIL,

@@ -76,7 +76,7 @@ static int start_thread(struct pft_tracer *T, struct pft_thr *t)
 		 * cache fitted to it first, its thread's slot kept */
 		if (a && t->slot >= 0 && t->slot < a->nslots)
 			a->slot_used[t->slot] = 1;
-		rc = pft_arena_refit(T, t);
+		rc = pft_arena_fit(T, t);
 		if (rc == PFLOPS_ECHILD)
 			return 0; /* gone already */
 		rc = pft_arena_fork(T, t, t->fork_from);
@@ -308,7 +308,7 @@ static int sys_end(struct pft_tracer *T, struct pft_thr *t, struct user_regs_str
 }
 
 /* An RLIMIT_AS set by the call just ended: the cache fitted to the
- * process's limit now (pft_arena_refit), at a stop where no signal is
+ * process's limit now (pft_arena_fit), at a stop where no signal is
  * pending.  Not a vfork child's: its limit is its own, the space its
  * parent's.  A failure leaves the cache as it was (a fork's error says
  * so later, if it matters). */
@@ -316,7 +316,7 @@ static void refit(struct pft_tracer *T, struct pft_thr *t)
 {
 	t->sp->as_refit = 0;
 	if (!t->vfork_parent)
-		(void)pft_arena_refit(T, t);
+		(void)pft_arena_fit(T, t);
 }
 
 /* The copy's trap after a watched system call: its exit stop's work. */

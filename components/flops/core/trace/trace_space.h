@@ -64,6 +64,8 @@ struct pft_space {
 	uint64_t gadget;	 /* a `syscall` instruction (injection) */
 	struct pft_arena *arena; /* code cache; NULL until needed */
 	int arena_failed;	 /* setup failed: stopping path only */
+	int as_refit;		 /* an RLIMIT_AS was set: fit the cache at the
+				  * stop's end (trace_ptrace.c) */
 	int no_inject;		 /* it turned on seccomp: no system call
 					 * may be injected (trace_sys.c);
 					 * PFT_NOINJ_FAILED: only calls that
@@ -77,12 +79,12 @@ struct pft_space {
 				 * window is open while > 0: trace_window.c) */
 	struct pft_wpage *wp;	 /* pages write-protected by us (trace_wprot.c) */
 	size_t wp_cap, wp_used;
-	struct pft_pools *pool;		   /* blocks and their copies' records, freed
-				* with the space (trace_blocks.c) */
-	unsigned char *pool_at, *pool_end; /* its current piece's free bytes */
-	int as_refit;			   /* an RLIMIT_AS was set: fit the cache (trace_ptrace.c) */
-	struct pft_pools **pool_held;	   /* its parents' pools, which its blocks
-				* share (a forked child) */
+	/* blocks and their copies' records, freed with the space
+	 * (trace_blocks.c); the current piece's free bytes; its parents'
+	 * pools, which its blocks share (a forked child) */
+	struct pft_pools *pool;
+	unsigned char *pool_at, *pool_end;
+	struct pft_pools **pool_held;
 	size_t npool_held;
 	struct pft_recent *recent; /* the block decoded last (trace_blocks.c) */
 	int blk_heap;		   /* a block holds malloc'ed memory (its
